@@ -1,0 +1,298 @@
+//! The command line: argument definitions and one function per subcommand,
+//! each running the pipeline and returning the process exit code.
+//!
+//! Exit codes: 0 success or nothing to change, 1 changes pending (`diff`) or
+//! declined at the prompt, 2 usage or input error (returned as `Err`).
+
+use crate::endpoint::Endpoint;
+use crate::report::{self, Out};
+use crate::rewrite::{self, Plan};
+use crate::{inventory, walk, Inventory};
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand};
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+/// Rebind hard-coded Kubernetes API endpoints in a GitOps repository, byte-exact.
+#[derive(Debug, Parser)]
+#[command(name = "rebind", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every Kubernetes API endpoint occurrence, with per-endpoint and tier summaries.
+    Scan(ScanArgs),
+    /// Show exactly what `apply` would write, as a unified diff; writes nothing.
+    /// Exit 1 when there are changes pending, 0 when there is nothing to change.
+    Diff(RebindArgs),
+    /// Rewrite the old endpoint to the new one in place, all files or none.
+    Apply(ApplyArgs),
+}
+
+/// Which files to look at.
+#[derive(Debug, Args)]
+pub struct WalkArgs {
+    /// Files or directories (default: `.`). Directories are walked honouring .gitignore.
+    pub paths: Vec<PathBuf>,
+    /// Glob of files parsed as YAML (repeatable; default **/*.yaml, **/*.yml, **/*.json).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Glob of files to leave out entirely (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl WalkArgs {
+    fn discover(&self) -> Result<walk::Walk> {
+        let paths = if self.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            self.paths.clone()
+        };
+        walk::discover(&paths, &self.include, &self.exclude)
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Only list these endpoints (repeatable); their bare hosts are found too.
+    #[arg(long, value_name = "URL")]
+    pub from: Vec<String>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RebindArgs {
+    /// The new endpoint: an absolute https:// URL.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub rebind: RebindArgs,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Rewrite the working tree in place (no git branch or commit).
+    #[arg(long)]
+    pub no_commit: bool,
+}
+
+/// Runs a parsed command line; `Ok` holds the exit code.
+pub fn run(cli: Cli) -> Result<i32> {
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut out = Out::new(Box::new(stdout), color);
+    match cli.command {
+        Command::Scan(a) => scan(a, &mut out),
+        Command::Diff(a) => diff(a, &mut out),
+        Command::Apply(a) => apply(a, &mut out),
+    }
+}
+
+fn warn_skipped(inv: &Inventory) {
+    eprint!("{}", report::skipped_text(&inv.skipped));
+}
+
+fn scan(a: ScanArgs, out: &mut Out) -> Result<i32> {
+    let from = a
+        .from
+        .iter()
+        .map(|f| Endpoint::parse("--from", f))
+        .collect::<Result<Vec<_>>>()?;
+    let hosts: Vec<String> = from.iter().map(|e| e.host.to_ascii_lowercase()).collect();
+    let mut inv = inventory(a.walk.discover()?, &hosts, false)?;
+    if !from.is_empty() {
+        for src in &mut inv.sources {
+            let keep = |o: &crate::locate::Occurrence| from.iter().any(|f| rewrite::matches(o, f));
+            match &mut src.located {
+                Ok(l) => l.occurrences.retain(keep),
+                Err(e) => e.occurrences.retain(keep),
+            }
+        }
+    }
+    // A YAML file that holds an endpoint but does not parse is an input error.
+    let errors: Vec<rewrite::PlanError> = inv
+        .sources
+        .iter()
+        .filter_map(|s| match &s.located {
+            Err(e) if !e.occurrences.is_empty() => Some(rewrite::PlanError {
+                rel: s.entry.rel.clone(),
+                line: e.line,
+                column: e.column,
+                message: format!(
+                    "not valid YAML ({}); its {} endpoint occurrence(s) are listed as text",
+                    e.message,
+                    e.occurrences.len()
+                ),
+            }),
+            _ => None,
+        })
+        .collect();
+    if a.json {
+        out.put(&format!("{:#}\n", report::scan_json(&inv, &errors)))?;
+    } else {
+        out.put(&report::scan_text(&inv))?;
+        warn_skipped(&inv);
+    }
+    for e in &errors {
+        eprintln!("error: {e}");
+    }
+    Ok(if errors.is_empty() { 0 } else { 2 })
+}
+
+/// Parses `--from`/`--to`, resolves an omitted `--from`, and plans the rebind.
+fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
+    let to = Endpoint::parse("--to", &a.to)?;
+    if to.is_in_cluster() {
+        bail!(
+            "--to {}: the in-cluster endpoint is never a rebind target",
+            a.to
+        );
+    }
+    let from = match &a.from {
+        Some(f) => Endpoint::parse("--from", f)?,
+        None => {
+            let inv = inventory(a.walk.discover()?, &[], false)?;
+            let found = report::workload_endpoints(&inv);
+            match found.as_slice() {
+                [one] => Endpoint::parse("--from", one)?,
+                [] => bail!("no workload endpoint found under the given paths; pass --from URL"),
+                many => bail!(
+                    "--from is needed: the tree holds {} workload endpoints:\n  {}",
+                    many.len(),
+                    many.join("\n  ")
+                ),
+            }
+        }
+    };
+    if from.is_in_cluster() {
+        bail!(
+            "--from {}: the in-cluster endpoint is never rewritten",
+            from.url()
+        );
+    }
+    let hosts = vec![from.host.to_ascii_lowercase()];
+    let inv = inventory(a.walk.discover()?, &hosts, true)?;
+    let plan = if from.key() == to.key() {
+        Plan {
+            from,
+            to,
+            files: Vec::new(),
+            mentions: Vec::new(),
+            errors: Vec::new(),
+        }
+    } else {
+        rewrite::plan(&inv, &from, &to)
+    };
+    Ok((plan, inv))
+}
+
+fn fail_on_errors(plan: &Plan) -> Result<()> {
+    if plan.errors.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = plan.errors.iter().map(|e| e.to_string()).collect();
+    bail!(
+        "{} cannot be rewritten safely; nothing written:\n{}",
+        if list.len() == 1 {
+            "1 file".to_string()
+        } else {
+            format!("{} files", list.len())
+        },
+        list.join("\n")
+    )
+}
+
+fn diff(a: RebindArgs, out: &mut Out) -> Result<i32> {
+    let (plan, inv) = plan(&a)?;
+    if a.json {
+        out.put(&format!("{:#}\n", report::plan_json(&plan, &inv.skipped)))?;
+    } else {
+        out.put(&report::plan_text(&plan, out.color))?;
+        warn_skipped(&inv);
+    }
+    fail_on_errors(&plan)?;
+    Ok(if plan.files.is_empty() { 0 } else { 1 })
+}
+
+/// Asks on the terminal; true only for an explicit yes.
+fn confirm(question: &str) -> Result<bool> {
+    eprint!("{question} [y/N] ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
+    let (plan, inv) = plan(&a.rebind)?;
+    fail_on_errors(&plan)?;
+    if plan.files.is_empty() {
+        if a.rebind.json {
+            out.put(&format!("{:#}\n", report::plan_json(&plan, &inv.skipped)))?;
+        } else {
+            out.put(&report::plan_text(&plan, false))?;
+            out.put("Nothing to change.\n")?;
+            warn_skipped(&inv);
+        }
+        return Ok(0);
+    }
+    if !a.yes {
+        if !std::io::stdin().is_terminal() {
+            bail!("refusing to write without confirmation: stdin is not a terminal; review with `rebind diff` and pass --yes");
+        }
+        out.put(&report::plan_text(&plan, out.color))?;
+        warn_skipped(&inv);
+        let q = format!(
+            "Rewrite {} in {}?",
+            plan.change_count(),
+            if plan.files.len() == 1 {
+                "1 file".to_string()
+            } else {
+                format!("{} files", plan.files.len())
+            }
+        );
+        if !confirm(&q)? {
+            eprintln!("Nothing written.");
+            return Ok(1);
+        }
+    }
+    crate::write::write_all(&plan.files)?;
+    if a.rebind.json {
+        let mut v = report::plan_json(&plan, &inv.skipped);
+        v["written"] = serde_json::Value::Bool(true);
+        out.put(&format!("{v:#}\n"))?;
+    } else {
+        if a.yes {
+            out.put(&report::plan_text(&plan, out.color))?;
+            warn_skipped(&inv);
+        }
+        out.put(&format!(
+            "Rewrote {} occurrence(s) in {} file(s).\n",
+            plan.change_count(),
+            plan.files.len()
+        ))?;
+    }
+    Ok(0)
+}

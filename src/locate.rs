@@ -1,0 +1,792 @@
+//! Locating endpoint occurrences in one file: where each one is (byte range,
+//! line, column), what it is (a YAML value, a comment, plain text, a Helm
+//! template action), which YAML path and resource it sits at, and whether that
+//! position holds a cluster by ArgoCD semantics.
+//!
+//! YAML is read with yaml-rust2's event parser. Its markers give line and
+//! column (in characters); byte offsets are derived from our own line index,
+//! never from `Marker::index()`, which counts characters, not bytes.
+
+use crate::endpoint::{self, Found, Shape};
+use std::fmt::Write as _;
+use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::scanner::Marker;
+
+/// What sort of text an occurrence is found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A YAML/JSON scalar: the only kind rebind rewrites.
+    Value,
+    /// A YAML comment: reported, never rewritten.
+    Comment,
+    /// A file that is not YAML (README, runbook): reported, never rewritten.
+    Text,
+    /// Inside a Helm/Go template action (`{{ ... }}`): reported, never rewritten.
+    Template,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Value => "value",
+            Kind::Comment => "comment",
+            Kind::Text => "text",
+            Kind::Template => "template",
+        }
+    }
+}
+
+/// One endpoint occurrence in a file.
+#[derive(Debug, Clone)]
+pub struct Occurrence {
+    pub found: Found,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, counted in characters.
+    pub column: usize,
+    /// The endpoint as written (URL with any path/query, or bare host).
+    pub endpoint: String,
+    pub kind: Kind,
+    pub yaml_path: Option<String>,
+    /// `Kind/name` of the document it sits in.
+    pub resource: Option<String>,
+    /// The position holds a cluster by ArgoCD semantics (`destination.server`, ...).
+    pub cluster_position: bool,
+    /// Index into [`Located::events`] of the scalar holding it (kind `value`).
+    pub event: Option<usize>,
+}
+
+impl Occurrence {
+    pub fn shape(&self) -> Shape {
+        endpoint::shape(&self.found.host)
+    }
+}
+
+/// An Application's destination, for the tier table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub resource: String,
+    pub server: Option<String>,
+    pub name: Option<String>,
+}
+
+/// Everything located in one file.
+#[derive(Debug, Default)]
+pub struct Located {
+    pub occurrences: Vec<Occurrence>,
+    /// The parser's event stream without markers (empty for text files); used to
+    /// verify that a rewrite changed nothing but the planned scalars.
+    pub events: Vec<Event>,
+    pub destinations: Vec<Destination>,
+    /// Helm template actions had to be masked for the file to parse.
+    pub masked: bool,
+}
+
+/// A YAML file that could not be parsed.
+#[derive(Debug, Clone)]
+pub struct ParseError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// Endpoint-looking text in the file (so callers can tell whether it matters).
+    pub occurrences: Vec<Occurrence>,
+}
+
+/// Byte offsets of line starts, and conversion from the parser's (line, char column).
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Line breaks as YAML counts them: `\n`, `\r\n`, and a lone `\r`.
+    pub fn new(text: &str) -> LineIndex {
+        let b = text.as_bytes();
+        let mut starts = vec![0];
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\n' => starts.push(i + 1),
+                b'\r' if b.get(i + 1) != Some(&b'\n') => starts.push(i + 1),
+                _ => {}
+            }
+            i += 1;
+        }
+        LineIndex { starts }
+    }
+
+    /// Byte offset of a 1-based line and 0-based character column, if it exists.
+    pub fn offset(&self, text: &str, line: usize, col: usize) -> Option<usize> {
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let rest = text.get(start..)?;
+        if col == 0 {
+            return Some(start);
+        }
+        rest.char_indices()
+            .nth(col)
+            .map(|(i, _)| start + i)
+            .or_else(|| (rest.chars().count() == col).then_some(text.len()))
+    }
+
+    /// 1-based line and 1-based character column of a byte offset.
+    pub fn position(&self, text: &str, offset: usize) -> (usize, usize) {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1];
+        let col = text
+            .get(start..offset)
+            .map_or(offset - start, |s| s.chars().count());
+        (line, col + 1)
+    }
+}
+
+/// Replaces each `{{ ... }}` action with same-length filler so a Helm template
+/// parses and byte offsets hold: spaces when the action is alone on its line,
+/// `x` otherwise; line breaks inside an action are kept. Returns the masked text
+/// and the masked byte ranges, or `None` when there is no action.
+pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
+    let b = text.as_bytes();
+    let mut ranges = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
+        let start = i + rel;
+        let Some(close) = text[start + 2..].find("}}") else {
+            ranges.push((start, b.len()));
+            break;
+        };
+        let end = start + 2 + close + 2;
+        ranges.push((start, end));
+        i = end;
+    }
+    if ranges.is_empty() {
+        return None;
+    }
+    let mut out = b.to_vec();
+    for &(s, e) in &ranges {
+        let line_start = b[..s]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let line_end = b[e..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| e + p);
+        let alone = b[line_start..s].iter().all(|c| c.is_ascii_whitespace())
+            && b[e..line_end].iter().all(|c| c.is_ascii_whitespace());
+        let fill = if alone { b' ' } else { b'x' };
+        for c in &mut out[s..e] {
+            if *c != b'\n' && *c != b'\r' {
+                *c = fill;
+            }
+        }
+    }
+    // Only ASCII bytes were written over whole actions, so this stays UTF-8.
+    String::from_utf8(out).ok().map(|s| (s, ranges))
+}
+
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+fn format_path(segs: &[Seg]) -> String {
+    let mut out = String::new();
+    for s in segs {
+        match s {
+            Seg::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+            Seg::Key(k) => {
+                let plain = !k.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                if !plain {
+                    let _ = write!(out, "[{k:?}]");
+                } else {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+            }
+        }
+    }
+    out
+}
+
+struct Frame {
+    is_map: bool,
+    expect_key: bool,
+    key: Option<String>,
+    index: usize,
+    /// Scalar values of this mapping seen so far, by key (for sibling lookups).
+    scalars: Vec<(String, String)>,
+    /// This collection is itself a (complex) mapping key.
+    in_key: bool,
+}
+
+impl Frame {
+    fn seg(&self) -> Seg {
+        if self.is_map {
+            Seg::Key(self.key.clone().unwrap_or_else(|| "?".into()))
+        } else {
+            Seg::Index(self.index)
+        }
+    }
+
+    /// A child node has been completed.
+    fn advance(&mut self) {
+        if self.is_map {
+            self.expect_key = !self.expect_key;
+        } else {
+            self.index += 1;
+        }
+    }
+}
+
+/// A scalar that holds endpoint text, with the context needed to classify it.
+struct Candidate {
+    event: usize,
+    start: usize,
+    value: String,
+    path: String,
+    last_key: Option<String>,
+    sibling_name: Option<String>,
+    doc: usize,
+}
+
+#[derive(Default)]
+struct Doc {
+    kind: Option<String>,
+    name: Option<String>,
+    dest_server: Option<String>,
+    dest_name: Option<String>,
+}
+
+impl Doc {
+    fn resource(&self) -> Option<String> {
+        match (&self.kind, &self.name) {
+            (Some(k), Some(n)) => Some(format!("{k}/{n}")),
+            (Some(k), None) => Some(k.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a scalar at `path` in a document of `kind` holds a cluster.
+fn cluster_position(kind: Option<&str>, c: &Candidate, line_prefix: &str) -> bool {
+    let path = c.path.as_str();
+    let last = c.last_key.as_deref();
+    if last == Some("clusterEndpoint") {
+        return true;
+    }
+    if last == Some("value")
+        && c.sibling_name
+            .as_deref()
+            .is_some_and(|n| n.ends_with("clusterEndpoint"))
+    {
+        return true;
+    }
+    let prefix = line_prefix.trim_end().trim_end_matches(['"', '\'']);
+    if prefix.ends_with("clusterEndpoint:") || prefix.ends_with("server:") {
+        return true;
+    }
+    match kind {
+        Some("Application") => path == "spec.destination.server",
+        Some("ApplicationSet") => {
+            path == "spec.template.spec.destination.server" || path.contains("list.elements[")
+        }
+        Some("AppProject") => path.starts_with("spec.destinations[") && path.ends_with(".server"),
+        Some("Secret") => path == "stringData.server",
+        Some("ExternalSecret") => path == "spec.target.template.data.server",
+        Some("ConfigMap") => {
+            path.starts_with("data[\"resource.exclusions\"]")
+                || path.starts_with("data[\"resource.inclusions\"]")
+        }
+        None => last == Some("server"),
+        Some(_) => false,
+    }
+}
+
+/// Keeps only the text that is an endpoint: a managed-cluster or in-cluster
+/// host, a host named by `--from`, or any URL at a cluster position.
+fn is_endpoint(f: &Found, extra_hosts: &[String], cluster_position: bool) -> bool {
+    cluster_position
+        || endpoint::shape(&f.host) != Shape::Other
+        || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host))
+}
+
+fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence {
+    let (line, column) = index.position(text, f.start);
+    Occurrence {
+        endpoint: text[f.start..f.end].to_string(),
+        found: f,
+        line,
+        column,
+        kind,
+        yaml_path: None,
+        resource: None,
+        cluster_position: false,
+        event: None,
+    }
+}
+
+/// Locates endpoints in a non-YAML text file: every one is kind `text`.
+pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
+    let index = LineIndex::new(text);
+    let lower = text.to_ascii_lowercase();
+    let occurrences = endpoint::find_all(text, &lower, extra_hosts)
+        .into_iter()
+        .filter(|f| is_endpoint(f, extra_hosts, false))
+        .map(|f| occurrence(text, &index, f, Kind::Text))
+        .collect();
+    Located {
+        occurrences,
+        ..Located::default()
+    }
+}
+
+/// The parser's view of a file: events with byte offsets, or the first error.
+struct Parsed {
+    events: Vec<(Event, usize)>,
+}
+
+fn parse_events(text: &str, base: usize) -> Result<Parsed, (usize, usize, String)> {
+    let index = LineIndex::new(text);
+    let mut parser = Parser::new_from_str(text);
+    let mut events = Vec::new();
+    loop {
+        match parser.next_token() {
+            Ok((ev, mark)) => {
+                let end = ev == Event::StreamEnd;
+                let off = marker_offset(text, &index, &mark);
+                events.push((ev, base + off));
+                if end {
+                    break;
+                }
+            }
+            Err(e) => {
+                let m = e.marker();
+                return Err((m.line().max(1), m.col() + 1, e.info().to_string()));
+            }
+        }
+    }
+    Ok(Parsed { events })
+}
+
+fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
+    index
+        .offset(text, m.line(), m.col())
+        .unwrap_or(text.len())
+        .min(text.len())
+}
+
+/// Parses `text` as YAML (JSON included), masking Helm template actions if the
+/// file does not parse as it is, and locates every endpoint occurrence.
+pub fn locate_yaml(text: &str, extra_hosts: &[String]) -> Result<Located, ParseError> {
+    let index = LineIndex::new(text);
+    let lower = text.to_ascii_lowercase();
+    let found = endpoint::find_all(text, &lower, extra_hosts);
+    // A UTF-8 BOM is not content: the parser would fold it into the first key.
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+
+    let mut masked_ranges = Vec::new();
+    let parsed = match parse_events(&text[bom..], bom) {
+        Ok(p) => p,
+        Err(first) => match mask_templates(text) {
+            Some((masked, ranges)) => match parse_events(&masked[bom..], bom) {
+                Ok(p) => {
+                    masked_ranges = ranges;
+                    p
+                }
+                Err(_) => return Err(parse_error(text, &index, found, extra_hosts, first)),
+            },
+            None => return Err(parse_error(text, &index, found, extra_hosts, first)),
+        },
+    };
+    let masked = !masked_ranges.is_empty();
+    Ok(walk_events(
+        text,
+        &index,
+        found,
+        extra_hosts,
+        parsed,
+        &masked_ranges,
+        masked,
+    ))
+}
+
+fn parse_error(
+    text: &str,
+    index: &LineIndex,
+    found: Vec<Found>,
+    extra_hosts: &[String],
+    (line, column, message): (usize, usize, String),
+) -> ParseError {
+    let occurrences = found
+        .into_iter()
+        .filter(|f| is_endpoint(f, extra_hosts, false))
+        .map(|f| occurrence(text, index, f, Kind::Text))
+        .collect();
+    ParseError {
+        line,
+        column,
+        message,
+        occurrences,
+    }
+}
+
+fn walk_events(
+    text: &str,
+    index: &LineIndex,
+    found: Vec<Found>,
+    extra_hosts: &[String],
+    parsed: Parsed,
+    masked_ranges: &[(usize, usize)],
+    masked: bool,
+) -> Located {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut docs: Vec<Doc> = vec![Doc::default()];
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut scalar_starts: Vec<usize> = Vec::new();
+    let mut events = Vec::with_capacity(parsed.events.len());
+    let may_hold = |v: &str| endpoint::may_hold(&v.to_ascii_lowercase(), extra_hosts);
+
+    for (ev, off) in parsed.events {
+        let ev_index = events.len();
+        match &ev {
+            Event::DocumentStart => {
+                if !stack.is_empty() || docs.last().is_some_and(|d| d.kind.is_some()) {
+                    docs.push(Doc::default());
+                }
+                stack.clear();
+            }
+            Event::DocumentEnd => {
+                stack.clear();
+                docs.push(Doc::default());
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let in_key = stack
+                    .last()
+                    .is_some_and(|f| (f.is_map && f.expect_key) || f.in_key);
+                stack.push(Frame {
+                    is_map: matches!(ev, Event::MappingStart(..)),
+                    expect_key: true,
+                    key: None,
+                    index: 0,
+                    scalars: Vec::new(),
+                    in_key,
+                });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+                if let Some(parent) = stack.last_mut() {
+                    if parent.is_map && parent.expect_key {
+                        parent.key = Some("?".into());
+                    }
+                    parent.advance();
+                }
+            }
+            Event::Scalar(..) | Event::Alias(..) => {
+                let value = match &ev {
+                    Event::Scalar(v, ..) => v.as_str(),
+                    _ => "",
+                };
+                let is_scalar = matches!(ev, Event::Scalar(..));
+                if is_scalar {
+                    scalar_starts.push(off);
+                }
+                let is_key = stack.last().is_some_and(|f| f.is_map && f.expect_key);
+                let in_key = stack.iter().any(|f| f.in_key);
+                if is_scalar && may_hold(value) {
+                    let mut segs: Vec<Seg> = Vec::with_capacity(stack.len() + 1);
+                    let depth = stack.len();
+                    for (i, f) in stack.iter().enumerate() {
+                        if i + 1 == depth && is_key {
+                            segs.push(Seg::Key(value.to_string()));
+                        } else {
+                            segs.push(f.seg());
+                        }
+                    }
+                    let top = stack.last();
+                    candidates.push(Candidate {
+                        event: ev_index,
+                        start: off,
+                        value: value.to_string(),
+                        path: if in_key {
+                            format!("{}(key)", format_path(&segs))
+                        } else {
+                            format_path(&segs)
+                        },
+                        last_key: top.and_then(|f| f.is_map.then(|| f.key.clone()).flatten()),
+                        sibling_name: top.and_then(|f| {
+                            f.scalars
+                                .iter()
+                                .find(|(k, _)| k == "name")
+                                .map(|(_, v)| v.clone())
+                        }),
+                        doc: docs.len() - 1,
+                    });
+                }
+                if is_scalar && !in_key {
+                    let templated = masked_ranges
+                        .iter()
+                        .any(|&(s, e)| s < off + value.len().max(1) && e > off);
+                    let value = if templated { "{{template}}" } else { value };
+                    record_doc_fact(
+                        docs.last_mut().expect("docs is never empty"),
+                        &stack,
+                        is_key,
+                        value,
+                    );
+                }
+                if let Some(f) = stack.last_mut() {
+                    if f.is_map && f.expect_key {
+                        f.key = Some(if is_scalar {
+                            value.to_string()
+                        } else {
+                            "*".into()
+                        });
+                    } else if f.is_map && is_scalar {
+                        if let Some(k) = &f.key {
+                            if f.scalars.len() < 16 {
+                                f.scalars.push((k.clone(), value.to_string()));
+                            }
+                        }
+                    }
+                    f.advance();
+                }
+            }
+            _ => {}
+        }
+        events.push(ev);
+    }
+
+    // Map each textual find to the scalar whose source span holds it, in order.
+    scalar_starts.sort_unstable();
+    let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
+    for (ci, c) in candidates.iter().enumerate() {
+        let next = scalar_starts.partition_point(|&s| s <= c.start);
+        let span_end = scalar_starts.get(next).copied().unwrap_or(text.len());
+        let first = found.partition_point(|f| f.start < c.start);
+        let mut cursor = 0;
+        for (fi, f) in found.iter().enumerate().skip(first) {
+            if f.start >= span_end {
+                break;
+            }
+            if assigned[fi].is_some() || in_ranges(masked_ranges, f.start) {
+                continue;
+            }
+            let lit = &text[f.start..f.end];
+            if let Some(p) = c.value.get(cursor..).and_then(|v| v.find(lit)) {
+                assigned[fi] = Some((ci, cursor + p));
+                cursor += p + lit.len();
+            }
+        }
+    }
+
+    let mut occurrences = Vec::new();
+    for (fi, f) in found.into_iter().enumerate() {
+        match assigned[fi] {
+            Some((ci, voff)) => {
+                let c = &candidates[ci];
+                let doc = &docs[c.doc];
+                let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
+                let cp = cluster_position(doc.kind.as_deref(), c, &c.value[line_start..voff]);
+                if !is_endpoint(&f, extra_hosts, cp) {
+                    continue;
+                }
+                let mut o = occurrence(text, index, f, Kind::Value);
+                o.yaml_path = Some(c.path.clone());
+                o.resource = doc.resource();
+                o.cluster_position = cp;
+                o.event = Some(c.event);
+                occurrences.push(o);
+            }
+            None => {
+                if !is_endpoint(&f, extra_hosts, false) {
+                    continue;
+                }
+                let kind = if in_ranges(masked_ranges, f.start) {
+                    Kind::Template
+                } else {
+                    Kind::Comment
+                };
+                let doc_idx = candidates
+                    .iter()
+                    .rev()
+                    .find(|c| c.start <= f.start)
+                    .map(|c| c.doc);
+                let mut o = occurrence(text, index, f, kind);
+                o.resource = doc_idx.and_then(|d| docs[d].resource());
+                occurrences.push(o);
+            }
+        }
+    }
+
+    let destinations = docs
+        .iter()
+        .filter(|d| d.dest_server.is_some() || d.dest_name.is_some())
+        .map(|d| Destination {
+            resource: d.resource().unwrap_or_default(),
+            server: d.dest_server.clone(),
+            name: d.dest_name.clone(),
+        })
+        .collect();
+
+    Located {
+        occurrences,
+        events,
+        destinations,
+        masked,
+    }
+}
+
+fn in_ranges(ranges: &[(usize, usize)], at: usize) -> bool {
+    ranges.iter().any(|&(s, e)| at >= s && at < e)
+}
+
+/// Remembers the document's kind, name and destination as its scalars go by.
+fn record_doc_fact(doc: &mut Doc, stack: &[Frame], is_key: bool, value: &str) {
+    if is_key {
+        return;
+    }
+    let keys: Vec<&str> = stack
+        .iter()
+        .map(|f| {
+            if f.is_map {
+                f.key.as_deref().unwrap_or("?")
+            } else {
+                "[]"
+            }
+        })
+        .collect();
+    match keys.as_slice() {
+        ["kind"] => doc.kind = Some(value.to_string()),
+        ["metadata", "name"] => doc.name = Some(value.to_string()),
+        ["spec", "destination", "server"]
+        | ["spec", "template", "spec", "destination", "server"] => {
+            doc.dest_server = Some(value.to_string())
+        }
+        ["spec", "destination", "name"] | ["spec", "template", "spec", "destination", "name"] => {
+            doc.dest_name = Some(value.to_string())
+        }
+        _ => {}
+    }
+}
+
+/// The event stream of `text` without markers, as [`locate_yaml`] parses it
+/// (masked if `masked`); used to verify a rewrite.
+pub fn events_of(text: &str, masked: bool) -> Result<Vec<Event>, String> {
+    let owned;
+    let src = if masked {
+        match mask_templates(text) {
+            Some((m, _)) => {
+                owned = m;
+                owned.as_str()
+            }
+            None => text,
+        }
+    } else {
+        text
+    };
+    let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
+    parse_events(&src[bom..], bom)
+        .map(|p| p.events.into_iter().map(|(e, _)| e).collect())
+        .map_err(|(l, c, m)| format!("{l}:{c}: {m}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROD: &str =
+        "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
+
+    #[test]
+    fn line_index_handles_crlf_and_multibyte() {
+        let t = "# 한국어\r\nkey: v\rz: 1\n";
+        let ix = LineIndex::new(t);
+        let key = t.find("key").unwrap();
+        assert_eq!(ix.offset(t, 2, 0), Some(key));
+        assert_eq!(ix.position(t, key + 5), (2, 6));
+        assert_eq!(ix.offset(t, 3, 0), Some(t.find('z').unwrap()));
+        assert_eq!(ix.position(t, t.find('어').unwrap()), (1, 5));
+    }
+
+    #[test]
+    fn mask_keeps_length_and_lines() {
+        let t = "{{- if .Values.x }}\nname: app-{{ .Values.env }}\n{{- end }}\n";
+        let (m, r) = mask_templates(t).unwrap();
+        assert_eq!(m.len(), t.len());
+        assert_eq!(r.len(), 3);
+        assert_eq!(
+            m,
+            "                   \nname: app-xxxxxxxxxxxxxxxxx\n          \n"
+        );
+    }
+
+    #[test]
+    fn value_comment_and_path() {
+        let t = format!(
+            "# 주석 {PROD}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: keda\nspec:\n  destination:\n    server: '{PROD}' # old {PROD}\n"
+        );
+        let l = locate_yaml(&t, &[]).unwrap();
+        let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, vec![Kind::Comment, Kind::Value, Kind::Comment]);
+        let v = &l.occurrences[1];
+        assert_eq!(v.yaml_path.as_deref(), Some("spec.destination.server"));
+        assert_eq!(v.resource.as_deref(), Some("Application/keda"));
+        assert!(v.cluster_position);
+        assert_eq!((v.line, v.column), (8, 14));
+        assert_eq!(&t[v.found.start..v.found.end], PROD);
+    }
+
+    #[test]
+    fn block_scalar_and_parameters() {
+        let t = format!(
+            "kind: Application\nmetadata: {{name: karpenter}}\nspec:\n  source:\n    helm:\n      values: |\n        settings:\n          clusterEndpoint: {PROD}\n      parameters:\n        - name: settings.clusterEndpoint\n          value: \"https://10.0.0.1:6443\"\n        - name: other\n          value: https://example.com\n"
+        );
+        let l = locate_yaml(&t, &[]).unwrap();
+        let got: Vec<_> = l
+            .occurrences
+            .iter()
+            .map(|o| {
+                (
+                    o.endpoint.as_str(),
+                    o.yaml_path.clone().unwrap(),
+                    o.cluster_position,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (PROD, "spec.source.helm.values".to_string(), true),
+                (
+                    "https://10.0.0.1:6443",
+                    "spec.source.helm.parameters[0].value".to_string(),
+                    true
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn template_actions_are_masked() {
+        let t = format!(
+            "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {PROD}\n    name: {{{{ default \"{PROD}\" .x }}}}\n{{{{- end }}}}\n"
+        );
+        let l = locate_yaml(&t, &[]).unwrap();
+        assert!(l.masked);
+        let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
+        assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
+    }
+
+    #[test]
+    fn parse_error_reports_position_and_endpoints() {
+        let t = format!("a: [\nserver: {PROD}\n  - x: : y\n");
+        let e = locate_yaml(&t, &[]).unwrap_err();
+        assert!(e.line >= 2, "{e:?}");
+        assert_eq!(e.occurrences.len(), 1);
+    }
+}

@@ -1,0 +1,419 @@
+//! Everything rebind prints: the scan inventory with its per-endpoint and tier
+//! summaries, the diff audit and apply summaries, as text or JSON; and the
+//! output sink that survives a closed pipe.
+
+use crate::endpoint::{self, Shape};
+use crate::locate::{Kind, Occurrence};
+use crate::rewrite::{Mention, Plan, PlanError};
+use crate::walk::Skipped;
+use crate::{diff, Inventory};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// Standard output that stops quietly when the reader goes away
+/// (`rebind scan | head -1`): later writes are dropped, the exit code stays.
+pub struct Out {
+    inner: Box<dyn Write>,
+    closed: bool,
+    /// Colour diffs (stdout is a terminal and `NO_COLOR` is unset).
+    pub color: bool,
+}
+
+impl Out {
+    pub fn new(inner: Box<dyn Write>, color: bool) -> Out {
+        Out {
+            inner,
+            closed: false,
+            color,
+        }
+    }
+
+    /// Writes `s`; a broken pipe is remembered and swallowed, other errors returned.
+    pub fn put(&mut self, s: &str) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        match self
+            .inner
+            .write_all(s.as_bytes())
+            .and_then(|()| self.inner.flush())
+        {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            r => r,
+        }
+    }
+}
+
+fn occurrence_json(path: &str, o: &Occurrence) -> Value {
+    json!({
+        "path": path,
+        "line": o.line,
+        "column": o.column,
+        "endpoint": o.endpoint,
+        "kind": o.kind.as_str(),
+        "yaml_path": o.yaml_path,
+        "resource": o.resource,
+        "cluster_position": o.cluster_position,
+        "shape": shape_name(o.shape()),
+    })
+}
+
+fn shape_name(s: Shape) -> &'static str {
+    match s {
+        Shape::Eks => "eks",
+        Shape::Aks => "aks",
+        Shape::Gke => "gke",
+        Shape::InCluster => "in-cluster",
+        Shape::Other => "other",
+    }
+}
+
+fn skipped_json(s: &[Skipped]) -> Value {
+    Value::Array(
+        s.iter()
+            .map(|s| json!({"path": s.rel, "reason": s.reason}))
+            .collect(),
+    )
+}
+
+/// Per-endpoint counts for the scan summary.
+#[derive(Default)]
+struct Tally {
+    display: String,
+    shape: Option<Shape>,
+    value_files: std::collections::BTreeSet<String>,
+    values: usize,
+    comments: usize,
+    texts: usize,
+    templates: usize,
+}
+
+fn tallies(inv: &Inventory) -> BTreeMap<String, Tally> {
+    let mut t: BTreeMap<String, Tally> = BTreeMap::new();
+    for src in &inv.sources {
+        for o in src.occurrences() {
+            let e = t.entry(o.found.key()).or_default();
+            if e.display.is_empty() || (e.shape.is_none() && !o.found.bare) {
+                e.display = if o.found.bare {
+                    format!("https://{}", o.found.host)
+                } else {
+                    o.endpoint[..o.found.replace_end - o.found.start].to_string()
+                };
+            }
+            e.shape = Some(o.shape());
+            match o.kind {
+                Kind::Value => {
+                    e.values += 1;
+                    e.value_files.insert(src.entry.rel.clone());
+                }
+                Kind::Comment => e.comments += 1,
+                Kind::Text => e.texts += 1,
+                Kind::Template => e.templates += 1,
+            }
+        }
+    }
+    t
+}
+
+/// Endpoints written in a YAML value somewhere that are not in-cluster: the
+/// candidates for `--from`.
+pub fn workload_endpoints(inv: &Inventory) -> Vec<String> {
+    tallies(inv)
+        .into_iter()
+        .filter(|(_, t)| t.values > 0 && t.shape != Some(Shape::InCluster))
+        .map(|(_, t)| t.display)
+        .collect()
+}
+
+#[derive(Default)]
+struct Tiers {
+    hub: Vec<String>,
+    in_cluster: Vec<String>,
+    by_name: Vec<String>,
+}
+
+fn tiers(inv: &Inventory) -> Tiers {
+    let mut t = Tiers::default();
+    for src in &inv.sources {
+        let Ok(l) = &src.located else { continue };
+        for d in &l.destinations {
+            let in_cluster_server = d
+                .server
+                .as_deref()
+                .is_some_and(|s| endpoint::Endpoint::parse("", s).is_ok_and(|e| e.is_in_cluster()));
+            if in_cluster_server || d.name.as_deref() == Some("in-cluster") {
+                t.in_cluster.push(d.resource.clone());
+            } else if d.server.is_some() {
+                t.hub.push(d.resource.clone());
+            } else {
+                t.by_name.push(d.resource.clone());
+            }
+        }
+    }
+    t
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The scan listing and summary as text.
+pub fn scan_text(inv: &Inventory) -> String {
+    let mut s = String::new();
+    for src in &inv.sources {
+        for o in src.occurrences() {
+            let _ = write!(
+                s,
+                "{}:{}:{}: {:<8} {}",
+                src.entry.rel,
+                o.line,
+                o.column,
+                o.kind.as_str(),
+                o.endpoint
+            );
+            if let Some(p) = &o.yaml_path {
+                let _ = write!(s, "  {p}");
+            }
+            if let Some(r) = &o.resource {
+                let _ = write!(s, "  ({r})");
+            }
+            s.push('\n');
+        }
+    }
+    let t = tallies(inv);
+    if t.is_empty() {
+        s.push_str("\nNo Kubernetes API endpoint found.\n");
+    } else {
+        s.push_str("\nEndpoints:\n");
+        let width = t.values().map(|t| t.display.len()).max().unwrap_or(0);
+        for tally in t.values() {
+            let role = match tally.shape {
+                Some(Shape::InCluster) => "in-cluster",
+                _ if tally.values > 0 => "workload",
+                _ => "mentioned only",
+            };
+            let mut extra = Vec::new();
+            if tally.comments > 0 {
+                extra.push(plural(tally.comments, "comment", "comments"));
+            }
+            if tally.texts > 0 {
+                extra.push(plural(tally.texts, "text mention", "text mentions"));
+            }
+            if tally.templates > 0 {
+                extra.push(plural(
+                    tally.templates,
+                    "template action",
+                    "template actions",
+                ));
+            }
+            let extra = if extra.is_empty() {
+                String::new()
+            } else {
+                format!(" (+ {}, not rewritable)", extra.join(", "))
+            };
+            let _ = writeln!(
+                s,
+                "  {:<width$}  {:<10}  {} in {}{}",
+                tally.display,
+                role,
+                plural(tally.values, "place", "places"),
+                plural(tally.value_files.len(), "file", "files"),
+                extra,
+            );
+        }
+    }
+    let tiers = tiers(inv);
+    s.push_str("\nTiers (Applications and ApplicationSet templates by destination):\n");
+    for (tier, how, list) in [
+        ("tier-1 hub push", "hard-coded endpoint", &tiers.hub),
+        (
+            "tier-3 in-cluster",
+            "kubernetes.default.svc",
+            &tiers.in_cluster,
+        ),
+        ("by name", "destination.name", &tiers.by_name),
+    ] {
+        let _ = writeln!(
+            s,
+            "  {tier:<18} {how:<24} {}",
+            plural(list.len(), "app", "apps")
+        );
+    }
+    s
+}
+
+/// The scan as one JSON object.
+pub fn scan_json(inv: &Inventory, errors: &[PlanError]) -> Value {
+    let occurrences: Vec<Value> = inv
+        .sources
+        .iter()
+        .flat_map(|src| {
+            src.occurrences()
+                .iter()
+                .map(|o| occurrence_json(&src.entry.rel, o))
+        })
+        .collect();
+    let endpoints: Vec<Value> = tallies(inv)
+        .into_values()
+        .map(|t| {
+            json!({
+                "endpoint": t.display,
+                "shape": t.shape.map(shape_name),
+                "files": t.value_files.len(),
+                "places": t.values,
+                "comments": t.comments,
+                "text": t.texts,
+                "template": t.templates,
+            })
+        })
+        .collect();
+    let tiers = tiers(inv);
+    json!({
+        "occurrences": occurrences,
+        "endpoints": endpoints,
+        "tiers": {
+            "hub_push": tiers.hub,
+            "in_cluster": tiers.in_cluster,
+            "by_name": tiers.by_name,
+        },
+        "skipped": skipped_json(&inv.skipped),
+        "errors": errors_json(errors),
+    })
+}
+
+fn errors_json(errors: &[PlanError]) -> Value {
+    Value::Array(
+        errors
+            .iter()
+            .map(|e| json!({"path": e.rel, "line": e.line, "column": e.column, "message": e.message}))
+            .collect(),
+    )
+}
+
+fn mention_line(m: &Mention) -> String {
+    let o = &m.occurrence;
+    format!(
+        "  {}:{}:{}: {} {}\n",
+        m.rel,
+        o.line,
+        o.column,
+        o.kind.as_str(),
+        o.endpoint
+    )
+}
+
+/// The per-file summary table: file, occurrences, YAML paths, resources.
+pub fn summary_table(plan: &Plan) -> String {
+    let mut s = String::new();
+    let width = plan
+        .files
+        .iter()
+        .map(|f| f.rel.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let _ = writeln!(
+        s,
+        "  {:<width$}  {:>5}  YAML paths / resources",
+        "file", "count"
+    );
+    for f in &plan.files {
+        let mut paths: Vec<&str> = f
+            .changes
+            .iter()
+            .filter_map(|o| o.yaml_path.as_deref())
+            .collect();
+        paths.dedup();
+        let mut resources: Vec<&str> = f
+            .changes
+            .iter()
+            .filter_map(|o| o.resource.as_deref())
+            .collect();
+        resources.dedup();
+        let _ = writeln!(
+            s,
+            "  {:<width$}  {:>5}  {} [{}]",
+            f.rel,
+            f.changes.len(),
+            paths.join(", "),
+            resources.join(", ")
+        );
+    }
+    s
+}
+
+/// The diff audit (also shown by `apply` before it writes) as text.
+pub fn plan_text(plan: &Plan, color: bool) -> String {
+    let mut s = String::new();
+    for f in &plan.files {
+        let d = diff::unified(f);
+        s.push_str(&if color { diff::colorize(&d) } else { d });
+    }
+    if !plan.files.is_empty() {
+        s.push('\n');
+    }
+    let _ = writeln!(
+        s,
+        "{} in {}: {} -> {}",
+        plural(plan.change_count(), "change", "changes"),
+        plural(plan.files.len(), "file", "files"),
+        plan.from.url(),
+        plan.to.url()
+    );
+    if !plan.files.is_empty() {
+        s.push_str(&summary_table(plan));
+    }
+    if !plan.mentions.is_empty() {
+        let _ = writeln!(
+            s,
+            "Not rewritten ({}; fix by hand if they matter):",
+            plural(
+                plan.mentions.len(),
+                "mention in a comment, text file or template action",
+                "mentions in comments, text files or template actions"
+            )
+        );
+        for m in &plan.mentions {
+            s.push_str(&mention_line(m));
+        }
+    }
+    s
+}
+
+/// The plan as one JSON object (`diff --json`, and the base of `apply --json`).
+pub fn plan_json(plan: &Plan, skipped: &[Skipped]) -> Value {
+    let files: Vec<Value> = plan
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "path": f.rel,
+                "changes": f.changes.iter().map(|o| occurrence_json(&f.rel, o)).collect::<Vec<_>>(),
+                "diff": diff::unified(f),
+            })
+        })
+        .collect();
+    json!({
+        "from": plan.from.url(),
+        "to": plan.to.url(),
+        "files_changed": plan.files.len(),
+        "changes": plan.change_count(),
+        "files": files,
+        "not_rewritten": plan.mentions.iter().map(|m| occurrence_json(&m.rel, &m.occurrence)).collect::<Vec<_>>(),
+        "skipped": skipped_json(skipped),
+        "errors": errors_json(&plan.errors),
+    })
+}
+
+/// Skipped files as warning lines for stderr.
+pub fn skipped_text(skipped: &[Skipped]) -> String {
+    skipped
+        .iter()
+        .map(|s| format!("warning: {}: skipped: {}\n", s.rel, s.reason))
+        .collect()
+}

@@ -1,0 +1,128 @@
+//! Putting verified plans on disk: all files or none.
+//!
+//! 1. Every target is checked first: still a regular file, writable, and
+//!    byte-for-byte what was planned from (a file changed since is an error).
+//! 2. Each new text goes to a temporary file in the target's directory, with
+//!    the target's permissions, and is fsynced.
+//! 3. The targets are checked once more, then each temporary file is renamed
+//!    over its target. If a rename fails, the files already renamed get their
+//!    old bytes back the same way, so the run leaves every file as it was.
+
+use crate::rewrite::FilePlan;
+use anyhow::{anyhow, bail, Context, Result};
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Environment variable for tests: milliseconds to sleep after each rename.
+pub const SLOW_ENV: &str = "REBIND_TEST_SLOW_WRITE_MS";
+
+fn temp_path(target: &Path, n: usize) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.rebind-{}-{n}.tmp", std::process::id()))
+}
+
+fn check_unchanged(plan: &FilePlan) -> Result<()> {
+    let meta = fs::symlink_metadata(&plan.path)
+        .with_context(|| format!("{}: vanished since it was planned", plan.rel))?;
+    if !meta.is_file() {
+        bail!("{}: is no longer a regular file", plan.rel);
+    }
+    if meta.permissions().readonly() {
+        bail!("{}: is read-only; not rewriting it", plan.rel);
+    }
+    let now =
+        fs::read(&plan.path).with_context(|| format!("{}: cannot read it again", plan.rel))?;
+    if now != plan.old.as_bytes() {
+        bail!(
+            "{}: changed on disk since it was planned; run rebind again",
+            plan.rel
+        );
+    }
+    Ok(())
+}
+
+fn write_temp(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
+    let perms = fs::metadata(like)?.permissions();
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
+    f.write_all(bytes)?;
+    f.set_permissions(perms)?;
+    f.sync_all()?;
+    Ok(())
+}
+
+fn sync_dir(path: &Path) {
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+}
+
+/// Writes every plan, or none of them.
+pub fn write_all(plans: &[FilePlan]) -> Result<()> {
+    for p in plans {
+        check_unchanged(p)?;
+    }
+    let mut temps: Vec<PathBuf> = Vec::with_capacity(plans.len());
+    let cleanup = |temps: &[PathBuf]| {
+        for t in temps {
+            let _ = fs::remove_file(t);
+        }
+    };
+    for (n, p) in plans.iter().enumerate() {
+        let t = temp_path(&p.path, n);
+        if let Err(e) = write_temp(&t, p.new.as_bytes(), &p.path) {
+            let _ = fs::remove_file(&t);
+            cleanup(&temps);
+            return Err(anyhow!(e).context(format!(
+                "{}: cannot write a temporary file beside it; nothing written",
+                p.rel
+            )));
+        }
+        temps.push(t);
+    }
+    for p in plans {
+        if let Err(e) = check_unchanged(p) {
+            cleanup(&temps);
+            return Err(e.context("nothing written"));
+        }
+    }
+    let slow = std::env::var(SLOW_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok());
+    for (n, (p, t)) in plans.iter().zip(&temps).enumerate() {
+        if let Err(e) = fs::rename(t, &p.path) {
+            cleanup(&temps[n..]);
+            let restored = restore(&plans[..n]);
+            let what = match restored {
+                Ok(()) => "every file already written was restored; nothing changed".to_string(),
+                Err(r) => format!("restoring the files already written failed too: {r:#}"),
+            };
+            return Err(anyhow!(e).context(format!("{}: cannot replace it; {what}", p.rel)));
+        }
+        sync_dir(&p.path);
+        if let Some(ms) = slow {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+    }
+    Ok(())
+}
+
+fn restore(done: &[FilePlan]) -> Result<()> {
+    for (n, p) in done.iter().enumerate() {
+        let t = temp_path(&p.path, usize::MAX - n);
+        write_temp(&t, p.old.as_bytes(), &p.path)
+            .and_then(|()| fs::rename(&t, &p.path).map_err(Into::into))
+            .with_context(|| format!("{}: cannot restore", p.rel))?;
+    }
+    Ok(())
+}

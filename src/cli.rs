@@ -7,8 +7,8 @@
 use crate::endpoint::Endpoint;
 use crate::report::{self, Out};
 use crate::rewrite::{self, Plan};
-use crate::{inventory, walk, Inventory};
-use anyhow::{bail, Result};
+use crate::{git, inventory, walk, Inventory};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -90,9 +90,18 @@ pub struct ApplyArgs {
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Rewrite the working tree in place (no git branch or commit).
+    /// Rewrite the working tree in place: no git branch, no commit.
     #[arg(long)]
     pub no_commit: bool,
+    /// Branch to create (default: rebind/<first label of the new host>).
+    #[arg(long, value_name = "NAME", conflicts_with = "no_commit")]
+    pub branch: Option<String>,
+    /// Push the new branch to this remote after committing.
+    #[arg(long, value_name = "REMOTE", conflicts_with = "no_commit")]
+    pub push: Option<String>,
+    /// Also write the review (summary, diff, notes) as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub review_out: Option<PathBuf>,
 }
 
 /// Runs a parsed command line; `Ok` holds the exit code.
@@ -245,11 +254,39 @@ fn confirm(question: &str) -> Result<bool> {
     ))
 }
 
+/// Where the git flow starts looking for a repository: the first PATH (its
+/// directory when it is a file), or `.`.
+fn repo_start(a: &RebindArgs) -> PathBuf {
+    let first = a
+        .walk
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    if first.is_file() {
+        match first.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    } else {
+        first
+    }
+}
+
+fn files_phrase(n: usize) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
+}
+
 fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
     let (plan, inv) = plan(&a.rebind)?;
     fail_on_errors(&plan)?;
+    let json = a.rebind.json;
     if plan.files.is_empty() {
-        if a.rebind.json {
+        if json {
             out.put(&format!("{:#}\n", report::plan_json(&plan, &inv.skipped)))?;
         } else {
             out.put(&report::plan_text(&plan, false))?;
@@ -258,41 +295,122 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
         }
         return Ok(0);
     }
+    // The git flow's checks all run before anything is shown or written.
+    let git = if a.no_commit {
+        None
+    } else {
+        let start = repo_start(&a.rebind);
+        let Some(repo) = git::open(&start)? else {
+            bail!(
+                "{} is not in a git repository: pass --no-commit to rewrite the files in place; nothing written",
+                start.display()
+            );
+        };
+        let default = git::default_branch(&plan.to.host);
+        for p in a.rebind.walk.paths.iter().skip(1) {
+            let other = git::open(if p.is_file() {
+                p.parent().unwrap_or(p)
+            } else {
+                p
+            })?;
+            if other.is_none_or(|r| r.workdir() != repo.workdir()) {
+                bail!(
+                    "{}: not in the same git repository as {}; nothing written",
+                    p.display(),
+                    start.display()
+                );
+            }
+        }
+        let prep = repo.prepare(&plan.files, a.branch.as_deref(), &default)?;
+        if prep.already_done.is_some() {
+            let msg = format!(
+                "Branch {} already holds exactly this change; nothing to do.\n",
+                prep.branch
+            );
+            if json {
+                let mut v = report::plan_json(&plan, &inv.skipped);
+                v["branch"] = prep.branch.clone().into();
+                v["written"] = false.into();
+                out.put(&format!("{v:#}\n"))?;
+            } else {
+                out.put(&msg)?;
+            }
+            return Ok(0);
+        }
+        Some((repo, prep))
+    };
     if !a.yes {
         if !std::io::stdin().is_terminal() {
             bail!("refusing to write without confirmation: stdin is not a terminal; review with `rebind diff` and pass --yes");
         }
         out.put(&report::plan_text(&plan, out.color))?;
         warn_skipped(&inv);
-        let q = format!(
-            "Rewrite {} in {}?",
-            plan.change_count(),
-            if plan.files.len() == 1 {
-                "1 file".to_string()
-            } else {
-                format!("{} files", plan.files.len())
-            }
-        );
+        let q = match &git {
+            Some((_, prep)) => format!(
+                "Create branch {} with {} changes in {}?",
+                prep.branch,
+                plan.change_count(),
+                files_phrase(plan.files.len())
+            ),
+            None => format!(
+                "Rewrite {} occurrence(s) in {} in place?",
+                plan.change_count(),
+                files_phrase(plan.files.len())
+            ),
+        };
         if !confirm(&q)? {
             eprintln!("Nothing written.");
             return Ok(1);
         }
+    } else if !json {
+        out.put(&report::plan_text(&plan, out.color))?;
+        warn_skipped(&inv);
     }
-    crate::write::write_all(&plan.files)?;
-    if a.rebind.json {
+    let committed = match &git {
+        Some((repo, prep)) => Some(git::commit_flow(
+            repo,
+            prep,
+            &plan.files,
+            &report::commit_message(&plan),
+            a.push.as_deref(),
+        )?),
+        None => {
+            crate::write::write_all(&plan.files)?;
+            None
+        }
+    };
+    if let Some(path) = &a.review_out {
+        let md = report::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
+        std::fs::write(path, md)
+            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    }
+    if json {
         let mut v = report::plan_json(&plan, &inv.skipped);
-        v["written"] = serde_json::Value::Bool(true);
+        v["written"] = true.into();
+        if let Some(c) = &committed {
+            v["branch"] = c.branch.clone().into();
+            v["commit"] = c.commit.clone().into();
+            v["pushed_to"] = c.pushed_to.clone().into();
+        }
         out.put(&format!("{v:#}\n"))?;
     } else {
-        if a.yes {
-            out.put(&report::plan_text(&plan, out.color))?;
-            warn_skipped(&inv);
-        }
-        out.put(&format!(
-            "Rewrote {} occurrence(s) in {} file(s).\n",
+        let mut msg = format!(
+            "Rewrote {} occurrence(s) in {}",
             plan.change_count(),
-            plan.files.len()
-        ))?;
+            files_phrase(plan.files.len())
+        );
+        if let Some(c) = &committed {
+            msg.push_str(&format!(
+                " and committed them as {} on branch {} (now checked out)",
+                &c.commit[..12],
+                c.branch
+            ));
+            if let Some(r) = &c.pushed_to {
+                msg.push_str(&format!("; pushed to {r}"));
+            }
+        }
+        msg.push_str(".\n");
+        out.put(&msg)?;
     }
     Ok(0)
 }

@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod diff;
 pub mod endpoint;
+pub mod git;
 pub mod locate;
 pub mod report;
 pub mod rewrite;

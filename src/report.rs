@@ -417,3 +417,118 @@ pub fn skipped_text(skipped: &[Skipped]) -> String {
         .map(|s| format!("warning: {}: skipped: {}\n", s.rel, s.reason))
         .collect()
 }
+
+/// What every cutover review should say, in the commit body and the review.
+pub const NOTES: [&str; 4] = [
+    "Changing `destination.server` moves each Application to the new cluster and leaves its resources on the old cluster unmanaged: plan the old cluster's teardown.",
+    "Hub-pushed Applications can use `destination.name` instead of a hard-coded server, so the next cutover only re-issues the cluster Secret.",
+    "karpenter can discover its API endpoint itself (`eks:DescribeCluster`), so `settings.clusterEndpoint` can be dropped from its values.",
+    "ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync.",
+];
+
+/// The first label of a host: enough to tell two EKS clusters apart in a subject line.
+fn short_host(host: &str) -> &str {
+    host.split('.').next().unwrap_or(host)
+}
+
+/// The commit message of the git flow: subject, counts, files, notes.
+pub fn commit_message(plan: &Plan) -> String {
+    let mut s = format!(
+        "rebind: {} -> {}\n\nRebind {} in {} from\n  {}\nto\n  {}\n\n",
+        short_host(&plan.from.host),
+        short_host(&plan.to.host),
+        plural(plan.change_count(), "occurrence", "occurrences"),
+        plural(plan.files.len(), "file", "files"),
+        plan.from.url(),
+        plan.to.url(),
+    );
+    for f in &plan.files {
+        let _ = writeln!(s, "{} ({}):", f.rel, f.changes.len());
+        for o in &f.changes {
+            let _ = writeln!(
+                s,
+                "  {}:{} {}{}",
+                o.line,
+                o.column,
+                o.yaml_path.as_deref().unwrap_or("-"),
+                o.resource
+                    .as_deref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    s.push_str("\nNotes:\n");
+    for n in NOTES {
+        let _ = writeln!(s, "- {n}");
+    }
+    s
+}
+
+/// The review as Markdown, ready to paste as a pull-request body.
+pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
+    let mut s = format!(
+        "# rebind: {} -> {}\n\n{} in {}: `{}` -> `{}`",
+        short_host(&plan.from.host),
+        short_host(&plan.to.host),
+        plural(plan.change_count(), "change", "changes"),
+        plural(plan.files.len(), "file", "files"),
+        plan.from.url(),
+        plan.to.url(),
+    );
+    if let Some(b) = branch {
+        let _ = write!(s, " on branch `{b}`");
+    }
+    s.push_str(".\n\n## Summary\n\n| file | occurrences | YAML paths | resources |\n| --- | ---: | --- | --- |\n");
+    for f in &plan.files {
+        let mut paths: Vec<&str> = f
+            .changes
+            .iter()
+            .filter_map(|o| o.yaml_path.as_deref())
+            .collect();
+        paths.dedup();
+        let mut res: Vec<&str> = f
+            .changes
+            .iter()
+            .filter_map(|o| o.resource.as_deref())
+            .collect();
+        res.dedup();
+        let code = |v: Vec<&str>| {
+            v.iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} |",
+            f.rel,
+            f.changes.len(),
+            code(paths),
+            code(res)
+        );
+    }
+    if !plan.mentions.is_empty() {
+        s.push_str("\n## Not rewritten\n\n");
+        for m in &plan.mentions {
+            let o = &m.occurrence;
+            let _ = writeln!(
+                s,
+                "- `{}:{}:{}` ({})",
+                m.rel,
+                o.line,
+                o.column,
+                o.kind.as_str()
+            );
+        }
+    }
+    s.push_str("\n## Diff\n\n```diff\n");
+    for f in &plan.files {
+        s.push_str(&diff::unified(f));
+    }
+    s.push_str("```\n\n## Notes\n\n");
+    for n in NOTES {
+        let _ = writeln!(s, "- {n}");
+    }
+    s
+}

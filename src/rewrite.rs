@@ -23,6 +23,17 @@ pub struct FilePlan {
     pub changes: Vec<Occurrence>,
 }
 
+impl FilePlan {
+    /// The same file planned back to its old bytes (to undo a write).
+    pub fn reversed(&self) -> FilePlan {
+        FilePlan {
+            old: self.new.clone(),
+            new: self.old.clone(),
+            ..self.clone()
+        }
+    }
+}
+
 /// An occurrence of the old endpoint that is reported but not rewritten.
 #[derive(Debug, Clone)]
 pub struct Mention {

@@ -80,3 +80,37 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     go(root, root, &mut out);
     out
 }
+
+/// Compares two versions of a file and returns how many endpoint swaps turn
+/// `old` into `new`, or a description of the first other difference.
+/// A swap is `https://OLD_HOST[:443]` -> `https://NEW_HOST`, or a bare
+/// `OLD_HOST` -> `NEW_HOST` (host compared case-insensitively).
+pub fn endpoint_swaps(old: &[u8], new: &[u8]) -> Result<usize, String> {
+    let (mut i, mut j, mut swaps) = (0, 0, 0);
+    let lower_old = old.to_ascii_lowercase();
+    let old_host = OLD_HOST.to_ascii_lowercase();
+    while i < old.len() || j < new.len() {
+        let url = format!("https://{old_host}");
+        let at_old_url = lower_old[i..].starts_with(url.as_bytes());
+        let at_old_bare = lower_old[i..].starts_with(old_host.as_bytes());
+        let new_url = format!("https://{NEW_HOST}");
+        if at_old_url && new[j..].starts_with(new_url.as_bytes()) {
+            i += url.len();
+            if old[i..].starts_with(b":443") {
+                i += 4;
+            }
+            j += new_url.len();
+            swaps += 1;
+        } else if at_old_bare && new[j..].starts_with(NEW_HOST.as_bytes()) {
+            i += old_host.len();
+            j += NEW_HOST.len();
+            swaps += 1;
+        } else if i < old.len() && j < new.len() && old[i] == new[j] {
+            i += 1;
+            j += 1;
+        } else {
+            return Err(format!("bytes differ at old offset {i}, new offset {j}"));
+        }
+    }
+    Ok(swaps)
+}

@@ -4,7 +4,7 @@
 
 use crate::endpoint::{self, Shape};
 use crate::locate::{Kind, Occurrence};
-use crate::rewrite::{Mention, Plan, PlanError};
+use crate::rewrite::{FilePlan, Mention, Plan, PlanError};
 use crate::walk::Skipped;
 use crate::{diff, Inventory};
 use serde_json::{json, Value};
@@ -307,6 +307,23 @@ fn mention_line(m: &Mention) -> String {
     )
 }
 
+/// The YAML paths and resources a file's changes sit at, repeats next to each other dropped.
+fn paths_and_resources(f: &FilePlan) -> (Vec<&str>, Vec<&str>) {
+    let mut paths: Vec<&str> = f
+        .changes
+        .iter()
+        .filter_map(|o| o.yaml_path.as_deref())
+        .collect();
+    paths.dedup();
+    let mut resources: Vec<&str> = f
+        .changes
+        .iter()
+        .filter_map(|o| o.resource.as_deref())
+        .collect();
+    resources.dedup();
+    (paths, resources)
+}
+
 /// The per-file summary table: file, occurrences, YAML paths, resources.
 pub fn summary_table(plan: &Plan) -> String {
     let mut s = String::new();
@@ -323,18 +340,7 @@ pub fn summary_table(plan: &Plan) -> String {
         "file", "count"
     );
     for f in &plan.files {
-        let mut paths: Vec<&str> = f
-            .changes
-            .iter()
-            .filter_map(|o| o.yaml_path.as_deref())
-            .collect();
-        paths.dedup();
-        let mut resources: Vec<&str> = f
-            .changes
-            .iter()
-            .filter_map(|o| o.resource.as_deref())
-            .collect();
-        resources.dedup();
+        let (paths, resources) = paths_and_resources(f);
         let _ = writeln!(
             s,
             "  {:<width$}  {:>5}  {} [{}]",
@@ -481,18 +487,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     }
     s.push_str(".\n\n## Summary\n\n| file | occurrences | YAML paths | resources |\n| --- | ---: | --- | --- |\n");
     for f in &plan.files {
-        let mut paths: Vec<&str> = f
-            .changes
-            .iter()
-            .filter_map(|o| o.yaml_path.as_deref())
-            .collect();
-        paths.dedup();
-        let mut res: Vec<&str> = f
-            .changes
-            .iter()
-            .filter_map(|o| o.resource.as_deref())
-            .collect();
-        res.dedup();
+        let (paths, res) = paths_and_resources(f);
         let code = |v: Vec<&str>| {
             v.iter()
                 .map(|p| format!("`{p}`"))

@@ -7,7 +7,7 @@
 use crate::endpoint::Endpoint;
 use crate::report::{self, Out};
 use crate::rewrite::{self, Plan};
-use crate::{git, inventory, walk, Inventory};
+use crate::{git, inventory, secret, walk, Inventory};
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::{BufRead, IsTerminal, Write};
@@ -28,8 +28,10 @@ pub enum Command {
     /// Show exactly what `apply` would write, as a unified diff; writes nothing.
     /// Exit 1 when there are changes pending, 0 when there is nothing to change.
     Diff(RebindArgs),
-    /// Rewrite the old endpoint to the new one in place, all files or none.
+    /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
     Apply(ApplyArgs),
+    /// Print the ArgoCD cluster Secret (or ExternalSecret) for a server URL.
+    Secret(Box<SecretArgs>),
 }
 
 /// Which files to look at.
@@ -102,6 +104,88 @@ pub struct ApplyArgs {
     /// Also write the review (summary, diff, notes) as Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub review_out: Option<PathBuf>,
+    /// ArgoCD cluster name for the Secret written by --secret-out.
+    #[arg(long, value_name = "NAME", requires = "secret_out")]
+    pub cluster_name: Option<String>,
+    /// Also write the cluster Secret for the new endpoint (token placeholder) to FILE.
+    #[arg(long, value_name = "FILE", requires = "cluster_name")]
+    pub secret_out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretArgs {
+    /// ArgoCD's name for the cluster (stringData.name).
+    #[arg(long)]
+    pub name: String,
+    /// The cluster's API server URL (absolute https://).
+    #[arg(long, value_name = "URL")]
+    pub server: String,
+    /// Write the manifest to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Repository to search for Secrets that already declare this server.
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+    /// metadata.name of the Secret (default: cluster-<name>).
+    #[arg(long, value_name = "NAME")]
+    pub secret_name: Option<String>,
+    /// Namespace ArgoCD runs in.
+    #[arg(long, default_value = "argocd")]
+    pub namespace: String,
+    /// tlsClientConfig.serverName (SNI) to verify the server certificate against.
+    #[arg(long, value_name = "HOST")]
+    pub server_name: Option<String>,
+    /// Put the value of environment variable VAR in as the bearer token
+    /// (only to stdout or a path outside any git work tree).
+    #[arg(long, value_name = "VAR", conflicts_with_all = ["aws_cluster_name", "external_secret"])]
+    pub token_env: Option<String>,
+    /// PEM CA bundle to embed (base64) as caData.
+    #[arg(long, value_name = "PEM", conflicts_with = "ca_data")]
+    pub ca_file: Option<PathBuf>,
+    /// caData as base64 (default: the ${ARGOCD_CLUSTER_CA} placeholder).
+    #[arg(long, value_name = "BASE64")]
+    pub ca_data: Option<String>,
+    /// EKS cluster name for the awsAuthConfig form (no secret in the manifest).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "aws_role_arn",
+        conflicts_with = "external_secret"
+    )]
+    pub aws_cluster_name: Option<String>,
+    /// IAM role ArgoCD assumes for the awsAuthConfig form.
+    #[arg(long, value_name = "ARN", requires = "aws_cluster_name")]
+    pub aws_role_arn: Option<String>,
+    /// AWS profile for the awsAuthConfig form.
+    #[arg(long, value_name = "PROFILE", requires = "aws_cluster_name")]
+    pub aws_profile: Option<String>,
+    /// Emit an external-secrets.io ExternalSecret that renders the cluster Secret.
+    #[arg(long, requires_all = ["store", "key"])]
+    pub external_secret: bool,
+    /// Secret store the ExternalSecret reads from.
+    #[arg(long, value_name = "NAME", requires = "external_secret")]
+    pub store: Option<String>,
+    /// Kind of that store.
+    #[arg(long, value_name = "KIND", default_value = "ClusterSecretStore")]
+    pub store_kind: String,
+    /// Key in the store holding `token` (and `caData`) properties.
+    #[arg(long, value_name = "KEY", requires = "external_secret")]
+    pub key: Option<String>,
+    /// Label KEY=VALUE on the Secret (repeatable); cluster generators select on these.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Vec<String>,
+    /// Annotation KEY=VALUE on the Secret (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub annotation: Vec<String>,
+    /// AppProject the cluster is scoped to.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Namespaces ArgoCD may manage on the cluster, comma-separated.
+    #[arg(long, value_name = "A,B")]
+    pub namespaces: Option<String>,
+    /// With --namespaces: whether cluster-scoped resources may be managed too.
+    #[arg(long, value_name = "BOOL", requires = "namespaces")]
+    pub cluster_resources: Option<bool>,
 }
 
 /// Runs a parsed command line; `Ok` holds the exit code.
@@ -113,6 +197,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Scan(a) => scan(a, &mut out),
         Command::Diff(a) => diff(a, &mut out),
         Command::Apply(a) => apply(a, &mut out),
+        Command::Secret(a) => secret_cmd(*a, &mut out),
     }
 }
 
@@ -285,6 +370,10 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
     let (plan, inv) = plan(&a.rebind)?;
     fail_on_errors(&plan)?;
     let json = a.rebind.json;
+    let secret_spec = match &a.cluster_name {
+        Some(name) => Some(secret::Spec::new(name, &plan.to.url())?),
+        None => None,
+    };
     if plan.files.is_empty() {
         if json {
             out.put(&format!("{:#}\n", report::plan_json(&plan, &inv.skipped)))?;
@@ -379,6 +468,10 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
             None
         }
     };
+    if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
+        write_private(path, &secret::render(spec), false)?;
+        warn_existing(&repo_start(&a.rebind), &spec.server)?;
+    }
     if let Some(path) = &a.review_out {
         let md = report::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
         std::fs::write(path, md)
@@ -413,4 +506,132 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
         out.put(&msg)?;
     }
     Ok(0)
+}
+
+/// Builds the Secret spec from the command line, reading the token and CA.
+fn secret_spec(a: &SecretArgs) -> Result<secret::Spec> {
+    let mut spec = secret::Spec::new(&a.name, &a.server)?;
+    if let Some(n) = &a.secret_name {
+        spec.secret_name = n.clone();
+    }
+    spec.namespace = a.namespace.clone();
+    spec.server_name = a.server_name.clone();
+    spec.ca_data = match (&a.ca_file, &a.ca_data) {
+        (Some(f), _) => Some(secret::ca_from_file(f)?),
+        (None, Some(d)) => {
+            secret::validate_ca_data(d)?;
+            Some(d.clone())
+        }
+        (None, None) => None,
+    };
+    spec.auth = if let (Some(c), Some(r)) = (&a.aws_cluster_name, &a.aws_role_arn) {
+        secret::Auth::Aws {
+            cluster_name: c.clone(),
+            role_arn: r.clone(),
+            profile: a.aws_profile.clone(),
+        }
+    } else if a.external_secret {
+        secret::Auth::External {
+            store: a.store.clone().unwrap_or_default(),
+            store_kind: a.store_kind.clone(),
+            key: a.key.clone().unwrap_or_default(),
+        }
+    } else if let Some(var) = &a.token_env {
+        let token = std::env::var(var).unwrap_or_default();
+        if token.is_empty() {
+            bail!("--token-env {var}: the variable is not set or empty");
+        }
+        secret::Auth::Bearer { token }
+    } else {
+        secret::Auth::Bearer {
+            token: secret::TOKEN_PLACEHOLDER.into(),
+        }
+    };
+    spec.labels = a
+        .label
+        .iter()
+        .map(|l| secret::parse_label(l))
+        .collect::<Result<_>>()?;
+    spec.annotations = a
+        .annotation
+        .iter()
+        .map(|l| secret::parse_annotation(l))
+        .collect::<Result<_>>()?;
+    spec.project = a.project.clone();
+    if let Some(ns) = &a.namespaces {
+        if ns.split(',').any(|n| n.trim().is_empty()) {
+            bail!("--namespaces {ns:?}: expected a comma-separated list of namespaces");
+        }
+        spec.namespaces = Some(ns.clone());
+    }
+    spec.cluster_resources = a.cluster_resources;
+    Ok(spec)
+}
+
+/// Refuses to put a real token in a file inside a git work tree.
+fn check_token_target(a: &SecretArgs) -> Result<()> {
+    let (Some(var), Some(out)) = (&a.token_env, &a.out) else {
+        return Ok(());
+    };
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Some(repo) = git::open(&dir)? {
+        bail!(
+            "--token-env {var} with --out {}: that path is inside the git work tree {}, and a real token must never land in a repository; write to stdout or to a path outside any repository",
+            out.display(),
+            repo.workdir().display()
+        );
+    }
+    Ok(())
+}
+
+/// Warns on stderr about Secrets under `repo` that already declare `server`.
+fn warn_existing(repo: &std::path::Path, server: &str) -> Result<()> {
+    let host = Endpoint::parse("--server", server)?
+        .host
+        .to_ascii_lowercase();
+    let inv = inventory(
+        walk::discover(&[repo.to_path_buf()], &[], &[])?,
+        &[host],
+        true,
+    )?;
+    for hit in secret::existing_for(&inv, server) {
+        eprintln!("warning: {hit} already declares server {server}; ArgoCD picks one of two Secrets for the same server at random");
+    }
+    Ok(())
+}
+
+fn secret_cmd(a: SecretArgs, out: &mut Out) -> Result<i32> {
+    let spec = secret_spec(&a)?;
+    check_token_target(&a)?;
+    if a.repo.exists() {
+        warn_existing(&a.repo, &spec.server)?;
+    }
+    let yaml = secret::render(&spec);
+    match &a.out {
+        None => out.put(&yaml)?,
+        Some(path) => write_private(path, &yaml, a.token_env.is_some())?,
+    }
+    Ok(0)
+}
+
+/// Writes `text` to `path`; owner-only permissions when it holds a real token.
+fn write_private(path: &std::path::Path, text: &str, private: bool) -> Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("{}: cannot write", path.display()))?;
+    Ok(())
 }

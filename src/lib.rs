@@ -14,6 +14,7 @@ pub mod git;
 pub mod locate;
 pub mod report;
 pub mod rewrite;
+pub mod secret;
 pub mod walk;
 pub mod write;
 

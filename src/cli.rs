@@ -4,6 +4,7 @@
 //! Exit codes: 0 success or nothing to change, 1 changes pending (`diff`) or
 //! declined at the prompt, 2 usage or input error (returned as `Err`).
 
+use crate::config::{self, Config};
 use crate::endpoint::Endpoint;
 use crate::report::{self, Out};
 use crate::rewrite::{self, Plan};
@@ -32,6 +33,38 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Print the ArgoCD cluster Secret (or ExternalSecret) for a server URL.
     Secret(Box<SecretArgs>),
+    /// Write .rebind.yaml from a scan: one cluster per workload endpoint, with current counts.
+    Init(InitArgs),
+    /// Fail (exit 1) on retired or undeclared endpoints; for pre-commit and CI.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Repository root to scan and write .rebind.yaml into (default: .).
+    pub path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files to check (as pre-commit passes them); default: the whole repository.
+    pub files: Vec<PathBuf>,
+    /// Config file (default: .rebind.yaml found by walking up from the current directory).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Report undeclared endpoints at cluster positions as warnings, not failures.
+    #[arg(long)]
+    pub allow_unknown: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 /// Which files to look at.
@@ -45,16 +78,41 @@ pub struct WalkArgs {
     /// Glob of files to leave out entirely (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Config file (default: .rebind.yaml found by walking up from the first PATH).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 impl WalkArgs {
-    fn discover(&self) -> Result<walk::Walk> {
-        let paths = if self.paths.is_empty() {
+    fn paths(&self) -> Vec<PathBuf> {
+        if self.paths.is_empty() {
             vec![PathBuf::from(".")]
         } else {
             self.paths.clone()
+        }
+    }
+
+    /// The config named by `--config`, or found above the first PATH.
+    fn config(&self) -> Result<Option<Config>> {
+        let path = match &self.config {
+            Some(p) => Some(p.clone()),
+            None => config::find(&self.paths()[0]),
         };
-        walk::discover(&paths, &self.include, &self.exclude)
+        path.map(|p| config::load(&p)).transpose()
+    }
+
+    /// Discovers files; globs from the command line, else from the config.
+    fn discover(&self) -> Result<walk::Walk> {
+        let cfg = self.config()?;
+        let pick =
+            |cli: &Vec<String>, from_cfg: fn(&Config) -> &Vec<String>| match (&cfg, cli.is_empty())
+            {
+                (Some(c), true) => from_cfg(c).clone(),
+                _ => cli.clone(),
+            };
+        let include = pick(&self.include, |c| &c.include);
+        let exclude = pick(&self.exclude, |c| &c.exclude);
+        walk::discover(&self.paths(), &include, &exclude)
     }
 }
 
@@ -76,8 +134,17 @@ pub struct RebindArgs {
     #[arg(long, value_name = "URL")]
     pub to: String,
     /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", conflicts_with = "cluster")]
     pub from: Option<String>,
+    /// Take --from from this cluster in .rebind.yaml, and update the config in the same run.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// Refuse unless exactly N files hold the old endpoint.
+    #[arg(long, value_name = "N", requires = "expect_occurrences")]
+    pub expect_files: Option<usize>,
+    /// Refuse unless exactly M occurrences of the old endpoint are found.
+    #[arg(long, value_name = "M", requires = "expect_files")]
+    pub expect_occurrences: Option<usize>,
     #[command(flatten)]
     pub walk: WalkArgs,
     /// Print one JSON object instead of text.
@@ -198,6 +265,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Diff(a) => diff(a, &mut out),
         Command::Apply(a) => apply(a, &mut out),
         Command::Secret(a) => secret_cmd(*a, &mut out),
+        Command::Init(a) => init(a, &mut out),
+        Command::Check(a) => check_cmd(a, &mut out),
     }
 }
 
@@ -252,7 +321,9 @@ fn scan(a: ScanArgs, out: &mut Out) -> Result<i32> {
     Ok(if errors.is_empty() { 0 } else { 2 })
 }
 
-/// Parses `--from`/`--to`, resolves an omitted `--from`, and plans the rebind.
+/// Parses `--from`/`--to`, resolves an omitted `--from` (or takes it from
+/// `--cluster`), plans the rebind, checks the expected counts, and adds the
+/// config update when a cluster was named.
 fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
     let to = Endpoint::parse("--to", &a.to)?;
     if to.is_in_cluster() {
@@ -261,9 +332,24 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
             a.to
         );
     }
-    let from = match &a.from {
-        Some(f) => Endpoint::parse("--from", f)?,
-        None => {
+    let cfg = a.walk.config()?;
+    let cluster = match &a.cluster {
+        Some(name) => {
+            let Some(cfg) = &cfg else {
+                bail!(
+                    "--cluster {name}: no {} found above {} (run `rebind init`, or pass --config)",
+                    config::FILE_NAME,
+                    a.walk.paths()[0].display()
+                );
+            };
+            Some(cfg.cluster(name)?)
+        }
+        None => None,
+    };
+    let from = match (&a.from, cluster) {
+        (_, Some(c)) => c.endpoint.clone(),
+        (Some(f), None) => Endpoint::parse("--from", f)?,
+        (None, None) => {
             let inv = inventory(a.walk.discover()?, &[], false)?;
             let found = report::workload_endpoints(&inv);
             match found.as_slice() {
@@ -285,18 +371,64 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
     }
     let hosts = vec![from.host.to_ascii_lowercase()];
     let inv = inventory(a.walk.discover()?, &hosts, true)?;
-    let plan = if from.key() == to.key() {
-        Plan {
+    if from.key() == to.key() {
+        let plan = Plan {
             from,
             to,
             files: Vec::new(),
             mentions: Vec::new(),
             errors: Vec::new(),
-        }
-    } else {
-        rewrite::plan(&inv, &from, &to)
+        };
+        return Ok((plan, inv));
+    }
+    let mut plan = rewrite::plan(&inv, &from, &to);
+    let expect = match (a.expect_files, a.expect_occurrences) {
+        (Some(files), Some(occurrences)) => Some(config::Expect { files, occurrences }),
+        _ => cluster.and_then(|c| c.expect),
     };
+    if let Some(e) = expect {
+        let found = config::Expect {
+            files: plan.files.len(),
+            occurrences: plan.change_count(),
+        };
+        if found != e && plan.errors.is_empty() {
+            let per_file: Vec<String> = plan
+                .files
+                .iter()
+                .map(|f| format!("  {:>3}  {}", f.changes.len(), f.rel))
+                .collect();
+            bail!(
+                "expected {} occurrences in {} files of {}, found {} in {}; nothing written. Found per file:\n{}",
+                e.occurrences,
+                e.files,
+                from.url(),
+                found.occurrences,
+                found.files,
+                per_file.join("\n")
+            );
+        }
+    }
+    if let (Some(c), Some(cfg)) = (cluster, &cfg) {
+        let new = config::rebound(cfg, &c.name, &to)?;
+        plan.files.push(rewrite::FilePlan {
+            path: cfg.path.clone(),
+            rel: config_rel(cfg, &a.walk.paths()[0]),
+            old: cfg.text.clone(),
+            new,
+            changes: Vec::new(),
+        });
+    }
     Ok((plan, inv))
+}
+
+/// The config's path as shown: relative to the walked root when inside it.
+fn config_rel(cfg: &Config, root: &std::path::Path) -> String {
+    let (Ok(c), Ok(r)) = (cfg.path.canonicalize(), root.canonicalize()) else {
+        return cfg.path.display().to_string();
+    };
+    c.strip_prefix(&r)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| cfg.path.display().to_string())
 }
 
 fn fail_on_errors(plan: &Plan) -> Result<()> {
@@ -634,4 +766,108 @@ fn write_private(path: &std::path::Path, text: &str, private: bool) -> Result<()
     f.write_all(text.as_bytes())
         .with_context(|| format!("{}: cannot write", path.display()))?;
     Ok(())
+}
+
+fn init(a: InitArgs, out: &mut Out) -> Result<i32> {
+    let root = a.path.unwrap_or_else(|| PathBuf::from("."));
+    if !root.is_dir() {
+        bail!("{}: not a directory", root.display());
+    }
+    let target = root.join(config::FILE_NAME);
+    if target.exists() {
+        bail!(
+            "{}: already exists; refusing to overwrite it",
+            target.display()
+        );
+    }
+    let inv = inventory(
+        walk::discover(std::slice::from_ref(&root), &[], &[])?,
+        &[],
+        false,
+    )?;
+    let mut used = std::collections::BTreeSet::new();
+    let mut clusters = Vec::new();
+    for (i, t) in report::workload_tallies(&inv).into_iter().enumerate() {
+        let mut name = t
+            .best_hint()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("cluster-{}", i + 1));
+        let base = name.clone();
+        let mut n = 2;
+        while !used.insert(name.clone()) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        clusters.push(config::InitCluster {
+            name,
+            endpoint: t.display.clone(),
+            expect: config::Expect {
+                files: t.value_files.len(),
+                occurrences: t.values,
+            },
+        });
+    }
+    let text = config::render_init(&clusters);
+    config::parse(&target, &text)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("{}: cannot write", target.display()))?;
+    let mut msg = format!(
+        "Wrote {} with {} cluster(s):\n",
+        target.display(),
+        clusters.len()
+    );
+    for c in &clusters {
+        msg.push_str(&format!(
+            "  {}: {} ({} occurrences in {} files)\n",
+            c.name, c.endpoint, c.expect.occurrences, c.expect.files
+        ));
+    }
+    out.put(&msg)?;
+    Ok(0)
+}
+
+fn check_cmd(a: CheckArgs, out: &mut Out) -> Result<i32> {
+    let start = a
+        .files
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let path = match &a.config {
+        Some(p) => p.clone(),
+        None => config::find(&start).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no {} found above {}; run `rebind init` first",
+                config::FILE_NAME,
+                start.display()
+            )
+        })?,
+    };
+    let cfg = config::load(&path)?;
+    let paths = if a.files.is_empty() {
+        vec![cfg.root()]
+    } else {
+        a.files.clone()
+    };
+    let walk = walk::discover(&paths, &cfg.include, &cfg.exclude)?;
+    let hosts: Vec<String> = cfg
+        .clusters
+        .iter()
+        .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
+        .collect();
+    let inv = inventory(walk, &hosts, false)?;
+    let findings = crate::check::check(&inv, &cfg, a.allow_unknown);
+    let failed = findings
+        .iter()
+        .any(|f| f.severity == crate::check::Severity::Error);
+    match a.format {
+        Format::Text => out.put(&report::check_text(&findings))?,
+        Format::Json => out.put(&format!("{:#}\n", report::check_json(&findings)))?,
+        Format::Sarif => out.put(&format!("{:#}\n", report::check_sarif(&findings)))?,
+    }
+    eprint!("{}", report::skipped_text(&inv.skipped));
+    Ok(if failed { 1 } else { 0 })
 }

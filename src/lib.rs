@@ -7,7 +7,9 @@
 //! [`report`] render them → [`write`] puts them on disk atomically.
 //! [`cli`] ties the steps to the command line.
 
+pub mod check;
 pub mod cli;
+pub mod config;
 pub mod diff;
 pub mod endpoint;
 pub mod git;

@@ -52,6 +52,9 @@ pub struct Occurrence {
     pub resource: Option<String>,
     /// The position holds a cluster by ArgoCD semantics (`destination.server`, ...).
     pub cluster_position: bool,
+    /// The cluster's name where the manifest says it next to the endpoint
+    /// (ApplicationSet element `cluster`, cluster Secret `name`, karpenter `clusterName`).
+    pub cluster_hint: Option<String>,
     /// Index into [`Located::events`] of the scalar holding it (kind `value`).
     pub event: Option<usize>,
 }
@@ -222,6 +225,8 @@ struct Frame {
     scalars: Vec<(String, String)>,
     /// This collection is itself a (complex) mapping key.
     in_key: bool,
+    /// Identifies the mapping, so its scalars can be found once it is complete.
+    id: usize,
 }
 
 impl Frame {
@@ -251,6 +256,8 @@ struct Candidate {
     path: String,
     last_key: Option<String>,
     sibling_name: Option<String>,
+    /// The mapping holding the scalar, if any (see [`Frame::id`]).
+    frame: Option<usize>,
     doc: usize,
 }
 
@@ -327,6 +334,7 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         resource: None,
         cluster_position: false,
         event: None,
+        cluster_hint: None,
     }
 }
 
@@ -448,6 +456,8 @@ fn walk_events(
     let mut docs: Vec<Doc> = vec![Doc::default()];
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut scalar_starts: Vec<usize> = Vec::new();
+    let mut siblings: std::collections::HashMap<usize, Vec<(String, String)>> =
+        std::collections::HashMap::new();
     let mut events = Vec::with_capacity(parsed.events.len());
     let may_hold = |v: &str| endpoint::may_hold(&v.to_ascii_lowercase(), extra_hosts);
 
@@ -475,10 +485,15 @@ fn walk_events(
                     index: 0,
                     scalars: Vec::new(),
                     in_key,
+                    id: ev_index,
                 });
             }
             Event::MappingEnd | Event::SequenceEnd => {
-                stack.pop();
+                if let Some(done) = stack.pop() {
+                    if done.is_map && !done.scalars.is_empty() {
+                        siblings.insert(done.id, done.scalars);
+                    }
+                }
                 if let Some(parent) = stack.last_mut() {
                     if parent.is_map && parent.expect_key {
                         parent.key = Some("?".into());
@@ -524,6 +539,7 @@ fn walk_events(
                                 .find(|(k, _)| k == "name")
                                 .map(|(_, v)| v.clone())
                         }),
+                        frame: top.filter(|f| f.is_map).map(|f| f.id),
                         doc: docs.len() - 1,
                     });
                 }
@@ -548,7 +564,7 @@ fn walk_events(
                         });
                     } else if f.is_map && is_scalar {
                         if let Some(k) = &f.key {
-                            if f.scalars.len() < 16 {
+                            if f.scalars.len() < 32 {
                                 f.scalars.push((k.clone(), value.to_string()));
                             }
                         }
@@ -600,6 +616,9 @@ fn walk_events(
                 o.resource = doc.resource();
                 o.cluster_position = cp;
                 o.event = Some(c.event);
+                if cp {
+                    o.cluster_hint = cluster_hint(c, siblings.get(&c.frame.unwrap_or(usize::MAX)));
+                }
                 occurrences.push(o);
             }
             None => {
@@ -639,6 +658,32 @@ fn walk_events(
         destinations,
         masked,
     }
+}
+
+/// The cluster's name as the manifest gives it next to an endpoint: a sibling
+/// `cluster`, `clusterName` or `name` key, or a `clusterName:` line in the same
+/// block string (karpenter values).
+fn cluster_hint(c: &Candidate, siblings: Option<&Vec<(String, String)>>) -> Option<String> {
+    let sib = |key: &str| {
+        siblings
+            .and_then(|s| s.iter().find(|(k, _)| k == key))
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty() && !v.contains("{{"))
+    };
+    // `name` names the cluster only in a cluster Secret or a generator element
+    // (in Helm `parameters` it names the parameter).
+    let name_is_cluster = c.path == "stringData.server"
+        || c.path == "spec.target.template.data.server"
+        || c.path.contains("list.elements[");
+    let name = || if name_is_cluster { sib("name") } else { None };
+    if let Some(v) = sib("cluster").or_else(|| sib("clusterName")).or_else(name) {
+        return Some(v);
+    }
+    c.value.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("clusterName:")?;
+        let v = rest.split('#').next()?.trim().trim_matches(['"', '\'']);
+        (!v.is_empty()).then(|| v.to_string())
+    })
 }
 
 fn in_ranges(ranges: &[(usize, usize)], at: usize) -> bool {

@@ -81,16 +81,29 @@ fn skipped_json(s: &[Skipped]) -> Value {
     )
 }
 
-/// Per-endpoint counts for the scan summary.
+/// Per-endpoint counts for the scan summary and `init`.
 #[derive(Default)]
-struct Tally {
-    display: String,
-    shape: Option<Shape>,
-    value_files: std::collections::BTreeSet<String>,
-    values: usize,
-    comments: usize,
-    texts: usize,
-    templates: usize,
+pub struct Tally {
+    /// `https://host[:port]` as first written.
+    pub display: String,
+    pub shape: Option<Shape>,
+    pub value_files: std::collections::BTreeSet<String>,
+    pub values: usize,
+    pub comments: usize,
+    pub texts: usize,
+    pub templates: usize,
+    /// Cluster names the manifests give next to this endpoint, with counts.
+    pub hints: BTreeMap<String, usize>,
+}
+
+impl Tally {
+    /// The name the manifests give this endpoint most often.
+    pub fn best_hint(&self) -> Option<&str> {
+        self.hints
+            .iter()
+            .max_by_key(|(name, n)| (**n, std::cmp::Reverse(name.as_str())))
+            .map(|(name, _)| name.as_str())
+    }
 }
 
 fn tallies(inv: &Inventory) -> BTreeMap<String, Tally> {
@@ -110,6 +123,9 @@ fn tallies(inv: &Inventory) -> BTreeMap<String, Tally> {
                 Kind::Value => {
                     e.values += 1;
                     e.value_files.insert(src.entry.rel.clone());
+                    if let Some(h) = &o.cluster_hint {
+                        *e.hints.entry(h.clone()).or_default() += 1;
+                    }
                 }
                 Kind::Comment => e.comments += 1,
                 Kind::Text => e.texts += 1,
@@ -123,10 +139,17 @@ fn tallies(inv: &Inventory) -> BTreeMap<String, Tally> {
 /// Endpoints written in a YAML value somewhere that are not in-cluster: the
 /// candidates for `--from`.
 pub fn workload_endpoints(inv: &Inventory) -> Vec<String> {
-    tallies(inv)
+    workload_tallies(inv)
         .into_iter()
-        .filter(|(_, t)| t.values > 0 && t.shape != Some(Shape::InCluster))
-        .map(|(_, t)| t.display)
+        .map(|t| t.display)
+        .collect()
+}
+
+/// The tallies of [`workload_endpoints`].
+pub fn workload_tallies(inv: &Inventory) -> Vec<Tally> {
+    tallies(inv)
+        .into_values()
+        .filter(|t| t.values > 0 && t.shape != Some(Shape::InCluster))
         .collect()
 }
 
@@ -340,6 +363,14 @@ pub fn summary_table(plan: &Plan) -> String {
         "file", "count"
     );
     for f in &plan.files {
+        if f.changes.is_empty() {
+            let _ = writeln!(
+                s,
+                "  {:<width$}  {:>5}  cluster endpoint updated, old one retired",
+                f.rel, "-"
+            );
+            continue;
+        }
         let (paths, resources) = paths_and_resources(f);
         let _ = writeln!(
             s,
@@ -526,4 +557,81 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
         let _ = writeln!(s, "- {n}");
     }
     s
+}
+
+/// `check` findings as lines: `path:line:column: message` (warnings say so).
+pub fn check_text(findings: &[crate::check::Finding]) -> String {
+    findings
+        .iter()
+        .map(|f| {
+            let w = if f.severity == crate::check::Severity::Warning {
+                "warning: "
+            } else {
+                ""
+            };
+            format!("{}:{}:{}: {w}{}\n", f.rel, f.line, f.column, f.message)
+        })
+        .collect()
+}
+
+fn severity_name(s: crate::check::Severity) -> &'static str {
+    match s {
+        crate::check::Severity::Error => "error",
+        crate::check::Severity::Warning => "warning",
+    }
+}
+
+/// `check --format json`.
+pub fn check_json(findings: &[crate::check::Finding]) -> Value {
+    json!({
+        "findings": findings.iter().map(|f| json!({
+            "path": f.rel,
+            "line": f.line,
+            "column": f.column,
+            "severity": severity_name(f.severity),
+            "rule": f.rule.id(),
+            "message": f.message,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `check --format sarif`: SARIF 2.1.0, one result per finding.
+pub fn check_sarif(findings: &[crate::check::Finding]) -> Value {
+    use crate::check::Rule;
+    let rules: Vec<Value> = [
+        (Rule::Retired, "A retired endpoint of a cluster declared in .rebind.yaml is committed."),
+        (Rule::Unknown, "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml."),
+    ]
+    .iter()
+    .map(|(r, text)| json!({"id": r.id(), "shortDescription": {"text": text}}))
+    .collect();
+    let results: Vec<Value> = findings
+        .iter()
+        .map(|f| {
+            json!({
+                "ruleId": f.rule.id(),
+                "level": severity_name(f.severity),
+                "message": {"text": f.message},
+                "locations": [{
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": f.rel},
+                        "region": {"startLine": f.line, "startColumn": f.column},
+                    }
+                }],
+            })
+        })
+        .collect();
+    json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "rebind",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    })
 }

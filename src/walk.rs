@@ -68,6 +68,9 @@ pub fn discover(paths: &[PathBuf], include: &[String], exclude: &[String]) -> Re
         let meta = std::fs::symlink_metadata(root)
             .with_context(|| format!("{}: cannot read", root.display()))?;
         if meta.is_file() || meta.file_type().is_symlink() && !root.is_dir() {
+            if is_config(root) {
+                continue;
+            }
             let rel = root.to_string_lossy().replace('\\', "/");
             if meta.file_type().is_symlink() {
                 walk.skipped.push(Skipped {
@@ -94,6 +97,11 @@ pub fn discover(paths: &[PathBuf], include: &[String], exclude: &[String]) -> Re
     walk.entries.dedup_by(|a, b| a.path == b.path);
     walk.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(walk)
+}
+
+/// rebind's own config holds endpoints by design; it is read by `config`, never scanned.
+fn is_config(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n == crate::config::FILE_NAME)
 }
 
 fn role_of(include: &GlobSet, rel: &str) -> Role {
@@ -136,7 +144,7 @@ fn walk_dir(root: &Path, include: &GlobSet, exclude: &GlobSet, walk: &mut Walk) 
             .unwrap_or(entry.path())
             .to_string_lossy()
             .replace('\\', "/");
-        if rel.is_empty() || exclude.is_match(&rel) {
+        if rel.is_empty() || exclude.is_match(&rel) || is_config(entry.path()) {
             continue;
         }
         if ft.is_symlink() {

@@ -1,0 +1,122 @@
+//! `rebind check`: findings for endpoints that must not be committed: a
+//! retired endpoint of a cluster in `.rebind.yaml`, or a workload endpoint at
+//! a cluster position that no cluster in the config declares.
+
+use crate::config::Config;
+use crate::endpoint::Shape;
+use crate::locate::{Kind, Occurrence};
+use crate::rewrite::matches;
+use crate::Inventory;
+
+/// Whether a finding fails the check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Which rule a finding breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// A retired endpoint of a declared cluster.
+    Retired,
+    /// A workload endpoint at a cluster position that no cluster declares.
+    Unknown,
+}
+
+impl Rule {
+    pub fn id(self) -> &'static str {
+        match self {
+            Rule::Retired => "retired-endpoint",
+            Rule::Unknown => "unknown-endpoint",
+        }
+    }
+}
+
+/// One finding, at a place in a file.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    pub severity: Severity,
+    pub rule: Rule,
+    pub message: String,
+}
+
+fn finding(rel: &str, o: &Occurrence, severity: Severity, rule: Rule, message: String) -> Finding {
+    Finding {
+        rel: rel.to_string(),
+        line: o.line,
+        column: o.column,
+        severity,
+        rule,
+        message,
+    }
+}
+
+/// Checks every occurrence in `inv` against the config. Retired endpoints in
+/// values are errors, in comments, text and template actions warnings;
+/// unknown endpoints at cluster positions are errors unless `allow_unknown`.
+pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for src in &inv.sources {
+        let rel = &src.entry.rel;
+        for o in src.occurrences() {
+            let retired = cfg
+                .clusters
+                .iter()
+                .find_map(|c| c.retired.iter().find(|r| matches(o, r)).map(|r| (c, r)));
+            if let Some((c, r)) = retired {
+                // A file that does not parse cannot prove the mention harmless.
+                let severity = if o.kind == Kind::Value || src.located.is_err() {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
+                let place = match o.kind {
+                    Kind::Value => "",
+                    Kind::Comment => " (in a comment)",
+                    Kind::Text => " (in a text file)",
+                    Kind::Template => " (in a template action)",
+                };
+                out.push(finding(
+                    rel,
+                    o,
+                    severity,
+                    Rule::Retired,
+                    format!(
+                        "retired endpoint {} of cluster {}; current is {}{place}",
+                        r.url(),
+                        c.name,
+                        c.endpoint.url()
+                    ),
+                ));
+                continue;
+            }
+            let declared = cfg.clusters.iter().any(|c| matches(o, &c.endpoint));
+            let workload =
+                o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster;
+            if workload && !declared {
+                let severity = if allow_unknown {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                };
+                out.push(finding(
+                    rel,
+                    o,
+                    severity,
+                    Rule::Unknown,
+                    format!(
+                        "endpoint {} at {} is not declared by any cluster in {}",
+                        o.endpoint,
+                        o.yaml_path.as_deref().unwrap_or("a cluster position"),
+                        crate::config::FILE_NAME
+                    ),
+                ));
+            }
+        }
+    }
+    out
+}

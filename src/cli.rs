@@ -413,8 +413,8 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
         plan.files.push(rewrite::FilePlan {
             path: cfg.path.clone(),
             rel: config_rel(cfg, &a.walk.paths()[0]),
-            old: cfg.text.clone(),
-            new,
+            old: cfg.text.as_str().into(),
+            new: new.into(),
             changes: Vec::new(),
         });
     }

@@ -113,7 +113,7 @@ const MANAGED_SUFFIXES: [&str; 6] = [
 
 /// Lower-case needles: text without any of them (or a `--from` host) holds no endpoint.
 const PREFILTER: [&str; 6] = [
-    "https://",
+    "https://", // must stay first: see may_hold_named
     ".amazonaws.com",
     ".api.aws",
     ".azmk8s.io",
@@ -123,7 +123,15 @@ const PREFILTER: [&str; 6] = [
 
 /// Cheap test on lower-cased text: can it hold an endpoint (or one of `hosts`)?
 pub fn may_hold(lower: &str, hosts: &[String]) -> bool {
-    PREFILTER.iter().any(|n| lower.contains(n)) || hosts.iter().any(|h| lower.contains(h.as_str()))
+    lower.contains("https://") || may_hold_named(lower, hosts)
+}
+
+/// Like [`may_hold`], but only for endpoints recognised wherever they are:
+/// managed-cluster and in-cluster hosts, and `hosts`. Any other URL is an
+/// endpoint only at a cluster position.
+pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
+    PREFILTER[1..].iter().any(|n| lower.contains(n))
+        || hosts.iter().any(|h| lower.contains(h.as_str()))
 }
 
 /// Classifies a host (case-insensitive).

@@ -28,7 +28,8 @@ use walk::{Content, Entry, Role, Skipped, Walk};
 #[derive(Debug)]
 pub struct Source {
     pub entry: Entry,
-    pub text: String,
+    /// Shared with the plans made from it, so a big file is held once.
+    pub text: std::sync::Arc<str>,
     pub located: Result<Located, ParseError>,
 }
 
@@ -90,11 +91,14 @@ pub fn inventory(walk: Walk, hosts: &[String], only_hosts: bool) -> Result<Inven
                 }
             }
             Content::Text(text) => {
-                let lower = text.to_ascii_lowercase();
-                let has = holds(&lower);
+                // The lower-case copy is dropped before parsing: big files count.
+                let (has, destination) = {
+                    let lower = text.to_ascii_lowercase();
+                    (holds(&lower), !only_hosts && lower.contains("destination"))
+                };
                 let located = match entry.role {
-                    Role::Yaml if has || (!only_hosts && lower.contains("destination")) => {
-                        locate::locate_yaml(&text, hosts)
+                    Role::Yaml if has || destination => {
+                        locate::locate_yaml(&text, hosts, only_hosts)
                     }
                     Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                     _ => continue,
@@ -106,7 +110,7 @@ pub fn inventory(walk: Walk, hosts: &[String], only_hosts: bool) -> Result<Inven
                 if keep {
                     inv.sources.push(Source {
                         entry,
-                        text,
+                        text: text.into(),
                         located,
                     });
                 }

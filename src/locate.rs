@@ -8,7 +8,9 @@
 //! never from `Marker::index()`, which counts characters, not bytes.
 
 use crate::endpoint::{self, Found, Shape};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::Marker;
 
@@ -55,7 +57,7 @@ pub struct Occurrence {
     /// The cluster's name where the manifest says it next to the endpoint
     /// (ApplicationSet element `cluster`, cluster Secret `name`, karpenter `clusterName`).
     pub cluster_hint: Option<String>,
-    /// Index into [`Located::events`] of the scalar holding it (kind `value`).
+    /// Index of the parser event of the scalar holding it (kind `value`).
     pub event: Option<usize>,
 }
 
@@ -77,9 +79,13 @@ pub struct Destination {
 #[derive(Debug, Default)]
 pub struct Located {
     pub occurrences: Vec<Occurrence>,
-    /// The parser's event stream without markers (empty for text files); used to
-    /// verify that a rewrite changed nothing but the planned scalars.
-    pub events: Vec<Event>,
+    /// Number of parser events (0 for text files).
+    pub event_count: usize,
+    /// Digest of every event except those in `held`: with `event_count` it
+    /// proves that a rewrite changed nothing but the planned scalars.
+    pub digest: u64,
+    /// The scalars that may hold endpoints, whole, by event index.
+    pub held: BTreeMap<usize, Event>,
     pub destinations: Vec<Destination>,
     /// Helm template actions had to be masked for the file to parse.
     pub masked: bool,
@@ -252,7 +258,8 @@ impl Frame {
 struct Candidate {
     event: usize,
     start: usize,
-    value: String,
+    /// Where the next scalar starts: the candidate's text lies before it.
+    span_end: usize,
     path: String,
     last_key: Option<String>,
     sibling_name: Option<String>,
@@ -353,32 +360,76 @@ pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
     }
 }
 
-/// The parser's view of a file: events with byte offsets, or the first error.
-struct Parsed {
-    events: Vec<(Event, usize)>,
+/// Deepest nesting of collections accepted; deeper input is an error, not a
+/// risk to the stack of whoever reads the file next.
+pub const MAX_DEPTH: usize = 1000;
+
+/// A parse failure: 1-based line and column, and the parser's message.
+type ParseFailure = (usize, usize, String);
+
+/// Streams the parser's events with their byte offsets. `text` may be a
+/// BOM-stripped slice; `base` is added to every offset.
+struct Events<'a> {
+    parser: Parser<std::str::Chars<'a>>,
+    text: &'a str,
+    /// Line index of `text` (a masked text has the same line starts).
+    index: &'a LineIndex,
+    base: usize,
+    done: bool,
 }
 
-fn parse_events(text: &str, base: usize) -> Result<Parsed, (usize, usize, String)> {
-    let index = LineIndex::new(text);
-    let mut parser = Parser::new_from_str(text);
-    let mut events = Vec::new();
-    loop {
-        match parser.next_token() {
+impl<'a> Events<'a> {
+    fn new(text: &'a str, base: usize, index: &'a LineIndex) -> Events<'a> {
+        Events {
+            parser: Parser::new_from_str(text),
+            text,
+            index,
+            base,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for Events<'_> {
+    type Item = Result<(Event, usize), ParseFailure>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.parser.next_token() {
             Ok((ev, mark)) => {
-                let end = ev == Event::StreamEnd;
-                let off = marker_offset(text, &index, &mark);
-                events.push((ev, base + off));
-                if end {
-                    break;
-                }
+                self.done = ev == Event::StreamEnd;
+                let off = marker_offset(self.text, self.index, &mark);
+                Some(Ok((ev, self.base + off)))
             }
             Err(e) => {
+                self.done = true;
                 let m = e.marker();
-                return Err((m.line().max(1), m.col() + 1, e.info().to_string()));
+                Some(Err((m.line().max(1), m.col() + 1, e.info().to_string())))
             }
         }
     }
-    Ok(Parsed { events })
+}
+
+/// A stable hash of one event (value, style, anchor, tag, kind) at position
+/// `index` in the stream. Digests add these up, so events can join in any order.
+fn fingerprint(index: usize, ev: &Event) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    index.hash(&mut h);
+    match ev {
+        Event::Scalar(v, style, anchor, tag) => {
+            (1u8, v, *style as u8, anchor).hash(&mut h);
+            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
+        }
+        Event::Alias(a) => (2u8, a).hash(&mut h),
+        Event::MappingStart(a, tag) | Event::SequenceStart(a, tag) => {
+            (matches!(ev, Event::MappingStart(..)), 3u8, a).hash(&mut h);
+            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
+        }
+        other => format!("{other:?}").hash(&mut h),
+    }
+    h.finish()
 }
 
 fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
@@ -389,38 +440,45 @@ fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
 }
 
 /// Parses `text` as YAML (JSON included), masking Helm template actions if the
-/// file does not parse as it is, and locates every endpoint occurrence.
-pub fn locate_yaml(text: &str, extra_hosts: &[String]) -> Result<Located, ParseError> {
+/// file does not parse as it is, and locates every endpoint occurrence; with
+/// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
+pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, ParseError> {
     let index = LineIndex::new(text);
-    let lower = text.to_ascii_lowercase();
-    let found = endpoint::find_all(text, &lower, extra_hosts);
+    let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
+    if only {
+        found.retain(|f| extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+    }
     // A UTF-8 BOM is not content: the parser would fold it into the first key.
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let body_index = (bom > 0).then(|| LineIndex::new(&text[bom..]));
+    let body_index = body_index.as_ref().unwrap_or(&index);
 
-    let mut masked_ranges = Vec::new();
-    let parsed = match parse_events(&text[bom..], bom) {
-        Ok(p) => p,
-        Err(first) => match mask_templates(text) {
-            Some((masked, ranges)) => match parse_events(&masked[bom..], bom) {
-                Ok(p) => {
-                    masked_ranges = ranges;
-                    p
-                }
-                Err(_) => return Err(parse_error(text, &index, found, extra_hosts, first)),
-            },
-            None => return Err(parse_error(text, &index, found, extra_hosts, first)),
-        },
-    };
-    let masked = !masked_ranges.is_empty();
-    Ok(walk_events(
+    let first = match walk_events(
         text,
         &index,
-        found,
+        &found,
         extra_hosts,
-        parsed,
-        &masked_ranges,
-        masked,
-    ))
+        Events::new(&text[bom..], bom, body_index),
+        &[],
+        only,
+    ) {
+        Ok(l) => return Ok(l),
+        Err(e) => e,
+    };
+    if let Some((masked, ranges)) = mask_templates(text) {
+        if let Ok(l) = walk_events(
+            text,
+            &index,
+            &found,
+            extra_hosts,
+            Events::new(&masked[bom..], bom, body_index),
+            &ranges,
+            only,
+        ) {
+            return Ok(l);
+        }
+    }
+    Err(parse_error(text, &index, found, extra_hosts, first))
 }
 
 fn parse_error(
@@ -446,33 +504,95 @@ fn parse_error(
 fn walk_events(
     text: &str,
     index: &LineIndex,
-    found: Vec<Found>,
+    found: &[Found],
     extra_hosts: &[String],
-    parsed: Parsed,
+    events: impl Iterator<Item = Result<(Event, usize), ParseFailure>>,
     masked_ranges: &[(usize, usize)],
-    masked: bool,
-) -> Located {
+    only: bool,
+) -> Result<Located, ParseFailure> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut docs: Vec<Doc> = vec![Doc::default()];
     let mut candidates: Vec<Candidate> = Vec::new();
-    let mut scalar_starts: Vec<usize> = Vec::new();
-    let mut siblings: std::collections::HashMap<usize, Vec<(String, String)>> =
-        std::collections::HashMap::new();
-    let mut events = Vec::with_capacity(parsed.events.len());
-    let may_hold = |v: &str| endpoint::may_hold(&v.to_ascii_lowercase(), extra_hosts);
+    // Candidates whose span end is not known yet (the next scalar's start).
+    let mut pending_spans: Vec<usize> = Vec::new();
+    let mut doc_needed = false;
+    // Where each kept document starts, so comments can name their resource.
+    let mut doc_starts: Vec<(usize, usize)> = Vec::new();
+    let mut doc_start = 0;
+    let mut found_cursor = 0;
+    let mut event_count = 0;
+    let mut digest = 0u64;
+    let mut siblings: HashMap<usize, Vec<(String, String)>> = HashMap::new();
+    let mut wanted: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    let mut held = BTreeMap::new();
+    // Whether a scalar at `last_key`/`path` is worth recording: it names a
+    // recognised host, or holds a URL where a cluster can be (any other URL,
+    // such as a repoURL, can never be an endpoint).
+    let may_hold = |v: &str, stack: &[Frame], is_key: bool| {
+        if found.is_empty() || !v.bytes().any(|b| b == b'.' || b == b':') {
+            return false;
+        }
+        let lower = v.to_ascii_lowercase();
+        if only {
+            return extra_hosts.iter().any(|h| lower.contains(h.as_str()));
+        }
+        if endpoint::may_hold_named(&lower, extra_hosts) {
+            return true;
+        }
+        if !lower.contains("https://") {
+            return false;
+        }
+        let last = stack.last().and_then(|f| {
+            if f.is_map && !is_key {
+                f.key.as_deref()
+            } else {
+                None
+            }
+        });
+        matches!(last, Some("server" | "clusterEndpoint" | "value"))
+            || lower.contains("server:")
+            || lower.contains("clusterendpoint:")
+            || stack.iter().any(|f| {
+                matches!(
+                    f.key.as_deref(),
+                    Some("elements" | "resource.exclusions" | "resource.inclusions")
+                )
+            })
+            || (stack.len() == 1 && !is_key)
+    };
 
-    for (ev, off) in parsed.events {
-        let ev_index = events.len();
+    for item in events {
+        let (ev, off) = item?;
+        let ev_index = event_count;
+        event_count += 1;
+        if stack.len() >= MAX_DEPTH {
+            let (line, column) = index.position(text, off);
+            return Err((
+                line,
+                column,
+                format!("collections nested deeper than {MAX_DEPTH} levels"),
+            ));
+        }
         match &ev {
-            Event::DocumentStart => {
-                if !stack.is_empty() || docs.last().is_some_and(|d| d.kind.is_some()) {
-                    docs.push(Doc::default());
+            Event::DocumentStart | Event::DocumentEnd => {
+                // Endpoint text anywhere in the document (comments too) keeps it.
+                while found.get(found_cursor).is_some_and(|f| f.start < off) {
+                    found_cursor += 1;
+                    doc_needed = true;
+                }
+                let last = docs.last_mut().expect("docs is never empty");
+                let used = last.kind.is_some() || last.name.is_some();
+                if used || !stack.is_empty() {
+                    if doc_needed || last.dest_server.is_some() || last.dest_name.is_some() {
+                        doc_starts.push((doc_start, docs.len() - 1));
+                        docs.push(Doc::default());
+                    } else {
+                        *last = Doc::default(); // nothing refers to it: reuse the slot
+                    }
+                    doc_needed = false;
+                    doc_start = off;
                 }
                 stack.clear();
-            }
-            Event::DocumentEnd => {
-                stack.clear();
-                docs.push(Doc::default());
             }
             Event::MappingStart(..) | Event::SequenceStart(..) => {
                 let in_key = stack
@@ -490,7 +610,8 @@ fn walk_events(
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 if let Some(done) = stack.pop() {
-                    if done.is_map && !done.scalars.is_empty() {
+                    // Kept only where an endpoint may need its cluster name.
+                    if done.is_map && wanted.contains(&done.id) {
                         siblings.insert(done.id, done.scalars);
                     }
                 }
@@ -508,11 +629,19 @@ fn walk_events(
                 };
                 let is_scalar = matches!(ev, Event::Scalar(..));
                 if is_scalar {
-                    scalar_starts.push(off);
+                    pending_spans.retain(|&ci| {
+                        let c: &mut Candidate = &mut candidates[ci];
+                        if off > c.start {
+                            c.span_end = off;
+                            false
+                        } else {
+                            true
+                        }
+                    });
                 }
                 let is_key = stack.last().is_some_and(|f| f.is_map && f.expect_key);
                 let in_key = stack.iter().any(|f| f.in_key);
-                if is_scalar && may_hold(value) {
+                if is_scalar && may_hold(value, &stack, is_key) {
                     let mut segs: Vec<Seg> = Vec::with_capacity(stack.len() + 1);
                     let depth = stack.len();
                     for (i, f) in stack.iter().enumerate() {
@@ -526,7 +655,7 @@ fn walk_events(
                     candidates.push(Candidate {
                         event: ev_index,
                         start: off,
-                        value: value.to_string(),
+                        span_end: text.len(),
                         path: if in_key {
                             format!("{}(key)", format_path(&segs))
                         } else {
@@ -542,6 +671,11 @@ fn walk_events(
                         frame: top.filter(|f| f.is_map).map(|f| f.id),
                         doc: docs.len() - 1,
                     });
+                    if let Some(f) = top.filter(|f| f.is_map) {
+                        wanted.insert(f.id);
+                    }
+                    pending_spans.push(candidates.len() - 1);
+                    doc_needed = true;
                 }
                 if is_scalar && !in_key {
                     let templated = masked_ranges
@@ -574,15 +708,22 @@ fn walk_events(
             }
             _ => {}
         }
-        events.push(ev);
+        if candidates.last().is_some_and(|c| c.event == ev_index) {
+            held.insert(ev_index, ev);
+        } else {
+            digest = digest.wrapping_add(fingerprint(ev_index, &ev));
+        }
     }
 
     // Map each textual find to the scalar whose source span holds it, in order.
-    scalar_starts.sort_unstable();
+    let value_of = |c: &Candidate| match held.get(&c.event) {
+        Some(Event::Scalar(v, ..)) => v.as_str(),
+        _ => "",
+    };
     let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
+    let masked = !masked_ranges.is_empty();
     for (ci, c) in candidates.iter().enumerate() {
-        let next = scalar_starts.partition_point(|&s| s <= c.start);
-        let span_end = scalar_starts.get(next).copied().unwrap_or(text.len());
+        let (span_end, value) = (c.span_end, value_of(c));
         let first = found.partition_point(|f| f.start < c.start);
         let mut cursor = 0;
         for (fi, f) in found.iter().enumerate().skip(first) {
@@ -593,7 +734,7 @@ fn walk_events(
                 continue;
             }
             let lit = &text[f.start..f.end];
-            if let Some(p) = c.value.get(cursor..).and_then(|v| v.find(lit)) {
+            if let Some(p) = value.get(cursor..).and_then(|v| v.find(lit)) {
                 assigned[fi] = Some((ci, cursor + p));
                 cursor += p + lit.len();
             }
@@ -601,13 +742,14 @@ fn walk_events(
     }
 
     let mut occurrences = Vec::new();
-    for (fi, f) in found.into_iter().enumerate() {
+    for (fi, f) in found.iter().cloned().enumerate() {
         match assigned[fi] {
             Some((ci, voff)) => {
                 let c = &candidates[ci];
                 let doc = &docs[c.doc];
-                let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
-                let cp = cluster_position(doc.kind.as_deref(), c, &c.value[line_start..voff]);
+                let value = value_of(c);
+                let line_start = value[..voff].rfind('\n').map_or(0, |p| p + 1);
+                let cp = cluster_position(doc.kind.as_deref(), c, &value[line_start..voff]);
                 if !is_endpoint(&f, extra_hosts, cp) {
                     continue;
                 }
@@ -617,7 +759,8 @@ fn walk_events(
                 o.cluster_position = cp;
                 o.event = Some(c.event);
                 if cp {
-                    o.cluster_hint = cluster_hint(c, siblings.get(&c.frame.unwrap_or(usize::MAX)));
+                    o.cluster_hint =
+                        cluster_hint(c, value, siblings.get(&c.frame.unwrap_or(usize::MAX)));
                 }
                 occurrences.push(o);
             }
@@ -630,11 +773,11 @@ fn walk_events(
                 } else {
                     Kind::Comment
                 };
-                let doc_idx = candidates
+                let doc_idx = doc_starts
                     .iter()
                     .rev()
-                    .find(|c| c.start <= f.start)
-                    .map(|c| c.doc);
+                    .find(|(start, _)| *start <= f.start)
+                    .map(|(_, d)| *d);
                 let mut o = occurrence(text, index, f, kind);
                 o.resource = doc_idx.and_then(|d| docs[d].resource());
                 occurrences.push(o);
@@ -652,18 +795,33 @@ fn walk_events(
         })
         .collect();
 
-    Located {
+    // Only the scalars that hold a value occurrence are needed to verify a rewrite.
+    let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
+    held.retain(|k, ev| {
+        let keep = used.contains(k);
+        if !keep {
+            digest = digest.wrapping_add(fingerprint(*k, ev));
+        }
+        keep
+    });
+    Ok(Located {
         occurrences,
-        events,
+        event_count,
+        digest,
+        held,
         destinations,
         masked,
-    }
+    })
 }
 
 /// The cluster's name as the manifest gives it next to an endpoint: a sibling
 /// `cluster`, `clusterName` or `name` key, or a `clusterName:` line in the same
 /// block string (karpenter values).
-fn cluster_hint(c: &Candidate, siblings: Option<&Vec<(String, String)>>) -> Option<String> {
+fn cluster_hint(
+    c: &Candidate,
+    value: &str,
+    siblings: Option<&Vec<(String, String)>>,
+) -> Option<String> {
     let sib = |key: &str| {
         siblings
             .and_then(|s| s.iter().find(|(k, _)| k == key))
@@ -679,7 +837,7 @@ fn cluster_hint(c: &Candidate, siblings: Option<&Vec<(String, String)>>) -> Opti
     if let Some(v) = sib("cluster").or_else(|| sib("clusterName")).or_else(name) {
         return Some(v);
     }
-    c.value.lines().find_map(|l| {
+    value.lines().find_map(|l| {
         let rest = l.trim_start().strip_prefix("clusterName:")?;
         let v = rest.split('#').next()?.trim().trim_matches(['"', '\'']);
         (!v.is_empty()).then(|| v.to_string())
@@ -719,25 +877,37 @@ fn record_doc_fact(doc: &mut Doc, stack: &[Frame], is_key: bool, value: &str) {
     }
 }
 
-/// The event stream of `text` without markers, as [`locate_yaml`] parses it
-/// (masked if `masked`); used to verify a rewrite.
-pub fn events_of(text: &str, masked: bool) -> Result<Vec<Event>, String> {
+/// What [`locate_yaml`] records of `text` for verification (parsed masked if
+/// `masked`): the event count, the digest of every event not in `keep`, and
+/// the events in `keep` whole.
+pub fn digest_of(
+    text: &str,
+    masked: bool,
+    keep: &BTreeSet<usize>,
+) -> Result<(usize, u64, BTreeMap<usize, Event>), String> {
     let owned;
-    let src = if masked {
-        match mask_templates(text) {
-            Some((m, _)) => {
-                owned = m;
-                owned.as_str()
-            }
-            None => text,
+    let src = match mask_templates(text).filter(|_| masked) {
+        Some((m, _)) => {
+            owned = m;
+            owned.as_str()
         }
-    } else {
-        text
+        None => text,
     };
     let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
-    parse_events(&src[bom..], bom)
-        .map(|p| p.events.into_iter().map(|(e, _)| e).collect())
-        .map_err(|(l, c, m)| format!("{l}:{c}: {m}"))
+    let index = LineIndex::new(&src[bom..]);
+    let mut digest = 0u64;
+    let mut held = BTreeMap::new();
+    let mut count = 0;
+    for item in Events::new(&src[bom..], bom, &index) {
+        let (ev, _) = item.map_err(|(l, c, m)| format!("{l}:{c}: {m}"))?;
+        if keep.contains(&count) {
+            held.insert(count, ev);
+        } else {
+            digest = digest.wrapping_add(fingerprint(count, &ev));
+        }
+        count += 1;
+    }
+    Ok((count, digest, held))
 }
 
 #[cfg(test)]
@@ -775,7 +945,7 @@ mod tests {
         let t = format!(
             "# 주석 {PROD}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: keda\nspec:\n  destination:\n    server: '{PROD}' # old {PROD}\n"
         );
-        let l = locate_yaml(&t, &[]).unwrap();
+        let l = locate_yaml(&t, &[], false).unwrap();
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Comment, Kind::Value, Kind::Comment]);
         let v = &l.occurrences[1];
@@ -791,7 +961,7 @@ mod tests {
         let t = format!(
             "kind: Application\nmetadata: {{name: karpenter}}\nspec:\n  source:\n    helm:\n      values: |\n        settings:\n          clusterEndpoint: {PROD}\n      parameters:\n        - name: settings.clusterEndpoint\n          value: \"https://10.0.0.1:6443\"\n        - name: other\n          value: https://example.com\n"
         );
-        let l = locate_yaml(&t, &[]).unwrap();
+        let l = locate_yaml(&t, &[], false).unwrap();
         let got: Vec<_> = l
             .occurrences
             .iter()
@@ -821,7 +991,7 @@ mod tests {
         let t = format!(
             "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {PROD}\n    name: {{{{ default \"{PROD}\" .x }}}}\n{{{{- end }}}}\n"
         );
-        let l = locate_yaml(&t, &[]).unwrap();
+        let l = locate_yaml(&t, &[], false).unwrap();
         assert!(l.masked);
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
@@ -830,7 +1000,7 @@ mod tests {
     #[test]
     fn parse_error_reports_position_and_endpoints() {
         let t = format!("a: [\nserver: {PROD}\n  - x: : y\n");
-        let e = locate_yaml(&t, &[]).unwrap_err();
+        let e = locate_yaml(&t, &[], false).unwrap_err();
         assert!(e.line >= 2, "{e:?}");
         assert_eq!(e.occurrences.len(), 1);
     }

@@ -10,6 +10,7 @@ use crate::Inventory;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use yaml_rust2::parser::Event;
 
 /// A verified rewrite of one file.
@@ -17,8 +18,8 @@ use yaml_rust2::parser::Event;
 pub struct FilePlan {
     pub path: PathBuf,
     pub rel: String,
-    pub old: String,
-    pub new: String,
+    pub old: Arc<str>,
+    pub new: Arc<str>,
     /// The occurrences that are rewritten, in file order.
     pub changes: Vec<Occurrence>,
 }
@@ -136,8 +137,8 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
             Ok(()) => plan.files.push(FilePlan {
                 path: src.entry.path.clone(),
                 rel: rel.clone(),
-                old: src.text.clone(),
-                new,
+                old: Arc::clone(&src.text),
+                new: new.into(),
                 changes,
             }),
             Err(message) => plan.errors.push(PlanError {
@@ -178,32 +179,40 @@ pub fn verify(
         .iter()
         .filter_map(|o| o.event.map(|e| (e, o)))
         .collect();
-    let new_events = locate::events_of(new_text, old.masked)
+    // Every scalar that may hold an endpoint is compared whole; the rest by digest.
+    let keep = old.held.keys().copied().collect();
+    let (count, digest, new_held) = locate::digest_of(new_text, old.masked, &keep)
         .map_err(|e| format!("the rewritten file no longer parses ({e}); nothing written"))?;
-    if new_events.len() != old.events.len() {
+    if count != old.event_count {
         return Err(format!(
-            "the rewritten file has {} parser events instead of {}; nothing written",
-            new_events.len(),
-            old.events.len()
+            "the rewritten file has {count} parser events instead of {}; nothing written",
+            old.event_count
         ));
     }
-    for (i, (a, b)) in old.events.iter().zip(&new_events).enumerate() {
-        let expected = match (planned.get(&i), a) {
+    if digest != old.digest {
+        return Err(
+            "verification failed: something besides the planned scalars changed; nothing written"
+                .into(),
+        );
+    }
+    for (i, before) in &old.held {
+        let expected = match (planned.get(i), before) {
             (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
                 endpoint::rewrite_value(v, from, to),
                 *style,
                 *anchor,
                 tag.clone(),
             ),
-            _ => a.clone(),
+            _ => before.clone(),
         };
-        if &expected != b {
+        if new_held.get(i) != Some(&expected) {
             let at = planned
-                .get(&i)
+                .get(i)
                 .map(|o| format!(" at {}:{}", o.line, o.column))
                 .unwrap_or_default();
             return Err(format!(
-                "verification failed{at}: expected {expected:?} after the rewrite, found {b:?}; nothing written"
+                "verification failed{at}: expected {expected:?} after the rewrite, found {:?}; nothing written",
+                new_held.get(i)
             ));
         }
     }

@@ -34,15 +34,36 @@ fn check_unchanged(plan: &FilePlan) -> Result<()> {
     if meta.permissions().readonly() {
         bail!("{}: is read-only; not rewriting it", plan.rel);
     }
-    let now =
-        fs::read(&plan.path).with_context(|| format!("{}: cannot read it again", plan.rel))?;
-    if now != plan.old.as_bytes() {
+    if !same_bytes(&plan.path, plan.old.as_bytes())
+        .with_context(|| format!("{}: cannot read it again", plan.rel))?
+    {
         bail!(
             "{}: changed on disk since it was planned; run rebind again",
             plan.rel
         );
     }
     Ok(())
+}
+
+/// Whether the file holds exactly `want`, read in chunks (big files count).
+fn same_bytes(path: &Path, want: &[u8]) -> std::io::Result<bool> {
+    use std::io::Read;
+    let mut f = File::open(path)?;
+    if f.metadata()?.len() != want.len() as u64 {
+        return Ok(false);
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(at == want.len());
+        }
+        if at + n > want.len() || buf[..n] != want[at..at + n] {
+            return Ok(false);
+        }
+        at += n;
+    }
 }
 
 fn write_temp(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {

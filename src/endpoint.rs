@@ -266,6 +266,14 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         if host.is_empty() {
             continue;
         }
+        // A port that is not 1-65535 makes this no URL at all (never "no port").
+        let port = match port {
+            None => None,
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => continue,
+            },
+        };
         let replace_end = auth_start + alen;
         let mut end = replace_end;
         if end < bytes.len() && matches!(bytes[end], b'/' | b'?') {
@@ -281,7 +289,7 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             end,
             replace_end,
             host: host.to_string(),
-            port: port.and_then(|p| p.parse().ok()),
+            port,
             bare: false,
         });
     }
@@ -436,6 +444,21 @@ mod tests {
         );
         assert_eq!(f[0].port, Some(443));
         assert_eq!(&t[f[1].start..f[1].end], format!("https://{EKS}"));
+    }
+
+    #[test]
+    fn an_invalid_port_is_not_a_url() {
+        // Found by fuzzing: an overflowing port used to read as "no port".
+        for t in [
+            format!("https://{EKS}:1111111111111111111111"),
+            format!("https://{EKS}:0/"),
+        ] {
+            assert!(find(&t).is_empty(), "{t}");
+        }
+        let from = Endpoint::parse("--from", &format!("https://{EKS}")).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let v = format!("a: https://{EKS}:99999");
+        assert_eq!(rewrite_value(&v, &from, &to), v);
     }
 
     #[test]

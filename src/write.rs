@@ -16,6 +16,24 @@ use std::path::{Path, PathBuf};
 
 /// Environment variable for tests: milliseconds to sleep after each rename.
 pub const SLOW_ENV: &str = "REBIND_TEST_SLOW_WRITE_MS";
+/// Environment variable for tests: a path `P`; once planning is done, rebind
+/// creates `P.ready` and waits (up to 60 s) for `P.go` before it writes.
+pub const PAUSE_ENV: &str = "REBIND_TEST_PAUSE_BEFORE_WRITE";
+
+fn test_pause() {
+    let Some(p) = std::env::var_os(PAUSE_ENV) else {
+        return;
+    };
+    let p = PathBuf::from(p);
+    let _ = fs::write(p.with_extension("ready"), b"");
+    let go = p.with_extension("go");
+    for _ in 0..6000 {
+        if go.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
 
 fn temp_path(target: &Path, n: usize) -> PathBuf {
     let name = target
@@ -90,6 +108,7 @@ fn sync_dir(path: &Path) {
 
 /// Writes every plan, or none of them.
 pub fn write_all(plans: &[FilePlan]) -> Result<()> {
+    test_pause();
     for p in plans {
         check_unchanged(p)?;
     }

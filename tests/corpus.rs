@@ -121,18 +121,71 @@ fn scalars(text: &str) -> Option<Vec<(String, yaml_rust2::scanner::TScalarStyle,
     }
 }
 
-/// For every valid case, puts the old endpoint in place of up to three
-/// one-word scalars (any style), then rebinds it: the plan must find exactly
-/// those, and the result must equal the variant with only the endpoint swapped.
+const OLD: &str = "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
+const NEW: &str = "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
+
+/// Rebinds a variant that holds `expected` endpoint scalars. It must plan
+/// exactly those, and the result must be the variant with only the endpoint
+/// swapped (the planner has already re-parsed it and compared every event).
+fn rebind_variant(case: &Path, name: &str, variant: &str, expected: usize) -> Result<(), String> {
+    let from = Endpoint::parse("--from", OLD).unwrap();
+    let to = Endpoint::parse("--to", NEW).unwrap();
+    let hosts = vec![from.host.to_ascii_lowercase()];
+    let located = std::panic::catch_unwind(|| locate::locate_yaml(variant, &hosts, true))
+        .map_err(|_| format!("{name}: locate panicked"))?;
+    let inv = one_file(case, name, variant, located);
+    let plan = std::panic::catch_unwind(|| rewrite::plan(&inv, &from, &to))
+        .map_err(|_| format!("{name}: plan panicked"))?;
+    match (plan.errors.first(), plan.files.first()) {
+        (Some(e), _) => Err(format!("{name}: {e}")),
+        (None, None) => Err(format!("{name}: nothing planned")),
+        (None, Some(f)) if f.changes.len() != expected => {
+            Err(format!("{name}: planned {} of {expected}", f.changes.len()))
+        }
+        (None, Some(f)) if *f.new != *variant.replace(OLD, NEW) => {
+            Err(format!("{name}: wrong bytes"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Counts of one run over the suite.
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    variants: usize,
+    by_style: std::collections::BTreeMap<&'static str, usize>,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn run(&mut self, style: &'static str, case: &Path, name: &str, variant: &str) {
+        // Only variants that are still valid YAML with the endpoint where we put it count.
+        let Some(sc) = scalars(variant) else { return };
+        let expected = sc
+            .iter()
+            .filter(|(v, ..)| v.trim_end_matches('\n') == OLD)
+            .count();
+        if expected == 0 || variant.matches(OLD).count() != expected {
+            return;
+        }
+        self.variants += 1;
+        *self.by_style.entry(style).or_default() += 1;
+        if let Err(e) = rebind_variant(case, &format!("{name} ({style})"), variant, expected) {
+            self.failures.push(e);
+        }
+    }
+}
+
+/// For every valid case, puts the old endpoint into the document where YAML
+/// allows a scalar, in every style: in place of up to three one-word scalars
+/// as they are written (keys too), as single- and double-quoted scalars, and
+/// in an added document as literal, folded and flow scalars. Every variant must
+/// be rebound exactly, changing only the endpoint's bytes.
 #[test]
 fn endpoints_injected_into_suite_cases_are_rebound_byte_exact() {
     use yaml_rust2::scanner::TScalarStyle;
-    let old = "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
-    let new = "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
-    let from = Endpoint::parse("--from", old).unwrap();
-    let to = Endpoint::parse("--to", new).unwrap();
-    let hosts = vec![from.host.to_ascii_lowercase()];
-    let (mut variants, mut failures) = (0, Vec::new());
+    let mut t = Tally::default();
     for case in cases() {
         if case.join("error").exists() {
             continue;
@@ -141,10 +194,8 @@ fn endpoints_injected_into_suite_cases_are_rebound_byte_exact() {
         let Ok(text) = std::fs::read_to_string(case.join("in.yaml")) else {
             continue;
         };
-        if text.starts_with('\u{feff}') {
-            continue;
-        }
         let Some(sc) = scalars(&text) else { continue };
+        t.cases += 1;
         // One-word scalars whose bytes sit literally at the marker (after a quote).
         let mut picks = Vec::new();
         for (v, style, off) in &sc {
@@ -152,72 +203,105 @@ fn endpoints_injected_into_suite_cases_are_rebound_byte_exact() {
             if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
                 continue;
             }
-            let at = match style {
-                TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted => off + 1,
-                _ => *off,
-            };
+            let quoted = matches!(
+                style,
+                TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted
+            );
+            let at = off + usize::from(quoted);
+            let after = text.as_bytes().get(at + word.len());
             if text.get(at..at + word.len()) == Some(word)
-                && !text
-                    .as_bytes()
-                    .get(at + word.len())
-                    .is_some_and(|b| b.is_ascii_alphanumeric())
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric())
             {
-                picks.push((at, word.len()));
+                picks.push((at, word.len(), *style == TScalarStyle::Plain));
             }
         }
         picks.dedup_by_key(|p| p.0);
-        if picks.is_empty() {
-            continue;
-        }
-        // Variant: the first, middle and last pick.
-        let chosen: Vec<_> = [0, picks.len() / 2, picks.len() - 1]
-            .into_iter()
-            .map(|i| picks[i])
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let mut variant = text.clone();
-        for (at, len) in chosen.iter().rev() {
-            variant.replace_range(*at..*at + *len, old);
-        }
-        // The variant must still be valid YAML with the endpoint as those scalars.
-        let Some(vsc) = scalars(&variant) else {
-            continue;
-        };
-        let injected = vsc
-            .iter()
-            .filter(|(v, ..)| v.trim_end_matches('\n') == old)
-            .count();
-        if injected != chosen.len() {
-            continue;
-        }
-        variants += 1;
-        let located = std::panic::catch_unwind(|| locate::locate_yaml(&variant, &hosts, true))
-            .unwrap_or_else(|_| panic!("{name}: locate panicked on the variant"));
-        let inv = one_file(&case, &name, &variant, located);
-        let plan = rewrite::plan(&inv, &from, &to);
-        let expected = variant.replace(old, new);
-        match (plan.errors.first(), plan.files.first()) {
-            (Some(e), _) => failures.push(format!("{name}: {e}")),
-            (None, None) => failures.push(format!("{name}: nothing planned")),
-            (None, Some(f)) => {
-                if f.changes.len() != chosen.len() || *f.new != *expected {
-                    failures.push(format!(
-                        "{name}: planned {} of {} or wrong bytes",
-                        f.changes.len(),
-                        chosen.len()
-                    ));
+        if !picks.is_empty() {
+            let chosen: std::collections::BTreeSet<_> = [0, picks.len() / 2, picks.len() - 1]
+                .into_iter()
+                .map(|i| picks[i])
+                .collect();
+            let mut variant = text.clone();
+            for (at, len, _) in chosen.iter().rev() {
+                variant.replace_range(*at..*at + *len, OLD);
+            }
+            t.run("as written", &case, &name, &variant);
+            if let Some(&(at, len, _)) = picks.iter().find(|p| p.2) {
+                for (style, q) in [("single-quoted", '\''), ("double-quoted", '"')] {
+                    let mut v = text.clone();
+                    v.replace_range(at..at + len, &format!("{q}{OLD}{q}"));
+                    t.run(style, &case, &name, &v);
                 }
             }
         }
+        let tail = format!(
+            "\n---\nliteral: |\n  {OLD}\nfolded: >-\n  {OLD}\nflow: [{OLD}, {{k: '{OLD}'}}]\n"
+        );
+        let sep = if text.ends_with('\n') || text.is_empty() {
+            ""
+        } else {
+            "\n"
+        };
+        t.run(
+            "literal, folded, flow",
+            &case,
+            &name,
+            &format!("{text}{sep}{tail}"),
+        );
     }
     println!(
-        "yaml-test-suite variants: {variants} valid cases with endpoints injected, {} failures",
-        failures.len()
+        "yaml-test-suite variants: {} valid cases, {} variants with endpoints injected, {} failures",
+        t.cases,
+        t.variants,
+        t.failures.len()
     );
-    for f in &failures {
-        println!("  {f}");
+    for (style, n) in &t.by_style {
+        println!("  {n:>4} variants {style}");
     }
-    assert!(variants > 150, "only {variants} variants");
-    assert!(failures.is_empty(), "{} failures", failures.len());
+    for f in &t.failures {
+        println!("  FAILED {f}");
+    }
+    assert!(t.variants > 500, "only {} variants", t.variants);
+    assert!(t.failures.is_empty(), "{} failures", t.failures.len());
+}
+
+/// Invalid cases with the endpoint added: a clean error naming the file, never
+/// a panic, never a planned write.
+#[test]
+fn invalid_cases_holding_the_endpoint_are_refused() {
+    let from = Endpoint::parse("--from", OLD).unwrap();
+    let to = Endpoint::parse("--to", NEW).unwrap();
+    let hosts = vec![from.host.to_ascii_lowercase()];
+    let (mut refused, mut now_valid) = (0, 0);
+    for case in cases() {
+        if !case.join("error").exists() {
+            continue;
+        }
+        let name = case.file_name().unwrap().to_string_lossy().into_owned();
+        let Ok(text) = std::fs::read_to_string(case.join("in.yaml")) else {
+            continue;
+        };
+        let variant = format!("{text}\nserver: {OLD}\n");
+        let located = std::panic::catch_unwind(|| locate::locate_yaml(&variant, &hosts, true))
+            .unwrap_or_else(|_| panic!("{name}: locate panicked"));
+        if located.is_ok() {
+            now_valid += 1; // the appended line repaired it: not an invalid input any more
+            continue;
+        }
+        let inv = one_file(&case, &name, &variant, located);
+        let plan = rewrite::plan(&inv, &from, &to);
+        assert!(
+            plan.files.is_empty(),
+            "{name}: a write was planned for invalid YAML"
+        );
+        assert_eq!(
+            plan.errors.len(),
+            1,
+            "{name}: the file is not named as an error"
+        );
+        assert_eq!(plan.errors[0].rel, name);
+        refused += 1;
+    }
+    println!("yaml-test-suite invalid cases with the endpoint: {refused} refused cleanly, {now_valid} became valid");
+    assert!(refused > 80);
 }

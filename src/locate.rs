@@ -415,7 +415,7 @@ impl Iterator for Events<'_> {
 /// A stable hash of one event (value, style, anchor, tag, kind) at position
 /// `index` in the stream. Digests add these up, so events can join in any order.
 fn fingerprint(index: usize, ev: &Event) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = Fx(0);
     index.hash(&mut h);
     match ev {
         Event::Scalar(v, style, anchor, tag) => {
@@ -427,9 +427,51 @@ fn fingerprint(index: usize, ev: &Event) -> u64 {
             (matches!(ev, Event::MappingStart(..)), 3u8, a).hash(&mut h);
             tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
         }
-        other => format!("{other:?}").hash(&mut h),
+        Event::Nothing => 4u8.hash(&mut h),
+        Event::StreamStart => 5u8.hash(&mut h),
+        Event::StreamEnd => 6u8.hash(&mut h),
+        Event::DocumentStart => 7u8.hash(&mut h),
+        Event::DocumentEnd => 8u8.hash(&mut h),
+        Event::MappingEnd => 9u8.hash(&mut h),
+        Event::SequenceEnd => 10u8.hash(&mut h),
     }
-    h.finish()
+    // Spread the bits: digests add fingerprints up.
+    let x = h.0 ^ (h.0 >> 33);
+    x.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (x >> 29)
+}
+
+/// A small fast hasher (the multiply-rotate scheme of rustc's FxHasher):
+/// fingerprints guard against accidents, not adversaries.
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
@@ -697,10 +739,9 @@ fn walk_events(
                             "*".into()
                         });
                     } else if f.is_map && is_scalar {
-                        if let Some(k) = &f.key {
-                            if f.scalars.len() < 32 {
-                                f.scalars.push((k.clone(), value.to_string()));
-                            }
+                        // Only the siblings that can name a cluster are kept.
+                        if let Some(k @ ("name" | "cluster" | "clusterName")) = f.key.as_deref() {
+                            f.scalars.push((k.to_string(), value.to_string()));
                         }
                     }
                     f.advance();
@@ -797,13 +838,18 @@ fn walk_events(
 
     // Only the scalars that hold a value occurrence are needed to verify a rewrite.
     let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
+    // A scan (not `only`) never verifies a rewrite: it keeps no events at all.
     held.retain(|k, ev| {
-        let keep = used.contains(k);
+        let keep = only && used.contains(k);
         if !keep {
             digest = digest.wrapping_add(fingerprint(*k, ev));
         }
         keep
     });
+    if held.is_empty() {
+        held = BTreeMap::new(); // an emptied map still holds a node; many files add up
+    }
+    occurrences.shrink_to_fit();
     Ok(Located {
         occurrences,
         event_count,
@@ -850,7 +896,7 @@ fn in_ranges(ranges: &[(usize, usize)], at: usize) -> bool {
 
 /// Remembers the document's kind, name and destination as its scalars go by.
 fn record_doc_fact(doc: &mut Doc, stack: &[Frame], is_key: bool, value: &str) {
-    if is_key {
+    if is_key || stack.len() > 5 {
         return;
     }
     let keys: Vec<&str> = stack

@@ -93,16 +93,14 @@ fn write_temp(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
     Ok(())
 }
 
-fn sync_dir(path: &Path) {
-    if let Some(dir) = path.parent() {
-        let dir = if dir.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            dir
-        };
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
+fn sync_dir(dir: &Path) {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 
@@ -118,17 +116,22 @@ pub fn write_all(plans: &[FilePlan]) -> Result<()> {
             let _ = fs::remove_file(t);
         }
     };
-    for (n, p) in plans.iter().enumerate() {
-        let t = temp_path(&p.path, n);
-        if let Err(e) = write_temp(&t, p.new.as_bytes(), &p.path) {
-            let _ = fs::remove_file(&t);
-            cleanup(&temps);
-            return Err(anyhow!(e).context(format!(
-                "{}: cannot write a temporary file beside it; nothing written",
-                p.rel
-            )));
-        }
-        temps.push(t);
+    // Temporary files are written and fsynced on several threads: fsync, not
+    // the bytes, is what a rewrite of many small files waits for.
+    temps.extend(plans.iter().enumerate().map(|(n, p)| temp_path(&p.path, n)));
+    let written = crate::par_map(plans.len(), 8, |n| {
+        write_temp(&temps[n], plans[n].new.as_bytes(), &plans[n].path)
+    });
+    if let Some((n, e)) = written
+        .into_iter()
+        .enumerate()
+        .find_map(|(n, r)| r.err().map(|e| (n, e)))
+    {
+        cleanup(&temps);
+        return Err(e.context(format!(
+            "{}: cannot write a temporary file beside it; nothing written",
+            plans[n].rel
+        )));
     }
     for p in plans {
         if let Err(e) = check_unchanged(p) {
@@ -149,11 +152,15 @@ pub fn write_all(plans: &[FilePlan]) -> Result<()> {
             };
             return Err(anyhow!(e).context(format!("{}: cannot replace it; {what}", p.rel)));
         }
-        sync_dir(&p.path);
         if let Some(ms) = slow {
             std::thread::sleep(std::time::Duration::from_millis(ms));
         }
     }
+    // Make the renames durable: each directory once.
+    let mut dirs: Vec<&Path> = plans.iter().filter_map(|p| p.path.parent()).collect();
+    dirs.sort();
+    dirs.dedup();
+    crate::par_map(dirs.len(), 8, |i| sync_dir(dirs[i]));
     Ok(())
 }
 

@@ -9,24 +9,24 @@ use std::process::Command;
 
 const CONFIG: &str = ".rebind.yaml";
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 fn expected_init() -> String {
     format!(
         "# rebind: the endpoint each workload cluster has now (endpoint), the ones it had\n# before (retired: `rebind check` fails on them), and the counts a rebind must find.\nclusters:\n  finance-prod-blue:\n    endpoint: {OLD}\n    retired: []\n    expect: {{files: 8, occurrences: 19}}\n  finance-stage-blue:\n    endpoint: {STAGE}\n    retired: []\n    expect: {{files: 3, occurrences: 3}}\ninclude: [\"**/*.yaml\", \"**/*.yml\", \"**/*.json\"]\nexclude: []\n"
     )
+}
+
+/// `apply --cluster finance-prod-blue --to NEW --yes --no-commit` in `d`.
+fn apply_cluster(d: &Path) -> std::process::Output {
+    let args = [
+        "apply",
+        "--cluster",
+        "finance-prod-blue",
+        "--to",
+        NEW,
+        "--yes",
+        "--no-commit",
+    ];
+    rebind(d, &args)
 }
 
 fn with_init() -> tempfile::TempDir {
@@ -90,21 +90,7 @@ fn config_errors_name_the_line() {
 fn apply_cluster_updates_config_and_manifests_in_one_commit() {
     let dir = with_init();
     let d = dir.path();
-    git(d, &["init", "-q", "-b", "main"]);
-    git(d, &["add", "-A"]);
-    git(
-        d,
-        &[
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@rebind.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-    );
+    git_init_commit(d);
     let before = tree(d);
     let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
         .args([
@@ -136,6 +122,8 @@ fn apply_cluster_updates_config_and_manifests_in_one_commit() {
         .map(|(p, old)| endpoint_swaps(old, &after[p]).unwrap_or_else(|e| panic!("{p}: {e}")))
         .sum();
     assert_eq!(swaps, 19);
+    // GIT_AUTHOR_*/GIT_COMMITTER_* win over the repository's user.name.
+    assert_eq!(git(d, &["log", "-1", "--format=%an %cn"]).trim(), "T T");
     let committed = git(d, &["show", "--name-only", "--format=", "HEAD"]);
     assert!(committed.lines().any(|l| l == CONFIG), "{committed}");
     assert_eq!(committed.lines().count(), 9);
@@ -175,18 +163,7 @@ fn expect_guard_refuses_with_nothing_written() {
     )
     .unwrap();
     let before = tree(d);
-    let out = rebind(
-        d,
-        &[
-            "apply",
-            "--cluster",
-            "finance-prod-blue",
-            "--to",
-            NEW,
-            "--yes",
-            "--no-commit",
-        ],
-    );
+    let out = apply_cluster(d);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("expected 19 occurrences in 8 files"), "{err}");
@@ -197,18 +174,7 @@ fn expect_guard_refuses_with_nothing_written() {
     std::fs::remove_file(d.join("apps/extra.yaml")).unwrap();
     std::fs::remove_file(d.join("apps/keda.yaml")).unwrap();
     let before = tree(d);
-    let out = rebind(
-        d,
-        &[
-            "apply",
-            "--cluster",
-            "finance-prod-blue",
-            "--to",
-            NEW,
-            "--yes",
-            "--no-commit",
-        ],
-    );
+    let out = apply_cluster(d);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("found 17 in 7"), "{}", stderr(&out));
     assert_eq!(tree(d), before);
@@ -254,18 +220,7 @@ fn expect_guard_refuses_with_nothing_written() {
 /// A fixture repo whose config says prod moved from OLD to NEW, manifests rebound.
 fn after_cutover() -> tempfile::TempDir {
     let dir = with_init();
-    let out = rebind(
-        dir.path(),
-        &[
-            "apply",
-            "--cluster",
-            "finance-prod-blue",
-            "--to",
-            NEW,
-            "--yes",
-            "--no-commit",
-        ],
-    );
+    let out = apply_cluster(dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     dir
 }

@@ -9,30 +9,10 @@ use std::process::Command;
 
 const BRANCH: &str = "rebind/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a";
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// A fixture copy committed on `main` with a local identity.
 fn repo() -> tempfile::TempDir {
     let dir = temp_fixture();
-    let d = dir.path();
-    git(d, &["init", "-q", "-b", "main"]);
-    git(d, &["config", "user.name", "Rebind Test"]);
-    git(d, &["config", "user.email", "test@rebind.invalid"]);
-    git(d, &["add", "-A"]);
-    git(d, &["commit", "-q", "-m", "initial"]);
+    git_init_commit(dir.path());
     dir
 }
 

@@ -291,35 +291,11 @@ fn validation_errors_exit_2() {
     }
 }
 
-fn git_init(dir: &Path) {
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@rebind.invalid",
-            "commit",
-            "-q",
-            "-m",
-            "init",
-        ],
-    ] {
-        assert!(Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .unwrap()
-            .success());
-    }
-}
-
 #[test]
 fn token_never_lands_in_a_git_work_tree() {
     let token = "s3cr3t-token-value";
     let repo = temp_fixture();
-    git_init(repo.path());
+    git_init_commit(repo.path());
     // Refused inside the work tree, nothing written.
     let out = secret(
         repo.path(),

@@ -114,3 +114,29 @@ pub fn endpoint_swaps(old: &[u8], new: &[u8]) -> Result<usize, String> {
     }
     Ok(swaps)
 }
+
+/// Runs git in `dir` and returns its stdout; fails the test on an error.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Makes `dir` a git repository on `main` with everything committed, and a
+/// local identity for the commits rebind makes there.
+pub fn git_init_commit(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.name", "Rebind Test"]);
+    git(dir, &["config", "user.email", "test@rebind.invalid"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "initial"]);
+}

@@ -130,6 +130,10 @@ impl LineIndex {
         if col == 0 {
             return Some(start);
         }
+        // Most lines are ASCII up to the column: then characters are bytes.
+        if rest.len() >= col && rest.as_bytes()[..col].is_ascii() {
+            return Some(start + col);
+        }
         rest.char_indices()
             .nth(col)
             .map(|(i, _)| start + i)

@@ -168,7 +168,15 @@ fn tiers(inv: &Inventory) -> Tiers {
             let in_cluster_server = d
                 .server
                 .as_deref()
-                .is_some_and(|s| endpoint::Endpoint::parse("", s).is_ok_and(|e| e.is_in_cluster()));
+                .and_then(|s| {
+                    s.get(..8)
+                        .filter(|p| p.eq_ignore_ascii_case("https://"))
+                        .map(|_| &s[8..])
+                })
+                .is_some_and(|rest| {
+                    let host = rest.split(['/', ':', '?']).next().unwrap_or("");
+                    endpoint::shape(host) == Shape::InCluster
+                });
             if in_cluster_server || d.name.as_deref() == Some("in-cluster") {
                 t.in_cluster.push(d.resource.clone());
             } else if d.server.is_some() {

@@ -103,13 +103,18 @@ impl WalkArgs {
 
     /// Discovers files; globs from the command line, else from the config.
     fn discover(&self) -> Result<walk::Walk> {
-        let cfg = self.config()?;
-        let pick =
-            |cli: &Vec<String>, from_cfg: fn(&Config) -> &Vec<String>| match (&cfg, cli.is_empty())
-            {
-                (Some(c), true) => from_cfg(c).clone(),
-                _ => cli.clone(),
-            };
+        self.discover_with(self.config()?.as_ref())
+    }
+
+    /// [`WalkArgs::discover`] with the config already loaded.
+    fn discover_with(&self, cfg: Option<&Config>) -> Result<walk::Walk> {
+        let pick = |cli: &Vec<String>, from_cfg: fn(&Config) -> &Vec<String>| match (
+            cfg,
+            cli.is_empty(),
+        ) {
+            (Some(c), true) => from_cfg(c).clone(),
+            _ => cli.clone(),
+        };
         let include = pick(&self.include, |c| &c.include);
         let exclude = pick(&self.exclude, |c| &c.exclude);
         walk::discover(&self.paths(), &include, &exclude)
@@ -332,7 +337,9 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
             a.to
         );
     }
+    // The config is read once and the tree walked once, whatever is resolved.
     let cfg = a.walk.config()?;
+    let walk = a.walk.discover_with(cfg.as_ref())?;
     let cluster = match &a.cluster {
         Some(name) => {
             let Some(cfg) = &cfg else {
@@ -350,7 +357,7 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
         (_, Some(c)) => c.endpoint.clone(),
         (Some(f), None) => Endpoint::parse("--from", f)?,
         (None, None) => {
-            let inv = inventory(a.walk.discover()?, &[], false)?;
+            let inv = inventory(walk.clone(), &[], false)?;
             let found = report::workload_endpoints(&inv);
             match found.as_slice() {
                 [one] => Endpoint::parse("--from", one)?,
@@ -370,7 +377,7 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
         );
     }
     let hosts = vec![from.host.to_ascii_lowercase()];
-    let inv = inventory(a.walk.discover()?, &hosts, true)?;
+    let inv = inventory(walk, &hosts, true)?;
     if from.key() == to.key() {
         let plan = Plan {
             from,

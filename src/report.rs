@@ -111,7 +111,7 @@ fn tallies(inv: &Inventory) -> BTreeMap<String, Tally> {
     for src in &inv.sources {
         for o in src.occurrences() {
             let e = t.entry(o.found.key()).or_default();
-            if e.display.is_empty() || (e.shape.is_none() && !o.found.bare) {
+            if e.display.is_empty() {
                 e.display = if o.found.bare {
                     format!("https://{}", o.found.host)
                 } else {

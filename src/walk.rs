@@ -37,7 +37,7 @@ pub struct Skipped {
 }
 
 /// The outcome of discovery.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Walk {
     pub entries: Vec<Entry>,
     pub skipped: Vec<Skipped>,

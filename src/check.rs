@@ -42,6 +42,8 @@ pub struct Finding {
     pub severity: Severity,
     pub rule: Rule,
     pub message: String,
+    /// The command (or step) that fixes it.
+    pub fix: Option<String>,
 }
 
 fn finding(rel: &str, o: &Occurrence, severity: Severity, rule: Rule, message: String) -> Finding {
@@ -52,6 +54,7 @@ fn finding(rel: &str, o: &Occurrence, severity: Severity, rule: Rule, message: S
         severity,
         rule,
         message,
+        fix: None,
     }
 }
 
@@ -80,7 +83,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                     Kind::Text => " (in a text file)",
                     Kind::Template => " (in a template action)",
                 };
-                out.push(finding(
+                let mut f = finding(
                     rel,
                     o,
                     severity,
@@ -91,7 +94,15 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                         c.name,
                         c.endpoint.url()
                     ),
-                ));
+                );
+                if o.kind == Kind::Value {
+                    f.fix = Some(format!(
+                        "rebind apply --from {} --to {}",
+                        r.url(),
+                        c.endpoint.url()
+                    ));
+                }
+                out.push(f);
                 continue;
             }
             let declared = cfg.clusters.iter().any(|c| matches(o, &c.endpoint));
@@ -103,7 +114,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                 } else {
                     Severity::Error
                 };
-                out.push(finding(
+                let mut f = finding(
                     rel,
                     o,
                     severity,
@@ -114,7 +125,12 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                         o.yaml_path.as_deref().unwrap_or("a cluster position"),
                         crate::config::FILE_NAME
                     ),
+                );
+                f.fix = Some(format!(
+                    "declare it as a cluster's endpoint in {} (or rebind it to a declared one with rebind apply --from URL --to URL)",
+                    crate::config::FILE_NAME
                 ));
+                out.push(f);
             }
         }
     }

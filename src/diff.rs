@@ -158,6 +158,7 @@ mod tests {
             old: old.into(),
             new: new.into(),
             changes: vec![],
+            is_config: false,
         }
     }
 

@@ -1,24 +1,38 @@
 //! rebind finds the Kubernetes API endpoints hard-coded in a GitOps repository
 //! and swaps one for another, changing nothing but the endpoint's bytes.
 //!
-//! Data flows one way:
-//! [`walk`] discovers files → [`locate`] finds occurrences (with [`endpoint`]'s
-//! text rules) → [`rewrite`] plans and verifies the edits → [`diff`] and
-//! [`report`] render them → [`write`] puts them on disk atomically.
-//! [`cli`] ties the steps to the command line.
+//! The library is the pipeline; data flows one way:
+//!
+//! 1. [`walk`] discovers files (and [`config`] says which, from `.rebind.yaml`);
+//! 2. [`locate`] finds occurrences in each, reading YAML through [`yaml`] and
+//!    asking [`positions`] which paths hold a cluster ([`endpoint`] has the
+//!    text rules for URLs and hosts); [`inventory`] / [`each_source`] run
+//!    this on every core;
+//! 3. [`cutover`] resolves a rebind request (which endpoint, which cluster,
+//!    the expected counts) and [`rewrite`] plans and verifies the edits;
+//! 4. [`diff`], [`summary`] and [`output`] render them;
+//! 5. [`write`] puts them on disk atomically, [`git`] commits them on a branch;
+//!    [`secret`] renders the cluster registration, [`check`] audits a tree
+//!    against the config.
+//!
+//! The command line (the `rebind` binary's `cli` module) only turns flags
+//! into these calls.
 
 pub mod check;
-pub mod cli;
 pub mod config;
+pub mod cutover;
 pub mod diff;
 pub mod endpoint;
 pub mod git;
 pub mod locate;
-pub mod report;
+pub mod output;
+pub mod positions;
 pub mod rewrite;
 pub mod secret;
+pub mod summary;
 pub mod walk;
 pub mod write;
+pub mod yaml;
 
 use anyhow::Result;
 use locate::{Located, ParseError};
@@ -50,33 +64,89 @@ pub struct Inventory {
     pub skipped: Vec<Skipped>,
 }
 
-/// Reads and locates every discovered file.
+/// What one file contributed, as [`each_source`] hands it over.
+pub enum Item {
+    Source(Box<Source>),
+    Skipped(Skipped),
+}
+
+/// Reads and locates every discovered file, keeping everything (what a
+/// rebind needs: every file is planned and verified before the first write).
 ///
 /// `hosts` are the lower-case `--from` hosts (found anywhere, bare hosts too).
 /// With `only_hosts`, files that do not contain one of them are not parsed at
 /// all (the fast path of `diff`/`apply`); otherwise YAML files are parsed for
 /// the tier table even when they hold no URL.
 pub fn inventory(walk: Walk, hosts: &[String], only_hosts: bool) -> Result<Inventory> {
-    let hosts_lower: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
-    let entries = walk.entries;
-    // Files are read and located on every core; results keep the walk's order.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let results = par_map(entries.len(), cores, |i| {
-        process(&entries[i], &hosts_lower, only_hosts)
-    });
-    let mut inv = Inventory {
-        sources: Vec::new(),
-        skipped: walk.skipped,
-    };
-    for r in results {
-        match r? {
-            Outcome::Source(s) => inv.sources.push(*s),
-            Outcome::Skipped(s) => inv.skipped.push(s),
-            Outcome::Nothing => {}
-        }
-    }
+    let mut inv = Inventory::default();
+    each_source(walk, hosts, only_hosts, |f| match f {
+        Item::Source(s) => inv.sources.push(*s),
+        Item::Skipped(s) => inv.skipped.push(s),
+    })?;
     inv.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(inv)
+}
+
+/// Reads and locates every discovered file on every core, handing each
+/// result to `sink` in the walk's order as soon as it and every file before
+/// it are done: a scan streams, and holds only the files in flight.
+/// The walk's own skipped files come first.
+pub fn each_source(
+    walk: Walk,
+    hosts: &[String],
+    only_hosts: bool,
+    mut sink: impl FnMut(Item),
+) -> Result<()> {
+    let hosts_lower: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+    for s in walk.skipped {
+        sink(Item::Skipped(s));
+    }
+    let entries = walk.entries;
+    let n = entries.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, n.max(1));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Bounded: workers wait when the consumer falls behind.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Outcome>)>(threads * 64);
+    std::thread::scope(|scope| -> Result<()> {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let (entries, next, hosts) = (&entries, &next, &hosts_lower);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= n {
+                    break;
+                }
+                if tx
+                    .send((i, process(&entries[i], hosts, only_hosts)))
+                    .is_err()
+                {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut want = 0;
+        for (i, r) in rx.iter() {
+            waiting.insert(i, r);
+            while let Some(r) = waiting.remove(&want) {
+                want += 1;
+                match r {
+                    Ok(Outcome::Source(s)) => sink(Item::Source(s)),
+                    Ok(Outcome::Skipped(s)) => sink(Item::Skipped(s)),
+                    Ok(Outcome::Nothing) => {}
+                    Err(e) => {
+                        // Stop the workers; the scope joins them.
+                        next.store(n, std::sync::atomic::Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Runs `job(0)..job(n - 1)` on up to `threads` threads; results in order.

@@ -3,16 +3,19 @@
 //! template action), which YAML path and resource it sits at, and whether that
 //! position holds a cluster by ArgoCD semantics.
 //!
-//! YAML is read with yaml-rust2's event parser. Its markers give line and
-//! column (in characters); byte offsets are derived from our own line index,
-//! never from `Marker::index()`, which counts characters, not bytes.
+//! YAML is read as [`yaml`](crate::yaml)'s event stream by a [`Locator`],
+//! one method per event kind; which paths hold a cluster is
+//! [`positions`](crate::positions)' answer. With `only`, the locator also
+//! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
+//! parsing the old text twice; locating itself never checks rewrites.
 
 use crate::endpoint::{self, Found, Shape};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::fmt::Write as _;
-use std::hash::{Hash, Hasher};
-use yaml_rust2::parser::{Event, Parser};
-use yaml_rust2::scanner::Marker;
+use crate::positions::{self, Fact, Position, Seg, YamlPath};
+use crate::rewrite::Proof;
+pub use crate::yaml::{mask_templates, LineIndex, MAX_DEPTH};
+use crate::yaml::{Events, ParseFailure};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use yaml_rust2::parser::Event;
 
 /// What sort of text an occurrence is found in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +52,10 @@ pub struct Occurrence {
     /// The endpoint as written (URL with any path/query, or bare host).
     pub endpoint: String,
     pub kind: Kind,
+    /// The YAML path, as shown (`spec.destination.server`).
     pub yaml_path: Option<String>,
+    /// The cluster position it sits at, if any (see [`positions`]).
+    pub position: Option<Position>,
     /// `Kind/name` of the document it sits in.
     pub resource: Option<String>,
     /// The position holds a cluster by ArgoCD semantics (`destination.server`, ...).
@@ -79,16 +85,9 @@ pub struct Destination {
 #[derive(Debug, Default)]
 pub struct Located {
     pub occurrences: Vec<Occurrence>,
-    /// Number of parser events (0 for text files).
-    pub event_count: usize,
-    /// Digest of every event except those in `held`: with `event_count` it
-    /// proves that a rewrite changed nothing but the planned scalars.
-    pub digest: u64,
-    /// The scalars that may hold endpoints, whole, by event index.
-    pub held: BTreeMap<usize, Event>,
     pub destinations: Vec<Destination>,
-    /// Helm template actions had to be masked for the file to parse.
-    pub masked: bool,
+    /// What a rewrite is verified against (YAML files located with `only`).
+    pub proof: Proof,
 }
 
 /// A YAML file that could not be parsed.
@@ -101,137 +100,13 @@ pub struct ParseError {
     pub occurrences: Vec<Occurrence>,
 }
 
-/// Byte offsets of line starts, and conversion from the parser's (line, char column).
-pub struct LineIndex {
-    starts: Vec<usize>,
-}
-
-impl LineIndex {
-    /// Line breaks as YAML counts them: `\n`, `\r\n`, and a lone `\r`.
-    pub fn new(text: &str) -> LineIndex {
-        let b = text.as_bytes();
-        let mut starts = vec![0];
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'\n' => starts.push(i + 1),
-                b'\r' if b.get(i + 1) != Some(&b'\n') => starts.push(i + 1),
-                _ => {}
-            }
-            i += 1;
-        }
-        LineIndex { starts }
-    }
-
-    /// Byte offset of a 1-based line and 0-based character column, if it exists.
-    pub fn offset(&self, text: &str, line: usize, col: usize) -> Option<usize> {
-        let start = *self.starts.get(line.checked_sub(1)?)?;
-        let rest = text.get(start..)?;
-        if col == 0 {
-            return Some(start);
-        }
-        // Most lines are ASCII up to the column: then characters are bytes.
-        if rest.len() >= col && rest.as_bytes()[..col].is_ascii() {
-            return Some(start + col);
-        }
-        rest.char_indices()
-            .nth(col)
-            .map(|(i, _)| start + i)
-            .or_else(|| (rest.chars().count() == col).then_some(text.len()))
-    }
-
-    /// 1-based line and 1-based character column of a byte offset.
-    pub fn position(&self, text: &str, offset: usize) -> (usize, usize) {
-        let line = self.starts.partition_point(|&s| s <= offset).max(1);
-        let start = self.starts[line - 1];
-        let col = text
-            .get(start..offset)
-            .map_or(offset - start, |s| s.chars().count());
-        (line, col + 1)
-    }
-}
-
-/// Replaces each `{{ ... }}` action with same-length filler so a Helm template
-/// parses and byte offsets hold: spaces when the action is alone on its line,
-/// `x` otherwise; line breaks inside an action are kept. Returns the masked text
-/// and the masked byte ranges, or `None` when there is no action.
-pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
-    let b = text.as_bytes();
-    let mut ranges = Vec::new();
-    let mut i = 0;
-    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
-        let start = i + rel;
-        let Some(close) = text[start + 2..].find("}}") else {
-            ranges.push((start, b.len()));
-            break;
-        };
-        let end = start + 2 + close + 2;
-        ranges.push((start, end));
-        i = end;
-    }
-    if ranges.is_empty() {
-        return None;
-    }
-    let mut out = b.to_vec();
-    for &(s, e) in &ranges {
-        let line_start = b[..s]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |p| p + 1);
-        let line_end = b[e..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |p| e + p);
-        let alone = b[line_start..s].iter().all(|c| c.is_ascii_whitespace())
-            && b[e..line_end].iter().all(|c| c.is_ascii_whitespace());
-        let fill = if alone { b' ' } else { b'x' };
-        for c in &mut out[s..e] {
-            if *c != b'\n' && *c != b'\r' {
-                *c = fill;
-            }
-        }
-    }
-    // Only ASCII bytes were written over whole actions, so this stays UTF-8.
-    String::from_utf8(out).ok().map(|s| (s, ranges))
-}
-
-#[derive(Debug, Clone)]
-enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-fn format_path(segs: &[Seg]) -> String {
-    let mut out = String::new();
-    for s in segs {
-        match s {
-            Seg::Index(i) => {
-                let _ = write!(out, "[{i}]");
-            }
-            Seg::Key(k) => {
-                let plain = !k.is_empty()
-                    && k.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-                if !plain {
-                    let _ = write!(out, "[{k:?}]");
-                } else {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(k);
-                }
-            }
-        }
-    }
-    out
-}
-
+/// One open collection on the way down to the current node.
 struct Frame {
     is_map: bool,
     expect_key: bool,
     key: Option<String>,
     index: usize,
-    /// Scalar values of this mapping seen so far, by key (for sibling lookups).
+    /// Scalar values of this mapping that may name a cluster, by key.
     scalars: Vec<(String, String)>,
     /// This collection is itself a (complex) mapping key.
     in_key: bool,
@@ -264,12 +139,14 @@ struct Candidate {
     start: usize,
     /// Where the next scalar starts: the candidate's text lies before it.
     span_end: usize,
-    path: String,
-    last_key: Option<String>,
+    path: YamlPath,
+    /// The scalar is (inside) a complex mapping key.
+    in_key: bool,
     sibling_name: Option<String>,
     /// The mapping holding the scalar, if any (see [`Frame::id`]).
     frame: Option<usize>,
     doc: usize,
+    value: String,
 }
 
 #[derive(Default)]
@@ -278,6 +155,8 @@ struct Doc {
     name: Option<String>,
     dest_server: Option<String>,
     dest_name: Option<String>,
+    /// `destination.server` as written, template actions included.
+    template_server: Option<String>,
 }
 
 impl Doc {
@@ -290,45 +169,10 @@ impl Doc {
     }
 }
 
-/// Whether a scalar at `path` in a document of `kind` holds a cluster.
-fn cluster_position(kind: Option<&str>, c: &Candidate, line_prefix: &str) -> bool {
-    let path = c.path.as_str();
-    let last = c.last_key.as_deref();
-    if last == Some("clusterEndpoint") {
-        return true;
-    }
-    if last == Some("value")
-        && c.sibling_name
-            .as_deref()
-            .is_some_and(|n| n.ends_with("clusterEndpoint"))
-    {
-        return true;
-    }
-    let prefix = line_prefix.trim_end().trim_end_matches(['"', '\'']);
-    if prefix.ends_with("clusterEndpoint:") || prefix.ends_with("server:") {
-        return true;
-    }
-    match kind {
-        Some("Application") => path == "spec.destination.server",
-        Some("ApplicationSet") => {
-            path == "spec.template.spec.destination.server" || path.contains("list.elements[")
-        }
-        Some("AppProject") => path.starts_with("spec.destinations[") && path.ends_with(".server"),
-        Some("Secret") => path == "stringData.server",
-        Some("ExternalSecret") => path == "spec.target.template.data.server",
-        Some("ConfigMap") => {
-            path.starts_with("data[\"resource.exclusions\"]")
-                || path.starts_with("data[\"resource.inclusions\"]")
-        }
-        None => last == Some("server"),
-        Some(_) => false,
-    }
-}
-
 /// Keeps only the text that is an endpoint: a managed-cluster or in-cluster
 /// host, a host named by `--from`, or any URL at a cluster position.
-fn is_endpoint(f: &Found, extra_hosts: &[String], cluster_position: bool) -> bool {
-    cluster_position
+fn is_endpoint(f: &Found, extra_hosts: &[String], at_position: bool) -> bool {
+    at_position
         || endpoint::shape(&f.host) != Shape::Other
         || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host))
 }
@@ -342,6 +186,7 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         column,
         kind,
         yaml_path: None,
+        position: None,
         resource: None,
         cluster_position: false,
         event: None,
@@ -364,127 +209,6 @@ pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
     }
 }
 
-/// Deepest nesting of collections accepted; deeper input is an error, not a
-/// risk to the stack of whoever reads the file next.
-pub const MAX_DEPTH: usize = 1000;
-
-/// A parse failure: 1-based line and column, and the parser's message.
-type ParseFailure = (usize, usize, String);
-
-/// Streams the parser's events with their byte offsets. `text` may be a
-/// BOM-stripped slice; `base` is added to every offset.
-struct Events<'a> {
-    parser: Parser<std::str::Chars<'a>>,
-    text: &'a str,
-    /// Line index of `text` (a masked text has the same line starts).
-    index: &'a LineIndex,
-    base: usize,
-    done: bool,
-}
-
-impl<'a> Events<'a> {
-    fn new(text: &'a str, base: usize, index: &'a LineIndex) -> Events<'a> {
-        Events {
-            parser: Parser::new_from_str(text),
-            text,
-            index,
-            base,
-            done: false,
-        }
-    }
-}
-
-impl Iterator for Events<'_> {
-    type Item = Result<(Event, usize), ParseFailure>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.parser.next_token() {
-            Ok((ev, mark)) => {
-                self.done = ev == Event::StreamEnd;
-                let off = marker_offset(self.text, self.index, &mark);
-                Some(Ok((ev, self.base + off)))
-            }
-            Err(e) => {
-                self.done = true;
-                let m = e.marker();
-                Some(Err((m.line().max(1), m.col() + 1, e.info().to_string())))
-            }
-        }
-    }
-}
-
-/// A stable hash of one event (value, style, anchor, tag, kind) at position
-/// `index` in the stream. Digests add these up, so events can join in any order.
-fn fingerprint(index: usize, ev: &Event) -> u64 {
-    let mut h = Fx(0);
-    index.hash(&mut h);
-    match ev {
-        Event::Scalar(v, style, anchor, tag) => {
-            (1u8, v, *style as u8, anchor).hash(&mut h);
-            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
-        }
-        Event::Alias(a) => (2u8, a).hash(&mut h),
-        Event::MappingStart(a, tag) | Event::SequenceStart(a, tag) => {
-            (matches!(ev, Event::MappingStart(..)), 3u8, a).hash(&mut h);
-            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
-        }
-        Event::Nothing => 4u8.hash(&mut h),
-        Event::StreamStart => 5u8.hash(&mut h),
-        Event::StreamEnd => 6u8.hash(&mut h),
-        Event::DocumentStart => 7u8.hash(&mut h),
-        Event::DocumentEnd => 8u8.hash(&mut h),
-        Event::MappingEnd => 9u8.hash(&mut h),
-        Event::SequenceEnd => 10u8.hash(&mut h),
-    }
-    // Spread the bits: digests add fingerprints up.
-    let x = h.0 ^ (h.0 >> 33);
-    x.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (x >> 29)
-}
-
-/// A small fast hasher (the multiply-rotate scheme of rustc's FxHasher):
-/// fingerprints guard against accidents, not adversaries.
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        for &b in chunks.remainder() {
-            self.add(u64::from(b));
-        }
-    }
-
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl Fx {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
-    index
-        .offset(text, m.line(), m.col())
-        .unwrap_or(text.len())
-        .min(text.len())
-}
-
 /// Parses `text` as YAML (JSON included), masking Helm template actions if the
 /// file does not parse as it is, and locates every endpoint occurrence; with
 /// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
@@ -494,33 +218,19 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
     if only {
         found.retain(|f| extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
     }
-    // A UTF-8 BOM is not content: the parser would fold it into the first key.
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
-    let body_index = (bom > 0).then(|| LineIndex::new(&text[bom..]));
-    let body_index = body_index.as_ref().unwrap_or(&index);
-
-    let first = match walk_events(
+    let input = Input {
         text,
-        &index,
-        &found,
-        extra_hosts,
-        Events::new(&text[bom..], bom, body_index),
-        &[],
+        index: &index,
+        found: &found,
+        hosts: extra_hosts,
         only,
-    ) {
+    };
+    let first = match Locator::new(input, &[]).run(Events::new(text)) {
         Ok(l) => return Ok(l),
         Err(e) => e,
     };
     if let Some((masked, ranges)) = mask_templates(text) {
-        if let Ok(l) = walk_events(
-            text,
-            &index,
-            &found,
-            extra_hosts,
-            Events::new(&masked[bom..], bom, body_index),
-            &ranges,
-            only,
-        ) {
+        if let Ok(l) = Locator::new(input, &ranges).run(Events::new(&masked)) {
             return Ok(l);
         }
     }
@@ -532,7 +242,7 @@ fn parse_error(
     index: &LineIndex,
     found: Vec<Found>,
     extra_hosts: &[String],
-    (line, column, message): (usize, usize, String),
+    (line, column, message): ParseFailure,
 ) -> ParseError {
     let occurrences = found
         .into_iter()
@@ -547,328 +257,428 @@ fn parse_error(
     }
 }
 
-fn walk_events(
-    text: &str,
-    index: &LineIndex,
-    found: &[Found],
-    extra_hosts: &[String],
-    events: impl Iterator<Item = Result<(Event, usize), ParseFailure>>,
-    masked_ranges: &[(usize, usize)],
+/// What a locator reads: the file, its line index, the endpoint text found in
+/// it, and what it is looking for.
+#[derive(Clone, Copy)]
+struct Input<'a> {
+    text: &'a str,
+    index: &'a LineIndex,
+    /// Endpoint-looking text in the raw file, in order.
+    found: &'a [Found],
+    hosts: &'a [String],
     only: bool,
-) -> Result<Located, ParseFailure> {
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut docs: Vec<Doc> = vec![Doc::default()];
-    let mut candidates: Vec<Candidate> = Vec::new();
-    // Candidates whose span end is not known yet (the next scalar's start).
-    let mut pending_spans: Vec<usize> = Vec::new();
-    let mut doc_needed = false;
-    // Where each kept document starts, so comments can name their resource.
-    let mut doc_starts: Vec<(usize, usize)> = Vec::new();
-    let mut doc_start = 0;
-    let mut found_cursor = 0;
-    let mut event_count = 0;
-    let mut digest = 0u64;
-    let mut siblings: HashMap<usize, Vec<(String, String)>> = HashMap::new();
-    let mut wanted: std::collections::HashSet<usize> = std::collections::HashSet::new();
-    let mut held = BTreeMap::new();
-    // Whether a scalar at `last_key`/`path` is worth recording: it names a
-    // recognised host, or holds a URL where a cluster can be (any other URL,
-    // such as a repoURL, can never be an endpoint).
-    let may_hold = |v: &str, stack: &[Frame], is_key: bool| {
-        if found.is_empty() || !v.bytes().any(|b| b == b'.' || b == b':') {
-            return false;
-        }
-        let lower = v.to_ascii_lowercase();
-        if only {
-            return extra_hosts.iter().any(|h| lower.contains(h.as_str()));
-        }
-        if endpoint::may_hold_named(&lower, extra_hosts) {
-            return true;
-        }
-        if !lower.contains("https://") {
-            return false;
-        }
-        let last = stack.last().and_then(|f| {
-            if f.is_map && !is_key {
-                f.key.as_deref()
-            } else {
-                None
-            }
-        });
-        matches!(last, Some("server" | "clusterEndpoint" | "value"))
-            || lower.contains("server:")
-            || lower.contains("clusterendpoint:")
-            || stack.iter().any(|f| {
-                matches!(
-                    f.key.as_deref(),
-                    Some("elements" | "resource.exclusions" | "resource.inclusions")
-                )
-            })
-            || (stack.len() == 1 && !is_key)
-    };
+}
 
-    for item in events {
-        let (ev, off) = item?;
-        let ev_index = event_count;
-        event_count += 1;
-        if stack.len() >= MAX_DEPTH {
-            let (line, column) = index.position(text, off);
+/// Walks one file's parser events and ties each piece of endpoint text to
+/// the scalar (or comment, or template action) that holds it.
+struct Locator<'a> {
+    input: Input<'a>,
+    /// Byte ranges of masked template actions (empty when unmasked).
+    masked: &'a [(usize, usize)],
+    stack: Vec<Frame>,
+    docs: Vec<Doc>,
+    candidates: Vec<Candidate>,
+    /// Candidates whose span end is not known yet (the next scalar's start).
+    pending_spans: Vec<usize>,
+    /// The current document holds endpoint text (it must keep its slot).
+    doc_needed: bool,
+    /// Where each kept document starts, so comments can name their resource.
+    doc_starts: Vec<(usize, usize)>,
+    doc_start: usize,
+    found_cursor: usize,
+    /// Cluster-naming scalars of completed mappings that hold a candidate.
+    siblings: HashMap<usize, Vec<(String, String)>>,
+    wanted: HashSet<usize>,
+    events: usize,
+    proof: Proof,
+}
+
+impl<'a> Locator<'a> {
+    fn new(input: Input<'a>, masked: &'a [(usize, usize)]) -> Locator<'a> {
+        Locator {
+            input,
+            masked,
+            stack: Vec::new(),
+            docs: vec![Doc::default()],
+            candidates: Vec::new(),
+            pending_spans: Vec::new(),
+            doc_needed: false,
+            doc_starts: Vec::new(),
+            doc_start: 0,
+            found_cursor: 0,
+            siblings: HashMap::new(),
+            wanted: HashSet::new(),
+            events: 0,
+            proof: Proof::new(!masked.is_empty()),
+        }
+    }
+
+    fn run(
+        mut self,
+        events: impl Iterator<Item = Result<(Event, usize), ParseFailure>>,
+    ) -> Result<Located, ParseFailure> {
+        for item in events {
+            let (ev, off) = item?;
+            self.event(ev, off)?;
+        }
+        Ok(self.finish())
+    }
+
+    fn event(&mut self, ev: Event, off: usize) -> Result<(), ParseFailure> {
+        let ev_index = self.events;
+        self.events += 1;
+        if self.stack.len() >= MAX_DEPTH {
+            let (line, column) = self.input.index.position(self.input.text, off);
             return Err((
                 line,
                 column,
                 format!("collections nested deeper than {MAX_DEPTH} levels"),
             ));
         }
+        let mut hold = false;
         match &ev {
-            Event::DocumentStart | Event::DocumentEnd => {
-                // Endpoint text anywhere in the document (comments too) keeps it.
-                while found.get(found_cursor).is_some_and(|f| f.start < off) {
-                    found_cursor += 1;
-                    doc_needed = true;
-                }
-                let last = docs.last_mut().expect("docs is never empty");
-                let used = last.kind.is_some() || last.name.is_some();
-                if used || !stack.is_empty() {
-                    if doc_needed || last.dest_server.is_some() || last.dest_name.is_some() {
-                        doc_starts.push((doc_start, docs.len() - 1));
-                        docs.push(Doc::default());
-                    } else {
-                        *last = Doc::default(); // nothing refers to it: reuse the slot
-                    }
-                    doc_needed = false;
-                    doc_start = off;
-                }
-                stack.clear();
-            }
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
-                let in_key = stack
-                    .last()
-                    .is_some_and(|f| (f.is_map && f.expect_key) || f.in_key);
-                stack.push(Frame {
-                    is_map: matches!(ev, Event::MappingStart(..)),
-                    expect_key: true,
-                    key: None,
-                    index: 0,
-                    scalars: Vec::new(),
-                    in_key,
-                    id: ev_index,
-                });
-            }
-            Event::MappingEnd | Event::SequenceEnd => {
-                if let Some(done) = stack.pop() {
-                    // Kept only where an endpoint may need its cluster name.
-                    if done.is_map && wanted.contains(&done.id) {
-                        siblings.insert(done.id, done.scalars);
-                    }
-                }
-                if let Some(parent) = stack.last_mut() {
-                    if parent.is_map && parent.expect_key {
-                        parent.key = Some("?".into());
-                    }
-                    parent.advance();
-                }
-            }
-            Event::Scalar(..) | Event::Alias(..) => {
-                let value = match &ev {
-                    Event::Scalar(v, ..) => v.as_str(),
-                    _ => "",
-                };
-                let is_scalar = matches!(ev, Event::Scalar(..));
-                if is_scalar {
-                    pending_spans.retain(|&ci| {
-                        let c: &mut Candidate = &mut candidates[ci];
-                        if off > c.start {
-                            c.span_end = off;
-                            false
-                        } else {
-                            true
-                        }
-                    });
-                }
-                let is_key = stack.last().is_some_and(|f| f.is_map && f.expect_key);
-                let in_key = stack.iter().any(|f| f.in_key);
-                if is_scalar && may_hold(value, &stack, is_key) {
-                    let mut segs: Vec<Seg> = Vec::with_capacity(stack.len() + 1);
-                    let depth = stack.len();
-                    for (i, f) in stack.iter().enumerate() {
-                        if i + 1 == depth && is_key {
-                            segs.push(Seg::Key(value.to_string()));
-                        } else {
-                            segs.push(f.seg());
-                        }
-                    }
-                    let top = stack.last();
-                    candidates.push(Candidate {
-                        event: ev_index,
-                        start: off,
-                        span_end: text.len(),
-                        path: if in_key {
-                            format!("{}(key)", format_path(&segs))
-                        } else {
-                            format_path(&segs)
-                        },
-                        last_key: top.and_then(|f| f.is_map.then(|| f.key.clone()).flatten()),
-                        sibling_name: top.and_then(|f| {
-                            f.scalars
-                                .iter()
-                                .find(|(k, _)| k == "name")
-                                .map(|(_, v)| v.clone())
-                        }),
-                        frame: top.filter(|f| f.is_map).map(|f| f.id),
-                        doc: docs.len() - 1,
-                    });
-                    if let Some(f) = top.filter(|f| f.is_map) {
-                        wanted.insert(f.id);
-                    }
-                    pending_spans.push(candidates.len() - 1);
-                    doc_needed = true;
-                }
-                if is_scalar && !in_key {
-                    let templated = masked_ranges
-                        .iter()
-                        .any(|&(s, e)| s < off + value.len().max(1) && e > off);
-                    let value = if templated { "{{template}}" } else { value };
-                    record_doc_fact(
-                        docs.last_mut().expect("docs is never empty"),
-                        &stack,
-                        is_key,
-                        value,
-                    );
-                }
-                if let Some(f) = stack.last_mut() {
-                    if f.is_map && f.expect_key {
-                        f.key = Some(if is_scalar {
-                            value.to_string()
-                        } else {
-                            "*".into()
-                        });
-                    } else if f.is_map && is_scalar {
-                        // Only the siblings that can name a cluster are kept.
-                        if let Some(k @ ("name" | "cluster" | "clusterName")) = f.key.as_deref() {
-                            f.scalars.push((k.to_string(), value.to_string()));
-                        }
-                    }
-                    f.advance();
-                }
-            }
+            Event::DocumentStart | Event::DocumentEnd => self.document(off),
+            Event::MappingStart(..) => self.open(true, ev_index),
+            Event::SequenceStart(..) => self.open(false, ev_index),
+            Event::MappingEnd | Event::SequenceEnd => self.close(),
+            Event::Scalar(value, ..) => hold = self.scalar(value, ev_index, off),
+            Event::Alias(..) => self.alias(),
             _ => {}
         }
-        if candidates.last().is_some_and(|c| c.event == ev_index) {
-            held.insert(ev_index, ev);
+        if self.input.only {
+            self.proof.observe(ev_index, ev, hold);
+        }
+        Ok(())
+    }
+
+    /// A document boundary: the finished document keeps its slot only when
+    /// something refers to it.
+    fn document(&mut self, off: usize) {
+        let found = self.input.found;
+        while found.get(self.found_cursor).is_some_and(|f| f.start < off) {
+            self.found_cursor += 1;
+            self.doc_needed = true;
+        }
+        let last = self.docs.last_mut().expect("docs is never empty");
+        let used = last.kind.is_some() || last.name.is_some();
+        if used || !self.stack.is_empty() {
+            if self.doc_needed || last.dest_server.is_some() || last.dest_name.is_some() {
+                self.doc_starts.push((self.doc_start, self.docs.len() - 1));
+                self.docs.push(Doc::default());
+            } else {
+                *last = Doc::default(); // nothing refers to it: reuse the slot
+            }
+            self.doc_needed = false;
+            self.doc_start = off;
+        }
+        self.stack.clear();
+    }
+
+    fn open(&mut self, is_map: bool, id: usize) {
+        let in_key = self
+            .stack
+            .last()
+            .is_some_and(|f| (f.is_map && f.expect_key) || f.in_key);
+        self.stack.push(Frame {
+            is_map,
+            expect_key: true,
+            key: None,
+            index: 0,
+            scalars: Vec::new(),
+            in_key,
+            id,
+        });
+    }
+
+    fn close(&mut self) {
+        if let Some(done) = self.stack.pop() {
+            // Kept only where an endpoint may need its cluster name.
+            if done.is_map && self.wanted.contains(&done.id) {
+                self.siblings.insert(done.id, done.scalars);
+            }
+        }
+        if let Some(parent) = self.stack.last_mut() {
+            if parent.is_map && parent.expect_key {
+                parent.key = Some("?".into());
+            }
+            parent.advance();
+        }
+    }
+
+    fn alias(&mut self) {
+        if let Some(f) = self.stack.last_mut() {
+            if f.is_map && f.expect_key {
+                f.key = Some("*".into());
+            }
+            f.advance();
+        }
+    }
+
+    /// The keys from the root down to the scalar (its own key last).
+    fn keys<'s>(&'s self, own_key: Option<&'s str>) -> Vec<&'s str> {
+        let depth = self.stack.len();
+        self.stack
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.is_map)
+            .map(|(i, f)| match own_key {
+                Some(k) if i + 1 == depth => k,
+                _ => f.key.as_deref().unwrap_or("?"),
+            })
+            .collect()
+    }
+
+    /// Whether a scalar is worth recording: it names a recognised host or a
+    /// `--from` host, or holds a URL where a cluster can be (any other URL,
+    /// such as a repoURL, can never be an endpoint).
+    fn may_hold(&self, v: &str, is_key: bool) -> bool {
+        let Input {
+            found, hosts, only, ..
+        } = self.input;
+        if found.is_empty() || !v.bytes().any(|b| b == b'.' || b == b':') {
+            return false;
+        }
+        let lower = v.to_ascii_lowercase();
+        if only {
+            return hosts.iter().any(|h| lower.contains(h.as_str()));
+        }
+        if endpoint::may_hold_named(&lower, hosts) {
+            return true;
+        }
+        if !lower.contains("https://") {
+            return false;
+        }
+        if self.stack.len() == 1 && !is_key {
+            return true;
+        }
+        let keys = self.keys(None);
+        let keys = if is_key {
+            &keys[..keys.len().saturating_sub(1)]
         } else {
-            digest = digest.wrapping_add(fingerprint(ev_index, &ev));
+            &keys[..]
+        };
+        positions::may_hold(keys, &lower)
+    }
+
+    /// Returns whether the scalar is held whole for verification.
+    fn scalar(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+        let text = self.input.text;
+        let candidates = &mut self.candidates;
+        self.pending_spans.retain(|&ci| {
+            let c = &mut candidates[ci];
+            if off > c.start {
+                c.span_end = off;
+                false
+            } else {
+                true
+            }
+        });
+        let is_key = self.stack.last().is_some_and(|f| f.is_map && f.expect_key);
+        let in_key = self.stack.iter().any(|f| f.in_key);
+        let mut hold = false;
+        if self.may_hold(value, is_key) {
+            let depth = self.stack.len();
+            let segs = self
+                .stack
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    if i + 1 == depth && is_key {
+                        Seg::Key(value.to_string())
+                    } else {
+                        f.seg()
+                    }
+                })
+                .collect();
+            let top = self.stack.last().filter(|f| f.is_map);
+            self.candidates.push(Candidate {
+                event: ev_index,
+                start: off,
+                span_end: text.len(),
+                path: YamlPath(segs),
+                in_key,
+                sibling_name: top.and_then(|f| {
+                    f.scalars
+                        .iter()
+                        .find(|(k, _)| k == "name")
+                        .map(|(_, v)| v.clone())
+                }),
+                frame: top.map(|f| f.id),
+                doc: self.docs.len() - 1,
+                value: value.to_string(),
+            });
+            if let Some(f) = top {
+                self.wanted.insert(f.id);
+            }
+            self.pending_spans.push(self.candidates.len() - 1);
+            self.doc_needed = true;
+            hold = true;
+        }
+        if !in_key && !is_key && self.stack.len() <= positions::FACT_DEPTH {
+            self.record_fact(value, off);
+        }
+        if let Some(f) = self.stack.last_mut() {
+            if f.is_map && f.expect_key {
+                f.key = Some(value.to_string());
+            } else if f.is_map {
+                // Only the siblings that can name a cluster are kept.
+                if let Some(k) = f.key.as_deref().filter(|k| positions::is_name_key(k)) {
+                    f.scalars.push((k.to_string(), value.to_string()));
+                }
+            }
+            f.advance();
+        }
+        hold
+    }
+
+    /// Remembers the document's kind, name and destination as its scalars go by.
+    fn record_fact(&mut self, value: &str, off: usize) {
+        let keys = self.keys(None);
+        if keys.len() != self.stack.len() {
+            return; // a sequence on the way: no fact lives there
+        }
+        let Some(fact) = positions::fact(&keys) else {
+            return;
+        };
+        let templated = in_ranges_overlap(self.masked, off, value.len().max(1));
+        let written = if templated {
+            let rest = &self.input.text[off..];
+            rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())].to_string()
+        } else {
+            value.to_string()
+        };
+        let value = if templated { "{{template}}" } else { value };
+        let doc = self.docs.last_mut().expect("docs is never empty");
+        match fact {
+            Fact::Kind => doc.kind = Some(value.to_string()),
+            Fact::Name => doc.name = Some(value.to_string()),
+            Fact::DestinationServer => {
+                doc.dest_server = Some(value.to_string());
+                doc.template_server = Some(written);
+            }
+            Fact::DestinationName => doc.dest_name = Some(value.to_string()),
         }
     }
 
-    // Map each textual find to the scalar whose source span holds it, in order.
-    let value_of = |c: &Candidate| match held.get(&c.event) {
-        Some(Event::Scalar(v, ..)) => v.as_str(),
-        _ => "",
-    };
-    let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
-    let masked = !masked_ranges.is_empty();
-    for (ci, c) in candidates.iter().enumerate() {
-        let (span_end, value) = (c.span_end, value_of(c));
-        let first = found.partition_point(|f| f.start < c.start);
-        let mut cursor = 0;
-        for (fi, f) in found.iter().enumerate().skip(first) {
-            if f.start >= span_end {
-                break;
-            }
-            if assigned[fi].is_some() || in_ranges(masked_ranges, f.start) {
-                continue;
-            }
-            let lit = &text[f.start..f.end];
-            if let Some(p) = value.get(cursor..).and_then(|v| v.find(lit)) {
-                assigned[fi] = Some((ci, cursor + p));
-                cursor += p + lit.len();
+    /// Ties each piece of endpoint text to the scalar whose source span holds
+    /// it, classifies it, and gives up what is not needed any more.
+    fn finish(self) -> Located {
+        let Input {
+            text,
+            index,
+            found,
+            hosts,
+            only,
+        } = self.input;
+        let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
+        for (ci, c) in self.candidates.iter().enumerate() {
+            let first = found.partition_point(|f| f.start < c.start);
+            let mut cursor = 0;
+            for (fi, f) in found.iter().enumerate().skip(first) {
+                if f.start >= c.span_end {
+                    break;
+                }
+                if assigned[fi].is_some() || in_ranges(self.masked, f.start) {
+                    continue;
+                }
+                let lit = &text[f.start..f.end];
+                if let Some(p) = c.value.get(cursor..).and_then(|v| v.find(lit)) {
+                    assigned[fi] = Some((ci, cursor + p));
+                    cursor += p + lit.len();
+                }
             }
         }
-    }
 
-    let mut occurrences = Vec::new();
-    for (fi, f) in found.iter().cloned().enumerate() {
-        match assigned[fi] {
-            Some((ci, voff)) => {
-                let c = &candidates[ci];
-                let doc = &docs[c.doc];
-                let value = value_of(c);
-                let line_start = value[..voff].rfind('\n').map_or(0, |p| p + 1);
-                let cp = cluster_position(doc.kind.as_deref(), c, &value[line_start..voff]);
-                if !is_endpoint(&f, extra_hosts, cp) {
+        let mut occurrences = Vec::new();
+        for (fi, f) in found.iter().cloned().enumerate() {
+            let Some((ci, voff)) = assigned[fi] else {
+                if !is_endpoint(&f, hosts, false) {
                     continue;
                 }
-                let mut o = occurrence(text, index, f, Kind::Value);
-                o.yaml_path = Some(c.path.clone());
-                o.resource = doc.resource();
-                o.cluster_position = cp;
-                o.event = Some(c.event);
-                if cp {
-                    o.cluster_hint =
-                        cluster_hint(c, value, siblings.get(&c.frame.unwrap_or(usize::MAX)));
-                }
-                occurrences.push(o);
-            }
-            None => {
-                if !is_endpoint(&f, extra_hosts, false) {
-                    continue;
-                }
-                let kind = if in_ranges(masked_ranges, f.start) {
+                let kind = if in_ranges(self.masked, f.start) {
                     Kind::Template
                 } else {
                     Kind::Comment
                 };
-                let doc_idx = doc_starts
+                let doc_idx = self
+                    .doc_starts
                     .iter()
                     .rev()
                     .find(|(start, _)| *start <= f.start)
                     .map(|(_, d)| *d);
                 let mut o = occurrence(text, index, f, kind);
-                o.resource = doc_idx.and_then(|d| docs[d].resource());
+                o.resource = doc_idx.and_then(|d| self.docs[d].resource());
                 occurrences.push(o);
+                continue;
+            };
+            let c = &self.candidates[ci];
+            let doc = &self.docs[c.doc];
+            let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
+            let position = if c.in_key {
+                None
+            } else {
+                positions::classify(
+                    &c.path,
+                    &positions::Context {
+                        kind: doc.kind.as_deref(),
+                        sibling_name: c.sibling_name.as_deref(),
+                        line_prefix: &c.value[line_start..voff],
+                        template_server: doc.template_server.as_deref(),
+                        managed_host: endpoint::shape(&f.host) != Shape::Other,
+                    },
+                )
+            };
+            if !is_endpoint(&f, hosts, position.is_some()) {
+                continue;
             }
+            let siblings = c.frame.and_then(|id| self.siblings.get(&id));
+            let mut o = occurrence(text, index, f, Kind::Value);
+            o.yaml_path = Some(if c.in_key {
+                format!("{}(key)", c.path)
+            } else {
+                c.path.to_string()
+            });
+            o.resource = doc.resource();
+            o.position = position;
+            o.cluster_position = position.is_some();
+            o.event = Some(c.event);
+            if let Some(p) = position {
+                o.cluster_hint = cluster_hint(p, &c.value, siblings);
+            }
+            occurrences.push(o);
+        }
+
+        let destinations = self
+            .docs
+            .iter()
+            .filter(|d| d.dest_server.is_some() || d.dest_name.is_some())
+            .map(|d| Destination {
+                resource: d.resource().unwrap_or_default(),
+                server: d.dest_server.clone(),
+                name: d.dest_name.clone(),
+            })
+            .collect();
+
+        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
+        let mut proof = self.proof;
+        if only {
+            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
+            proof.release_except(&used);
+        }
+        occurrences.shrink_to_fit();
+        Located {
+            occurrences,
+            destinations,
+            proof,
         }
     }
-
-    let destinations = docs
-        .iter()
-        .filter(|d| d.dest_server.is_some() || d.dest_name.is_some())
-        .map(|d| Destination {
-            resource: d.resource().unwrap_or_default(),
-            server: d.dest_server.clone(),
-            name: d.dest_name.clone(),
-        })
-        .collect();
-
-    // Only the scalars that hold a value occurrence are needed to verify a rewrite.
-    let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
-    // A scan (not `only`) never verifies a rewrite: it keeps no events at all.
-    held.retain(|k, ev| {
-        let keep = only && used.contains(k);
-        if !keep {
-            digest = digest.wrapping_add(fingerprint(*k, ev));
-        }
-        keep
-    });
-    if held.is_empty() {
-        held = BTreeMap::new(); // an emptied map still holds a node; many files add up
-    }
-    occurrences.shrink_to_fit();
-    Ok(Located {
-        occurrences,
-        event_count,
-        digest,
-        held,
-        destinations,
-        masked,
-    })
 }
 
 /// The cluster's name as the manifest gives it next to an endpoint: a sibling
 /// `cluster`, `clusterName` or `name` key, or a `clusterName:` line in the same
 /// block string (karpenter values).
 fn cluster_hint(
-    c: &Candidate,
+    position: Position,
     value: &str,
     siblings: Option<&Vec<(String, String)>>,
 ) -> Option<String> {
@@ -878,12 +688,15 @@ fn cluster_hint(
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty() && !v.contains("{{"))
     };
-    // `name` names the cluster only in a cluster Secret or a generator element
-    // (in Helm `parameters` it names the parameter).
-    let name_is_cluster = c.path == "stringData.server"
-        || c.path == "spec.target.template.data.server"
-        || c.path.contains("list.elements[");
-    let name = || if name_is_cluster { sib("name") } else { None };
+    // `name` names the cluster only where the table says so (in Helm
+    // `parameters` it names the parameter).
+    let name = || {
+        if position.sibling_name_is_cluster() {
+            sib("name")
+        } else {
+            None
+        }
+    };
     if let Some(v) = sib("cluster").or_else(|| sib("clusterName")).or_else(name) {
         return Some(v);
     }
@@ -898,66 +711,8 @@ fn in_ranges(ranges: &[(usize, usize)], at: usize) -> bool {
     ranges.iter().any(|&(s, e)| at >= s && at < e)
 }
 
-/// Remembers the document's kind, name and destination as its scalars go by.
-fn record_doc_fact(doc: &mut Doc, stack: &[Frame], is_key: bool, value: &str) {
-    if is_key || stack.len() > 5 {
-        return;
-    }
-    let keys: Vec<&str> = stack
-        .iter()
-        .map(|f| {
-            if f.is_map {
-                f.key.as_deref().unwrap_or("?")
-            } else {
-                "[]"
-            }
-        })
-        .collect();
-    match keys.as_slice() {
-        ["kind"] => doc.kind = Some(value.to_string()),
-        ["metadata", "name"] => doc.name = Some(value.to_string()),
-        ["spec", "destination", "server"]
-        | ["spec", "template", "spec", "destination", "server"] => {
-            doc.dest_server = Some(value.to_string())
-        }
-        ["spec", "destination", "name"] | ["spec", "template", "spec", "destination", "name"] => {
-            doc.dest_name = Some(value.to_string())
-        }
-        _ => {}
-    }
-}
-
-/// What [`locate_yaml`] records of `text` for verification (parsed masked if
-/// `masked`): the event count, the digest of every event not in `keep`, and
-/// the events in `keep` whole.
-pub fn digest_of(
-    text: &str,
-    masked: bool,
-    keep: &BTreeSet<usize>,
-) -> Result<(usize, u64, BTreeMap<usize, Event>), String> {
-    let owned;
-    let src = match mask_templates(text).filter(|_| masked) {
-        Some((m, _)) => {
-            owned = m;
-            owned.as_str()
-        }
-        None => text,
-    };
-    let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
-    let index = LineIndex::new(&src[bom..]);
-    let mut digest = 0u64;
-    let mut held = BTreeMap::new();
-    let mut count = 0;
-    for item in Events::new(&src[bom..], bom, &index) {
-        let (ev, _) = item.map_err(|(l, c, m)| format!("{l}:{c}: {m}"))?;
-        if keep.contains(&count) {
-            held.insert(count, ev);
-        } else {
-            digest = digest.wrapping_add(fingerprint(count, &ev));
-        }
-        count += 1;
-    }
-    Ok((count, digest, held))
+fn in_ranges_overlap(ranges: &[(usize, usize)], at: usize, len: usize) -> bool {
+    ranges.iter().any(|&(s, e)| s < at + len && e > at)
 }
 
 #[cfg(test)]
@@ -966,29 +721,6 @@ mod tests {
 
     const PROD: &str =
         "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
-
-    #[test]
-    fn line_index_handles_crlf_and_multibyte() {
-        let t = "# 한국어\r\nkey: v\rz: 1\n";
-        let ix = LineIndex::new(t);
-        let key = t.find("key").unwrap();
-        assert_eq!(ix.offset(t, 2, 0), Some(key));
-        assert_eq!(ix.position(t, key + 5), (2, 6));
-        assert_eq!(ix.offset(t, 3, 0), Some(t.find('z').unwrap()));
-        assert_eq!(ix.position(t, t.find('어').unwrap()), (1, 5));
-    }
-
-    #[test]
-    fn mask_keeps_length_and_lines() {
-        let t = "{{- if .Values.x }}\nname: app-{{ .Values.env }}\n{{- end }}\n";
-        let (m, r) = mask_templates(t).unwrap();
-        assert_eq!(m.len(), t.len());
-        assert_eq!(r.len(), 3);
-        assert_eq!(
-            m,
-            "                   \nname: app-xxxxxxxxxxxxxxxxx\n          \n"
-        );
-    }
 
     #[test]
     fn value_comment_and_path() {
@@ -1042,7 +774,7 @@ mod tests {
             "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {PROD}\n    name: {{{{ default \"{PROD}\" .x }}}}\n{{{{- end }}}}\n"
         );
         let l = locate_yaml(&t, &[], false).unwrap();
-        assert!(l.masked);
+        assert!(l.proof.masked);
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
     }

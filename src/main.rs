@@ -1,15 +1,29 @@
-//! The `rebind` binary: parses arguments, runs the library, maps errors to exit code 2.
+//! The `rebind` binary: parses arguments, runs the command through the
+//! library, and maps the outcome to an exit code (see [`rebind::output::Exit`]).
+
+mod cli;
 
 use clap::Parser;
+use rebind::output::{ColorChoice, Exit, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = rebind::cli::Cli::parse();
-    match rebind::cli::run(cli) {
-        Ok(code) => ExitCode::from(code as u8),
+    let cli = cli::Cli::parse();
+    let color = ColorChoice::from(cli.color).enabled();
+    let mut sink = Sink::stdio(color, cli.quiet);
+    let exit = match cli::run(cli, &mut sink) {
+        Ok(exit) => exit,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            sink.error(&format!("{e:#}"));
+            Exit::Error
         }
-    }
+    };
+    let exit = match sink.finish() {
+        Some(msg) => {
+            sink.error(&msg);
+            Exit::Error
+        }
+        None => exit,
+    };
+    ExitCode::from(exit.code())
 }

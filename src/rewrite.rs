@@ -6,9 +6,11 @@
 
 use crate::endpoint::{self, Endpoint};
 use crate::locate::{self, Kind, Occurrence};
+use crate::yaml::{mask_templates, Events};
 use crate::Inventory;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 use yaml_rust2::parser::Event;
@@ -22,6 +24,8 @@ pub struct FilePlan {
     pub new: Arc<str>,
     /// The occurrences that are rewritten, in file order.
     pub changes: Vec<Occurrence>,
+    /// The repo config (`.rebind.yaml`) updated with the rebind, not a manifest.
+    pub is_config: bool,
 }
 
 impl FilePlan {
@@ -70,9 +74,28 @@ pub struct Plan {
     /// Comments, text files and template actions that mention the old endpoint.
     pub mentions: Vec<Mention>,
     pub errors: Vec<PlanError>,
+    /// `from` holds no value but `to` does: the tree is already rebound.
+    pub already_rebound: bool,
 }
 
 impl Plan {
+    /// A plan with nothing to do.
+    pub fn empty(from: Endpoint, to: Endpoint) -> Plan {
+        Plan {
+            from,
+            to,
+            files: Vec::new(),
+            mentions: Vec::new(),
+            errors: Vec::new(),
+            already_rebound: false,
+        }
+    }
+
+    /// The manifests rewritten (the config not counted).
+    pub fn manifest_count(&self) -> usize {
+        self.files.iter().filter(|f| !f.is_config).count()
+    }
+
     pub fn change_count(&self) -> usize {
         self.files.iter().map(|f| f.changes.len()).sum()
     }
@@ -90,13 +113,7 @@ pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
 
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
-    let mut plan = Plan {
-        from: from.clone(),
-        to: to.clone(),
-        files: Vec::new(),
-        mentions: Vec::new(),
-        errors: Vec::new(),
-    };
+    let mut plan = Plan::empty(from.clone(), to.clone());
     for src in &inv.sources {
         let rel = &src.entry.rel;
         let located = match &src.located {
@@ -140,6 +157,7 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
                 old: Arc::clone(&src.text),
                 new: new.into(),
                 changes,
+                is_config: false,
             }),
             Err(message) => plan.errors.push(PlanError {
                 rel: rel.clone(),
@@ -165,6 +183,134 @@ pub fn splice(text: &str, changes: &[Occurrence], to: &Endpoint) -> String {
     out
 }
 
+/// What a file's parse is checked against after a rewrite: the number of
+/// parser events, a digest of every event but the held ones, and the held
+/// scalars (those that may hold the endpoint) whole, by event index.
+#[derive(Debug, Default, Clone)]
+pub struct Proof {
+    pub event_count: usize,
+    pub digest: u64,
+    pub held: BTreeMap<usize, Event>,
+    /// Helm template actions had to be masked for the file to parse.
+    pub masked: bool,
+}
+
+impl Proof {
+    pub fn new(masked: bool) -> Proof {
+        Proof {
+            masked,
+            ..Proof::default()
+        }
+    }
+
+    /// Records event number `index`: whole when `hold`, else in the digest.
+    pub fn observe(&mut self, index: usize, ev: Event, hold: bool) {
+        self.event_count = self.event_count.max(index + 1);
+        if hold {
+            self.held.insert(index, ev);
+        } else {
+            self.digest = self.digest.wrapping_add(fingerprint(index, &ev));
+        }
+    }
+
+    /// Moves every held event not in `keep` into the digest.
+    pub fn release_except(&mut self, keep: &BTreeSet<usize>) {
+        let mut digest = self.digest;
+        self.held.retain(|k, ev| {
+            let kept = keep.contains(k);
+            if !kept {
+                digest = digest.wrapping_add(fingerprint(*k, ev));
+            }
+            kept
+        });
+        self.digest = digest;
+        if self.held.is_empty() {
+            self.held = BTreeMap::new(); // an emptied map still holds a node; many files add up
+        }
+    }
+
+    /// The proof of `text` (parsed masked if `masked`), holding the events in `keep`.
+    pub fn of(text: &str, masked: bool, keep: &BTreeSet<usize>) -> Result<Proof, String> {
+        let owned;
+        let src = match mask_templates(text).filter(|_| masked) {
+            Some((m, _)) => {
+                owned = m;
+                owned.as_str()
+            }
+            None => text,
+        };
+        let mut proof = Proof::new(masked);
+        for (i, item) in Events::new(src).enumerate() {
+            let (ev, _) = item.map_err(|(l, c, m)| format!("{l}:{c}: {m}"))?;
+            let hold = keep.contains(&i);
+            proof.observe(i, ev, hold);
+        }
+        Ok(proof)
+    }
+}
+
+/// A stable hash of one event (value, style, anchor, tag, kind) at position
+/// `index` in the stream. Digests add these up, so events can join in any order.
+fn fingerprint(index: usize, ev: &Event) -> u64 {
+    let mut h = Fx(0);
+    index.hash(&mut h);
+    match ev {
+        Event::Scalar(v, style, anchor, tag) => {
+            (1u8, v, *style as u8, anchor).hash(&mut h);
+            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
+        }
+        Event::Alias(a) => (2u8, a).hash(&mut h),
+        Event::MappingStart(a, tag) | Event::SequenceStart(a, tag) => {
+            (matches!(ev, Event::MappingStart(..)), 3u8, a).hash(&mut h);
+            tag.as_ref().map(|t| (&t.handle, &t.suffix)).hash(&mut h);
+        }
+        Event::Nothing => 4u8.hash(&mut h),
+        Event::StreamStart => 5u8.hash(&mut h),
+        Event::StreamEnd => 6u8.hash(&mut h),
+        Event::DocumentStart => 7u8.hash(&mut h),
+        Event::DocumentEnd => 8u8.hash(&mut h),
+        Event::MappingEnd => 9u8.hash(&mut h),
+        Event::SequenceEnd => 10u8.hash(&mut h),
+    }
+    // Spread the bits: digests add fingerprints up.
+    let x = h.0 ^ (h.0 >> 33);
+    x.wrapping_mul(0xff51_afd7_ed55_8ccd) ^ (x >> 29)
+}
+
+/// A small fast hasher (the multiply-rotate scheme of rustc's FxHasher):
+/// fingerprints guard against accidents, not adversaries.
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// Parses the spliced text again and checks that every planned scalar now
 /// reads as the old value with `from` rebound to `to`, and that every other
 /// event (scalars, styles, anchors, tags, structure) is unchanged.
@@ -180,16 +326,18 @@ pub fn verify(
         .filter_map(|o| o.event.map(|e| (e, o)))
         .collect();
     // Every scalar that may hold an endpoint is compared whole; the rest by digest.
+    let old = &old.proof;
     let keep = old.held.keys().copied().collect();
-    let (count, digest, new_held) = locate::digest_of(new_text, old.masked, &keep)
+    let new = Proof::of(new_text, old.masked, &keep)
         .map_err(|e| format!("the rewritten file no longer parses ({e}); nothing written"))?;
+    let (count, new_held) = (new.event_count, new.held);
     if count != old.event_count {
         return Err(format!(
             "the rewritten file has {count} parser events instead of {}; nothing written",
             old.event_count
         ));
     }
-    if digest != old.digest {
+    if new.digest != old.digest {
         return Err(
             "verification failed: something besides the planned scalars changed; nothing written"
                 .into(),

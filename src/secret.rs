@@ -393,10 +393,7 @@ pub fn existing_for(inv: &crate::Inventory, server: &str) -> Vec<String> {
     let mut out = Vec::new();
     for src in &inv.sources {
         for o in src.occurrences() {
-            let at_server = matches!(
-                o.yaml_path.as_deref(),
-                Some("stringData.server") | Some("spec.target.template.data.server")
-            );
+            let at_server = o.position.is_some_and(|p| p.is_registration());
             if at_server && !o.found.bare && norm(&o.endpoint) == want {
                 out.push(format!(
                     "{}:{}:{}: {}",

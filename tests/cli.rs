@@ -75,7 +75,7 @@ fn scan_finds_19_places_in_8_files() {
         .find(|e| e["endpoint"] == OLD)
         .unwrap();
     assert_eq!(
-        (prod["files"].as_u64(), prod["places"].as_u64()),
+        (prod["file_count"].as_u64(), prod["value_count"].as_u64()),
         (Some(8), Some(19))
     );
     assert_eq!(v["tiers"]["in_cluster"].as_array().unwrap().len(), 8);

@@ -143,9 +143,11 @@ fn apply_cluster_updates_config_and_manifests_in_one_commit() {
     assert!(stdout(&again).contains("Nothing to change."));
     let out = rebind(d, &["check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // Findings, then the count and the fixes (which warnings have none).
     assert!(
         stdout(&out)
             .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with("check: "))
             .all(|l| l.contains(": warning: retired endpoint")),
         "{}",
         stdout(&out)
@@ -243,7 +245,11 @@ fn check_clean_dirty_and_file_lists() {
     );
     let out = rebind(d, &["check", "apps/stale.yaml"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stdout(&out), want);
+    // The finding, then the count and the command that fixes it.
+    assert_eq!(
+        stdout(&out),
+        format!("{want}\ncheck: 1 error, 0 warnings.\nTo fix:\n  rebind apply --from {OLD} --to {NEW}\n")
+    );
     let out = rebind(d, &["check"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).contains(&want), "{}", stdout(&out));

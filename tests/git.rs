@@ -186,7 +186,7 @@ fn push_lands_the_branch_in_a_bare_repository() {
     assert_eq!(v["commit"].as_str().unwrap(), head.trim());
     assert_eq!(v["pushed_to"], "origin");
     assert_eq!(
-        (v["changes"].as_u64(), v["files_changed"].as_u64()),
+        (v["change_count"].as_u64(), v["file_count"].as_u64()),
         (Some(19), Some(8))
     );
     assert_eq!(git(bare.path(), &["rev-parse", BRANCH]), head);

@@ -1,0 +1,232 @@
+//! `rebind diff` and `rebind apply`: plan a rebind, show it, and (apply)
+//! write it on a new git branch or in place.
+
+use super::{warn_skipped, ApplyArgs, RebindArgs};
+use anyhow::{bail, Context, Result};
+use rebind::cutover::{self, Request};
+use rebind::output::{count, json, text, Exit, Format, Sink};
+use rebind::rewrite::Plan;
+use rebind::{git, secret, Inventory};
+use std::io::{BufRead, IsTerminal};
+
+impl RebindArgs {
+    /// The library's rebind request.
+    fn request(&self) -> Request {
+        Request {
+            to: self.to.clone(),
+            from: self.from.clone(),
+            cluster: self.cluster.clone(),
+            expect_files: self.expect_files,
+            expect_occurrences: self.expect_occurrences,
+            walk: self.walk.request(),
+        }
+    }
+}
+
+/// The plan as text: the diff, the counts, the summary, the mentions.
+fn show_plan(sink: &mut Sink, plan: &Plan, inv: &Inventory, to_stderr: bool) {
+    let t = text::plan_text(plan, sink.color && !to_stderr);
+    if to_stderr {
+        sink.info(&t);
+    } else {
+        sink.say(&t);
+    }
+    warn_skipped(sink, &inv.skipped);
+    if plan.already_rebound {
+        sink.say(&format!(
+            "Already rebound: {} holds no value, {} does.\n",
+            plan.from.url(),
+            plan.to.url()
+        ));
+    } else if plan.files.is_empty() && !plan.mentions.is_empty() {
+        sink.warn(&format!(
+            "{} is only mentioned (comments, text, template actions): no value holds it",
+            plan.from.url()
+        ));
+    }
+}
+
+pub fn diff(a: RebindArgs, sink: &mut Sink) -> Result<Exit> {
+    let format = a
+        .format
+        .resolve("diff", &[Format::Text, Format::Json, Format::Github])?;
+    let (plan, inv) = cutover::plan(&a.request())?;
+    let status = if plan.files.is_empty() {
+        "nothing_to_change"
+    } else {
+        "pending"
+    };
+    match format {
+        Format::Json => sink.out(&json::render(&json::PlanReport::new(
+            "diff",
+            status,
+            &plan,
+            &inv.skipped,
+        ))),
+        Format::Github => {
+            sink.out(&text::plan_github(&plan));
+            warn_skipped(sink, &inv.skipped);
+        }
+        _ => show_plan(sink, &plan, &inv, false),
+    }
+    cutover::fail_on_errors(&plan)?;
+    Ok(if plan.files.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Pending
+    })
+}
+
+/// Asks on the terminal; true only for an explicit yes.
+fn confirm(sink: &mut Sink, question: &str) -> Result<bool> {
+    sink.info(&format!("{question} [y/N] "));
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    Ok(matches!(
+        line.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
+    let format = a
+        .rebind
+        .format
+        .resolve("apply", &[Format::Text, Format::Json])?;
+    let json_out = format == Format::Json;
+    let (plan, inv) = cutover::plan(&a.rebind.request())?;
+    cutover::fail_on_errors(&plan)?;
+    let secret_spec = match &a.cluster_name {
+        Some(name) => Some(secret::Spec::new(name, &plan.to.url())?),
+        None => None,
+    };
+    let skipped = &inv.skipped;
+    let report = |status, plan| json::PlanReport::new("apply", status, plan, skipped);
+    if plan.files.is_empty() {
+        if json_out {
+            sink.out(&json::render(&report("nothing_to_change", &plan)));
+        } else {
+            show_plan(sink, &plan, &inv, false);
+            sink.say("Nothing to change.\n");
+        }
+        return Ok(Exit::Ok);
+    }
+    let start = a.rebind.walk.request().repo_start();
+    // The git flow's checks all run before anything is shown or written.
+    let git = if a.no_commit {
+        None
+    } else {
+        let Some(repo) = git::open(&start)? else {
+            bail!(
+                "{} is not in a git repository: pass --no-commit to rewrite the files in place; nothing written",
+                start.display()
+            );
+        };
+        let default = git::default_branch(&plan.to.host);
+        for p in a.rebind.walk.paths.iter().skip(1) {
+            let other = git::open(if p.is_file() {
+                p.parent().unwrap_or(p)
+            } else {
+                p
+            })?;
+            if other.is_none_or(|r| r.workdir() != repo.workdir()) {
+                bail!(
+                    "{}: not in the same git repository as {}; nothing written",
+                    p.display(),
+                    start.display()
+                );
+            }
+        }
+        let prep = repo.prepare(&plan.files, a.branch.as_deref(), &default)?;
+        if prep.already_done.is_some() {
+            if json_out {
+                let mut r = report("already_done", &plan);
+                r.branch = Some(prep.branch.clone());
+                sink.out(&json::render(&r));
+            } else {
+                sink.say(&format!(
+                    "Branch {} already holds exactly this change; nothing to do.\n",
+                    prep.branch
+                ));
+            }
+            return Ok(Exit::Ok);
+        }
+        Some((repo, prep))
+    };
+    if !a.yes {
+        if !std::io::stdin().is_terminal() {
+            bail!("refusing to write without confirmation: stdin is not a terminal; review with `rebind diff` and pass --yes");
+        }
+        // With JSON on stdout, the plan and the prompt go to stderr.
+        show_plan(sink, &plan, &inv, json_out);
+        let what = format!(
+            "{} in {}",
+            count(plan.change_count(), "change"),
+            count(plan.manifest_count(), "file")
+        );
+        let q = match &git {
+            Some((_, prep)) => format!("Create branch {} with {what}?", prep.branch),
+            None => format!("Rewrite {what} in place?"),
+        };
+        if !confirm(sink, &q)? {
+            sink.info("Nothing written.\n");
+            if json_out {
+                sink.out(&json::render(&report("declined", &plan)));
+            }
+            return Ok(Exit::Pending);
+        }
+    } else if !json_out {
+        show_plan(sink, &plan, &inv, false);
+    }
+    let committed = match &git {
+        Some((repo, prep)) => Some(git::commit_flow(
+            repo,
+            prep,
+            &plan.files,
+            &text::commit_message(&plan),
+            a.push.as_deref(),
+        )?),
+        None => {
+            rebind::write::write_all(&plan.files)?;
+            None
+        }
+    };
+    if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
+        super::secret::write_file(path, &secret::render(spec), false)?;
+        super::secret::warn_existing(sink, &start, &spec.server)?;
+    }
+    if let Some(path) = &a.review_out {
+        let md = text::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
+        std::fs::write(path, md)
+            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    }
+    if json_out {
+        let mut r = report("applied", &plan);
+        r.written = true;
+        if let Some(c) = &committed {
+            r.branch = Some(c.branch.clone());
+            r.commit = Some(c.commit.clone());
+            r.pushed_to = c.pushed_to.clone();
+        }
+        sink.out(&json::render(&r));
+    } else {
+        let mut msg = format!(
+            "Rewrote {} in {}",
+            count(plan.change_count(), "occurrence"),
+            count(plan.manifest_count(), "file")
+        );
+        if let Some(c) = &committed {
+            msg.push_str(&format!(
+                " and committed them as {} on branch {} (now checked out)",
+                &c.commit[..12],
+                c.branch
+            ));
+            if let Some(r) = &c.pushed_to {
+                msg.push_str(&format!("; pushed to {r}"));
+            }
+        }
+        msg.push_str(".\n");
+        sink.say(&msg);
+    }
+    Ok(Exit::Ok)
+}

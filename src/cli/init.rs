@@ -1,0 +1,95 @@
+//! `rebind init`: writes `.rebind.yaml` from a scan, one cluster per
+//! workload endpoint, with its current counts.
+
+use super::InitArgs;
+use anyhow::{bail, Context, Result};
+use rebind::output::{count, json, Exit, Format, Sink};
+use rebind::summary::Summary;
+use rebind::{config, inventory, walk};
+use std::io::Write;
+use std::path::PathBuf;
+
+pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
+    let format = a.format.resolve("init", &[Format::Text, Format::Json])?;
+    let root = a.path.unwrap_or_else(|| PathBuf::from("."));
+    if !root.is_dir() {
+        bail!("{}: not a directory", root.display());
+    }
+    let target = root.join(config::FILE_NAME);
+    if target.exists() {
+        bail!(
+            "{}: already exists; refusing to overwrite it",
+            target.display()
+        );
+    }
+    let inv = inventory(
+        walk::discover(std::slice::from_ref(&root), &[], &[])?,
+        &[],
+        false,
+    )?;
+    let summary = Summary::of(&inv);
+    let mut used = std::collections::BTreeSet::new();
+    let mut clusters = Vec::new();
+    for (i, t) in summary.workload().into_iter().enumerate() {
+        let mut name = t
+            .best_hint()
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("cluster-{}", i + 1));
+        let base = name.clone();
+        let mut n = 2;
+        while !used.insert(name.clone()) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        clusters.push(config::InitCluster {
+            name,
+            endpoint: t.display.clone(),
+            expect: config::Expect {
+                files: t.value_files,
+                occurrences: t.values,
+            },
+        });
+    }
+    let text = config::render_init(&clusters);
+    config::parse(&target, &text)?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&target)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("{}: cannot write", target.display()))?;
+    if format == Format::Json {
+        sink.out(&json::render(&json::InitReport {
+            schema_version: rebind::output::SCHEMA_VERSION,
+            command: "init",
+            config: target.display().to_string(),
+            clusters: clusters
+                .iter()
+                .map(|c| json::InitClusterJson {
+                    name: c.name.clone(),
+                    endpoint: c.endpoint.clone(),
+                    file_count: c.expect.files,
+                    occurrence_count: c.expect.occurrences,
+                })
+                .collect(),
+            written: true,
+        }));
+        return Ok(Exit::Ok);
+    }
+    let mut msg = format!(
+        "Wrote {} with {}:\n",
+        target.display(),
+        count(clusters.len(), "cluster")
+    );
+    for c in &clusters {
+        msg.push_str(&format!(
+            "  {}: {} ({} in {})\n",
+            c.name,
+            c.endpoint,
+            count(c.expect.occurrences, "occurrence"),
+            count(c.expect.files, "file")
+        ));
+    }
+    sink.say(&msg);
+    Ok(Exit::Ok)
+}

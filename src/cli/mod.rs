@@ -1,0 +1,329 @@
+//! The command line: clap definitions, and one module per command that
+//! turns its flags into a library request once, runs the pipeline and
+//! renders the outcome through the output layer.
+//!
+//! To add a command: a variant of [`Command`] with its `Args`, a module
+//! here with `run(args, &mut Sink) -> Result<Exit>`, and a line in [`run`].
+
+mod apply;
+mod check;
+mod init;
+mod scan;
+mod secret;
+
+use anyhow::{bail, Result};
+use clap::{Args, Parser, Subcommand};
+use rebind::cutover::WalkRequest;
+use rebind::output::{ColorChoice, Exit, Format, Sink};
+use std::path::PathBuf;
+
+/// Rebind hard-coded Kubernetes API endpoints in a GitOps repository, byte-exact.
+#[derive(Debug, Parser)]
+#[command(name = "rebind", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// When to colour output: auto (a terminal, unless NO_COLOR is set;
+    /// CLICOLOR_FORCE forces it), always, never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value = "auto",
+        value_name = "WHEN"
+    )]
+    pub color: ColorArg,
+    /// Print nothing but errors (the exit code still tells the outcome).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+}
+
+/// The exit codes, shown at the end of every command's help.
+pub const EXIT_CODES: &str = "Exit codes: 0 success or nothing to change; 1 findings (check), changes pending (diff) or declined at the prompt; 2 usage or input error, nothing written; 3 committed but a later step (the push) failed.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for ColorChoice {
+    fn from(c: ColorArg) -> ColorChoice {
+        match c {
+            ColorArg::Auto => ColorChoice::Auto,
+            ColorArg::Always => ColorChoice::Always,
+            ColorArg::Never => ColorChoice::Never,
+        }
+    }
+}
+
+/// `--format` and its `--json` alias.
+#[derive(Debug, Args)]
+pub struct FormatArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub format: FormatArg,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
+impl FormatArgs {
+    /// The format asked for, if the command supports it.
+    pub fn resolve(&self, command: &str, allowed: &[Format]) -> Result<Format> {
+        let f = if self.json {
+            Format::Json
+        } else {
+            self.format.into()
+        };
+        if !allowed.contains(&f) {
+            bail!("{command} --format {:?}: not supported here", self.format);
+        }
+        Ok(f)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List every Kubernetes API endpoint occurrence, with per-endpoint and tier summaries.
+    Scan(ScanArgs),
+    /// Show exactly what `apply` would write, as a unified diff; writes nothing.
+    /// Exit 1 when there are changes pending, 0 when there is nothing to change.
+    Diff(RebindArgs),
+    /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
+    Apply(ApplyArgs),
+    /// Print the ArgoCD cluster Secret (or ExternalSecret) for a server URL.
+    Secret(Box<SecretArgs>),
+    /// Write .rebind.yaml from a scan: one cluster per workload endpoint, with current counts.
+    Init(InitArgs),
+    /// Fail (exit 1) on retired or undeclared endpoints; for pre-commit and CI.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Repository root to scan and write .rebind.yaml into (default: .).
+    pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Files to check (as pre-commit passes them); default: the whole repository.
+    pub files: Vec<PathBuf>,
+    /// Config file (default: .rebind.yaml found by walking up from the current directory).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Report undeclared endpoints at cluster positions as warnings, not failures.
+    #[arg(long)]
+    pub allow_unknown: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+/// Which files to look at.
+#[derive(Debug, Args)]
+pub struct WalkArgs {
+    /// Files or directories (default: `.`). Directories are walked honouring .gitignore.
+    pub paths: Vec<PathBuf>,
+    /// Glob of files parsed as YAML (repeatable; default **/*.yaml, **/*.yml, **/*.json).
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Glob of files to leave out entirely (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Config file (default: .rebind.yaml found by walking up from the first PATH).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+impl WalkArgs {
+    /// The library's walk request.
+    pub fn request(&self) -> WalkRequest {
+        WalkRequest {
+            paths: self.paths.clone(),
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            config: self.config.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    /// Only list these endpoints (repeatable); their bare hosts are found too.
+    #[arg(long, value_name = "URL")]
+    pub from: Vec<String>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RebindArgs {
+    /// The new endpoint: an absolute https:// URL.
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
+    #[arg(long, value_name = "URL", conflicts_with = "cluster")]
+    pub from: Option<String>,
+    /// Take --from from this cluster in .rebind.yaml, and update the config in the same run.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// Refuse unless exactly N manifests hold the old endpoint.
+    #[arg(long, value_name = "N")]
+    pub expect_files: Option<usize>,
+    /// Refuse unless exactly M occurrences of the old endpoint are found.
+    #[arg(long, value_name = "M")]
+    pub expect_occurrences: Option<usize>,
+    #[command(flatten)]
+    pub walk: WalkArgs,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    #[command(flatten)]
+    pub rebind: RebindArgs,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Rewrite the working tree in place: no git branch, no commit.
+    #[arg(long)]
+    pub no_commit: bool,
+    /// Branch to create (default: rebind/<first label of the new host>).
+    #[arg(long, value_name = "NAME", conflicts_with = "no_commit")]
+    pub branch: Option<String>,
+    /// Push the new branch to this remote after committing.
+    #[arg(long, value_name = "REMOTE", conflicts_with = "no_commit")]
+    pub push: Option<String>,
+    /// Also write the review (summary, diff, notes) as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub review_out: Option<PathBuf>,
+    /// ArgoCD cluster name for the Secret written by --secret-out.
+    #[arg(long, value_name = "NAME", requires = "secret_out")]
+    pub cluster_name: Option<String>,
+    /// Also write the cluster Secret for the new endpoint (token placeholder) to FILE.
+    #[arg(long, value_name = "FILE", requires = "cluster_name")]
+    pub secret_out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SecretArgs {
+    /// ArgoCD's name for the cluster (stringData.name).
+    #[arg(long)]
+    pub name: String,
+    /// The cluster's API server URL (absolute https://).
+    #[arg(long, value_name = "URL")]
+    pub server: String,
+    /// Write the manifest to FILE instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+    /// Repository to search for Secrets that already declare this server.
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+    /// metadata.name of the Secret (default: cluster-<name>).
+    #[arg(long, value_name = "NAME")]
+    pub secret_name: Option<String>,
+    /// Namespace ArgoCD runs in.
+    #[arg(long, default_value = "argocd")]
+    pub namespace: String,
+    /// tlsClientConfig.serverName (SNI) to verify the server certificate against.
+    #[arg(long, value_name = "HOST")]
+    pub server_name: Option<String>,
+    /// Put the value of environment variable VAR in as the bearer token
+    /// (only to stdout or a path outside any git work tree).
+    #[arg(long, value_name = "VAR", conflicts_with_all = ["aws_cluster_name", "external_secret"])]
+    pub token_env: Option<String>,
+    /// PEM CA bundle to embed (base64) as caData.
+    #[arg(long, value_name = "PEM", conflicts_with = "ca_data")]
+    pub ca_file: Option<PathBuf>,
+    /// caData as base64 (default: the ${ARGOCD_CLUSTER_CA} placeholder).
+    #[arg(long, value_name = "BASE64")]
+    pub ca_data: Option<String>,
+    /// EKS cluster name for the awsAuthConfig form (no secret in the manifest).
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "aws_role_arn",
+        conflicts_with = "external_secret"
+    )]
+    pub aws_cluster_name: Option<String>,
+    /// IAM role ArgoCD assumes for the awsAuthConfig form.
+    #[arg(long, value_name = "ARN", requires = "aws_cluster_name")]
+    pub aws_role_arn: Option<String>,
+    /// AWS profile for the awsAuthConfig form.
+    #[arg(long, value_name = "PROFILE", requires = "aws_cluster_name")]
+    pub aws_profile: Option<String>,
+    /// Emit an external-secrets.io ExternalSecret that renders the cluster Secret.
+    #[arg(long, requires_all = ["store", "key"])]
+    pub external_secret: bool,
+    /// Secret store the ExternalSecret reads from.
+    #[arg(long, value_name = "NAME", requires = "external_secret")]
+    pub store: Option<String>,
+    /// Kind of that store.
+    #[arg(long, value_name = "KIND", default_value = "ClusterSecretStore")]
+    pub store_kind: String,
+    /// Key in the store holding `token` (and `caData`) properties.
+    #[arg(long, value_name = "KEY", requires = "external_secret")]
+    pub key: Option<String>,
+    /// Label KEY=VALUE on the Secret (repeatable); cluster generators select on these.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Vec<String>,
+    /// Annotation KEY=VALUE on the Secret (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub annotation: Vec<String>,
+    /// AppProject the cluster is scoped to.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Namespaces ArgoCD may manage on the cluster, comma-separated.
+    #[arg(long, value_name = "A,B")]
+    pub namespaces: Option<String>,
+    /// With --namespaces: whether cluster-scoped resources may be managed too.
+    #[arg(long, value_name = "BOOL", requires = "namespaces")]
+    pub cluster_resources: Option<bool>,
+}
+
+/// Runs a parsed command line with its output going to `sink`.
+pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
+    match cli.command {
+        Command::Scan(a) => scan::run(a, sink),
+        Command::Diff(a) => apply::diff(a, sink),
+        Command::Apply(a) => apply::apply(a, sink),
+        Command::Secret(a) => secret::run(*a, sink),
+        Command::Init(a) => init::run(a, sink),
+        Command::Check(a) => check::run(a, sink),
+    }
+}
+
+/// Skipped files as warnings on stderr.
+pub fn warn_skipped(sink: &mut Sink, skipped: &[rebind::walk::Skipped]) {
+    for s in skipped {
+        sink.warn(&format!("{}: skipped: {}", s.rel, s.reason));
+    }
+}

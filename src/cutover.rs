@@ -1,0 +1,322 @@
+//! A rebind request, resolved once from the command line's words: which
+//! files ([`WalkRequest`]), which endpoint is replaced (`--from`, a declared
+//! `--cluster`, or the one workload endpoint in the tree), the expected
+//! counts, and the config update. [`plan`] turns it into a verified
+//! [`Plan`]: the domain decisions live here, not in the command layer.
+
+use crate::config::{self, Config};
+use crate::endpoint::Endpoint;
+use crate::rewrite::{self, FilePlan, Plan};
+use crate::summary::Summary;
+use crate::walk::{self, Walk};
+use crate::{inventory, Inventory};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// Which files to look at.
+#[derive(Debug, Clone, Default)]
+pub struct WalkRequest {
+    /// Files or directories (empty: `.`).
+    pub paths: Vec<PathBuf>,
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// `--config`; else `.rebind.yaml` is looked for above the first path.
+    pub config: Option<PathBuf>,
+}
+
+impl WalkRequest {
+    pub fn paths(&self) -> Vec<PathBuf> {
+        if self.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            self.paths.clone()
+        }
+    }
+
+    /// The config named by `--config`, or found above the first path.
+    pub fn config(&self) -> Result<Option<Config>> {
+        let path = match &self.config {
+            Some(p) => Some(p.clone()),
+            None => config::find(&self.paths()[0]),
+        };
+        path.map(|p| config::load(&p)).transpose()
+    }
+
+    /// Discovers files: globs from the command line, else from the config.
+    pub fn discover_with(&self, cfg: Option<&Config>) -> Result<Walk> {
+        let pick = |cli: &Vec<String>, from_cfg: fn(&Config) -> &Vec<String>| match (
+            cfg,
+            cli.is_empty(),
+        ) {
+            (Some(c), true) => from_cfg(c).clone(),
+            _ => cli.clone(),
+        };
+        let include = pick(&self.include, |c| &c.include);
+        let exclude = pick(&self.exclude, |c| &c.exclude);
+        walk::discover(&self.paths(), &include, &exclude)
+    }
+
+    /// Where the git flow starts looking for a repository: the first path
+    /// (its directory when it is a file), or `.`.
+    pub fn repo_start(&self) -> PathBuf {
+        let first = self.paths()[0].clone();
+        if first.is_file() {
+            match first.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            }
+        } else {
+            first
+        }
+    }
+}
+
+/// A rebind as asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub to: String,
+    pub from: Option<String>,
+    /// Take `from` from this declared cluster, and update the config.
+    pub cluster: Option<String>,
+    /// Refuse unless exactly this many manifests hold the old endpoint.
+    pub expect_files: Option<usize>,
+    /// Refuse unless exactly this many occurrences are rewritten.
+    pub expect_occurrences: Option<usize>,
+    pub walk: WalkRequest,
+}
+
+/// Parses `--from`/`--to`, resolves an omitted `--from` (or takes it from
+/// `--cluster`), plans the rebind, checks the expected counts, adds the
+/// config update when a cluster was named, and refuses a `--from` that
+/// matches nothing (unless the tree is already rebound to `--to`).
+pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
+    let to = Endpoint::parse("--to", &req.to)?;
+    if to.is_in_cluster() {
+        bail!(
+            "--to {}: the in-cluster endpoint is never a rebind target",
+            req.to
+        );
+    }
+    // The config is read once and the tree walked once, whatever is resolved.
+    let cfg = req.walk.config()?;
+    let walk = req.walk.discover_with(cfg.as_ref())?;
+    let cluster = match &req.cluster {
+        Some(name) => {
+            let Some(cfg) = &cfg else {
+                bail!(
+                    "--cluster {name}: no {} found above {} (run `rebind init`, or pass --config)",
+                    config::FILE_NAME,
+                    req.walk.paths()[0].display()
+                );
+            };
+            Some(cfg.cluster(name)?)
+        }
+        None => None,
+    };
+    let from = match (&req.from, cluster) {
+        (_, Some(c)) => c.endpoint.clone(),
+        (Some(f), None) => Endpoint::parse("--from", f)?,
+        (None, None) => {
+            let found = workload_endpoints(&walk)?;
+            match found.as_slice() {
+                [one] => Endpoint::parse("--from", one)?,
+                [] => bail!("no workload endpoint found under the given paths; pass --from URL"),
+                many => bail!(
+                    "--from is needed: the tree holds {} workload endpoints:\n  {}",
+                    many.len(),
+                    many.join("\n  ")
+                ),
+            }
+        }
+    };
+    if from.is_in_cluster() {
+        bail!(
+            "--from {}: the in-cluster endpoint is never rewritten",
+            from.url()
+        );
+    }
+    let hosts = vec![from.host.to_ascii_lowercase()];
+    let inv = inventory(walk.clone(), &hosts, true)?;
+    if from.key() == to.key() {
+        return Ok((Plan::empty(from, to), inv));
+    }
+    let mut plan = rewrite::plan(&inv, &from, &to);
+    if plan.files.is_empty() && plan.errors.is_empty() {
+        resolve_nothing_found(&mut plan, &walk, &req.walk)?;
+    }
+    let expect = match (req.expect_files, req.expect_occurrences) {
+        (None, None) => cluster
+            .and_then(|c| c.expect)
+            .map(|e| (Some(e.files), Some(e.occurrences))),
+        (f, o) => Some((f, o)),
+    };
+    if let Some((files, occurrences)) = expect {
+        expect_guard(&plan, files, occurrences)?;
+    }
+    if let (Some(c), Some(cfg)) = (cluster, &cfg) {
+        let new = config::rebound(cfg, &c.name, &to)?;
+        plan.files.push(FilePlan {
+            path: cfg.path.clone(),
+            rel: config_rel(cfg, &req.walk.paths()[0]),
+            old: cfg.text.as_str().into(),
+            new: new.into(),
+            changes: Vec::new(),
+            is_config: true,
+        });
+    }
+    Ok((plan, inv))
+}
+
+/// The workload endpoints under `walk` (a full scan).
+fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
+    let inv = inventory(walk.clone(), &[], false)?;
+    Ok(Summary::of(&inv)
+        .workload()
+        .into_iter()
+        .map(|t| t.display.clone())
+        .collect())
+}
+
+/// `--from` matched no value: the tree is already rebound to `--to` (fine,
+/// said so), or `--from` is only mentioned (fine, said so), or it is a
+/// mistake (an error naming what is there).
+fn resolve_nothing_found(plan: &mut Plan, walk: &Walk, req: &WalkRequest) -> Result<()> {
+    let to_hosts = vec![plan.to.host.to_ascii_lowercase()];
+    let to_inv = inventory(walk.clone(), &to_hosts, true)?;
+    let to_present = to_inv.sources.iter().any(|s| {
+        s.occurrences()
+            .iter()
+            .any(|o| o.kind == crate::locate::Kind::Value && rewrite::matches(o, &plan.to))
+    });
+    if to_present {
+        plan.already_rebound = true;
+        return Ok(());
+    }
+    if !plan.mentions.is_empty() {
+        return Ok(());
+    }
+    let there = workload_endpoints(walk)?;
+    let mut msg = format!(
+        "endpoint {} is not in the {} under {}; nothing written",
+        plan.from.url(),
+        crate::output::count(walk.entries.len(), "file"),
+        req.paths()
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if there.is_empty() {
+        msg.push_str("\nno workload endpoint is there at all");
+    } else {
+        msg.push_str("\nworkload endpoints there:\n  ");
+        msg.push_str(&there.join("\n  "));
+        if let Some(c) = closest(&plan.from.url(), &there) {
+            msg.push_str(&format!("\ndid you mean {c}?"));
+        }
+    }
+    bail!(msg)
+}
+
+/// The candidate nearest to `wanted` by edit distance (case-insensitive),
+/// when it is near enough to be a typo.
+fn closest<'a>(wanted: &str, candidates: &'a [String]) -> Option<&'a str> {
+    let w = wanted.to_ascii_lowercase();
+    candidates
+        .iter()
+        .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len() / 4).max(3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.as_str())
+}
+
+fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Refuses unless the plan has the expected numbers of manifests and
+/// occurrences (each checked alone when only one is given).
+fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -> Result<()> {
+    if !plan.errors.is_empty() {
+        return Ok(()); // the errors are the answer
+    }
+    let found_files = plan.files.iter().filter(|f| !f.is_config).count();
+    let found_occ = plan.change_count();
+    let bad_files = files.is_some_and(|f| f != found_files);
+    let bad_occ = occurrences.is_some_and(|o| o != found_occ);
+    if !bad_files && !bad_occ {
+        return Ok(());
+    }
+    let per_file: Vec<String> = plan
+        .files
+        .iter()
+        .filter(|f| !f.is_config)
+        .map(|f| format!("  {:>3}  {}", f.changes.len(), f.rel))
+        .collect();
+    let want = |n: Option<usize>, noun| n.map(|n| crate::output::count(n, noun));
+    let expected: Vec<String> = [want(occurrences, "occurrence"), want(files, "file")]
+        .into_iter()
+        .flatten()
+        .collect();
+    bail!(
+        "expected {} of {}, found {found_occ} in {found_files}; nothing written. Found per file:\n{}",
+        expected.join(" in "),
+        plan.from.url(),
+        per_file.join("\n")
+    )
+}
+
+/// The config's path as shown: relative to the walked root when inside it.
+fn config_rel(cfg: &Config, root: &Path) -> String {
+    let (Ok(c), Ok(r)) = (cfg.path.canonicalize(), root.canonicalize()) else {
+        return cfg.path.display().to_string();
+    };
+    c.strip_prefix(&r)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_else(|_| cfg.path.display().to_string())
+}
+
+/// Refuses a plan that holds files which cannot be rewritten safely.
+pub fn fail_on_errors(plan: &Plan) -> Result<()> {
+    if plan.errors.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = plan.errors.iter().map(|e| e.to_string()).collect();
+    bail!(
+        "{} cannot be rewritten safely; nothing written:\n{}",
+        crate::output::count(list.len(), "file"),
+        list.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_finds_its_endpoint() {
+        let there = vec![
+            "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com"
+                .to_string(),
+            "https://10.0.0.1:6443".to_string(),
+        ];
+        for typo in [
+            "https://0123456789ABCDEF0123456789ABCDEE.gr7.ap-northeast-2.eks.amazonaws.com",
+            "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.co",
+        ] {
+            assert_eq!(closest(typo, &there), Some(there[0].as_str()), "{typo}");
+        }
+        assert_eq!(closest("https://example.com", &there), None);
+    }
+}

@@ -1,0 +1,555 @@
+//! The positions table: every place in a manifest where a Kubernetes API
+//! endpoint names a cluster, keyed on a typed YAML path and the resource kind.
+//!
+//! This is the one module that knows YAML paths. `locate` asks it whether a
+//! scalar may hold a cluster ([`may_hold`]) and which position it is at
+//! ([`classify`]); cluster naming (`init`), `check`'s undeclared rule, the
+//! duplicate-Secret search and the tier table ask the [`Position`] they get
+//! back. To teach rebind a new position, add a row to [`TABLE`] with a
+//! positive and a negative example: the table's tests check both, and check
+//! that [`may_hold`] lets every positive example through.
+
+use std::fmt;
+
+/// One step of a YAML path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a scalar sits in its document, from the root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct YamlPath(pub Vec<Seg>);
+
+impl YamlPath {
+    /// The last mapping key on the path, if the path ends in one.
+    pub fn last_key(&self) -> Option<&str> {
+        match self.0.last() {
+            Some(Seg::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            Seg::Index(_) => None,
+        })
+    }
+}
+
+impl fmt::Display for YamlPath {
+    /// `spec.destination.server`, `spec.generators[0].list.elements[1].url`,
+    /// `data["resource.exclusions"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for s in &self.0 {
+            match s {
+                Seg::Index(i) => write!(f, "[{i}]")?,
+                Seg::Key(k) => {
+                    let plain = !k.is_empty()
+                        && k.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                    if plain {
+                        if !first {
+                            f.write_str(".")?;
+                        }
+                        f.write_str(k)?;
+                    } else {
+                        write!(f, "[{k:?}]")?;
+                    }
+                }
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// One step of a pattern in the table.
+#[derive(Debug, Clone, Copy)]
+pub enum P {
+    /// This mapping key.
+    K(&'static str),
+    /// Any sequence index.
+    I,
+    /// Any mapping key.
+    AnyKey,
+    /// Any number (zero included) of any steps.
+    Deep,
+}
+
+/// What a cluster position is, as its consumers need to know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Position {
+    /// `spec.destination.server` of an Application or an ApplicationSet template.
+    DestinationServer,
+    /// An AppProject's allowed destination.
+    ProjectDestination,
+    /// The server of an ArgoCD cluster registration (Secret or ExternalSecret template).
+    Registration,
+    /// The `config` JSON of a cluster registration (`tlsClientConfig.serverName`).
+    RegistrationConfig,
+    /// A key of an ApplicationSet list-generator element that the template
+    /// puts in `destination.server` (or that holds a managed-cluster host).
+    ListElement,
+    /// argocd-cm `resource.exclusions` / `resource.inclusions` cluster lists.
+    ResourceFilter,
+    /// Helm value `clusterEndpoint` (karpenter), as a key anywhere.
+    HelmClusterEndpoint,
+    /// A Helm `parameters` entry whose `name` ends in `clusterEndpoint`.
+    HelmParameter,
+    /// A `server:` or `clusterEndpoint:` line inside a string (Helm `values: |`).
+    InStringKey,
+    /// `server` at the top level of a file with no `kind` (a Helm values file).
+    ValuesServer,
+}
+
+impl Position {
+    /// A sibling `name` key names the cluster (not, say, a Helm parameter).
+    pub fn sibling_name_is_cluster(self) -> bool {
+        matches!(self, Position::Registration | Position::ListElement)
+    }
+
+    /// The position registers a cluster with ArgoCD (one per server URL).
+    pub fn is_registration(self) -> bool {
+        self == Position::Registration
+    }
+
+    /// A bare host or IP (no scheme) here still names the API server.
+    pub fn accepts_bare_host(self) -> bool {
+        matches!(
+            self,
+            Position::RegistrationConfig | Position::HelmClusterEndpoint
+        )
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Position::DestinationServer => "destination server",
+            Position::ProjectDestination => "project destination",
+            Position::Registration => "cluster registration",
+            Position::RegistrationConfig => "cluster registration config",
+            Position::ListElement => "list-generator element",
+            Position::ResourceFilter => "resource filter",
+            Position::HelmClusterEndpoint => "Helm clusterEndpoint",
+            Position::HelmParameter => "Helm parameter",
+            Position::InStringKey => "server line in a string",
+            Position::ValuesServer => "values server",
+        }
+    }
+}
+
+/// Which documents a row applies to.
+#[derive(Debug, Clone, Copy)]
+pub enum Kinds {
+    /// Documents with this `kind`.
+    Is(&'static str),
+    /// Documents without a `kind` (values files).
+    None,
+    /// Every document.
+    Any,
+}
+
+/// One row of the table.
+pub struct Row {
+    pub kinds: Kinds,
+    pub path: &'static [P],
+    pub position: Position,
+    /// A (kind, path) that this row matches, and one that it must not.
+    pub positive: (Option<&'static str>, &'static str),
+    pub negative: (Option<&'static str>, &'static str),
+}
+
+use P::{AnyKey, Deep, I, K};
+
+/// Every structural cluster position. Rows are tried in order.
+pub const TABLE: &[Row] = &[
+    Row {
+        kinds: Kinds::Is("Application"),
+        path: &[K("spec"), K("destination"), K("server")],
+        position: Position::DestinationServer,
+        positive: (Some("Application"), "spec.destination.server"),
+        negative: (Some("Application"), "spec.source.repoURL"),
+    },
+    Row {
+        kinds: Kinds::Is("ApplicationSet"),
+        path: &[
+            K("spec"),
+            K("template"),
+            K("spec"),
+            K("destination"),
+            K("server"),
+        ],
+        position: Position::DestinationServer,
+        positive: (
+            Some("ApplicationSet"),
+            "spec.template.spec.destination.server",
+        ),
+        negative: (Some("ApplicationSet"), "spec.template.spec.source.repoURL"),
+    },
+    Row {
+        kinds: Kinds::Is("ApplicationSet"),
+        path: &[Deep, K("list"), K("elements"), I, AnyKey],
+        position: Position::ListElement,
+        positive: (
+            Some("ApplicationSet"),
+            "spec.generators[0].list.elements[1].url",
+        ),
+        negative: (
+            Some("Application"),
+            "spec.generators[0].list.elements[1].url",
+        ),
+    },
+    Row {
+        kinds: Kinds::Is("AppProject"),
+        path: &[K("spec"), K("destinations"), I, K("server")],
+        position: Position::ProjectDestination,
+        positive: (Some("AppProject"), "spec.destinations[0].server"),
+        negative: (Some("AppProject"), "spec.sourceRepos[0]"),
+    },
+    Row {
+        kinds: Kinds::Is("Secret"),
+        path: &[K("stringData"), K("server")],
+        position: Position::Registration,
+        positive: (Some("Secret"), "stringData.server"),
+        negative: (Some("Secret"), "stringData.url"),
+    },
+    Row {
+        kinds: Kinds::Is("Secret"),
+        path: &[K("stringData"), K("config")],
+        position: Position::RegistrationConfig,
+        positive: (Some("Secret"), "stringData.config"),
+        negative: (Some("ConfigMap"), "stringData.config"),
+    },
+    Row {
+        kinds: Kinds::Is("ExternalSecret"),
+        path: &[
+            K("spec"),
+            K("target"),
+            K("template"),
+            K("data"),
+            K("server"),
+        ],
+        position: Position::Registration,
+        positive: (Some("ExternalSecret"), "spec.target.template.data.server"),
+        negative: (Some("ExternalSecret"), "spec.target.template.data.name"),
+    },
+    Row {
+        kinds: Kinds::Is("ExternalSecret"),
+        path: &[
+            K("spec"),
+            K("target"),
+            K("template"),
+            K("data"),
+            K("config"),
+        ],
+        position: Position::RegistrationConfig,
+        positive: (Some("ExternalSecret"), "spec.target.template.data.config"),
+        negative: (Some("ExternalSecret"), "spec.target.name"),
+    },
+    Row {
+        kinds: Kinds::Is("ConfigMap"),
+        path: &[K("data"), K("resource.exclusions"), Deep],
+        position: Position::ResourceFilter,
+        positive: (Some("ConfigMap"), "data[\"resource.exclusions\"]"),
+        negative: (Some("ConfigMap"), "data[\"url\"]"),
+    },
+    Row {
+        kinds: Kinds::Is("ConfigMap"),
+        path: &[K("data"), K("resource.inclusions"), Deep],
+        position: Position::ResourceFilter,
+        positive: (Some("ConfigMap"), "data[\"resource.inclusions\"]"),
+        negative: (Some("Secret"), "data[\"resource.inclusions\"]"),
+    },
+    Row {
+        kinds: Kinds::Any,
+        path: &[Deep, K("clusterEndpoint")],
+        position: Position::HelmClusterEndpoint,
+        positive: (
+            Some("Application"),
+            "spec.source.helm.valuesObject.settings.clusterEndpoint",
+        ),
+        negative: (
+            Some("Application"),
+            "spec.source.helm.valuesObject.settings.endpoint",
+        ),
+    },
+    Row {
+        kinds: Kinds::None,
+        path: &[Deep, K("server")],
+        position: Position::ValuesServer,
+        positive: (None, "global.server"),
+        negative: (Some("Deployment"), "global.server"),
+    },
+];
+
+fn matches(pattern: &[P], path: &[Seg]) -> bool {
+    match (pattern.first(), path.first()) {
+        (None, None) => true,
+        (Some(Deep), _) => {
+            matches(&pattern[1..], path) || (!path.is_empty() && matches(pattern, &path[1..]))
+        }
+        (Some(K(k)), Some(Seg::Key(s))) if k == s => matches(&pattern[1..], &path[1..]),
+        (Some(I), Some(Seg::Index(_))) | (Some(AnyKey), Some(Seg::Key(_))) => {
+            matches(&pattern[1..], &path[1..])
+        }
+        _ => false,
+    }
+}
+
+fn kind_ok(k: Kinds, kind: Option<&str>) -> bool {
+    match k {
+        Kinds::Is(want) => kind == Some(want),
+        Kinds::None => kind.is_none(),
+        Kinds::Any => true,
+    }
+}
+
+/// What [`classify`] needs to know about a scalar besides its path.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Context<'a> {
+    /// The document's `kind`.
+    pub kind: Option<&'a str>,
+    /// The `name` sibling of the scalar's mapping, if any (Helm parameters).
+    pub sibling_name: Option<&'a str>,
+    /// The text of the scalar's line before the occurrence (a line of a
+    /// block string such as Helm `values: |`).
+    pub line_prefix: &'a str,
+    /// The ApplicationSet template's `destination.server`, as written.
+    pub template_server: Option<&'a str>,
+    /// The occurrence's host has a recognised managed-cluster shape.
+    pub managed_host: bool,
+}
+
+/// The cluster position of a scalar at `path`, if it is at one.
+pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
+    if path.last_key() == Some("value")
+        && cx
+            .sibling_name
+            .is_some_and(|n| n.ends_with("clusterEndpoint"))
+    {
+        return Some(Position::HelmParameter);
+    }
+    let prefix = cx
+        .line_prefix
+        .trim_end()
+        .trim_end_matches(['"', '\''])
+        .trim_end();
+    if prefix.ends_with("clusterEndpoint:") || prefix.ends_with("server:") {
+        return Some(Position::InStringKey);
+    }
+    let row = TABLE
+        .iter()
+        .find(|r| kind_ok(r.kinds, cx.kind) && matches(r.path, &path.0))?;
+    if row.position == Position::ListElement {
+        let key = path.last_key().unwrap_or("");
+        let used = cx.template_server.is_some_and(|t| template_uses(t, key));
+        if !used && !cx.managed_host {
+            return None;
+        }
+    }
+    Some(row.position)
+}
+
+/// Whether a generator template's `destination.server` puts the element key
+/// `key` there: `'{{url}}'`, `'{{.server}}'`, `{{ .url }}`,
+/// `{{ index . "url" }}`, with or without goTemplate.
+pub fn template_uses(template: &str, key: &str) -> bool {
+    if key.is_empty() {
+        return false;
+    }
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else {
+            return false;
+        };
+        let action = &after[..close];
+        let words = action
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '|' | '-'))
+            .map(|w| w.trim_matches('"').trim_start_matches('.'))
+            .map(|w| w.strip_prefix("values.").unwrap_or(w));
+        if words.into_iter().any(|w| w == key) {
+            return true;
+        }
+        rest = &after[close + 2..];
+    }
+    false
+}
+
+/// A cheap test, made while the document streams by (its `kind` may not be
+/// known yet), of whether a scalar at `keys` (the mapping keys from the root;
+/// the last is the scalar's own key) may be at a cluster position. It must let
+/// through every path [`classify`] can accept; the table's tests check that.
+pub fn may_hold(keys: &[&str], value_lower: &str) -> bool {
+    let last = keys.last().copied();
+    matches!(
+        last,
+        Some("server" | "clusterEndpoint" | "value" | "config")
+    ) || value_lower.contains("server:")
+        || value_lower.contains("clusterendpoint:")
+        || keys.iter().any(|k| {
+            matches!(
+                *k,
+                "elements" | "resource.exclusions" | "resource.inclusions"
+            )
+        })
+}
+
+/// Facts about a document that are read as its scalars go by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fact {
+    Kind,
+    Name,
+    DestinationServer,
+    DestinationName,
+}
+
+/// Which document fact (if any) a non-key scalar at `keys` gives.
+pub fn fact(keys: &[&str]) -> Option<Fact> {
+    match keys {
+        ["kind"] => Some(Fact::Kind),
+        ["metadata", "name"] => Some(Fact::Name),
+        ["spec", "destination", "server"]
+        | ["spec", "template", "spec", "destination", "server"] => Some(Fact::DestinationServer),
+        ["spec", "destination", "name"] | ["spec", "template", "spec", "destination", "name"] => {
+            Some(Fact::DestinationName)
+        }
+        _ => None,
+    }
+}
+
+/// The deepest path [`fact`] looks at: deeper scalars need not be asked.
+pub const FACT_DEPTH: usize = 5;
+
+/// Keys whose scalar value may name a cluster next to its endpoint.
+pub fn is_name_key(key: &str) -> bool {
+    matches!(key, "name" | "cluster" | "clusterName")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses the display form back (enough for the table's examples).
+    fn path(s: &str) -> YamlPath {
+        let mut segs = Vec::new();
+        let mut rest = s;
+        while !rest.is_empty() {
+            if let Some(r) = rest.strip_prefix("[\"") {
+                let end = r.find("\"]").unwrap();
+                segs.push(Seg::Key(r[..end].to_string()));
+                rest = &r[end + 2..];
+            } else if let Some(r) = rest.strip_prefix('[') {
+                let end = r.find(']').unwrap();
+                segs.push(Seg::Index(r[..end].parse().unwrap()));
+                rest = &r[end + 1..];
+            } else {
+                let r = rest.strip_prefix('.').unwrap_or(rest);
+                let end = r.find(['.', '[']).unwrap_or(r.len());
+                segs.push(Seg::Key(r[..end].to_string()));
+                rest = &r[end..];
+            }
+        }
+        YamlPath(segs)
+    }
+
+    fn cx(kind: Option<&str>) -> Context<'_> {
+        Context {
+            kind,
+            template_server: Some("{{url}}"),
+            ..Context::default()
+        }
+    }
+
+    #[test]
+    fn every_row_has_a_positive_and_a_negative_example() {
+        for row in TABLE {
+            let (kind, p) = row.positive;
+            let at = path(p);
+            assert_eq!(at.to_string(), p, "display round-trip");
+            assert_eq!(classify(&at, &cx(kind)), Some(row.position), "{p}");
+            let keys: Vec<&str> = at.keys().collect();
+            assert!(may_hold(&keys, "https://x"), "prefilter drops {p}");
+            let (kind, n) = row.negative;
+            assert_eq!(classify(&path(n), &cx(kind)), None, "{kind:?} {n}");
+        }
+    }
+
+    #[test]
+    fn list_elements_count_only_when_the_template_uses_them() {
+        let at = path("spec.generators[0].list.elements[0].repoURL");
+        let mut c = Context {
+            kind: Some("ApplicationSet"),
+            template_server: Some("'{{url}}'"),
+            ..Context::default()
+        };
+        assert_eq!(classify(&at, &c), None, "a chart repository is no cluster");
+        c.managed_host = true;
+        assert_eq!(classify(&at, &c), Some(Position::ListElement));
+        let url = path("spec.generators[0].matrix.generators[1].list.elements[2].url");
+        c.managed_host = false;
+        assert_eq!(classify(&url, &c), Some(Position::ListElement));
+    }
+
+    #[test]
+    fn template_references() {
+        for t in [
+            "{{url}}",
+            "'{{.url}}'",
+            "{{ .url }}",
+            "{{ index . \"url\" }}",
+            "{{values.url}}",
+            "{{- .url -}}",
+        ] {
+            assert!(template_uses(t, "url"), "{t}");
+        }
+        for t in ["{{server}}", "https://kubernetes.default.svc", "{{urls}}"] {
+            assert!(!template_uses(t, "url"), "{t}");
+        }
+    }
+
+    #[test]
+    fn helm_parameter_and_string_lines() {
+        let c = Context {
+            kind: Some("Application"),
+            sibling_name: Some("settings.clusterEndpoint"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("spec.source.helm.parameters[0].value"), &c),
+            Some(Position::HelmParameter)
+        );
+        let c = Context {
+            kind: Some("Application"),
+            sibling_name: Some("image.tag"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("spec.source.helm.parameters[0].value"), &c),
+            None
+        );
+        let c = Context {
+            kind: Some("Application"),
+            line_prefix: "  clusterEndpoint: \"",
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("spec.source.helm.values"), &c),
+            Some(Position::InStringKey)
+        );
+    }
+
+    #[test]
+    fn facts() {
+        assert_eq!(fact(&["kind"]), Some(Fact::Kind));
+        assert_eq!(
+            fact(&["spec", "template", "spec", "destination", "name"]),
+            Some(Fact::DestinationName)
+        );
+        assert_eq!(fact(&["spec", "kind"]), None);
+    }
+}

@@ -13,6 +13,7 @@ pub mod config;
 pub mod diff;
 pub mod endpoint;
 pub mod git;
+pub mod json;
 pub mod locate;
 pub mod report;
 pub mod rewrite;

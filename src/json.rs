@@ -20,7 +20,7 @@
 //! - nesting deeper than [`MAX_DEPTH`] arrays and objects is refused (the
 //!   tokenizer does not recurse, so no input can overflow the stack);
 //! - duplicate object keys are accepted (RFC 8259 says names SHOULD be unique)
-//!   and reported in [`Document::duplicate_keys`].
+//!   and reported in [`Document::duplicate_key`].
 //!
 //! Line and column in errors are 1-based; columns count characters; `\n`,
 //! `\r\n` and a lone `\r` each end a line.
@@ -115,8 +115,9 @@ struct Container {
 pub struct Document {
     /// Every scalar, in document order (keys before their values).
     pub tokens: Vec<Token>,
-    /// Whether some object names one member twice.
-    pub duplicate_keys: bool,
+    /// The raw range of the first key that repeats an earlier key of its
+    /// object, if any.
+    pub duplicate_key: Option<Range<usize>>,
     /// Paths are stored as links to containers, so that memory stays linear
     /// in the input however deep it nests.
     containers: Vec<Container>,
@@ -400,7 +401,7 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
     }
     let mut doc = Document {
         tokens: Vec::new(),
-        duplicate_keys: false,
+        duplicate_key: None,
         containers: Vec::new(),
     };
     let mut stack: Vec<Frame> = Vec::new();
@@ -544,8 +545,8 @@ fn member_key(lx: &mut Lexer, doc: &mut Document, stack: &mut [Frame]) -> Result
     let frame = stack
         .last_mut()
         .expect("member_key is called inside an object");
-    if !frame.keys.insert(name.clone()) {
-        doc.duplicate_keys = true;
+    if !frame.keys.insert(name.clone()) && doc.duplicate_key.is_none() {
+        doc.duplicate_key = Some(start..lx.pos);
     }
     doc.tokens.push(Token {
         range: start..lx.pos,
@@ -688,7 +689,14 @@ pub fn verify_same_except(old: &str, new: &str, changed: &[Change]) -> Result<Ve
     }
     same_bytes(old, end_a..old.len(), new, end_b..new.len())?;
     // 4: serde_json's decoded data.
-    let whole = !before.duplicate_keys && serde_json_same(old, new, &before, &plan)?;
+    if let (None, Some(dup)) = (&before.duplicate_key, &after.duplicate_key) {
+        return Err(Error::at(
+            new,
+            dup.start,
+            "the change makes this key repeat another key of its object",
+        ));
+    }
+    let whole = before.duplicate_key.is_none() && serde_json_same(old, new, &before, &plan)?;
     Ok(Verified {
         changed: plan.len(),
         whole_document_by_serde_json: whole,
@@ -874,7 +882,7 @@ mod tests {
                 ),
             ]
         );
-        assert!(!doc.duplicate_keys);
+        assert_eq!(doc.duplicate_key, None);
     }
 
     #[test]
@@ -1049,9 +1057,9 @@ mod tests {
     #[test]
     fn duplicate_keys_are_accepted_and_reported() {
         let doc = tokenize(r#"{"a": 1, "b": {"a": 2}, "a": 3}"#).unwrap();
-        assert!(doc.duplicate_keys);
+        assert_eq!(doc.duplicate_key, Some(24..27));
         let doc = tokenize(r#"{"a": 1, "b": {"a": 2}}"#).unwrap();
-        assert!(!doc.duplicate_keys);
+        assert_eq!(doc.duplicate_key, None);
     }
 
     /// The change of the first string written `raw` (quotes included) in `old` to `value`.
@@ -1102,6 +1110,19 @@ mod tests {
                 .unwrap_err()
                 .to_string(),
             "1:11: text outside the changed strings differs (it was at 1:11)"
+        );
+    }
+
+    #[test]
+    fn a_key_renamed_onto_its_neighbour_is_refused() {
+        let old = r#"{"https://old.example": 1, "https://new.example": 2}"#;
+        let new = old.replace(OLD_URL, NEW_URL);
+        let plan = [change(old, "\"https://old.example\"", NEW_URL)];
+        assert_eq!(
+            verify_same_except(old, &new, &plan)
+                .unwrap_err()
+                .to_string(),
+            "1:28: the change makes this key repeat another key of its object"
         );
     }
 

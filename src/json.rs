@@ -464,7 +464,7 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                 lx.pos += word.len();
                 Some(kind)
             }
-            Some(b']' | b'}') if matches!(seg, Some(Seg::Index(1..))) => {
+            Some(b']') if matches!(seg, Some(Seg::Index(1..))) => {
                 return Err(lx.err(start, "trailing comma before the end of an array"))
             }
             _ if stack.is_empty() && doc.tokens.is_empty() && lx.pos >= text.len() => {

@@ -24,6 +24,7 @@ pub mod cutover;
 pub mod diff;
 pub mod endpoint;
 pub mod git;
+pub mod json;
 pub mod locate;
 pub mod output;
 pub mod positions;

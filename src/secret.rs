@@ -160,7 +160,7 @@ pub fn ca_from_file(path: &Path) -> Result<String> {
 /// Checks a `--ca-data` value is base64.
 pub fn validate_ca_data(s: &str) -> Result<()> {
     let ok = !s.is_empty()
-        && s.len() % 4 == 0
+        && s.len().is_multiple_of(4)
         && s.trim_end_matches('=')
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');

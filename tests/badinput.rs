@@ -190,7 +190,7 @@ fn a_100_mb_file_works_with_bounded_memory() {
     let mut text = String::with_capacity(105 << 20);
     let mut docs: usize = 0;
     while text.len() < 100 << 20 {
-        let server = if docs % 50 == 0 {
+        let server = if docs.is_multiple_of(50) {
             OLD
         } else {
             "https://kubernetes.default.svc"

@@ -524,7 +524,17 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
         return Ok(0);
     }
     // The git flow's checks all run before anything is shown or written.
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &a.review_out {
+        outputs.push(("--review-out", p));
+    }
+    if let (Some(_), Some(p)) = (&secret_spec, &a.secret_out) {
+        outputs.push(("--secret-out", p));
+    }
     let git = if a.no_commit {
+        for (flag, path) in &outputs {
+            crate::write::check_creatable(flag, path)?;
+        }
         None
     } else {
         let start = repo_start(&a.rebind);
@@ -549,7 +559,13 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
                 );
             }
         }
-        let prep = repo.prepare(&plan.files, a.branch.as_deref(), &default)?;
+        let prep = repo.prepare(
+            &plan.files,
+            a.branch.as_deref(),
+            &default,
+            a.push.as_deref(),
+            &outputs,
+        )?;
         if prep.already_done.is_some() {
             let msg = format!(
                 "Branch {} already holds exactly this change; nothing to do.\n",

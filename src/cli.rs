@@ -610,13 +610,13 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
         out.put(&report::plan_text(&plan, out.color))?;
         warn_skipped(&inv);
     }
-    let committed = match &git {
+    let mut committed = match &git {
         Some((repo, prep)) => Some(git::commit_flow(
             repo,
             prep,
             &plan.files,
             &report::commit_message(&plan),
-            a.push.as_deref(),
+            None,
         )?),
         None => {
             crate::write::write_all(&plan.files)?;
@@ -631,6 +631,10 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
         let md = report::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
         std::fs::write(path, md)
             .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    }
+    // Last, so that a failed push (exit 3) leaves every output written.
+    if let (Some((repo, _)), Some(c), Some(remote)) = (&git, committed.as_mut(), &a.push) {
+        git::push(repo, remote, c)?;
     }
     if json {
         let mut v = report::plan_json(&plan, &inv.skipped);

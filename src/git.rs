@@ -82,7 +82,8 @@ pub struct Prepared {
     head_ref: Option<String>,
     /// The branch exists and already holds exactly this change.
     pub already_done: Option<Oid>,
-    _lock: RemoveOnDrop,
+    /// Held from the checks until the new index is in place.
+    lock: std::cell::RefCell<Option<RemoveOnDrop>>,
 }
 
 /// The outcome of committing.
@@ -458,7 +459,7 @@ impl Repo {
             head,
             head_ref,
             already_done,
-            _lock: lock,
+            lock: std::cell::RefCell::new(Some(lock)),
         })
     }
 
@@ -782,15 +783,25 @@ pub fn commit_flow_with(
             prep.branch
         )));
     }
-    let committed = Committed {
+    // Done with the index: release it before the push (its hooks may run git).
+    prep.lock.borrow_mut().take();
+    let mut committed = Committed {
         branch: prep.branch.clone(),
         commit: commit.to_string(),
-        pushed_to: push.map(str::to_string),
+        pushed_to: None,
     };
     if let Some(remote) = push {
-        push_branch(repo, remote, &prep.branch, &committed.commit)?;
+        self::push(repo, remote, &mut committed)?;
     }
     Ok(committed)
+}
+
+/// Pushes a committed branch to `remote` and records it in `c.pushed_to`. A
+/// failure is an [`AfterCommit`] error (exit code [`EXIT_AFTER_COMMIT`]).
+pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<()> {
+    push_branch(repo, remote, &c.branch, &c.commit)?;
+    c.pushed_to = Some(remote.to_string());
+    Ok(())
 }
 
 /// Undoes the steps recorded in `undo`, last first.

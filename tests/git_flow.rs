@@ -471,6 +471,13 @@ fn push_goes_through_insteadof_and_sets_upstream() {
     let base = format!("file://{}/", remotes.path().display());
     git(d, &["config", &format!("url.{base}.insteadOf"), "corp:"]);
     git(d, &["remote", "add", "origin", "corp:gitops.git"]);
+    // The index is no longer locked when the push (and its hooks) run.
+    script(
+        &d.join(".git/hooks/pre-push"),
+        "#!/bin/sh
+test ! -e .git/index.lock
+",
+    );
     let out = apply(d, &["--push", "origin"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
@@ -491,9 +498,18 @@ fn failed_push_after_commit_exits_3_with_the_retry_command() {
     let d = dir.path();
     let gone = d.join("../no-such-remote.git");
     git(d, &["remote", "add", "origin", gone.to_str().unwrap()]);
-    let out = apply(d, &["--push", "origin"]);
+    let outs = tempfile::tempdir().unwrap();
+    let review = outs.path().join("review.md");
+    let out = apply(
+        d,
+        &["--push", "origin", "--review-out", review.to_str().unwrap()],
+    );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        std::fs::read_to_string(&review).unwrap().contains(BRANCH),
+        "outputs are written before the push"
+    );
     let head = git(d, &["rev-parse", "HEAD"]);
     assert!(err.contains(head.trim()), "{err}");
     assert!(

@@ -658,20 +658,23 @@ impl Repo {
         }
     }
 
-    /// A copy of the index with the new entries of the written files, beside
-    /// the real one; returns its path.
-    fn stage(&self, prep: &Prepared) -> Result<PathBuf> {
-        let real = self.repo.path().join("index");
-        let temp = self
-            .repo
+    /// Where [`Repo::stage`] writes the new index.
+    fn temp_index(&self) -> PathBuf {
+        self.repo
             .path()
-            .join(format!("rebind-index-{}", std::process::id()));
-        let _ = std::fs::remove_file(&temp);
+            .join(format!("rebind-index-{}", std::process::id()))
+    }
+
+    /// Writes a copy of the index with the new entries of the written files
+    /// to `temp`, beside the real one.
+    fn stage(&self, prep: &Prepared, temp: &Path) -> Result<()> {
+        let real = self.repo.path().join("index");
+        let _ = std::fs::remove_file(temp);
         if real.exists() {
-            std::fs::copy(&real, &temp)
+            std::fs::copy(&real, temp)
                 .with_context(|| format!("{}: cannot copy", real.display()))?;
         }
-        let mut index = git2::Index::open(&temp)?;
+        let mut index = git2::Index::open(temp)?;
         if !real.exists() {
             index.read_tree(&self.repo.find_commit(prep.head)?.tree()?)?;
         }
@@ -691,7 +694,7 @@ impl Repo {
             }
         }
         index.write()?;
-        Ok(temp)
+        Ok(())
     }
 }
 
@@ -734,13 +737,12 @@ pub fn commit_flow_with(
         Ok(())
     };
     let mut undo = Undo::default();
-    let mut temp_index = None;
+    let temp = repo.temp_index();
     let mut run = || -> Result<()> {
         crate::write::write_all(plans)?;
         undo.wrote = true;
         fault(Step::Write)?;
-        let temp = repo.stage(prep)?;
-        temp_index = Some(temp.clone());
+        repo.stage(prep, &temp)?;
         fault(Step::Stage)?;
         let c = repo.repo.find_commit(commit)?;
         repo.repo
@@ -766,9 +768,8 @@ pub fn commit_flow_with(
         Ok(())
     };
     let result = run();
-    if let Some(t) = &temp_index {
-        let _ = std::fs::remove_file(t);
-    }
+    let _ = std::fs::remove_file(&temp);
+    let _ = std::fs::remove_file(temp.with_extension("lock"));
     if let Err(e) = result {
         if !undo.wrote {
             return Err(e);

@@ -924,6 +924,22 @@ mod tests {
     }
 
     #[test]
+    fn after_commit_says_what_exists_and_is_found_under_context() {
+        let e = AfterCommit {
+            branch: "rebind/x".into(),
+            commit: "0123abcd".into(),
+            retry: "git push --set-upstream origin rebind/x".into(),
+            cause: "pushing to origin failed".into(),
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("pushing to origin failed; "), "{text}");
+        assert!(text.contains("committed as 0123abcd on branch rebind/x"));
+        assert!(text.ends_with("\n  git push --set-upstream origin rebind/x"));
+        let wrapped = anyhow::Error::from(e).context("apply");
+        assert!(wrapped.chain().any(|c| c.is::<AfterCommit>()));
+    }
+
+    #[test]
     fn quoting_for_sh() {
         assert_eq!(sq_quote("a b'c"), "'a b'\\''c'");
         assert_eq!(sq_quote_if_needed("origin"), "origin");

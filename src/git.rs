@@ -1,15 +1,57 @@
-//! The git flow of `apply`: checks that the repository can take the change
-//! (a branch checked out, target files clean, an identity, a free branch
-//! name), commits only the rewritten files on a new branch made from HEAD,
-//! switches the working tree to it like `git switch -c`, and optionally pushes.
+//! The git flow of `apply`: checks that the repository can take the change,
+//! commits only the rewritten files on a new branch made from HEAD, switches
+//! the working tree to it like `git switch -c`, and optionally pushes.
 //!
-//! The commit object is built from HEAD's tree plus the new blobs, so the
-//! index and every other file of the working tree are left as they were.
+//! Rules it keeps:
+//! - Everything that can fail is checked before the first byte changes
+//!   ([`Repo::prepare`]): a free index lock (then held until done), target
+//!   files clean and plainly tracked (not skip-worktree, assume-unchanged,
+//!   ignored, untracked or in a submodule), an identity, a valid free branch
+//!   name, a push remote that exists, output paths that can be created, and
+//!   the blobs and signed commit themselves.
+//! - The committed blob of each file is what `git add` would store: libgit2's
+//!   filters (`text`, `eol`, `core.autocrlf`, `ident`) run on the new bytes,
+//!   and an external `filter=<driver>` runs its `filter.<driver>.clean`
+//!   command as git does, or the run is refused.
+//! - The commit is built from HEAD's tree plus the new blobs; the index keeps
+//!   every other entry (staged work stays staged) and gets the new entries.
+//! - A failure after the first write restores HEAD, branches, index and
+//!   working tree; a failure after the commit is in place (the push) is an
+//!   [`AfterCommit`] error, exit code [`EXIT_AFTER_COMMIT`].
 
 use crate::rewrite::FilePlan;
 use anyhow::{anyhow, bail, Context, Result};
-use git2::{BranchType, ErrorCode, Oid, Repository, Signature, Status};
+use git2::{AttrCheckFlags, AttrValue, BranchType, ErrorCode, Oid, Repository, Signature, Status};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Exit code of a run that committed (and switched to) the branch, then failed.
+pub const EXIT_AFTER_COMMIT: u8 = 3;
+
+/// A failure after the commit and branch were made: the working tree, HEAD,
+/// branch and index hold the change; only what follows (the push) is missing.
+#[derive(Debug, Clone)]
+pub struct AfterCommit {
+    pub branch: String,
+    pub commit: String,
+    /// The command that finishes the job.
+    pub retry: String,
+    /// What failed.
+    pub cause: String,
+}
+
+impl std::fmt::Display for AfterCommit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}; the files are rewritten and committed as {} on branch {} (checked out); to finish, run:\n  {}",
+            self.cause, self.commit, self.branch, self.retry
+        )
+    }
+}
+
+impl std::error::Error for AfterCommit {}
 
 /// An open repository and its work tree (canonical path).
 pub struct Repo {
@@ -17,14 +59,31 @@ pub struct Repo {
     workdir: PathBuf,
 }
 
+/// A file we created (`.git/index.lock`, a key file), removed when dropped.
+struct RemoveOnDrop {
+    path: PathBuf,
+}
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
 /// What the checks before writing established.
 pub struct Prepared {
     pub branch: String,
-    /// Each plan's path relative to the work tree, `/`-separated.
-    rel_paths: Vec<String>,
+    /// Each plan's path relative to the work tree.
+    rel_paths: Vec<PathBuf>,
+    /// What `git add` would store for each plan's new bytes.
+    blobs: Vec<Oid>,
     head: Oid,
+    /// The branch HEAD points at (`refs/heads/...`), `None` when detached.
+    head_ref: Option<String>,
     /// The branch exists and already holds exactly this change.
     pub already_done: Option<Oid>,
+    /// Held from the checks until the new index is in place.
+    lock: std::cell::RefCell<Option<RemoveOnDrop>>,
 }
 
 /// The outcome of committing.
@@ -32,6 +91,38 @@ pub struct Committed {
     pub branch: String,
     pub commit: String,
     pub pushed_to: Option<String>,
+}
+
+/// The steps of [`commit_flow`] after the first write, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The rewritten files are in the working tree.
+    Write,
+    /// The new index is written beside the old one.
+    Stage,
+    /// The branch exists.
+    Branch,
+    /// HEAD points at the branch.
+    Head,
+    /// The new index replaced the old one.
+    Index,
+}
+
+impl Step {
+    pub const ALL: [Step; 5] = [
+        Step::Write,
+        Step::Stage,
+        Step::Branch,
+        Step::Head,
+        Step::Index,
+    ];
+}
+
+/// Faults to inject into [`commit_flow_with`] (tests); the default injects none.
+#[derive(Default, Clone, Copy)]
+pub struct Faults {
+    /// Fail right after this step completed.
+    pub fail_after: Option<Step>,
 }
 
 /// Opens the repository holding `path`, or `None` when it is in none.
@@ -55,10 +146,39 @@ pub fn open(path: &Path) -> Result<Option<Repo>> {
     Ok(Some(Repo { repo, workdir }))
 }
 
-/// Default branch name: `rebind/<first label of the new host, lower-case>`.
+/// Default branch name: `rebind/<label>`, where the label is the first DNS
+/// label of the new host, lower-case (an IP address is kept whole), cut down
+/// to characters that are always valid in a branch name.
 pub fn default_branch(new_host: &str) -> String {
-    let label = new_host.split('.').next().unwrap_or(new_host);
-    format!("rebind/{}", label.to_ascii_lowercase())
+    let host = new_host.trim_start_matches('[').trim_end_matches(']');
+    let host = host.to_ascii_lowercase();
+    let label = if host.parse::<std::net::IpAddr>().is_ok() {
+        host.as_str()
+    } else {
+        host.split('.').next().unwrap_or(&host)
+    };
+    let mut clean = String::new();
+    for c in label.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            c
+        } else {
+            '-'
+        };
+        if (c == '-' && clean.ends_with('-')) || (c == '.' && clean.ends_with('.')) {
+            continue;
+        }
+        clean.push(c);
+    }
+    let clean = clean.trim_matches(|c| c == '-' || c == '.');
+    let name = format!("rebind/{clean}");
+    if clean.is_empty()
+        || name.ends_with(".lock")
+        || !git2::Branch::name_is_valid(&name).unwrap_or(false)
+    {
+        "rebind/endpoint".to_string()
+    } else {
+        name
+    }
 }
 
 fn env_or(var: &str, fallback: Option<String>) -> Option<String> {
@@ -68,12 +188,56 @@ fn env_or(var: &str, fallback: Option<String>) -> Option<String> {
         .or(fallback)
 }
 
+/// `'s'` quoted for `sh`, as git quotes `%f`.
+fn sq_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Runs `cmd` with `input` on stdin; returns stdout, or what went wrong.
+fn run_filter(mut cmd: Command, input: &[u8]) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let mut err = Vec::new();
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let _ = stderr.read_to_end(&mut err);
+        err
+    });
+    let mut out = Vec::new();
+    let read = child.stdout.take().expect("piped").read_to_end(&mut out);
+    let _ = feeder.join();
+    let err = reader.join().unwrap_or_default();
+    let status = child.wait().map_err(|e| e.to_string())?;
+    read.map_err(|e| e.to_string())?;
+    if !status.success() {
+        let msg = String::from_utf8_lossy(&err).trim().to_string();
+        return Err(format!(
+            "{status}{}",
+            if msg.is_empty() {
+                String::new()
+            } else {
+                format!(": {msg}")
+            }
+        ));
+    }
+    Ok((out, err))
+}
+
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
     }
 
-    fn rel(&self, path: &Path) -> Result<String> {
+    fn rel(&self, path: &Path) -> Result<PathBuf> {
         let abs = path
             .canonicalize()
             .with_context(|| format!("{}: cannot resolve", path.display()))?;
@@ -84,7 +248,22 @@ impl Repo {
                 self.workdir.display()
             )
         })?;
-        Ok(rel.to_string_lossy().replace('\\', "/"))
+        Ok(rel.to_path_buf())
+    }
+
+    /// The submodule (or nested repository) directory holding `rel`, if any.
+    fn enclosing_submodule(&self, rel: &Path) -> Option<PathBuf> {
+        let mut dir = rel.parent();
+        while let Some(d) = dir {
+            if d.as_os_str().is_empty() {
+                break;
+            }
+            if self.workdir.join(d).join(".git").exists() {
+                return Some(d.to_path_buf());
+            }
+            dir = d.parent();
+        }
+        None
     }
 
     /// Author and committer from `GIT_AUTHOR_*` / `GIT_COMMITTER_*`, else `user.name` / `user.email`.
@@ -105,12 +284,73 @@ impl Repo {
         Ok((make("AUTHOR")?, make("COMMITTER")?))
     }
 
-    /// Every check that can fail before a byte is written.
+    fn config_string(&self, key: &str) -> Option<String> {
+        self.repo
+            .config()
+            .ok()
+            .and_then(|c| c.get_string(key).ok())
+            .filter(|v| !v.is_empty())
+    }
+
+    fn config_bool(&self, key: &str) -> bool {
+        self.repo
+            .config()
+            .ok()
+            .and_then(|c| c.get_bool(key).ok())
+            .unwrap_or(false)
+    }
+
+    /// Takes `.git/index.lock` the way git does (create, exclusive).
+    fn lock_index(&self) -> Result<RemoveOnDrop> {
+        let path = self.repo.path().join("index.lock");
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => Ok(RemoveOnDrop { path }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
+                "{}: exists: another git process seems to be running in this repository, or one crashed; if no git process is running, remove that file and run rebind again; nothing written",
+                path.display()
+            ),
+            Err(e) => Err(anyhow!(e).context(format!(
+                "{}: cannot lock the git index; nothing written",
+                path.display()
+            ))),
+        }
+    }
+
+    fn index_error(&self, e: git2::Error) -> anyhow::Error {
+        let split = self
+            .repo
+            .config()
+            .ok()
+            .and_then(|c| c.get_bool("core.splitIndex").ok())
+            .unwrap_or(false);
+        let msg = e.message().to_string();
+        if split || msg.contains("'link'") {
+            anyhow!(
+                "the git index is split (core.splitIndex / `git update-index --split-index`), which rebind cannot read; run `git update-index --no-split-index` (and `git config core.splitIndex false`) first, or pass --no-commit; nothing written ({msg})"
+            )
+        } else if msg.contains("extension") {
+            anyhow!(
+                "the git index uses an extension rebind cannot read (a sparse index?); run `git sparse-checkout disable` or `git update-index --index-version 2`, or pass --no-commit; nothing written ({msg})"
+            )
+        } else {
+            anyhow!(e).context("cannot read the git index; nothing written")
+        }
+    }
+
+    /// Every check that can fail before a byte is written. `outputs` are the
+    /// other files the run will write (`--review-out`, `--secret-out`), named
+    /// by their flag; `push` the remote to push to.
     pub fn prepare(
         &self,
         plans: &[FilePlan],
         branch: Option<&str>,
         default: &str,
+        push: Option<&str>,
+        outputs: &[(&str, &Path)],
     ) -> Result<Prepared> {
         let head = match self.repo.head() {
             Ok(h) => h,
@@ -119,25 +359,58 @@ impl Repo {
             }
             Err(e) => return Err(anyhow!(e).context("cannot read HEAD")),
         };
-        if self.repo.head_detached()? && branch.is_none() {
+        let detached = self.repo.head_detached()?;
+        if detached && branch.is_none() {
             bail!("HEAD is detached; pass --branch NAME to say which branch to create, or --no-commit; nothing written");
         }
+        let head_ref = if detached {
+            None
+        } else {
+            head.name().ok().map(str::to_string)
+        };
         let head = head.peel_to_commit()?.id();
         let branch = branch.unwrap_or(default).to_string();
         if !git2::Branch::name_is_valid(&branch)? {
-            bail!("--branch {branch:?}: not a valid branch name");
+            bail!("--branch {branch:?}: not a valid branch name; nothing written");
         }
+        self.check_branch_names(&branch)?;
         let rel_paths = plans
             .iter()
             .map(|p| self.rel(&p.path))
             .collect::<Result<Vec<_>>>()?;
+        for rel in &rel_paths {
+            if let Some(sub) = self.enclosing_submodule(rel) {
+                bail!(
+                    "{}: is inside the submodule (or nested repository) {}; a commit here cannot change it: run rebind in {} itself, or pass paths that leave it out; nothing written",
+                    rel.display(),
+                    sub.display(),
+                    sub.display()
+                );
+            }
+        }
+        let lock = self.lock_index()?;
+        let index = self.repo.index().map_err(|e| self.index_error(e))?;
         let mut dirty = Vec::new();
         for rel in &rel_paths {
-            let st = self.repo.status_file(Path::new(rel))?;
-            if st.intersects(Status::WT_NEW) {
-                dirty.push(format!("  {rel} (not tracked by git)"));
+            let shown = rel.display();
+            if let Some(e) = index.get_path(rel, 0) {
+                if e.flags_extended & (1 << 14) != 0 {
+                    bail!("{shown}: is marked skip-worktree in the git index, so git ignores its working-tree bytes; undo that with `git update-index --no-skip-worktree {shown}` (or `git sparse-checkout` if it is sparse), or pass --no-commit; nothing written");
+                }
+                if e.flags & 0x8000 != 0 {
+                    bail!("{shown}: is marked assume-unchanged in the git index, so a local edit to it would be committed unseen; undo that with `git update-index --no-assume-unchanged {shown}` and check `git status`, or pass --no-commit; nothing written");
+                }
+            }
+            let st = self
+                .repo
+                .status_file(rel)
+                .map_err(|e| anyhow!(e).context(format!("{shown}: cannot read its git status")))?;
+            if st.intersects(Status::IGNORED) {
+                bail!("{shown}: is not tracked by git and is ignored (.gitignore); it cannot be committed without `git add -f`: track it first, or pass --no-commit; nothing written");
+            } else if st.intersects(Status::WT_NEW) {
+                dirty.push(format!("  {shown} (not tracked by git)"));
             } else if !st.is_empty() && st != Status::CURRENT {
-                dirty.push(format!("  {rel} (has uncommitted changes)"));
+                dirty.push(format!("  {shown} (has uncommitted changes)"));
             }
         }
         if !dirty.is_empty() {
@@ -147,10 +420,32 @@ impl Repo {
             );
         }
         self.identities()?;
+        let blobs = plans
+            .iter()
+            .zip(&rel_paths)
+            .map(|(p, rel)| self.staged_blob(rel, p.new.as_bytes()))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(remote) = push {
+            if self.repo.find_remote(remote).is_err() {
+                let known = self.repo.remotes()?;
+                let known: Vec<&str> = known.iter().flatten().flatten().collect();
+                bail!(
+                    "--push {remote}: no such remote (this repository has {}); nothing written",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                );
+            }
+        }
+        for (flag, path) in outputs {
+            crate::write::check_creatable(flag, path)?;
+        }
         let mut already_done = None;
         if let Ok(existing) = self.repo.find_branch(&branch, BranchType::Local) {
             let tip = existing.get().peel_to_commit()?;
-            let want = self.tree_for(plans, &rel_paths, head)?;
+            let want = self.tree_for(&rel_paths, &blobs, head)?;
             let same = tip.tree_id() == want && tip.parent_ids().any(|p| p == head);
             if !same {
                 bail!("branch {branch} already exists and holds something else; pass --branch NAME or delete it; nothing written");
@@ -160,69 +455,251 @@ impl Repo {
         Ok(Prepared {
             branch,
             rel_paths,
+            blobs,
             head,
+            head_ref,
             already_done,
+            lock: std::cell::RefCell::new(Some(lock)),
         })
     }
 
-    /// HEAD's tree with the planned files replaced by their new bytes.
-    fn tree_for(&self, plans: &[FilePlan], rel_paths: &[String], head: Oid) -> Result<Oid> {
+    /// A branch `a/b` cannot be made next to a branch `a` or `a/b/c`.
+    fn check_branch_names(&self, branch: &str) -> Result<()> {
+        for b in self.repo.branches(Some(BranchType::Local))? {
+            let (b, _) = b?;
+            let Some(name) = b.name()? else { continue };
+            if branch.starts_with(&format!("{name}/")) || name.starts_with(&format!("{branch}/")) {
+                bail!("branch {branch} cannot be created next to the existing branch {name}; pass --branch NAME; nothing written");
+            }
+        }
+        Ok(())
+    }
+
+    /// The external filter driver of `rel` that git would run on `git add`:
+    /// `Some((attribute value, clean command))`; refuses drivers it cannot run.
+    fn clean_filter(&self, rel: &Path) -> Result<Option<(String, String)>> {
+        let value = self
+            .repo
+            .get_attr(rel, "filter", AttrCheckFlags::FILE_THEN_INDEX)
+            .with_context(|| format!("{}: cannot read its git attributes", rel.display()))?;
+        let AttrValue::String(driver) = AttrValue::from_string(value) else {
+            return Ok(None);
+        };
+        let driver = driver.to_string();
+        if let Some(clean) = self.config_string(&format!("filter.{driver}.clean")) {
+            return Ok(Some((driver, clean)));
+        }
+        if self
+            .config_string(&format!("filter.{driver}.process"))
+            .is_some()
+        {
+            bail!(
+                "{}: has the git attribute filter={driver}, whose driver only runs as a long-running process (filter.{driver}.process), which rebind cannot run; without it the commit would store the wrong bytes. Rewrite with --no-commit and commit with git; nothing written",
+                rel.display()
+            );
+        }
+        if self.config_bool(&format!("filter.{driver}.required")) {
+            bail!(
+                "{}: has the git attribute filter={driver}, which is required, but filter.{driver}.clean is not configured (git add would fail too); nothing written",
+                rel.display()
+            );
+        }
+        Ok(None)
+    }
+
+    /// The blob `git add` would store for `bytes` at `rel`: the external clean
+    /// filter (if any), then libgit2's own filters chosen by the path.
+    fn staged_blob(&self, rel: &Path, bytes: &[u8]) -> Result<Oid> {
+        let shown = rel.display();
+        let cleaned;
+        let bytes = match self.clean_filter(rel)? {
+            Some((driver, cmd)) => {
+                let path = rel.to_str().ok_or_else(|| {
+                    anyhow!("{shown}: has the git attribute filter={driver}, and its name is not UTF-8, so it cannot be passed to the filter; nothing written")
+                })?;
+                let cmd = cmd.replace("%f", &sq_quote(path));
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(&cmd).current_dir(&self.workdir);
+                cleaned = run_filter(c, bytes).map_err(|e| {
+                    anyhow!("{shown}: the clean filter of its git attribute filter={driver} (`{cmd}`) failed: {e}; nothing written")
+                })?;
+                &cleaned.0[..]
+            }
+            None => bytes,
+        };
+        let mut w = self
+            .repo
+            .blob_writer(Some(rel))
+            .with_context(|| format!("{shown}: cannot store it in git"))?;
+        w.write_all(bytes)
+            .with_context(|| format!("{shown}: cannot store it in git"))?;
+        w.commit().map_err(|e| {
+            anyhow!(e).context(format!(
+                "{shown}: git's line-ending or ident conversion refused it; nothing written"
+            ))
+        })
+    }
+
+    /// HEAD's tree with the planned files replaced by `blobs`.
+    fn tree_for(&self, rel_paths: &[PathBuf], blobs: &[Oid], head: Oid) -> Result<Oid> {
         let head_tree = self.repo.find_commit(head)?.tree()?;
         let mut index = git2::Index::new()?;
         index.read_tree(&head_tree)?;
-        for (plan, rel) in plans.iter().zip(rel_paths) {
+        for (rel, blob) in rel_paths.iter().zip(blobs) {
             let mut entry = index
-                .get_path(Path::new(rel), 0)
-                .ok_or_else(|| anyhow!("{rel}: not in HEAD"))?;
-            entry.id = self.repo.blob(plan.new.as_bytes())?;
-            entry.file_size = plan.new.len() as u32;
+                .get_path(rel, 0)
+                .ok_or_else(|| anyhow!("{}: not in HEAD", rel.display()))?;
+            entry.id = *blob;
             index.add(&entry)?;
         }
         Ok(index.write_tree_to(&self.repo)?)
     }
 
-    /// Creates the commit object (no ref moves yet).
-    pub fn commit(&self, prep: &Prepared, plans: &[FilePlan], message: &str) -> Result<Oid> {
-        let tree = self
-            .repo
-            .find_tree(self.tree_for(plans, &prep.rel_paths, prep.head)?)?;
+    /// Creates the commit object, signed when `commit.gpgsign` asks for it
+    /// (no ref moves yet).
+    pub fn commit(&self, prep: &Prepared, message: &str) -> Result<Oid> {
+        let tree =
+            self.repo
+                .find_tree(self.tree_for(&prep.rel_paths, &prep.blobs, prep.head)?)?;
         let parent = self.repo.find_commit(prep.head)?;
         let (author, committer) = self.identities()?;
-        Ok(self
-            .repo
-            .commit(None, &author, &committer, message, &tree, &[&parent])?)
+        if !self.config_bool("commit.gpgsign") {
+            return Ok(self
+                .repo
+                .commit(None, &author, &committer, message, &tree, &[&parent])?);
+        }
+        let buf =
+            self.repo
+                .commit_create_buffer(&author, &committer, message, &tree, &[&parent])?;
+        let content = std::str::from_utf8(&buf).context("the commit is not UTF-8")?;
+        let sig = self.sign(content, &committer)?;
+        Ok(self.repo.commit_signed(content, &sig, None)?)
     }
 
-    /// After the files are written: creates the branch at `commit`, checks it
-    /// out (HEAD and the index entries of the rewritten files).
-    pub fn switch(&self, prep: &Prepared, commit: Oid) -> Result<()> {
-        let c = self.repo.find_commit(commit)?;
-        self.repo.branch(&prep.branch, &c, false)?;
-        self.repo.set_head(&format!("refs/heads/{}", prep.branch))?;
-        let mut index = self.repo.index()?;
-        for rel in &prep.rel_paths {
-            index.add_path(Path::new(rel))?;
+    /// Signs `content` the way git does for `gpg.format`.
+    fn sign(&self, content: &str, committer: &Signature) -> Result<String> {
+        let format = self
+            .config_string("gpg.format")
+            .unwrap_or_else(|| "openpgp".into());
+        let fail = |prog: &str, e: String| {
+            anyhow!("signing the commit failed (commit.gpgsign is set, gpg.format={format}): {prog}: {e}; nothing written")
+        };
+        match format.as_str() {
+            "openpgp" | "x509" => {
+                let default = if format == "x509" { "gpgsm" } else { "gpg" };
+                let program = self
+                    .config_string(&format!("gpg.{format}.program"))
+                    .or_else(|| {
+                        (format == "openpgp")
+                            .then(|| self.config_string("gpg.program"))
+                            .flatten()
+                    })
+                    .unwrap_or_else(|| default.into());
+                let key = self.config_string("user.signingkey").unwrap_or_else(|| {
+                    format!(
+                        "{} <{}>",
+                        committer.name().unwrap_or(""),
+                        committer.email().unwrap_or("")
+                    )
+                });
+                let mut c = Command::new(&program);
+                c.args(["--status-fd=2", "-bsau", &key]);
+                let (sig, status) =
+                    run_filter(c, content.as_bytes()).map_err(|e| fail(&program, e))?;
+                let status = String::from_utf8_lossy(&status);
+                if !status
+                    .lines()
+                    .any(|l| l.starts_with("[GNUPG:] SIG_CREATED "))
+                {
+                    return Err(fail(&program, "it reported no SIG_CREATED".into()));
+                }
+                String::from_utf8(sig).map_err(|_| fail(&program, "signature is not text".into()))
+            }
+            "ssh" => {
+                let program = self
+                    .config_string("gpg.ssh.program")
+                    .unwrap_or_else(|| "ssh-keygen".into());
+                let Some(key) = self.config_string("user.signingkey") else {
+                    bail!("signing the commit failed: commit.gpgsign is set with gpg.format=ssh, but user.signingkey is not; nothing written");
+                };
+                let mut c = Command::new(&program);
+                c.args(["-Y", "sign", "-n", "git", "-f"]);
+                let literal = key
+                    .strip_prefix("key::")
+                    .or_else(|| key.starts_with("ssh-").then_some(key.as_str()));
+                let _temp;
+                if let Some(pubkey) = literal {
+                    let path = self
+                        .repo
+                        .path()
+                        .join(format!("rebind-signingkey-{}.pub", std::process::id()));
+                    std::fs::write(&path, format!("{pubkey}\n"))
+                        .with_context(|| format!("{}: cannot write", path.display()))?;
+                    c.arg(&path).arg("-U");
+                    _temp = RemoveOnDrop { path };
+                } else {
+                    let path = match (key.strip_prefix("~/"), std::env::var_os("HOME")) {
+                        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+                        _ => PathBuf::from(&key),
+                    };
+                    c.arg(path);
+                }
+                let (sig, _) = run_filter(c, content.as_bytes()).map_err(|e| fail(&program, e))?;
+                let sig = String::from_utf8(sig)
+                    .map_err(|_| fail(&program, "signature is not text".into()))?;
+                if !sig.contains("-----BEGIN SSH SIGNATURE-----") {
+                    return Err(fail(&program, "it printed no SSH signature".into()));
+                }
+                Ok(sig)
+            }
+            other => {
+                bail!("commit.gpgsign is set with gpg.format={other}, which rebind cannot sign with (openpgp, x509 and ssh work); nothing written")
+            }
+        }
+    }
+
+    /// Where [`Repo::stage`] writes the new index.
+    fn temp_index(&self) -> PathBuf {
+        self.repo
+            .path()
+            .join(format!("rebind-index-{}", std::process::id()))
+    }
+
+    /// Writes a copy of the index with the new entries of the written files
+    /// to `temp`, beside the real one.
+    fn stage(&self, prep: &Prepared, temp: &Path) -> Result<()> {
+        let real = self.repo.path().join("index");
+        let _ = std::fs::remove_file(temp);
+        if real.exists() {
+            std::fs::copy(&real, temp)
+                .with_context(|| format!("{}: cannot copy", real.display()))?;
+        }
+        let mut index = git2::Index::open(temp)?;
+        if !real.exists() {
+            index.read_tree(&self.repo.find_commit(prep.head)?.tree()?)?;
+        }
+        self.repo.set_index(&mut index)?;
+        for (rel, blob) in prep.rel_paths.iter().zip(&prep.blobs) {
+            index
+                .add_path(rel)
+                .with_context(|| format!("{}: cannot stage it", rel.display()))?;
+            // The blob committed: the same as add_path's unless an external
+            // clean filter ran (libgit2 skips those).
+            let mut entry = index
+                .get_path(rel, 0)
+                .ok_or_else(|| anyhow!("{}: vanished from the index", rel.display()))?;
+            if entry.id != *blob {
+                entry.id = *blob;
+                index.add(&entry)?;
+            }
         }
         index.write()?;
-        Ok(())
-    }
-
-    /// Pushes the branch to `remote` (no credentials: local and anonymous remotes).
-    pub fn push(&self, remote: &str, branch: &str) -> Result<()> {
-        let mut r = self
-            .repo
-            .find_remote(remote)
-            .with_context(|| format!("--push {remote}: no such remote"))?;
-        let spec = format!("refs/heads/{branch}:refs/heads/{branch}");
-        r.push(&[spec.as_str()], None).with_context(|| {
-            format!("pushing {branch} to {remote} failed; the commit is on the local branch")
-        })?;
         Ok(())
     }
 }
 
 /// Commits `plans` on a new branch and switches to it, writing the files in
-/// between (all or nothing). Returns the branch and commit.
+/// between (all or nothing), then pushes. Returns the branch and commit.
 pub fn commit_flow(
     repo: &Repo,
     prep: &Prepared,
@@ -230,24 +707,242 @@ pub fn commit_flow(
     message: &str,
     push: Option<&str>,
 ) -> Result<Committed> {
-    let commit = repo.commit(prep, plans, message)?;
-    crate::write::write_all(plans)?;
-    if let Err(e) = repo.switch(prep, commit) {
-        let restored =
-            crate::write::write_all(&plans.iter().map(FilePlan::reversed).collect::<Vec<_>>());
-        return Err(e.context(match restored {
-            Ok(()) => "switching to the new branch failed; the files were restored".to_string(),
-            Err(r) => format!(
-                "switching to the new branch failed, and restoring the files failed too: {r:#}"
-            ),
-        }));
+    commit_flow_with(repo, prep, plans, message, push, Faults::default())
+}
+
+/// What to undo after a failed step.
+#[derive(Default)]
+struct Undo {
+    wrote: bool,
+    branch: bool,
+    head: bool,
+    /// The index's bytes before it was replaced (`Some(None)`: there was none).
+    index: Option<Option<Vec<u8>>>,
+}
+
+/// [`commit_flow`] with injected faults.
+pub fn commit_flow_with(
+    repo: &Repo,
+    prep: &Prepared,
+    plans: &[FilePlan],
+    message: &str,
+    push: Option<&str>,
+    faults: Faults,
+) -> Result<Committed> {
+    let commit = repo.commit(prep, message)?;
+    let fault = |s: Step| -> Result<()> {
+        if faults.fail_after == Some(s) {
+            bail!("injected fault after step {s:?}");
+        }
+        Ok(())
+    };
+    let mut undo = Undo::default();
+    let temp = repo.temp_index();
+    let mut run = || -> Result<()> {
+        crate::write::write_all(plans)?;
+        undo.wrote = true;
+        fault(Step::Write)?;
+        repo.stage(prep, &temp)?;
+        fault(Step::Stage)?;
+        let c = repo.repo.find_commit(commit)?;
+        repo.repo
+            .branch(&prep.branch, &c, false)
+            .with_context(|| format!("cannot create branch {}", prep.branch))?;
+        undo.branch = true;
+        fault(Step::Branch)?;
+        repo.repo
+            .set_head(&format!("refs/heads/{}", prep.branch))
+            .context("cannot switch HEAD to the new branch")?;
+        undo.head = true;
+        fault(Step::Head)?;
+        let real = repo.repo.path().join("index");
+        let before = match std::fs::read(&real) {
+            Ok(b) => Some(b),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(anyhow!(e).context(format!("{}: cannot read", real.display()))),
+        };
+        std::fs::rename(&temp, &real)
+            .with_context(|| format!("{}: cannot replace it", real.display()))?;
+        undo.index = Some(before);
+        fault(Step::Index)?;
+        Ok(())
+    };
+    let result = run();
+    let _ = std::fs::remove_file(&temp);
+    let _ = std::fs::remove_file(temp.with_extension("lock"));
+    if let Err(e) = result {
+        if !undo.wrote {
+            return Err(e);
+        }
+        let what = match restore(repo, prep, plans, &undo) {
+            Ok(()) => "HEAD, branches, index and files were restored as they were; nothing written"
+                .to_string(),
+            Err(r) => format!("restoring the prior state failed too: {r:#}"),
+        };
+        return Err(e.context(format!(
+            "committing on branch {} failed; {what}",
+            prep.branch
+        )));
     }
-    if let Some(remote) = push {
-        repo.push(remote, &prep.branch)?;
-    }
-    Ok(Committed {
+    // Done with the index: release it before the push (its hooks may run git).
+    prep.lock.borrow_mut().take();
+    let mut committed = Committed {
         branch: prep.branch.clone(),
         commit: commit.to_string(),
-        pushed_to: push.map(str::to_string),
-    })
+        pushed_to: None,
+    };
+    if let Some(remote) = push {
+        self::push(repo, remote, &mut committed)?;
+    }
+    Ok(committed)
+}
+
+/// Pushes a committed branch to `remote` and records it in `c.pushed_to`. A
+/// failure is an [`AfterCommit`] error (exit code [`EXIT_AFTER_COMMIT`]).
+pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<()> {
+    push_branch(repo, remote, &c.branch, &c.commit)?;
+    c.pushed_to = Some(remote.to_string());
+    Ok(())
+}
+
+/// Undoes the steps recorded in `undo`, last first.
+fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Result<()> {
+    let mut errors = Vec::new();
+    if let Some(before) = &undo.index {
+        let real = repo.repo.path().join("index");
+        let r = match before {
+            Some(bytes) => {
+                let temp = repo
+                    .repo
+                    .path()
+                    .join(format!("rebind-index-{}.old", std::process::id()));
+                std::fs::write(&temp, bytes).and_then(|()| std::fs::rename(&temp, &real))
+            }
+            None => std::fs::remove_file(&real),
+        };
+        if let Err(e) = r {
+            errors.push(format!("{}: {e}", real.display()));
+        }
+    }
+    if undo.head {
+        let r = match &prep.head_ref {
+            Some(name) => repo.repo.set_head(name),
+            None => repo.repo.set_head_detached(prep.head),
+        };
+        if let Err(e) = r {
+            errors.push(format!("HEAD: {e}"));
+        }
+    }
+    if undo.branch {
+        let name = format!("refs/heads/{}", prep.branch);
+        if let Err(e) = repo.repo.find_reference(&name).and_then(|mut r| r.delete()) {
+            errors.push(format!("{name}: {e}"));
+        }
+    }
+    if undo.wrote {
+        let back: Vec<FilePlan> = plans.iter().map(FilePlan::reversed).collect();
+        if let Err(e) = crate::write::write_all(&back) {
+            errors.push(format!("{e:#}"));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        bail!("{}", errors.join("; "))
+    }
+}
+
+/// `git push --set-upstream <remote> <branch>` with the system git, so the
+/// user's credentials, `insteadOf` rules and proxies apply.
+fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<()> {
+    let retry = format!(
+        "git push --set-upstream {} {}",
+        sq_quote_if_needed(remote),
+        sq_quote_if_needed(branch)
+    );
+    let after = |cause: String| AfterCommit {
+        branch: branch.to_string(),
+        commit: commit.to_string(),
+        retry: retry.clone(),
+        cause,
+    };
+    let out = Command::new("git")
+        .args(["push", "--set-upstream", remote, branch])
+        .current_dir(&repo.workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| after(format!("pushing to {remote} failed: cannot run git: {e}")))?;
+    if !out.stdout.is_empty() {
+        eprint!("{}", String::from_utf8_lossy(&out.stdout));
+    }
+    if !out.status.success() {
+        return Err(after(format!(
+            "pushing to {remote} failed (git push: {})",
+            out.status
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+fn sq_quote_if_needed(s: &str) -> String {
+    if s.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,".contains(c))
+    {
+        s.to_string()
+    } else {
+        sq_quote(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_branch_is_always_valid() {
+        for (host, want) in [
+            (
+                "0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com",
+                "rebind/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a",
+            ),
+            ("[::1]", "rebind/1"),
+            ("::1", "rebind/1"),
+            ("[fe80::1:2]", "rebind/fe80-1-2"),
+            ("10.0.0.1", "rebind/10.0.0.1"),
+            ("my_host.example.com", "rebind/my_host"),
+            ("a..b", "rebind/a"),
+            ("x.lock", "rebind/x"),
+            ("-", "rebind/endpoint"),
+        ] {
+            let got = default_branch(host);
+            assert_eq!(got, want, "{host}");
+            assert!(git2::Branch::name_is_valid(&got).unwrap(), "{got}");
+        }
+    }
+
+    #[test]
+    fn after_commit_says_what_exists_and_is_found_under_context() {
+        let e = AfterCommit {
+            branch: "rebind/x".into(),
+            commit: "0123abcd".into(),
+            retry: "git push --set-upstream origin rebind/x".into(),
+            cause: "pushing to origin failed".into(),
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("pushing to origin failed; "), "{text}");
+        assert!(text.contains("committed as 0123abcd on branch rebind/x"));
+        assert!(text.ends_with("\n  git push --set-upstream origin rebind/x"));
+        let wrapped = anyhow::Error::from(e).context("apply");
+        assert!(wrapped.chain().any(|c| c.is::<AfterCommit>()));
+    }
+
+    #[test]
+    fn quoting_for_sh() {
+        assert_eq!(sq_quote("a b'c"), "'a b'\\''c'");
+        assert_eq!(sq_quote_if_needed("origin"), "origin");
+        assert_eq!(sq_quote_if_needed("a b"), "'a b'");
+    }
 }

@@ -15,7 +15,11 @@ fn main() -> ExitCode {
         Ok(exit) => exit,
         Err(e) => {
             sink.error(&format!("{e:#}"));
-            Exit::Error
+            if e.chain().any(|c| c.is::<rebind::git::AfterCommit>()) {
+                Exit::AfterCommit
+            } else {
+                Exit::Error
+            }
         }
     };
     let exit = match sink.finish() {

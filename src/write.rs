@@ -1,9 +1,11 @@
 //! Putting verified plans on disk: all files or none.
 //!
-//! 1. Every target is checked first: still a regular file, writable, and
-//!    byte-for-byte what was planned from (a file changed since is an error).
-//! 2. Each new text goes to a temporary file in the target's directory, with
-//!    the target's permissions, and is fsynced.
+//! 1. Every target is checked first: still a regular file with no other hard
+//!    link, writable, and byte-for-byte what was planned from (a file changed
+//!    since is an error).
+//! 2. Each new text goes to a temporary file in the target's directory (its
+//!    name cut to fit the file system's limit), with the target's mode and,
+//!    where the process may, its owner and group, and is fsynced.
 //! 3. The targets are checked once more, then each temporary file is renamed
 //!    over its target. If a rename fails, the files already renamed get their
 //!    old bytes back the same way, so the run leaves every file as it was.
@@ -14,33 +16,34 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Environment variable for tests: milliseconds to sleep after each rename.
-pub const SLOW_ENV: &str = "REBIND_TEST_SLOW_WRITE_MS";
-/// Environment variable for tests: a path `P`; once planning is done, rebind
-/// creates `P.ready` and waits (up to 60 s) for `P.go` before it writes.
-pub const PAUSE_ENV: &str = "REBIND_TEST_PAUSE_BEFORE_WRITE";
-
-fn test_pause() {
-    let Some(p) = std::env::var_os(PAUSE_ENV) else {
-        return;
-    };
-    let p = PathBuf::from(p);
-    let _ = fs::write(p.with_extension("ready"), b"");
-    let go = p.with_extension("go");
-    for _ in 0..6000 {
-        if go.exists() {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+/// Callbacks run at fixed points of [`write_all_with`] (tests use them to
+/// pause, slow down or fail a write; [`write_all`] runs none).
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Runs once every plan is known, before the first check and write.
+    pub before_write: Option<&'a dyn Fn()>,
+    /// Runs after the `n`th target (0-based) was renamed into place.
+    pub after_rename: Option<&'a dyn Fn(usize)>,
 }
 
+/// The longest file name most file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
+/// A temporary name beside `target`: `.<name>.rebind-<pid>-<n>.tmp`, with
+/// `<name>` cut short (on a character boundary) so the whole name stays
+/// within [`NAME_MAX`] bytes; the pid and `n` keep it unique.
 fn temp_path(target: &Path, n: usize) -> PathBuf {
     let name = target
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    target.with_file_name(format!(".{name}.rebind-{}-{n}.tmp", std::process::id()))
+    let suffix = format!(".rebind-{}-{n}.tmp", std::process::id());
+    let room = NAME_MAX - 1 - suffix.len();
+    let mut cut = name.len().min(room);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    target.with_file_name(format!(".{}{suffix}", &name[..cut]))
 }
 
 fn check_unchanged(plan: &FilePlan) -> Result<()> {
@@ -51,6 +54,17 @@ fn check_unchanged(plan: &FilePlan) -> Result<()> {
     }
     if meta.permissions().readonly() {
         bail!("{}: is read-only; not rewriting it", plan.rel);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() > 1 {
+            bail!(
+                "{}: has {} hard links; replacing it would split it from the other links, and writing it in place would not be atomic; not rewriting it (break the link with `cp` and `mv`, or edit it by hand)",
+                plan.rel,
+                meta.nlink()
+            );
+        }
     }
     if !same_bytes(&plan.path, plan.old.as_bytes())
         .with_context(|| format!("{}: cannot read it again", plan.rel))?
@@ -84,11 +98,26 @@ fn same_bytes(path: &Path, want: &[u8]) -> std::io::Result<bool> {
     }
 }
 
+/// Writes `bytes` to the new file `path` with the mode of `like` and, where
+/// the process may, its owner and group (else its group alone, else neither:
+/// a process may only give a file away as root or to a group it is in).
 fn write_temp(path: &Path, bytes: &[u8], like: &Path) -> Result<()> {
-    let perms = fs::metadata(like)?.permissions();
+    let meta = fs::metadata(like)?;
     let mut f = OpenOptions::new().write(true).create_new(true).open(path)?;
     f.write_all(bytes)?;
-    f.set_permissions(perms)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (uid, gid) = (meta.uid(), meta.gid());
+        let own = f.metadata()?;
+        if (own.uid(), own.gid()) != (uid, gid)
+            && std::os::unix::fs::fchown(&f, Some(uid), Some(gid)).is_err()
+        {
+            let _ = std::os::unix::fs::fchown(&f, None, Some(gid));
+        }
+    }
+    // After the chown, which may clear set-id bits.
+    f.set_permissions(meta.permissions())?;
     f.sync_all()?;
     Ok(())
 }
@@ -106,7 +135,14 @@ fn sync_dir(dir: &Path) {
 
 /// Writes every plan, or none of them.
 pub fn write_all(plans: &[FilePlan]) -> Result<()> {
-    test_pause();
+    write_all_with(plans, &Hooks::default())
+}
+
+/// [`write_all`] with callbacks at its fixed points.
+pub fn write_all_with(plans: &[FilePlan], hooks: &Hooks) -> Result<()> {
+    if let Some(f) = hooks.before_write {
+        f();
+    }
     for p in plans {
         check_unchanged(p)?;
     }
@@ -139,9 +175,6 @@ pub fn write_all(plans: &[FilePlan]) -> Result<()> {
             return Err(e.context("nothing written"));
         }
     }
-    let slow = std::env::var(SLOW_ENV)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok());
     for (n, (p, t)) in plans.iter().zip(&temps).enumerate() {
         if let Err(e) = fs::rename(t, &p.path) {
             cleanup(&temps[n..]);
@@ -152,8 +185,8 @@ pub fn write_all(plans: &[FilePlan]) -> Result<()> {
             };
             return Err(anyhow!(e).context(format!("{}: cannot replace it; {what}", p.rel)));
         }
-        if let Some(ms) = slow {
-            std::thread::sleep(std::time::Duration::from_millis(ms));
+        if let Some(f) = hooks.after_rename {
+            f(n);
         }
     }
     // Make the renames durable: each directory once.
@@ -170,6 +203,32 @@ fn restore(done: &[FilePlan]) -> Result<()> {
         write_temp(&t, p.old.as_bytes(), &p.path)
             .and_then(|()| fs::rename(&t, &p.path).map_err(Into::into))
             .with_context(|| format!("{}: cannot restore", p.rel))?;
+    }
+    Ok(())
+}
+
+/// Checks, without changing anything that exists, that the output file `path`
+/// (given with `flag`) can be written: an existing file must open for
+/// writing; a new one must be creatable (it is created and removed again).
+pub fn check_creatable(flag: &str, path: &Path) -> Result<()> {
+    let fail = |why: String| anyhow!("{flag} {}: {why}; nothing written", path.display());
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => return Err(fail("is a directory".into())),
+        Ok(_) => {
+            OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| fail(format!("cannot be written: {e}")))?;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .map_err(|e| fail(format!("cannot be created: {e}")))?;
+            let _ = fs::remove_file(path);
+        }
+        Err(e) => return Err(fail(format!("cannot be checked: {e}"))),
     }
     Ok(())
 }

@@ -4,6 +4,9 @@
 mod common;
 
 use common::*;
+use rebind::rewrite::FilePlan;
+use rebind::write;
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -105,52 +108,50 @@ fn read_only_target_fails_the_run_with_nothing_written() {
     );
 }
 
-/// Starts an apply that stops between plan and write; returns it and the pause path.
-fn paused_apply(dir: &Path) -> (std::process::Child, std::path::PathBuf) {
-    let pause = dir.join("pause");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rebind"))
-        .args(apply_args())
-        .current_dir(dir.join("repo"))
-        .env("REBIND_TEST_PAUSE_BEFORE_WRITE", &pause)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = pause.with_extension("ready");
-    for _ in 0..3000 {
-        if ready.exists() {
-            return (child, pause);
-        }
-        std::thread::sleep(Duration::from_millis(10));
+/// A plan that swaps `OLD` for `NEW` in the file at `root/rel`, built
+/// directly (the tests drive the library write path, not the binary).
+fn swap_plan(root: &Path, rel: &str) -> FilePlan {
+    let old = std::fs::read_to_string(root.join(rel)).unwrap();
+    assert!(old.contains(OLD), "{rel}");
+    let new = old.replace(OLD, NEW);
+    FilePlan {
+        path: root.join(rel),
+        rel: rel.to_string(),
+        old: old.into(),
+        new: new.into(),
+        changes: Vec::new(),
+        is_config: false,
     }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("apply never reached the write step");
-}
-
-fn repo_copy() -> tempfile::TempDir {
-    let outer = tempfile::tempdir().unwrap();
-    let fixture = temp_fixture();
-    std::fs::rename(fixture.path(), outer.path().join("repo")).unwrap();
-    outer
 }
 
 #[test]
 fn file_changed_or_vanished_between_plan_and_write_is_detected() {
     for what in ["changed", "vanished"] {
-        let outer = repo_copy();
-        let repo = outer.path().join("repo");
-        let before = tree(&repo);
-        let (child, pause) = paused_apply(outer.path());
+        let dir = temp_fixture();
+        let repo = dir.path();
+        let plans: Vec<FilePlan> = ["apps/argocd.yaml", "apps/keda.yaml", "apps/istio.yaml"]
+            .iter()
+            .map(|r| swap_plan(repo, r))
+            .collect();
+        let before = tree(repo);
         let keda = repo.join("apps/keda.yaml");
-        if what == "changed" {
-            let mut b = std::fs::read(&keda).unwrap();
-            b.extend_from_slice(b"# edited meanwhile\n");
-            std::fs::write(&keda, b).unwrap();
-        } else {
-            std::fs::remove_file(&keda).unwrap();
-        }
+        // Runs once the plans are made, right before the write starts.
+        let meddle = || {
+            if what == "changed" {
+                let mut b = std::fs::read(&keda).unwrap();
+                b.extend_from_slice(b"# edited meanwhile\n");
+                std::fs::write(&keda, b).unwrap();
+            } else {
+                std::fs::remove_file(&keda).unwrap();
+            }
+        };
+        let hooks = write::Hooks {
+            before_write: Some(&meddle),
+            ..Default::default()
+        };
+        let err = write::write_all_with(&plans, &hooks).unwrap_err();
+        let err = format!("{err:#}");
+        assert!(err.contains("apps/keda.yaml"), "{what}: {err}");
         let mut expected = before.clone();
         match what {
             "changed" => {
@@ -163,12 +164,7 @@ fn file_changed_or_vanished_between_plan_and_write_is_detected() {
                 expected.remove("apps/keda.yaml");
             }
         }
-        std::fs::write(pause.with_extension("go"), b"").unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{what}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("apps/keda.yaml"), "{what}: {err}");
-        assert_eq!(tree(&repo), expected, "{what}: nothing else written");
+        assert_eq!(tree(repo), expected, "{what}: nothing else written");
     }
 }
 
@@ -221,40 +217,101 @@ fn a_100_mb_file_works_with_bounded_memory() {
     assert!(!after.contains(OLD));
 }
 
-/// Kills applies at random moments (every file written slowly) and checks that
-/// every file is wholly old or wholly new each time.
+/// Environment of the child half of [`killed_mid_apply_every_file_is_old_or_new`]:
+/// the directory whose files it rewrites (set only by that test).
+const CHILD_DIR: &str = "REBIND_BADINPUT_CHILD_DIR";
+
+const KILL_FILES: usize = 60;
+
+fn kill_old_text(i: usize) -> String {
+    format!("# 파일 {i}\nkind: Application\nmetadata: {{name: app-{i}}}\nspec:\n  destination:\n    server: '{OLD}'\n")
+}
+
+/// The child process of the kill test (run by it through the test binary
+/// itself): rewrites every file of the directory, slowly, and appends a line
+/// to `progress` after each rename. Does nothing when run as a plain test.
+#[test]
+fn kill_test_child() {
+    let Some(dir) = std::env::var_os(CHILD_DIR) else {
+        return;
+    };
+    let dir = Path::new(&dir);
+    let plans: Vec<FilePlan> = (0..KILL_FILES)
+        .map(|i| swap_plan(dir, &format!("app-{i:03}.yaml")))
+        .collect();
+    let progress = dir.join("progress");
+    let after = |n: usize| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&progress)
+            .unwrap();
+        writeln!(f, "{n}").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let hooks = write::Hooks {
+        after_rename: Some(&after),
+        ..Default::default()
+    };
+    write::write_all_with(&plans, &hooks).unwrap();
+}
+
+/// Kills applies at random moments while files are renamed (slowly, by a
+/// hook) and checks that every file is wholly old or wholly new each time,
+/// and that the kills did land between the first and the last rename.
 #[test]
 fn killed_mid_apply_every_file_is_old_or_new() {
     let dir = tempfile::tempdir().unwrap();
-    let old_text = |i: usize| {
-        format!("# 파일 {i}\nkind: Application\nmetadata: {{name: app-{i}}}\nspec:\n  destination:\n    server: '{OLD}'\n")
-    };
-    let new_text = |i: usize| old_text(i).replace(OLD, NEW);
-    let n = 60;
+    let new_text = |i: usize| kill_old_text(i).replace(OLD, NEW);
+    let n = KILL_FILES;
+    let progress = dir.path().join("progress");
     let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut landed = 0;
     for round in 0..5 {
         for i in 0..n {
-            std::fs::write(dir.path().join(format!("app-{i:03}.yaml")), old_text(i)).unwrap();
+            std::fs::write(
+                dir.path().join(format!("app-{i:03}.yaml")),
+                kill_old_text(i),
+            )
+            .unwrap();
         }
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rebind"))
-            .args(apply_args())
-            .current_dir(dir.path())
-            .env("REBIND_TEST_SLOW_WRITE_MS", "5")
+        let _ = std::fs::remove_file(&progress);
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "kill_test_child",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD_DIR, dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // Wait for the first rename, then kill a little later.
+        let renamed = || {
+            std::fs::read_to_string(&progress)
+                .map(|s| s.lines().count())
+                .unwrap_or(0)
+        };
+        while renamed() == 0 {
+            if child.try_wait().unwrap().is_some() {
+                panic!("round {round}: the child ended before its first rename");
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        std::thread::sleep(Duration::from_millis(20 + seed % 300));
+        std::thread::sleep(Duration::from_millis(seed % 150));
         let _ = child.kill();
-        let _ = child.wait();
+        let status = child.wait().unwrap();
+        let reported = renamed();
         let (mut olds, mut news) = (0, 0);
         for i in 0..n {
             let got = std::fs::read_to_string(dir.path().join(format!("app-{i:03}.yaml"))).unwrap();
-            if got == old_text(i) {
+            if got == kill_old_text(i) {
                 olds += 1;
             } else if got == new_text(i) {
                 news += 1;
@@ -262,7 +319,16 @@ fn killed_mid_apply_every_file_is_old_or_new() {
                 panic!("round {round}: app-{i:03}.yaml is neither old nor new:\n{got}");
             }
         }
-        println!("round {round}: killed with {news} files new and {olds} old");
+        println!("round {round}: killed ({status}) with {news} files new and {olds} old, {reported} renames reported");
+        // Renames happen in order and are reported right after: the files
+        // new are the ones reported, plus at most one renamed meanwhile.
+        assert!(
+            news == reported || news == reported + 1,
+            "round {round}: {news} new, {reported} reported"
+        );
+        if news < n {
+            landed += 1;
+        }
         for e in std::fs::read_dir(dir.path()).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
             if name.ends_with(".tmp") {
@@ -270,4 +336,86 @@ fn killed_mid_apply_every_file_is_old_or_new() {
             }
         }
     }
+    assert!(landed > 0, "no kill landed while files were being renamed");
+}
+
+/// A file whose name is 240 bytes long: the temporary file beside it would
+/// pass the file system's 255-byte limit unless its name is cut short.
+#[test]
+fn long_file_names_are_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{}.yaml", "a".repeat(235));
+    assert_eq!(name.len(), 240);
+    let text = format!("server: {OLD}\n");
+    std::fs::write(dir.path().join(&name), &text).unwrap();
+    // And a multi-byte name cut on a character boundary.
+    let wide = format!("{}.yaml", "파".repeat(80));
+    std::fs::write(dir.path().join(&wide), &text).unwrap();
+    let out = rebind(dir.path(), &apply_args());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want = format!("server: {NEW}\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(&name)).unwrap(),
+        want
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(&wide)).unwrap(),
+        want
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file left"
+    );
+}
+
+/// A target with another hard link is refused by name before anything is
+/// written: replacing it would split it from its other link.
+#[cfg(unix)]
+#[test]
+fn hard_linked_target_is_refused() {
+    let dir = temp_fixture();
+    let keda = dir.path().join("apps/keda.yaml");
+    std::fs::hard_link(&keda, dir.path().join("keda-link.txt")).unwrap();
+    let before = tree(dir.path());
+    let out = rebind(dir.path(), &apply_args());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("apps/keda.yaml: has 2 hard links"), "{err}");
+    assert_eq!(tree(dir.path()), before);
+}
+
+/// A rewritten file keeps its owner and group (and mode). Changing the owner
+/// needs root; otherwise the group is changed to another group of ours, if
+/// there is one.
+#[cfg(unix)]
+#[test]
+fn replaced_files_keep_owner_group_and_mode() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = temp_fixture();
+    let keda = dir.path().join("apps/keda.yaml");
+    // SAFETY: plain libc calls without pointers.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let (want_uid, want_gid) = if uid == 0 {
+        (4321, 4321)
+    } else {
+        let mut groups = vec![0 as libc::gid_t; 64];
+        // SAFETY: the buffer holds 64 entries.
+        let n = unsafe { libc::getgroups(64, groups.as_mut_ptr()) };
+        match groups[..n.max(0) as usize].iter().find(|g| **g != gid) {
+            Some(g) => (uid, *g),
+            None => {
+                println!("skipped: not root and in no second group, so no owner or group to keep");
+                return;
+            }
+        }
+    };
+    std::os::unix::fs::chown(&keda, Some(want_uid), Some(want_gid)).unwrap();
+    std::fs::set_permissions(&keda, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = rebind(dir.path(), &apply_args());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let meta = std::fs::metadata(&keda).unwrap();
+    assert!(std::fs::read_to_string(&keda).unwrap().contains(NEW));
+    assert_eq!((meta.uid(), meta.gid()), (want_uid, want_gid));
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
 }

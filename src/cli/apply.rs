@@ -113,7 +113,17 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     }
     let start = a.rebind.walk.request().repo_start();
     // The git flow's checks all run before anything is shown or written.
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &a.review_out {
+        outputs.push(("--review-out", p));
+    }
+    if let (Some(_), Some(p)) = (&secret_spec, &a.secret_out) {
+        outputs.push(("--secret-out", p));
+    }
     let git = if a.no_commit {
+        for (flag, path) in &outputs {
+            rebind::write::check_creatable(flag, path)?;
+        }
         None
     } else {
         let Some(repo) = git::open(&start)? else {
@@ -137,7 +147,13 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
                 );
             }
         }
-        let prep = repo.prepare(&plan.files, a.branch.as_deref(), &default)?;
+        let prep = repo.prepare(
+            &plan.files,
+            a.branch.as_deref(),
+            &default,
+            a.push.as_deref(),
+            &outputs,
+        )?;
         if prep.already_done.is_some() {
             if json_out {
                 let mut r = report("already_done", &plan);
@@ -178,13 +194,13 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     } else if !json_out {
         show_plan(sink, &plan, &inv, false);
     }
-    let committed = match &git {
+    let mut committed = match &git {
         Some((repo, prep)) => Some(git::commit_flow(
             repo,
             prep,
             &plan.files,
             &text::commit_message(&plan),
-            a.push.as_deref(),
+            None,
         )?),
         None => {
             rebind::write::write_all(&plan.files)?;
@@ -199,6 +215,10 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         let md = text::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
         std::fs::write(path, md)
             .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    }
+    // Last, so that a failed push (exit 3) leaves every output written.
+    if let (Some((repo, _)), Some(c), Some(remote)) = (&git, committed.as_mut(), &a.push) {
+        git::push(repo, remote, c)?;
     }
     if json_out {
         let mut r = report("applied", &plan);

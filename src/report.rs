@@ -68,6 +68,8 @@ fn shape_name(s: Shape) -> &'static str {
         Shape::Eks => "eks",
         Shape::Aks => "aks",
         Shape::Gke => "gke",
+        Shape::OpenShift => "openshift",
+        Shape::Rancher => "rancher",
         Shape::InCluster => "in-cluster",
         Shape::Other => "other",
     }

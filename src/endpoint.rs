@@ -40,7 +40,7 @@ impl Endpoint {
     /// not belong in URLs.
     pub fn parse(flag: &str, s: &str) -> Result<Endpoint> {
         let example = "for example https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
-        if s.len() < 8 || !s[..8].eq_ignore_ascii_case("https://") {
+        if !has_https_prefix(s) {
             bail!("{flag} {s:?}: must be an absolute https:// URL, {example}");
         }
         let b = s.as_bytes();
@@ -130,6 +130,13 @@ impl Endpoint {
         }
         out
     }
+}
+
+/// Whether `s` starts with `https://` (any case).
+fn has_https_prefix(s: &str) -> bool {
+    s.as_bytes()
+        .get(..8)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"https://"))
 }
 
 /// Matching identity of a host and optional port.
@@ -713,7 +720,7 @@ pub fn rewrite_value(value: &str, from: &Endpoint, to: &Endpoint) -> String {
 /// The lenient matching key of an endpoint written as text (a URL or a bare host).
 fn key_of_text(s: &str) -> String {
     let t = s.trim();
-    if t.len() >= 8 && t[..8].eq_ignore_ascii_case("https://") {
+    if has_https_prefix(t) {
         if let Some(a) = parse_authority(t.as_bytes(), 8) {
             let mut k = key_of(&t[a.host.clone()], a.port);
             k.push_str(&t[a.end..a.proxy_end].to_ascii_lowercase());
@@ -1025,6 +1032,7 @@ mod tests {
             "https://[fd00::1",
             "https://[fd00::zz]",
             "https://a.b/k8s/clusters/",
+            "https:/é",
             "",
         ] {
             assert!(Endpoint::parse("--to", bad).is_err(), "{bad} accepted");
@@ -1365,6 +1373,7 @@ mod tests {
             None
         );
         assert_eq!(closest(&ep("https://a.b"), &[]), None);
+        assert_eq!(closest(&ep("https://a.b"), &["https:/é".into()]), None);
         // Ports count: a different port is a near miss of one or more edits.
         let c = vec!["https://api.ocp.example.com:6443".to_string()];
         assert_eq!(

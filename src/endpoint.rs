@@ -1508,6 +1508,44 @@ mod tests {
         );
     }
 
+    /// `s` with each character written literally or as one of the escapes a
+    /// YAML writer may choose, by `how` (cycled).
+    fn encode(s: &str, how: &[u8]) -> String {
+        s.chars()
+            .zip(how.iter().cycle())
+            .map(|(c, h)| match (h % 5, c) {
+                (1, c) => format!("\\x{:02x}", c as u32),
+                (2, c) => format!("\\u{:04X}", c as u32),
+                (3, '/') => "\\/".to_string(),
+                (4, c) => format!("\\U{:08x}", c as u32),
+                (_, c) => c.to_string(),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_escaped_endpoint_is_found_and_spliced(
+            how in proptest::collection::vec(0u8..5, 1..20),
+            before in "([a-z]{0,5} )?",
+            after in "(/[a-z]{0,4})?",
+        ) {
+            let url = format!("https://{EKS}");
+            let raw = format!("{before}{}{after}", encode(&url, &how));
+            let d = escape_map(&raw).unwrap();
+            proptest::prop_assert_eq!(yaml_reads(&raw), Some(d.text.clone()));
+            let f = find_in_decoded(&d.text, &[]);
+            proptest::prop_assert_eq!(f.len(), 1);
+            let (s, e) = (f[0].start, f[0].replace_end);
+            let new = splice_decoded(&raw, s..e, "https://new.example.com:6443").unwrap();
+            let want = format!("{before}https://new.example.com:6443{after}");
+            proptest::prop_assert_eq!(yaml_reads(&new), Some(want));
+            // Bytes outside the endpoint are kept as written.
+            proptest::prop_assert!(new.starts_with(&before));
+            proptest::prop_assert!(new.ends_with(&after));
+        }
+    }
+
     #[test]
     fn splice_refuses_what_it_cannot_do_byte_exactly() {
         let raw = "https://0123.gr7.\\\n  ap-northeast-2.eks.amazonaws.com";

@@ -574,6 +574,9 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         let Some(a) = parse_authority(bytes, pos + "https://".len()) else {
             continue;
         };
+        if continues_after(bytes, a.end) {
+            continue; // a fragment: the host goes on after an escaped line break
+        }
         let replace_end = a.proxy_end;
         let mut end = replace_end;
         if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
@@ -635,6 +638,9 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
                 continue; // user@host (an e-mail address), or part of a longer name
             }
+            if continues_before(bytes, start) || continues_after(bytes, end) {
+                continue; // a fragment of a host split by an escaped line break
+            }
             let mut port = None;
             if !sentence_dot {
                 match bare_port(bytes, end) {
@@ -668,6 +674,35 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         merged.push(f);
     }
     merged
+}
+
+/// Whether the text at `i` is `\` + line break (after any dots): what a
+/// double-quoted YAML scalar (or a shell line) uses to continue a word on the
+/// next line. A host that ends there is a fragment, never an endpoint: its
+/// decoded value is found by the decoder instead ([`escape_map`]).
+fn continues_after(b: &[u8], mut i: usize) -> bool {
+    while b.get(i) == Some(&b'.') {
+        i += 1;
+    }
+    b.get(i) == Some(&b'\\') && line_break_len(b, i + 1) > 0
+}
+
+/// Whether the text before `start` is `\` + line break + indentation: the
+/// host at `start` is the second half of a split word.
+fn continues_before(b: &[u8], start: usize) -> bool {
+    let mut i = start;
+    while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    let br = match (
+        i.checked_sub(1).map(|k| b[k]),
+        i.checked_sub(2).map(|k| b[k]),
+    ) {
+        (Some(b'\n'), Some(b'\r')) => 2,
+        (Some(b'\n' | b'\r'), _) => 1,
+        _ => return false,
+    };
+    i > br && b[i - br - 1] == b'\\'
 }
 
 /// Bare occurrences of an IPv6 address written without brackets
@@ -1262,6 +1297,24 @@ mod tests {
             redact(&format!("https://deploy:s3cret@{EKS} https://u@x.io")),
             format!("https://deploy:***@{EKS} https://u@x.io")
         );
+    }
+
+    #[test]
+    fn a_host_split_by_an_escaped_line_break_yields_no_fragments() {
+        for br in ["\n", "\r\n", "\r"] {
+            let t = format!(
+                "server: \"https://0123456789ABCDEF0123456789ABCDEF.gr7.\\{br}  ap-northeast-2.eks.amazonaws.com\"{br}"
+            );
+            assert!(find(&t).is_empty(), "{t:?}: {:?}", find(&t));
+            let raw = &t[9..t.len() - 1 - br.len()];
+            let d = escape_map(raw).unwrap();
+            let f = find_in_decoded(&d.text, &[]);
+            assert_eq!(f.len(), 1);
+            assert_eq!(f[0].shape(), Shape::Eks);
+        }
+        // A shell continuation after a space is not a split host.
+        let t = format!("curl https://{EKS} \\\n  -k\n");
+        assert_eq!(find(&t).len(), 1);
     }
 
     #[test]

@@ -1405,6 +1405,30 @@ mod tests {
     }
 
     #[test]
+    fn rancher_proxy_paths_are_rebound_as_part_of_the_endpoint() {
+        let from = ep("https://rancher.example.com/k8s/clusters/c-1");
+        let to = ep("https://rancher.example.com/k8s/clusters/c-2");
+        let v = "a https://rancher.example.com/k8s/clusters/c-1/ b https://rancher.example.com/k8s/clusters/c-11 c https://rancher.example.com/dashboard d rancher.example.com";
+        assert_eq!(
+            rewrite_value(v, &from, &to),
+            "a https://rancher.example.com/k8s/clusters/c-2/ b https://rancher.example.com/k8s/clusters/c-11 c https://rancher.example.com/dashboard d rancher.example.com"
+        );
+        let eks = ep(&format!("https://{EKS}"));
+        assert_eq!(
+            rewrite_value(&format!("server: https://{EKS}/"), &eks, &to),
+            "server: https://rancher.example.com/k8s/clusters/c-2/"
+        );
+        assert_eq!(
+            rewrite_value(
+                "server: https://rancher.example.com/k8s/clusters/c-1",
+                &from,
+                &eks
+            ),
+            format!("server: https://{EKS}")
+        );
+    }
+
+    #[test]
     fn closest_suggests_near_misses() {
         let prod = format!("https://{EKS}");
         let other =

@@ -980,7 +980,38 @@ pub fn splice_decoded(
     decoded_range: Range<usize>,
     replacement: &str,
 ) -> Option<String> {
-    let d = escape_map(raw_inner)?;
+    splice_with(
+        raw_inner,
+        decoded_range,
+        replacement,
+        escape_map,
+        escape_double,
+    )
+}
+
+/// [`splice_decoded`] for the body of a JSON string ([`json_escape_map`]).
+pub fn splice_decoded_json(
+    raw_inner: &str,
+    decoded_range: Range<usize>,
+    replacement: &str,
+) -> Option<String> {
+    splice_with(
+        raw_inner,
+        decoded_range,
+        replacement,
+        json_escape_map,
+        escape_json,
+    )
+}
+
+fn splice_with(
+    raw_inner: &str,
+    decoded_range: Range<usize>,
+    replacement: &str,
+    decode: fn(&str) -> Option<Decoded>,
+    escape: fn(&str) -> String,
+) -> Option<String> {
+    let d = decode(raw_inner)?;
     let r = decoded_range;
     if r.start >= r.end || r.end > d.text.len() {
         return None;
@@ -1007,11 +1038,90 @@ pub fn splice_decoded(
     let raw = d.spans[first].0.start..d.spans[last].0.end;
     let mut out = String::with_capacity(raw_inner.len() + replacement.len());
     out.push_str(&raw_inner[..raw.start]);
-    out.push_str(&escape_double(replacement));
+    out.push_str(&escape(replacement));
     out.push_str(&raw_inner[raw.end..]);
     let mut want = d.text.clone();
     want.replace_range(r, replacement);
-    (escape_map(&out)?.text == want).then_some(out)
+    (decode(&out)?.text == want).then_some(out)
+}
+
+/// `s` written as the body of a JSON string (`"`, `\\` and control characters escaped).
+fn escape_json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The body of a JSON string (the bytes between the quotes), decoded like
+/// [`escape_map`]: the escapes `\" \\ \/ \b \f \n \r \t \uXXXX`, where a UTF-16
+/// surrogate pair (`\ud83d\ude00`, as Python's `json.dump` writes) is one
+/// character and one span. `None` for what JSON does not allow: another escape,
+/// a lone surrogate, an unescaped `"` or control character.
+pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
+    let b = raw_inner.as_bytes();
+    let mut text = String::with_capacity(raw_inner.len());
+    let mut spans = Vec::new();
+    let mut i = 0;
+    let unit = |at: usize| -> Option<u32> {
+        if b.get(at..at + 2)? != b"\\u" {
+            return None;
+        }
+        let h = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
+        if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(h, 16).ok()
+    };
+    while i < b.len() {
+        let start = i;
+        let d0 = text.len();
+        match b[i] {
+            b'"' => return None,
+            c if c < 0x20 => return None,
+            b'\\' => {
+                let (c, len) = match *b.get(i + 1)? {
+                    b'"' => ('"', 2),
+                    b'\\' => ('\\', 2),
+                    b'/' => ('/', 2),
+                    b'b' => ('\x08', 2),
+                    b'f' => ('\x0c', 2),
+                    b'n' => ('\n', 2),
+                    b'r' => ('\r', 2),
+                    b't' => ('\t', 2),
+                    b'u' => {
+                        let u = unit(i)?;
+                        if (0xD800..0xDC00).contains(&u) {
+                            let lo = unit(i + 6).filter(|l| (0xDC00..0xE000).contains(l))?;
+                            let cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+                            (char::from_u32(cp)?, 12)
+                        } else {
+                            (char::from_u32(u)?, 6)
+                        }
+                    }
+                    _ => return None,
+                };
+                text.push(c);
+                i += len;
+            }
+            _ => {
+                let c = raw_inner[i..].chars().next()?;
+                text.push(c);
+                i += c.len_utf8();
+            }
+        }
+        spans.push((start..i, d0..text.len()));
+    }
+    Some(Decoded { text, spans })
 }
 
 #[cfg(test)]
@@ -1621,6 +1731,47 @@ mod tests {
             proptest::prop_assert!(new.starts_with(&before));
             proptest::prop_assert!(new.ends_with(&after));
         }
+    }
+
+    fn json_reads(raw_inner: &str) -> Option<String> {
+        serde_json::from_str::<String>(&format!("\"{raw_inner}\"")).ok()
+    }
+
+    #[test]
+    fn json_strings_decode_with_surrogate_pairs_and_splice() {
+        for raw in [
+            r"\ud83d\ude00 https:\/\/a\u002eb",
+            r#"\u0068ttps://x \\ \" \b\f\n\r\t"#,
+            "plain é",
+        ] {
+            assert_eq!(
+                json_escape_map(raw).map(|d| d.text),
+                json_reads(raw),
+                "{raw}"
+            );
+        }
+        for bad in [
+            r"\ud83d", r"\ude00", r"\ud83dx", r"\x2e", "a\"b", "a\nb", r"\u12",
+        ] {
+            assert!(json_escape_map(bad).is_none(), "{bad:?}");
+            assert_eq!(json_reads(bad), None, "{bad:?}");
+        }
+        let raw = format!(
+            "\\ud83d\\ude00 https:\\/\\/{}\\/x",
+            EKS.replacen('.', "\\u002e", 1)
+        );
+        let d = json_escape_map(&raw).unwrap();
+        assert_eq!(d.text, format!("😀 https://{EKS}/x"));
+        let f = &find_in_decoded(&d.text, &[])[0];
+        let new =
+            splice_decoded_json(&raw, f.start..f.replace_end, "https://new.example.com").unwrap();
+        assert_eq!(new, "\\ud83d\\ude00 https://new.example.com\\/x");
+        assert_eq!(json_reads(&new).unwrap(), "😀 https://new.example.com/x");
+        // Control characters in a replacement use JSON's \u form.
+        assert_eq!(
+            splice_decoded_json("ab", 0..1, "\x01\"").unwrap(),
+            "\\u0001\\\"b"
+        );
     }
 
     #[test]

@@ -45,7 +45,8 @@ impl Endpoint {
         }
         let b = s.as_bytes();
         if userinfo_len(b, 8).is_some() {
-            bail!("{flag} {s:?}: user info (user:password@) is not allowed: credentials do not belong in URLs; give https://host[:port]");
+            let shown = redact(s);
+            bail!("{flag} {shown:?}: user info (user:password@) is not allowed: credentials do not belong in URLs; give https://host[:port]");
         }
         let Some(a) = parse_authority(b, 8) else {
             if b.get(8) == Some(&b'[') {
@@ -55,7 +56,7 @@ impl Endpoint {
         };
         let tail = &s[a.proxy_end..];
         if !(tail.is_empty() || tail == "/") {
-            bail!("{flag} {s:?}: only scheme and host[:port] are allowed, found {tail:?} after the host");
+            bail!("{flag} {s:?}: only scheme and host[:port] are allowed (or a Rancher cluster proxy path /k8s/clusters/<id>), found {tail:?} after the host");
         }
         Ok(Endpoint {
             host: s[a.host.clone()].to_string(),
@@ -1188,6 +1189,7 @@ mod tests {
     fn parse_refuses_userinfo_naming_credentials() {
         let e = Endpoint::parse("--from", "https://user:pw@a.example.com").unwrap_err();
         assert!(e.to_string().contains("credentials"), "{e}");
+        assert!(!e.to_string().contains("pw"), "{e}");
         let e = Endpoint::parse("--to", "https://[fd00::1").unwrap_err();
         assert!(e.to_string().contains("IPv6"), "{e}");
     }

@@ -211,38 +211,11 @@ fn resolve_nothing_found(plan: &mut Plan, walk: &Walk, req: &WalkRequest) -> Res
     } else {
         msg.push_str("\nworkload endpoints there:\n  ");
         msg.push_str(&there.join("\n  "));
-        if let Some(c) = closest(&plan.from.url(), &there) {
+        if let Some(c) = crate::endpoint::closest(&plan.from, &there) {
             msg.push_str(&format!("\ndid you mean {c}?"));
         }
     }
     bail!(msg)
-}
-
-/// The candidate nearest to `wanted` by edit distance (case-insensitive),
-/// when it is near enough to be a typo.
-fn closest<'a>(wanted: &str, candidates: &'a [String]) -> Option<&'a str> {
-    let w = wanted.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (levenshtein(&w, &c.to_ascii_lowercase()), c))
-        .filter(|(d, c)| *d <= (c.len() / 4).max(3))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c.as_str())
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// Refuses unless the plan has the expected numbers of manifests and
@@ -298,25 +271,4 @@ pub fn fail_on_errors(plan: &Plan) -> Result<()> {
         crate::output::count(list.len(), "file"),
         list.join("\n")
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_typo_finds_its_endpoint() {
-        let there = vec![
-            "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com"
-                .to_string(),
-            "https://10.0.0.1:6443".to_string(),
-        ];
-        for typo in [
-            "https://0123456789ABCDEF0123456789ABCDEE.gr7.ap-northeast-2.eks.amazonaws.com",
-            "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.co",
-        ] {
-            assert_eq!(closest(typo, &there), Some(there[0].as_str()), "{typo}");
-        }
-        assert_eq!(closest("https://example.com", &there), None);
-    }
 }

@@ -8,17 +8,22 @@ const CONTEXT: usize = 3;
 
 /// The unified diff of one planned file, three lines of context.
 ///
+/// Lines are what YAML counts as lines (and what every `line:column` rebind
+/// prints refers to): a line ends after `\n`, `\r\n` or a lone `\r`, and each
+/// diff line carries its own terminator as written, so a lone-CR file gets one
+/// diff line per line too.
+///
 /// An endpoint swap never adds or removes a line, so only windows around the
 /// changed lines are diffed (with `similar`), and their hunk headers are moved
 /// to the file's line numbers: the cost follows the change, not the file.
 pub fn unified(plan: &FilePlan) -> String {
     let mut lines: Vec<usize> = plan.changes.iter().map(|o| o.line).collect();
     lines.dedup();
-    let same_shape = plan.old.matches('\n').count() == plan.new.matches('\n').count();
+    let same_shape = line_ends(&plan.old).count() == line_ends(&plan.new).count();
     if lines.is_empty() || !same_shape {
         return whole(plan);
     }
-    let mut out = format!("--- a/{}\n+++ b/{}\n", plan.rel, plan.rel);
+    let mut out = header(&plan.rel);
     let windows = windows(&lines);
     let olds = line_spans(&plan.old, &windows);
     let news = line_spans(&plan.new, &windows);
@@ -38,11 +43,77 @@ pub fn unified(plan: &FilePlan) -> String {
 }
 
 fn whole(plan: &FilePlan) -> String {
-    TextDiff::from_lines(&*plan.old, &*plan.new)
-        .unified_diff()
-        .context_radius(CONTEXT)
-        .header(&format!("a/{}", plan.rel), &format!("b/{}", plan.rel))
-        .to_string()
+    let diff = TextDiff::from_lines(&*plan.old, &*plan.new);
+    let mut udiff = diff.unified_diff();
+    udiff.context_radius(CONTEXT);
+    let mut out = String::new();
+    for hunk in udiff.iter_hunks() {
+        if out.is_empty() {
+            out = header(&plan.rel);
+        }
+        out.push_str(&hunk.to_string());
+    }
+    out
+}
+
+/// The `---`/`+++` lines for a file, with its name written the way git writes
+/// it: `a/<name>`, C-quoted (`"a/na\nme"`) when the name holds a control
+/// character, `"` or `\`, and followed by a tab when it holds a space (so the
+/// name's end is unambiguous). Names are UTF-8 and non-ASCII characters are
+/// kept as they are (git with `core.quotePath=false`).
+fn header(rel: &str) -> String {
+    format!(
+        "--- {}\n+++ {}\n",
+        header_name("a/", rel),
+        header_name("b/", rel)
+    )
+}
+
+fn header_name(prefix: &str, rel: &str) -> String {
+    let name = format!("{prefix}{rel}");
+    let needs_quotes = name
+        .chars()
+        .any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || c == '\x7f');
+    let mut out = if needs_quotes {
+        let mut q = String::with_capacity(name.len() + 8);
+        q.push('"');
+        for c in name.chars() {
+            match c {
+                '\x07' => q.push_str("\\a"),
+                '\x08' => q.push_str("\\b"),
+                '\t' => q.push_str("\\t"),
+                '\n' => q.push_str("\\n"),
+                '\x0b' => q.push_str("\\v"),
+                '\x0c' => q.push_str("\\f"),
+                '\r' => q.push_str("\\r"),
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                c if (c as u32) < 0x20 || c == '\x7f' => {
+                    q.push_str(&format!("\\{:03o}", c as u32));
+                }
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    } else {
+        name
+    };
+    if out.contains(' ') {
+        out.push('\t');
+    }
+    out
+}
+
+/// Byte offsets just after each line break of `text`: `\n`, `\r\n`, lone `\r`
+/// (the line model of `locate::LineIndex`).
+fn line_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = text.as_bytes();
+    b.iter().enumerate().filter_map(move |(i, &c)| match c {
+        b'\n' => Some(i + 1),
+        b'\r' if b.get(i + 1) != Some(&b'\n') => Some(i + 1),
+        _ => None,
+    })
 }
 
 /// Merged 1-based line windows of `CONTEXT` lines around each changed line.
@@ -61,38 +132,20 @@ fn windows(lines: &[usize]) -> Vec<(usize, usize)> {
 /// The text of each window of lines `(first, last)` (1-based, sorted, not
 /// overlapping; clipped at the end of the text), in one pass over `text`.
 fn line_spans<'a>(text: &'a str, windows: &[(usize, usize)]) -> Vec<&'a str> {
-    let mut out = Vec::with_capacity(windows.len());
-    let mut w = windows.iter().peekable();
-    let mut start = None;
-    let mut line = 1;
-    if let Some(&&(1, _)) = w.peek() {
-        start = Some(0);
-    }
-    for (i, b) in text.bytes().enumerate() {
-        if b != b'\n' {
-            continue;
-        }
-        line += 1;
-        let Some(&&(first, last)) = w.peek() else {
+    // Line n (1-based) spans starts[n-1]..starts[n] (or the end of the text).
+    let mut starts = vec![0];
+    let last_wanted = windows.last().map_or(0, |w| w.1);
+    for e in line_ends(text) {
+        if starts.len() > last_wanted {
             break;
-        };
-        if line == first {
-            start = Some(i + 1);
         }
-        if line == last + 1 {
-            out.push(&text[start.take().unwrap_or(i + 1)..=i]);
-            w.next();
-            if let Some(&&(f, _)) = w.peek() {
-                if f == line {
-                    start = Some(i + 1);
-                }
-            }
-        }
+        starts.push(e);
     }
-    if w.peek().is_some() {
-        out.push(&text[start.unwrap_or(text.len())..]);
-    }
-    out
+    let at = |n: usize| starts.get(n).copied().unwrap_or(text.len());
+    windows
+        .iter()
+        .map(|&(first, last)| &text[at(first - 1).min(text.len())..at(last)])
+        .collect()
 }
 
 /// Moves a hunk header `@@ -a[,b] +c[,d] @@` down by `by` lines.
@@ -125,11 +178,19 @@ fn shift_header(header: &str, by: usize) -> String {
 /// headers cyan, file headers bold.
 pub fn colorize(diff: &str) -> String {
     let mut out = String::with_capacity(diff.len() + 64);
-    for line in diff.split_inclusive('\n') {
-        let (body, nl) = match line.strip_suffix('\n') {
-            Some(b) => (b, "\n"),
-            None => (line, ""),
-        };
+    let mut start = 0;
+    let ends: Vec<usize> = line_ends(diff).chain(std::iter::once(diff.len())).collect();
+    for end in ends {
+        if end <= start && end != diff.len() {
+            continue;
+        }
+        let line = &diff[start..end];
+        start = end;
+        if line.is_empty() {
+            continue;
+        }
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
         let code = if body.starts_with("---") || body.starts_with("+++") {
             "1"
         } else if body.starts_with('-') {
@@ -204,6 +265,52 @@ mod tests {
                 assert_eq!(unified(&p), whole(&p), "lines {changed:?}");
             }
         }
+    }
+
+    #[test]
+    fn lone_cr_file_gets_a_hunk_at_its_line() {
+        let old = "a: 1\rb: old\rc: 3\rd: 4\re: 5\rf: 6\rg: 7\r";
+        let new = old.replace("old", "new");
+        let mut p = plan(old, &new);
+        p.changes = vec![occurrence_at(2)];
+        let d = unified(&p);
+        assert_eq!(
+            d,
+            "--- a/apps/x.yaml\n+++ b/apps/x.yaml\n@@ -1,5 +1,5 @@\n a: 1\r-b: old\r+b: new\r c: 3\r d: 4\r e: 5\r"
+        );
+        assert_eq!(d, whole(&p));
+    }
+
+    #[test]
+    fn windowed_diff_equals_whole_file_diff_for_every_line_break() {
+        for br in ["\n", "\r\n", "\r"] {
+            let old: String = (1..=30).map(|i| format!("line {i}{br}")).collect();
+            let new = old
+                .replace(&format!("line 7{br}"), &format!("LINE 7{br}"))
+                .replace(&format!("line 30{br}"), &format!("LINE 30{br}"));
+            let mut p = plan(&old, &new);
+            p.changes = vec![occurrence_at(7), occurrence_at(30)];
+            let d = unified(&p);
+            assert_eq!(d, whole(&p), "{br:?}");
+            assert_eq!(d.matches("@@ -").count(), 2, "{br:?}");
+        }
+    }
+
+    #[test]
+    fn odd_file_names_are_quoted_like_git() {
+        let mut p = plan("a\n", "b\n");
+        p.rel = "apps/na\nme \"q\"\\x\x01.yaml".into();
+        let d = unified(&p);
+        assert!(
+            d.starts_with(
+                "--- \"a/apps/na\\nme \\\"q\\\"\\\\x\\001.yaml\"\t\n+++ \"b/apps/na\\nme "
+            ),
+            "{d}"
+        );
+        assert_eq!(d.lines().filter(|l| l.starts_with("---")).count(), 1);
+        assert_eq!(header_name("a/", "plain/한글.yaml"), "a/plain/한글.yaml");
+        assert_eq!(header_name("a/", "with space.yaml"), "a/with space.yaml\t");
+        assert_eq!(header_name("a/", "tab\t.yaml"), "\"a/tab\\t.yaml\"");
     }
 
     #[test]

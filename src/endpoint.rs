@@ -2,64 +2,87 @@
 //! host shapes, and finding endpoint text (URLs and bare hosts) in raw bytes.
 //!
 //! Everything here works on text only; where a match sits in YAML is `locate`'s job.
+//!
+//! URLs are read by the RFC 3986 authority rules: `https://[userinfo@]host[:port]`,
+//! where `host` is a DNS name or an IPv4 address or a bracketed IPv6 literal, and a
+//! port is 1-65535 followed by `/`, `?`, `#` or the end of the URL. Text that starts
+//! like a URL but breaks those rules is one bad token: it is skipped and the search
+//! goes on right after its `https://`, so it never hides a real endpoint after it.
 
 use anyhow::{bail, Result};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::ops::Range;
 
 /// Host of the in-cluster API server as ArgoCD writes it.
 pub const IN_CLUSTER_HOST: &str = "kubernetes.default.svc";
 
+/// Rancher's cluster proxy path prefix: `https://<rancher>/k8s/clusters/<id>`.
+pub const RANCHER_PREFIX: &str = "/k8s/clusters/";
+
 /// An endpoint given on the command line (`--from`, `--to`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
-    /// Host as written.
+    /// Host as written (an IPv6 literal keeps its brackets).
     pub host: String,
     /// Explicit port, if any (`:443` is kept here but ignored by [`Endpoint::key`]).
     pub port: Option<u16>,
+    /// Rancher cluster proxy path (`/k8s/clusters/c-xxxxx`), part of the identity;
+    /// empty for every other endpoint.
+    pub path: String,
 }
 
 impl Endpoint {
-    /// Parses an absolute `https://host[:port][/]` URL.
+    /// Parses an absolute `https://host[:port][/]` URL, or a Rancher cluster proxy
+    /// URL `https://host[:port]/k8s/clusters/<id>[/]`.
     ///
-    /// A path other than `/`, a query or user info is refused: rebind swaps the
-    /// scheme and authority and keeps whatever follows the host as written.
+    /// Any other path, a query, or user info is refused: rebind swaps the scheme and
+    /// authority and keeps whatever follows the host as written, and credentials do
+    /// not belong in URLs.
     pub fn parse(flag: &str, s: &str) -> Result<Endpoint> {
-        let lower = s.to_ascii_lowercase();
-        let Some(rest) = lower.strip_prefix("https://") else {
-            bail!("{flag} {s:?}: must be an absolute https:// URL, for example https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com");
+        let example = "for example https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
+        if !has_https_prefix(s) {
+            bail!("{flag} {s:?}: must be an absolute https:// URL, {example}");
+        }
+        let b = s.as_bytes();
+        if userinfo_len(b, 8).is_some() {
+            let shown = redact(s);
+            bail!("{flag} {shown:?}: user info (user:password@) is not allowed: credentials do not belong in URLs; give https://host[:port]");
+        }
+        let Some(a) = parse_authority(b, 8) else {
+            if b.get(8) == Some(&b'[') {
+                bail!("{flag} {s:?}: the host is not a valid IPv6 literal in brackets, for example https://[fd00::1]:6443");
+            }
+            bail!("{flag} {s:?}: the URL has no valid host[:port] (a port is 1-65535), {example}");
         };
-        let rest = &s[s.len() - rest.len()..];
-        let auth_len = authority_len(rest.as_bytes());
-        let (auth, tail) = rest.split_at(auth_len);
+        let tail = &s[a.proxy_end..];
         if !(tail.is_empty() || tail == "/") {
-            bail!("{flag} {s:?}: only scheme and host[:port] are allowed, found {tail:?} after the host");
+            bail!("{flag} {s:?}: only scheme and host[:port] are allowed (or a Rancher cluster proxy path /k8s/clusters/<id>), found {tail:?} after the host");
         }
-        let (host, port) = split_port(auth);
-        if host.is_empty() || host.starts_with('.') || host.ends_with('.') || host.contains("..") {
-            bail!("{flag} {s:?}: the URL has no valid host");
-        }
-        let port = match port {
-            None => None,
-            Some(p) => match p.parse::<u16>() {
-                Ok(n) if n > 0 => Some(n),
-                _ => bail!("{flag} {s:?}: invalid port {p:?}"),
-            },
-        };
         Ok(Endpoint {
-            host: host.to_string(),
-            port,
+            host: s[a.host.clone()].to_string(),
+            port: a.port,
+            path: s[a.end..a.proxy_end].to_string(),
         })
     }
 
-    /// Identity used for matching: lower-case host, port only when not 443.
+    /// Identity used for matching: lower-case host, port only when not 443, and
+    /// the Rancher proxy path if any.
     pub fn key(&self) -> String {
-        key_of(&self.host, self.port)
+        let mut k = key_of(&self.host, self.port);
+        k.push_str(&self.path.to_ascii_lowercase());
+        k
     }
 
-    /// `https://host[:port]` as the replacement text of a URL occurrence.
+    /// `https://host[:port][/k8s/clusters/<id>]` as the replacement text of a URL occurrence.
     pub fn url(&self) -> String {
+        format!("https://{}{}", self.authority(), self.path)
+    }
+
+    /// `host[:port]` as written.
+    pub fn authority(&self) -> String {
         match self.port {
-            Some(p) => format!("https://{}:{p}", self.host),
-            None => format!("https://{}", self.host),
+            Some(p) => format!("{}:{p}", self.host),
+            None => self.host.clone(),
         }
     }
 
@@ -67,6 +90,18 @@ impl Endpoint {
     pub fn is_in_cluster(&self) -> bool {
         is_in_cluster_host(&self.host)
     }
+
+    /// What kind of API server this endpoint names.
+    pub fn shape(&self) -> Shape {
+        shape_at(&self.host, self.port, &self.path)
+    }
+}
+
+/// Whether `s` starts with `https://` (any case).
+fn has_https_prefix(s: &str) -> bool {
+    s.as_bytes()
+        .get(..8)
+        .is_some_and(|p| p.eq_ignore_ascii_case(b"https://"))
 }
 
 /// Matching identity of a host and optional port.
@@ -82,14 +117,34 @@ pub fn key_of(host: &str, port: Option<u16>) -> String {
 pub enum Shape {
     /// Amazon EKS (`<32 hex>.<cell>.<region>.eks.amazonaws.com` and the China and dual-stack forms).
     Eks,
-    /// Azure AKS (`*.azmk8s.io`).
+    /// Azure AKS (`*.hcp.<region>.azmk8s.io`, `*.privatelink.<region>.azmk8s.io`, ...).
     Aks,
     /// Google GKE DNS endpoint (`*.gke.goog`).
     Gke,
+    /// OpenShift API server: `https://api.<cluster>.<domain>:6443`.
+    OpenShift,
+    /// Rancher cluster proxy: `https://<rancher>/k8s/clusters/<id>`.
+    Rancher,
     /// `kubernetes.default.svc`: the cluster ArgoCD runs in.
     InCluster,
     /// Any other host: an endpoint only at a cluster position or when named by `--from`.
     Other,
+}
+
+impl Shape {
+    /// Lower-case name used in reports (`eks`, `aks`, `gke`, `openshift`,
+    /// `rancher`, `in-cluster`, `other`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Shape::Eks => "eks",
+            Shape::Aks => "aks",
+            Shape::Gke => "gke",
+            Shape::OpenShift => "openshift",
+            Shape::Rancher => "rancher",
+            Shape::InCluster => "in-cluster",
+            Shape::Other => "other",
+        }
+    }
 }
 
 const EKS_SUFFIXES: [&str; 4] = [
@@ -134,7 +189,8 @@ pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
         || hosts.iter().any(|h| lower.contains(h.as_str()))
 }
 
-/// Classifies a host (case-insensitive).
+/// Classifies a host (case-insensitive) by its name alone; see [`shape_at`] for
+/// the shapes that also need the port or the path (OpenShift, Rancher).
 pub fn shape(host: &str) -> Shape {
     let h = host.to_ascii_lowercase();
     if is_in_cluster_host(&h) {
@@ -145,11 +201,39 @@ pub fn shape(host: &str) -> Shape {
     if eks_id && h.split('.').count() >= 5 && EKS_SUFFIXES.iter().any(|s| h.ends_with(s)) {
         return Shape::Eks;
     }
-    if h.ends_with(AKS_SUFFIX) && h.len() > AKS_SUFFIX.len() {
+    // `<name>-<hash>.hcp.<region>.azmk8s.io`, `<name>.privatelink.<region>.azmk8s.io`, ...
+    if h.ends_with(AKS_SUFFIX) && h.split('.').count() >= 4 {
         return Shape::Aks;
     }
     if h.ends_with(GKE_SUFFIX) && h.len() > GKE_SUFFIX.len() {
         return Shape::Gke;
+    }
+    Shape::Other
+}
+
+/// Classifies an endpoint by host, explicit port and path:
+/// everything [`shape`] knows, plus OpenShift API servers (first label `api`,
+/// at least three labels, an alphabetic top-level label, port 6443) and Rancher cluster proxies (path
+/// `/k8s/clusters/<id>`).
+pub fn shape_at(host: &str, port: Option<u16>, path: &str) -> Shape {
+    if rancher_id_len(path.as_bytes(), 0).is_some_and(|n| n == path.trim_end_matches('/').len()) {
+        return Shape::Rancher;
+    }
+    let s = shape(host);
+    if s != Shape::Other {
+        return s;
+    }
+    let h = host.to_ascii_lowercase();
+    let labels: Vec<&str> = h.split('.').collect();
+    if port == Some(6443)
+        && labels.len() >= 3
+        && labels[0] == "api"
+        && labels.iter().all(|l| !l.is_empty())
+        && labels[labels.len() - 1]
+            .bytes()
+            .all(|c| c.is_ascii_alphabetic())
+    {
+        return Shape::OpenShift;
     }
     Shape::Other
 }
@@ -159,80 +243,157 @@ fn is_in_cluster_host(host: &str) -> bool {
     h == IN_CLUSTER_HOST || h == "kubernetes.default.svc.cluster.local" || h == "kubernetes.default"
 }
 
+/// True for an IPv4 address or an IPv6 address (with or without brackets).
+pub fn is_ip(host: &str) -> bool {
+    let inner = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    inner.parse::<Ipv4Addr>().is_ok() || inner.parse::<Ipv6Addr>().is_ok()
+}
+
 /// One piece of endpoint text found in raw bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    /// Byte range of the whole endpoint as written (URL with path/query, or bare host).
+    /// Byte range of the whole endpoint as written (URL with user info,
+    /// path and query, or bare host with its port).
     pub start: usize,
     pub end: usize,
-    /// Byte range that a rewrite replaces: `https://host[:port]`, or the bare host.
+    /// End of the byte range `start..replace_end` that a rewrite replaces:
+    /// `https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare `host[:port]`.
     pub replace_end: usize,
-    /// Host as written.
+    /// Host as written (without user info; an IPv6 literal keeps its brackets
+    /// when it had them).
     pub host: String,
+    /// Explicit port as written (of a URL, or `host:port` of a bare host).
     pub port: Option<u16>,
     /// A bare host (no `https://`), e.g. `tlsClientConfig.serverName`.
     pub bare: bool,
+    /// `user[:password]` of a URL written `https://user:password@host`. Such a URL
+    /// is the endpoint `https://host`; a rewrite keeps the user info as written
+    /// (the credentials belong to whoever wrote them, not to rebind).
+    pub userinfo: Option<String>,
+    /// Rancher cluster proxy path (`/k8s/clusters/<id>`), part of the identity
+    /// and of the replaced range; empty for every other endpoint.
+    pub path: String,
 }
 
 impl Found {
-    /// Matching identity (see [`key_of`]).
+    /// Matching identity (see [`Endpoint::key`]).
     pub fn key(&self) -> String {
-        key_of(&self.host, self.port)
+        let mut k = key_of(&self.host, self.port);
+        k.push_str(&self.path.to_ascii_lowercase());
+        k
+    }
+
+    /// Whether this text is the endpoint `from`.
+    ///
+    /// A URL matches by [`Found::key`]. A bare host matches when its host is
+    /// `from`'s host and it has no explicit port or the same port (443 when
+    /// none): `10.0.0.1:9100` is not `https://10.0.0.1:6443`.
+    pub fn matches(&self, from: &Endpoint) -> bool {
+        if !self.bare {
+            return self.key() == from.key();
+        }
+        let host_eq = self.host.eq_ignore_ascii_case(&from.host)
+            || (!self.host.starts_with('[')
+                && from.host.starts_with('[')
+                && from.host[1..from.host.len() - 1].eq_ignore_ascii_case(&self.host));
+        host_eq && from.path.is_empty() && self.port.is_none_or(|p| p == from.port.unwrap_or(443))
+    }
+
+    /// A bare IPv4 or IPv6 address (no scheme): an endpoint only at a position
+    /// that names the API server (e.g. `tlsClientConfig.serverName`); anywhere
+    /// else it is a mention.
+    pub fn is_bare_ip(&self) -> bool {
+        self.bare && is_ip(&self.host)
+    }
+
+    /// What kind of API server this text names (host, port and path).
+    pub fn shape(&self) -> Shape {
+        shape_at(&self.host, self.port, &self.path)
     }
 
     /// Replacement text for the `start..replace_end` range when rebinding to `to`.
+    ///
+    /// A URL keeps its user info; a bare `host:port` gets `to`'s host and port
+    /// (443 when `to` has none); an unbracketed bare IPv6 address stays unbracketed.
     pub fn replacement(&self, to: &Endpoint) -> String {
         if self.bare {
-            to.host.clone()
+            let host = if !self.host.starts_with('[') && to.host.starts_with('[') {
+                &to.host[1..to.host.len() - 1]
+            } else {
+                to.host.as_str()
+            };
+            match self.port {
+                Some(_) => format!("{host}:{}", to.port.unwrap_or(443)),
+                None => host.to_string(),
+            }
         } else {
-            to.url()
+            match &self.userinfo {
+                Some(u) => format!("https://{u}@{}{}", to.authority(), to.path),
+                None => to.url(),
+            }
         }
     }
+}
+
+/// `text` with the password of any `https://user:password@` replaced by `***`,
+/// for printing an endpoint found in a file.
+pub fn redact(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (pos, _) in lower.match_indices("https://") {
+        let at = pos + 8;
+        let Some(n) = userinfo_len(b, at) else {
+            continue;
+        };
+        if let Some(colon) = text[at..at + n].find(':') {
+            out.push_str(&text[last..at + colon + 1]);
+            out.push_str("***");
+            last = at + n;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
 }
 
 fn is_host_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'.' || b == b'-' || b == b'_'
 }
 
-/// Length of `host[:port]` at the start of `s` (an IPv6 literal in brackets counts as host).
-fn authority_len(s: &[u8]) -> usize {
-    let mut i = 0;
-    if s.first() == Some(&b'[') {
-        while i < s.len() && s[i] != b']' {
-            i += 1;
-        }
-        if i < s.len() {
-            i += 1;
-        }
-    } else {
-        while i < s.len() && is_host_byte(s[i]) {
-            i += 1;
-        }
-        // A sentence-ending dot is not part of the host.
-        while i > 0 && s[i - 1] == b'.' {
-            i -= 1;
-        }
-    }
-    if i < s.len() && s[i] == b':' {
-        let digits = s[i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
-        if digits > 0 {
-            i += 1 + digits;
-        }
-    }
-    i
+/// Bytes allowed in the user info of a URL as rebind reads it (RFC 3986
+/// unreserved, percent-encoded and most sub-delims, and `:`); quotes, commas and
+/// brackets are left out so a user info never runs across YAML or prose.
+fn is_userinfo_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'%'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'*'
+                | b'+'
+                | b';'
+                | b'='
+                | b':'
+        )
 }
 
-fn split_port(auth: &str) -> (&str, Option<&str>) {
-    let colon = if auth.starts_with('[') {
-        auth.find(']')
-            .and_then(|e| auth[e..].find(':').map(|c| c + e))
-    } else {
-        auth.rfind(':')
-    };
-    match colon {
-        Some(c) => (&auth[..c], Some(&auth[c + 1..])),
-        None => (auth, None),
-    }
+/// Length of `userinfo` when `b[at..]` starts with `userinfo@`.
+fn userinfo_len(b: &[u8], at: usize) -> Option<usize> {
+    let n = b
+        .get(at..)?
+        .iter()
+        .take_while(|&&c| is_userinfo_byte(c))
+        .count();
+    (n > 0 && b.get(at + n) == Some(&b'@')).then_some(n)
 }
 
 /// Bytes that end the path/query part of a URL written in YAML, JSON or prose.
@@ -244,11 +405,130 @@ fn ends_url(b: u8) -> bool {
         )
 }
 
+/// Whether the authority (or a Rancher id) may end before `b[i]`: the end of the
+/// text, `/`, `?`, `#`, a byte that ends a URL in YAML/JSON/prose, a non-ASCII
+/// byte, or punctuation (`.`, `,`, `;`, `:`, `!`) that is itself followed by one
+/// of those (a sentence dot, the colon of a YAML key).
+fn url_boundary(b: &[u8], i: usize) -> bool {
+    let end = |c: u8| ends_url(c) || c >= 0x80;
+    match b.get(i) {
+        None => true,
+        Some(&c) if matches!(c, b'/' | b'?' | b'#') || end(c) => true,
+        Some(b'.' | b',' | b';' | b':' | b'!') => b.get(i + 1).is_none_or(|&d| end(d)),
+        _ => false,
+    }
+}
+
+/// The parts of `https://` + authority, as byte ranges into the text.
+struct Authority {
+    userinfo: Option<Range<usize>>,
+    host: Range<usize>,
+    port: Option<u16>,
+    /// End of `host[:port]`.
+    end: usize,
+    /// End of the Rancher proxy path after it, or `end`.
+    proxy_end: usize,
+}
+
+/// Length of `/k8s/clusters/<id>` at `b[i..]` (id: letters, digits, `-`),
+/// followed by a URL boundary.
+fn rancher_id_len(b: &[u8], i: usize) -> Option<usize> {
+    let rest = b.get(i..)?;
+    if !rest.starts_with(RANCHER_PREFIX.as_bytes()) {
+        return None;
+    }
+    let p = RANCHER_PREFIX.len();
+    let id = rest[p..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-')
+        .count();
+    (id > 0 && url_boundary(b, i + p + id)).then_some(p + id)
+}
+
+/// Parses `[userinfo@]host[:port][/k8s/clusters/<id>]` at `b[at..]` (just after
+/// `https://`). `None` for a malformed authority: no host, an unterminated or
+/// invalid IPv6 literal, an empty DNS label, a port outside 1-65535 or not
+/// followed by the end of the authority.
+fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
+    let (userinfo, h) = match userinfo_len(b, at) {
+        Some(n) => (Some(at..at + n), at + n + 1),
+        None => (None, at),
+    };
+    let mut i = h;
+    if b.get(h) == Some(&b'[') {
+        i += 1;
+        while i < b.len() && (b[i].is_ascii_hexdigit() || b[i] == b':' || b[i] == b'.') {
+            i += 1;
+        }
+        if b.get(i) != Some(&b']') {
+            return None;
+        }
+        let inner = std::str::from_utf8(&b[h + 1..i]).ok()?;
+        inner.parse::<Ipv6Addr>().ok()?;
+        i += 1;
+    } else {
+        while i < b.len() && is_host_byte(b[i]) {
+            i += 1;
+        }
+        // A sentence-ending dot is not part of the host.
+        while i > h && b[i - 1] == b'.' {
+            i -= 1;
+        }
+        if i == h || b[h] == b'.' || b[h..i].windows(2).any(|w| w == b"..") {
+            return None;
+        }
+    }
+    let host = h..i;
+    let mut port = None;
+    if b.get(i) == Some(&b':') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let n = std::str::from_utf8(&b[i + 1..i + 1 + digits])
+            .ok()?
+            .parse::<u16>()
+            .ok()
+            .filter(|&n| n > 0)?;
+        i += 1 + digits;
+        if !url_boundary(b, i) {
+            return None; // `host:443:443y`, `host:6443x`: not a port
+        }
+        port = Some(n);
+    }
+    let proxy_end = i + rancher_id_len(b, i).unwrap_or(0);
+    Some(Authority {
+        userinfo,
+        host,
+        port,
+        end: i,
+        proxy_end,
+    })
+}
+
+/// Parses a bare `:port` at `b[i..]` after a bare host: `Ok(None)` when there is
+/// none, `Err(())` when it is malformed (not 1-65535, or not followed by a boundary).
+#[allow(clippy::result_unit_err)]
+fn bare_port(b: &[u8], i: usize) -> Result<Option<(u16, usize)>, ()> {
+    if b.get(i) != Some(&b':') || !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        return Ok(None);
+    }
+    let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let n = std::str::from_utf8(&b[i + 1..i + 1 + digits])
+        .ok()
+        .and_then(|s| s.parse::<u16>().ok())
+        .filter(|&n| n > 0)
+        .ok_or(())?;
+    let end = i + 1 + digits;
+    if !url_boundary(b, end) {
+        return Err(());
+    }
+    Ok(Some((n, end)))
+}
+
 /// Finds endpoint text in `text`: every `https://` URL, plus bare occurrences of
 /// managed-cluster hosts and of the `extra_hosts` (lower-case) given by `--from`.
 ///
 /// `lower` must be `text` with ASCII letters lower-cased (same byte offsets).
-/// Results are sorted by `start` and never overlap.
+/// Results are sorted by `start` and never overlap. A malformed URL is skipped
+/// as one token; the search resumes right after its `https://`.
 pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
@@ -256,27 +536,15 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         if pos > 0 && is_host_byte(bytes[pos - 1]) {
             continue; // e.g. "xhttps://": not a URL start
         }
-        let auth_start = pos + "https://".len();
-        let alen = authority_len(&bytes[auth_start..]);
-        if alen == 0 {
+        let Some(a) = parse_authority(bytes, pos + "https://".len()) else {
             continue;
-        }
-        let auth = &text[auth_start..auth_start + alen];
-        let (host, port) = split_port(auth);
-        if host.is_empty() {
-            continue;
-        }
-        // A port that is not 1-65535 makes this no URL at all (never "no port").
-        let port = match port {
-            None => None,
-            Some(p) => match p.parse::<u16>() {
-                Ok(n) if n > 0 => Some(n),
-                _ => continue,
-            },
         };
-        let replace_end = auth_start + alen;
+        if continues_after(bytes, a.end) {
+            continue; // a fragment: the host goes on after an escaped line break
+        }
+        let replace_end = a.proxy_end;
         let mut end = replace_end;
-        if end < bytes.len() && matches!(bytes[end], b'/' | b'?') {
+        if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
             while end < bytes.len() && !ends_url(bytes[end]) {
                 end += 1;
             }
@@ -288,9 +556,11 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             start: pos,
             end,
             replace_end,
-            host: host.to_string(),
-            port,
+            host: text[a.host].to_string(),
+            port: a.port,
             bare: false,
+            userinfo: a.userinfo.map(|r| text[r].to_string()),
+            path: text[a.end..a.proxy_end].to_string(),
         });
     }
     let mut bare = Vec::new();
@@ -302,13 +572,17 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         if needle.is_empty() {
             continue;
         }
+        if let Some(v6) = needle.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+            find_bare_v6(text, lower, v6, &mut bare);
+        }
         for (pos, _) in lower.match_indices(needle.as_str()) {
-            let end = pos + needle.len();
+            let mut end = pos + needle.len();
             // The host must end exactly here (a trailing sentence dot is fine).
+            let mut sentence_dot = false;
             if end < bytes.len() && is_host_byte(bytes[end]) {
-                let dot_then_end =
+                sentence_dot =
                     bytes[end] == b'.' && bytes.get(end + 1).is_none_or(|b| !is_host_byte(*b));
-                if !dot_then_end {
+                if !sentence_dot {
                     continue;
                 }
             }
@@ -326,19 +600,32 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             if start >= 3 && &bytes[start - 3..start] == b"://" {
                 continue; // part of a URL found above
             }
-            if start > 0 && bytes[start - 1] == b'@' {
-                continue; // user@host: an e-mail address, not a server
+            if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
+                continue; // user@host (an e-mail address), or part of a longer name
             }
-            if start > 0 && bytes[start - 1] == b'.' {
-                continue;
+            if continues_before(bytes, start) || continues_after(bytes, end) {
+                continue; // a fragment of a host split by an escaped line break
+            }
+            let mut port = None;
+            if !sentence_dot {
+                match bare_port(bytes, end) {
+                    Ok(None) => {}
+                    Ok(Some((p, e))) => {
+                        port = Some(p);
+                        end = e;
+                    }
+                    Err(()) => continue,
+                }
             }
             bare.push(Found {
                 start,
                 end,
                 replace_end: end,
                 host: host.to_string(),
-                port: None,
+                port,
                 bare: true,
+                userinfo: None,
+                path: String::new(),
             });
         }
     }
@@ -354,19 +641,73 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     merged
 }
 
+/// Whether the text at `i` is `\` + line break (after any dots): what a
+/// double-quoted YAML scalar (or a shell line) uses to continue a word on the
+/// next line. A host that ends there is a fragment, never an endpoint: its
+/// decoded value is found by the decoder instead ([`escape_map`]).
+fn continues_after(b: &[u8], mut i: usize) -> bool {
+    while b.get(i) == Some(&b'.') {
+        i += 1;
+    }
+    b.get(i) == Some(&b'\\') && line_break_len(b, i + 1) > 0
+}
+
+/// Whether the text before `start` is `\` + line break + indentation: the
+/// host at `start` is the second half of a split word.
+fn continues_before(b: &[u8], start: usize) -> bool {
+    let mut i = start;
+    while i > 0 && matches!(b[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    let br = match (
+        i.checked_sub(1).map(|k| b[k]),
+        i.checked_sub(2).map(|k| b[k]),
+    ) {
+        (Some(b'\n'), Some(b'\r')) => 2,
+        (Some(b'\n' | b'\r'), _) => 1,
+        _ => return false,
+    };
+    i > br && b[i - br - 1] == b'\\'
+}
+
+/// Bare occurrences of an IPv6 address written without brackets
+/// (`serverName: fd00::1`), delimited by bytes that cannot extend it.
+fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
+    let b = text.as_bytes();
+    let extends = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b':' | b'.' | b'_' | b'-');
+    for (pos, _) in lower.match_indices(v6) {
+        let end = pos + v6.len();
+        if (pos > 0 && (extends(b[pos - 1]) || b[pos - 1] == b'/' || b[pos - 1] == b'@'))
+            || b.get(end).is_some_and(|&c| extends(c))
+        {
+            continue;
+        }
+        out.push(Found {
+            start: pos,
+            end,
+            replace_end: end,
+            host: text[pos..end].to_string(),
+            port: None,
+            bare: true,
+            userinfo: None,
+            path: String::new(),
+        });
+    }
+}
+
+/// [`find_all`] on a decoded scalar value: ranges are byte offsets in `value`.
+pub fn find_in_decoded(value: &str, extra_hosts: &[String]) -> Vec<Found> {
+    find_all(value, &value.to_ascii_lowercase(), extra_hosts)
+}
+
 /// Rewrites every occurrence of `from` in a decoded scalar value, the same way the
 /// byte splice does; used to compute what a rewritten scalar must read back as.
 pub fn rewrite_value(value: &str, from: &Endpoint, to: &Endpoint) -> String {
-    let lower = value.to_ascii_lowercase();
-    let from_key = from.key();
+    let from_host = from.host.to_ascii_lowercase();
     let mut out = String::with_capacity(value.len());
     let mut last = 0;
-    for f in find_all(
-        value,
-        &lower,
-        std::slice::from_ref(&from.host.to_ascii_lowercase()),
-    ) {
-        if f.key() == from_key || (f.bare && f.host.eq_ignore_ascii_case(&from.host)) {
+    for f in find_in_decoded(value, std::slice::from_ref(&from_host)) {
+        if f.matches(from) {
             out.push_str(&value[last..f.start]);
             out.push_str(&f.replacement(to));
             last = f.replace_end;
@@ -374,6 +715,378 @@ pub fn rewrite_value(value: &str, from: &Endpoint, to: &Endpoint) -> String {
     }
     out.push_str(&value[last..]);
     out
+}
+
+/// The lenient matching key of an endpoint written as text (a URL or a bare host).
+fn key_of_text(s: &str) -> String {
+    let t = s.trim();
+    if has_https_prefix(t) {
+        if let Some(a) = parse_authority(t.as_bytes(), 8) {
+            let mut k = key_of(&t[a.host.clone()], a.port);
+            k.push_str(&t[a.end..a.proxy_end].to_ascii_lowercase());
+            return k;
+        }
+        return t[8..].trim_end_matches('/').to_ascii_lowercase();
+    }
+    t.trim_end_matches('/').to_ascii_lowercase()
+}
+
+/// Levenshtein distance between two byte strings.
+fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, &ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The "did you mean" for a `--from` that matches nothing: the candidate
+/// (endpoints as written, URL or bare host) closest to `wanted`.
+///
+/// Keys are compared lower-case ([`Endpoint::key`]); a candidate is close when
+/// its edit distance is at most `max(3, len / 8)` of the wanted key's length,
+/// or when one host is the other's leading labels (`https://<cluster id>` for
+/// `https://<cluster id>.gr7.<region>.eks.amazonaws.com`). Ties go to the
+/// first candidate.
+pub fn closest<'a>(wanted: &Endpoint, candidates: &'a [String]) -> Option<&'a str> {
+    let w = wanted.key();
+    let limit = 3.max(w.len() / 8);
+    let prefix =
+        |a: &str, b: &str| a.len() > b.len() && a.starts_with(b) && a.as_bytes()[b.len()] == b'.';
+    let mut best: Option<(usize, &'a str)> = None;
+    for c in candidates {
+        let k = key_of_text(c);
+        if k.is_empty() {
+            continue;
+        }
+        let d = if prefix(&k, &w) || prefix(&w, &k) {
+            1
+        } else {
+            edit_distance(w.as_bytes(), k.as_bytes())
+        };
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c.as_str()));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// The body of a double-quoted YAML scalar, decoded, with where each piece of
+/// the decoded text comes from in the raw body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// The scalar's value as any YAML reader sees it.
+    pub text: String,
+    /// `(raw, decoded)` byte ranges, in order, contiguous on both sides and
+    /// covering all of the raw body and all of `text`. Each is one literal
+    /// character, one escape (`\x2e` → `.`), or one line break with the white
+    /// space folded around it (decoded to ` `, to `\n`s, or, for an escaped
+    /// line break, to nothing).
+    pub spans: Vec<(Range<usize>, Range<usize>)>,
+}
+
+fn line_break_len(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(b'\n') => 1,
+        Some(b'\r') if b.get(i + 1) == Some(&b'\n') => 2,
+        Some(b'\r') => 1,
+        _ => 0,
+    }
+}
+
+/// After a line break at `b[i..]` (already consumed), skips empty lines and the
+/// next line's leading white space; returns the new index and the number of
+/// empty lines.
+fn fold_rest(b: &[u8], mut i: usize) -> (usize, usize) {
+    let mut empty = 0;
+    loop {
+        let ws = b[i..]
+            .iter()
+            .take_while(|&&c| c == b' ' || c == b'\t')
+            .count();
+        let br = line_break_len(b, i + ws);
+        if br == 0 {
+            return (i + ws, empty);
+        }
+        empty += 1;
+        i += ws + br;
+    }
+}
+
+fn hex_char(b: &[u8], at: usize, digits: usize) -> Option<char> {
+    let h = std::str::from_utf8(b.get(at..at + digits)?).ok()?;
+    if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    char::from_u32(u32::from_str_radix(h, 16).ok()?)
+}
+
+/// Decodes the body of a double-quoted YAML scalar (the bytes between the
+/// quotes): the escapes `\0 \a \b \t \<TAB> \n \v \f \r \e \<SPACE> \" \/ \\ \N
+/// \_ \L \P \xXX \uXXXX \UXXXXXXXX`, escaped line breaks (`\` + break: the break
+/// and the next line's indentation vanish), and line folding (a single break
+/// with the white space around it reads as one space; `n` empty lines read as
+/// `n` line feeds). Line breaks are `\n`, `\r\n` and a lone `\r`.
+///
+/// `None` when the body is not valid: an unknown or truncated escape, an escape
+/// naming no character (a surrogate), or an unescaped `"`.
+pub fn escape_map(raw_inner: &str) -> Option<Decoded> {
+    let b = raw_inner.as_bytes();
+    let mut text = String::with_capacity(raw_inner.len());
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        let d0 = text.len();
+        match b[i] {
+            b'"' => return None,
+            b'\\' => {
+                let e = *b.get(i + 1)?;
+                let br = line_break_len(b, i + 1);
+                if br > 0 {
+                    let (next, empty) = fold_rest(b, i + 1 + br);
+                    text.extend(std::iter::repeat_n('\n', empty));
+                    i = next;
+                } else {
+                    let (c, len) = match e {
+                        b'0' => ('\0', 2),
+                        b'a' => ('\x07', 2),
+                        b'b' => ('\x08', 2),
+                        b't' | b'\t' => ('\t', 2),
+                        b'n' => ('\n', 2),
+                        b'v' => ('\x0b', 2),
+                        b'f' => ('\x0c', 2),
+                        b'r' => ('\r', 2),
+                        b'e' => ('\x1b', 2),
+                        b' ' => (' ', 2),
+                        b'"' => ('"', 2),
+                        b'/' => ('/', 2),
+                        b'\\' => ('\\', 2),
+                        b'N' => ('\u{85}', 2),
+                        b'_' => ('\u{a0}', 2),
+                        b'L' => ('\u{2028}', 2),
+                        b'P' => ('\u{2029}', 2),
+                        b'x' => (hex_char(b, i + 2, 2)?, 4),
+                        b'u' => (hex_char(b, i + 2, 4)?, 6),
+                        b'U' => (hex_char(b, i + 2, 8)?, 10),
+                        _ => return None,
+                    };
+                    text.push(c);
+                    i += len;
+                }
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                let ws = b[i..]
+                    .iter()
+                    .take_while(|&&c| c == b' ' || c == b'\t')
+                    .count();
+                let br = line_break_len(b, i + ws);
+                if br == 0 {
+                    text.push(b[i] as char);
+                    i += 1;
+                } else {
+                    let (next, empty) = fold_rest(b, i + ws + br);
+                    if empty == 0 {
+                        text.push(' ');
+                    } else {
+                        text.extend(std::iter::repeat_n('\n', empty));
+                    }
+                    i = next;
+                }
+            }
+            _ => {
+                let c = raw_inner[i..].chars().next()?;
+                text.push(c);
+                i += c.len_utf8();
+            }
+        }
+        spans.push((start..i, d0..text.len()));
+    }
+    Some(Decoded { text, spans })
+}
+
+/// `s` written as the body of a double-quoted YAML scalar, with as few escapes
+/// as possible (`"`, `\` and control characters); white space that folding
+/// would eat is caught by the caller's re-decoding.
+fn escape_double(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Replaces, in the body of a double-quoted YAML scalar, the raw bytes that
+/// decode to exactly `decoded_range` of its value with `replacement` (written
+/// literally, escaped only where it must be), and keeps every other raw byte.
+///
+/// The matched raw bytes may hold escapes (`\u0068ttps://`, `\x2e`): they are
+/// replaced as a whole. `None` when this cannot be done byte-exactly: the body
+/// does not decode, the range is empty or does not fall on the boundaries of
+/// escapes, or it covers a line break (folded or escaped) whose removal would
+/// change the lines of the file; the caller refuses with a clear error then.
+/// The result is checked by decoding it again.
+pub fn splice_decoded(
+    raw_inner: &str,
+    decoded_range: Range<usize>,
+    replacement: &str,
+) -> Option<String> {
+    splice_with(
+        raw_inner,
+        decoded_range,
+        replacement,
+        escape_map,
+        escape_double,
+    )
+}
+
+/// [`splice_decoded`] for the body of a JSON string ([`json_escape_map`]).
+pub fn splice_decoded_json(
+    raw_inner: &str,
+    decoded_range: Range<usize>,
+    replacement: &str,
+) -> Option<String> {
+    splice_with(
+        raw_inner,
+        decoded_range,
+        replacement,
+        json_escape_map,
+        escape_json,
+    )
+}
+
+fn splice_with(
+    raw_inner: &str,
+    decoded_range: Range<usize>,
+    replacement: &str,
+    decode: fn(&str) -> Option<Decoded>,
+    escape: fn(&str) -> String,
+) -> Option<String> {
+    let d = decode(raw_inner)?;
+    let r = decoded_range;
+    if r.start >= r.end || r.end > d.text.len() {
+        return None;
+    }
+    let first = d
+        .spans
+        .iter()
+        .position(|(_, dr)| dr.start == r.start && !dr.is_empty())?;
+    let last = d
+        .spans
+        .iter()
+        .rposition(|(_, dr)| dr.end == r.end && !dr.is_empty())?;
+    if first > last {
+        return None;
+    }
+    let covered = &d.spans[first..=last];
+    if covered.iter().any(|(raw, _)| {
+        raw_inner.as_bytes()[raw.clone()]
+            .iter()
+            .any(|&c| c == b'\n' || c == b'\r')
+    }) {
+        return None;
+    }
+    let raw = d.spans[first].0.start..d.spans[last].0.end;
+    let mut out = String::with_capacity(raw_inner.len() + replacement.len());
+    out.push_str(&raw_inner[..raw.start]);
+    out.push_str(&escape(replacement));
+    out.push_str(&raw_inner[raw.end..]);
+    let mut want = d.text.clone();
+    want.replace_range(r, replacement);
+    (decode(&out)?.text == want).then_some(out)
+}
+
+/// `s` written as the body of a JSON string (`"`, `\\` and control characters escaped).
+fn escape_json(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The body of a JSON string (the bytes between the quotes), decoded like
+/// [`escape_map`]: the escapes `\" \\ \/ \b \f \n \r \t \uXXXX`, where a UTF-16
+/// surrogate pair (`\ud83d\ude00`, as Python's `json.dump` writes) is one
+/// character and one span. `None` for what JSON does not allow: another escape,
+/// a lone surrogate, an unescaped `"` or control character.
+pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
+    let b = raw_inner.as_bytes();
+    let mut text = String::with_capacity(raw_inner.len());
+    let mut spans = Vec::new();
+    let mut i = 0;
+    let unit = |at: usize| -> Option<u32> {
+        if b.get(at..at + 2)? != b"\\u" {
+            return None;
+        }
+        let h = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
+        if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(h, 16).ok()
+    };
+    while i < b.len() {
+        let start = i;
+        let d0 = text.len();
+        match b[i] {
+            b'"' => return None,
+            c if c < 0x20 => return None,
+            b'\\' => {
+                let (c, len) = match *b.get(i + 1)? {
+                    b'"' => ('"', 2),
+                    b'\\' => ('\\', 2),
+                    b'/' => ('/', 2),
+                    b'b' => ('\x08', 2),
+                    b'f' => ('\x0c', 2),
+                    b'n' => ('\n', 2),
+                    b'r' => ('\r', 2),
+                    b't' => ('\t', 2),
+                    b'u' => {
+                        let u = unit(i)?;
+                        if (0xD800..0xDC00).contains(&u) {
+                            let lo = unit(i + 6).filter(|l| (0xDC00..0xE000).contains(l))?;
+                            let cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+                            (char::from_u32(cp)?, 12)
+                        } else {
+                            (char::from_u32(u)?, 6)
+                        }
+                    }
+                    _ => return None,
+                };
+                text.push(c);
+                i += len;
+            }
+            _ => {
+                let c = raw_inner[i..].chars().next()?;
+                text.push(c);
+                i += c.len_utf8();
+            }
+        }
+        spans.push((start..i, d0..text.len()));
+    }
+    Some(Decoded { text, spans })
 }
 
 #[cfg(test)]
@@ -384,6 +1097,18 @@ mod tests {
 
     fn find(t: &str) -> Vec<Found> {
         find_all(t, &t.to_ascii_lowercase(), &[])
+    }
+
+    fn texts(t: &str, extra: &[&str]) -> Vec<String> {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_ascii_lowercase()).collect();
+        find_all(t, &t.to_ascii_lowercase(), &extra)
+            .iter()
+            .map(|f| t[f.start..f.end].to_string())
+            .collect()
+    }
+
+    fn ep(s: &str) -> Endpoint {
+        Endpoint::parse("--from", s).unwrap()
     }
 
     #[test]
@@ -408,11 +1133,48 @@ mod tests {
             "https://a.b/path",
             "https://a.b?x=1",
             "https://a.b:99999",
+            "https://a.b:0",
+            "https://a.b:443:443",
             "https://user@a.b",
+            "https://a..b",
+            "https://[",
+            "https://[not an ip]",
+            "https://[fd00::1",
+            "https://[fd00::zz]",
+            "https://a.b/k8s/clusters/",
+            "https:/é",
             "",
         ] {
             assert!(Endpoint::parse("--to", bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn parse_refuses_userinfo_naming_credentials() {
+        let e = Endpoint::parse("--from", "https://user:pw@a.example.com").unwrap_err();
+        assert!(e.to_string().contains("credentials"), "{e}");
+        assert!(!e.to_string().contains("pw"), "{e}");
+        let e = Endpoint::parse("--to", "https://[fd00::1").unwrap_err();
+        assert!(e.to_string().contains("IPv6"), "{e}");
+    }
+
+    #[test]
+    fn parse_accepts_ipv6_literals_and_rancher_paths() {
+        let e = Endpoint::parse("--to", "https://[::1]:6443").unwrap();
+        assert_eq!((e.host.as_str(), e.port), ("[::1]", Some(6443)));
+        assert_eq!(e.url(), "https://[::1]:6443");
+        let r = Endpoint::parse(
+            "--to",
+            "https://rancher.example.com/k8s/clusters/c-m-4x7kq2/",
+        )
+        .unwrap();
+        assert_eq!(r.path, "/k8s/clusters/c-m-4x7kq2");
+        assert_eq!(r.key(), "rancher.example.com/k8s/clusters/c-m-4x7kq2");
+        assert_eq!(
+            r.url(),
+            "https://rancher.example.com/k8s/clusters/c-m-4x7kq2"
+        );
+        assert_eq!(r.shape(), Shape::Rancher);
     }
 
     #[test]
@@ -424,9 +1186,74 @@ mod tests {
         );
         assert_eq!(shape("abc.gr7.us-east-1.eks.amazonaws.com"), Shape::Other);
         assert_eq!(shape("x-1234.hcp.koreacentral.azmk8s.io"), Shape::Aks);
+        assert_eq!(
+            shape("prod-aks-5f2c1e.privatelink.japaneast.azmk8s.io"),
+            Shape::Aks
+        );
         assert_eq!(shape("gke-1-p.us-central1.gke.goog"), Shape::Gke);
         assert_eq!(shape("Kubernetes.Default.Svc"), Shape::InCluster);
         assert_eq!(shape("github.com"), Shape::Other);
+    }
+
+    /// The shape of the one URL in `url`, as the inventory sees it.
+    fn url_shape(url: &str) -> Shape {
+        let f = find(url);
+        assert_eq!(f.len(), 1, "{url}");
+        f[0].shape()
+    }
+
+    #[test]
+    fn shapes_that_need_port_or_path() {
+        assert_eq!(
+            url_shape("https://api.ocp-prod.example.co.jp:6443"),
+            Shape::OpenShift
+        );
+        assert_eq!(
+            url_shape("https://API.ocp4.corp.example.com:6443/"),
+            Shape::OpenShift
+        );
+        assert_eq!(
+            url_shape("https://rancher.example.com/k8s/clusters/c-abc12"),
+            Shape::Rancher
+        );
+        assert_eq!(
+            url_shape("https://rancher.example.com:8443/k8s/clusters/local"),
+            Shape::Rancher
+        );
+        let f = &find("server: https://rancher.example.com/k8s/clusters/c-abc12/api?x=1")[0];
+        assert_eq!(f.path, "/k8s/clusters/c-abc12");
+        assert_eq!(f.key(), "rancher.example.com/k8s/clusters/c-abc12");
+        assert!(f.matches(&ep("https://rancher.example.com/k8s/clusters/c-abc12")));
+        assert!(!f.matches(&ep("https://rancher.example.com/k8s/clusters/c-xyz99")));
+        assert!(!f.matches(&ep("https://rancher.example.com")));
+    }
+
+    #[test]
+    fn host_shapes_never_make_charts_git_oidc_registries_webhooks_or_ingresses_clusters() {
+        for url in [
+            "https://charts.bitnami.com/bitnami",
+            "https://prometheus-community.github.io/helm-charts",
+            "https://github.com/org/repo.git",
+            "https://gitlab.example.com/platform/gitops.git",
+            "https://oidc.eks.us-east-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF",
+            "https://koreacentral.oic.prod-aks.azure.com/00000000-0000-0000-0000-000000000000/",
+            "https://container.googleapis.com/v1/projects/p/locations/us-central1/clusters/c",
+            "https://123456789012.dkr.ecr.us-east-1.amazonaws.com",
+            "https://ghcr.io/org/image",
+            "https://hooks.slack.com/services/T000/B000/XXXX",
+            "https://api.example.com",
+            "https://api.example.com/v1/webhook",
+            "https://api.example.com:8443",
+            "https://argocd.apps.ocp-prod.example.com",
+            "https://grafana.example.com/k8s/dashboards/c-abc12",
+            "https://api.6443.example.com",
+            "https://api.10.0.0.1:6443",
+        ] {
+            assert_eq!(url_shape(url), Shape::Other, "{url}");
+        }
+        // Bare hosts of the same services are not found without --from at all.
+        let t = "a: oidc.eks.us-east-1.amazonaws.com\nb: 123456789012.dkr.ecr.us-east-1.amazonaws.com\n";
+        assert!(find(t).is_empty());
     }
 
     #[test]
@@ -452,13 +1279,116 @@ mod tests {
         for t in [
             format!("https://{EKS}:1111111111111111111111"),
             format!("https://{EKS}:0/"),
+            format!("https://{EKS}:65536"),
+            format!("https://{EKS}:443:443y"),
+            format!("https://{EKS}:6443x"),
         ] {
             assert!(find(&t).is_empty(), "{t}");
         }
         let from = Endpoint::parse("--from", &format!("https://{EKS}")).unwrap();
         let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
-        let v = format!("a: https://{EKS}:99999");
-        assert_eq!(rewrite_value(&v, &from, &to), v);
+        for v in [
+            format!("a: https://{EKS}:99999"),
+            format!("a: https://{EKS}:443:443y"),
+        ] {
+            assert_eq!(rewrite_value(&v, &from, &to), v);
+        }
+    }
+
+    #[test]
+    fn a_port_may_end_the_url_at_punctuation_or_path() {
+        for (t, port) in [
+            ("https://h.example.com:6443: x", 6443),
+            ("https://h.example.com:6443.", 6443),
+            ("https://h.example.com:6443#frag", 6443),
+            ("https://h.example.com:6443/api", 6443),
+            ("https://h.example.com:6443?q", 6443),
+            ("\"https://h.example.com:6443\"", 6443),
+            ("https://h.example.com:6443에서", 6443),
+            ("https://h.example.com:65535", 65535),
+        ] {
+            let f = find(t);
+            assert_eq!(f.len(), 1, "{t}");
+            assert_eq!(f[0].port, Some(port), "{t}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_url_never_hides_the_endpoints_after_it() {
+        for bad in [
+            "# example: https://[fd00::1 (IPv6 clusters need brackets)",
+            "note: \"see https://[cluster-endpoint for the format\"",
+            "x: https://[not an ip] and https://[",
+            "y: https://:6443 https://host:443:443y https://a..b https://.x",
+        ] {
+            let t = format!("{bad}\ndestination:\n  server: https://{EKS}\n");
+            assert_eq!(texts(&t, &[]), vec![format!("https://{EKS}")], "{bad}");
+            // Also on the same line, right after the bad token.
+            let t = format!("{bad} https://{EKS}\n");
+            assert_eq!(texts(&t, &[]), vec![format!("https://{EKS}")], "{bad}");
+        }
+    }
+
+    #[test]
+    fn ipv6_literals_are_validated() {
+        let t = "a: https://[fd00::1]:6443/x\nb: https://[FD00::ZZ]:6443\nc: https://[::ffff:10.0.0.1]\n";
+        let f = find(t);
+        let got: Vec<_> = f.iter().map(|f| (f.host.as_str(), f.port)).collect();
+        assert_eq!(
+            got,
+            vec![("[fd00::1]", Some(6443)), ("[::ffff:10.0.0.1]", None)]
+        );
+        assert!(f[0].matches(&ep("https://[FD00::1]:6443")));
+    }
+
+    #[test]
+    fn userinfo_is_found_reported_and_kept_by_a_rewrite() {
+        let t = format!("server: https://deploy:s3cret@{EKS}:443/x\n");
+        let f = find(&t);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].host, EKS);
+        assert_eq!(f[0].userinfo.as_deref(), Some("deploy:s3cret"));
+        assert_eq!(
+            &t[f[0].start..f[0].end],
+            format!("https://deploy:s3cret@{EKS}:443/x")
+        );
+        assert!(f[0].matches(&ep(&format!("https://{EKS}"))));
+        let to = ep("https://new.example.com:6443");
+        assert_eq!(
+            f[0].replacement(&to),
+            "https://deploy:s3cret@new.example.com:6443"
+        );
+        let from = ep(&format!("https://{EKS}"));
+        assert_eq!(
+            rewrite_value(&t, &from, &to),
+            "server: https://deploy:s3cret@new.example.com:6443/x\n"
+        );
+        // Never `https://user` as an endpoint.
+        assert!(find("a: https://user@host.example.com")
+            .iter()
+            .all(|f| f.host == "host.example.com"));
+        assert_eq!(
+            redact(&format!("https://deploy:s3cret@{EKS} https://u@x.io")),
+            format!("https://deploy:***@{EKS} https://u@x.io")
+        );
+    }
+
+    #[test]
+    fn a_host_split_by_an_escaped_line_break_yields_no_fragments() {
+        for br in ["\n", "\r\n", "\r"] {
+            let t = format!(
+                "server: \"https://0123456789ABCDEF0123456789ABCDEF.gr7.\\{br}  ap-northeast-2.eks.amazonaws.com\"{br}"
+            );
+            assert!(find(&t).is_empty(), "{t:?}: {:?}", find(&t));
+            let raw = &t[9..t.len() - 1 - br.len()];
+            let d = escape_map(raw).unwrap();
+            let f = find_in_decoded(&d.text, &[]);
+            assert_eq!(f.len(), 1);
+            assert_eq!(f[0].shape(), Shape::Eks);
+        }
+        // A shell continuation after a space is not a split host.
+        let t = format!("curl https://{EKS} \\\n  -k\n");
+        assert_eq!(find(&t).len(), 1);
     }
 
     #[test]
@@ -467,18 +1397,73 @@ mod tests {
         let f = find(&t);
         assert_eq!(f.len(), 1);
         assert!(f[0].bare);
+        assert!(!f[0].is_bare_ip());
         assert_eq!(f[0].host, EKS);
     }
 
     #[test]
     fn extra_hosts_match_whole_hosts_only() {
-        let t = "a: 10.0.0.1\nb: 10.0.0.10\nc: https://10.0.0.1:6443\n";
-        let f = find_all(t, t, &["10.0.0.1".into()]);
-        let hosts: Vec<_> = f.iter().map(|f| (&t[f.start..f.end], f.bare)).collect();
+        let t = "a: 10.0.0.1\nb: 10.0.0.10\nc: https://10.0.0.1:6443\nd: 110.0.0.1\ne: 10.0.0.1.5\nf: [10.0.0.1, x]\n";
         assert_eq!(
-            hosts,
-            vec![("10.0.0.1", true), ("https://10.0.0.1:6443", false)]
+            texts(t, &["10.0.0.1"]),
+            vec!["10.0.0.1", "https://10.0.0.1:6443", "10.0.0.1"]
         );
+    }
+
+    #[test]
+    fn a_bare_host_with_another_port_is_another_endpoint() {
+        let from = ep("https://10.0.0.1:6443");
+        let to = ep("https://10.0.0.2:6443");
+        let t = "nodeExporter: 10.0.0.1:9100\nserverName: 10.0.0.1\napi: 10.0.0.1:6443\nother: https://10.0.0.1:8443\n";
+        let f = find_all(t, t, &["10.0.0.1".into()]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.port, f.matches(&from), f.is_bare_ip()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("10.0.0.1:9100", Some(9100), false, true),
+                ("10.0.0.1", None, true, true),
+                ("10.0.0.1:6443", Some(6443), true, true),
+                ("https://10.0.0.1:8443", Some(8443), false, false),
+            ]
+        );
+        assert_eq!(
+            rewrite_value(t, &from, &to),
+            "nodeExporter: 10.0.0.1:9100\nserverName: 10.0.0.2\napi: 10.0.0.2:6443\nother: https://10.0.0.1:8443\n"
+        );
+        // A bare host with port 443 is the endpoint without a port.
+        let f = &find_all(
+            "h.example.com:443",
+            "h.example.com:443",
+            &["h.example.com".into()],
+        )[0];
+        assert!(f.matches(&ep("https://h.example.com")));
+        assert!(!f.matches(&ep("https://h.example.com:6443")));
+        // A malformed port makes it no endpoint at all.
+        assert!(find_all(
+            "a: 10.0.0.1:99999",
+            "a: 10.0.0.1:99999",
+            &["10.0.0.1".into()]
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn bare_ipv6_addresses_with_and_without_brackets() {
+        let from = ep("https://[fd00::1]:6443");
+        let to = ep("https://[fd00::2]:6443");
+        let t = "serverName: fd00::1\nb: [fd00::1]\nc: fd00::10\nd: 2fd00::1\n";
+        let f = find_all(t, t, &["[fd00::1]".into()]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.is_bare_ip()))
+            .collect();
+        assert_eq!(got, vec![("fd00::1", true), ("[fd00::1]", true)]);
+        assert!(f.iter().all(|f| f.matches(&from)));
+        assert_eq!(f[0].replacement(&to), "fd00::2");
+        assert_eq!(f[1].replacement(&to), "[fd00::2]");
     }
 
     #[test]
@@ -491,5 +1476,284 @@ mod tests {
             rewrite_value(v, &from, &to),
             "a https://NEW.example.com/x?y b https://old.example.com.evil c NEW.example.com"
         );
+    }
+
+    #[test]
+    fn rancher_proxy_paths_are_rebound_as_part_of_the_endpoint() {
+        let from = ep("https://rancher.example.com/k8s/clusters/c-1");
+        let to = ep("https://rancher.example.com/k8s/clusters/c-2");
+        let v = "a https://rancher.example.com/k8s/clusters/c-1/ b https://rancher.example.com/k8s/clusters/c-11 c https://rancher.example.com/dashboard d rancher.example.com";
+        assert_eq!(
+            rewrite_value(v, &from, &to),
+            "a https://rancher.example.com/k8s/clusters/c-2/ b https://rancher.example.com/k8s/clusters/c-11 c https://rancher.example.com/dashboard d rancher.example.com"
+        );
+        let eks = ep(&format!("https://{EKS}"));
+        assert_eq!(
+            rewrite_value(&format!("server: https://{EKS}/"), &eks, &to),
+            "server: https://rancher.example.com/k8s/clusters/c-2/"
+        );
+        assert_eq!(
+            rewrite_value(
+                "server: https://rancher.example.com/k8s/clusters/c-1",
+                &from,
+                &eks
+            ),
+            format!("server: https://{EKS}")
+        );
+    }
+
+    #[test]
+    fn closest_suggests_near_misses() {
+        let prod = format!("https://{EKS}");
+        let other =
+            "https://ABCDEF0123456789ABCDEF0123456789.gr7.us-east-1.eks.amazonaws.com".to_string();
+        let cands = vec![other.clone(), prod.clone()];
+        let one_digit = EKS.replacen('7', "8", 1);
+        assert_eq!(
+            closest(&ep(&format!("https://{one_digit}")), &cands),
+            Some(prod.as_str())
+        );
+        let co = format!("https://{}", EKS.trim_end_matches('m'));
+        assert_eq!(closest(&ep(&co), &cands), Some(prod.as_str()));
+        assert_eq!(
+            closest(&ep("https://0123456789ABCDEF0123456789ABCDEF"), &cands),
+            Some(prod.as_str())
+        );
+        assert_eq!(
+            closest(&ep("https://totally.different.example.org"), &cands),
+            None
+        );
+        assert_eq!(closest(&ep("https://a.b"), &[]), None);
+        assert_eq!(closest(&ep("https://a.b"), &["https:/é".into()]), None);
+        // Ports count: a different port is a near miss of one or more edits.
+        let c = vec!["https://api.ocp.example.com:6443".to_string()];
+        assert_eq!(
+            closest(&ep("https://api.ocp.example.com:6444"), &c),
+            Some(c[0].as_str())
+        );
+    }
+
+    // ---- double-quoted scalars ----
+
+    fn dec(raw: &str) -> String {
+        escape_map(raw).unwrap().text
+    }
+
+    #[test]
+    fn escape_map_decodes_escapes() {
+        assert_eq!(dec(r"\u0068ttps:\/\/a\x2eb"), "https://a.b");
+        assert_eq!(
+            dec(r#"\0\a\b\t\n\v\f\r\e\ \"\/\\"#),
+            "\0\x07\x08\t\n\x0b\x0c\r\x1b \"/\\"
+        );
+        assert_eq!(dec(r"\N\_\L\P\U0001F600"), "\u{85}\u{a0}\u{2028}\u{2029}😀");
+        assert_eq!(dec("a\\\tb"), "a\tb");
+        for bad in [r"\q", r"\x4", r"\ud83d", "a\"b", "\\", r"\U0011FFFF"] {
+            assert!(escape_map(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn escape_map_folds_lines() {
+        assert_eq!(dec("a  \n   b"), "a b");
+        assert_eq!(dec("a\r\n\r\n  b"), "a\nb");
+        assert_eq!(dec("a\r  b"), "a b");
+        assert_eq!(dec("a\\\n   b"), "ab");
+        assert_eq!(dec("a \\\n  \n   b"), "a \nb");
+        assert_eq!(dec("a\t\\\n \\ \tb"), "a\t \tb");
+    }
+
+    #[test]
+    fn escape_map_spans_cover_both_sides() {
+        let raw = "x \\u0068ttps://a\\\n   b\x20\n c";
+        let d = escape_map(raw).unwrap();
+        let mut r = 0;
+        let mut t = 0;
+        for (raw_r, dec_r) in &d.spans {
+            assert_eq!((raw_r.start, dec_r.start), (r, t));
+            r = raw_r.end;
+            t = dec_r.end;
+        }
+        assert_eq!((r, t), (raw.len(), d.text.len()));
+        assert_eq!(d.text, "x https://ab c");
+    }
+
+    /// What a YAML reader makes of a double-quoted scalar document.
+    fn yaml_reads(raw_inner: &str) -> Option<String> {
+        let docs = yaml_rust2::YamlLoader::load_from_str(&format!("\"{raw_inner}\"")).ok()?;
+        docs.first()?.as_str().map(str::to_string)
+    }
+
+    #[test]
+    fn escape_map_agrees_with_the_yaml_reader() {
+        for raw in [
+            r"\u0068ttps://a\x2eb:6443",
+            "https://id.gr7.\\\n  ap-northeast-2.eks.amazonaws.com",
+            "one\n two\n\n three",
+            "tab\t\n\tend",
+            "a \\\n\n  b",
+            "crlf\r\n  next",
+            "lone\r  cr",
+            r"esc \/ \\ \t \N",
+        ] {
+            assert_eq!(escape_map(raw).map(|d| d.text), yaml_reads(raw), "{raw:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn escape_map_matches_yaml_rust2(parts in proptest::collection::vec(proptest::prop_oneof![
+            proptest::strategy::Just("a".to_string()),
+            proptest::strategy::Just("é".to_string()),
+            proptest::strategy::Just(" ".to_string()),
+            proptest::strategy::Just("\t".to_string()),
+            proptest::strategy::Just("\n".to_string()),
+            proptest::strategy::Just("\r\n".to_string()),
+            proptest::strategy::Just("\r".to_string()),
+            proptest::strategy::Just("\\\n".to_string()),
+            proptest::strategy::Just("\\ ".to_string()),
+            proptest::strategy::Just("\\x2e".to_string()),
+            proptest::strategy::Just("\\u0068".to_string()),
+            proptest::strategy::Just("\\\\".to_string()),
+            proptest::strategy::Just("\\\"".to_string()),
+            proptest::strategy::Just("\\n".to_string()),
+        ], 0..12)) {
+            let raw: String = parts.concat();
+            if let Some(want) = yaml_reads(&raw) {
+                proptest::prop_assert_eq!(escape_map(&raw).map(|d| d.text), Some(want));
+            }
+        }
+    }
+
+    #[test]
+    fn splice_replaces_literal_and_escaped_endpoints() {
+        let to = "https://new.example.com";
+        let raw = format!("see https://{EKS}/x");
+        let d = escape_map(&raw).unwrap();
+        let f = &find_in_decoded(&d.text, &[])[0];
+        assert_eq!(
+            splice_decoded(&raw, f.start..f.replace_end, to).unwrap(),
+            "see https://new.example.com/x"
+        );
+        // \u0068ttps:// and \x2e inside the host.
+        let host = EKS.replacen('.', "\\x2e", 1);
+        let raw = format!("\\u0068ttps:\\/\\/{host}:443\\/api");
+        let d = escape_map(&raw).unwrap();
+        assert_eq!(d.text, format!("https://{EKS}:443/api"));
+        let f = &find_in_decoded(&d.text, &[])[0];
+        assert_eq!(
+            splice_decoded(&raw, f.start..f.replace_end, to).unwrap(),
+            "https://new.example.com\\/api"
+        );
+        // A replacement that needs escapes gets them.
+        assert_eq!(
+            splice_decoded("ab", 0..1, "\"\\\n").unwrap(),
+            "\\\"\\\\\\nb"
+        );
+    }
+
+    /// `s` with each character written literally or as one of the escapes a
+    /// YAML writer may choose, by `how` (cycled).
+    fn encode(s: &str, how: &[u8]) -> String {
+        s.chars()
+            .zip(how.iter().cycle())
+            .map(|(c, h)| match (h % 5, c) {
+                (1, c) => format!("\\x{:02x}", c as u32),
+                (2, c) => format!("\\u{:04X}", c as u32),
+                (3, '/') => "\\/".to_string(),
+                (4, c) => format!("\\U{:08x}", c as u32),
+                (_, c) => c.to_string(),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_escaped_endpoint_is_found_and_spliced(
+            how in proptest::collection::vec(0u8..5, 1..20),
+            before in "([a-z]{0,5} )?",
+            after in "(/[a-z]{0,4})?",
+        ) {
+            let url = format!("https://{EKS}");
+            let raw = format!("{before}{}{after}", encode(&url, &how));
+            let d = escape_map(&raw).unwrap();
+            proptest::prop_assert_eq!(yaml_reads(&raw), Some(d.text.clone()));
+            let f = find_in_decoded(&d.text, &[]);
+            proptest::prop_assert_eq!(f.len(), 1);
+            let (s, e) = (f[0].start, f[0].replace_end);
+            let new = splice_decoded(&raw, s..e, "https://new.example.com:6443").unwrap();
+            let want = format!("{before}https://new.example.com:6443{after}");
+            proptest::prop_assert_eq!(yaml_reads(&new), Some(want));
+            // Bytes outside the endpoint are kept as written.
+            proptest::prop_assert!(new.starts_with(&before));
+            proptest::prop_assert!(new.ends_with(&after));
+        }
+    }
+
+    fn json_reads(raw_inner: &str) -> Option<String> {
+        serde_json::from_str::<String>(&format!("\"{raw_inner}\"")).ok()
+    }
+
+    #[test]
+    fn json_strings_decode_with_surrogate_pairs_and_splice() {
+        for raw in [
+            r"\ud83d\ude00 https:\/\/a\u002eb",
+            r#"\u0068ttps://x \\ \" \b\f\n\r\t"#,
+            "plain é",
+        ] {
+            assert_eq!(
+                json_escape_map(raw).map(|d| d.text),
+                json_reads(raw),
+                "{raw}"
+            );
+        }
+        for bad in [
+            r"\ud83d", r"\ude00", r"\ud83dx", r"\x2e", "a\"b", "a\nb", r"\u12",
+        ] {
+            assert!(json_escape_map(bad).is_none(), "{bad:?}");
+            assert_eq!(json_reads(bad), None, "{bad:?}");
+        }
+        let raw = format!(
+            "\\ud83d\\ude00 https:\\/\\/{}\\/x",
+            EKS.replacen('.', "\\u002e", 1)
+        );
+        let d = json_escape_map(&raw).unwrap();
+        assert_eq!(d.text, format!("😀 https://{EKS}/x"));
+        let f = &find_in_decoded(&d.text, &[])[0];
+        let new =
+            splice_decoded_json(&raw, f.start..f.replace_end, "https://new.example.com").unwrap();
+        assert_eq!(new, "\\ud83d\\ude00 https://new.example.com\\/x");
+        assert_eq!(json_reads(&new).unwrap(), "😀 https://new.example.com/x");
+        // Control characters in a replacement use JSON's \u form.
+        assert_eq!(
+            splice_decoded_json("ab", 0..1, "\x01\"").unwrap(),
+            "\\u0001\\\"b"
+        );
+    }
+
+    #[test]
+    fn splice_refuses_what_it_cannot_do_byte_exactly() {
+        let raw = "https://0123.gr7.\\\n  ap-northeast-2.eks.amazonaws.com";
+        let d = escape_map(raw).unwrap();
+        assert_eq!(d.text, "https://0123.gr7.ap-northeast-2.eks.amazonaws.com");
+        assert_eq!(splice_decoded(raw, 0..d.text.len(), "https://x.io"), None);
+        // A folded break inside the range.
+        assert_eq!(splice_decoded("a\n b", 0..3, "xyz"), None);
+        // Edges next to an escaped break are fine: the break stays.
+        assert_eq!(
+            splice_decoded("ab\\\n  cd", 2..4, "XY").unwrap(),
+            "ab\\\n  XY"
+        );
+        assert_eq!(
+            splice_decoded("ab\\\n  cd", 0..2, "XY").unwrap(),
+            "XY\\\n  cd"
+        );
+        // Inside a multi-byte character, empty or out of range.
+        assert_eq!(splice_decoded("é", 1..2, "x"), None);
+        assert_eq!(splice_decoded("ab", 1..1, "x"), None);
+        assert_eq!(splice_decoded("ab", 1..3, "x"), None);
+        // Trailing white space the fold would eat is caught by re-decoding.
+        assert_eq!(splice_decoded("a\n b", 0..1, "a "), None);
+        assert_eq!(splice_decoded("bad \\q", 0..1, "x"), None);
     }
 }

@@ -69,7 +69,7 @@ pub struct Occurrence {
 
 impl Occurrence {
     pub fn shape(&self) -> Shape {
-        endpoint::shape(&self.found.host)
+        self.found.shape()
     }
 }
 
@@ -173,7 +173,7 @@ impl Doc {
 /// host, a host named by `--from`, or any URL at a cluster position.
 fn is_endpoint(f: &Found, extra_hosts: &[String], at_position: bool) -> bool {
     at_position
-        || endpoint::shape(&f.host) != Shape::Other
+        || f.shape() != Shape::Other
         || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host))
 }
 
@@ -624,7 +624,7 @@ impl<'a> Locator<'a> {
                         sibling_name: c.sibling_name.as_deref(),
                         line_prefix: &c.value[line_start..voff],
                         template_server: doc.template_server.as_deref(),
-                        managed_host: endpoint::shape(&f.host) != Shape::Other,
+                        managed_host: f.shape() != Shape::Other,
                     },
                 )
             };

@@ -101,14 +101,9 @@ impl Plan {
     }
 }
 
-/// Whether an occurrence is the endpoint `from` (host case-insensitive, `:443`
-/// equal to no port; a bare host matches by host alone).
+/// Whether an occurrence is the endpoint `from` (see `endpoint::Found::matches`).
 pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
-    if o.found.bare {
-        o.found.host.eq_ignore_ascii_case(&from.host)
-    } else {
-        o.found.key() == from.key()
-    }
+    o.found.matches(from)
 }
 
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.

@@ -19,7 +19,8 @@ pub struct OccurrenceJson<'a> {
     pub path: &'a str,
     pub line: usize,
     pub column: usize,
-    pub endpoint: &'a str,
+    /// As written, with any password in user info hidden.
+    pub endpoint: String,
     /// `value`, `comment`, `text` or `template`.
     pub kind: &'static str,
     pub yaml_path: Option<&'a str>,
@@ -36,7 +37,7 @@ impl<'a> OccurrenceJson<'a> {
             path,
             line: o.line,
             column: o.column,
-            endpoint: &o.endpoint,
+            endpoint: crate::endpoint::redact(&o.endpoint),
             kind: o.kind.as_str(),
             yaml_path: o.yaml_path.as_deref(),
             resource: o.resource.as_deref(),
@@ -48,13 +49,7 @@ impl<'a> OccurrenceJson<'a> {
 }
 
 pub fn shape_name(s: Shape) -> &'static str {
-    match s {
-        Shape::Eks => "eks",
-        Shape::Aks => "aks",
-        Shape::Gke => "gke",
-        Shape::InCluster => "in-cluster",
-        Shape::Other => "other",
-    }
+    s.name()
 }
 
 #[derive(Debug, Serialize)]

@@ -19,7 +19,7 @@ pub fn occurrence_line(rel: &str, o: &Occurrence) -> String {
         o.line,
         o.column,
         o.kind.as_str(),
-        o.endpoint
+        crate::endpoint::redact(&o.endpoint)
     );
     if let Some(p) = &o.yaml_path {
         let _ = write!(s, "  {p}");

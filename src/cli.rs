@@ -117,7 +117,13 @@ impl WalkArgs {
         };
         let include = pick(&self.include, |c| &c.include);
         let exclude = pick(&self.exclude, |c| &c.exclude);
-        walk::discover(&self.paths(), &include, &exclude)
+        walk::discover(&walk::WalkRequest {
+            paths: self.paths(),
+            root: cfg.map(Config::root),
+            include,
+            exclude,
+            config_path: cfg.map(|c| c.path.clone()),
+        })
     }
 }
 
@@ -145,10 +151,10 @@ pub struct RebindArgs {
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
     /// Refuse unless exactly N files hold the old endpoint.
-    #[arg(long, value_name = "N", requires = "expect_occurrences")]
+    #[arg(long, value_name = "N")]
     pub expect_files: Option<usize>,
     /// Refuse unless exactly M occurrences of the old endpoint are found.
-    #[arg(long, value_name = "M", requires = "expect_files")]
+    #[arg(long, value_name = "M")]
     pub expect_occurrences: Option<usize>,
     #[command(flatten)]
     pub walk: WalkArgs,
@@ -390,27 +396,23 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
     }
     let mut plan = rewrite::plan(&inv, &from, &to);
     let expect = match (a.expect_files, a.expect_occurrences) {
-        (Some(files), Some(occurrences)) => Some(config::Expect { files, occurrences }),
-        _ => cluster.and_then(|c| c.expect),
+        (None, None) => cluster.and_then(|c| c.expect),
+        (files, occurrences) => Some(config::Expect { files, occurrences }),
     };
     if let Some(e) = expect {
-        let found = config::Expect {
-            files: plan.files.len(),
-            occurrences: plan.change_count(),
-        };
-        if found != e && plan.errors.is_empty() {
+        let (found_files, found_occurrences) = (plan.files.len(), plan.change_count());
+        if let (Some(expected), true) = (
+            e.mismatch(found_files, found_occurrences),
+            plan.errors.is_empty(),
+        ) {
             let per_file: Vec<String> = plan
                 .files
                 .iter()
                 .map(|f| format!("  {:>3}  {}", f.changes.len(), f.rel))
                 .collect();
             bail!(
-                "expected {} occurrences in {} files of {}, found {} in {}; nothing written. Found per file:\n{}",
-                e.occurrences,
-                e.files,
+                "{expected} of {}, found {found_occurrences} in {found_files}; nothing written. Found per file:\n{}",
                 from.url(),
-                found.occurrences,
-                found.files,
                 per_file.join("\n")
             );
         }
@@ -732,7 +734,7 @@ fn warn_existing(repo: &std::path::Path, server: &str) -> Result<()> {
         .host
         .to_ascii_lowercase();
     let inv = inventory(
-        walk::discover(&[repo.to_path_buf()], &[], &[])?,
+        walk::discover(&walk::WalkRequest::paths(&[repo.to_path_buf()]))?,
         &[host],
         true,
     )?;
@@ -788,7 +790,7 @@ fn init(a: InitArgs, out: &mut Out) -> Result<i32> {
         );
     }
     let inv = inventory(
-        walk::discover(std::slice::from_ref(&root), &[], &[])?,
+        walk::discover(&walk::WalkRequest::paths(std::slice::from_ref(&root)))?,
         &[],
         false,
     )?;
@@ -809,8 +811,8 @@ fn init(a: InitArgs, out: &mut Out) -> Result<i32> {
             name,
             endpoint: t.display.clone(),
             expect: config::Expect {
-                files: t.value_files.len(),
-                occurrences: t.values,
+                files: Some(t.value_files.len()),
+                occurrences: Some(t.values),
             },
         });
     }
@@ -830,7 +832,10 @@ fn init(a: InitArgs, out: &mut Out) -> Result<i32> {
     for c in &clusters {
         msg.push_str(&format!(
             "  {}: {} ({} occurrences in {} files)\n",
-            c.name, c.endpoint, c.expect.occurrences, c.expect.files
+            c.name,
+            c.endpoint,
+            c.expect.occurrences.unwrap_or(0),
+            c.expect.files.unwrap_or(0)
         ));
     }
     out.put(&msg)?;
@@ -859,7 +864,13 @@ fn check_cmd(a: CheckArgs, out: &mut Out) -> Result<i32> {
     } else {
         a.files.clone()
     };
-    let walk = walk::discover(&paths, &cfg.include, &cfg.exclude)?;
+    let walk = walk::discover(&walk::WalkRequest {
+        paths,
+        root: Some(cfg.root()),
+        include: cfg.include.clone(),
+        exclude: cfg.exclude.clone(),
+        config_path: Some(cfg.path.clone()),
+    })?;
     let hosts: Vec<String> = cfg
         .clusters
         .iter()

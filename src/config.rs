@@ -945,4 +945,280 @@ mod tests {
             assert_eq!(rebound(&c, "prod", &to).unwrap(), after);
         }
     }
+
+    #[test]
+    fn strictness_names_line_and_column() {
+        let cases = [
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n  prod:\n    endpoint: {B}\n"),
+                ".rebind.yaml:4:3: cluster prod is declared twice (first at line 2)",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    endpoint: {B}\n"),
+                ".rebind.yaml:4:5: duplicate key \"endpoint\" (first at line 3)",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\nexclude: []\nexclude: [\"x\"]\n"),
+                ".rebind.yaml:4:1: duplicate key \"exclude\" (first at line 3)",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{files: 1, files: 2}}\n"),
+                ".rebind.yaml:4:24: duplicate key \"files\"",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n---\nclusters: {{}}\n"),
+                ".rebind.yaml:4:1: a second YAML document",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: &e {A}\n  stage:\n    endpoint: *e\n"),
+                ".rebind.yaml:3:18: anchors and aliases are not allowed",
+            ),
+            (
+                format!("x: &e {A}\nclusters:\n  prod:\n    endpoint: *e\n"),
+                ".rebind.yaml:1:7: anchors and aliases are not allowed",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}\n      - {A}/\n"),
+                ".rebind.yaml:6:9: cluster prod lists its current endpoint",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\ninclude:\n  - \"**/*.yaml\"\n  - \"apps/[x\"\n"),
+                ".rebind.yaml:5:5: include \"apps/[x\": invalid glob",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\nexclude: [\"#vendor\"]\n"),
+                ".rebind.yaml:3:11: exclude \"#vendor\": invalid glob",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{}}\n"),
+                ".rebind.yaml:4: prod.expect needs files, occurrences or both",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = format!("{:#}", cfg(&text).unwrap_err());
+            assert!(err.contains(want), "{err} does not contain {want}");
+        }
+    }
+
+    #[test]
+    fn expect_counts_are_each_optional() {
+        let c = cfg(&format!(
+            "clusters:\n  a:\n    endpoint: {A}\n    expect: {{files: 8}}\n  b:\n    endpoint: {B}\n    expect: {{occurrences: 3}}\n"
+        ))
+        .unwrap();
+        let (a, b) = (c.clusters[0].expect.unwrap(), c.clusters[1].expect.unwrap());
+        assert_eq!((a.files, a.occurrences), (Some(8), None));
+        assert_eq!((b.files, b.occurrences), (None, Some(3)));
+        assert_eq!(a.mismatch(8, 100), None);
+        assert_eq!(a.mismatch(9, 100).as_deref(), Some("expected 8 files"));
+        assert_eq!(b.mismatch(1, 3), None);
+        assert_eq!(b.mismatch(3, 4).as_deref(), Some("expected 3 occurrences"));
+        let both = Expect {
+            files: Some(8),
+            occurrences: Some(19),
+        };
+        assert_eq!(
+            both.mismatch(8, 20).as_deref(),
+            Some("expected 19 occurrences in 8 files")
+        );
+        assert_eq!(both.mismatch(8, 19), None);
+    }
+
+    #[test]
+    fn rollback_moves_the_target_out_of_retired() {
+        let new = Endpoint::parse("--to", B).unwrap();
+        let old = Endpoint::parse("--to", A).unwrap();
+        let x = "https://x.example.com";
+        let cases = [
+            format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: []\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n"),
+            format!("clusters:\n  prod: {{endpoint: {A}}}\n"),
+            format!("clusters:\r\n  prod:\r\n    endpoint: '{A}'\r\n    retired:\r\n      - {x}\r\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, 'https://y.example.com']\n"),
+        ];
+        for before in cases {
+            let c0 = cfg(&before).unwrap();
+            let cut = rebound(&c0, "prod", &new).unwrap();
+            let c1 = cfg(&cut).unwrap();
+            assert_eq!(c1.clusters[0].endpoint, new, "{cut}");
+            assert_eq!(c1.clusters[0].retired.last(), Some(&old), "{cut}");
+            let back = rebound(&c1, "prod", &old).unwrap();
+            let c2 = cfg(&back).unwrap();
+            let p = &c2.clusters[0];
+            assert_eq!(p.endpoint, old, "{back}");
+            let mut want: Vec<String> = c0.clusters[0].retired.iter().map(Endpoint::url).collect();
+            want.push(B.to_string());
+            assert_eq!(
+                p.retired.iter().map(Endpoint::url).collect::<Vec<_>>(),
+                want,
+                "{back}"
+            );
+        }
+        let c0 = cfg(&format!(
+            "clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: []\n"
+        ))
+        .unwrap();
+        let c1 = cfg(&rebound(&c0, "prod", &new).unwrap()).unwrap();
+        assert_eq!(
+            rebound(&c1, "prod", &old).unwrap(),
+            format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: [{B}]\n")
+        );
+    }
+
+    #[test]
+    fn rollback_from_the_middle_of_retired_keeps_every_other_byte() {
+        let to = Endpoint::parse("--to", B).unwrap();
+        let x = "https://x.example.com";
+        let cases = [
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, {B}, https://y.example.com]  # history\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, https://y.example.com, {A}]  # history\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: ['{B}', {x}]\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, {A}]\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}  # first\n      - {x}\n    expect: {{files: 1}}\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired:\n      - {x}\n      - {A}\n    expect: {{files: 1}}\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, \"{B}\"]\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, {A}]\n"),
+            ),
+        ];
+        for (before, after) in cases {
+            assert_eq!(rebound(&cfg(&before).unwrap(), "prod", &to).unwrap(), after);
+        }
+    }
+
+    #[test]
+    fn another_clusters_endpoint_is_refused_with_a_sentence() {
+        let c = cfg(&format!(
+            "clusters:\n  prod:\n    endpoint: {A}\n  stage:\n    endpoint: {B}\n    retired: [https://x.example.com]\n"
+        ))
+        .unwrap();
+        let stage = Endpoint::parse("--to", B).unwrap();
+        let x = Endpoint::parse("--to", "https://X.example.com:443").unwrap();
+        let a = Endpoint::parse("--from", &format!("{A}/")).unwrap();
+        assert_eq!(
+            cluster_for_endpoint(&c, &a).map(|c| c.name.as_str()),
+            Some("prod")
+        );
+        assert_eq!(cluster_for_endpoint(&c, &x).map(|c| c.name.as_str()), None);
+        assert_eq!(owner_of(&c, &x).map(|c| c.name.as_str()), Some("stage"));
+        let err = format!("{:#}", rebound(&c, "prod", &stage).unwrap_err());
+        assert!(
+            err.starts_with(&format!("--to {B} is the endpoint of cluster stage (.rebind.yaml:4); pointing cluster prod at it would deploy its applications onto stage's cluster.")),
+            "{err}"
+        );
+        assert!(!err.contains("read back"), "{err}");
+        let err = format!("{:#}", rebound(&c, "prod", &x).unwrap_err());
+        assert!(
+            err.contains("is a retired endpoint of cluster stage"),
+            "{err}"
+        );
+        assert!(check_target(&c, Some("stage"), &x).is_ok());
+        assert!(check_target(&c, None, &stage).is_err());
+        assert_eq!(rebound(&c, "prod", &a).unwrap(), c.text, "already there");
+    }
+
+    #[test]
+    fn init_output_reads_back_whatever_the_names() {
+        let names = [
+            "prod #blue",
+            "- prod",
+            "yes",
+            "No",
+            "0b101",
+            "12:30",
+            "1_000",
+            "2024-01-01",
+            "~",
+            "null",
+            "prod: blue",
+            "'q'",
+            "\"dq\"",
+            "back\\slash",
+            "tab\there",
+            "[x]",
+            "{y}",
+            "*star",
+            "&amp",
+            "!tag",
+            "%pct",
+            "@at",
+            "`tick",
+            "? q",
+            "prod-blue.v2",
+            "ünï",
+            "line\nbreak",
+            ".inf",
+            "-1",
+            "+1",
+            "e3",
+        ];
+        let clusters: Vec<InitCluster> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InitCluster {
+                name: n.to_string(),
+                endpoint: format!("https://c{i}.example.com"),
+                expect: Expect {
+                    files: Some(i),
+                    occurrences: (i % 2 == 0).then_some(i * 2),
+                },
+            })
+            .collect();
+        let text = render_init(&clusters);
+        let c = cfg(&text).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+        let got: Vec<&str> = c.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(got, names);
+        for (i, k) in c.clusters.iter().enumerate() {
+            assert_eq!(k.expect, Some(clusters[i].expect));
+        }
+        // Names any YAML 1.1 reader could take as non-strings are quoted.
+        for n in [
+            "yes",
+            "No",
+            "0b101",
+            "12:30",
+            "1_000",
+            "2024-01-01",
+            "null",
+            "e3",
+        ] {
+            assert!(
+                text.contains(&format!("  \"{n}\":\n")) || n == "e3" && text.contains("  e3:\n"),
+                "{n}: {text}"
+            );
+        }
+        assert!(text.contains("  prod-blue.v2:\n"));
+    }
+
+    #[test]
+    fn init_with_no_cluster_is_a_valid_empty_config() {
+        let text = render_init(&[]);
+        let c = cfg(&text).unwrap();
+        assert!(c.clusters.is_empty());
+        assert!(text.contains("No workload endpoint was found"), "{text}");
+        assert!(cfg("clusters:\n").unwrap().clusters.is_empty());
+    }
+
+    #[test]
+    fn root_key_is_relative_to_the_config() {
+        let c = parse(
+            Path::new("ci/rebind-prod.yaml"),
+            &format!("root: ..\nclusters:\n  prod: {{endpoint: {A}}}\n"),
+        )
+        .unwrap();
+        assert_eq!(c.root(), Path::new("ci/.."));
+        let c = parse(Path::new("ci/x.yaml"), "clusters: {}\n").unwrap();
+        assert_eq!(c.root(), Path::new("ci"));
+        let err = format!("{:#}", cfg("root: []\nclusters: {}\n").unwrap_err());
+        assert!(
+            err.contains(".rebind.yaml:1:7: root: expected a directory"),
+            "{err}"
+        );
+    }
 }

@@ -498,17 +498,15 @@ fn decode_bom(bytes: &[u8]) -> Option<Content> {
         _ => return None,
     };
     let body = &bytes[width..];
-    let units = body.chunks(width);
-    let mut text = String::with_capacity(body.len() / width);
+    let (whole, rest) = body.split_at(body.len() - body.len() % width);
+    let mut text = String::with_capacity(whole.len() / width);
     let bad = |text: &str| Content::NotUtf8 {
         bytes: bytes.to_vec(),
         line: text.matches('\n').count() + 1,
     };
     if width == 4 {
-        for u in units {
-            let Ok(u) = <[u8; 4]>::try_from(u) else {
-                return Some(bad(&text));
-            };
+        for u in whole.chunks_exact(4) {
+            let u = [u[0], u[1], u[2], u[3]];
             let v = if big {
                 u32::from_be_bytes(u)
             } else {
@@ -520,23 +518,262 @@ fn decode_bom(bytes: &[u8]) -> Option<Content> {
             }
         }
     } else {
-        let mut code = Vec::with_capacity(body.len() / 2);
-        for u in units {
-            let Ok(u) = <[u8; 2]>::try_from(u) else {
-                return Some(bad(&text));
-            };
-            code.push(if big {
-                u16::from_be_bytes(u)
+        let units = whole.chunks_exact(2).map(|u| {
+            if big {
+                u16::from_be_bytes([u[0], u[1]])
             } else {
-                u16::from_le_bytes(u)
-            });
-        }
-        for c in char::decode_utf16(code) {
+                u16::from_le_bytes([u[0], u[1]])
+            }
+        });
+        for c in char::decode_utf16(units) {
             match c {
                 Ok(c) => text.push(c),
                 Err(_) => return Some(bad(&text)),
             }
         }
     }
+    if !rest.is_empty() {
+        return Some(bad(&text));
+    }
     Some(Content::Decoded { text, encoding })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with a config outside the root's top level and files at
+    /// several depths; returns its directory.
+    fn tree() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for f in [
+            "apps/a.yaml",
+            "apps/karpenter.yaml",
+            "apps/vendor/v.yaml",
+            "apps/vendor/deep/w.yaml",
+            "karpenter.yaml",
+            "ci/rebind-prod.yaml",
+            "docs/notes.md",
+            "apps/.rebind.yaml",
+        ] {
+            let p = d.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x: 1\n").unwrap();
+        }
+        d
+    }
+
+    fn rels(w: &Walk) -> Vec<&str> {
+        w.entries.iter().map(|e| e.rel.as_str()).collect()
+    }
+
+    fn names(w: &Walk, root: &Path) -> Vec<String> {
+        let root = root.canonicalize().unwrap();
+        w.entries
+            .iter()
+            .map(|e| {
+                let id = identity_of(&e.path).unwrap();
+                slash(id.strip_prefix(&root).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn globs_are_relative_to_the_root_whatever_the_path() {
+        let d = tree();
+        let root = d.path();
+        let req = |paths: Vec<PathBuf>| WalkRequest {
+            paths,
+            root: Some(root.to_path_buf()),
+            include: vec![],
+            exclude: vec!["karpenter.yaml".into(), "apps/vendor/**".into()],
+            config_path: Some(root.join("ci/rebind-prod.yaml")),
+        };
+        let all = discover(&req(vec![root.to_path_buf()])).unwrap();
+        assert_eq!(names(&all, root), ["apps/a.yaml", "docs/notes.md"]);
+        let apps = discover(&req(vec![root.join("apps")])).unwrap();
+        assert_eq!(names(&apps, root), ["apps/a.yaml"]);
+        let vendor = discover(&req(vec![root.join("apps/vendor")])).unwrap();
+        assert!(vendor.entries.is_empty(), "{:?}", rels(&vendor));
+        // Files named on the command line are filtered the same way.
+        let named = discover(&req(vec![
+            root.join("apps/vendor/v.yaml"),
+            root.join("apps/karpenter.yaml"),
+            root.join("ci/rebind-prod.yaml"),
+            root.join("apps/a.yaml"),
+        ]))
+        .unwrap();
+        assert_eq!(names(&named, root), ["apps/a.yaml"]);
+        // A directory pattern excludes what is under it; `*` stops at `/`.
+        let mut r = req(vec![root.to_path_buf()]);
+        r.exclude = vec!["vendor/".into(), "/*.yaml".into()];
+        r.include = vec!["apps/*.yaml".into()];
+        let w = discover(&r).unwrap();
+        assert_eq!(
+            names(&w, root),
+            [
+                "apps/a.yaml",
+                "apps/karpenter.yaml",
+                "ci/rebind-prod.yaml",
+                "docs/notes.md"
+            ]
+            .into_iter()
+            .filter(|n| *n != "ci/rebind-prod.yaml")
+            .collect::<Vec<_>>()
+        );
+        let roles: Vec<Role> = w.entries.iter().map(|e| e.role).collect();
+        assert_eq!(roles, [Role::Yaml, Role::Yaml, Role::Text]);
+    }
+
+    #[test]
+    fn without_a_root_globs_are_relative_to_the_walked_path() {
+        let d = tree();
+        let root = d.path();
+        let w = discover(&WalkRequest {
+            paths: vec![root.join("apps")],
+            exclude: vec!["vendor/**".into()],
+            ..WalkRequest::default()
+        })
+        .unwrap();
+        assert_eq!(names(&w, root), ["apps/a.yaml", "apps/karpenter.yaml"]);
+        // Any file named .rebind.yaml is a config, never a manifest.
+        assert!(!names(&w, root).iter().any(|n| n.ends_with(".rebind.yaml")));
+    }
+
+    #[test]
+    fn overlapping_paths_yield_each_file_once() {
+        let d = tree();
+        let root = d.path();
+        let w = discover(&WalkRequest::paths(&[
+            root.join("apps"),
+            root.join("apps/./a.yaml"),
+            root.join("apps/vendor/../a.yaml"),
+            root.join("apps/vendor"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            names(&w, root),
+            [
+                "apps/a.yaml",
+                "apps/karpenter.yaml",
+                "apps/vendor/deep/w.yaml",
+                "apps/vendor/v.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn shown_names_drop_dot_components() {
+        assert_eq!(display_base(Path::new("./apps"), None), "apps");
+        assert_eq!(display_base(Path::new("."), None), "");
+        assert_eq!(display_base(Path::new("a/./b/"), None), "a/b");
+        assert_eq!(display_base(Path::new("../x"), None), "../x");
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/r"))),
+            "apps/a.yaml"
+        );
+        assert_eq!(join_rel("", "a.yaml"), "a.yaml");
+        assert_eq!(join_rel("apps", "a.yaml"), "apps/a.yaml");
+    }
+
+    #[test]
+    fn bad_globs_are_named() {
+        assert!(glob_error("**/*.yaml").is_none());
+        assert!(glob_error("karpenter.yaml").is_none());
+        assert!(glob_error("apps/[x").is_some());
+        assert!(glob_error("#vendor").is_some());
+        assert!(glob_error(" ").is_some());
+        let err = discover(&WalkRequest {
+            exclude: vec!["a/{b".into()],
+            ..WalkRequest::default()
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").starts_with("--exclude \"a/{b\": invalid glob"));
+    }
+
+    fn utf16(s: &str, big: bool) -> Vec<u8> {
+        let mut out = if big {
+            vec![0xFE, 0xFF]
+        } else {
+            vec![0xFF, 0xFE]
+        };
+        for u in s.encode_utf16() {
+            out.extend(if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        out
+    }
+
+    fn utf32(s: &str, big: bool) -> Vec<u8> {
+        let mut out = if big {
+            vec![0, 0, 0xFE, 0xFF]
+        } else {
+            vec![0xFF, 0xFE, 0, 0]
+        };
+        for c in s.chars() {
+            let u = c as u32;
+            out.extend(if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn utf16_and_utf32_are_decoded_by_their_byte_order_mark() {
+        let text = "server: https://h.example.com # 서울\r\nx: 😀\n";
+        for (bytes, name) in [
+            (utf16(text, false), "UTF-16LE"),
+            (utf16(text, true), "UTF-16BE"),
+            (utf32(text, false), "UTF-32LE"),
+            (utf32(text, true), "UTF-32BE"),
+        ] {
+            match classify(bytes) {
+                Content::Decoded { text: t, encoding } => {
+                    assert_eq!((t.as_str(), encoding), (text, name));
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        let mut odd = utf16("a\nb", false);
+        odd.push(0);
+        assert!(matches!(classify(odd), Content::NotUtf8 { line: 2, .. }));
+        // A lone surrogate.
+        let mut lone = utf16("a\n", true);
+        lone.extend([0xD8, 0x00, 0, b'x']);
+        assert!(matches!(classify(lone), Content::NotUtf8 { line: 2, .. }));
+        assert!(matches!(classify(b"a\0b".to_vec()), Content::Binary(_)));
+        assert!(
+            matches!(classify(b"\xEF\xBB\xBFa: 1\n".to_vec()), Content::Text(t) if t == "\u{feff}a: 1\n")
+        );
+        assert!(matches!(
+            classify(b"a\n\xFF\n".to_vec()),
+            Content::NotUtf8 { line: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn a_file_that_vanished_is_unreadable_not_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let entry = Entry {
+            path: d.path().join("gone.yaml"),
+            rel: "gone.yaml".into(),
+            role: Role::Yaml,
+        };
+        match read(&entry) {
+            Content::Unreadable(r) => assert_eq!(r, "vanished during the walk"),
+            other => panic!("{other:?}"),
+        }
+        let dir = Entry {
+            path: d.path().to_path_buf(),
+            rel: "d".into(),
+            role: Role::Yaml,
+        };
+        assert!(matches!(read(&dir), Content::Unreadable(r) if r.starts_with("cannot read:")));
+    }
 }

@@ -294,16 +294,21 @@ fn slash(p: &Path) -> String {
     p.to_string_lossy().replace('\\', "/")
 }
 
-/// How a PATH is shown: as typed without `.` components (an absolute PATH
-/// under the current directory relative to it); `""` for `.`.
+/// How a PATH is shown: as typed without `.` components, `""` for `.`. A
+/// PATH with `..` or an absolute one is shown relative to the current
+/// directory when it lies there (`ci/..` is `""`, `/repo/apps` is `apps`).
 fn display_base(given: &Path, cwd: Option<&Path>) -> String {
-    let given = match cwd {
-        Some(c) if given.is_absolute() => match given.strip_prefix(c) {
-            Ok(r) => r,
-            Err(_) => given,
-        },
-        _ => given,
-    };
+    let roundabout = given.is_absolute() || given.components().any(|c| c == Component::ParentDir);
+    if let (true, Some(cwd)) = (roundabout, cwd) {
+        let resolved = identity_of(given).or_else(|| given.canonicalize().ok());
+        let inside = resolved
+            .as_deref()
+            .and_then(|r| r.strip_prefix(cwd).ok())
+            .or_else(|| given.strip_prefix(cwd).ok());
+        if let Some(r) = inside {
+            return slash(r);
+        }
+    }
     let mut out = PathBuf::new();
     for c in given.components() {
         if c != Component::CurDir {

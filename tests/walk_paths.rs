@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use std::path::Path;
 
 const CONFIG: &str = ".rebind.yaml";
 

@@ -32,9 +32,7 @@ fn a_config_with_another_name_is_never_a_manifest() {
     std::fs::create_dir(d.join("ci")).unwrap();
     std::fs::write(
         d.join("ci/rebind-prod.yaml"),
-        format!(
-            "root: ..\nclusters:\n  prod:\n    endpoint: {OLD}\n  stage:\n    endpoint: {STAGE}\n"
-        ),
+        format!("clusters:\n  prod:\n    endpoint: {OLD}\n  stage:\n    endpoint: {STAGE}\n"),
     )
     .unwrap();
     let cfg = "ci/rebind-prod.yaml";

@@ -75,10 +75,18 @@ pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
             )
         })
     };
+    // An anchored node's marker is after its `&name`: point at the `&`
+    // when it is on the same line.
     let anchored = |m: &yaml_rust2::scanner::Marker| {
+        let at = index.offset(body, m.line(), m.col()).unwrap_or(body.len());
+        let ls = body[..at].rfind('\n').map_or(0, |p| p + 1);
+        let col = match body[ls..at].rfind(['&', '*']) {
+            Some(p) => body[ls..ls + p].chars().count() + 1,
+            None => m.col() + 1,
+        };
         Err((
             m.line(),
-            m.col() + 1,
+            col,
             "anchors and aliases are not allowed in the config; write the value out".to_string(),
         ))
     };
@@ -498,6 +506,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
                 for (s, n) in string_items(r, "retired", path)? {
                     let e = Endpoint::parse("retired", &s)
                         .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
+                    if let Some(first) = retired.iter().position(|r: &Endpoint| r.key() == e.key())
+                    {
+                        bail!(
+                            "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
+                            n.line,
+                            n.col,
+                            e.url(),
+                            first + 1
+                        );
+                    }
                     if e.key() == endpoint.key() {
                         bail!(
                             "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
@@ -971,11 +989,11 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod:\n    endpoint: &e {A}\n  stage:\n    endpoint: *e\n"),
-                ".rebind.yaml:3:18: anchors and aliases are not allowed",
+                ".rebind.yaml:3:15: anchors and aliases are not allowed",
             ),
             (
                 format!("x: &e {A}\nclusters:\n  prod:\n    endpoint: *e\n"),
-                ".rebind.yaml:1:7: anchors and aliases are not allowed",
+                ".rebind.yaml:1:4: anchors and aliases are not allowed",
             ),
             (
                 format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}\n      - {A}/\n"),
@@ -988,6 +1006,10 @@ mod tests {
             (
                 format!("clusters:\n  prod: {{endpoint: {A}}}\nexclude: [\"#vendor\"]\n"),
                 ".rebind.yaml:3:11: exclude \"#vendor\": invalid glob",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{B}, '{B}/']\n"),
+                ".rebind.yaml:4:94: cluster prod lists retired endpoint",
             ),
             (
                 format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{}}\n"),

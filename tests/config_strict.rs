@@ -50,7 +50,7 @@ fn the_reader_refuses_ambiguous_configs_naming_line_and_column() {
         ),
         (
             format!("clusters:\n  prod:\n    endpoint: &e {OLD}\n  copy:\n    endpoint: *e\n"),
-            ".rebind.yaml:3:18: anchors and aliases are not allowed",
+            ".rebind.yaml:3:15: anchors and aliases are not allowed",
         ),
         (
             format!("clusters:\n  prod:\n    endpoint: {OLD}\n    retired: [{NEW}, {OLD}]\n"),

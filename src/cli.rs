@@ -734,7 +734,7 @@ fn warn_existing(repo: &std::path::Path, server: &str) -> Result<()> {
         .host
         .to_ascii_lowercase();
     let inv = inventory(
-        walk::discover(&walk::WalkRequest::paths(&[repo.to_path_buf()]))?,
+        walk::discover(&walk::WalkRequest::for_paths(&[repo.to_path_buf()]))?,
         &[host],
         true,
     )?;
@@ -790,7 +790,7 @@ fn init(a: InitArgs, out: &mut Out) -> Result<i32> {
         );
     }
     let inv = inventory(
-        walk::discover(&walk::WalkRequest::paths(std::slice::from_ref(&root)))?,
+        walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?,
         &[],
         false,
     )?;

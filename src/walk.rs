@@ -94,7 +94,7 @@ pub struct WalkRequest {
 
 impl WalkRequest {
     /// A request for `paths` with default globs, no root and no config.
-    pub fn paths(paths: &[PathBuf]) -> WalkRequest {
+    pub fn for_paths(paths: &[PathBuf]) -> WalkRequest {
         WalkRequest {
             paths: paths.to_vec(),
             ..WalkRequest::default()
@@ -197,8 +197,13 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
     let mut found: Vec<(PathBuf, Entry)> = Vec::new();
     let mut walk = Walk::default();
     for given in &paths {
-        let meta = std::fs::symlink_metadata(given)
-            .with_context(|| format!("{}: cannot read", given.display()))?;
+        let meta = match std::fs::symlink_metadata(given) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                bail!("{}: no such file or directory", given.display())
+            }
+            Err(e) => return Err(e).with_context(|| format!("{}: cannot read", given.display())),
+        };
         let shown = display_base(given, filter.cwd.as_deref());
         if meta.is_dir() {
             walk_dir(
@@ -649,7 +654,7 @@ mod tests {
     fn overlapping_paths_yield_each_file_once() {
         let d = tree();
         let root = d.path();
-        let w = discover(&WalkRequest::paths(&[
+        let w = discover(&WalkRequest::for_paths(&[
             root.join("apps"),
             root.join("apps/./a.yaml"),
             root.join("apps/vendor/../a.yaml"),

@@ -104,7 +104,10 @@ fn check_on_a_missing_file_says_so() {
     let out = rebind(d, &["check", "apps/nope.yaml"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("apps/nope.yaml"), "{err}");
+    assert!(
+        err.contains("apps/nope.yaml: no such file or directory"),
+        "{err}"
+    );
     assert!(!err.contains("no .rebind.yaml found"), "{err}");
 }
 

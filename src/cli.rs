@@ -421,23 +421,13 @@ fn plan(a: &RebindArgs) -> Result<(Plan, Inventory)> {
         let new = config::rebound(cfg, &c.name, &to)?;
         plan.files.push(rewrite::FilePlan {
             path: cfg.path.clone(),
-            rel: config_rel(cfg, &a.walk.paths()[0]),
+            rel: walk::display_path(&cfg.path),
             old: cfg.text.as_str().into(),
             new: new.into(),
             changes: Vec::new(),
         });
     }
     Ok((plan, inv))
-}
-
-/// The config's path as shown: relative to the walked root when inside it.
-fn config_rel(cfg: &Config, root: &std::path::Path) -> String {
-    let (Ok(c), Ok(r)) = (cfg.path.canonicalize(), root.canonicalize()) else {
-        return cfg.path.display().to_string();
-    };
-    c.strip_prefix(&r)
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .unwrap_or_else(|_| cfg.path.display().to_string())
 }
 
 fn fail_on_errors(plan: &Plan) -> Result<()> {

@@ -301,17 +301,16 @@ fn slash(p: &Path) -> String {
 
 /// How a PATH is shown: as typed without `.` components, `""` for `.`. A
 /// PATH with `..` or an absolute one is shown relative to the current
-/// directory when it lies there (`ci/..` is `""`, `/repo/apps` is `apps`).
+/// directory (`ci/..` is `""`, `/repo/apps` is `apps`, and from `/repo/ci`,
+/// `/repo/apps` is `../apps`), unless the two share only `/`.
 fn display_base(given: &Path, cwd: Option<&Path>) -> String {
     let roundabout = given.is_absolute() || given.components().any(|c| c == Component::ParentDir);
     if let (true, Some(cwd)) = (roundabout, cwd) {
-        let resolved = identity_of(given).or_else(|| given.canonicalize().ok());
-        let inside = resolved
-            .as_deref()
-            .and_then(|r| r.strip_prefix(cwd).ok())
-            .or_else(|| given.strip_prefix(cwd).ok());
-        if let Some(r) = inside {
-            return slash(r);
+        let resolved = identity_of(given)
+            .or_else(|| given.canonicalize().ok())
+            .unwrap_or_else(|| given.to_path_buf());
+        if let Some(r) = relative_to(&resolved, cwd) {
+            return r;
         }
     }
     let mut out = PathBuf::new();
@@ -321,6 +320,36 @@ fn display_base(given: &Path, cwd: Option<&Path>) -> String {
         }
     }
     slash(&out)
+}
+
+/// `path` relative to the directory `base` (both absolute), with `..` steps;
+/// `None` when they share nothing but the file system root.
+fn relative_to(path: &Path, base: &Path) -> Option<String> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let (p, b): (Vec<Component>, Vec<Component>) =
+        (path.components().collect(), base.components().collect());
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common < b.len() && common < 2 {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    out.extend(&p[common..]);
+    Some(slash(&out))
+}
+
+/// A path as rebind shows it: relative to the current directory when that
+/// reads better (see [`Entry::rel`]); for paths that are not entries, such as
+/// the config.
+pub fn display_path(p: &Path) -> String {
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    display_base(p, cwd.as_deref())
 }
 
 fn join_rel(base: &str, sub: &str) -> String {
@@ -426,7 +455,17 @@ fn walk_dir(
         if is_config(&identity, config) {
             continue;
         }
-        let rel = join_rel(shown, &slash(&sub));
+        // Below a PATH outside the current directory, `..` steps are resolved
+        // against the file itself (`../apps/a.yaml` from `apps` is `a.yaml`).
+        let outside = matches!(
+            Path::new(shown).components().next(),
+            Some(Component::ParentDir | Component::RootDir | Component::Prefix(_))
+        );
+        let rel = match (&filter.cwd, outside) {
+            (Some(cwd), true) => relative_to(&identity, cwd),
+            _ => None,
+        }
+        .unwrap_or_else(|| join_rel(shown, &slash(&sub)));
         if ft.is_symlink() {
             walk.skipped.push(Skipped {
                 rel,
@@ -681,6 +720,14 @@ mod tests {
         assert_eq!(
             display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/r"))),
             "apps/a.yaml"
+        );
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/r/ci"))),
+            "../apps/a.yaml"
+        );
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/q"))),
+            "/r/apps/a.yaml"
         );
         assert_eq!(join_rel("", "a.yaml"), "a.yaml");
         assert_eq!(join_rel("apps", "a.yaml"), "apps/a.yaml");

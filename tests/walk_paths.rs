@@ -290,3 +290,28 @@ fn an_unreadable_file_is_named_not_fatal() {
     );
     assert!(stdout(&out).contains("apps/keda.yaml"));
 }
+
+#[test]
+fn names_are_shown_relative_to_where_you_stand() {
+    let dir = temp_fixture();
+    let d = dir.path();
+    std::fs::write(
+        d.join(CONFIG),
+        format!("clusters:\n  prod:\n    endpoint: {NEW}\n    retired: [{OLD}]\n  stage:\n    endpoint: {STAGE}\n"),
+    )
+    .unwrap();
+    std::fs::write(d.join("apps/stale.yaml"), app(OLD)).unwrap();
+    std::fs::write(d.join("stage/stale.yaml"), app(OLD)).unwrap();
+    let out = rebind(&d.join("apps"), &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("stale.yaml")).collect();
+    assert_eq!(
+        lines
+            .iter()
+            .map(|l| l.split(':').next().unwrap())
+            .collect::<Vec<_>>(),
+        ["../stage/stale.yaml", "stale.yaml"],
+        "{text}"
+    );
+}

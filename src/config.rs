@@ -1,7 +1,15 @@
 //! `.rebind.yaml`: which endpoint each cluster has now, which it had before,
-//! the expected counts, and the include/exclude globs. Reading it (every
-//! error names its line), finding it (walking up from PATH), writing a new one
-//! (`init`), and updating it after a rebind byte-for-byte like any other file.
+//! the expected counts, the include/exclude globs and, optionally, the
+//! repository `root` (default: the config's directory). Reading it (every
+//! error names its line, and column where it points at a node), finding it
+//! (walking up from PATH), writing a new one (`init`), and updating it after a
+//! rebind byte-for-byte like any other file (rollbacks included).
+//!
+//! The reader is strict, because the config decides what `check` lets through:
+//! a key written twice in any mapping (a cluster declared twice included), a
+//! second YAML document, anchors and aliases, a cluster listing its own
+//! endpoint (or one endpoint twice) as retired, one endpoint under two
+//! clusters, and an invalid glob are all refused.
 
 use crate::endpoint::Endpoint;
 use crate::locate::LineIndex;

@@ -25,8 +25,11 @@
 //!   `include` (default [`DEFAULT_INCLUDE`]) picks the files parsed as YAML;
 //!   every other file is searched as text.
 //! - Each file is listed once: paths are compared canonicalised, so
-//!   `apps ./apps/a.yaml` yields `apps/a.yaml` once. The name shown ([`Entry::rel`])
-//!   is the PATH as typed (without `./`) joined with the path below it.
+//!   `apps ./apps/a.yaml` yields `apps/a.yaml` once. The name shown
+//!   ([`Entry::rel`]) is the PATH as typed (without `./`) joined with the path
+//!   below it; a PATH that is absolute or climbs with `..` (the config's root
+//!   seen from a subdirectory) is shown relative to the current directory
+//!   (`../stage/a.yaml`, `a.yaml`), unless the two share only `/`.
 //! - A directory that cannot be read, and (through [`read`]) a file that cannot
 //!   be read or vanished after it was listed, is named as [`Skipped`] with the
 //!   reason; only a PATH that does not exist at all is an error.

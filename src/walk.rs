@@ -247,7 +247,7 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
         if !meta.is_file() {
             walk.skipped.push(Skipped {
                 rel: shown,
-                reason: "not a regular file".into(),
+                reason: "not a regular file (a FIFO, socket or device); not read".into(),
             });
             continue;
         }
@@ -477,6 +477,10 @@ fn walk_dir(
             continue;
         }
         if !ft.is_file() {
+            walk.skipped.push(Skipped {
+                rel,
+                reason: "not a regular file (a FIFO, socket or device); not read".into(),
+            });
             continue;
         }
         found.push((

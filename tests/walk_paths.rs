@@ -315,3 +315,30 @@ fn names_are_shown_relative_to_where_you_stand() {
         "{text}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn special_files_are_named_not_opened() {
+    let dir = temp_fixture();
+    let d = dir.path();
+    let fifo = d.join("apps/pipe.yaml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let out = rebind(d, &["diff", "--from", OLD, "--to", NEW]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("apps/pipe.yaml: skipped: not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    let out = rebind(d, &["check", "--allow-unknown", "apps/pipe.yaml"]);
+    assert_eq!(out.status.code(), Some(2), "no config: {}", stderr(&out));
+    std::fs::write(
+        d.join(CONFIG),
+        format!("clusters:\n  prod:\n    endpoint: {OLD}\n"),
+    )
+    .unwrap();
+    let out = rebind(d, &["check", "--allow-unknown", "apps/pipe.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("apps/pipe.yaml: skipped: not a regular file"));
+}

@@ -1,7 +1,15 @@
 //! `.rebind.yaml`: which endpoint each cluster has now, which it had before,
-//! the expected counts, and the include/exclude globs. Reading it (every
-//! error names its line), finding it (walking up from PATH), writing a new one
-//! (`init`), and updating it after a rebind byte-for-byte like any other file.
+//! the expected counts, the include/exclude globs and, optionally, the
+//! repository `root` (default: the config's directory). Reading it (every
+//! error names its line, and column where it points at a node), finding it
+//! (walking up from PATH), writing a new one (`init`), and updating it after a
+//! rebind byte-for-byte like any other file (rollbacks included).
+//!
+//! The reader is strict, because the config decides what `check` lets through:
+//! a key written twice in any mapping (a cluster declared twice included), a
+//! second YAML document, anchors and aliases, a cluster listing its own
+//! endpoint (or one endpoint twice) as retired, one endpoint under two
+//! clusters, and an invalid glob are all refused.
 
 use crate::endpoint::Endpoint;
 use crate::locate::LineIndex;
@@ -20,6 +28,8 @@ pub struct Node {
     pub value: Value,
     /// 1-based line of the node's first byte.
     pub line: usize,
+    /// 1-based column (in characters) of the node's first byte.
+    pub col: usize,
     /// Byte offset where the node starts (a quote or bracket included).
     pub start: usize,
     /// Byte offset of the closing bracket of a flow collection, or where the
@@ -32,7 +42,6 @@ pub enum Value {
     Scalar(String, TScalarStyle),
     Map(Vec<(Node, Node)>),
     Seq(Vec<Node>),
-    Alias,
 }
 
 impl Node {
@@ -54,7 +63,9 @@ impl Node {
     }
 }
 
-/// Parses `text` into a positioned tree (first document only).
+/// Parses `text` into a positioned tree. The config is strict: more than one
+/// document, an anchor or an alias is an error. Errors carry the 1-based line
+/// and column and the whole message.
 pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
     let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
     let body = &text[bom..];
@@ -63,25 +74,51 @@ pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
     let mut stack: Vec<Node> = Vec::new();
     let mut pending_keys: Vec<Option<Node>> = Vec::new();
     let mut root = None;
-    loop {
-        let (ev, m) = parser.next_token().map_err(|e| {
+    let mut next = || {
+        parser.next_token().map_err(|e| {
             (
                 e.marker().line(),
                 e.marker().col() + 1,
-                e.info().to_string(),
+                format!("not valid YAML: {}", e.info()),
             )
-        })?;
+        })
+    };
+    // An anchored node's marker is after its `&name`: point at the `&`
+    // when it is on the same line.
+    let anchored = |m: &yaml_rust2::scanner::Marker| {
+        let at = index.offset(body, m.line(), m.col()).unwrap_or(body.len());
+        let ls = body[..at].rfind('\n').map_or(0, |p| p + 1);
+        let col = match body[ls..at].rfind(['&', '*']) {
+            Some(p) => body[ls..ls + p].chars().count() + 1,
+            None => m.col() + 1,
+        };
+        Err((
+            m.line(),
+            col,
+            "anchors and aliases are not allowed in the config; write the value out".to_string(),
+        ))
+    };
+    loop {
+        let (ev, m) = next()?;
         let at = bom + index.offset(body, m.line(), m.col()).unwrap_or(body.len());
         let node = |value| Node {
             value,
             line: m.line(),
+            col: m.col() + 1,
             start: at,
             end: at,
         };
         let done = match ev {
-            Event::StreamEnd | Event::DocumentEnd => break,
+            Event::StreamEnd => break,
+            Event::Alias(_) => return anchored(&m),
+            Event::Scalar(_, _, aid, _)
+            | Event::MappingStart(aid, _)
+            | Event::SequenceStart(aid, _)
+                if aid > 0 =>
+            {
+                return anchored(&m)
+            }
             Event::Scalar(v, style, ..) => Some(node(Value::Scalar(v, style))),
-            Event::Alias(_) => Some(node(Value::Alias)),
             Event::MappingStart(..) => {
                 stack.push(node(Value::Map(Vec::new())));
                 pending_keys.push(None);
@@ -99,14 +136,19 @@ pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
                     n
                 })
             }
+            Event::DocumentStart if root.is_some() => {
+                return Err((
+                    m.line(),
+                    m.col() + 1,
+                    "a second YAML document starts here; the config is a single document"
+                        .to_string(),
+                ))
+            }
             _ => None,
         };
         let Some(done) = done else { continue };
         match stack.last_mut() {
-            None => {
-                root = Some(done);
-                break;
-            }
+            None => root = Some(done),
             Some(parent) => match &mut parent.value {
                 Value::Seq(items) => items.push(done),
                 Value::Map(pairs) => {
@@ -123,11 +165,37 @@ pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
     Ok(root)
 }
 
-/// Expected counts for a cluster's endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Expected counts for a cluster's endpoint; either may be left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Expect {
-    pub files: usize,
-    pub occurrences: usize,
+    /// How many files must hold the old endpoint.
+    pub files: Option<usize>,
+    /// How many occurrences must be rewritten.
+    pub occurrences: Option<usize>,
+}
+
+impl Expect {
+    /// Whether no count is set.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_none() && self.occurrences.is_none()
+    }
+
+    /// `None` when the counts found satisfy every count set; otherwise what
+    /// was expected, as `expected 19 occurrences in 8 files`,
+    /// `expected 8 files` or `expected 19 occurrences`.
+    pub fn mismatch(&self, files: usize, occurrences: usize) -> Option<String> {
+        let ok = self.files.is_none_or(|f| f == files)
+            && self.occurrences.is_none_or(|o| o == occurrences);
+        if ok {
+            return None;
+        }
+        Some(match (self.files, self.occurrences) {
+            (Some(f), Some(o)) => format!("expected {o} occurrences in {f} files"),
+            (Some(f), None) => format!("expected {f} files"),
+            (None, Some(o)) => format!("expected {o} occurrences"),
+            (None, None) => unreachable!("an empty expectation always holds"),
+        })
+    }
 }
 
 /// One cluster of the config.
@@ -153,14 +221,22 @@ pub struct Config {
     pub clusters: Vec<Cluster>,
     pub include: Vec<String>,
     pub exclude: Vec<String>,
+    /// The `root:` setting (relative to the config's directory) and its node.
+    root_setting: Option<(String, Node)>,
 }
 
 impl Config {
-    /// The directory holding the config: the repository root.
+    /// The repository root: the directory holding the config, or the
+    /// directory its `root:` key names (relative to the config's directory).
+    /// Walks start here, and `include`/`exclude` are relative to it.
     pub fn root(&self) -> PathBuf {
-        match self.path.parent() {
+        let dir = match self.path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
+        };
+        match &self.root_setting {
+            Some((r, _)) => dir.join(r),
+            None => dir,
         }
     }
 
@@ -179,9 +255,76 @@ impl Config {
     }
 }
 
-/// Walks up from `start` to find `.rebind.yaml`.
+/// The cluster whose current endpoint is `url`: `apply --from URL` updates
+/// it exactly as `--cluster NAME` would.
+pub fn cluster_for_endpoint<'a>(cfg: &'a Config, url: &Endpoint) -> Option<&'a Cluster> {
+    cfg.clusters.iter().find(|c| c.endpoint.key() == url.key())
+}
+
+/// The cluster that declares `url`, as its current endpoint or as a retired one.
+pub fn owner_of<'a>(cfg: &'a Config, url: &Endpoint) -> Option<&'a Cluster> {
+    cluster_for_endpoint(cfg, url).or_else(|| {
+        cfg.clusters
+            .iter()
+            .find(|c| c.retired.iter().any(|r| r.key() == url.key()))
+    })
+}
+
+/// The refusal for a `--to` that another declared cluster owns: `moving` is
+/// the cluster being rebound (`None`: manifests with no declared cluster).
+pub fn foreign_target(
+    cfg: &Config,
+    moving: Option<&str>,
+    owner: &Cluster,
+    to: &Endpoint,
+) -> anyhow::Error {
+    let what = match moving {
+        Some(m) => format!("cluster {m}"),
+        None => "these manifests".to_string(),
+    };
+    let p = cfg.path.display();
+    if owner.endpoint.key() == to.key() {
+        anyhow!(
+            "--to {} is the endpoint of cluster {} ({p}:{}); pointing {what} at it would deploy its applications onto {}'s cluster. Nothing written. Pass the new endpoint of {what}; if {} itself moved, rebind it first.",
+            to.url(),
+            owner.name,
+            owner.line,
+            owner.name,
+            owner.name
+        )
+    } else {
+        anyhow!(
+            "--to {} is a retired endpoint of cluster {} ({p}:{}); an endpoint that belonged to one cluster is not reused for another. Nothing written. If it really is the new endpoint of {what}, remove it from {}'s `retired` first.",
+            to.url(),
+            owner.name,
+            owner.line,
+            owner.name
+        )
+    }
+}
+
+/// Refuses a `--to` that a cluster other than `moving` declares (now or
+/// retired), with [`foreign_target`]'s sentence.
+pub fn check_target(cfg: &Config, moving: Option<&str>, to: &Endpoint) -> Result<()> {
+    match owner_of(cfg, to) {
+        Some(owner) if Some(owner.name.as_str()) != moving => {
+            Err(foreign_target(cfg, moving, owner, to))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Walks up from `start` to find `.rebind.yaml`. A `start` that does not
+/// exist (a file named by mistake) is looked up from its nearest existing
+/// directory, so the caller reports the missing file, not a missing config.
 pub fn find(start: &Path) -> Option<PathBuf> {
-    let abs = start.canonicalize().ok()?;
+    let mut existing = std::env::current_dir().ok()?.join(start);
+    while std::fs::symlink_metadata(&existing).is_err() {
+        if !existing.pop() {
+            return None;
+        }
+    }
+    let abs = existing.canonicalize().ok()?;
     let mut dir = if abs.is_file() {
         abs.parent()?.to_path_buf()
     } else {
@@ -198,12 +341,13 @@ pub fn find(start: &Path) -> Option<PathBuf> {
     }
 }
 
-fn strings(node: &Node, what: &str, path: &Path) -> Result<Vec<String>> {
+/// The items of a list of strings, with their nodes.
+fn string_items<'a>(node: &'a Node, what: &str, path: &Path) -> Result<Vec<(String, &'a Node)>> {
     match &node.value {
         Value::Seq(items) => items
             .iter()
             .map(|i| {
-                i.as_str().map(str::to_string).ok_or_else(|| {
+                i.as_str().map(|s| (s.to_string(), i)).ok_or_else(|| {
                     anyhow!(
                         "{}:{}: {what}: expected a list of strings",
                         path.display(),
@@ -218,6 +362,22 @@ fn strings(node: &Node, what: &str, path: &Path) -> Result<Vec<String>> {
             node.line
         ),
     }
+}
+
+/// A list of globs, each checked with `.gitignore` syntax.
+fn globs(node: &Node, what: &str, path: &Path) -> Result<Vec<String>> {
+    let items = string_items(node, what, path)?;
+    for (g, n) in &items {
+        if let Some(e) = crate::walk::glob_error(g) {
+            bail!(
+                "{}:{}:{}: {what} {g:?}: invalid glob: {e}",
+                path.display(),
+                n.line,
+                n.col
+            );
+        }
+    }
+    Ok(items.into_iter().map(|(g, _)| g).collect())
 }
 
 fn keys_known(node: &Node, known: &[&str], what: &str, path: &Path) -> Result<()> {
@@ -242,31 +402,87 @@ fn keys_known(node: &Node, known: &[&str], what: &str, path: &Path) -> Result<()
     Ok(())
 }
 
+/// Refuses a key written twice in any mapping (YAML readers disagree on
+/// which one wins); in `clusters`, a cluster declared twice.
+fn no_duplicates(node: &Node, path: &Path, top: bool, clusters: bool) -> Result<()> {
+    match &node.value {
+        Value::Map(pairs) => {
+            for (i, (k, v)) in pairs.iter().enumerate() {
+                if let Some(key) = k.as_str() {
+                    if let Some((first, _)) =
+                        pairs[..i].iter().find(|(f, _)| f.as_str() == Some(key))
+                    {
+                        let p = path.display();
+                        if clusters {
+                            bail!(
+                                "{p}:{}:{}: cluster {key} is declared twice (first at line {}); keep one",
+                                k.line,
+                                k.col,
+                                first.line
+                            );
+                        }
+                        bail!(
+                            "{p}:{}:{}: duplicate key {key:?} (first at line {}); YAML readers disagree on which one counts, keep one",
+                            k.line,
+                            k.col,
+                            first.line
+                        );
+                    }
+                }
+                let inner = top && k.as_str() == Some("clusters");
+                no_duplicates(v, path, false, inner)?;
+            }
+            Ok(())
+        }
+        Value::Seq(items) => items
+            .iter()
+            .try_for_each(|i| no_duplicates(i, path, false, false)),
+        Value::Scalar(..) => Ok(()),
+    }
+}
+
+/// Whether a scalar is YAML's null (an empty value).
+fn is_null(node: &Node) -> bool {
+    matches!(&node.value, Value::Scalar(s, TScalarStyle::Plain) if s.is_empty() || s == "~" || s == "null")
+}
+
 /// Parses config text; `path` names it in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Config> {
     let p = path.display();
-    let root = parse_tree(text).map_err(|(l, c, m)| anyhow!("{p}:{l}:{c}: not valid YAML: {m}"))?;
+    let root = parse_tree(text).map_err(|(l, c, m)| anyhow!("{p}:{l}:{c}: {m}"))?;
     let Some(root) = root else {
         bail!("{p}:1: empty config; expected `clusters:`");
     };
     keys_known(
         &root,
-        &["clusters", "include", "exclude"],
+        &["clusters", "include", "exclude", "root"],
         "the config",
         path,
     )?;
+    no_duplicates(&root, path, true, false)?;
     let include = root
         .get("include")
-        .map(|n| strings(n, "include", path))
+        .map(|n| globs(n, "include", path))
         .transpose()?
         .unwrap_or_default();
     let exclude = root
         .get("exclude")
-        .map(|n| strings(n, "exclude", path))
+        .map(|n| globs(n, "exclude", path))
         .transpose()?
         .unwrap_or_default();
+    let root_setting = match root.get("root") {
+        None => None,
+        Some(n) => match n.as_str() {
+            Some(r) if !r.is_empty() => Some((r.to_string(), n.clone())),
+            _ => bail!(
+                "{p}:{}:{}: root: expected a directory, relative to the config's directory",
+                n.line,
+                n.col
+            ),
+        },
+    };
     let mut clusters = Vec::new();
-    if let Some(cs) = root.get("clusters") {
+    if let Some(cs) = root.get("clusters").filter(|cs| !is_null(cs)) {
         let Value::Map(pairs) = &cs.value else {
             bail!(
                 "{p}:{}: clusters: expected a mapping of cluster names",
@@ -287,26 +503,38 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             let Some(en) = v.get("endpoint") else {
                 bail!("{p}:{}: cluster {name} has no endpoint", k.line);
             };
-            let endpoint_text = en.as_str().unwrap_or("").to_string();
+            let Some(endpoint_text) = en.as_str().map(str::to_string) else {
+                bail!("{p}:{}: cluster {name}: endpoint: expected a URL", en.line);
+            };
             let endpoint = Endpoint::parse("endpoint", &endpoint_text)
                 .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", en.line))?;
-            if endpoint.is_in_cluster() {
-                bail!(
-                    "{p}:{}: cluster {name}: the in-cluster endpoint is not a workload cluster",
-                    en.line
-                );
-            }
             let retired_node = v.get("retired").cloned();
-            let retired = match &retired_node {
-                None => Vec::new(),
-                Some(r) => strings(r, "retired", path)?
-                    .iter()
-                    .map(|s| {
-                        Endpoint::parse("retired", s)
-                            .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", r.line))
-                    })
-                    .collect::<Result<_>>()?,
-            };
+            let mut retired = Vec::new();
+            if let Some(r) = &retired_node {
+                for (s, n) in string_items(r, "retired", path)? {
+                    let e = Endpoint::parse("retired", &s)
+                        .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
+                    if let Some(first) = retired.iter().position(|r: &Endpoint| r.key() == e.key())
+                    {
+                        bail!(
+                            "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
+                            n.line,
+                            n.col,
+                            e.url(),
+                            first + 1
+                        );
+                    }
+                    if e.key() == endpoint.key() {
+                        bail!(
+                            "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
+                            n.line,
+                            n.col,
+                            endpoint.url()
+                        );
+                    }
+                    retired.push(e);
+                }
+            }
             let expect = match v.get("expect") {
                 None => None,
                 Some(e) => {
@@ -316,18 +544,28 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
                         &format!("{name}.expect"),
                         path,
                     )?;
-                    let num = |key: &str| -> Result<usize> {
-                        let n = e
-                            .get(key)
-                            .ok_or_else(|| anyhow!("{p}:{}: {name}.expect needs {key}", e.line))?;
-                        n.as_str().and_then(|s| s.parse().ok()).ok_or_else(|| {
-                            anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line)
-                        })
+                    let num = |key: &str| -> Result<Option<usize>> {
+                        let Some(n) = e.get(key) else {
+                            return Ok(None);
+                        };
+                        n.as_str()
+                            .and_then(|s| s.parse().ok())
+                            .map(Some)
+                            .ok_or_else(|| {
+                                anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line)
+                            })
                     };
-                    Some(Expect {
+                    let expect = Expect {
                         files: num("files")?,
                         occurrences: num("occurrences")?,
-                    })
+                    };
+                    if expect.is_empty() {
+                        bail!(
+                            "{p}:{}: {name}.expect needs files, occurrences or both",
+                            e.line
+                        );
+                    }
+                    Some(expect)
                 }
             };
             clusters.push(Cluster {
@@ -374,14 +612,27 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         clusters,
         include,
         exclude,
+        root_setting,
     })
 }
 
-/// Reads and parses a config file.
+/// Reads and parses a config file; a `root:` that is not a directory is an error.
 pub fn load(path: &Path) -> Result<Config> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    parse(path, &text)
+    let cfg = parse(path, &text)?;
+    if let Some((r, n)) = &cfg.root_setting {
+        if !cfg.root().is_dir() {
+            bail!(
+                "{}:{}:{}: root {r:?}: {} is not a directory",
+                path.display(),
+                n.line,
+                n.col,
+                cfg.root().display()
+            );
+        }
+    }
+    Ok(cfg)
 }
 
 /// One cluster for `init`.
@@ -391,17 +642,73 @@ pub struct InitCluster {
     pub expect: Expect,
 }
 
-/// The text `init` writes.
+/// Words that YAML 1.1 readers take as booleans or null.
+const YAML_WORDS: [&str; 10] = [
+    "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
+];
+
+/// `s` as a YAML scalar that every reader takes as this string: plain when
+/// it starts with a letter, holds only letters, digits and `extra`, and is
+/// not a YAML 1.1 boolean or null; otherwise double-quoted.
+fn scalar(s: &str, extra: &str) -> String {
+    let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+        && !YAML_WORDS.contains(&s.to_ascii_lowercase().as_str());
+    if plain {
+        return s.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            '\u{85}' | '\u{a0}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The text `init` writes. Cluster names and endpoints are quoted when a
+/// YAML reader could take them as anything but the string (`prod #blue`,
+/// `- prod`, `yes`, `0b101`, `12:30`). With no cluster, the file is a valid
+/// config declaring none, with a comment saying so.
 pub fn render_init(clusters: &[InitCluster]) -> String {
     let mut s = String::from(
-        "# rebind: the endpoint each workload cluster has now (endpoint), the ones it had\n# before (retired: `rebind check` fails on them), and the counts a rebind must find.\nclusters:\n",
+        "# rebind: the endpoint each workload cluster has now (endpoint), the ones it had\n# before (retired: `rebind check` fails on them), and the counts a rebind must find.\n",
     );
+    if clusters.is_empty() {
+        s.push_str("# No workload endpoint was found when this file was written; declare each\n# cluster as `NAME: {endpoint: https://...}`.\nclusters: {}\n");
+    } else {
+        s.push_str("clusters:\n");
+    }
     for c in clusters {
         let _ = write!(
             s,
-            "  {}:\n    endpoint: {}\n    retired: []\n    expect: {{files: {}, occurrences: {}}}\n",
-            c.name, c.endpoint, c.expect.files, c.expect.occurrences
+            "  {}:\n    endpoint: {}\n    retired: []\n",
+            scalar(&c.name, "-_."),
+            scalar(&c.endpoint, "-_.:/")
         );
+        let counts: Vec<String> = [
+            ("files", c.expect.files),
+            ("occurrences", c.expect.occurrences),
+        ]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}: {v}")))
+        .collect();
+        if !counts.is_empty() {
+            let _ = writeln!(s, "    expect: {{{}}}", counts.join(", "));
+        }
     }
     s.push_str("include: [\"**/*.yaml\", \"**/*.yml\", \"**/*.json\"]\nexclude: []\n");
     s
@@ -423,10 +730,71 @@ fn line_end(text: &str, at: usize) -> usize {
     text[at..].find(['\r', '\n']).map_or(text.len(), |p| at + p)
 }
 
-/// The config text after cluster `name` moved to `to`: its endpoint replaced in
-/// place, the old one appended to `retired`; every other byte kept.
+/// Where the line holding `at` ends, its line break included.
+fn after_line(text: &str, at: usize) -> usize {
+    text[at..].find('\n').map_or(text.len(), |p| at + p + 1)
+}
+
+/// Byte offset just past the scalar starting at `start` (quotes included,
+/// trailing blanks and comments excluded). In a flow list a plain scalar
+/// also ends at `,`, `]` or `}`.
+fn scalar_end(text: &str, start: usize, flow: bool) -> usize {
+    let b = text.as_bytes();
+    let mut i = start + 1;
+    match b.get(start) {
+        Some(b'\'') => {
+            while i < b.len() {
+                if b[i] == b'\'' {
+                    if b.get(i + 1) == Some(&b'\'') {
+                        i += 2;
+                        continue;
+                    }
+                    return i + 1;
+                }
+                i += 1;
+            }
+            b.len()
+        }
+        Some(b'"') => {
+            while i < b.len() {
+                match b[i] {
+                    b'\\' => i += 2,
+                    b'"' => return i + 1,
+                    _ => i += 1,
+                }
+            }
+            b.len()
+        }
+        _ => {
+            i = start;
+            while i < b.len() {
+                let c = b[i];
+                if c == b'\n' || c == b'\r' || flow && matches!(c, b',' | b']' | b'}') {
+                    break;
+                }
+                if c == b'#' && i > start && matches!(b[i - 1], b' ' | b'\t') {
+                    break;
+                }
+                i += 1;
+            }
+            while i > start && matches!(b[i - 1], b' ' | b'\t') {
+                i -= 1;
+            }
+            i
+        }
+    }
+}
+
+/// The config text after cluster `name` moved to `to`: its endpoint replaced
+/// in place, `to` removed from `retired` when it is there (a rollback), and
+/// the endpoint it had appended to `retired`; every other byte kept. A `to`
+/// that another cluster declares is refused ([`check_target`]).
 pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
     let c = cfg.cluster(name)?;
+    check_target(cfg, Some(name), to)?;
+    if c.endpoint.key() == to.key() {
+        return Ok(cfg.text.clone());
+    }
     let text = &cfg.text;
     let p = cfg.path.display();
     let en = &c.endpoint_node;
@@ -445,26 +813,45 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
     let mut edits: Vec<(usize, usize, String)> = vec![(at, at + c.endpoint_text.len(), to.url())];
     let nl = line_ending(text);
     match &c.retired_node {
-        Some(r) if text.as_bytes().get(r.start) == Some(&b'[') => {
-            let Value::Seq(items) = &r.value else {
-                unreachable!("retired is a list")
-            };
-            let ins = if items.is_empty() {
-                old.clone()
-            } else {
-                format!(", {old}")
-            };
-            edits.push((r.end, r.end, ins));
-        }
         Some(r) => {
             let Value::Seq(items) = &r.value else {
                 unreachable!("retired is a list")
             };
-            let last = items.last().expect("a block sequence has an item");
-            let ls = line_start(text, last.start);
-            let prefix = &text[ls..last.start];
-            let end = line_end(text, last.start);
-            edits.push((end, end, format!("{nl}{prefix}{old}")));
+            let flow = text.as_bytes().get(r.start) == Some(&b'[');
+            let spans: Vec<(usize, usize)> = items
+                .iter()
+                .map(|i| (i.start, scalar_end(text, i.start, flow)))
+                .collect();
+            let hit = c.retired.iter().position(|e| e.key() == to.key());
+            let last = items.len().wrapping_sub(1);
+            match hit {
+                // The last item, or the only one: it becomes the old endpoint.
+                Some(k) if k == last => edits.push((spans[k].0, spans[k].1, old.clone())),
+                Some(k) => {
+                    if flow {
+                        let gone = if k == 0 {
+                            (spans[0].0, spans[1].0)
+                        } else {
+                            (spans[k - 1].1, spans[k].1)
+                        };
+                        edits.push((gone.0, gone.1, String::new()));
+                        edits.push((spans[last].1, spans[last].1, format!(", {old}")));
+                    } else {
+                        let gone = (line_start(text, spans[k].0), after_line(text, spans[k].1));
+                        edits.push((gone.0, gone.1, String::new()));
+                        let prefix = &text[line_start(text, spans[last].0)..spans[last].0];
+                        let end = line_end(text, spans[last].1);
+                        edits.push((end, end, format!("{nl}{prefix}{old}")));
+                    }
+                }
+                None if flow && items.is_empty() => edits.push((r.end, r.end, old.clone())),
+                None if flow => edits.push((spans[last].1, spans[last].1, format!(", {old}"))),
+                None => {
+                    let prefix = &text[line_start(text, spans[last].0)..spans[last].0];
+                    let end = line_end(text, spans[last].1);
+                    edits.push((end, end, format!("{nl}{prefix}{old}")));
+                }
+            }
         }
         None => {
             if text.as_bytes().get(c.map_node.start) == Some(&b'{') {
@@ -482,7 +869,7 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
             }
         }
     }
-    edits.sort_by_key(|e| e.0);
+    edits.sort_by_key(|e| (e.0, e.1));
     let mut out = String::with_capacity(text.len() + 128);
     let mut last = 0;
     for (s, e, new) in edits {
@@ -495,10 +882,17 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
     let check = parse(&cfg.path, &out)
         .with_context(|| format!("{p}: the updated config does not read back"))?;
     let nc = check.cluster(name)?;
+    let keys = |v: &[Endpoint]| v.iter().map(Endpoint::key).collect::<Vec<_>>();
+    let mut want = keys(&c.retired);
+    want.retain(|k| *k != to.key());
+    want.push(c.endpoint.key());
+    let others_kept = check.clusters.iter().zip(&cfg.clusters).all(|(n, o)| {
+        n.name == o.name && (n.name == name || n.endpoint == o.endpoint && n.retired == o.retired)
+    });
     let ok = nc.endpoint.key() == to.key()
-        && nc.retired.last().map(Endpoint::key) == Some(c.endpoint.key())
-        && nc.retired.len() == c.retired.len() + 1
-        && check.clusters.len() == cfg.clusters.len();
+        && keys(&nc.retired) == want
+        && check.clusters.len() == cfg.clusters.len()
+        && others_kept;
     if !ok {
         bail!("{p}: the updated config does not read back as planned; edit it by hand");
     }
@@ -540,8 +934,8 @@ mod tests {
         assert_eq!(
             c.clusters[0].expect,
             Some(Expect {
-                files: 8,
-                occurrences: 19
+                files: Some(8),
+                occurrences: Some(19)
             })
         );
         assert_eq!(c.include, vec!["**/*.yaml"]);
@@ -576,5 +970,285 @@ mod tests {
             let c = cfg(&before).unwrap();
             assert_eq!(rebound(&c, "prod", &to).unwrap(), after);
         }
+    }
+
+    #[test]
+    fn strictness_names_line_and_column() {
+        let cases = [
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n  prod:\n    endpoint: {B}\n"),
+                ".rebind.yaml:4:3: cluster prod is declared twice (first at line 2)",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    endpoint: {B}\n"),
+                ".rebind.yaml:4:5: duplicate key \"endpoint\" (first at line 3)",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\nexclude: []\nexclude: [\"x\"]\n"),
+                ".rebind.yaml:4:1: duplicate key \"exclude\" (first at line 3)",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{files: 1, files: 2}}\n"),
+                ".rebind.yaml:4:24: duplicate key \"files\"",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n---\nclusters: {{}}\n"),
+                ".rebind.yaml:4:1: a second YAML document",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: &e {A}\n  stage:\n    endpoint: *e\n"),
+                ".rebind.yaml:3:15: anchors and aliases are not allowed",
+            ),
+            (
+                format!("x: &e {A}\nclusters:\n  prod:\n    endpoint: *e\n"),
+                ".rebind.yaml:1:4: anchors and aliases are not allowed",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}\n      - {A}/\n"),
+                ".rebind.yaml:6:9: cluster prod lists its current endpoint",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\ninclude:\n  - \"**/*.yaml\"\n  - \"apps/[x\"\n"),
+                ".rebind.yaml:5:5: include \"apps/[x\": invalid glob",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\nexclude: [\"#vendor\"]\n"),
+                ".rebind.yaml:3:11: exclude \"#vendor\": invalid glob",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{B}, '{B}/']\n"),
+                ".rebind.yaml:4:94: cluster prod lists retired endpoint",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{}}\n"),
+                ".rebind.yaml:4: prod.expect needs files, occurrences or both",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = format!("{:#}", cfg(&text).unwrap_err());
+            assert!(err.contains(want), "{err} does not contain {want}");
+        }
+    }
+
+    #[test]
+    fn expect_counts_are_each_optional() {
+        let c = cfg(&format!(
+            "clusters:\n  a:\n    endpoint: {A}\n    expect: {{files: 8}}\n  b:\n    endpoint: {B}\n    expect: {{occurrences: 3}}\n"
+        ))
+        .unwrap();
+        let (a, b) = (c.clusters[0].expect.unwrap(), c.clusters[1].expect.unwrap());
+        assert_eq!((a.files, a.occurrences), (Some(8), None));
+        assert_eq!((b.files, b.occurrences), (None, Some(3)));
+        assert_eq!(a.mismatch(8, 100), None);
+        assert_eq!(a.mismatch(9, 100).as_deref(), Some("expected 8 files"));
+        assert_eq!(b.mismatch(1, 3), None);
+        assert_eq!(b.mismatch(3, 4).as_deref(), Some("expected 3 occurrences"));
+        let both = Expect {
+            files: Some(8),
+            occurrences: Some(19),
+        };
+        assert_eq!(
+            both.mismatch(8, 20).as_deref(),
+            Some("expected 19 occurrences in 8 files")
+        );
+        assert_eq!(both.mismatch(8, 19), None);
+    }
+
+    #[test]
+    fn rollback_moves_the_target_out_of_retired() {
+        let new = Endpoint::parse("--to", B).unwrap();
+        let old = Endpoint::parse("--to", A).unwrap();
+        let x = "https://x.example.com";
+        let cases = [
+            format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: []\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n"),
+            format!("clusters:\n  prod: {{endpoint: {A}}}\n"),
+            format!("clusters:\r\n  prod:\r\n    endpoint: '{A}'\r\n    retired:\r\n      - {x}\r\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, 'https://y.example.com']\n"),
+        ];
+        for before in cases {
+            let c0 = cfg(&before).unwrap();
+            let cut = rebound(&c0, "prod", &new).unwrap();
+            let c1 = cfg(&cut).unwrap();
+            assert_eq!(c1.clusters[0].endpoint, new, "{cut}");
+            assert_eq!(c1.clusters[0].retired.last(), Some(&old), "{cut}");
+            let back = rebound(&c1, "prod", &old).unwrap();
+            let c2 = cfg(&back).unwrap();
+            let p = &c2.clusters[0];
+            assert_eq!(p.endpoint, old, "{back}");
+            let mut want: Vec<String> = c0.clusters[0].retired.iter().map(Endpoint::url).collect();
+            want.push(B.to_string());
+            assert_eq!(
+                p.retired.iter().map(Endpoint::url).collect::<Vec<_>>(),
+                want,
+                "{back}"
+            );
+        }
+        let c0 = cfg(&format!(
+            "clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: []\n"
+        ))
+        .unwrap();
+        let c1 = cfg(&rebound(&c0, "prod", &new).unwrap()).unwrap();
+        assert_eq!(
+            rebound(&c1, "prod", &old).unwrap(),
+            format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: [{B}]\n")
+        );
+    }
+
+    #[test]
+    fn rollback_from_the_middle_of_retired_keeps_every_other_byte() {
+        let to = Endpoint::parse("--to", B).unwrap();
+        let x = "https://x.example.com";
+        let cases = [
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, {B}, https://y.example.com]  # history\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, https://y.example.com, {A}]  # history\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: ['{B}', {x}]\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, {A}]\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}  # first\n      - {x}\n    expect: {{files: 1}}\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired:\n      - {x}\n      - {A}\n    expect: {{files: 1}}\n"),
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, \"{B}\"]\n"),
+                format!("clusters:\n  prod:\n    endpoint: {B}\n    retired: [{x}, {A}]\n"),
+            ),
+        ];
+        for (before, after) in cases {
+            assert_eq!(rebound(&cfg(&before).unwrap(), "prod", &to).unwrap(), after);
+        }
+    }
+
+    #[test]
+    fn another_clusters_endpoint_is_refused_with_a_sentence() {
+        let c = cfg(&format!(
+            "clusters:\n  prod:\n    endpoint: {A}\n  stage:\n    endpoint: {B}\n    retired: [https://x.example.com]\n"
+        ))
+        .unwrap();
+        let stage = Endpoint::parse("--to", B).unwrap();
+        let x = Endpoint::parse("--to", "https://X.example.com:443").unwrap();
+        let a = Endpoint::parse("--from", &format!("{A}/")).unwrap();
+        assert_eq!(
+            cluster_for_endpoint(&c, &a).map(|c| c.name.as_str()),
+            Some("prod")
+        );
+        assert_eq!(cluster_for_endpoint(&c, &x).map(|c| c.name.as_str()), None);
+        assert_eq!(owner_of(&c, &x).map(|c| c.name.as_str()), Some("stage"));
+        let err = format!("{:#}", rebound(&c, "prod", &stage).unwrap_err());
+        assert!(
+            err.starts_with(&format!("--to {B} is the endpoint of cluster stage (.rebind.yaml:4); pointing cluster prod at it would deploy its applications onto stage's cluster.")),
+            "{err}"
+        );
+        assert!(!err.contains("read back"), "{err}");
+        let err = format!("{:#}", rebound(&c, "prod", &x).unwrap_err());
+        assert!(
+            err.contains("is a retired endpoint of cluster stage"),
+            "{err}"
+        );
+        assert!(check_target(&c, Some("stage"), &x).is_ok());
+        assert!(check_target(&c, None, &stage).is_err());
+        assert_eq!(rebound(&c, "prod", &a).unwrap(), c.text, "already there");
+    }
+
+    #[test]
+    fn init_output_reads_back_whatever_the_names() {
+        let names = [
+            "prod #blue",
+            "- prod",
+            "yes",
+            "No",
+            "0b101",
+            "12:30",
+            "1_000",
+            "2024-01-01",
+            "~",
+            "null",
+            "prod: blue",
+            "'q'",
+            "\"dq\"",
+            "back\\slash",
+            "tab\there",
+            "[x]",
+            "{y}",
+            "*star",
+            "&amp",
+            "!tag",
+            "%pct",
+            "@at",
+            "`tick",
+            "? q",
+            "prod-blue.v2",
+            "ünï",
+            "line\nbreak",
+            ".inf",
+            "-1",
+            "+1",
+            "e3",
+        ];
+        let clusters: Vec<InitCluster> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InitCluster {
+                name: n.to_string(),
+                endpoint: format!("https://c{i}.example.com"),
+                expect: Expect {
+                    files: Some(i),
+                    occurrences: (i % 2 == 0).then_some(i * 2),
+                },
+            })
+            .collect();
+        let text = render_init(&clusters);
+        let c = cfg(&text).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+        let got: Vec<&str> = c.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(got, names);
+        for (i, k) in c.clusters.iter().enumerate() {
+            assert_eq!(k.expect, Some(clusters[i].expect));
+        }
+        // Names any YAML 1.1 reader could take as non-strings are quoted.
+        for n in [
+            "yes",
+            "No",
+            "0b101",
+            "12:30",
+            "1_000",
+            "2024-01-01",
+            "null",
+            "e3",
+        ] {
+            assert!(
+                text.contains(&format!("  \"{n}\":\n")) || n == "e3" && text.contains("  e3:\n"),
+                "{n}: {text}"
+            );
+        }
+        assert!(text.contains("  prod-blue.v2:\n"));
+    }
+
+    #[test]
+    fn init_with_no_cluster_is_a_valid_empty_config() {
+        let text = render_init(&[]);
+        let c = cfg(&text).unwrap();
+        assert!(c.clusters.is_empty());
+        assert!(text.contains("No workload endpoint was found"), "{text}");
+        assert!(cfg("clusters:\n").unwrap().clusters.is_empty());
+    }
+
+    #[test]
+    fn root_key_is_relative_to_the_config() {
+        let c = parse(
+            Path::new("ci/rebind-prod.yaml"),
+            &format!("root: ..\nclusters:\n  prod: {{endpoint: {A}}}\n"),
+        )
+        .unwrap();
+        assert_eq!(c.root(), Path::new("ci/.."));
+        let c = parse(Path::new("ci/x.yaml"), "clusters: {}\n").unwrap();
+        assert_eq!(c.root(), Path::new("ci"));
+        let err = format!("{:#}", cfg("root: []\nclusters: {}\n").unwrap_err());
+        assert!(
+            err.contains(".rebind.yaml:1:7: root: expected a directory"),
+            "{err}"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! A rebind request, resolved once from the command line's words: which
-//! files ([`WalkRequest`]), which endpoint is replaced (`--from`, a declared
+//! files ([`Scope`]), which endpoint is replaced (`--from`, a declared
 //! `--cluster`, or the one workload endpoint in the tree), the expected
 //! counts, and the config update. [`plan`] turns it into a verified
 //! [`Plan`]: the domain decisions live here, not in the command layer.
@@ -11,11 +11,11 @@ use crate::summary::Summary;
 use crate::walk::{self, Walk};
 use crate::{inventory, Inventory};
 use anyhow::{bail, Result};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Which files to look at.
 #[derive(Debug, Clone, Default)]
-pub struct WalkRequest {
+pub struct Scope {
     /// Files or directories (empty: `.`).
     pub paths: Vec<PathBuf>,
     pub include: Vec<String>,
@@ -24,7 +24,7 @@ pub struct WalkRequest {
     pub config: Option<PathBuf>,
 }
 
-impl WalkRequest {
+impl Scope {
     pub fn paths(&self) -> Vec<PathBuf> {
         if self.paths.is_empty() {
             vec![PathBuf::from(".")]
@@ -53,7 +53,13 @@ impl WalkRequest {
         };
         let include = pick(&self.include, |c| &c.include);
         let exclude = pick(&self.exclude, |c| &c.exclude);
-        walk::discover(&self.paths(), &include, &exclude)
+        walk::discover(&walk::WalkRequest {
+            paths: self.paths(),
+            root: cfg.map(Config::root),
+            include,
+            exclude,
+            config_path: cfg.map(|c| c.path.clone()),
+        })
     }
 
     /// Where the git flow starts looking for a repository: the first path
@@ -82,7 +88,7 @@ pub struct Request {
     pub expect_files: Option<usize>,
     /// Refuse unless exactly this many occurrences are rewritten.
     pub expect_occurrences: Option<usize>,
-    pub walk: WalkRequest,
+    pub walk: Scope,
 }
 
 /// Parses `--from`/`--to`, resolves an omitted `--from` (or takes it from
@@ -147,7 +153,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     let expect = match (req.expect_files, req.expect_occurrences) {
         (None, None) => cluster
             .and_then(|c| c.expect)
-            .map(|e| (Some(e.files), Some(e.occurrences))),
+            .map(|e| (e.files, e.occurrences)),
         (f, o) => Some((f, o)),
     };
     if let Some((files, occurrences)) = expect {
@@ -157,7 +163,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         let new = config::rebound(cfg, &c.name, &to)?;
         plan.files.push(FilePlan {
             path: cfg.path.clone(),
-            rel: config_rel(cfg, &req.walk.paths()[0]),
+            rel: walk::display_path(&cfg.path),
             old: cfg.text.as_str().into(),
             new: new.into(),
             changes: Vec::new(),
@@ -180,7 +186,7 @@ fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
 /// `--from` matched no value: the tree is already rebound to `--to` (fine,
 /// said so), or `--from` is only mentioned (fine, said so), or it is a
 /// mistake (an error naming what is there).
-fn resolve_nothing_found(plan: &mut Plan, walk: &Walk, req: &WalkRequest) -> Result<()> {
+fn resolve_nothing_found(plan: &mut Plan, walk: &Walk, req: &Scope) -> Result<()> {
     let to_hosts = vec![plan.to.host.to_ascii_lowercase()];
     let to_inv = inventory(walk.clone(), &to_hosts, true)?;
     let to_present = to_inv.sources.iter().any(|s| {
@@ -248,16 +254,6 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
         plan.from.url(),
         per_file.join("\n")
     )
-}
-
-/// The config's path as shown: relative to the walked root when inside it.
-fn config_rel(cfg: &Config, root: &Path) -> String {
-    let (Ok(c), Ok(r)) = (cfg.path.canonicalize(), root.canonicalize()) else {
-        return cfg.path.display().to_string();
-    };
-    c.strip_prefix(&r)
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .unwrap_or_else(|_| cfg.path.display().to_string())
 }
 
 /// Refuses a plan that holds files which cannot be rewritten safely.

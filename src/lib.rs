@@ -204,7 +204,23 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
             reason,
         }))
     };
-    match walk::read(entry)? {
+    match walk::read(entry) {
+        Content::Unreadable(reason) => skipped(reason),
+        Content::Decoded { text, encoding } => {
+            if entry.role == Role::Yaml {
+                return skipped(format!(
+                    "{encoding} (byte order mark); YAML is parsed as UTF-8 only: not parsed, not rewritten"
+                ));
+            }
+            if !holds(&text.to_ascii_lowercase()) {
+                return Ok(Outcome::Nothing);
+            }
+            Ok(Outcome::Source(Box::new(Source {
+                entry: entry.clone(),
+                located: Ok(locate::locate_text(&text, hosts)),
+                text: if only_hosts { text.into() } else { "".into() },
+            })))
+        }
         Content::Binary(bytes) => {
             if holds(&String::from_utf8_lossy(&bytes).to_ascii_lowercase()) {
                 return skipped(

@@ -1,11 +1,46 @@
-//! Discovering the files to look at: walks each PATH (gitignore-aware, `.git`
-//! skipped, symlinks never followed), sorts files into YAML (parsed, may be
-//! rewritten) and other text (reported only), and reads them, naming every
-//! file that is skipped and why.
+//! Discovering the files to look at, and reading them.
+//!
+//! [`discover`] takes a [`WalkRequest`]: the PATHs as given, the repository
+//! root (the directory of the config, when there is one), the include and
+//! exclude globs, and the config's own path.
+//!
+//! - A directory PATH is walked honouring `.gitignore` (also outside a git
+//!   repository), `.ignore` and the global git excludes; `.git` is skipped and
+//!   symbolic links are never followed (they are named as skipped). A file
+//!   PATH is taken as given, even when `.gitignore` lists it.
+//! - The config is never an entry, whatever its file name (it is compared by
+//!   canonical path); a file named `.rebind.yaml` never is either.
+//! - Globs have `.gitignore` semantics: a pattern without `/` (other than a
+//!   trailing one) matches a name at any depth (`karpenter.yaml` matches
+//!   `apps/karpenter.yaml`), a pattern with a `/` is anchored at the root,
+//!   `*` does not cross `/`, `**` does, `dir/` matches a directory, and a
+//!   pattern that matches a directory matches everything under it. They are
+//!   matched against the path relative to `root` for walked files and files
+//!   named on the command line alike, whatever the current directory and
+//!   whichever PATH led to the file. Without a root (no config), or for a file
+//!   outside it, the path is taken relative to the walked PATH (a file named
+//!   on the command line: relative to the current directory when it lies
+//!   there, else its file name).
+//! - `exclude` drops files entirely (an excluded directory is not entered);
+//!   `include` (default [`DEFAULT_INCLUDE`]) picks the files parsed as YAML;
+//!   every other file is searched as text.
+//! - Each file is listed once: paths are compared canonicalised, so
+//!   `apps ./apps/a.yaml` yields `apps/a.yaml` once. The name shown
+//!   ([`Entry::rel`]) is the PATH as typed (without `./`) joined with the path
+//!   below it; a PATH that is absolute or climbs with `..` (the config's root
+//!   seen from a subdirectory) is shown relative to the current directory
+//!   (`../stage/a.yaml`, `a.yaml`), unless the two share only `/`.
+//! - A directory that cannot be read, and (through [`read`]) a file that cannot
+//!   be read or vanished after it was listed, is named as [`Skipped`] with the
+//!   reason; only a PATH that does not exist at all is an error.
+//!
+//! [`read`] classifies a file: UTF-8 text, UTF-16/UTF-32 text recognised by
+//! its byte order mark (decoded), other non-UTF-8 bytes, binary, or unreadable.
 
-use anyhow::{Context, Result};
-use globset::{Glob, GlobSet, GlobSetBuilder};
-use std::path::{Path, PathBuf};
+use anyhow::{bail, Context, Result};
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
 
 /// Globs of the files parsed as YAML when no `--include` is given.
 pub const DEFAULT_INCLUDE: [&str; 3] = ["**/*.yaml", "**/*.yml", "**/*.json"];
@@ -24,7 +59,8 @@ pub enum Role {
 pub struct Entry {
     /// Path to open.
     pub path: PathBuf,
-    /// Path shown to the user: relative to the walked root, `/`-separated.
+    /// Path shown to the user: the PATH as typed joined with the path below
+    /// it, `/`-separated, without `./`.
     pub rel: String,
     pub role: Role,
 }
@@ -43,110 +79,396 @@ pub struct Walk {
     pub skipped: Vec<Skipped>,
 }
 
-fn globset(globs: &[String], flag: &str) -> Result<GlobSet> {
-    let mut b = GlobSetBuilder::new();
+/// What to walk and how to filter it.
+#[derive(Debug, Clone, Default)]
+pub struct WalkRequest {
+    /// Files and directories as given on the command line; empty means `.`.
+    pub paths: Vec<PathBuf>,
+    /// The repository root the globs are relative to: the config's directory
+    /// ([`crate::config::Config::root`]). `None`: relative to each PATH.
+    pub root: Option<PathBuf>,
+    /// Globs of the files parsed as YAML; empty means [`DEFAULT_INCLUDE`].
+    pub include: Vec<String>,
+    /// Globs of the files left out entirely.
+    pub exclude: Vec<String>,
+    /// The config in use: never yielded as an entry.
+    pub config_path: Option<PathBuf>,
+}
+
+impl WalkRequest {
+    /// A request for `paths` with default globs, no root and no config.
+    pub fn for_paths(paths: &[PathBuf]) -> WalkRequest {
+        WalkRequest {
+            paths: paths.to_vec(),
+            ..WalkRequest::default()
+        }
+    }
+}
+
+/// Why `pattern` is not a valid glob, or `None` when it is. The config
+/// reader uses it to name the line of a bad `include`/`exclude` entry.
+pub fn glob_error(pattern: &str) -> Option<String> {
+    let mut b = GitignoreBuilder::new(".");
+    add_glob(&mut b, pattern).err()
+}
+
+fn add_glob(b: &mut GitignoreBuilder, pattern: &str) -> Result<(), String> {
+    if pattern.trim().is_empty() {
+        return Err("empty glob".into());
+    }
+    if pattern.starts_with('#') {
+        return Err("a glob starting with `#` is a comment in .gitignore syntax; write `\\#` for a literal #".into());
+    }
+    b.allow_unclosed_class(false);
+    b.add_line(None, pattern).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn matcher(globs: &[String], flag: &str) -> Result<Gitignore> {
+    let mut b = GitignoreBuilder::new(".");
     for g in globs {
-        b.add(Glob::new(g).with_context(|| format!("{flag} {g:?}: invalid glob"))?);
+        if let Err(e) = add_glob(&mut b, g) {
+            bail!("{flag} {g:?}: invalid glob: {e}");
+        }
     }
     b.build().with_context(|| format!("{flag}: invalid globs"))
 }
 
-/// Walks `paths`. A directory is walked honouring `.gitignore` (also outside a
-/// git repository), `.ignore` and the global git excludes; a file is taken as
-/// given. `exclude` globs drop files entirely; `include` globs (default
-/// [`DEFAULT_INCLUDE`]) pick the YAML files.
-pub fn discover(paths: &[PathBuf], include: &[String], exclude: &[String]) -> Result<Walk> {
-    let include = if include.is_empty() {
+/// The compiled include/exclude globs and where they are anchored.
+struct Filter {
+    include: Gitignore,
+    exclude: Gitignore,
+    /// Canonical repository root.
+    root: Option<PathBuf>,
+    /// Canonical current directory.
+    cwd: Option<PathBuf>,
+}
+
+impl Filter {
+    /// The path globs are matched against: relative to the root when the
+    /// file lies under it, else `fallback` (relative to the walked PATH).
+    fn anchor<'a>(&self, identity: &'a Path, fallback: &'a Path) -> &'a Path {
+        match &self.root {
+            Some(r) => identity.strip_prefix(r).unwrap_or(fallback),
+            None => fallback,
+        }
+    }
+
+    fn excluded(&self, rel: &Path, is_dir: bool) -> bool {
+        !rel.as_os_str().is_empty()
+            && self
+                .exclude
+                .matched_path_or_any_parents(rel, is_dir)
+                .is_ignore()
+    }
+
+    fn role(&self, rel: &Path) -> Role {
+        if self
+            .include
+            .matched_path_or_any_parents(rel, false)
+            .is_ignore()
+        {
+            Role::Yaml
+        } else {
+            Role::Text
+        }
+    }
+}
+
+/// Walks the request's paths; see the module comment for the rules.
+pub fn discover(req: &WalkRequest) -> Result<Walk> {
+    let include = if req.include.is_empty() {
         DEFAULT_INCLUDE.iter().map(|s| s.to_string()).collect()
     } else {
-        include.to_vec()
+        req.include.clone()
     };
-    let include = globset(&include, "--include")?;
-    let exclude = globset(exclude, "--exclude")?;
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    let filter = Filter {
+        include: matcher(&include, "--include")?,
+        exclude: matcher(&req.exclude, "--exclude")?,
+        root: req.root.as_ref().and_then(|r| r.canonicalize().ok()),
+        cwd,
+    };
+    let config = req.config_path.as_ref().and_then(|c| c.canonicalize().ok());
+    let paths = if req.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        req.paths.clone()
+    };
+    let mut found: Vec<(PathBuf, Entry)> = Vec::new();
     let mut walk = Walk::default();
-    for root in paths {
-        let meta = std::fs::symlink_metadata(root)
-            .with_context(|| format!("{}: cannot read", root.display()))?;
-        if meta.is_file() || meta.file_type().is_symlink() && !root.is_dir() {
-            if is_config(root) {
-                continue;
+    for given in &paths {
+        let meta = match std::fs::symlink_metadata(given) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                bail!("{}: no such file or directory", given.display())
             }
-            let rel = root.to_string_lossy().replace('\\', "/");
-            if meta.file_type().is_symlink() {
-                walk.skipped.push(Skipped {
-                    rel,
-                    reason: "symbolic link, not followed".into(),
-                });
-                continue;
-            }
-            let role = if include.is_match(file_name(root)) {
-                Role::Yaml
-            } else {
-                role_of(&include, &rel)
-            };
-            walk.entries.push(Entry {
-                path: root.clone(),
-                rel,
-                role,
+            Err(e) => return Err(e).with_context(|| format!("{}: cannot read", given.display())),
+        };
+        let shown = display_base(given, filter.cwd.as_deref());
+        if meta.is_dir() {
+            walk_dir(
+                given,
+                &shown,
+                &filter,
+                config.as_deref(),
+                &mut found,
+                &mut walk,
+            );
+            continue;
+        }
+        let Some(identity) = identity_of(given) else {
+            walk.skipped.push(Skipped {
+                rel: shown,
+                reason: "vanished during the walk".into(),
+            });
+            continue;
+        };
+        if is_config(&identity, config.as_deref()) {
+            continue;
+        }
+        let fallback = match &filter.cwd {
+            Some(c) => identity.strip_prefix(c).unwrap_or(file_name(&identity)),
+            None => file_name(&identity),
+        };
+        let anchored = filter.anchor(&identity, fallback).to_path_buf();
+        if filter.excluded(&anchored, false) {
+            continue;
+        }
+        if meta.file_type().is_symlink() {
+            walk.skipped.push(Skipped {
+                rel: shown,
+                reason: "symbolic link, not followed".into(),
             });
             continue;
         }
-        walk_dir(root, &include, &exclude, &mut walk);
+        if !meta.is_file() {
+            walk.skipped.push(Skipped {
+                rel: shown,
+                reason: "not a regular file (a FIFO, socket or device); not read".into(),
+            });
+            continue;
+        }
+        found.push((
+            identity,
+            Entry {
+                path: given.clone(),
+                rel: shown,
+                role: filter.role(&anchored),
+            },
+        ));
     }
+    let mut seen = HashSet::new();
+    walk.entries = found
+        .into_iter()
+        .filter(|(id, _)| seen.insert(id.clone()))
+        .map(|(_, e)| e)
+        .collect();
     walk.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
-    walk.entries.dedup_by(|a, b| a.path == b.path);
     walk.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
+    walk.skipped.dedup();
     Ok(walk)
 }
 
-/// rebind's own config holds endpoints by design; it is read by `config`, never scanned.
-fn is_config(p: &Path) -> bool {
-    p.file_name().is_some_and(|n| n == crate::config::FILE_NAME)
+/// The canonical path of `p` without following `p` itself when it is a
+/// symbolic link: its directory canonicalised, joined with its name.
+fn identity_of(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?;
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let id = parent.canonicalize().ok()?.join(name);
+    std::fs::symlink_metadata(&id).ok()?;
+    Some(id)
 }
 
-fn role_of(include: &GlobSet, rel: &str) -> Role {
-    if include.is_match(rel) {
-        Role::Yaml
-    } else {
-        Role::Text
+/// A file that is rebind's config: the one in use, or any `.rebind.yaml`.
+fn is_config(identity: &Path, config: Option<&Path>) -> bool {
+    config == Some(identity)
+        || identity
+            .file_name()
+            .is_some_and(|n| n == crate::config::FILE_NAME)
+}
+
+fn file_name(p: &Path) -> &Path {
+    p.file_name().map_or(p, Path::new)
+}
+
+/// `/`-joined path components.
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// How a PATH is shown: as typed without `.` components, `""` for `.`. A
+/// PATH with `..` or an absolute one is shown relative to the current
+/// directory (`ci/..` is `""`, `/repo/apps` is `apps`, and from `/repo/ci`,
+/// `/repo/apps` is `../apps`), unless the two share only `/`.
+fn display_base(given: &Path, cwd: Option<&Path>) -> String {
+    let roundabout = given.is_absolute() || given.components().any(|c| c == Component::ParentDir);
+    if let (true, Some(cwd)) = (roundabout, cwd) {
+        let resolved = identity_of(given)
+            .or_else(|| given.canonicalize().ok())
+            .unwrap_or_else(|| given.to_path_buf());
+        if let Some(r) = relative_to(&resolved, cwd) {
+            return r;
+        }
+    }
+    let mut out = PathBuf::new();
+    for c in given.components() {
+        if c != Component::CurDir {
+            out.push(c);
+        }
+    }
+    slash(&out)
+}
+
+/// `path` relative to the directory `base` (both absolute), with `..` steps;
+/// `None` when they share nothing but the file system root.
+fn relative_to(path: &Path, base: &Path) -> Option<String> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let (p, b): (Vec<Component>, Vec<Component>) =
+        (path.components().collect(), base.components().collect());
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common < b.len() && common < 2 {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    out.extend(&p[common..]);
+    Some(slash(&out))
+}
+
+/// A path as rebind shows it: relative to the current directory when that
+/// reads better (see [`Entry::rel`]); for paths that are not entries, such as
+/// the config.
+pub fn display_path(p: &Path) -> String {
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| d.canonicalize().ok());
+    display_base(p, cwd.as_deref())
+}
+
+fn join_rel(base: &str, sub: &str) -> String {
+    match (base.is_empty(), sub.is_empty()) {
+        (true, _) => sub.to_string(),
+        (false, true) => base.to_string(),
+        (false, false) => format!("{}/{sub}", base.trim_end_matches('/')),
     }
 }
 
-fn file_name(p: &Path) -> &str {
-    p.file_name().and_then(|s| s.to_str()).unwrap_or("")
+/// The path inside an `ignore` error, if it names one.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Partial(errs) => errs.iter().find_map(error_path),
+        _ => None,
+    }
 }
 
-fn walk_dir(root: &Path, include: &GlobSet, exclude: &GlobSet, walk: &mut Walk) {
-    let mut builder = ignore::WalkBuilder::new(root);
+/// Why an I/O operation failed, in words.
+fn io_reason(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "vanished during the walk".into(),
+        std::io::ErrorKind::PermissionDenied => "cannot read: permission denied".into(),
+        _ => format!("cannot read: {err}"),
+    }
+}
+
+fn walk_dir(
+    given: &Path,
+    shown: &str,
+    filter: &Filter,
+    config: Option<&Path>,
+    found: &mut Vec<(PathBuf, Entry)>,
+    walk: &mut Walk,
+) {
+    let Ok(base_id) = given.canonicalize() else {
+        walk.skipped.push(Skipped {
+            rel: shown.to_string(),
+            reason: "vanished during the walk".into(),
+        });
+        return;
+    };
+    let prune = Filter {
+        include: filter.include.clone(),
+        exclude: filter.exclude.clone(),
+        root: filter.root.clone(),
+        cwd: None,
+    };
+    let (prune_given, prune_base) = (given.to_path_buf(), base_id.clone());
+    let mut builder = ignore::WalkBuilder::new(given);
     builder
         .hidden(false)
         .follow_links(false)
         .require_git(false)
         .parents(true)
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(move |e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            let sub = e.path().strip_prefix(&prune_given).unwrap_or(e.path());
+            let id = prune_base.join(sub);
+            !prune.excluded(prune.anchor(&id, sub), true)
+        });
     for result in builder.build() {
         let entry = match result {
             Ok(e) => e,
             Err(err) => {
-                walk.skipped.push(Skipped {
-                    rel: root.display().to_string(),
-                    reason: format!("cannot walk: {err}"),
-                });
+                let rel = match error_path(&err) {
+                    Some(p) => join_rel(shown, &slash(p.strip_prefix(given).unwrap_or(p))),
+                    None => shown.to_string(),
+                };
+                let reason = match err.io_error() {
+                    Some(io) => io_reason(io),
+                    None => format!("cannot walk: {err}"),
+                };
+                walk.skipped.push(Skipped { rel, reason });
                 continue;
             }
         };
         let Some(ft) = entry.file_type() else {
             continue;
         };
-        let rel = entry
+        let sub = entry
             .path()
-            .strip_prefix(root)
+            .strip_prefix(given)
             .unwrap_or(entry.path())
-            .to_string_lossy()
-            .replace('\\', "/");
-        if rel.is_empty() || exclude.is_match(&rel) || is_config(entry.path()) {
+            .to_path_buf();
+        if sub.as_os_str().is_empty() {
             continue;
         }
+        let identity = base_id.join(&sub);
+        let anchored = filter.anchor(&identity, &sub).to_path_buf();
+        if ft.is_dir() || filter.excluded(&anchored, false) {
+            continue;
+        }
+        if is_config(&identity, config) {
+            continue;
+        }
+        // Below a PATH outside the current directory, `..` steps are resolved
+        // against the file itself (`../apps/a.yaml` from `apps` is `a.yaml`).
+        let outside = matches!(
+            Path::new(shown).components().next(),
+            Some(Component::ParentDir | Component::RootDir | Component::Prefix(_))
+        );
+        let rel = match (&filter.cwd, outside) {
+            (Some(cwd), true) => relative_to(&identity, cwd),
+            _ => None,
+        }
+        .unwrap_or_else(|| join_rel(shown, &slash(&sub)));
         if ft.is_symlink() {
             walk.skipped.push(Skipped {
                 rel,
@@ -155,42 +477,367 @@ fn walk_dir(root: &Path, include: &GlobSet, exclude: &GlobSet, walk: &mut Walk) 
             continue;
         }
         if !ft.is_file() {
+            walk.skipped.push(Skipped {
+                rel,
+                reason: "not a regular file (a FIFO, socket or device); not read".into(),
+            });
             continue;
         }
-        walk.entries.push(Entry {
-            path: entry.into_path(),
-            role: role_of(include, &rel),
-            rel,
-        });
+        found.push((
+            identity,
+            Entry {
+                path: entry.into_path(),
+                role: filter.role(&anchored),
+                rel,
+            },
+        ));
     }
 }
 
 /// What reading a file produced.
+#[derive(Debug)]
 pub enum Content {
+    /// UTF-8 text (a UTF-8 byte order mark is kept).
     Text(String),
-    /// Holds a NUL byte in its first 8 KiB.
-    Binary(Vec<u8>),
-    /// Not valid UTF-8; `line` is where the first bad byte sits.
-    NotUtf8 {
-        bytes: Vec<u8>,
-        line: usize,
+    /// UTF-16 or UTF-32 text recognised by its byte order mark, decoded (the
+    /// mark dropped). Line numbers in `text` are the file's line numbers.
+    Decoded {
+        text: String,
+        /// `UTF-16LE`, `UTF-16BE`, `UTF-32LE` or `UTF-32BE`.
+        encoding: &'static str,
     },
+    /// Holds a NUL byte in its first 8 KiB (and no UTF-16/32 byte order mark).
+    Binary(Vec<u8>),
+    /// Not valid UTF-8 (or a UTF-16/32 file with an invalid code unit);
+    /// `line` is where the first bad byte sits.
+    NotUtf8 { bytes: Vec<u8>, line: usize },
+    /// Could not be read (permission denied, vanished since it was listed...):
+    /// the reason, to be reported as a [`Skipped`] entry.
+    Unreadable(String),
 }
 
-/// Reads a file whole and classifies it.
-pub fn read(entry: &Entry) -> Result<Content> {
-    let bytes =
-        std::fs::read(&entry.path).with_context(|| format!("{}: cannot read", entry.rel))?;
+/// Reads a file whole and classifies it. Never fails: a file that cannot be
+/// read is [`Content::Unreadable`].
+pub fn read(entry: &Entry) -> Content {
+    match std::fs::read(&entry.path) {
+        Ok(bytes) => classify(bytes),
+        Err(e) => Content::Unreadable(io_reason(&e)),
+    }
+}
+
+/// Classifies the bytes of a file; see [`Content`].
+pub fn classify(bytes: Vec<u8>) -> Content {
+    if let Some(c) = decode_bom(&bytes) {
+        return c;
+    }
     if bytes[..bytes.len().min(8192)].contains(&0) {
-        return Ok(Content::Binary(bytes));
+        return Content::Binary(bytes);
     }
     match String::from_utf8(bytes) {
-        Ok(s) => Ok(Content::Text(s)),
+        Ok(s) => Content::Text(s),
         Err(e) => {
             let upto = e.utf8_error().valid_up_to();
             let bytes = e.into_bytes();
             let line = bytes[..upto].iter().filter(|&&b| b == b'\n').count() + 1;
-            Ok(Content::NotUtf8 { bytes, line })
+            Content::NotUtf8 { bytes, line }
         }
+    }
+}
+
+/// Decodes a UTF-32 or UTF-16 file that starts with its byte order mark.
+fn decode_bom(bytes: &[u8]) -> Option<Content> {
+    let (encoding, width, big) = match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => ("UTF-32LE", 4, false),
+        [0, 0, 0xFE, 0xFF, ..] => ("UTF-32BE", 4, true),
+        [0xFF, 0xFE, ..] => ("UTF-16LE", 2, false),
+        [0xFE, 0xFF, ..] => ("UTF-16BE", 2, true),
+        _ => return None,
+    };
+    let body = &bytes[width..];
+    let (whole, rest) = body.split_at(body.len() - body.len() % width);
+    let mut text = String::with_capacity(whole.len() / width);
+    let bad = |text: &str| Content::NotUtf8 {
+        bytes: bytes.to_vec(),
+        line: text.matches('\n').count() + 1,
+    };
+    if width == 4 {
+        for u in whole.chunks_exact(4) {
+            let u = [u[0], u[1], u[2], u[3]];
+            let v = if big {
+                u32::from_be_bytes(u)
+            } else {
+                u32::from_le_bytes(u)
+            };
+            match char::from_u32(v) {
+                Some(c) => text.push(c),
+                None => return Some(bad(&text)),
+            }
+        }
+    } else {
+        let units = whole.chunks_exact(2).map(|u| {
+            if big {
+                u16::from_be_bytes([u[0], u[1]])
+            } else {
+                u16::from_le_bytes([u[0], u[1]])
+            }
+        });
+        for c in char::decode_utf16(units) {
+            match c {
+                Ok(c) => text.push(c),
+                Err(_) => return Some(bad(&text)),
+            }
+        }
+    }
+    if !rest.is_empty() {
+        return Some(bad(&text));
+    }
+    Some(Content::Decoded { text, encoding })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with a config outside the root's top level and files at
+    /// several depths; returns its directory.
+    fn tree() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for f in [
+            "apps/a.yaml",
+            "apps/karpenter.yaml",
+            "apps/vendor/v.yaml",
+            "apps/vendor/deep/w.yaml",
+            "karpenter.yaml",
+            "ci/rebind-prod.yaml",
+            "docs/notes.md",
+            "apps/.rebind.yaml",
+        ] {
+            let p = d.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x: 1\n").unwrap();
+        }
+        d
+    }
+
+    fn rels(w: &Walk) -> Vec<&str> {
+        w.entries.iter().map(|e| e.rel.as_str()).collect()
+    }
+
+    fn names(w: &Walk, root: &Path) -> Vec<String> {
+        let root = root.canonicalize().unwrap();
+        w.entries
+            .iter()
+            .map(|e| {
+                let id = identity_of(&e.path).unwrap();
+                slash(id.strip_prefix(&root).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn globs_are_relative_to_the_root_whatever_the_path() {
+        let d = tree();
+        let root = d.path();
+        let req = |paths: Vec<PathBuf>| WalkRequest {
+            paths,
+            root: Some(root.to_path_buf()),
+            include: vec![],
+            exclude: vec!["karpenter.yaml".into(), "apps/vendor/**".into()],
+            config_path: Some(root.join("ci/rebind-prod.yaml")),
+        };
+        let all = discover(&req(vec![root.to_path_buf()])).unwrap();
+        assert_eq!(names(&all, root), ["apps/a.yaml", "docs/notes.md"]);
+        let apps = discover(&req(vec![root.join("apps")])).unwrap();
+        assert_eq!(names(&apps, root), ["apps/a.yaml"]);
+        let vendor = discover(&req(vec![root.join("apps/vendor")])).unwrap();
+        assert!(vendor.entries.is_empty(), "{:?}", rels(&vendor));
+        // Files named on the command line are filtered the same way.
+        let named = discover(&req(vec![
+            root.join("apps/vendor/v.yaml"),
+            root.join("apps/karpenter.yaml"),
+            root.join("ci/rebind-prod.yaml"),
+            root.join("apps/a.yaml"),
+        ]))
+        .unwrap();
+        assert_eq!(names(&named, root), ["apps/a.yaml"]);
+        // A directory pattern excludes what is under it; `*` stops at `/`.
+        let mut r = req(vec![root.to_path_buf()]);
+        r.exclude = vec!["vendor/".into(), "/*.yaml".into()];
+        r.include = vec!["apps/*.yaml".into()];
+        let w = discover(&r).unwrap();
+        assert_eq!(
+            names(&w, root),
+            [
+                "apps/a.yaml",
+                "apps/karpenter.yaml",
+                "ci/rebind-prod.yaml",
+                "docs/notes.md"
+            ]
+            .into_iter()
+            .filter(|n| *n != "ci/rebind-prod.yaml")
+            .collect::<Vec<_>>()
+        );
+        let roles: Vec<Role> = w.entries.iter().map(|e| e.role).collect();
+        assert_eq!(roles, [Role::Yaml, Role::Yaml, Role::Text]);
+    }
+
+    #[test]
+    fn without_a_root_globs_are_relative_to_the_walked_path() {
+        let d = tree();
+        let root = d.path();
+        let w = discover(&WalkRequest {
+            paths: vec![root.join("apps")],
+            exclude: vec!["vendor/**".into()],
+            ..WalkRequest::default()
+        })
+        .unwrap();
+        assert_eq!(names(&w, root), ["apps/a.yaml", "apps/karpenter.yaml"]);
+        // Any file named .rebind.yaml is a config, never a manifest.
+        assert!(!names(&w, root).iter().any(|n| n.ends_with(".rebind.yaml")));
+    }
+
+    #[test]
+    fn overlapping_paths_yield_each_file_once() {
+        let d = tree();
+        let root = d.path();
+        let w = discover(&WalkRequest::for_paths(&[
+            root.join("apps"),
+            root.join("apps/./a.yaml"),
+            root.join("apps/vendor/../a.yaml"),
+            root.join("apps/vendor"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            names(&w, root),
+            [
+                "apps/a.yaml",
+                "apps/karpenter.yaml",
+                "apps/vendor/deep/w.yaml",
+                "apps/vendor/v.yaml"
+            ]
+        );
+    }
+
+    #[test]
+    fn shown_names_drop_dot_components() {
+        assert_eq!(display_base(Path::new("./apps"), None), "apps");
+        assert_eq!(display_base(Path::new("."), None), "");
+        assert_eq!(display_base(Path::new("a/./b/"), None), "a/b");
+        assert_eq!(display_base(Path::new("../x"), None), "../x");
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/r"))),
+            "apps/a.yaml"
+        );
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/r/ci"))),
+            "../apps/a.yaml"
+        );
+        assert_eq!(
+            display_base(Path::new("/r/apps/a.yaml"), Some(Path::new("/q"))),
+            "/r/apps/a.yaml"
+        );
+        assert_eq!(join_rel("", "a.yaml"), "a.yaml");
+        assert_eq!(join_rel("apps", "a.yaml"), "apps/a.yaml");
+    }
+
+    #[test]
+    fn bad_globs_are_named() {
+        assert!(glob_error("**/*.yaml").is_none());
+        assert!(glob_error("karpenter.yaml").is_none());
+        assert!(glob_error("apps/[x").is_some());
+        assert!(glob_error("#vendor").is_some());
+        assert!(glob_error(" ").is_some());
+        let err = discover(&WalkRequest {
+            exclude: vec!["a/{b".into()],
+            ..WalkRequest::default()
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").starts_with("--exclude \"a/{b\": invalid glob"));
+    }
+
+    fn utf16(s: &str, big: bool) -> Vec<u8> {
+        let mut out = if big {
+            vec![0xFE, 0xFF]
+        } else {
+            vec![0xFF, 0xFE]
+        };
+        for u in s.encode_utf16() {
+            out.extend(if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        out
+    }
+
+    fn utf32(s: &str, big: bool) -> Vec<u8> {
+        let mut out = if big {
+            vec![0, 0, 0xFE, 0xFF]
+        } else {
+            vec![0xFF, 0xFE, 0, 0]
+        };
+        for c in s.chars() {
+            let u = c as u32;
+            out.extend(if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn utf16_and_utf32_are_decoded_by_their_byte_order_mark() {
+        let text = "server: https://h.example.com # 서울\r\nx: 😀\n";
+        for (bytes, name) in [
+            (utf16(text, false), "UTF-16LE"),
+            (utf16(text, true), "UTF-16BE"),
+            (utf32(text, false), "UTF-32LE"),
+            (utf32(text, true), "UTF-32BE"),
+        ] {
+            match classify(bytes) {
+                Content::Decoded { text: t, encoding } => {
+                    assert_eq!((t.as_str(), encoding), (text, name));
+                }
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+        let mut odd = utf16("a\nb", false);
+        odd.push(0);
+        assert!(matches!(classify(odd), Content::NotUtf8 { line: 2, .. }));
+        // A lone surrogate.
+        let mut lone = utf16("a\n", true);
+        lone.extend([0xD8, 0x00, 0, b'x']);
+        assert!(matches!(classify(lone), Content::NotUtf8 { line: 2, .. }));
+        assert!(matches!(classify(b"a\0b".to_vec()), Content::Binary(_)));
+        assert!(
+            matches!(classify(b"\xEF\xBB\xBFa: 1\n".to_vec()), Content::Text(t) if t == "\u{feff}a: 1\n")
+        );
+        assert!(matches!(
+            classify(b"a\n\xFF\n".to_vec()),
+            Content::NotUtf8 { line: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn a_file_that_vanished_is_unreadable_not_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let entry = Entry {
+            path: d.path().join("gone.yaml"),
+            rel: "gone.yaml".into(),
+            role: Role::Yaml,
+        };
+        match read(&entry) {
+            Content::Unreadable(r) => assert_eq!(r, "vanished during the walk"),
+            other => panic!("{other:?}"),
+        }
+        let dir = Entry {
+            path: d.path().to_path_buf(),
+            rel: "d".into(),
+            role: Role::Yaml,
+        };
+        assert!(matches!(read(&dir), Content::Unreadable(r) if r.starts_with("cannot read:")));
     }
 }

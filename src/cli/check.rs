@@ -32,7 +32,13 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Result<Exit> {
     } else {
         a.files.clone()
     };
-    let walk = walk::discover(&paths, &cfg.include, &cfg.exclude)?;
+    let walk = walk::discover(&walk::WalkRequest {
+        paths,
+        root: Some(cfg.root()),
+        include: cfg.include.clone(),
+        exclude: cfg.exclude.clone(),
+        config_path: Some(cfg.path.clone()),
+    })?;
     let hosts: Vec<String> = cfg
         .clusters
         .iter()

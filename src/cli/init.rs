@@ -23,7 +23,7 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
         );
     }
     let inv = inventory(
-        walk::discover(std::slice::from_ref(&root), &[], &[])?,
+        walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?,
         &[],
         false,
     )?;
@@ -45,8 +45,8 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
             name,
             endpoint: t.display.clone(),
             expect: config::Expect {
-                files: t.value_files,
-                occurrences: t.values,
+                files: Some(t.value_files),
+                occurrences: Some(t.values),
             },
         });
     }
@@ -68,8 +68,8 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
                 .map(|c| json::InitClusterJson {
                     name: c.name.clone(),
                     endpoint: c.endpoint.clone(),
-                    file_count: c.expect.files,
-                    occurrence_count: c.expect.occurrences,
+                    file_count: c.expect.files.unwrap_or(0),
+                    occurrence_count: c.expect.occurrences.unwrap_or(0),
                 })
                 .collect(),
             written: true,
@@ -86,8 +86,8 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
             "  {}: {} ({} in {})\n",
             c.name,
             c.endpoint,
-            count(c.expect.occurrences, "occurrence"),
-            count(c.expect.files, "file")
+            count(c.expect.occurrences.unwrap_or(0), "occurrence"),
+            count(c.expect.files.unwrap_or(0), "file")
         ));
     }
     sink.say(&msg);

@@ -13,7 +13,7 @@ mod secret;
 
 use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand};
-use rebind::cutover::WalkRequest;
+use rebind::cutover::Scope;
 use rebind::output::{ColorChoice, Exit, Format, Sink};
 use std::path::PathBuf;
 
@@ -160,8 +160,8 @@ pub struct WalkArgs {
 
 impl WalkArgs {
     /// The library's walk request.
-    pub fn request(&self) -> WalkRequest {
-        WalkRequest {
+    pub fn request(&self) -> Scope {
+        Scope {
             paths: self.paths.clone(),
             include: self.include.clone(),
             exclude: self.exclude.clone(),

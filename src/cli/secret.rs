@@ -93,7 +93,7 @@ pub fn warn_existing(sink: &mut Sink, repo: &std::path::Path, server: &str) -> R
         .host
         .to_ascii_lowercase();
     let inv = inventory(
-        walk::discover(&[repo.to_path_buf()], &[], &[])?,
+        walk::discover(&walk::WalkRequest::for_paths(&[repo.to_path_buf()]))?,
         &[host],
         true,
     )?;

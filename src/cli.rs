@@ -192,72 +192,15 @@ pub struct SecretArgs {
     /// The cluster's API server URL (absolute https://).
     #[arg(long, value_name = "URL")]
     pub server: String,
-    /// Write the manifest to FILE instead of stdout.
+    /// Write the manifest to FILE instead of stdout (created fresh, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Repository to search for Secrets that already declare this server.
-    #[arg(long, value_name = "PATH", default_value = ".")]
-    pub repo: PathBuf,
-    /// metadata.name of the Secret (default: cluster-<name>).
-    #[arg(long, value_name = "NAME")]
-    pub secret_name: Option<String>,
-    /// Namespace ArgoCD runs in.
-    #[arg(long, default_value = "argocd")]
-    pub namespace: String,
-    /// tlsClientConfig.serverName (SNI) to verify the server certificate against.
-    #[arg(long, value_name = "HOST")]
-    pub server_name: Option<String>,
-    /// Put the value of environment variable VAR in as the bearer token
-    /// (only to stdout or a path outside any git work tree).
-    #[arg(long, value_name = "VAR", conflicts_with_all = ["aws_cluster_name", "external_secret"])]
-    pub token_env: Option<String>,
-    /// PEM CA bundle to embed (base64) as caData.
-    #[arg(long, value_name = "PEM", conflicts_with = "ca_data")]
-    pub ca_file: Option<PathBuf>,
-    /// caData as base64 (default: the ${ARGOCD_CLUSTER_CA} placeholder).
-    #[arg(long, value_name = "BASE64")]
-    pub ca_data: Option<String>,
-    /// EKS cluster name for the awsAuthConfig form (no secret in the manifest).
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "aws_role_arn",
-        conflicts_with = "external_secret"
-    )]
-    pub aws_cluster_name: Option<String>,
-    /// IAM role ArgoCD assumes for the awsAuthConfig form.
-    #[arg(long, value_name = "ARN", requires = "aws_cluster_name")]
-    pub aws_role_arn: Option<String>,
-    /// AWS profile for the awsAuthConfig form.
-    #[arg(long, value_name = "PROFILE", requires = "aws_cluster_name")]
-    pub aws_profile: Option<String>,
-    /// Emit an external-secrets.io ExternalSecret that renders the cluster Secret.
-    #[arg(long, requires_all = ["store", "key"])]
-    pub external_secret: bool,
-    /// Secret store the ExternalSecret reads from.
-    #[arg(long, value_name = "NAME", requires = "external_secret")]
-    pub store: Option<String>,
-    /// Kind of that store.
-    #[arg(long, value_name = "KIND", default_value = "ClusterSecretStore")]
-    pub store_kind: String,
-    /// Key in the store holding `token` (and `caData`) properties.
-    #[arg(long, value_name = "KEY", requires = "external_secret")]
-    pub key: Option<String>,
-    /// Label KEY=VALUE on the Secret (repeatable); cluster generators select on these.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub label: Vec<String>,
-    /// Annotation KEY=VALUE on the Secret (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub annotation: Vec<String>,
-    /// AppProject the cluster is scoped to.
-    #[arg(long)]
-    pub project: Option<String>,
-    /// Namespaces ArgoCD may manage on the cluster, comma-separated.
-    #[arg(long, value_name = "A,B")]
-    pub namespaces: Option<String>,
-    /// With --namespaces: whether cluster-scoped resources may be managed too.
-    #[arg(long, value_name = "BOOL", requires = "namespaces")]
-    pub cluster_resources: Option<bool>,
+    /// Repository to search for Secrets that already register this server
+    /// (default: the git work tree around the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: secret::SecretOptions,
 }
 
 /// Runs a parsed command line; `Ok` holds the exit code.
@@ -649,130 +592,63 @@ fn apply(a: ApplyArgs, out: &mut Out) -> Result<i32> {
 
 /// Builds the Secret spec from the command line, reading the token and CA.
 fn secret_spec(a: &SecretArgs) -> Result<secret::Spec> {
-    let mut spec = secret::Spec::new(&a.name, &a.server)?;
-    if let Some(n) = &a.secret_name {
-        spec.secret_name = n.clone();
-    }
-    spec.namespace = a.namespace.clone();
-    spec.server_name = a.server_name.clone();
-    spec.ca_data = match (&a.ca_file, &a.ca_data) {
-        (Some(f), _) => Some(secret::ca_from_file(f)?),
-        (None, Some(d)) => {
-            secret::validate_ca_data(d)?;
-            Some(d.clone())
-        }
-        (None, None) => None,
-    };
-    spec.auth = if let (Some(c), Some(r)) = (&a.aws_cluster_name, &a.aws_role_arn) {
-        secret::Auth::Aws {
-            cluster_name: c.clone(),
-            role_arn: r.clone(),
-            profile: a.aws_profile.clone(),
-        }
-    } else if a.external_secret {
-        secret::Auth::External {
-            store: a.store.clone().unwrap_or_default(),
-            store_kind: a.store_kind.clone(),
-            key: a.key.clone().unwrap_or_default(),
-        }
-    } else if let Some(var) = &a.token_env {
-        let token = std::env::var(var).unwrap_or_default();
-        if token.is_empty() {
-            bail!("--token-env {var}: the variable is not set or empty");
-        }
-        secret::Auth::Bearer { token }
-    } else {
-        secret::Auth::Bearer {
-            token: secret::TOKEN_PLACEHOLDER.into(),
-        }
-    };
-    spec.labels = a
-        .label
-        .iter()
-        .map(|l| secret::parse_label(l))
-        .collect::<Result<_>>()?;
-    spec.annotations = a
-        .annotation
-        .iter()
-        .map(|l| secret::parse_annotation(l))
-        .collect::<Result<_>>()?;
-    spec.project = a.project.clone();
-    if let Some(ns) = &a.namespaces {
-        if ns.split(',').any(|n| n.trim().is_empty()) {
-            bail!("--namespaces {ns:?}: expected a comma-separated list of namespaces");
-        }
-        spec.namespaces = Some(ns.clone());
-    }
-    spec.cluster_resources = a.cluster_resources;
-    Ok(spec)
+    secret::spec(&a.opts, &a.name, &a.server)
 }
 
-/// Refuses to put a real token in a file inside a git work tree.
-fn check_token_target(a: &SecretArgs) -> Result<()> {
-    let (Some(var), Some(out)) = (&a.token_env, &a.out) else {
-        return Ok(());
-    };
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if let Some(repo) = git::open(&dir)? {
-        bail!(
-            "--token-env {var} with --out {}: that path is inside the git work tree {}, and a real token must never land in a repository; write to stdout or to a path outside any repository",
-            out.display(),
-            repo.workdir().display()
-        );
+/// Refuses, before anything is searched or written, an `--out` that may not
+/// take this manifest (a real token never goes inside a git work tree).
+fn check_token_target(a: &SecretArgs, spec: &secret::Spec) -> Result<()> {
+    if let Some(out) = &a.out {
+        secret::check_target(out, spec.holds_token())?;
     }
     Ok(())
 }
 
-/// Warns on stderr about Secrets under `repo` that already declare `server`.
+/// Warns on stderr, once, when Secrets in the git work tree around `repo`
+/// (or under `repo` itself outside any) already register `server`.
 fn warn_existing(repo: &std::path::Path, server: &str) -> Result<()> {
-    let host = Endpoint::parse("--server", server)?
-        .host
-        .to_ascii_lowercase();
-    let inv = inventory(
-        walk::discover(&[repo.to_path_buf()], &[], &[])?,
-        &[host],
-        true,
-    )?;
-    for hit in secret::existing_for(&inv, server) {
-        eprintln!("warning: {hit} already declares server {server}; ArgoCD picks one of two Secrets for the same server at random");
+    let root = secret::search_root(repo).unwrap_or_else(|| repo.to_path_buf());
+    let found = secret::find_registrations(&root, server)?;
+    eprint!("{}", found.notes(server));
+    if let Some(w) = found.duplicate_warning(server, None) {
+        eprint!("{w}");
     }
     Ok(())
 }
 
 fn secret_cmd(a: SecretArgs, out: &mut Out) -> Result<i32> {
     let spec = secret_spec(&a)?;
-    check_token_target(&a)?;
-    if a.repo.exists() {
-        warn_existing(&a.repo, &spec.server)?;
+    check_token_target(&a, &spec)?;
+    let root = match &a.repo {
+        Some(r) => Some(r.clone()),
+        None => secret::search_root(std::path::Path::new(".")),
+    };
+    match root {
+        Some(root) => {
+            let found = secret::find_registrations(&root, &spec.server)?;
+            eprint!("{}", found.notes(&spec.server));
+            let ours = (spec.namespace.as_str(), spec.secret_name.as_str());
+            if let Some(w) = found.duplicate_warning(&spec.server, Some(ours)) {
+                eprint!("{w}");
+            }
+        }
+        None => eprintln!(
+            "note: not inside a git work tree; pass --repo PATH to look for Secrets that already register {}",
+            spec.server
+        ),
     }
     let yaml = secret::render(&spec);
     match &a.out {
         None => out.put(&yaml)?,
-        Some(path) => write_private(path, &yaml, a.token_env.is_some())?,
+        Some(path) => write_private(path, &yaml, spec.holds_token())?,
     }
     Ok(0)
 }
 
-/// Writes `text` to `path`; owner-only permissions when it holds a real token.
+/// Writes a manifest to `path`: created fresh (mode 0600), never through a
+/// link, and never inside a git work tree when it holds a real token.
 fn write_private(path: &std::path::Path, text: &str, private: bool) -> Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    #[cfg(not(unix))]
-    let _ = private;
-    let mut f = opts
-        .open(path)
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("{}: cannot write", path.display()))?;
-    Ok(())
+    secret::write_manifest(path, text, private)
 }
 
 fn init(a: InitArgs, out: &mut Out) -> Result<i32> {

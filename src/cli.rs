@@ -619,24 +619,10 @@ fn warn_existing(repo: &std::path::Path, server: &str) -> Result<()> {
 fn secret_cmd(a: SecretArgs, out: &mut Out) -> Result<i32> {
     let spec = secret_spec(&a)?;
     check_token_target(&a, &spec)?;
-    let root = match &a.repo {
-        Some(r) => Some(r.clone()),
-        None => secret::search_root(std::path::Path::new(".")),
-    };
-    match root {
-        Some(root) => {
-            let found = secret::find_registrations(&root, &spec.server)?;
-            eprint!("{}", found.notes(&spec.server));
-            let ours = (spec.namespace.as_str(), spec.secret_name.as_str());
-            if let Some(w) = found.duplicate_warning(&spec.server, Some(ours)) {
-                eprint!("{w}");
-            }
-        }
-        None => eprintln!(
-            "note: not inside a git work tree; pass --repo PATH to look for Secrets that already register {}",
-            spec.server
-        ),
-    }
+    eprint!(
+        "{}",
+        secret::existing_warnings(a.repo.as_deref(), std::path::Path::new("."), &spec)?
+    );
     let yaml = secret::render(&spec);
     match &a.out {
         None => out.put(&yaml)?,

@@ -1034,6 +1034,32 @@ pub fn search_root(start: &Path) -> Option<PathBuf> {
     repo.workdir().map(|w| w.components().collect())
 }
 
+/// What to print on stderr before emitting `spec`: notes on files that
+/// could not be checked and the duplicate warning, from a search of `repo`
+/// when given, else of the git work tree around `start` (a note saying no
+/// search was made outside any work tree).
+pub fn existing_warnings(repo: Option<&Path>, start: &Path, spec: &Spec) -> Result<String> {
+    let root = match repo {
+        Some(r) => r.to_path_buf(),
+        None => match search_root(start) {
+            Some(r) => r,
+            None => {
+                return Ok(format!(
+                    "note: not inside a git work tree; pass --repo PATH to look for Secrets that already register {}\n",
+                    spec.server
+                ))
+            }
+        },
+    };
+    let found = find_registrations(&root, &spec.server)?;
+    let mut text = found.notes(&spec.server);
+    let ours = (spec.namespace.as_str(), spec.secret_name.as_str());
+    if let Some(w) = found.duplicate_warning(&spec.server, Some(ours)) {
+        text.push_str(&w);
+    }
+    Ok(text)
+}
+
 /// Walks `root` (gitignore-aware, `.git` and symbolic links skipped) for
 /// cluster Secrets and ExternalSecret templates whose server equals `server`
 /// (host case-insensitive, trailing `/` ignored, as ArgoCD compares). Files

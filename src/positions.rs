@@ -425,6 +425,42 @@ pub fn fact(keys: &[&str]) -> Option<Fact> {
 /// The deepest path [`fact`] looks at: deeper scalars need not be asked.
 pub const FACT_DEPTH: usize = 5;
 
+/// How a cluster registration is declared in a resource of one kind: where
+/// its server is (and whether the value is base64, as under a Secret's
+/// `data`), where its labels are, and which field names the Secret it makes.
+/// The duplicate-registration search (`secret`) reads documents through this.
+pub struct Registration {
+    pub kind: &'static str,
+    pub servers: &'static [(&'static [&'static str], bool)],
+    pub labels: &'static [&'static str],
+    /// Tried in order.
+    pub secret_name: &'static [&'static [&'static str]],
+}
+
+/// Every kind that registers a cluster with ArgoCD.
+pub const REGISTRATIONS: &[Registration] = &[
+    Registration {
+        kind: "Secret",
+        servers: &[
+            (&["stringData", "server"], false),
+            (&["data", "server"], true),
+        ],
+        labels: &["metadata", "labels"],
+        secret_name: &[&["metadata", "name"]],
+    },
+    Registration {
+        kind: "ExternalSecret",
+        servers: &[(&["spec", "target", "template", "data", "server"], false)],
+        labels: &["spec", "target", "template", "metadata", "labels"],
+        secret_name: &[&["spec", "target", "name"], &["metadata", "name"]],
+    },
+];
+
+/// A document's kind, name and namespace.
+pub const KIND: &[&str] = &["kind"];
+pub const NAME: &[&str] = &["metadata", "name"];
+pub const NAMESPACE: &[&str] = &["metadata", "namespace"];
+
 /// Keys whose scalar value may name a cluster next to its endpoint.
 pub fn is_name_key(key: &str) -> bool {
     matches!(key, "name" | "cluster" | "clusterName")

@@ -1,15 +1,34 @@
 //! The ArgoCD cluster Secret for an endpoint: the bearer-token form, the EKS
 //! `awsAuthConfig` form and an external-secrets.io `ExternalSecret` that
-//! renders it. Rendering only; `cli` decides where the text goes.
+//! renders it.
+//!
+//! - [`SecretOptions`] are the flags `rebind secret` and `apply --secret-out`
+//!   share; [`spec`] validates them against Kubernetes' own rules and builds
+//!   the [`Spec`]; [`render`] turns it into YAML.
+//! - [`write_manifest`] / [`write_private`] put a manifest on disk: created
+//!   fresh (mode 0600), never through a symbolic link or into a hard-linked
+//!   file, and, when it holds a real token, never inside a git work tree.
+//! - [`find_registrations`] looks through a repository for the cluster Secrets
+//!   (and ExternalSecret templates) that already register a server, and
+//!   [`Search::duplicate_warning`] says when a new Secret would be a second one.
 //!
 //! The token is never invented: it is the `${ARGOCD_CLUSTER_TOKEN}`
 //! placeholder unless the caller passes a value read from the environment.
 
 use crate::endpoint::Endpoint;
+use crate::positions;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::fs;
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::scanner::Marker;
 
+/// Environment variable `envsubst` fills the token placeholder from.
+pub const TOKEN_VAR: &str = "ARGOCD_CLUSTER_TOKEN";
+/// Environment variable `envsubst` fills the CA placeholder from.
+pub const CA_VAR: &str = "ARGOCD_CLUSTER_CA";
 /// Placeholder for the bearer token, ready for `envsubst`.
 pub const TOKEN_PLACEHOLDER: &str = "${ARGOCD_CLUSTER_TOKEN}";
 /// Placeholder for the CA bundle, ready for `envsubst`.
@@ -59,30 +78,348 @@ pub struct Spec {
 impl Spec {
     /// The default bearer-token spec for `name` and `server`.
     pub fn new(name: &str, server: &str) -> Result<Spec> {
-        validate_name(name)?;
-        validate_server(server)?;
-        Ok(Spec {
-            name: name.to_string(),
-            server: server.to_string(),
-            secret_name: format!("cluster-{name}"),
-            namespace: "argocd".into(),
-            server_name: None,
-            ca_data: None,
-            auth: Auth::Bearer {
-                token: TOKEN_PLACEHOLDER.into(),
-            },
-            labels: Vec::new(),
-            annotations: Vec::new(),
-            project: None,
-            namespaces: None,
-            cluster_resources: None,
-        })
+        spec(&SecretOptions::default(), name, server)
+    }
+
+    /// The manifest carries a real bearer token (not a placeholder).
+    pub fn holds_token(&self) -> bool {
+        matches!(&self.auth, Auth::Bearer { token } if token != TOKEN_PLACEHOLDER)
     }
 }
+
+/// The flags that shape the cluster Secret, shared by `rebind secret` and
+/// `rebind apply --secret-out` (flatten this into both argument structs).
+/// Every field is optional: the default is the bearer-token form with
+/// placeholders, named `cluster-<name>` in namespace `argocd`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct SecretOptions {
+    /// metadata.name of the Secret (default: cluster-<cluster name>).
+    #[arg(long, value_name = "NAME")]
+    pub secret_name: Option<String>,
+    /// Namespace ArgoCD runs in (default: argocd).
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// tlsClientConfig.serverName (SNI) to verify the server certificate against.
+    #[arg(long, value_name = "HOST")]
+    pub server_name: Option<String>,
+    /// Put the value of environment variable VAR in as the bearer token
+    /// (only to stdout or a path outside any git work tree).
+    #[arg(long, value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// PEM CA bundle to embed (base64) as caData.
+    #[arg(long, value_name = "PEM")]
+    pub ca_file: Option<PathBuf>,
+    /// caData as base64 (default: the ${ARGOCD_CLUSTER_CA} placeholder).
+    #[arg(long, value_name = "BASE64")]
+    pub ca_data: Option<String>,
+    /// EKS cluster name for the awsAuthConfig form (no secret in the manifest).
+    #[arg(long, value_name = "NAME")]
+    pub aws_cluster_name: Option<String>,
+    /// IAM role ArgoCD assumes for the awsAuthConfig form.
+    #[arg(long, value_name = "ARN")]
+    pub aws_role_arn: Option<String>,
+    /// AWS profile for the awsAuthConfig form.
+    #[arg(long, value_name = "PROFILE")]
+    pub aws_profile: Option<String>,
+    /// Emit an external-secrets.io ExternalSecret that renders the cluster Secret.
+    #[arg(long)]
+    pub external_secret: bool,
+    /// Secret store the ExternalSecret reads from.
+    #[arg(long, value_name = "NAME")]
+    pub store: Option<String>,
+    /// Kind of that store: ClusterSecretStore (default) or SecretStore.
+    #[arg(long, value_name = "KIND")]
+    pub store_kind: Option<String>,
+    /// Key in the store holding `token` (and `caData`) properties.
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+    /// Label KEY=VALUE on the Secret (repeatable); cluster generators select on these.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub label: Vec<String>,
+    /// Annotation KEY=VALUE on the Secret (repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub annotation: Vec<String>,
+    /// AppProject the cluster is scoped to.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Namespaces ArgoCD may manage on the cluster, comma-separated.
+    #[arg(long, value_name = "A,B")]
+    pub namespaces: Option<String>,
+    /// With --namespaces: whether cluster-scoped resources may be managed too.
+    #[arg(long, value_name = "BOOL")]
+    pub cluster_resources: Option<bool>,
+    /// Fail unless every ${VAR} placeholder left in the manifest
+    /// (ARGOCD_CLUSTER_TOKEN, ARGOCD_CLUSTER_CA) is set and well-formed in the
+    /// environment, so a following `envsubst` cannot blank it.
+    #[arg(long)]
+    pub require_env: bool,
+}
+
+impl SecretOptions {
+    /// No flag was given (for `apply`, where they only make sense with `--secret-out`).
+    pub fn is_empty(&self) -> bool {
+        *self == SecretOptions::default()
+    }
+}
+
+/// Builds the [`Spec`] for cluster `name` at `server` from the flags, reading
+/// `--token-env`, `--ca-file` and (with `--require-env`) the placeholders'
+/// variables from the process environment. Every value is checked against
+/// the rules Kubernetes, ArgoCD and AWS apply to it.
+pub fn spec(opts: &SecretOptions, name: &str, server: &str) -> Result<Spec> {
+    spec_with_env(opts, name, server, &|var| std::env::var(var).ok())
+}
+
+/// [`spec`] with the environment given as a lookup function.
+pub fn spec_with_env(
+    opts: &SecretOptions,
+    name: &str,
+    server: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Spec> {
+    validate_name(name)?;
+    validate_server(server)?;
+    let secret_name = match &opts.secret_name {
+        Some(n) => {
+            if !is_dns_subdomain(n) {
+                bail!("--secret-name {n:?}: {SUBDOMAIN_RULE}");
+            }
+            n.clone()
+        }
+        None => {
+            let n = format!("cluster-{name}");
+            if !is_dns_subdomain(&n) {
+                bail!(
+                    "--name {name:?}: the Secret would be named {n:?}, not a valid Kubernetes object name (it {SUBDOMAIN_RULE}); pass a lower-case --name, or --secret-name"
+                );
+            }
+            n
+        }
+    };
+    let namespace = opts.namespace.clone().unwrap_or_else(|| "argocd".into());
+    if !is_dns_label(&namespace) {
+        bail!("--namespace {namespace:?}: {LABEL_RULE}");
+    }
+    let server_name = match &opts.server_name {
+        Some(h) if !is_hostname(h) => {
+            bail!(
+                "--server-name {h:?}: not a host name (letters, digits, '-' and '.', at most 253)"
+            )
+        }
+        other => other.clone(),
+    };
+    let ca_data = match (&opts.ca_file, &opts.ca_data) {
+        (Some(_), Some(_)) => bail!("--ca-file and --ca-data both give the CA; pass one"),
+        (Some(f), None) => Some(ca_from_file(f)?),
+        (None, Some(d)) => {
+            validate_ca_data(d)?;
+            Some(d.clone())
+        }
+        (None, None) => None,
+    };
+    let auth = auth(opts, env)?;
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for l in &opts.label {
+        let (k, v) = parse_label(l)?;
+        if k == SECRET_TYPE_LABEL {
+            if v != "cluster" {
+                bail!("--label {l:?}: {SECRET_TYPE_LABEL} is always \"cluster\" on an ArgoCD cluster Secret");
+            }
+            continue;
+        }
+        if labels.iter().any(|(have, _)| *have == k) {
+            bail!("--label {l:?}: label {k:?} is given twice");
+        }
+        labels.push((k, v));
+    }
+    let mut annotations: Vec<(String, String)> = Vec::new();
+    for a in &opts.annotation {
+        let (k, v) = parse_annotation(a)?;
+        if annotations.iter().any(|(have, _)| *have == k) {
+            bail!("--annotation {a:?}: annotation {k:?} is given twice");
+        }
+        annotations.push((k, v));
+    }
+    if let Some(p) = &opts.project {
+        if !is_dns_subdomain(p) {
+            bail!("--project {p:?}: not a valid AppProject name (it {SUBDOMAIN_RULE})");
+        }
+    }
+    if let Some(ns) = &opts.namespaces {
+        if let Some(bad) = ns.split(',').find(|n| !is_dns_label(n)) {
+            bail!("--namespaces {ns:?}: {bad:?} is not a namespace name (each {LABEL_RULE}); expected a comma-separated list such as keda,karpenter");
+        }
+    } else if opts.cluster_resources.is_some() {
+        bail!("--cluster-resources only applies with --namespaces");
+    }
+    let spec = Spec {
+        name: name.to_string(),
+        server: server.to_string(),
+        secret_name,
+        namespace,
+        server_name,
+        ca_data,
+        auth,
+        labels,
+        annotations,
+        project: opts.project.clone(),
+        namespaces: opts.namespaces.clone(),
+        cluster_resources: opts.cluster_resources,
+    };
+    if opts.require_env {
+        require_env(&spec, env)?;
+    }
+    Ok(spec)
+}
+
+/// The authentication form the flags choose; forms are mutually exclusive.
+fn auth(opts: &SecretOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<Auth> {
+    let given = |flags: &[(&'static str, bool)]| -> Vec<&'static str> {
+        flags
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(f, _)| *f)
+            .collect()
+    };
+    let aws = given(&[
+        ("--aws-role-arn", opts.aws_role_arn.is_some()),
+        ("--aws-cluster-name", opts.aws_cluster_name.is_some()),
+        ("--aws-profile", opts.aws_profile.is_some()),
+    ]);
+    let external = given(&[
+        ("--external-secret", opts.external_secret),
+        ("--store", opts.store.is_some()),
+        ("--store-kind", opts.store_kind.is_some()),
+        ("--key", opts.key.is_some()),
+    ]);
+    let token = given(&[("--token-env", opts.token_env.is_some())]);
+    let forms: Vec<&Vec<&str>> = [&aws, &external, &token]
+        .into_iter()
+        .filter(|f| !f.is_empty())
+        .collect();
+    if let [a, b, ..] = forms.as_slice() {
+        bail!(
+            "{} and {} choose different ways for ArgoCD to authenticate (IAM role, ExternalSecret, token from the environment); pass the flags of one form only",
+            a[0],
+            b[0]
+        );
+    }
+    if !aws.is_empty() {
+        let (Some(cluster_name), Some(role_arn)) = (&opts.aws_cluster_name, &opts.aws_role_arn)
+        else {
+            bail!(
+                "the awsAuthConfig form needs both --aws-cluster-name NAME and --aws-role-arn ARN"
+            );
+        };
+        if !is_eks_cluster_name(cluster_name) {
+            bail!("--aws-cluster-name {cluster_name:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
+        }
+        if !is_role_arn(role_arn) {
+            bail!("--aws-role-arn {role_arn:?}: not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<path/>name)");
+        }
+        if let Some(p) = &opts.aws_profile {
+            if p.is_empty() || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                bail!("--aws-profile {p:?}: not a profile name (no spaces)");
+            }
+        }
+        return Ok(Auth::Aws {
+            cluster_name: cluster_name.clone(),
+            role_arn: role_arn.clone(),
+            profile: opts.aws_profile.clone(),
+        });
+    }
+    if !external.is_empty() {
+        if !opts.external_secret {
+            bail!(
+                "{} belongs to the ExternalSecret form: add --external-secret",
+                external[0]
+            );
+        }
+        let (Some(store), Some(key)) = (&opts.store, &opts.key) else {
+            bail!("--external-secret needs --store NAME and --key KEY");
+        };
+        if !is_dns_subdomain(store) {
+            bail!("--store {store:?}: not a valid store name (it {SUBDOMAIN_RULE})");
+        }
+        if key.is_empty() || key.chars().any(char::is_control) {
+            bail!("--key {key:?}: expected the store's key for the cluster's token and caData");
+        }
+        let store_kind = opts
+            .store_kind
+            .clone()
+            .unwrap_or_else(|| "ClusterSecretStore".into());
+        if !matches!(store_kind.as_str(), "ClusterSecretStore" | "SecretStore") {
+            bail!("--store-kind {store_kind:?}: expected ClusterSecretStore or SecretStore");
+        }
+        return Ok(Auth::External {
+            store: store.clone(),
+            store_kind,
+            key: key.clone(),
+        });
+    }
+    if let Some(var) = &opts.token_env {
+        let token = env(var).unwrap_or_default();
+        if token.is_empty() {
+            bail!("--token-env {var}: the variable is not set or empty");
+        }
+        if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            bail!("--token-env {var}: the token holds white space or a control character (a trailing newline?)");
+        }
+        return Ok(Auth::Bearer { token });
+    }
+    Ok(Auth::Bearer {
+        token: TOKEN_PLACEHOLDER.into(),
+    })
+}
+
+/// The `${VAR}` placeholders left in the rendered manifest, by variable name.
+pub fn placeholders(spec: &Spec) -> Vec<&'static str> {
+    let text = render(spec);
+    [(TOKEN_VAR, TOKEN_PLACEHOLDER), (CA_VAR, CA_PLACEHOLDER)]
+        .into_iter()
+        .filter(|(_, p)| text.contains(p))
+        .map(|(v, _)| v)
+        .collect()
+}
+
+/// `--require-env`: every placeholder's variable is set, non-empty and well-formed.
+pub fn require_env(spec: &Spec, env: &dyn Fn(&str) -> Option<String>) -> Result<()> {
+    let vars = placeholders(spec);
+    let missing: Vec<&str> = vars
+        .iter()
+        .copied()
+        .filter(|v| env(v).is_none_or(|s| s.is_empty()))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "--require-env: {} not set or empty; `envsubst` would write an empty value into the manifest. Export {} first",
+            missing.join(" and "),
+            if missing.len() == 1 { "it" } else { "them" }
+        );
+    }
+    if let Some(t) = vars.contains(&TOKEN_VAR).then(|| env(TOKEN_VAR)).flatten() {
+        if t.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            bail!("--require-env: {TOKEN_VAR} holds white space or a control character (a trailing newline?)");
+        }
+    }
+    if let Some(ca) = vars.contains(&CA_VAR).then(|| env(CA_VAR)).flatten() {
+        if decode_base64(&ca).is_none() {
+            bail!("--require-env: {CA_VAR} is not base64 (the PEM bundle base64-encoded, as in a kubeconfig's certificate-authority-data)");
+        }
+    }
+    Ok(())
+}
+
+const SUBDOMAIN_RULE: &str = "must be a DNS-1123 subdomain: at most 253 lower-case letters, digits, '-' and '.', each dot-separated part starting and ending with a letter or digit";
+const LABEL_RULE: &str =
+    "must be a DNS-1123 label: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit";
 
 fn validate_name(name: &str) -> Result<()> {
     if name.trim().is_empty() {
         bail!("--name: the cluster name must not be empty");
+    }
+    if name.trim() != name || name.chars().any(char::is_control) {
+        bail!("--name {name:?}: no leading or trailing white space or control characters");
     }
     Ok(())
 }
@@ -96,25 +433,107 @@ pub fn validate_server(server: &str) -> Result<()> {
     Ok(())
 }
 
-fn valid_label_part(s: &str, max: usize) -> bool {
-    !s.is_empty()
-        && s.len() <= max
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        && s.as_bytes()[0].is_ascii_alphanumeric()
-        && s.as_bytes()[s.len() - 1].is_ascii_alphanumeric()
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most `max` bytes.
+fn is_label_of(s: &str, max: usize) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= max
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
 }
 
-fn valid_key(key: &str) -> bool {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
+/// Kubernetes' DNS-1123 label (namespaces).
+pub fn is_dns_label(s: &str) -> bool {
+    is_label_of(s, 63)
+}
+
+/// Kubernetes' DNS-1123 subdomain (object names, label key prefixes).
+pub fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(|l| is_label_of(l, 253))
+}
+
+/// A DNS host name, any case (SNI).
+fn is_hostname(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|l| {
+            let l = l.to_ascii_lowercase();
+            is_label_of(&l, 63)
+        })
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63: a label key's name, a label value.
+fn is_qualified_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+}
+
+/// A label or annotation key: `[prefix/]name`, prefix a DNS-1123 subdomain.
+pub fn is_qualified_name(key: &str) -> bool {
+    match key.split('/').collect::<Vec<_>>().as_slice() {
+        [name] => is_qualified_part(name),
+        [prefix, name] => is_dns_subdomain(prefix) && is_qualified_part(name),
+        _ => false,
+    }
+}
+
+/// A label value: empty, or a qualified name part.
+pub fn is_label_value(v: &str) -> bool {
+    v.is_empty() || is_qualified_part(v)
+}
+
+/// EKS: `^[0-9A-Za-z][A-Za-z0-9\-_]*$`, 1 to 100.
+fn is_eks_cluster_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 100
+        && b[0].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+}
+
+/// `arn:aws[-a-z]*:iam::<12 digits>:role/[path/]name`.
+pub fn is_role_arn(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix("arn:aws") else {
+        return false;
     };
-    prefix.is_none_or(|p| {
-        p.len() <= 253
-            && p.split('.')
-                .all(|l| valid_label_part(l, 63) && !l.contains('_'))
-    }) && valid_label_part(name, 63)
+    let Some((partition_tail, rest)) = rest.split_once(':') else {
+        return false;
+    };
+    if !partition_tail
+        .bytes()
+        .all(|c| c.is_ascii_lowercase() || c == b'-')
+        || (!partition_tail.is_empty() && !partition_tail.starts_with('-'))
+    {
+        return false;
+    }
+    let Some(rest) = rest.strip_prefix("iam::") else {
+        return false;
+    };
+    let Some((account, rest)) = rest.split_once(':') else {
+        return false;
+    };
+    if account.len() != 12 || !account.bytes().all(|c| c.is_ascii_digit()) {
+        return false;
+    }
+    let Some(path) = rest.strip_prefix("role/") else {
+        return false;
+    };
+    let parts: Vec<&str> = path.split('/').collect();
+    let name = parts[parts.len() - 1];
+    path.len() <= 576
+        && name.len() <= 64
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || b"+=,.@_-".contains(&c))
+        })
 }
 
 /// Parses a `--label k=v` (Kubernetes label syntax).
@@ -122,10 +541,10 @@ pub fn parse_label(s: &str) -> Result<(String, String)> {
     let Some((k, v)) = s.split_once('=') else {
         bail!("--label {s:?}: expected KEY=VALUE");
     };
-    if !valid_key(k) {
-        bail!("--label {s:?}: {k:?} is not a valid label key");
+    if !is_qualified_name(k) {
+        bail!("--label {s:?}: {k:?} is not a valid label key ([prefix/]name: name at most 63 of A-Z a-z 0-9 - _ ., starting and ending alphanumeric; prefix a DNS-1123 subdomain)");
     }
-    if !(v.is_empty() || valid_label_part(v, 63)) {
+    if !is_label_value(v) {
         bail!("--label {s:?}: {v:?} is not a valid label value (at most 63 of A-Z a-z 0-9 - _ ., starting and ending alphanumeric)");
     }
     Ok((k.to_string(), v.to_string()))
@@ -136,8 +555,8 @@ pub fn parse_annotation(s: &str) -> Result<(String, String)> {
     let Some((k, v)) = s.split_once('=') else {
         bail!("--annotation {s:?}: expected KEY=VALUE");
     };
-    if !valid_key(k) {
-        bail!("--annotation {s:?}: {k:?} is not a valid annotation key");
+    if !is_qualified_name(k) {
+        bail!("--annotation {s:?}: {k:?} is not a valid annotation key ([prefix/]name, as for labels)");
     }
     Ok((k.to_string(), v.to_string()))
 }
@@ -157,14 +576,9 @@ pub fn ca_from_file(path: &Path) -> Result<String> {
     Ok(base64(&bytes))
 }
 
-/// Checks a `--ca-data` value is base64.
+/// Checks a `--ca-data` value is strict, canonical base64 of something.
 pub fn validate_ca_data(s: &str) -> Result<()> {
-    let ok = !s.is_empty()
-        && s.len().is_multiple_of(4)
-        && s.trim_end_matches('=')
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/');
-    if !ok {
+    if decode_base64(s).is_none_or(|b| b.is_empty()) {
         bail!("--ca-data: not base64 (the PEM bundle base64-encoded, as in a kubeconfig's certificate-authority-data)");
     }
     Ok(())
@@ -190,29 +604,90 @@ pub fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// A YAML scalar for `s`: plain when unambiguous, else double-quoted (JSON escaping).
+/// Decodes strict standard base64: the alphabet, length a multiple of 4, at
+/// most two `=` and only at the end, unused bits zero. `None` otherwise.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    if b.is_empty() || !b.len().is_multiple_of(4) {
+        return None;
+    }
+    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
+    if pad > 2 {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in &b[..b.len() - pad] {
+        acc = (acc << 6) | value(c)?;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    (acc == 0).then_some(out)
+}
+
+/// A YAML scalar for `s`: plain only when every YAML 1.1 and 1.2 reader takes
+/// it as that string (it starts with a letter, holds nothing but letters,
+/// digits and `-_./:@+=`, does not end in `:`, and is not a boolean or null
+/// word); double-quoted otherwise.
 fn scalar(s: &str) -> String {
+    let b = s.as_bytes();
     let reserved = matches!(
         s.to_ascii_lowercase().as_str(),
-        "" | "~" | "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off" | "null"
     );
-    let numeric = s.parse::<f64>().is_ok() || s.starts_with("0x") || s.starts_with("0o");
-    let plain = !reserved
-        && !numeric
-        && s.as_bytes()[0].is_ascii_alphanumeric()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./:@+=".contains(&b))
+    let plain = !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || b"-_./:@+=".contains(&c))
         && !s.ends_with(':')
-        && !s.contains("${");
+        && !reserved;
     if plain {
         s.to_string()
     } else {
-        serde_json::to_string(s).expect("a string always serialises")
+        quoted(s)
     }
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).expect("a string always serialises")
+/// `s` double-quoted, valid both as a JSON string and as a YAML double-quoted
+/// scalar: control characters, line and paragraph separators, BOM and
+/// non-characters escaped as `\uXXXX`.
+fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control()
+                || matches!(
+                    c,
+                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
+                ) =>
+            {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// The `config` JSON: fixed key order as in ArgoCD's examples, two-space indent.
@@ -227,11 +702,11 @@ fn config_json(spec: &Spec, token: Option<&str>, ca: &str) -> String {
             let _ = write!(
                 j,
                 "  \"awsAuthConfig\": {{\n    \"clusterName\": {},\n    \"roleARN\": {}",
-                json_str(cluster_name),
-                json_str(role_arn)
+                quoted(cluster_name),
+                quoted(role_arn)
             );
             if let Some(p) = profile {
-                let _ = write!(j, ",\n    \"profile\": {}", json_str(p));
+                let _ = write!(j, ",\n    \"profile\": {}", quoted(p));
             }
             j.push_str("\n  },\n");
         }
@@ -239,17 +714,17 @@ fn config_json(spec: &Spec, token: Option<&str>, ca: &str) -> String {
             let _ = writeln!(
                 j,
                 "  \"bearerToken\": {},",
-                json_str(token.unwrap_or(TOKEN_PLACEHOLDER))
+                quoted(token.unwrap_or(TOKEN_PLACEHOLDER))
             );
         }
     }
     let _ = write!(
         j,
         "  \"tlsClientConfig\": {{\n    \"insecure\": false,\n    \"caData\": {}",
-        json_str(ca)
+        quoted(ca)
     );
     if let Some(sni) = &spec.server_name {
-        let _ = write!(j, ",\n    \"serverName\": {}", json_str(sni));
+        let _ = write!(j, ",\n    \"serverName\": {}", quoted(sni));
     }
     j.push_str("\n  }\n}");
     j
@@ -378,34 +853,565 @@ pub fn render(spec: &Spec) -> String {
     y
 }
 
-/// Cluster Secrets and ExternalSecret templates in `inv` whose server equals
-/// `server` (host case-insensitive, trailing `/` ignored, as ArgoCD compares),
-/// as `path:line:column: Kind/name` lines.
-pub fn existing_for(inv: &crate::Inventory, server: &str) -> Vec<String> {
-    let norm = |s: &str| {
-        let s = s.trim_end_matches('/');
-        match Endpoint::parse("", s) {
-            Ok(e) => format!("https://{}", e.key()),
-            Err(_) => s.to_ascii_lowercase(),
+// ---------------------------------------------------------------------------
+// Writing a manifest to a file
+// ---------------------------------------------------------------------------
+
+#[cfg(unix)]
+fn link_count(m: &fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    m.nlink()
+}
+
+#[cfg(not(unix))]
+fn link_count(_: &fs::Metadata) -> u64 {
+    1
+}
+
+/// The git work tree (or git directory) `dir` (a resolved directory) lies in.
+pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
+    for a in dir.ancestors() {
+        if a.file_name().is_some_and(|n| n == ".git")
+            || fs::symlink_metadata(a.join(".git")).is_ok()
+        {
+            return Some(a.to_path_buf());
         }
+    }
+    // A bare repository, or one git finds some other way.
+    git2::Repository::discover(dir)
+        .ok()
+        .map(|r| r.workdir().unwrap_or(r.path()).to_path_buf())
+}
+
+/// Checks that a manifest may be written at `path`, and returns the path it
+/// resolves to (every directory component resolved). Refused: a final
+/// component that is a symbolic link, not a regular file, or a file with more
+/// than one hard link; and, when the manifest `holds_token`, any path that
+/// resolves inside a git work tree.
+pub fn check_target(path: &Path, holds_token: bool) -> Result<PathBuf> {
+    let shown = path.display();
+    let name = match path.file_name() {
+        Some(n) if !path.to_string_lossy().ends_with(['/', '\\']) => n,
+        _ => bail!("{shown}: not a file name"),
     };
-    let want = norm(server);
-    let mut out = Vec::new();
-    for src in &inv.sources {
-        for o in src.occurrences() {
-            let at_server = o.position.is_some_and(|p| p.is_registration());
-            if at_server && !o.found.bare && norm(&o.endpoint) == want {
-                out.push(format!(
-                    "{}:{}:{}: {}",
-                    src.entry.rel,
-                    o.line,
-                    o.column,
-                    o.resource.as_deref().unwrap_or("?")
-                ));
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = parent
+        .canonicalize()
+        .with_context(|| format!("{shown}: cannot resolve the directory {}", parent.display()))?;
+    if !dir.is_dir() {
+        bail!("{shown}: {} is not a directory", parent.display());
+    }
+    let target = dir.join(name);
+    match fs::symlink_metadata(&target) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let to = fs::read_link(&target)
+                .map(|t| format!(" (to {})", t.display()))
+                .unwrap_or_default();
+            bail!("{shown}: is a symbolic link{to}; refusing to write through it (remove it or choose another path)");
+        }
+        Ok(m) if !m.is_file() => bail!("{shown}: exists and is not a regular file"),
+        Ok(m) if link_count(&m) > 1 => bail!(
+            "{shown}: has {} hard links; writing it would change the other names too (one may be a file tracked in a repository): remove it or choose another path",
+            link_count(&m)
+        ),
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("{shown}: cannot inspect")),
+    }
+    if holds_token {
+        if let Some(repo) = enclosing_repository(&dir) {
+            bail!(
+                "{shown}: resolves to {}, inside the git work tree {}; a real token must never land in a repository: write to stdout or to a path outside any repository",
+                target.display(),
+                repo.display()
+            );
+        }
+    }
+    Ok(target)
+}
+
+/// Writes a manifest to `path`: checked with [`check_target`], written to a
+/// new file (mode 0600) in the same directory, fsynced, checked again and
+/// renamed over the target, so an existing file is replaced whole and never
+/// keeps its old permissions.
+pub fn write_manifest(path: &Path, text: &str, holds_token: bool) -> Result<()> {
+    let target = check_target(path, holds_token)?;
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let shown = path.display();
+    let (tmp, mut file) = (0..100)
+        .find_map(|n| {
+            let tmp = dir.join(format!(".{name}.rebind-{}-{n}.tmp", std::process::id()));
+            let mut o = fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                o.mode(0o600);
+            }
+            match o.open(&tmp) {
+                Ok(f) => Some(Ok((tmp, f))),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(e)),
+            }
+        })
+        .unwrap_or_else(|| Err(io::Error::other("no free temporary file name")))
+        .with_context(|| format!("{shown}: cannot create a file in {}", dir.display()))?;
+    let done = (|| -> Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(fs::Permissions::from_mode(0o600))?;
+        }
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        // The target may have been swapped for a link since the first check.
+        if check_target(path, holds_token)? != target {
+            bail!("{shown}: its directory changed while writing");
+        }
+        fs::rename(&tmp, &target)?;
+        Ok(())
+    })();
+    if let Err(e) = done {
+        let _ = fs::remove_file(&tmp);
+        return Err(e.context(format!("{shown}: cannot write")));
+    }
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// [`write_manifest`] for a manifest holding a real token: never inside a git work tree.
+pub fn write_private(path: &Path, text: &str) -> Result<()> {
+    write_manifest(path, text, true)
+}
+
+// ---------------------------------------------------------------------------
+// Secrets already registering a server
+// ---------------------------------------------------------------------------
+
+/// One manifest that declares a cluster Secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    /// Path relative to the searched root, `/`-separated.
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    /// `Secret/name` or `ExternalSecret/name`.
+    pub resource: String,
+}
+
+/// A Secret ArgoCD holds for the server, with every manifest declaring it
+/// (a Secret and the ExternalSecret that renders it are one registration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    /// `None` when the manifest leaves it to `kubectl`/ArgoCD.
+    pub namespace: Option<String>,
+    pub name: String,
+    pub declared_at: Vec<Declaration>,
+}
+
+/// The outcome of [`find_registrations`].
+#[derive(Debug, Default)]
+pub struct Search {
+    pub root: PathBuf,
+    pub registrations: Vec<Registration>,
+    /// Files that might declare the server but could not be read or parsed, with why.
+    pub unchecked: Vec<(String, String)>,
+}
+
+/// Where the duplicate search walks from `start` by default: the enclosing
+/// git work tree, or `None` outside any.
+pub fn search_root(start: &Path) -> Option<PathBuf> {
+    let repo = git2::Repository::discover(start).ok()?;
+    // Without the trailing `/` git2 gives it.
+    repo.workdir().map(|w| w.components().collect())
+}
+
+/// What to print on stderr before emitting `spec`: notes on files that
+/// could not be checked and the duplicate warning, from a search of `repo`
+/// when given, else of the git work tree around `start` (a note saying no
+/// search was made outside any work tree).
+pub fn existing_warnings(repo: Option<&Path>, start: &Path, spec: &Spec) -> Result<String> {
+    let root = match repo {
+        Some(r) => r.to_path_buf(),
+        None => match search_root(start) {
+            Some(r) => r,
+            None => {
+                return Ok(format!(
+                    "note: not inside a git work tree; pass --repo PATH to look for Secrets that already register {}\n",
+                    spec.server
+                ))
+            }
+        },
+    };
+    let found = find_registrations(&root, &spec.server)?;
+    let mut text = found.notes(&spec.server);
+    let ours = (spec.namespace.as_str(), spec.secret_name.as_str());
+    if let Some(w) = found.duplicate_warning(&spec.server, Some(ours)) {
+        text.push_str(&w);
+    }
+    Ok(text)
+}
+
+/// Walks `root` (gitignore-aware, `.git` and symbolic links skipped) for
+/// cluster Secrets and ExternalSecret templates whose server equals `server`
+/// (host case-insensitive, trailing `/` ignored, as ArgoCD compares). Files
+/// that vanish during the walk are passed over.
+pub fn find_registrations(root: &Path, server: &str) -> Result<Search> {
+    find_registrations_with(root, server, &|p| fs::read(p))
+}
+
+/// [`find_registrations`] with the file reader given.
+pub fn find_registrations_with(
+    root: &Path,
+    server: &str,
+    read: &dyn Fn(&Path) -> io::Result<Vec<u8>>,
+) -> Result<Search> {
+    let meta =
+        fs::metadata(root).with_context(|| format!("--repo {}: cannot read", root.display()))?;
+    if !meta.is_dir() {
+        bail!("--repo {}: not a directory", root.display());
+    }
+    let want = normalise_server(server);
+    let host = Endpoint::parse("--server", server)?
+        .host
+        .to_ascii_lowercase();
+    let mut search = Search {
+        root: root.to_path_buf(),
+        ..Search::default()
+    };
+    let mut found: Vec<(Option<String>, String, Declaration)> = Vec::new();
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .follow_links(false)
+        .require_git(false)
+        .parents(true)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.file_name() != ".git");
+    for result in builder.build() {
+        let entry = match result {
+            Ok(e) => e,
+            Err(e)
+                if e.io_error()
+                    .is_some_and(|io| io.kind() == io::ErrorKind::NotFound) =>
+            {
+                continue
+            }
+            Err(e) => {
+                search
+                    .unchecked
+                    .push((root.display().to_string(), format!("cannot walk: {e}")));
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json") {
+            continue;
+        }
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let bytes = match read(path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                search.unchecked.push((rel, format!("cannot read: {e}")));
+                continue;
+            }
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        if !text.contains(SECRET_TYPE_LABEL) {
+            continue;
+        }
+        match declarations(&text, &want, &host) {
+            Ok(ds) => found.extend(ds.into_iter().map(|(ns, name, mut d)| {
+                d.rel = rel.clone();
+                (ns, name, d)
+            })),
+            Err(msg) => {
+                if text.to_ascii_lowercase().contains(&host) {
+                    search
+                        .unchecked
+                        .push((rel, format!("not valid YAML ({msg})")));
+                }
             }
         }
     }
-    out
+    for (namespace, name, d) in found {
+        match search
+            .registrations
+            .iter_mut()
+            .find(|r| r.namespace == namespace && r.name == name)
+        {
+            Some(r) => r.declared_at.push(d),
+            None => search.registrations.push(Registration {
+                namespace,
+                name,
+                declared_at: vec![d],
+            }),
+        }
+    }
+    Ok(search)
+}
+
+fn normalise_server(s: &str) -> String {
+    let s = s.trim().trim_end_matches('/');
+    match Endpoint::parse("", s) {
+        Ok(e) => format!("https://{}", e.key()),
+        Err(_) => s.to_ascii_lowercase(),
+    }
+}
+
+impl Registration {
+    fn shown(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{ns}/{}", self.name),
+            None => self.name.clone(),
+        }
+    }
+}
+
+impl Search {
+    /// The one warning to give before emitting a Secret for `server`: `None`
+    /// unless a Secret other than `ours` (namespace, name) already registers
+    /// it. With `ours` unknown, every registration found counts.
+    pub fn duplicate_warning(&self, server: &str, ours: Option<(&str, &str)>) -> Option<String> {
+        let others: Vec<&Registration> = self
+            .registrations
+            .iter()
+            .filter(|r| {
+                ours.is_none_or(|(ns, name)| {
+                    r.name != name || r.namespace.as_deref().is_some_and(|n| n != ns)
+                })
+            })
+            .collect();
+        if others.is_empty() {
+            return None;
+        }
+        let root = self.root.display().to_string();
+        let mut w = if root == "." || root.is_empty() {
+            format!("warning: server {server} is already registered with ArgoCD by:\n")
+        } else {
+            format!("warning: {root} already registers server {server} with ArgoCD:\n")
+        };
+        for r in &others {
+            let _ = writeln!(w, "  Secret {}, declared at", r.shown());
+            for d in &r.declared_at {
+                let _ = writeln!(w, "    {}:{}:{}: {}", d.rel, d.line, d.column, d.resource);
+            }
+        }
+        let this = match ours {
+            Some((ns, name)) => format!("this manifest (Secret {ns}/{name})"),
+            None => "this manifest".to_string(),
+        };
+        let _ = write!(
+            w,
+            "ArgoCD picks one of two Secrets for the same server at random: delete {} before applying {this}",
+            if others.iter().map(|r| r.declared_at.len()).sum::<usize>() == 1 {
+                "that declaration"
+            } else {
+                "those declarations"
+            }
+        );
+        if let [only] = others.as_slice() {
+            let _ = write!(
+                w,
+                ", or update the registration instead (--secret-name {}{})",
+                only.name,
+                match &only.namespace {
+                    Some(ns) if ours.is_none_or(|(o, _)| o != ns) => format!(" --namespace {ns}"),
+                    _ => String::new(),
+                }
+            );
+        }
+        w.push_str(".\n");
+        Some(w)
+    }
+
+    /// One `note:` line per file that could not be checked.
+    pub fn notes(&self, server: &str) -> String {
+        self.unchecked
+            .iter()
+            .map(|(rel, why)| {
+                format!("note: {rel}: {why}; not checked for a Secret registering {server}\n")
+            })
+            .collect()
+    }
+}
+
+/// A YAML node with the position of each scalar, for reporting.
+enum Node {
+    Scalar(String, Marker),
+    Map(Vec<(Node, Node)>),
+    /// Sequences and aliases: nothing the search looks into.
+    Other,
+}
+
+impl Node {
+    fn get(&self, key: &str) -> Option<&Node> {
+        match self {
+            Node::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| matches!(k, Node::Scalar(s, _) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    fn at(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |n, k| n.get(k))
+    }
+
+    fn str_at(&self, path: &[&str]) -> Option<&str> {
+        match self.at(path)? {
+            Node::Scalar(s, _) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+enum Frame {
+    Map(Vec<(Node, Node)>, Option<Node>),
+    Seq,
+}
+
+#[derive(Default)]
+struct Builder {
+    docs: Vec<Node>,
+    stack: Vec<Frame>,
+}
+
+impl Builder {
+    fn push(&mut self, node: Node) {
+        match self.stack.last_mut() {
+            Some(Frame::Map(entries, pending)) => match pending.take() {
+                Some(k) => entries.push((k, node)),
+                None => *pending = Some(node),
+            },
+            Some(Frame::Seq) => {}
+            None => self.docs.push(node),
+        }
+    }
+}
+
+impl MarkedEventReceiver for Builder {
+    fn on_event(&mut self, ev: Event, mark: Marker) {
+        match ev {
+            Event::Scalar(s, ..) => self.push(Node::Scalar(s, mark)),
+            Event::Alias(_) => self.push(Node::Other),
+            Event::MappingStart(..) => self.stack.push(Frame::Map(Vec::new(), None)),
+            Event::SequenceStart(..) => self.stack.push(Frame::Seq),
+            Event::MappingEnd => {
+                if let Some(Frame::Map(entries, _)) = self.stack.pop() {
+                    self.push(Node::Map(entries));
+                }
+            }
+            Event::SequenceEnd => {
+                if let Some(Frame::Seq) = self.stack.pop() {
+                    self.push(Node::Other);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The cluster Secrets in `text` whose server normalises to `want`, as
+/// (namespace, Secret name, declaration without `rel`). `Err` when the file
+/// does not parse as YAML, even with Helm template actions masked.
+type Found = (Option<String>, String, Declaration);
+
+fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String> {
+    let parse = |t: &str| {
+        let mut b = Builder::default();
+        Parser::new_from_str(t)
+            .load(&mut b, true)
+            .map(|_| b.docs)
+            .map_err(|e| e.to_string())
+    };
+    let docs = match parse(text) {
+        Ok(d) => d,
+        Err(e) => match crate::locate::mask_templates(text) {
+            Some((masked, _)) => parse(&masked).map_err(|_| e)?,
+            None => return Err(e),
+        },
+    };
+    let index = crate::locate::LineIndex::new(text);
+    let lower = text.to_ascii_lowercase();
+    let mut out = Vec::new();
+    for doc in &docs {
+        let Some(reg) = doc
+            .str_at(positions::KIND)
+            .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
+        else {
+            continue;
+        };
+        let resource_kind = reg.kind;
+        let labels = doc.at(reg.labels);
+        let server_node = reg
+            .servers
+            .iter()
+            .find_map(|(path, encoded)| doc.at(path).map(|n| (n, *encoded)));
+        let secret_name = reg.secret_name.iter().find_map(|p| doc.str_at(p));
+        if labels.and_then(|l| l.str_at(&[SECRET_TYPE_LABEL])) != Some("cluster") {
+            continue;
+        }
+        let Some((Node::Scalar(value, mark), encoded)) = server_node else {
+            continue;
+        };
+        let value = if encoded {
+            match decode_base64(value.trim()).and_then(|b| String::from_utf8(b).ok()) {
+                Some(v) => v,
+                None => continue,
+            }
+        } else {
+            value.clone()
+        };
+        if normalise_server(&value) != want {
+            continue;
+        }
+        // Point at the URL itself when it is written out from the scalar on.
+        let line_start = index.offset(text, mark.line(), 0).unwrap_or(0);
+        let (line, column) = match lower[line_start..].find(host) {
+            Some(i) if !encoded => {
+                let at = line_start + i;
+                let at = if lower[..at].ends_with("https://") {
+                    at - 8
+                } else {
+                    at
+                };
+                index.position(text, at)
+            }
+            _ => (mark.line(), mark.col() + 1),
+        };
+        let object = doc.str_at(positions::NAME).unwrap_or("?");
+        out.push((
+            doc.str_at(positions::NAMESPACE).map(str::to_string),
+            secret_name.unwrap_or("?").to_string(),
+            Declaration {
+                rel: String::new(),
+                line,
+                column,
+                resource: format!("{resource_kind}/{object}"),
+            },
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -422,6 +1428,19 @@ mod tests {
             ("foobar", "Zm9vYmFy"),
         ] {
             assert_eq!(base64(i.as_bytes()), o);
+            if !i.is_empty() {
+                assert_eq!(decode_base64(o).as_deref(), Some(i.as_bytes()));
+            }
+        }
+    }
+
+    #[test]
+    fn base64_decoding_is_strict() {
+        for bad in [
+            "", "====", "A===", "Zg=", "Zg", "Zm9v=", "Zh==", "Zm9=", "Zm 9v", "Zm9v\n", "Z=g=",
+            "Zm-_",
+        ] {
+            assert_eq!(decode_base64(bad), None, "{bad:?}");
         }
     }
 
@@ -433,14 +1452,101 @@ mod tests {
         assert_eq!(scalar("0123"), "\"0123\"");
         assert_eq!(scalar("a: b"), "\"a: b\"");
         assert_eq!(scalar("#x"), "\"#x\"");
+        for s in [
+            "0b101",
+            "1_000",
+            "2024-01-01",
+            "12:30",
+            "190:20:30",
+            "yes",
+            "On",
+            "Y",
+            "~",
+            "null",
+            ".inf",
+            "-.Inf",
+            ".NaN",
+            "0o17",
+            "017",
+            "0x1F",
+            "+1",
+            "1e3",
+            "=",
+            "<<",
+            "a:",
+            "",
+        ] {
+            assert!(scalar(s).starts_with('"'), "{s}");
+        }
+        assert_eq!(scalar("a\u{2028}b"), "\"a\\u2028b\"");
+        assert_eq!(scalar("a\u{7f}\"\\"), "\"a\\u007f\\\"\\\\\"");
     }
 
     #[test]
     fn labels_are_validated() {
         assert!(parse_label("team=platform").is_ok());
         assert!(parse_label("example.com/env=prod").is_ok());
-        for bad in ["noequals", "=v", "k=-bad", "k=a b", "bad key=v", "/x=v"] {
+        assert!(parse_label("example.com/env=").is_ok());
+        for bad in [
+            "noequals",
+            "=v",
+            "k=-bad",
+            "k=a b",
+            "bad key=v",
+            "/x=v",
+            "Example.com/x=v",
+            "a/b/c=v",
+            "a..b/x=v",
+            "x=a23456789012345678901234567890123456789012345678901234567890abcd",
+        ] {
             assert!(parse_label(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn names_follow_kubernetes() {
+        assert!(is_dns_subdomain("cluster-a.b"));
+        for bad in ["", "A", "a..b", "-a", "a-", "a.-b", "a_b", "a b"] {
+            assert!(!is_dns_subdomain(bad), "{bad}");
+        }
+        assert!(!is_dns_subdomain(&"a".repeat(254)));
+        assert!(is_dns_label("argocd"));
+        assert!(!is_dns_label("a.b"));
+        assert!(!is_dns_label(&"a".repeat(64)));
+    }
+
+    #[test]
+    fn role_arns() {
+        for ok in [
+            "arn:aws:iam::123456789012:role/argocd-manager",
+            "arn:aws-cn:iam::123456789012:role/path/to/r+=,.@_-",
+            "arn:aws-us-gov:iam::123456789012:role/r",
+        ] {
+            assert!(is_role_arn(ok), "{ok}");
+        }
+        for bad in [
+            "not-an-arn",
+            "arn:aws:iam::12345678901:role/r",
+            "arn:aws:iam::123456789012:user/r",
+            "arn:aws:iam::123456789012:role/",
+            "arn:aws:iam::123456789012:role//r",
+            "arn:awsx:iam::123456789012:role/r",
+            "arn:aws:sts::123456789012:role/r",
+            "arn:aws:iam:us-east-1:123456789012:role/r",
+        ] {
+            assert!(!is_role_arn(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn require_env_checks_each_placeholder() {
+        let spec = Spec::new("c", "https://a.example.com").unwrap();
+        assert_eq!(placeholders(&spec), vec![TOKEN_VAR, CA_VAR]);
+        let none = |_: &str| None;
+        assert!(require_env(&spec, &none).is_err());
+        let good = |v: &str| Some(if v == CA_VAR { "Zm9v" } else { "tok" }.to_string());
+        assert!(require_env(&spec, &good).is_ok());
+        let bad_ca = |v: &str| Some(if v == CA_VAR { "====" } else { "tok" }.to_string());
+        assert!(require_env(&spec, &bad_ca).is_err());
     }
 }

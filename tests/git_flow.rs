@@ -304,7 +304,7 @@ fn bad_outputs_and_remotes_are_refused_before_writing() {
             "--cluster-name",
             "prod",
         ],
-        "is a directory",
+        "outdir: exists and is not a regular file",
     );
     std::fs::remove_dir(d.join("outdir")).unwrap();
     refused(

@@ -382,8 +382,10 @@ fn token_never_lands_in_a_git_work_tree() {
 
 #[test]
 fn warns_about_secrets_already_declaring_the_server() {
+    let repo = temp_fixture();
+    git_init_commit(repo.path());
     let out = secret(
-        &fixture(),
+        repo.path(),
         &[
             "--name",
             "c",
@@ -394,13 +396,16 @@ fn warns_about_secrets_already_declaring_the_server() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("apps/cluster-bootstrap.yaml:12:12: Secret/cluster-finance-prod-blue already declares server"), "{err}");
+    assert!(
+        err.contains("    apps/cluster-bootstrap.yaml:12:12: Secret/cluster-finance-prod-blue\n"),
+        "{err}"
+    );
     assert!(
         err.contains(
-            "apps/argocd-external-secrets.yaml:31:11: ExternalSecret/cluster-finance-prod-blue"
+            "    apps/argocd-external-secrets.yaml:31:11: ExternalSecret/cluster-finance-prod-blue\n"
         ),
         "{err}"
     );
-    let out = secret(&fixture(), &["--name", "c", "--server", SERVER], &[]);
+    let out = secret(repo.path(), &["--name", "c", "--server", SERVER], &[]);
     assert_eq!(stderr(&out), "", "no warning for a server nobody declares");
 }

@@ -96,10 +96,21 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     let json_out = format == Format::Json;
     let (plan, inv) = cutover::plan(&a.rebind.request())?;
     cutover::fail_on_errors(&plan)?;
+    if a.secret_out.is_none() && !a.secret.is_empty() {
+        bail!("the cluster Secret flags (--secret-name, --aws-role-arn, --external-secret, ...) shape the Secret --secret-out writes: pass --cluster-name NAME --secret-out FILE too");
+    }
     let secret_spec = match &a.cluster_name {
-        Some(name) => Some(secret::Spec::new(name, &plan.to.url())?),
+        Some(name) => Some(secret::spec(&a.secret, name, &plan.to.url())?),
         None => None,
     };
+    if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
+        secret::check_target(path, spec.holds_token()).with_context(|| {
+            format!(
+                "--secret-out {}: cannot take the cluster Secret; nothing written",
+                path.display()
+            )
+        })?;
+    }
     let skipped = &inv.skipped;
     let report = |status, plan| json::PlanReport::new("apply", status, plan, skipped);
     if plan.files.is_empty() {
@@ -208,8 +219,11 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         }
     };
     if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
-        super::secret::write_file(path, &secret::render(spec), false)?;
-        super::secret::warn_existing(sink, &start, &spec.server)?;
+        secret::write_manifest(path, &secret::render(spec), spec.holds_token())?;
+        let warnings = secret::existing_warnings(None, &start, spec)?;
+        if !warnings.is_empty() {
+            sink.info(&warnings);
+        }
     }
     if let Some(path) = &a.review_out {
         let md = text::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));

@@ -111,7 +111,7 @@ pub enum Command {
     /// Exit 1 when there are changes pending, 0 when there is nothing to change.
     Diff(RebindArgs),
     /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
-    Apply(ApplyArgs),
+    Apply(Box<ApplyArgs>),
     /// Print the ArgoCD cluster Secret (or ExternalSecret) for a server URL.
     Secret(Box<SecretArgs>),
     /// Write .rebind.yaml from a scan: one cluster per workload endpoint, with current counts.
@@ -226,9 +226,13 @@ pub struct ApplyArgs {
     /// ArgoCD cluster name for the Secret written by --secret-out.
     #[arg(long, value_name = "NAME", requires = "secret_out")]
     pub cluster_name: Option<String>,
-    /// Also write the cluster Secret for the new endpoint (token placeholder) to FILE.
+    /// Also write the cluster Secret for the new endpoint to FILE, in any form
+    /// `rebind secret` supports (the flags below); outside any git work tree
+    /// when it holds a real token.
     #[arg(long, value_name = "FILE", requires = "cluster_name")]
     pub secret_out: Option<PathBuf>,
+    #[command(flatten, next_help_heading = "Cluster Secret (with --secret-out)")]
+    pub secret: rebind::secret::SecretOptions,
 }
 
 #[derive(Debug, Args)]
@@ -239,74 +243,17 @@ pub struct SecretArgs {
     /// The cluster's API server URL (absolute https://).
     #[arg(long, value_name = "URL")]
     pub server: String,
-    /// Write the manifest to FILE instead of stdout.
+    /// Write the manifest to FILE instead of stdout (created fresh, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Repository to search for Secrets that already register this server
+    /// (default: the git work tree around the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    #[command(flatten)]
+    pub opts: rebind::secret::SecretOptions,
     #[command(flatten)]
     pub format: FormatArgs,
-    /// Repository to search for Secrets that already declare this server.
-    #[arg(long, value_name = "PATH", default_value = ".")]
-    pub repo: PathBuf,
-    /// metadata.name of the Secret (default: cluster-<name>).
-    #[arg(long, value_name = "NAME")]
-    pub secret_name: Option<String>,
-    /// Namespace ArgoCD runs in.
-    #[arg(long, default_value = "argocd")]
-    pub namespace: String,
-    /// tlsClientConfig.serverName (SNI) to verify the server certificate against.
-    #[arg(long, value_name = "HOST")]
-    pub server_name: Option<String>,
-    /// Put the value of environment variable VAR in as the bearer token
-    /// (only to stdout or a path outside any git work tree).
-    #[arg(long, value_name = "VAR", conflicts_with_all = ["aws_cluster_name", "external_secret"])]
-    pub token_env: Option<String>,
-    /// PEM CA bundle to embed (base64) as caData.
-    #[arg(long, value_name = "PEM", conflicts_with = "ca_data")]
-    pub ca_file: Option<PathBuf>,
-    /// caData as base64 (default: the ${ARGOCD_CLUSTER_CA} placeholder).
-    #[arg(long, value_name = "BASE64")]
-    pub ca_data: Option<String>,
-    /// EKS cluster name for the awsAuthConfig form (no secret in the manifest).
-    #[arg(
-        long,
-        value_name = "NAME",
-        requires = "aws_role_arn",
-        conflicts_with = "external_secret"
-    )]
-    pub aws_cluster_name: Option<String>,
-    /// IAM role ArgoCD assumes for the awsAuthConfig form.
-    #[arg(long, value_name = "ARN", requires = "aws_cluster_name")]
-    pub aws_role_arn: Option<String>,
-    /// AWS profile for the awsAuthConfig form.
-    #[arg(long, value_name = "PROFILE", requires = "aws_cluster_name")]
-    pub aws_profile: Option<String>,
-    /// Emit an external-secrets.io ExternalSecret that renders the cluster Secret.
-    #[arg(long, requires_all = ["store", "key"])]
-    pub external_secret: bool,
-    /// Secret store the ExternalSecret reads from.
-    #[arg(long, value_name = "NAME", requires = "external_secret")]
-    pub store: Option<String>,
-    /// Kind of that store.
-    #[arg(long, value_name = "KIND", default_value = "ClusterSecretStore")]
-    pub store_kind: String,
-    /// Key in the store holding `token` (and `caData`) properties.
-    #[arg(long, value_name = "KEY", requires = "external_secret")]
-    pub key: Option<String>,
-    /// Label KEY=VALUE on the Secret (repeatable); cluster generators select on these.
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub label: Vec<String>,
-    /// Annotation KEY=VALUE on the Secret (repeatable).
-    #[arg(long, value_name = "KEY=VALUE")]
-    pub annotation: Vec<String>,
-    /// AppProject the cluster is scoped to.
-    #[arg(long)]
-    pub project: Option<String>,
-    /// Namespaces ArgoCD may manage on the cluster, comma-separated.
-    #[arg(long, value_name = "A,B")]
-    pub namespaces: Option<String>,
-    /// With --namespaces: whether cluster-scoped resources may be managed too.
-    #[arg(long, value_name = "BOOL", requires = "namespaces")]
-    pub cluster_resources: Option<bool>,
 }
 
 /// Runs a parsed command line with its output going to `sink`.
@@ -314,7 +261,7 @@ pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
     match cli.command {
         Command::Scan(a) => scan::run(a, sink),
         Command::Diff(a) => apply::diff(a, sink),
-        Command::Apply(a) => apply::apply(a, sink),
+        Command::Apply(a) => apply::apply(*a, sink),
         Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),

@@ -88,6 +88,9 @@ pub struct Request {
     pub expect_files: Option<usize>,
     /// Refuse unless exactly this many occurrences are rewritten.
     pub expect_occurrences: Option<usize>,
+    /// Without a config: allow `to` to be an endpoint the tree already uses
+    /// for workloads (merging two clusters' apps onto one).
+    pub allow_merge: bool,
     pub walk: Scope,
 }
 
@@ -141,15 +144,42 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             from.url()
         );
     }
-    let hosts = vec![from.host.to_ascii_lowercase()];
+    // `--from` a declared cluster's endpoint updates that cluster exactly as
+    // `--cluster` does; and no rebind may point at another cluster's endpoint.
+    let cluster = match (cluster, &cfg) {
+        (None, Some(cfg)) => config::cluster_for_endpoint(cfg, &from),
+        (c, _) => c,
+    };
+    if let Some(cfg) = &cfg {
+        config::check_target(cfg, cluster.map(|c| c.name.as_str()), &to)?;
+    }
+    // One pass finds both: `from` to rewrite, `to` to tell an already
+    // rebound tree (or a merge of two clusters) from a mistake.
+    let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
     let inv = inventory(walk.clone(), &hosts, true)?;
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
     }
     let mut plan = rewrite::plan(&inv, &from, &to);
+    let to_present = inv.sources.iter().any(|s| {
+        s.occurrences()
+            .iter()
+            .any(|o| o.kind == crate::locate::Kind::Value && rewrite::matches(o, &to))
+    });
     if plan.files.is_empty() && plan.errors.is_empty() {
-        resolve_nothing_found(&mut plan, &walk, &req.walk)?;
+        if to_present {
+            plan.already_rebound = true;
+        } else {
+            resolve_nothing_found(&plan, &walk, &req.walk)?;
+        }
+    } else if to_present && cfg.is_none() && !req.allow_merge {
+        bail!(
+            "--to {} is already a workload endpoint in this tree: rebinding {} to it would move those applications onto a cluster other Applications already use (merging two clusters). If that is what you want, pass --allow-merge; nothing written",
+            to.url(),
+            from.url()
+        );
     }
+    plan.registrations = registrations(&plan, &req.walk)?;
     let expect = match (req.expect_files, req.expect_occurrences) {
         (None, None) => cluster
             .and_then(|c| c.expect)
@@ -183,21 +213,38 @@ fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
         .collect())
 }
 
-/// `--from` matched no value: the tree is already rebound to `--to` (fine,
-/// said so), or `--from` is only mentioned (fine, said so), or it is a
-/// mistake (an error naming what is there).
-fn resolve_nothing_found(plan: &mut Plan, walk: &Walk, req: &Scope) -> Result<()> {
-    let to_hosts = vec![plan.to.host.to_ascii_lowercase()];
-    let to_inv = inventory(walk.clone(), &to_hosts, true)?;
-    let to_present = to_inv.sources.iter().any(|s| {
-        s.occurrences()
-            .iter()
-            .any(|o| o.kind == crate::locate::Kind::Value && rewrite::matches(o, &plan.to))
-    });
-    if to_present {
-        plan.already_rebound = true;
-        return Ok(());
+/// The cluster registrations the repository declares for `from` that this
+/// plan rebinds (a cluster Secret or an ExternalSecret template at a
+/// registration position), with what each reads its credentials from.
+fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::RegistrationNote>> {
+    let rebinds_one = plan
+        .files
+        .iter()
+        .flat_map(|f| &f.changes)
+        .any(|o| o.position.is_some_and(|p| p.is_registration()));
+    if !rebinds_one {
+        return Ok(Vec::new());
     }
+    let start = scope.repo_start();
+    let root = crate::secret::search_root(&start).unwrap_or(start);
+    let found = crate::secret::find_registrations(&root, &plan.from.url())?;
+    Ok(found
+        .registrations
+        .into_iter()
+        .flat_map(|r| r.declared_at)
+        .map(|d| rewrite::RegistrationNote {
+            rel: d.rel,
+            line: d.line,
+            column: d.column,
+            resource: d.resource,
+            reads: d.reads,
+        })
+        .collect())
+}
+
+/// `--from` matched no value and `--to` is not there either: it is only
+/// mentioned (fine, said so) or a mistake (an error naming what is there).
+fn resolve_nothing_found(plan: &Plan, walk: &Walk, req: &Scope) -> Result<()> {
     if !plan.mentions.is_empty() {
         return Ok(());
     }

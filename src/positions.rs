@@ -435,6 +435,23 @@ pub struct Registration {
     pub labels: &'static [&'static str],
     /// Tried in order.
     pub secret_name: &'static [&'static [&'static str]],
+    /// Where the registration's token and CA come from.
+    pub credentials: Credentials,
+}
+
+/// Where a registration's token and CA come from.
+pub enum Credentials {
+    /// The Secret's own `config` JSON (the first path present).
+    Config(&'static [&'static [&'static str]]),
+    /// An external secret store: its name, and the sequence of
+    /// `remoteRef: {key, property}` entries read from it.
+    Store {
+        store: &'static [&'static str],
+        refs: &'static [&'static str],
+        /// Within each entry of `refs`.
+        key: &'static [&'static str],
+        property: &'static [&'static str],
+    },
 }
 
 /// Every kind that registers a cluster with ArgoCD.
@@ -447,12 +464,19 @@ pub const REGISTRATIONS: &[Registration] = &[
         ],
         labels: &["metadata", "labels"],
         secret_name: &[&["metadata", "name"]],
+        credentials: Credentials::Config(&[&["stringData", "config"], &["data", "config"]]),
     },
     Registration {
         kind: "ExternalSecret",
         servers: &[(&["spec", "target", "template", "data", "server"], false)],
         labels: &["spec", "target", "template", "metadata", "labels"],
         secret_name: &[&["spec", "target", "name"], &["metadata", "name"]],
+        credentials: Credentials::Store {
+            store: &["spec", "secretStoreRef", "name"],
+            refs: &["spec", "data"],
+            key: &["remoteRef", "key"],
+            property: &["remoteRef", "property"],
+        },
     },
 ];
 

@@ -76,6 +76,22 @@ pub struct Plan {
     pub errors: Vec<PlanError>,
     /// `from` holds no value but `to` does: the tree is already rebound.
     pub already_rebound: bool,
+    /// The repository's own cluster registrations for `from` that this plan
+    /// rebinds: no second Secret is needed, but their credentials must change.
+    pub registrations: Vec<RegistrationNote>,
+}
+
+/// A cluster registration (Secret or ExternalSecret) the repository declares,
+/// rebound by the plan.
+#[derive(Debug, Clone)]
+pub struct RegistrationNote {
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    /// `Secret/name` or `ExternalSecret/name`.
+    pub resource: String,
+    /// What it reads the token and CA from.
+    pub reads: String,
 }
 
 impl Plan {
@@ -88,6 +104,7 @@ impl Plan {
             mentions: Vec::new(),
             errors: Vec::new(),
             already_rebound: false,
+            registrations: Vec::new(),
         }
     }
 

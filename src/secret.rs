@@ -1006,6 +1006,9 @@ pub struct Declaration {
     pub column: usize,
     /// `Secret/name` or `ExternalSecret/name`.
     pub resource: String,
+    /// The credentials this registration reads: what must hold the new
+    /// cluster's token and CA after a rebind.
+    pub reads: String,
 }
 
 /// A Secret ArgoCD holds for the server, with every manifest declaring it
@@ -1258,7 +1261,8 @@ impl Search {
 enum Node {
     Scalar(String, Marker),
     Map(Vec<(Node, Node)>),
-    /// Sequences and aliases: nothing the search looks into.
+    Seq(Vec<Node>),
+    /// Aliases: nothing the search looks into.
     Other,
 }
 
@@ -1287,7 +1291,7 @@ impl Node {
 
 enum Frame {
     Map(Vec<(Node, Node)>, Option<Node>),
-    Seq,
+    Seq(Vec<Node>),
 }
 
 #[derive(Default)]
@@ -1303,7 +1307,7 @@ impl Builder {
                 Some(k) => entries.push((k, node)),
                 None => *pending = Some(node),
             },
-            Some(Frame::Seq) => {}
+            Some(Frame::Seq(items)) => items.push(node),
             None => self.docs.push(node),
         }
     }
@@ -1315,15 +1319,15 @@ impl MarkedEventReceiver for Builder {
             Event::Scalar(s, ..) => self.push(Node::Scalar(s, mark)),
             Event::Alias(_) => self.push(Node::Other),
             Event::MappingStart(..) => self.stack.push(Frame::Map(Vec::new(), None)),
-            Event::SequenceStart(..) => self.stack.push(Frame::Seq),
+            Event::SequenceStart(..) => self.stack.push(Frame::Seq(Vec::new())),
             Event::MappingEnd => {
                 if let Some(Frame::Map(entries, _)) = self.stack.pop() {
                     self.push(Node::Map(entries));
                 }
             }
             Event::SequenceEnd => {
-                if let Some(Frame::Seq) = self.stack.pop() {
-                    self.push(Node::Other);
+                if let Some(Frame::Seq(items)) = self.stack.pop() {
+                    self.push(Node::Seq(items));
                 }
             }
             _ => {}
@@ -1408,10 +1412,58 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
                 line,
                 column,
                 resource: format!("{resource_kind}/{object}"),
+                reads: credentials(doc, reg),
             },
         ));
     }
     Ok(out)
+}
+
+/// What a registration reads its token and CA from, in words.
+fn credentials(doc: &Node, reg: &positions::Registration) -> String {
+    match reg.credentials {
+        positions::Credentials::Config(paths) => {
+            let at = paths
+                .iter()
+                .find(|p| doc.at(p).is_some())
+                .copied()
+                .unwrap_or(paths[0]);
+            format!("the bearer token and CA in `{}`", at.join("."))
+        }
+        positions::Credentials::Store {
+            store,
+            refs,
+            key,
+            property,
+        } => {
+            let store = doc.str_at(store).unwrap_or("?");
+            let mut keys: Vec<String> = match doc.at(refs) {
+                Some(Node::Seq(items)) => items
+                    .iter()
+                    .filter_map(|i| {
+                        let key = i.str_at(key)?;
+                        Some(match i.str_at(property) {
+                            Some(p) => format!("{key} ({p})"),
+                            None => key.to_string(),
+                        })
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            keys.dedup();
+            if keys.is_empty() {
+                format!("the entries it reads from secret store `{store}`")
+            } else {
+                format!(
+                    "secret store `{store}`, keys {}",
+                    keys.iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -295,6 +295,10 @@ fn validation_errors_exit_2() {
 fn token_never_lands_in_a_git_work_tree() {
     let token = "s3cr3t-token-value";
     let repo = temp_fixture();
+    // Without the repository's own registration, so that `apply --secret-out`
+    // below writes one (with it, no second Secret is written at all).
+    std::fs::remove_file(repo.path().join("apps/cluster-bootstrap.yaml")).unwrap();
+    std::fs::remove_file(repo.path().join("apps/argocd-external-secrets.yaml")).unwrap();
     git_init_commit(repo.path());
     // Refused inside the work tree, nothing written.
     let out = secret(

@@ -41,10 +41,14 @@ fn a_config_with_another_name_is_never_a_manifest() {
         &["diff", "--config", cfg, "--from", OLD, "--to", NEW, "."],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // `--from` a declared cluster's endpoint: the config is updated as the
+    // config (endpoint rebound, old one retired), never as a manifest.
+    let text = stdout(&out);
+    assert_eq!(count(&text, "--- a/ci/rebind-prod.yaml"), 1, "{text}");
+    assert!(text.contains(&format!("+    retired: [{OLD}]")), "{text}");
     assert!(
-        !stdout(&out).contains("ci/rebind-prod.yaml"),
-        "{}",
-        stdout(&out)
+        text.contains("19 changes in 8 files (and the repo config)"),
+        "{text}"
     );
     let out = rebind(
         d,

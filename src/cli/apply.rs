@@ -18,6 +18,7 @@ impl RebindArgs {
             cluster: self.cluster.clone(),
             expect_files: self.expect_files,
             expect_occurrences: self.expect_occurrences,
+            allow_merge: self.allow_merge,
             walk: self.walk.request(),
         }
     }
@@ -218,7 +219,21 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             None
         }
     };
-    if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
+    if let (Some(_), Some(path), Some(r)) =
+        (&secret_spec, &a.secret_out, plan.registrations.first())
+    {
+        // One registration per server: the repository's own is rebound.
+        sink.info(&format!(
+            "--secret-out {}: not written: this change rebinds the repository's own registration {} ({}:{}:{}) to {}; a second Secret for the same server would make ArgoCD pick one at random. Put the new cluster's token and CA in {} instead.\n",
+            path.display(),
+            r.resource,
+            r.rel,
+            r.line,
+            r.column,
+            plan.to.url(),
+            r.reads
+        ));
+    } else if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
         secret::write_manifest(path, &secret::render(spec), spec.holds_token())?;
         let warnings = secret::existing_warnings(None, &start, spec)?;
         if !warnings.is_empty() {

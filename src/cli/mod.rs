@@ -198,6 +198,10 @@ pub struct RebindArgs {
     /// Refuse unless exactly M occurrences of the old endpoint are found.
     #[arg(long, value_name = "M")]
     pub expect_occurrences: Option<usize>,
+    /// Allow --to to be an endpoint the tree already uses for workloads
+    /// (merging two clusters' apps onto one; without a config only).
+    #[arg(long)]
+    pub allow_merge: bool,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]

@@ -177,6 +177,17 @@ pub struct FileJson<'a> {
     pub diff: String,
 }
 
+/// A cluster registration the repository declares and the plan rebinds.
+#[derive(Debug, Serialize)]
+pub struct RegistrationJson<'a> {
+    pub path: &'a str,
+    pub line: usize,
+    pub column: usize,
+    pub resource: &'a str,
+    /// What it reads the token and CA from.
+    pub reads: &'a str,
+}
+
 /// `diff` and `apply`: the plan and what was done with it.
 #[derive(Debug, Serialize)]
 pub struct PlanReport<'a> {
@@ -194,6 +205,10 @@ pub struct PlanReport<'a> {
     pub mentions: Vec<OccurrenceJson<'a>>,
     /// Other files the run writes (the repo config), by path.
     pub also_written: Vec<&'a str>,
+    /// The repository's own cluster registrations this plan rebinds.
+    pub registrations: Vec<RegistrationJson<'a>>,
+    /// The review notes (what is left to do after the rebind).
+    pub notes: Vec<String>,
     pub skipped: Vec<SkippedJson<'a>>,
     pub errors: Vec<ErrorJson<'a>>,
     pub written: bool,
@@ -242,6 +257,18 @@ impl<'a> PlanReport<'a> {
                 .filter(|f| f.is_config)
                 .map(|f| f.rel.as_str())
                 .collect(),
+            registrations: plan
+                .registrations
+                .iter()
+                .map(|r| RegistrationJson {
+                    path: &r.rel,
+                    line: r.line,
+                    column: r.column,
+                    resource: &r.resource,
+                    reads: &r.reads,
+                })
+                .collect(),
+            notes: super::text::notes(plan),
             skipped: skipped(skip),
             errors: errors(&plan.errors),
             written: false,

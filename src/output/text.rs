@@ -158,11 +158,16 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     if !plan.files.is_empty() {
         s.push('\n');
     }
+    let config = if plan.manifest_count() < plan.files.len() {
+        " (and the repo config)"
+    } else {
+        ""
+    };
     let _ = writeln!(
         s,
-        "{} in {}: {} -> {}",
+        "{} in {}{config}: {} -> {}",
         count(plan.change_count(), "change"),
-        count(plan.files.len(), "file"),
+        count(plan.manifest_count(), "file"),
         plan.from.url(),
         plan.to.url()
     );
@@ -194,13 +199,35 @@ pub fn skipped_text(skipped: &[Skipped]) -> String {
         .collect()
 }
 
-/// What every cutover review should say, in the commit body and the review.
-pub const NOTES: [&str; 4] = [
+/// What every cutover review says, in the commit body and the review.
+pub const NOTES: [&str; 3] = [
     "Changing `destination.server` moves each Application to the new cluster and leaves its resources on the old cluster unmanaged: plan the old cluster's teardown.",
     "Hub-pushed Applications can use `destination.name` instead of a hard-coded server, so the next cutover only re-issues the cluster Secret.",
     "karpenter can discover its API endpoint itself (`eks:DescribeCluster`), so `settings.clusterEndpoint` can be dropped from its values.",
-    "ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync.",
 ];
+
+/// The notes of this plan: the fixed ones, then what the cluster
+/// registration needs: the repository's own registration, rebound here,
+/// must now read the new cluster's credentials; or, when the repository
+/// declares none, a registration for the new server URL must be issued.
+pub fn notes(plan: &Plan) -> Vec<String> {
+    let mut out: Vec<String> = NOTES.iter().map(|n| n.to_string()).collect();
+    if plan.registrations.is_empty() {
+        out.push("ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync (`rebind secret`, or `apply --cluster-name NAME --secret-out FILE`).".into());
+    }
+    for r in &plan.registrations {
+        out.push(format!(
+            "This change rebinds the repository's own cluster registration {} (`{}:{}:{}`) to {}; no second Secret is needed, but {} must now hold the NEW cluster's token and CA (they still hold the old cluster's) before these Applications can sync.",
+            r.resource,
+            r.rel,
+            r.line,
+            r.column,
+            plan.to.url(),
+            r.reads
+        ));
+    }
+    out
+}
 
 /// The first label of a host: enough to tell two EKS clusters apart in a subject line.
 fn short_host(host: &str) -> &str {
@@ -214,7 +241,7 @@ pub fn commit_message(plan: &Plan) -> String {
         short_host(&plan.from.host),
         short_host(&plan.to.host),
         count(plan.change_count(), "occurrence"),
-        count(plan.files.len(), "file"),
+        count(plan.manifest_count(), "file"),
         plan.from.url(),
         plan.to.url(),
     );
@@ -235,7 +262,7 @@ pub fn commit_message(plan: &Plan) -> String {
         }
     }
     s.push_str("\nNotes:\n");
-    for n in NOTES {
+    for n in notes(plan) {
         let _ = writeln!(s, "- {n}");
     }
     s
@@ -248,7 +275,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
         short_host(&plan.from.host),
         short_host(&plan.to.host),
         count(plan.change_count(), "change"),
-        count(plan.files.len(), "file"),
+        count(plan.manifest_count(), "file"),
         plan.from.url(),
         plan.to.url(),
     );
@@ -292,7 +319,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
         s.push_str(&diff::unified(f));
     }
     s.push_str("```\n\n## Notes\n\n");
-    for n in NOTES {
+    for n in notes(plan) {
         let _ = writeln!(s, "- {n}");
     }
     s

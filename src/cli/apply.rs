@@ -18,6 +18,7 @@ impl RebindArgs {
             cluster: self.cluster.clone(),
             expect_files: self.expect_files,
             expect_occurrences: self.expect_occurrences,
+            expect_from_audit: self.expect_from_audit.clone(),
             walk: self.walk.request(),
         }
     }

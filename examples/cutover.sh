@@ -7,7 +7,10 @@
 #
 #   OLD_URL       the API server the manifests point at today
 #   NEW_URL       the API server they should point at
-#   CLUSTER_NAME  ArgoCD's name for the new cluster (its cluster Secret)
+#   CLUSTER_NAME  the cluster's name: ArgoCD's (its cluster Secret), and the
+#                 cluster in .rebind.yaml when the repository has one (the
+#                 config is then updated in the same commit, so `rebind
+#                 check` stays clean)
 #   REMOTE        the git remote the branch is pushed to (e.g. origin)
 #   REPO          the repository (default: .)
 #
@@ -74,13 +77,26 @@ case $rc in
 esac
 
 # 2. Apply exactly what was audited, on a new branch, and push it. The audit
-#    is the guard: if the tree changed since, nothing is written.
+#    is the guard: if the tree changed since, nothing is written. With a
+#    .rebind.yaml the cluster is named (its endpoint must be OLD, which the
+#    audit checks) and the config is rebound with the manifests.
+target=(--from "$old")
+dir=$PWD
+while :; do
+    if [[ -f $dir/.rebind.yaml ]]; then
+        target=(--cluster "$cluster")
+        say "Config: $dir/.rebind.yaml (cluster $cluster)"
+        break
+    fi
+    [[ $dir == "$root" || $dir == / ]] && break
+    dir=$(dirname "$dir")
+done
 secret_args=(--cluster-name "$cluster" --secret-out "$secret")
 if [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
     secret_args=() # written below with the token, by `rebind secret`
 fi
 rc=0
-"$rebind" apply --from "$old" --to "$new" --expect-from-audit "$audit" --yes \
+"$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes \
     --review-out "$review" "${secret_args[@]}" \
     ${BRANCH:+--branch "$BRANCH"} --push "$remote" 2>"$out/apply.log" || rc=$?
 cat "$out/apply.log" >&2

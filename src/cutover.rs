@@ -257,23 +257,27 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     if plan.files.is_empty() && plan.errors.is_empty() {
         resolve_nothing_found(&mut plan, &walk, &req.walk)?;
     }
-    let expect = match (req.expect_files, req.expect_occurrences) {
-        (None, None) if audit.is_some() => audit
-            .as_ref()
-            .map(|a| (Some(a.file_count), Some(a.change_count))),
-        (None, None) => cluster
-            .and_then(|c| c.expect)
-            .map(|e| (Some(e.files), Some(e.occurrences))),
+    // Explicit counts replace the config's; an audit is checked as well as
+    // the config's counts (both must hold).
+    let explicit = match (req.expect_files, req.expect_occurrences) {
+        (None, None) => None,
         (f, o) => Some((f, o)),
     };
-    if let Some((files, occurrences)) = expect {
-        expect_guard(&plan, files, occurrences).map_err(|e| match &audit {
-            Some(a) => anyhow!(
+    if let Some(a) = &audit {
+        expect_guard(&plan, Some(a.file_count), Some(a.change_count)).map_err(|e| {
+            anyhow!(
                 "--expect-from-audit {}: the tree no longer matches the audit: {e}",
                 a.path.display()
-            ),
-            None => e,
+            )
         })?;
+    }
+    let expect = explicit.or_else(|| {
+        cluster
+            .and_then(|c| c.expect)
+            .map(|e| (Some(e.files), Some(e.occurrences)))
+    });
+    if let Some((files, occurrences)) = expect {
+        expect_guard(&plan, files, occurrences)?;
     }
     if let (Some(c), Some(cfg)) = (cluster, &cfg) {
         let new = config::rebound(cfg, &c.name, &to)?;

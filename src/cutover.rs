@@ -10,8 +10,8 @@ use crate::rewrite::{self, FilePlan, Plan};
 use crate::summary::Summary;
 use crate::walk::{self, Walk};
 use crate::{inventory, Inventory};
-use anyhow::{bail, Result};
-use std::path::PathBuf;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
 
 /// Which files to look at.
 #[derive(Debug, Clone, Default)]
@@ -91,7 +91,108 @@ pub struct Request {
     /// Without a config: allow `to` to be an endpoint the tree already uses
     /// for workloads (merging two clusters' apps onto one).
     pub allow_merge: bool,
+    /// Take the expected counts from this audit (`diff --format json`
+    /// output), and `from` too when it is not given; see [`Audit`].
+    pub expect_from_audit: Option<PathBuf>,
     pub walk: Scope,
+}
+
+/// What an audit (`rebind diff --format json`, schema version 1) recorded:
+/// the rebind it planned and its counts. Used as the expected counts, so
+/// the apply writes exactly what was reviewed or nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Audit {
+    pub path: PathBuf,
+    pub from: String,
+    pub to: String,
+    pub file_count: usize,
+    pub change_count: usize,
+}
+
+impl Audit {
+    /// Reads and validates an audit file: JSON from `rebind diff` with
+    /// `schema_version` 1, a `from` and a `to`, both counts, and no errors.
+    pub fn load(path: &Path) -> Result<Audit> {
+        let shown = path.display();
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--expect-from-audit {shown}: cannot read"))?;
+        Audit::parse(path, &text)
+    }
+
+    /// [`Audit::load`] on text already read.
+    pub fn parse(path: &Path, text: &str) -> Result<Audit> {
+        #[derive(serde::Deserialize)]
+        struct Raw {
+            schema_version: Option<serde_json::Value>,
+            command: Option<String>,
+            from: Option<String>,
+            to: Option<String>,
+            file_count: Option<usize>,
+            change_count: Option<usize>,
+            #[serde(default)]
+            errors: Vec<serde_json::Value>,
+        }
+        let shown = path.display();
+        let raw: Raw = serde_json::from_str(text).map_err(|e| {
+            anyhow!(
+                "{shown}:{}:{}: not a `rebind diff --format json` audit: {e}",
+                e.line(),
+                e.column()
+            )
+        })?;
+        match &raw.schema_version {
+            Some(v) if v.as_u64() == Some(u64::from(crate::output::SCHEMA_VERSION)) => {}
+            Some(v) => bail!(
+                "{shown}: schema_version {v}; this rebind reads audits of schema_version {}",
+                crate::output::SCHEMA_VERSION
+            ),
+            None => bail!("{shown}: no schema_version: not a `rebind diff --format json` audit"),
+        }
+        if raw.command.as_deref() != Some("diff") {
+            bail!(
+                "{shown}: written by `rebind {}`, not `rebind diff --format json`",
+                raw.command.as_deref().unwrap_or("?")
+            );
+        }
+        if !raw.errors.is_empty() {
+            bail!(
+                "{shown}: the audit found {} that cannot be rewritten safely; fix them and audit again",
+                crate::output::count(raw.errors.len(), "file")
+            );
+        }
+        let field = |v: Option<String>, name: &str| {
+            v.ok_or_else(|| {
+                anyhow!("{shown}: no `{name}`: not a `rebind diff --format json` audit")
+            })
+        };
+        let count = |v: Option<usize>, name: &str| {
+            v.ok_or_else(|| {
+                anyhow!("{shown}: no `{name}`: not a `rebind diff --format json` audit")
+            })
+        };
+        Ok(Audit {
+            path: path.to_path_buf(),
+            from: field(raw.from, "from")?,
+            to: field(raw.to, "to")?,
+            file_count: count(raw.file_count, "file_count")?,
+            change_count: count(raw.change_count, "change_count")?,
+        })
+    }
+
+    /// Refuses unless the audit planned the same rebind.
+    fn check_same(&self, from: &Endpoint, to: &Endpoint) -> Result<()> {
+        let shown = self.path.display();
+        for (flag, ours, theirs) in [("--from", from, &self.from), ("--to", to, &self.to)] {
+            let same = Endpoint::parse(flag, theirs).is_ok_and(|t| t.key() == ours.key());
+            if !same {
+                bail!(
+                    "--expect-from-audit {shown}: the audit is of {flag} {theirs}, this run's is {}; audit this rebind again; nothing written",
+                    ours.url()
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Parses `--from`/`--to`, resolves an omitted `--from` (or takes it from
@@ -106,6 +207,11 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             req.to
         );
     }
+    let audit = req
+        .expect_from_audit
+        .as_deref()
+        .map(Audit::load)
+        .transpose()?;
     // The config is read once and the tree walked once, whatever is resolved.
     let cfg = req.walk.config()?;
     let walk = req.walk.discover_with(cfg.as_ref())?;
@@ -122,7 +228,11 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         }
         None => None,
     };
-    let from = match (&req.from, cluster) {
+    let from_arg = req
+        .from
+        .clone()
+        .or_else(|| audit.as_ref().map(|a| a.from.clone()));
+    let from = match (&from_arg, cluster) {
         (_, Some(c)) => c.endpoint.clone(),
         (Some(f), None) => Endpoint::parse("--from", f)?,
         (None, None) => {
@@ -143,6 +253,9 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             "--from {}: the in-cluster endpoint is never rewritten",
             from.url()
         );
+    }
+    if let Some(a) = &audit {
+        a.check_same(&from, &to)?;
     }
     // `--from` a declared cluster's endpoint updates that cluster exactly as
     // `--cluster` does; and no rebind may point at another cluster's endpoint.
@@ -180,12 +293,25 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         );
     }
     plan.registrations = registrations(&plan, &req.walk)?;
-    let expect = match (req.expect_files, req.expect_occurrences) {
-        (None, None) => cluster
-            .and_then(|c| c.expect)
-            .map(|e| (e.files, e.occurrences)),
+    // Explicit counts replace the config's; an audit is checked as well as
+    // the config's counts (both must hold).
+    let explicit = match (req.expect_files, req.expect_occurrences) {
+        (None, None) => None,
         (f, o) => Some((f, o)),
     };
+    if let Some(a) = &audit {
+        expect_guard(&plan, Some(a.file_count), Some(a.change_count)).map_err(|e| {
+            anyhow!(
+                "--expect-from-audit {}: the tree no longer matches the audit: {e}",
+                a.path.display()
+            )
+        })?;
+    }
+    let expect = explicit.or_else(|| {
+        cluster
+            .and_then(|c| c.expect)
+            .map(|e| (e.files, e.occurrences))
+    });
     if let Some((files, occurrences)) = expect {
         expect_guard(&plan, files, occurrences)?;
     }

@@ -19,6 +19,7 @@ impl RebindArgs {
             expect_files: self.expect_files,
             expect_occurrences: self.expect_occurrences,
             allow_merge: self.allow_merge,
+            expect_from_audit: self.expect_from_audit.clone(),
             walk: self.walk.request(),
         }
     }

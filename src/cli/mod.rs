@@ -7,6 +7,8 @@
 
 mod apply;
 mod check;
+mod completions;
+mod help;
 mod init;
 mod scan;
 mod secret;
@@ -19,7 +21,7 @@ use std::path::PathBuf;
 
 /// Rebind hard-coded Kubernetes API endpoints in a GitOps repository, byte-exact.
 #[derive(Debug, Parser)]
-#[command(name = "rebind", version, about, after_help = EXIT_CODES)]
+#[command(name = "rebind", version, about, after_help = help::REBIND)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -37,9 +39,6 @@ pub struct Cli {
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 }
-
-/// The exit codes, shown at the end of every command's help.
-pub const EXIT_CODES: &str = "Exit codes: 0 success or nothing to change; 1 findings (check), changes pending (diff) or declined at the prompt; 2 usage or input error, nothing written; 3 committed but a later step (the push) failed.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ColorArg {
@@ -106,18 +105,44 @@ impl From<FormatArg> for Format {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every Kubernetes API endpoint occurrence, with per-endpoint and tier summaries.
+    #[command(after_help = help::SCAN)]
     Scan(ScanArgs),
     /// Show exactly what `apply` would write, as a unified diff; writes nothing.
     /// Exit 1 when there are changes pending, 0 when there is nothing to change.
+    #[command(after_help = help::DIFF)]
     Diff(RebindArgs),
     /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
+    #[command(after_help = help::APPLY)]
     Apply(Box<ApplyArgs>),
     /// Print the ArgoCD cluster Secret (or ExternalSecret) for a server URL.
+    #[command(after_help = help::SECRET)]
     Secret(Box<SecretArgs>),
     /// Write .rebind.yaml from a scan: one cluster per workload endpoint, with current counts.
+    #[command(after_help = help::INIT)]
     Init(InitArgs),
     /// Fail (exit 1) on retired or undeclared endpoints; for pre-commit and CI.
+    #[command(after_help = help::CHECK)]
     Check(CheckArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(after_help = help::COMPLETIONS)]
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) for rebind, or for one command.
+    #[command(after_help = help::MAN)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// A command's own page (rebind-COMMAND(1)); default: rebind(1).
+    #[arg(value_name = "COMMAND")]
+    pub command: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -202,6 +227,14 @@ pub struct RebindArgs {
     /// (merging two clusters' apps onto one; without a config only).
     #[arg(long)]
     pub allow_merge: bool,
+    /// Take the expected counts from an audit (`rebind diff --format json`
+    /// output); refuse unless it audited the same --from and --to.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["expect_files", "expect_occurrences"]
+    )]
+    pub expect_from_audit: Option<PathBuf>,
     #[command(flatten)]
     pub walk: WalkArgs,
     #[command(flatten)]
@@ -269,6 +302,8 @@ pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
         Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
+        Command::Completions(a) => completions::completions(a, sink),
+        Command::Man(a) => completions::man(a, sink),
     }
 }
 

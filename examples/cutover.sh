@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# Cut an ArgoCD GitOps repository over from one Kubernetes API endpoint to
+# another: audit, apply exactly what was audited on a new branch, push it,
+# and print what is left to do on the hub.
+#
+#   examples/cutover.sh OLD_URL NEW_URL CLUSTER_NAME REMOTE [REPO]
+#
+#   OLD_URL       the API server the manifests point at today
+#   NEW_URL       the API server they should point at
+#   CLUSTER_NAME  the cluster's name: ArgoCD's (its cluster Secret), and the
+#                 cluster in .rebind.yaml when the repository has one (the
+#                 config is then updated in the same commit, so `rebind
+#                 check` stays clean)
+#   REMOTE        the git remote the branch is pushed to (e.g. origin)
+#   REPO          the repository (default: .)
+#
+# Environment:
+#   BRANCH                 branch to create (default: rebind/<first label of NEW's host>)
+#   ARGOCD_CLUSTER_TOKEN   when set, the cluster Secret is written with this
+#                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}
+#                          placeholder (it never enters the repository)
+#   REBIND                 the rebind binary (default: rebind on PATH)
+#
+# The audit, the review and the Secret are written to a new directory under
+# ${TMPDIR:-/tmp}, never into the repository; the script prints where.
+#
+# Rollback is the same script with the endpoints swapped, run on the pushed
+# branch (or on main after the merge):
+#   examples/cutover.sh NEW_URL OLD_URL OLD_CLUSTER_NAME REMOTE [REPO]
+#
+# Exit codes: 0 done (or nothing to do: already rebound); 2 the audit or the
+# apply refused, nothing written; 3 committed but the push failed (the retry
+# is printed).
+set -euo pipefail
+# Everything this script creates (audit, review, Secret) is private to you.
+umask 077
+
+usage() {
+    sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+say() { printf '%s\n' "$*"; }
+die() {
+    printf 'cutover: %s\n' "$*" >&2
+    exit 2
+}
+
+[[ $# -ge 4 && $# -le 5 ]] || usage
+old=$1 new=$2 cluster=$3 remote=$4 repo=${5:-.}
+rebind=${REBIND:-rebind}
+command -v "$rebind" >/dev/null || die "$rebind not found on PATH (cargo install --locked --path . in a rebind clone)"
+
+cd "$repo"
+root=$(git rev-parse --show-toplevel) || die "$repo is not in a git repository"
+git remote get-url "$remote" >/dev/null 2>&1 || die "no git remote named $remote in $root"
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/rebind-cutover.XXXXXX")
+case "$out/" in
+"$root"/*) die "$out is inside the repository; set TMPDIR to a directory outside it" ;;
+esac
+audit=$out/audit.json
+review=$out/review.md
+secret=$out/cluster-secret.yaml
+say "Outputs: $out"
+
+# 1. Audit: exactly what would change. diff exits 1 when changes are pending,
+#    which is the expected case here, not a failure.
+rc=0
+"$rebind" diff --from "$old" --to "$new" --format json >"$audit" || rc=$?
+case $rc in
+0)
+    say "Nothing to change: $root holds no $old value (already rebound?). Audit: $audit"
+    exit 0
+    ;;
+1) say "Audit: $audit" ;;
+*) die "the audit failed (rebind diff exit $rc); nothing written" ;;
+esac
+
+# 2. Apply exactly what was audited, on a new branch, and push it. The audit
+#    is the guard: if the tree changed since, nothing is written. With a
+#    .rebind.yaml the cluster is named (its endpoint must be OLD, which the
+#    audit checks) and the config is rebound with the manifests.
+target=(--from "$old")
+dir=$PWD
+while :; do
+    if [[ -f $dir/.rebind.yaml ]]; then
+        target=(--cluster "$cluster")
+        say "Config: $dir/.rebind.yaml (cluster $cluster)"
+        break
+    fi
+    [[ $dir == "$root" || $dir == / ]] && break
+    dir=$(dirname "$dir")
+done
+# One registration per server: when the repository declares the old
+# cluster's registration itself (the audit lists it), this commit rebinds it
+# and no second Secret is written.
+own_registration=true
+if grep -q '"registrations": \[\]' "$audit"; then
+    own_registration=false
+fi
+secret_args=(--cluster-name "$cluster" --secret-out "$secret")
+if $own_registration || [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+    secret_args=() # none, or written below with the token by `rebind secret`
+fi
+rc=0
+"$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes \
+    --review-out "$review" "${secret_args[@]}" \
+    ${BRANCH:+--branch "$BRANCH"} --push "$remote" 2>"$out/apply.log" || rc=$?
+cat "$out/apply.log" >&2
+branch=$(git branch --show-current)
+commit=$(git rev-parse HEAD)
+case $rc in
+0) ;;
+3)
+    printf 'cutover: committed on %s but the push failed; retry with:\n  git -C %q push --set-upstream %q %q\n' \
+        "$branch" "$root" "$remote" "$branch" >&2
+    exit 3
+    ;;
+*) die "rebind apply refused (exit $rc); nothing written" ;;
+esac
+if ! $own_registration && [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+    rc=0
+    "$rebind" secret --name "$cluster" --server "$new" \
+        --token-env ARGOCD_CLUSTER_TOKEN --out "$secret" --repo "$root" 2>"$out/secret.log" || rc=$?
+    cat "$out/secret.log" >&2
+    [[ $rc -eq 0 ]] || die "pushed $branch, but the Secret was not written (rebind secret exit $rc)"
+fi
+
+# 3. Look (read-only) at the hub, when the tools are here.
+context="" apps=""
+if command -v kubectl >/dev/null; then
+    context=$(kubectl config current-context 2>/dev/null) || context=""
+fi
+if command -v argocd >/dev/null; then
+    apps=$(argocd app list --cluster "$old" -o name 2>/dev/null) || apps=""
+fi
+
+# 4. What is left: the hub and the clusters are changed by people.
+ctx=${context:+ --context $context}
+say ""
+say "Pushed $branch to $remote. Review: $review"
+if $own_registration; then
+    say "Secret for $cluster: the repository's own (rebound in this commit)"
+else
+    say "Secret for $cluster: $secret"
+fi
+say ""
+say "Next steps:"
+if $own_registration; then
+    # The repository holds the cluster's registration itself: it was rebound
+    # in this commit and reaches the hub with the merge.
+    say "  1. The repository declares the new cluster's Secret itself; this commit"
+    say "     rebinds it and the merge registers it. No second Secret is written:"
+    say "     ArgoCD picks one of two Secrets for a server at random. Before the merge,"
+    say "     put the new cluster's token and CA where it reads them (see the review's"
+    say "     notes: $review)."
+elif [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+    say "  1. Register $cluster on the hub before the merge:"
+    say "       kubectl$ctx apply -f $secret"
+else
+    say "  1. Register $cluster on the hub before the merge:"
+    say "       export ARGOCD_CLUSTER_TOKEN=... ARGOCD_CLUSTER_CA=...   # fill the placeholders"
+    say "       envsubst < $secret | kubectl$ctx apply -f -"
+fi
+say "       argocd cluster list    # after the merge at the latest: $new is listed"
+say "  2. Open a pull request for $branch (its description: $review) and merge it."
+if [[ -n $apps ]]; then
+    say "  3. Watch the Applications that move from $old sync:"
+    say "       argocd app wait $(tr '\n' ' ' <<<"$apps")--sync --health --timeout 900"
+else
+    say "  3. Watch the Applications sync:"
+    say "       argocd app list --cluster $old    # the ones still on the old cluster"
+    say "       argocd app wait APP... --sync --health --timeout 900"
+fi
+say "       argocd app list --cluster $new    # Synced and Healthy"
+say "  4. Plan the old cluster's teardown once argocd app list --cluster $old is empty:"
+say "     drain its traffic, remove its cluster Secret from the hub (argocd cluster rm $old),"
+say "     then delete the cluster."
+say ""
+say "Rollback (before the teardown), either:"
+say "  - git revert $commit   # (or the commit it was merged as): the exact original bytes"
+say "  - $0 $new $old OLD_CLUSTER_NAME $remote $root"
+say "      # also rebinds manifests added since; an old host spelt in lower case"
+say "      # or with :443 comes back spelt as $old"

@@ -22,6 +22,9 @@ pub enum Rule {
     Retired,
     /// A workload endpoint at a cluster position that no cluster declares.
     Unknown,
+    /// A file that may hold an endpoint could not be read (no access,
+    /// vanished, or YAML in an encoding other than UTF-8).
+    Unread,
 }
 
 impl Rule {
@@ -29,6 +32,7 @@ impl Rule {
         match self {
             Rule::Retired => "retired-endpoint",
             Rule::Unknown => "unknown-endpoint",
+            Rule::Unread => "unread-file",
         }
     }
 }
@@ -63,6 +67,21 @@ fn finding(rel: &str, o: &Occurrence, severity: Severity, rule: Rule, message: S
 /// unknown endpoints at cluster positions are errors unless `allow_unknown`.
 pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
     let mut out = Vec::new();
+    // What could not be read cannot be shown clean.
+    for s in inv.skipped.iter().filter(|s| s.may_hold) {
+        out.push(Finding {
+            rel: s.rel.clone(),
+            line: 1,
+            column: 1,
+            severity: Severity::Error,
+            rule: Rule::Unread,
+            message: format!("may hold an endpoint but was not read: {}", s.reason),
+            fix: Some(format!(
+                "make the files rebind could not read readable (UTF-8 for YAML), or list them under exclude: in {}",
+                crate::config::FILE_NAME
+            )),
+        });
+    }
     for src in &inv.sources {
         let rel = &src.entry.rel;
         for o in src.occurrences() {

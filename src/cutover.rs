@@ -270,6 +270,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     // rebound tree (or a merge of two clusters) from a mistake.
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
     let inv = inventory(walk.clone(), &hosts, true)?;
+    refuse_unread(&inv)?;
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
     }
@@ -426,6 +427,26 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
         expected.join(" in "),
         plan.from.url(),
         per_file.join("\n")
+    )
+}
+
+/// Refuses when a file that may hold the endpoint could not be read (no
+/// access, vanished, or YAML in an encoding rebind does not parse): a rebind
+/// cannot promise it found everything.
+fn refuse_unread(inv: &Inventory) -> Result<()> {
+    let unread: Vec<String> = inv
+        .skipped
+        .iter()
+        .filter(|s| s.may_hold)
+        .map(|s| format!("  {}: {}", s.rel, s.reason))
+        .collect();
+    if unread.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{} may hold the endpoint but could not be read, so this rebind cannot promise it found everything; make them readable (UTF-8 for YAML), or leave them out with --exclude; nothing written:\n{}",
+        crate::output::count(unread.len(), "file"),
+        unread.join("\n")
     )
 }
 

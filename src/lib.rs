@@ -181,6 +181,56 @@ pub(crate) fn par_map<T: Send>(
     out.into_iter().map(|(_, t)| t).collect()
 }
 
+/// `text` with the escapes of double-quoted YAML and JSON strings read
+/// (`\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\/`, and an escaped line break with the
+/// indentation after it dropped), everywhere: a loose prefilter, so that a
+/// file hiding an endpoint behind escapes is parsed, where `locate` reads
+/// every scalar exactly.
+fn unescaped(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            let ch = text[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+            continue;
+        }
+        let hex = |n: usize| {
+            text.get(i + 2..i + 2 + n)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .and_then(char::from_u32)
+        };
+        let (decoded, len) = match b.get(i + 1) {
+            Some(b'x') => (hex(2), 4),
+            Some(b'u') => (hex(4), 6),
+            Some(b'U') => (hex(8), 10),
+            Some(b'/') => (Some('/'), 2),
+            Some(b'\n' | b'\r') => {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                i = j;
+                continue;
+            }
+            _ => (None, 1),
+        };
+        match decoded {
+            Some(c) => {
+                out.push(c);
+                i += len;
+            }
+            None => {
+                out.push('\\');
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
 /// What one file contributes to the inventory.
 enum Outcome {
     Source(Box<Source>),
@@ -198,19 +248,30 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
             endpoint::may_hold(lower, hosts)
         }
     };
-    let skipped = |reason: String| {
+    let skip = |reason: String, may_hold: bool| {
         Ok(Outcome::Skipped(Skipped {
             rel: entry.rel.clone(),
             reason,
+            may_hold,
         }))
     };
+    let skipped = |reason: String| skip(reason, false);
     match walk::read(entry) {
-        Content::Unreadable(reason) => skipped(reason),
+        Content::Unreadable(reason) => skip(reason, true),
         Content::Decoded { text, encoding } => {
             if entry.role == Role::Yaml {
-                return skipped(format!(
-                    "{encoding} (byte order mark); YAML is parsed as UTF-8 only: not parsed, not rewritten"
-                ));
+                let holding = holds(&text.to_ascii_lowercase());
+                let what = if holding {
+                    ", holding endpoint text"
+                } else {
+                    ""
+                };
+                return skip(
+                    format!(
+                        "{encoding} (byte order mark){what}; YAML is parsed as UTF-8 only: not parsed, not rewritten"
+                    ),
+                    holding,
+                );
             }
             if !holds(&text.to_ascii_lowercase()) {
                 return Ok(Outcome::Nothing);
@@ -231,10 +292,19 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
         }
         Content::NotUtf8 { bytes, line } => {
             let lower = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
-            if entry.role == Role::Yaml || holds(&lower) {
-                return skipped(format!(
-                    "not UTF-8 (first invalid byte on line {line}); not parsed, not rewritten"
-                ));
+            let holding = holds(&lower);
+            if entry.role == Role::Yaml || holding {
+                let what = if holding {
+                    ", holding endpoint text"
+                } else {
+                    ""
+                };
+                return skip(
+                    format!(
+                        "not UTF-8 (first invalid byte on line {line}){what}; not parsed, not rewritten"
+                    ),
+                    holding && entry.role == Role::Yaml,
+                );
             }
             Ok(Outcome::Nothing)
         }
@@ -242,7 +312,13 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
             // The lower-case copy is dropped before parsing: big files count.
             let (has, destination) = {
                 let lower = text.to_ascii_lowercase();
-                (holds(&lower), !only_hosts && lower.contains("destination"))
+                // An endpoint behind escapes (`\x2e` in a host) is found by
+                // reading the escapes, not by the raw bytes.
+                let has = holds(&lower)
+                    || (entry.role == Role::Yaml
+                        && lower.contains('\\')
+                        && holds(&unescaped(&lower)));
+                (has, !only_hosts && lower.contains("destination"))
             };
             let located = match entry.role {
                 Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts),

@@ -65,9 +65,32 @@ pub struct Occurrence {
     pub cluster_hint: Option<String>,
     /// Index of the parser event of the scalar holding it (kind `value`).
     pub event: Option<usize>,
+    /// Found in the scalar's decoded value, not in its raw bytes (a
+    /// double-quoted scalar with escapes): see [`Escaped`].
+    pub escaped: Option<Escaped>,
+}
+
+/// An occurrence read through a double-quoted scalar's escapes
+/// (`"\u0068ttps://..."`, `\x2e`, an escaped line break): `found` holds
+/// offsets into the decoded value; `inner` is the raw body's byte range in
+/// the file (between the quotes). A rewrite splices the body through
+/// `endpoint::splice_decoded`, or is refused.
+#[derive(Debug, Clone)]
+pub struct Escaped {
+    pub inner: std::ops::Range<usize>,
+    pub found: Found,
 }
 
 impl Occurrence {
+    /// `https://[userinfo@]host[:port]` as written (as decoded, for an
+    /// occurrence read through escapes): the part a rebind replaces.
+    pub fn endpoint_url(&self) -> &str {
+        let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
+        self.endpoint
+            .get(..f.replace_end - f.start)
+            .unwrap_or(&self.endpoint)
+    }
+
     pub fn shape(&self) -> Shape {
         self.found.shape()
     }
@@ -147,6 +170,8 @@ struct Candidate {
     frame: Option<usize>,
     doc: usize,
     value: String,
+    /// A double-quoted scalar whose body has escapes: its raw body's range.
+    escaped_body: Option<std::ops::Range<usize>>,
 }
 
 #[derive(Default)]
@@ -191,6 +216,7 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         cluster_position: false,
         event: None,
         cluster_hint: None,
+        escaped: None,
     }
 }
 
@@ -224,6 +250,7 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
         found: &found,
         hosts: extra_hosts,
         only,
+        escapes: text.contains('\\'),
     };
     let first = match Locator::new(input, &[]).run(Events::new(text)) {
         Ok(l) => return Ok(l),
@@ -267,6 +294,9 @@ struct Input<'a> {
     found: &'a [Found],
     hosts: &'a [String],
     only: bool,
+    /// The text has a backslash: a double-quoted scalar may hide an endpoint
+    /// behind escapes, so raw finds are not the only way in.
+    escapes: bool,
 }
 
 /// Walks one file's parser events and ties each piece of endpoint text to
@@ -341,7 +371,10 @@ impl<'a> Locator<'a> {
             Event::MappingStart(..) => self.open(true, ev_index),
             Event::SequenceStart(..) => self.open(false, ev_index),
             Event::MappingEnd | Event::SequenceEnd => self.close(),
-            Event::Scalar(value, ..) => hold = self.scalar(value, ev_index, off),
+            Event::Scalar(value, style, ..) => {
+                let quoted = *style == yaml_rust2::scanner::TScalarStyle::DoubleQuoted;
+                hold = self.scalar(value, quoted, ev_index, off)
+            }
             Event::Alias(..) => self.alias(),
             _ => {}
         }
@@ -435,7 +468,7 @@ impl<'a> Locator<'a> {
         let Input {
             found, hosts, only, ..
         } = self.input;
-        if found.is_empty() || !v.bytes().any(|b| b == b'.' || b == b':') {
+        if (found.is_empty() && !self.input.escapes) || !v.bytes().any(|b| b == b'.' || b == b':') {
             return false;
         }
         let lower = v.to_ascii_lowercase();
@@ -461,7 +494,7 @@ impl<'a> Locator<'a> {
     }
 
     /// Returns whether the scalar is held whole for verification.
-    fn scalar(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+    fn scalar(&mut self, value: &str, quoted: bool, ev_index: usize, off: usize) -> bool {
         let text = self.input.text;
         let candidates = &mut self.candidates;
         self.pending_spans.retain(|&ci| {
@@ -506,6 +539,11 @@ impl<'a> Locator<'a> {
                 frame: top.map(|f| f.id),
                 doc: self.docs.len() - 1,
                 value: value.to_string(),
+                escaped_body: if quoted {
+                    escaped_body(text, off)
+                } else {
+                    None
+                },
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
@@ -569,9 +607,32 @@ impl<'a> Locator<'a> {
             found,
             hosts,
             only,
+            ..
         } = self.input;
         let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
+                                                                                 // Scalars read through escapes: their occurrences come from the
+                                                                                 // decoded value, and raw text inside their body is theirs.
+        let mut items: Vec<(Found, usize, usize, Option<Escaped>)> = Vec::new();
         for (ci, c) in self.candidates.iter().enumerate() {
+            let Some(body) = &c.escaped_body else {
+                continue;
+            };
+            for (fi, f) in found.iter().enumerate() {
+                if f.start >= body.start && f.start < body.end {
+                    assigned[fi] = Some((ci, usize::MAX));
+                }
+            }
+            items.extend(
+                decoded_finds(text, body.clone(), &c.value, hosts, only).map(|(raw, esc)| {
+                    let voff = esc.found.start;
+                    (raw, ci, voff, Some(esc))
+                }),
+            );
+        }
+        for (ci, c) in self.candidates.iter().enumerate() {
+            if c.escaped_body.is_some() {
+                continue;
+            }
             let first = found.partition_point(|f| f.start < c.start);
             let mut cursor = 0;
             for (fi, f) in found.iter().enumerate().skip(first) {
@@ -611,6 +672,11 @@ impl<'a> Locator<'a> {
                 occurrences.push(o);
                 continue;
             };
+            if voff != usize::MAX {
+                items.push((f, ci, voff, None));
+            }
+        }
+        for (f, ci, voff, escaped) in items {
             let c = &self.candidates[ci];
             let doc = &self.docs[c.doc];
             let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
@@ -633,6 +699,11 @@ impl<'a> Locator<'a> {
             }
             let siblings = c.frame.and_then(|id| self.siblings.get(&id));
             let mut o = occurrence(text, index, f, Kind::Value);
+            if let Some(e) = &escaped {
+                // Shown as any YAML reader sees it.
+                o.endpoint = c.value[e.found.start..e.found.end].to_string();
+            }
+            o.escaped = escaped;
             o.yaml_path = Some(if c.in_key {
                 format!("{}(key)", c.path)
             } else {
@@ -647,6 +718,7 @@ impl<'a> Locator<'a> {
             }
             occurrences.push(o);
         }
+        occurrences.sort_by_key(|o| o.found.start);
 
         let destinations = self
             .docs
@@ -704,6 +776,76 @@ fn cluster_hint(
         let rest = l.trim_start().strip_prefix("clusterName:")?;
         let v = rest.split('#').next()?.trim().trim_matches(['"', '\'']);
         (!v.is_empty()).then(|| v.to_string())
+    })
+}
+
+/// The raw body (between the quotes) of the double-quoted scalar starting at
+/// `start`, when it holds an escape; `None` otherwise.
+fn escaped_body(text: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    if b.get(start) != Some(&b'"') {
+        return None;
+    }
+    let mut i = start + 1;
+    let mut escapes = false;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => {
+                escapes = true;
+                i += 2;
+            }
+            b'"' => return escapes.then_some(start + 1..i),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The endpoints in a double-quoted scalar's decoded `value`, each with its
+/// raw byte range in the file (covering the escapes it is written with) and
+/// its decoded form. A body the decoder does not read exactly as the parser
+/// did yields nothing.
+fn decoded_finds<'v>(
+    text: &str,
+    body: std::ops::Range<usize>,
+    value: &'v str,
+    hosts: &[String],
+    only: bool,
+) -> impl Iterator<Item = (Found, Escaped)> + 'v {
+    let decoded = endpoint::escape_map(&text[body.clone()]).filter(|d| d.text == value);
+    let mut finds = match &decoded {
+        Some(_) => endpoint::find_in_decoded(value, hosts),
+        None => Vec::new(),
+    };
+    if only {
+        finds.retain(|f| hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+    }
+    let spans = decoded.map(|d| d.spans).unwrap_or_default();
+    let raw_at = move |d: usize, end: bool| -> usize {
+        let hit = if end {
+            spans.iter().find(|(_, dr)| dr.end >= d && dr.start < d)
+        } else {
+            spans.iter().find(|(_, dr)| dr.end > d)
+        };
+        body.start
+            + hit.map_or(
+                body.end - body.start,
+                |(r, _)| {
+                    if end {
+                        r.end
+                    } else {
+                        r.start
+                    }
+                },
+            )
+    };
+    finds.into_iter().map(move |f| {
+        let mut raw = f.clone();
+        raw.start = raw_at(f.start, false);
+        raw.end = raw_at(f.end, true);
+        raw.replace_end = raw_at(f.replace_end, true);
+        let inner = body.clone();
+        (raw, Escaped { inner, found: f })
     })
 }
 

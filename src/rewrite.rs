@@ -161,7 +161,18 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
         if changes.is_empty() {
             continue;
         }
-        let new = splice(&src.text, &changes, to);
+        let new = match splice(&src.text, &changes, to) {
+            Ok(new) => new,
+            Err((line, column, message)) => {
+                plan.errors.push(PlanError {
+                    rel: rel.clone(),
+                    line,
+                    column,
+                    message,
+                });
+                continue;
+            }
+        };
         match verify(located, &new, &changes, from, to) {
             Ok(()) => plan.files.push(FilePlan {
                 path: src.entry.path.clone(),
@@ -182,17 +193,55 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     plan
 }
 
-/// Replaces each change's scheme-and-authority (or bare host) bytes.
-pub fn splice(text: &str, changes: &[Occurrence], to: &Endpoint) -> String {
+/// Replaces each change's scheme-and-authority (or bare host) bytes. A
+/// change read through a double-quoted scalar's escapes is rewritten in the
+/// scalar's body, in the same quoting style (every change of that scalar at
+/// once); where that cannot be done exactly, the change is refused with why.
+pub fn splice(
+    text: &str,
+    changes: &[Occurrence],
+    to: &Endpoint,
+) -> Result<String, (usize, usize, String)> {
     let mut out = String::with_capacity(text.len() + changes.len() * 8);
     let mut last = 0;
-    for o in changes {
-        out.push_str(&text[last..o.found.start]);
-        out.push_str(&o.found.replacement(to));
-        last = o.found.replace_end;
+    let mut i = 0;
+    while i < changes.len() {
+        let o = &changes[i];
+        let Some(esc) = &o.escaped else {
+            out.push_str(&text[last..o.found.start]);
+            out.push_str(&o.found.replacement(to));
+            last = o.found.replace_end;
+            i += 1;
+            continue;
+        };
+        // Every change in this scalar's body, last first so that decoded
+        // offsets stay valid.
+        let n = changes[i..]
+            .iter()
+            .take_while(|c| c.escaped.as_ref().is_some_and(|e| e.inner == esc.inner))
+            .count();
+        let mut body = text[esc.inner.clone()].to_string();
+        for c in changes[i..i + n].iter().rev() {
+            let f = &c.escaped.as_ref().expect("taken while escaped").found;
+            body = endpoint::splice_decoded(&body, f.start..f.replace_end, &f.replacement(to))
+                .ok_or_else(|| {
+                    (
+                        c.line,
+                        c.column,
+                        format!(
+                            "the endpoint is written with escapes (as {:?} in a double-quoted string) that cannot be rewritten in place exactly; rewrite that string by hand (or write it without escapes) and run rebind again; nothing written",
+                            &text[c.found.start..c.found.end]
+                        ),
+                    )
+                })?;
+        }
+        out.push_str(&text[last..esc.inner.start]);
+        out.push_str(&body);
+        last = esc.inner.end;
+        i += n;
     }
     out.push_str(&text[last..]);
-    out
+    Ok(out)
 }
 
 /// What a file's parse is checked against after a rewrite: the number of

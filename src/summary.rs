@@ -82,7 +82,7 @@ impl Summary {
                 e.display = if o.found.bare {
                     format!("https://{}", o.found.host)
                 } else {
-                    o.endpoint[..o.found.replace_end - o.found.start].to_string()
+                    o.endpoint_url().to_string()
                 };
             }
             e.shape = Some(o.shape());

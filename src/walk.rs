@@ -70,6 +70,10 @@ pub struct Entry {
 pub struct Skipped {
     pub rel: String,
     pub reason: String,
+    /// It may hold an endpoint that was not read (unreadable, vanished, or a
+    /// YAML file in an encoding rebind does not parse holding endpoint text):
+    /// a rebind cannot promise it found everything, so it refuses.
+    pub may_hold: bool,
 }
 
 /// The outcome of discovery.
@@ -223,6 +227,7 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
             walk.skipped.push(Skipped {
                 rel: shown,
                 reason: "vanished during the walk".into(),
+                may_hold: true,
             });
             continue;
         };
@@ -241,6 +246,7 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
             walk.skipped.push(Skipped {
                 rel: shown,
                 reason: "symbolic link, not followed".into(),
+                may_hold: false,
             });
             continue;
         }
@@ -248,6 +254,7 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
             walk.skipped.push(Skipped {
                 rel: shown,
                 reason: "not a regular file (a FIFO, socket or device); not read".into(),
+                may_hold: false,
             });
             continue;
         }
@@ -396,6 +403,7 @@ fn walk_dir(
         walk.skipped.push(Skipped {
             rel: shown.to_string(),
             reason: "vanished during the walk".into(),
+            may_hold: true,
         });
         return;
     };
@@ -435,7 +443,11 @@ fn walk_dir(
                     Some(io) => io_reason(io),
                     None => format!("cannot walk: {err}"),
                 };
-                walk.skipped.push(Skipped { rel, reason });
+                walk.skipped.push(Skipped {
+                    rel,
+                    reason,
+                    may_hold: true,
+                });
                 continue;
             }
         };
@@ -473,6 +485,7 @@ fn walk_dir(
             walk.skipped.push(Skipped {
                 rel,
                 reason: "symbolic link, not followed".into(),
+                may_hold: false,
             });
             continue;
         }
@@ -480,6 +493,7 @@ fn walk_dir(
             walk.skipped.push(Skipped {
                 rel,
                 reason: "not a regular file (a FIFO, socket or device); not read".into(),
+                may_hold: false,
             });
             continue;
         }

@@ -312,16 +312,37 @@ fn non_utf8_and_binary_files_are_named_not_rewritten() {
     let mut bin = vec![0u8, 1, 2];
     bin.extend_from_slice(OLD.as_bytes());
     std::fs::write(dir.path().join("apps/blob.bin"), &bin).unwrap();
+    // A YAML file that is not UTF-8 but holds the endpoint stops the rebind:
+    // it cannot promise it found everything (nothing written).
+    let before = tree(dir.path());
     let out = rebind(
         dir.path(),
         &["apply", "--from", OLD, "--to", NEW, "--yes", "--no-commit"],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("apps/latin1.yaml: skipped: not UTF-8 (first invalid byte on line 2)"),
+        err.contains("apps/latin1.yaml: not UTF-8 (first invalid byte on line 2)"),
         "{err}"
     );
+    assert_eq!(tree(dir.path()), before);
+    // Left out on purpose, the rebind goes on; the binary file is named.
+    let out = rebind(
+        dir.path(),
+        &[
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            "--yes",
+            "--no-commit",
+            "--exclude",
+            "apps/latin1.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
     assert!(err.contains("apps/blob.bin: skipped: binary file"), "{err}");
     assert_eq!(
         std::fs::read(dir.path().join("apps/latin1.yaml")).unwrap(),

@@ -341,6 +341,7 @@ pub fn check_sarif(findings: &[Finding]) -> serde_json::Value {
     let rules: Vec<serde_json::Value> = [
         (Rule::Retired, "A retired endpoint of a cluster declared in .rebind.yaml is committed."),
         (Rule::Unknown, "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml."),
+        (Rule::Unread, "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8)."),
     ]
     .iter()
     .map(|(r, text)| json!({"id": r.id(), "shortDescription": {"text": text}}))

@@ -15,7 +15,9 @@ fn main() -> ExitCode {
         Ok(exit) => exit,
         Err(e) => {
             sink.error(&format!("{e:#}"));
-            if e.chain().any(|c| c.is::<rebind::git::AfterCommit>()) {
+            if e.chain()
+                .any(|c| c.is::<rebind::git::AfterCommit>() || c.is::<rebind::output::Partial>())
+            {
                 Exit::AfterCommit
             } else {
                 Exit::Error

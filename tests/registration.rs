@@ -280,3 +280,44 @@ fn a_mistyped_from_is_an_error_and_a_rebound_tree_is_not() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("Already rebound"), "{}", stdout(&out));
 }
+
+#[test]
+fn a_rerun_on_the_done_branch_writes_the_outputs_again() {
+    // How a failed --review-out after the commit is finished (exit 3 says so).
+    let dir = temp_fixture();
+    let d = dir.path();
+    git_init_commit(d);
+    let out_dir = tempfile::tempdir().unwrap();
+    let review = out_dir.path().join("review.md");
+    let args = |r: &std::path::Path| {
+        vec![
+            "apply".to_string(),
+            "--from".into(),
+            OLD.into(),
+            "--to".into(),
+            NEW.into(),
+            "--yes".into(),
+            "--review-out".into(),
+            r.to_str().unwrap().into(),
+        ]
+    };
+    let first: Vec<String> = args(&review);
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    assert_eq!(rebind(d, &first).status.code(), Some(0));
+    let head = git(d, &["rev-parse", "HEAD"]);
+    git(d, &["checkout", "-q", "-"]);
+    let again = out_dir.path().join("again.md");
+    let second: Vec<String> = args(&again);
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let out = rebind(d, &second);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("already holds exactly this change"));
+    assert_eq!(
+        std::fs::read_to_string(&again).unwrap(),
+        std::fs::read_to_string(&review).unwrap()
+    );
+    assert_eq!(
+        git(d, &["rev-parse", "rebind/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a"]),
+        head
+    );
+}

@@ -168,6 +168,15 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             &outputs,
         )?;
         if prep.already_done.is_some() {
+            // A re-run: the outputs are written again (the retry of a failed one).
+            write_outputs(
+                &a,
+                sink,
+                &plan,
+                secret_spec.as_ref(),
+                &start,
+                Some(&prep.branch),
+            )?;
             if json_out {
                 let mut r = report("already_done", &plan);
                 r.branch = Some(prep.branch.clone());
@@ -220,31 +229,29 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             None
         }
     };
-    if let (Some(_), Some(path), Some(r)) =
-        (&secret_spec, &a.secret_out, plan.registrations.first())
-    {
-        // One registration per server: the repository's own is rebound.
-        sink.info(&format!(
-            "--secret-out {}: not written: this change rebinds the repository's own registration {} ({}:{}:{}) to {}; a second Secret for the same server would make ArgoCD pick one at random. Put the new cluster's token and CA in {} instead.\n",
-            path.display(),
-            r.resource,
-            r.rel,
-            r.line,
-            r.column,
-            plan.to.url(),
-            r.reads
-        ));
-    } else if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {
-        secret::write_manifest(path, &secret::render(spec), spec.holds_token())?;
-        let warnings = secret::existing_warnings(None, &start, spec)?;
-        if !warnings.is_empty() {
-            sink.info(&warnings);
-        }
-    }
-    if let Some(path) = &a.review_out {
-        let md = text::review_markdown(&plan, committed.as_ref().map(|c| c.branch.as_str()));
-        std::fs::write(path, md)
-            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    // The files are written (and committed) now: a failure from here on is
+    // not "nothing written" (exit 2) but exit 3, saying what exists.
+    let outputs = write_outputs(
+        &a,
+        sink,
+        &plan,
+        secret_spec.as_ref(),
+        &start,
+        committed.as_ref().map(|c| c.branch.as_str()),
+    );
+    if let Err(e) = outputs {
+        let cause = format!("{e:#}");
+        return Err(match &committed {
+            Some(c) => anyhow::Error::new(git::AfterCommit {
+                branch: c.branch.clone(),
+                commit: c.commit.clone(),
+                retry: "the same rebind apply command again: the branch already holds the change, so it only writes the review and the Secret".into(),
+                cause,
+            }),
+            None => anyhow::Error::new(rebind::output::Partial(format!(
+                "{cause}; the files ARE rewritten in place (nothing else was written)"
+            ))),
+        });
     }
     // Last, so that a failed push (exit 3) leaves every output written.
     if let (Some((repo, _)), Some(c), Some(remote)) = (&git, committed.as_mut(), &a.push) {
@@ -279,4 +286,44 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         sink.say(&msg);
     }
     Ok(Exit::Ok)
+}
+
+/// Writes `--secret-out` (unless the repository's own registration is
+/// rebound) and `--review-out`. Called once the files are written, and
+/// again by a re-run whose branch already holds the change: that re-run is
+/// how a failed output is retried.
+fn write_outputs(
+    a: &ApplyArgs,
+    sink: &mut Sink,
+    plan: &Plan,
+    secret_spec: Option<&secret::Spec>,
+    start: &std::path::Path,
+    branch: Option<&str>,
+) -> Result<()> {
+    if let (Some(_), Some(path), Some(r)) = (secret_spec, &a.secret_out, plan.registrations.first())
+    {
+        // One registration per server: the repository's own is rebound.
+        sink.info(&format!(
+            "--secret-out {}: not written: this change rebinds the repository's own registration {} ({}:{}:{}) to {}; a second Secret for the same server would make ArgoCD pick one at random. Put the new cluster's token and CA in {} instead.\n",
+            path.display(),
+            r.resource,
+            r.rel,
+            r.line,
+            r.column,
+            plan.to.url(),
+            r.reads
+        ));
+    } else if let (Some(spec), Some(path)) = (secret_spec, &a.secret_out) {
+        secret::write_manifest(path, &secret::render(spec), spec.holds_token())?;
+        let warnings = secret::existing_warnings(None, start, spec)?;
+        if !warnings.is_empty() {
+            sink.info(&warnings);
+        }
+    }
+    if let Some(path) = &a.review_out {
+        let md = text::review_markdown(plan, branch);
+        std::fs::write(path, md)
+            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+    }
+    Ok(())
 }

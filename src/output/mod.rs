@@ -36,10 +36,24 @@ pub enum Exit {
     Pending = 1,
     /// Usage or input error; nothing was written.
     Error = 2,
-    /// The commit was made (files written, branch created) but a later step
-    /// (the push) failed; the message says what exists and how to retry.
+    /// Something was written (files rewritten, a commit made) but a later step
+    /// (the push, an output file) failed; the message says what exists and
+    /// how to finish.
     AfterCommit = 3,
 }
+
+/// A run that wrote something (files rewritten in place) and then failed:
+/// exit [`Exit::AfterCommit`], never "nothing written".
+#[derive(Debug)]
+pub struct Partial(pub String);
+
+impl std::fmt::Display for Partial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Partial {}
 
 impl Exit {
     pub fn code(self) -> u8 {

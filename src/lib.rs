@@ -4,7 +4,8 @@
 //! The library is the pipeline; data flows one way:
 //!
 //! 1. [`walk`] discovers files (and [`config`] says which, from `.rebind.yaml`);
-//! 2. [`locate`] finds occurrences in each, reading YAML through [`yaml`] and
+//! 2. [`locate`] finds occurrences in each, reading YAML through [`yaml`]
+//!    (and valid JSON the YAML parser refuses through [`jsonfile`]) and
 //!    asking [`positions`] which paths hold a cluster ([`endpoint`] has the
 //!    text rules for URLs and hosts); [`inventory`] / [`each_source`] run
 //!    this on every core;
@@ -25,6 +26,7 @@ pub mod diff;
 pub mod endpoint;
 pub mod git;
 pub mod json;
+pub mod jsonfile;
 pub mod locate;
 pub mod output;
 pub mod positions;
@@ -321,7 +323,10 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
                 (has, !only_hosts && lower.contains("destination"))
             };
             let located = match entry.role {
-                Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts),
+                // Valid JSON the YAML parser refuses (a surrogate-pair
+                // escape) is read as JSON; otherwise the YAML error stands.
+                Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts)
+                    .or_else(|e| jsonfile::locate(&text, hosts, only_hosts).map_err(|_| e)),
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                 _ => return Ok(Outcome::Nothing),
             };

@@ -430,6 +430,65 @@ mod tests {
         assert_eq!(l.occurrences[0].cluster_hint.as_deref(), Some("prod"));
     }
 
+    /// What a consumer sees of an occurrence (the event index differs by design).
+    fn seen(l: &Located) -> Vec<String> {
+        let mut out: Vec<String> = l
+            .occurrences
+            .iter()
+            .map(|o| {
+                format!(
+                    "{:?} {}:{} {:?} {:?} {:?} {:?} {:?} {} {:?} {:?}",
+                    o.found,
+                    o.line,
+                    o.column,
+                    o.endpoint,
+                    o.kind,
+                    o.yaml_path,
+                    o.position,
+                    o.resource,
+                    o.cluster_position,
+                    o.cluster_hint,
+                    o.escaped.as_ref().map(|e| (&e.inner, &e.found)),
+                )
+            })
+            .collect();
+        out.extend(l.destinations.iter().map(|d| format!("{d:?}")));
+        out
+    }
+
+    #[test]
+    fn json_the_yaml_parser_reads_is_located_the_same_either_way() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+        let mut texts: Vec<String> = [
+            "app-of-apps/apps/node-local-dns.json",
+            "discovery/kustomize-patches/overlays/qa/destination.json",
+            "discovery/platforms/managed/clusters.json",
+            "discovery/exported-backups/velero/resources/applications.argoproj.io/namespaces/argocd/billing-worker.json",
+        ]
+        .iter()
+        .map(|p| std::fs::read_to_string(root.join(p)).unwrap())
+        .collect();
+        // Escapes, a block string with a `server:` line, a Secret's config,
+        // a BOM and CRLF.
+        texts.push(format!(
+            "\u{feff}{{\"kind\": \"Secret\", \"metadata\": {{\"name\": \"prod\"}},\r\n \"stringData\": {{\"name\": \"prod\", \"server\": \"\\u0068ttps:\\/\\/{HOST}\",\r\n \"config\": \"{{\\\"tlsClientConfig\\\": {{\\\"serverName\\\": \\\"{HOST}\\\"}}}}\"}},\r\n \"values\": \"a: 1\\nserver: https://{HOST}:443\\n\", \"list\": [\"https://{OTHER}\", \"https://example.com\"]}}\r\n"
+        ));
+        for text in &texts {
+            let via_yaml = locate::locate_yaml(text, &[], false).unwrap();
+            let via_json = locate(text, &[], false).unwrap();
+            assert_eq!(seen(&via_json), seen(&via_yaml), "{text}");
+            assert!(!seen(&via_yaml).is_empty(), "{text}");
+            let hosts: Vec<String> = via_yaml
+                .occurrences
+                .iter()
+                .map(|o| o.found.host.to_ascii_lowercase())
+                .collect();
+            let via_yaml = locate::locate_yaml(text, &hosts, true).unwrap();
+            let via_json = locate(text, &hosts, true).unwrap();
+            assert_eq!(seen(&via_json), seen(&via_yaml), "{text}");
+        }
+    }
+
     #[test]
     fn invalid_json_is_an_error_with_its_position() {
         let e = locate("{\"a\": [1,]}", &[], false).unwrap_err();

@@ -4,7 +4,8 @@
 //! The library is the pipeline; data flows one way:
 //!
 //! 1. [`walk`] discovers files (and [`config`] says which, from `.rebind.yaml`);
-//! 2. [`locate`] finds occurrences in each, reading YAML through [`yaml`] and
+//! 2. [`locate`] finds occurrences in each, reading YAML through [`yaml`]
+//!    (and valid JSON the YAML parser refuses through [`jsonfile`]) and
 //!    asking [`positions`] which paths hold a cluster ([`endpoint`] has the
 //!    text rules for URLs and hosts); [`inventory`] / [`each_source`] run
 //!    this on every core;
@@ -25,6 +26,7 @@ pub mod diff;
 pub mod endpoint;
 pub mod git;
 pub mod json;
+pub mod jsonfile;
 pub mod locate;
 pub mod output;
 pub mod positions;
@@ -231,6 +233,27 @@ fn unescaped(text: &str) -> String {
     out
 }
 
+/// A YAML-role file the YAML parser refused: valid JSON (a surrogate-pair
+/// escape, as Python's `json.dump` writes) is read as JSON; otherwise the
+/// YAML error stands, with JSON's reason added for a `.json` file.
+fn json_fallback(
+    rel: &str,
+    text: &str,
+    hosts: &[String],
+    only_hosts: bool,
+    mut yaml_error: ParseError,
+) -> Result<Located, ParseError> {
+    jsonfile::locate(text, hosts, only_hosts).map_err(|e| {
+        if rel.to_ascii_lowercase().ends_with(".json") {
+            yaml_error.message = format!(
+                "{}; nor valid JSON: {}:{}: {}",
+                yaml_error.message, e.line, e.column, e.message
+            );
+        }
+        yaml_error
+    })
+}
+
 /// What one file contributes to the inventory.
 enum Outcome {
     Source(Box<Source>),
@@ -321,7 +344,8 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
                 (has, !only_hosts && lower.contains("destination"))
             };
             let located = match entry.role {
-                Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts),
+                Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts)
+                    .or_else(|e| json_fallback(&entry.rel, &text, hosts, only_hosts, e)),
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                 _ => return Ok(Outcome::Nothing),
             };

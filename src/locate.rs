@@ -196,7 +196,7 @@ impl Doc {
 
 /// Keeps only the text that is an endpoint: a managed-cluster or in-cluster
 /// host, a host named by `--from`, or any URL at a cluster position.
-fn is_endpoint(f: &Found, extra_hosts: &[String], at_position: bool) -> bool {
+pub(crate) fn is_endpoint(f: &Found, extra_hosts: &[String], at_position: bool) -> bool {
     at_position
         || f.shape() != Shape::Other
         || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host))
@@ -749,7 +749,7 @@ impl<'a> Locator<'a> {
 /// The cluster's name as the manifest gives it next to an endpoint: a sibling
 /// `cluster`, `clusterName` or `name` key, or a `clusterName:` line in the same
 /// block string (karpenter values).
-fn cluster_hint(
+pub(crate) fn cluster_hint(
     position: Position,
     value: &str,
     siblings: Option<&Vec<(String, String)>>,

@@ -161,7 +161,7 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
         if changes.is_empty() {
             continue;
         }
-        let new = match splice(&src.text, &changes, to) {
+        let new = match splice(&src.text, &changes, to, located.proof.json) {
             Ok(new) => new,
             Err((line, column, message)) => {
                 plan.errors.push(PlanError {
@@ -173,7 +173,7 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
                 continue;
             }
         };
-        match verify(located, &new, &changes, from, to) {
+        match verify(located, &src.text, &new, &changes, from, to) {
             Ok(()) => plan.files.push(FilePlan {
                 path: src.entry.path.clone(),
                 rel: rel.clone(),
@@ -196,12 +196,20 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
 /// Replaces each change's scheme-and-authority (or bare host) bytes. A
 /// change read through a double-quoted scalar's escapes is rewritten in the
 /// scalar's body, in the same quoting style (every change of that scalar at
-/// once); where that cannot be done exactly, the change is refused with why.
+/// once; by JSON's escape rules when `json`, the file being one that only
+/// reads as JSON); where that cannot be done exactly, the change is refused
+/// with why.
 pub fn splice(
     text: &str,
     changes: &[Occurrence],
     to: &Endpoint,
+    json: bool,
 ) -> Result<String, (usize, usize, String)> {
+    let splice_decoded = if json {
+        endpoint::splice_decoded_json
+    } else {
+        endpoint::splice_decoded
+    };
     let mut out = String::with_capacity(text.len() + changes.len() * 8);
     let mut last = 0;
     let mut i = 0;
@@ -223,7 +231,7 @@ pub fn splice(
         let mut body = text[esc.inner.clone()].to_string();
         for c in changes[i..i + n].iter().rev() {
             let f = &c.escaped.as_ref().expect("taken while escaped").found;
-            body = endpoint::splice_decoded(&body, f.start..f.replace_end, &f.replacement(to))
+            body = splice_decoded(&body, f.start..f.replace_end, &f.replacement(to))
                 .ok_or_else(|| {
                     (
                         c.line,
@@ -254,6 +262,10 @@ pub struct Proof {
     pub held: BTreeMap<usize, Event>,
     /// Helm template actions had to be masked for the file to parse.
     pub masked: bool,
+    /// The file reads only as JSON (see `jsonfile`): a rewrite is spliced by
+    /// JSON's escape rules and verified byte for byte by
+    /// `json::verify_same_except`; the events above are empty.
+    pub json: bool,
 }
 
 impl Proof {
@@ -374,14 +386,20 @@ impl Fx {
 
 /// Parses the spliced text again and checks that every planned scalar now
 /// reads as the old value with `from` rebound to `to`, and that every other
-/// event (scalars, styles, anchors, tags, structure) is unchanged.
+/// event (scalars, styles, anchors, tags, structure) is unchanged. A file
+/// that reads only as JSON is checked by `jsonfile::verify` against
+/// `old_text` instead.
 pub fn verify(
     old: &locate::Located,
+    old_text: &str,
     new_text: &str,
     changes: &[Occurrence],
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<(), String> {
+    if old.proof.json {
+        return crate::jsonfile::verify(old_text, new_text, changes, from, to);
+    }
     let planned: BTreeMap<usize, &Occurrence> = changes
         .iter()
         .filter_map(|o| o.event.map(|e| (e, o)))

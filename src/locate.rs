@@ -869,7 +869,15 @@ impl<'a> Locator<'a> {
                 Some(i) => Some(&i.siblings),
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
-            let mut o = occurrence(text, index, f, Kind::Value);
+            // A bare IP address names the API server only where a bare host
+            // does (`serverName`); anywhere else (`apiServerAddress: 127.0.0.1`,
+            // a database host) it is a mention, never rewritten.
+            let kind = if f.is_bare_ip() && position.is_none() {
+                Kind::Text
+            } else {
+                Kind::Value
+            };
+            let mut o = occurrence(text, index, f, kind);
             o.yaml_path = Some(match (&inner, c.in_key) {
                 (_, true) => format!("{}(key)", c.path),
                 (Some(i), false) => format!("{} > {}", c.path, i.path),
@@ -997,20 +1005,20 @@ struct Hints<'a> {
     own_key: Option<&'a str>,
 }
 
-/// Whether `name` can name a cluster: not a URL, a host, a template or a path.
+/// `name` as a cluster name, unless it holds a URL, a host, a port, a path
+/// or a template (`api-ocp4-dev-lab-example-com:6443`, `{{.name}}`). An EKS
+/// ARN gives the name after `cluster/`.
 fn usable_name(name: &str) -> Option<String> {
     let n = name.trim();
-    // An EKS ARN names the cluster after `cluster/`.
     let n = match n.strip_prefix("arn:") {
         Some(_) => n.rsplit_once(":cluster/").map_or(n, |(_, c)| c),
         None => n,
     };
     let ok = !n.is_empty()
-        && n.len() <= 63
+        && n.len() <= 253
         && !n.contains("{{")
-        && n.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        && n.bytes().any(|b| b.is_ascii_alphabetic());
+        && !n.contains([':', '/', '.', '\n', '\r'])
+        && n.chars().any(char::is_alphanumeric);
     ok.then(|| n.to_string())
 }
 

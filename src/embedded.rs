@@ -230,15 +230,39 @@ pub fn op_position(pointer: &str, inside_value: &[Seg], managed_host: bool) -> O
 /// the document's own structure. `None` when `text` does not parse or the
 /// endpoint is at no cluster position there.
 pub fn locate_inner(text: &str, at: usize, lit: &str, managed_host: bool) -> Option<Inner> {
-    locate_at(text, at, lit, managed_host, 0)
+    parse(text)?.locate(at, lit, managed_host)
+}
+
+/// A document parsed once, to locate any number of endpoints in it.
+pub struct Parsed(Walk);
+
+/// Parses `text` (YAML or JSON) for [`Parsed::locate`]; `None` when it does
+/// not parse or is too large to be an embedded document.
+pub fn parse(text: &str) -> Option<Parsed> {
+    if text.len() > MAX_EMBEDDED {
+        return None;
+    }
+    walk(text).map(Parsed)
+}
+
+impl Parsed {
+    /// [`locate_inner`] on the parsed text.
+    pub fn locate(&self, at: usize, lit: &str, managed_host: bool) -> Option<Inner> {
+        locate_in(&self.0, at, lit, managed_host, 0)
+    }
 }
 
 fn locate_at(text: &str, at: usize, lit: &str, managed_host: bool, depth: usize) -> Option<Inner> {
     if depth >= MAX_NESTING || text.len() > MAX_EMBEDDED {
         return None;
     }
-    let w = walk(text)?;
-    let s = w.scalars.iter().rev().find(|s| s.off <= at)?;
+    locate_in(&walk(text)?, at, lit, managed_host, depth)
+}
+
+fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -> Option<Inner> {
+    // Scalars are in text order: the one holding `at` starts last before it.
+    let i = w.scalars.partition_point(|s| s.off <= at).checked_sub(1)?;
+    let s = &w.scalars[i];
     if s.is_key {
         return None;
     }

@@ -788,6 +788,8 @@ impl<'a> Locator<'a> {
         }
 
         let mut occurrences = Vec::new();
+        // Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
+        let mut parsed: HashMap<usize, Option<embedded::Parsed>> = HashMap::new();
         for (fi, f) in found.iter().cloned().enumerate() {
             let Some((ci, voff)) = assigned[fi] else {
                 if !is_endpoint(&f, hosts, false) {
@@ -844,15 +846,23 @@ impl<'a> Locator<'a> {
                 )
                 .or_else(|| {
                     let lit = &text[f.start..f.end];
+                    // Each document is parsed once, however many endpoints it holds.
                     inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
                         // A file that is a JSON 6902 op list (`patchesJson6902`).
-                        if self.masked.is_empty() {
-                            embedded::locate_inner(text, f.start, lit, managed_host)
-                        } else {
-                            None
-                        }
+                        let whole = parsed.entry(usize::MAX).or_insert_with(|| {
+                            self.masked
+                                .is_empty()
+                                .then(|| embedded::parse(text))
+                                .flatten()
+                        });
+                        whole
+                            .as_ref()
+                            .and_then(|p| p.locate(f.start, lit, managed_host))
                     } else if embedded::looks_embedded(&c.value) {
-                        embedded::locate_inner(&c.value, voff, lit, managed_host)
+                        let doc = parsed
+                            .entry(ci)
+                            .or_insert_with(|| embedded::parse(&c.value));
+                        doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
                     } else {
                         None
                     };
@@ -870,9 +880,12 @@ impl<'a> Locator<'a> {
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
             // A bare IP address names the API server only where a bare host
-            // does (`serverName`); anywhere else (`apiServerAddress: 127.0.0.1`,
-            // a database host) it is a mention, never rewritten.
-            let kind = if f.is_bare_ip() && position.is_none() {
+            // does (`serverName`); a value that is nothing but an IP anywhere
+            // else (`apiServerAddress: 127.0.0.1`, a database host) is a
+            // mention, never rewritten. (Inside a longer string it stays a
+            // value, so the string is rewritten whole or not at all.)
+            let whole = c.value.trim() == &text[f.start..f.end];
+            let kind = if f.is_bare_ip() && position.is_none() && whole {
                 Kind::Text
             } else {
                 Kind::Value

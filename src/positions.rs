@@ -667,6 +667,96 @@ mod tests {
         );
     }
 
+    /// Host shapes never make a cluster of what merely looks like one.
+    #[test]
+    fn no_host_shape_for_charts_git_oidc_registries_webhooks_or_ingress() {
+        let not_clusters = [
+            // Helm chart repositories
+            "https://charts.bitnami.com/bitnami",
+            "https://prometheus-community.github.io/helm-charts",
+            "https://istio-release.storage.googleapis.com/charts",
+            // git
+            "https://github.com/acme-platform/platform-apps.git",
+            "https://gitlab.example.org/payments/deploy.git",
+            "https://git-codecommit.ap-northeast-2.amazonaws.com/v1/repos/gitops",
+            // OIDC issuers
+            "https://oidc.eks.ap-northeast-2.amazonaws.com/id/378892E9ECC387AB8B4585023A0286CC",
+            "https://koreacentral.oic.prod-aks.azure.com/a2603207-1f6e-4c5b-9d3a-8e7f6a5b4c3d/5c16941a-7d2e-4b8f-a1c3-d4e5f6a7b8c9/",
+            "https://container.googleapis.com/v1/projects/acme/locations/asia-northeast3/clusters/analytics",
+            // registries
+            "https://123456789012.dkr.ecr.ap-northeast-2.amazonaws.com",
+            "https://acmestage.azurecr.io",
+            "https://asia-northeast3-docker.pkg.dev/acme/images",
+            // webhooks and APIs
+            "https://hooks.slack.com/services/T000/B000/XXXX",
+            "https://api.github.com",
+            "https://rancher.example.com/v3",
+            "https://aps-workspaces.ap-northeast-2.amazonaws.com/workspaces/ws-1/api/v1/remote_write",
+            // ingress hosts and routes
+            "https://argocd.example.com",
+            "https://console-openshift-console.apps.ocp4-prod.corp.example.com",
+            "https://oauth-openshift.apps.ocp4-prod.corp.example.com/oauth/authorize",
+        ];
+        for url in not_clusters {
+            let found = crate::endpoint::find_all(url, &url.to_ascii_lowercase(), &[]);
+            assert_eq!(found.len(), 1, "{url}");
+            assert_eq!(found[0].shape(), crate::endpoint::Shape::Other, "{url}");
+        }
+        let clusters = [
+            "https://api.ocp4-prod.corp.example.com:6443",
+            "https://rancher.example.com/k8s/clusters/c-m-abc12345",
+            "https://aks-prod-krc-dns-5c16941a.a2603207-1f6e-4c5b-9d3a-8e7f6a5b4c3d.privatelink.koreacentral.azmk8s.io:443",
+        ];
+        for url in clusters {
+            let found = crate::endpoint::find_all(url, &url.to_ascii_lowercase(), &[]);
+            assert_ne!(found[0].shape(), crate::endpoint::Shape::Other, "{url}");
+        }
+    }
+
+    #[test]
+    fn values_server_only_where_a_cluster_is_named() {
+        let c = Context::default();
+        for p in [
+            "server",
+            "clusters[0].server",
+            "cluster.server",
+            "destination.server",
+        ] {
+            assert_eq!(classify(&path(p), &c), Some(Position::ValuesServer), "{p}");
+        }
+        for p in [
+            "vault.server",
+            "grafana[\"grafana.ini\"].server",
+            "proxy.server",
+        ] {
+            assert_eq!(classify(&path(p), &c), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn kubeconfig_and_status_copies() {
+        let c = Context {
+            kind: Some("Config"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("clusters[1].cluster.tls-server-name"), &c),
+            Some(Position::Kubeconfig)
+        );
+        assert!(Position::Kubeconfig.accepts_bare_host());
+        assert_eq!(classify(&path("users[0].user.exec.args[3]"), &c), None);
+        let c = Context {
+            kind: Some("Application"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("status.sync.comparedTo.destination.server"), &c),
+            Some(Position::StatusCopy)
+        );
+        assert!(may_hold(&["metadata", "annotations", LAST_APPLIED], "{}"));
+        assert!(may_hold(&["patches", "patch"], "- op: replace"));
+    }
+
     #[test]
     fn facts() {
         assert_eq!(fact(&["kind"]), Some(Fact::Kind));

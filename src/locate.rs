@@ -210,6 +210,7 @@ struct Doc {
     template_server: Option<String>,
     /// The `kind` of each item of a `kind: List` (an exported backup).
     item_kinds: HashMap<usize, String>,
+    item_names: HashMap<usize, String>,
     project: Option<String>,
     source_path: Option<String>,
     /// `spec.source` path, chart and repoURL, space-separated.
@@ -217,6 +218,23 @@ struct Doc {
 }
 
 impl Doc {
+    /// `Kind/name` of the item a path is in, for a `kind: List`; else of the document.
+    fn resource_at(&self, path: &YamlPath) -> Option<String> {
+        if let (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) =
+            (self.kind.as_deref(), path.0.as_slice())
+        {
+            if k == "items" {
+                if let Some(kind) = self.item_kinds.get(i) {
+                    return Some(match self.item_names.get(i) {
+                        Some(n) => format!("{kind}/{n}"),
+                        None => kind.clone(),
+                    });
+                }
+            }
+        }
+        self.resource()
+    }
+
     fn resource(&self) -> Option<String> {
         match (&self.kind, &self.name) {
             (Some(k), Some(n)) => Some(format!("{k}/{n}")),
@@ -659,16 +677,25 @@ impl<'a> Locator<'a> {
     /// `items[N].kind` of a `kind: List`.
     fn record_item_kind(&mut self, value: &str) {
         let s = &self.stack;
-        if s.len() == 3
+        let in_item = s.len() >= 3
             && s[0].is_map
             && s[0].key.as_deref() == Some("items")
             && !s[1].is_map
-            && s[2].is_map
-            && s[2].key.as_deref() == Some("kind")
-        {
-            let i = s[1].index;
-            let doc = self.docs.last_mut().expect("docs is never empty");
+            && s[2].is_map;
+        if !in_item {
+            return;
+        }
+        let i = s[1].index;
+        let kind = s.len() == 3 && s[2].key.as_deref() == Some("kind");
+        let name = s.len() == 4
+            && s[2].key.as_deref() == Some("metadata")
+            && s[3].is_map
+            && s[3].key.as_deref() == Some("name");
+        let doc = self.docs.last_mut().expect("docs is never empty");
+        if kind {
             doc.item_kinds.insert(i, value.to_string());
+        } else if name {
+            doc.item_names.insert(i, value.to_string());
         }
     }
 
@@ -844,6 +871,9 @@ impl<'a> Locator<'a> {
                         managed_host,
                     },
                 )
+                // A `server:` line of a string that is a document of its own
+                // (a strategic-merge patch) is located by that document.
+                .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value))
                 .or_else(|| {
                     let lit = &text[f.start..f.end];
                     // Each document is parsed once, however many endpoints it holds.
@@ -867,6 +897,16 @@ impl<'a> Locator<'a> {
                         None
                     };
                     inner.as_ref().map(|i| i.position)
+                })
+                .or_else(|| {
+                    // A `server:` line of any other string (Helm `values: |`).
+                    let prefix = &c.value[line_start..voff];
+                    let cx = positions::Context {
+                        line_prefix: prefix,
+                        ..positions::Context::default()
+                    };
+                    positions::classify(&YamlPath::default(), &cx)
+                        .filter(|p| *p == Position::InStringKey)
                 })
             };
             // A bare host is an endpoint by shape, or where the API server's
@@ -896,7 +936,7 @@ impl<'a> Locator<'a> {
                 (Some(i), false) => format!("{} > {}", c.path, i.path),
                 (None, false) => c.path.to_string(),
             });
-            o.resource = doc.resource();
+            o.resource = doc.resource_at(&c.path);
             o.position = position;
             // A bare TLS name (`serverName`, `tls-server-name`) follows its
             // cluster's URL in a rebind; it is no cluster of its own.
@@ -1221,6 +1261,78 @@ mod tests {
         assert!(l.proof.masked);
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
+    }
+
+    fn values(l: &Located) -> Vec<(String, Option<Position>, Option<String>)> {
+        l.occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .map(|o| (o.endpoint.clone(), o.position, o.cluster_hint.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn kustomize_patch_strings_are_located_by_their_own_structure() {
+        let t = "kind: Kustomization\npatches:\n  - target: {kind: Application, name: app}\n    patch: |-\n      - op: replace\n        path: /spec/destination/server\n        value: https://10.1.2.3:6443\n      - op: replace\n        path: /spec/source/repoURL\n        value: https://git.example.com/a.git\n  - patch: |\r\n      kind: Application\r\n      spec:\r\n        destination:\r\n          server: https://k8s.example.org:6443\r\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let got = values(&l);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0].0, "https://10.1.2.3:6443");
+        assert_eq!(got[0].1, Some(Position::PatchOp));
+        assert_eq!(got[1].1, Some(Position::DestinationServer));
+        let o = &l.occurrences[0];
+        assert_eq!((o.line, o.column), (7, 16));
+        assert_eq!(o.yaml_path.as_deref(), Some("patches[0].patch > [0].value"));
+    }
+
+    #[test]
+    fn base64_server_bare_hosts_and_kubeconfig_names() {
+        // https://10.8.0.21:6443, name "search-onprem"
+        let t = "apiVersion: v1\ndata:\n  name: c2VhcmNoLW9ucHJlbQ==\n  server: \"aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw==\"\nkind: Secret\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let o = &l.occurrences[0];
+        assert_eq!(o.encoding, Some(Encoding::Base64));
+        assert_eq!(o.endpoint, "https://10.8.0.21:6443");
+        assert_eq!((o.line, o.column), (4, 12));
+        assert_eq!(o.cluster_hint.as_deref(), Some("search-onprem"));
+        assert_eq!(
+            &t[o.found.start..o.found.end],
+            "aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw=="
+        );
+
+        let t = "kind: Config\nclusters:\n- cluster:\n    server: https://127.0.0.1:41337\n    tls-server-name: kind-e2e-control-plane\n    proxy-url: https://proxy.example.com:3128\n  name: kind-e2e\n---\nkind: Cluster\nnetworking:\n  apiServerAddress: 127.0.0.1\n";
+        let l = locate_yaml(t, &["127.0.0.1".into()], false).unwrap();
+        let got = values(&l);
+        let kube = Some(Position::Kubeconfig);
+        let name = Some("kind-e2e".to_string());
+        assert_eq!(
+            got,
+            vec![
+                ("https://127.0.0.1:41337".into(), kube, name.clone()),
+                ("kind-e2e-control-plane".into(), kube, name),
+            ]
+        );
+        let ip = l.occurrences.last().unwrap();
+        assert_eq!((ip.endpoint.as_str(), ip.kind), ("127.0.0.1", Kind::Text));
+    }
+
+    #[test]
+    fn exported_lists_and_last_applied_annotations() {
+        let t = "kind: List\nitems:\n- kind: Application\n  metadata:\n    name: api\n    annotations:\n      kubectl.kubernetes.io/last-applied-configuration: |\n        {\"kind\":\"Application\",\"spec\":{\"destination\":{\"server\":\"https://k.example.com:6443\"}}}\n  status:\n    sync:\n      comparedTo:\n        destination:\n          server: https://k.example.com:6443\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let got: Vec<_> = l
+            .occurrences
+            .iter()
+            .map(|o| (o.position, o.resource.clone().unwrap()))
+            .collect();
+        let r = "Application/api".to_string();
+        assert_eq!(
+            got,
+            vec![
+                (Some(Position::DestinationServer), r.clone()),
+                (Some(Position::StatusCopy), r)
+            ]
+        );
     }
 
     #[test]

@@ -218,6 +218,20 @@ struct Doc {
 }
 
 impl Doc {
+    /// The kind and path a table lookup uses: those of the item for a path
+    /// inside a `kind: List` item (and `true`), else the document's.
+    fn kind_and_path(&self, path: &YamlPath) -> (Option<&str>, YamlPath, bool) {
+        if let (Some("List"), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
+            (self.kind.as_deref(), path.0.as_slice())
+        {
+            if k == "items" {
+                let kind = self.item_kinds.get(i).map(String::as_str);
+                return (kind, YamlPath(rest.to_vec()), true);
+            }
+        }
+        (self.kind.as_deref(), path.clone(), false)
+    }
+
     /// `Kind/name` of the item a path is in, for a `kind: List`; else of the document.
     fn resource_at(&self, path: &YamlPath) -> Option<String> {
         if let (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) =
@@ -702,7 +716,14 @@ impl<'a> Locator<'a> {
     /// A `data.server` value that is the base64 of an endpoint: recorded
     /// whole (returns whether it is held for verification).
     fn base64(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
-        if self.stack.len() != 2 || self.keys(None) != ["data", "server"] {
+        // `data.server` of a Secret, or of a Secret in a `kind: List`.
+        let keys = self.keys(None);
+        let at = match keys.as_slice() {
+            ["data", "server"] => self.stack.len() == 2,
+            ["items", "data", "server"] => self.stack.len() == 4 && !self.stack[1].is_map,
+            _ => false,
+        };
+        if !at {
             return false;
         }
         if !value.starts_with("aHR0cHM6Ly") {
@@ -847,22 +868,14 @@ impl<'a> Locator<'a> {
                 None
             } else {
                 // An exported `kind: List`: each item is located by its own kind.
-                let item = match (doc.kind.as_deref(), c.path.0.as_slice()) {
-                    (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) if k == "items" => {
-                        Some(doc.item_kinds.get(i).map(String::as_str))
-                    }
-                    _ => None,
-                };
-                let item_path;
-                let (kind, path, template_server) = match item {
-                    Some(kind) => {
-                        item_path = YamlPath(c.path.0[2..].to_vec());
-                        (kind, &item_path, None)
-                    }
-                    None => (doc.kind.as_deref(), &c.path, doc.template_server.as_deref()),
+                let (kind, path, in_item) = doc.kind_and_path(&c.path);
+                let template_server = if in_item {
+                    None
+                } else {
+                    doc.template_server.as_deref()
                 };
                 positions::classify(
-                    path,
+                    &path,
                     &positions::Context {
                         kind,
                         sibling_name: c.sibling_name.as_deref(),
@@ -966,10 +979,11 @@ impl<'a> Locator<'a> {
         for e in &self.encoded {
             let doc = &self.docs[e.doc];
             let managed_host = e.found.shape() != Shape::Other;
+            let (kind, path, _) = doc.kind_and_path(&e.path);
             let position = positions::classify(
-                &e.path,
+                &path,
                 &positions::Context {
-                    kind: doc.kind.as_deref(),
+                    kind,
                     managed_host,
                     ..positions::Context::default()
                 },
@@ -988,7 +1002,7 @@ impl<'a> Locator<'a> {
             o.encoding = Some(Encoding::Base64);
             // Marked wherever paths are shown: the whole value is re-encoded.
             o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
-            o.resource = doc.resource();
+            o.resource = doc.resource_at(&e.path);
             o.position = position;
             o.cluster_position = position.is_some();
             o.event = Some(e.event);
@@ -1299,6 +1313,11 @@ mod tests {
             &t[o.found.start..o.found.end],
             "aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw=="
         );
+        let t = "kind: List\nitems:\n- kind: Secret\n  metadata: {name: s}\n  data:\n    server: aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw==\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let o = &l.occurrences[0];
+        assert_eq!(o.position, Some(Position::Registration));
+        assert_eq!(o.resource.as_deref(), Some("Secret/s"));
 
         let t = "kind: Config\nclusters:\n- cluster:\n    server: https://127.0.0.1:41337\n    tls-server-name: kind-e2e-control-plane\n    proxy-url: https://proxy.example.com:3128\n  name: kind-e2e\n---\nkind: Cluster\nnetworking:\n  apiServerAddress: 127.0.0.1\n";
         let l = locate_yaml(t, &["127.0.0.1".into()], false).unwrap();

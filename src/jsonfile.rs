@@ -115,6 +115,9 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
                 continue;
             }
             let (line, column) = index.position(text, raw.start);
+            let hint = position.and_then(|p| {
+                locate::hint_beside(Some(p), facts.kind.as_deref(), value, siblings, &decoded)
+            });
             occurrences.push(Occurrence {
                 endpoint: value[decoded.start..decoded.end].to_string(),
                 line,
@@ -124,7 +127,11 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
                 position,
                 resource: facts.resource(),
                 cluster_position: position.is_some(),
-                cluster_hint: position.and_then(|p| locate::cluster_hint(p, value, siblings)),
+                hint_source: hint
+                    .as_ref()
+                    .map_or(locate::HintSource::Manifest, |(_, s)| *s),
+                cluster_hint: hint.map(|(h, _)| h),
+                encoding: None,
                 event: Some(ti),
                 escaped,
                 found: raw,
@@ -182,7 +189,7 @@ fn facts(doc: &Document) -> (Facts, Names) {
                 Some(Fact::Name) => Some(&mut facts.name),
                 Some(Fact::DestinationServer) => Some(&mut facts.dest_server),
                 Some(Fact::DestinationName) => Some(&mut facts.dest_name),
-                None => None,
+                _ => None,
             };
             if let Some(slot) = slot {
                 *slot = Some(value.to_string());
@@ -461,15 +468,15 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
         let mut texts: Vec<String> = [
             "app-of-apps/apps/node-local-dns.json",
-            "discovery/kustomize-patches/overlays/qa/destination.json",
             "discovery/platforms/managed/clusters.json",
-            "discovery/exported-backups/velero/resources/applications.argoproj.io/namespaces/argocd/billing-worker.json",
         ]
         .iter()
         .map(|p| std::fs::read_to_string(root.join(p)).unwrap())
         .collect();
         // Escapes, a block string with a `server:` line, a Secret's config,
-        // a BOM and CRLF.
+        // a BOM and CRLF. (Embedded documents — JSON 6902 op lists, the
+        // last-applied annotation — are read by the YAML locator only: a file
+        // that falls back to this module does not get them.)
         texts.push(format!(
             "\u{feff}{{\"kind\": \"Secret\", \"metadata\": {{\"name\": \"prod\"}},\r\n \"stringData\": {{\"name\": \"prod\", \"server\": \"\\u0068ttps:\\/\\/{HOST}\",\r\n \"config\": \"{{\\\"tlsClientConfig\\\": {{\\\"serverName\\\": \\\"{HOST}\\\"}}}}\"}},\r\n \"values\": \"a: 1\\nserver: https://{HOST}:443\\n\", \"list\": [\"https://{OTHER}\", \"https://example.com\"]}}\r\n"
         ));

@@ -9,6 +9,7 @@
 //! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
 //! parsing the old text twice; locating itself never checks rewrites.
 
+use crate::embedded;
 use crate::endpoint::{self, Found, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
@@ -41,6 +42,14 @@ impl Kind {
     }
 }
 
+/// How the endpoint text is written in the file, when not as itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    /// The whole value is the standard base64 of the endpoint (a cluster
+    /// Secret's `data.server`): a rewrite re-encodes the whole value.
+    Base64,
+}
+
 /// One endpoint occurrence in a file.
 #[derive(Debug, Clone)]
 pub struct Occurrence {
@@ -58,13 +67,19 @@ pub struct Occurrence {
     pub position: Option<Position>,
     /// `Kind/name` of the document it sits in.
     pub resource: Option<String>,
-    /// The position holds a cluster by ArgoCD semantics (`destination.server`, ...).
+    /// The position holds a cluster by ArgoCD semantics (`destination.server`, ...);
+    /// false for a bare TLS name there (it follows its cluster's URL).
     pub cluster_position: bool,
     /// The cluster's name where the manifest says it next to the endpoint
-    /// (ApplicationSet element `cluster`, cluster Secret `name`, karpenter `clusterName`).
+    /// (ApplicationSet element `cluster`, cluster Secret `name`, karpenter
+    /// `clusterName`, ...), and how it was found (see [`HintSource`]).
     pub cluster_hint: Option<String>,
+    pub hint_source: HintSource,
     /// Index of the parser event of the scalar holding it (kind `value`).
     pub event: Option<usize>,
+    /// Set when the file holds the endpoint encoded (`found` is then the
+    /// range of the encoded text, `endpoint` the decoded endpoint).
+    pub encoding: Option<Encoding>,
     /// Found in the scalar's decoded value, not in its raw bytes (a
     /// double-quoted scalar with escapes): see [`Escaped`].
     pub escaped: Option<Escaped>,
@@ -82,18 +97,49 @@ pub struct Escaped {
 }
 
 impl Occurrence {
-    /// `https://[userinfo@]host[:port]` as written (as decoded, for an
-    /// occurrence read through escapes): the part a rebind replaces.
-    pub fn endpoint_url(&self) -> &str {
-        let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
-        self.endpoint
-            .get(..f.replace_end - f.start)
-            .unwrap_or(&self.endpoint)
-    }
-
     pub fn shape(&self) -> Shape {
         self.found.shape()
     }
+
+    /// The part of the endpoint text a rewrite replaces, as written
+    /// (`https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare host).
+    pub fn replaced_text(&self) -> &str {
+        match self.encoding {
+            None => {
+                // Read through escapes: `endpoint` is the decoded text.
+                let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
+                self.endpoint
+                    .get(..f.replace_end - f.start)
+                    .unwrap_or(&self.endpoint)
+            }
+            Some(Encoding::Base64) => endpoint::find_in_decoded(&self.endpoint, &[])
+                .first()
+                .and_then(|f| self.endpoint.get(..f.replace_end))
+                .unwrap_or(&self.endpoint),
+        }
+    }
+}
+
+/// Where a cluster name hint comes from, best first: `init` names a cluster
+/// by its best source, then by the name given most often.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HintSource {
+    /// Said beside the endpoint: a list-generator element's `cluster`,
+    /// `clusterName`, `name`, `env` or `environment`; a cluster Secret's
+    /// `name` (base64 in `data`); a kubeconfig cluster's `name`; a `name` or
+    /// `clusterName` beside `server` in a values or inventory file; the key
+    /// of a ConfigMap `data` entry.
+    Manifest,
+    /// The kustomize overlay folder holding the file (`overlays/<name>/`).
+    Overlay,
+    /// An Application aimed at the endpoint: `<project>-<overlay>` when its
+    /// source path ends in `overlays/<overlay>`, else its name without the
+    /// leading words that name what it deploys (`istio-base-gke-tokyo`
+    /// with chart `base` from `istio-release`: `gke-tokyo`).
+    Application,
+    /// The host itself: the `<cluster>` of an OpenShift `api.<cluster>.<domain>`,
+    /// or a first DNS label without `k8s`/`api`/`cp` affixes.
+    Host,
 }
 
 /// An Application's destination, for the tier table.
@@ -166,8 +212,10 @@ struct Candidate {
     /// The scalar is (inside) a complex mapping key.
     in_key: bool,
     sibling_name: Option<String>,
-    /// The mapping holding the scalar, if any (see [`Frame::id`]).
+    /// The mapping holding the scalar, if any (see [`Frame::id`]), and the
+    /// mapping holding that one (a kubeconfig `clusters[]` entry).
     frame: Option<usize>,
+    parent_frame: Option<usize>,
     doc: usize,
     value: String,
     /// A double-quoted scalar whose body has escapes: its raw body's range.
@@ -182,9 +230,47 @@ struct Doc {
     dest_name: Option<String>,
     /// `destination.server` as written, template actions included.
     template_server: Option<String>,
+    /// The `kind` of each item of a `kind: List` (an exported backup).
+    item_kinds: HashMap<usize, String>,
+    item_names: HashMap<usize, String>,
+    project: Option<String>,
+    source_path: Option<String>,
+    /// `spec.source` path, chart and repoURL, space-separated.
+    source_words: String,
 }
 
 impl Doc {
+    /// The kind and path a table lookup uses: those of the item for a path
+    /// inside a `kind: List` item (and `true`), else the document's.
+    fn kind_and_path(&self, path: &YamlPath) -> (Option<&str>, YamlPath, bool) {
+        if let (Some("List"), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
+            (self.kind.as_deref(), path.0.as_slice())
+        {
+            if k == "items" {
+                let kind = self.item_kinds.get(i).map(String::as_str);
+                return (kind, YamlPath(rest.to_vec()), true);
+            }
+        }
+        (self.kind.as_deref(), path.clone(), false)
+    }
+
+    /// `Kind/name` of the item a path is in, for a `kind: List`; else of the document.
+    fn resource_at(&self, path: &YamlPath) -> Option<String> {
+        if let (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) =
+            (self.kind.as_deref(), path.0.as_slice())
+        {
+            if k == "items" {
+                if let Some(kind) = self.item_kinds.get(i) {
+                    return Some(match self.item_names.get(i) {
+                        Some(n) => format!("{kind}/{n}"),
+                        None => kind.clone(),
+                    });
+                }
+            }
+        }
+        self.resource()
+    }
+
     fn resource(&self) -> Option<String> {
         match (&self.kind, &self.name) {
             (Some(k), Some(n)) => Some(format!("{k}/{n}")),
@@ -217,6 +303,8 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         event: None,
         cluster_hint: None,
         escaped: None,
+        hint_source: HintSource::Manifest,
+        encoding: None,
     }
 }
 
@@ -243,6 +331,8 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
     let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
     if only {
         found.retain(|f| extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+    } else {
+        found = with_bare_hosts(found, embedded::bare_hosts(text));
     }
     let input = Input {
         text,
@@ -262,6 +352,24 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
         }
     }
     Err(parse_error(text, &index, found, extra_hosts, first))
+}
+
+/// Adds the bare hosts found by key to `found` (sorted, never overlapping).
+fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
+    if bare.is_empty() {
+        return found;
+    }
+    let mut all = found;
+    all.extend(bare);
+    all.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+    let mut merged: Vec<Found> = Vec::with_capacity(all.len());
+    for f in all {
+        if merged.last().is_some_and(|l| f.start < l.end) {
+            continue;
+        }
+        merged.push(f);
+    }
+    merged
 }
 
 fn parse_error(
@@ -321,6 +429,22 @@ struct Locator<'a> {
     wanted: HashSet<usize>,
     events: usize,
     proof: Proof,
+    /// Base64 values holding an endpoint (`data.server`).
+    encoded: Vec<Encoded>,
+}
+
+/// A scalar whose whole value is the base64 of an endpoint.
+struct Encoded {
+    event: usize,
+    /// Byte range of the base64 text in the file.
+    start: usize,
+    end: usize,
+    /// The endpoint found in the decoded value (offsets in `decoded`).
+    found: Found,
+    decoded: String,
+    path: YamlPath,
+    doc: usize,
+    frame: Option<usize>,
 }
 
 impl<'a> Locator<'a> {
@@ -340,6 +464,7 @@ impl<'a> Locator<'a> {
             wanted: HashSet::new(),
             events: 0,
             proof: Proof::new(!masked.is_empty()),
+            encoded: Vec::new(),
         }
     }
 
@@ -468,18 +593,32 @@ impl<'a> Locator<'a> {
         let Input {
             found, hosts, only, ..
         } = self.input;
-        if (found.is_empty() && !self.input.escapes) || !v.bytes().any(|b| b == b'.' || b == b':') {
+        if found.is_empty() && !self.input.escapes {
+            return false;
+        }
+        let bare_key = !is_key
+            && self
+                .stack
+                .last()
+                .and_then(|f| f.key.as_deref())
+                .is_some_and(|k| positions::BARE_HOST_KEYS.contains(&k));
+        if !bare_key && !v.bytes().any(|b| b == b'.' || b == b':') {
             return false;
         }
         let lower = v.to_ascii_lowercase();
         if only {
             return hosts.iter().any(|h| lower.contains(h.as_str()));
         }
-        if endpoint::may_hold_named(&lower, hosts) {
+        if bare_key || endpoint::may_hold_named(&lower, hosts) {
             return true;
         }
         if !lower.contains("https://") {
-            return false;
+            // A bare host by key inside a string (`"serverName": "cp"`).
+            return lower.contains("servername") && self.keys(None).last() == Some(&"config");
+        }
+        // OpenShift API servers and Rancher proxies are endpoints by shape.
+        if lower.contains(":6443") || lower.contains(endpoint::RANCHER_PREFIX) {
+            return true;
         }
         if self.stack.len() == 1 && !is_key {
             return true;
@@ -509,7 +648,11 @@ impl<'a> Locator<'a> {
         let is_key = self.stack.last().is_some_and(|f| f.is_map && f.expect_key);
         let in_key = self.stack.iter().any(|f| f.in_key);
         let mut hold = false;
-        if self.may_hold(value, is_key) {
+        if !is_key && !in_key {
+            self.record_item_kind(value);
+            hold = self.base64(value, ev_index, off);
+        }
+        if !hold && self.may_hold(value, is_key) {
             let depth = self.stack.len();
             let segs = self
                 .stack
@@ -524,6 +667,13 @@ impl<'a> Locator<'a> {
                 })
                 .collect();
             let top = self.stack.last().filter(|f| f.is_map);
+            let parent = self
+                .stack
+                .len()
+                .checked_sub(2)
+                .map(|i| &self.stack[i])
+                .filter(|f| f.is_map)
+                .map(|f| f.id);
             self.candidates.push(Candidate {
                 event: ev_index,
                 start: off,
@@ -537,6 +687,7 @@ impl<'a> Locator<'a> {
                         .map(|(_, v)| v.clone())
                 }),
                 frame: top.map(|f| f.id),
+                parent_frame: parent,
                 doc: self.docs.len() - 1,
                 value: value.to_string(),
                 escaped_body: if quoted {
@@ -547,6 +698,9 @@ impl<'a> Locator<'a> {
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
+            }
+            if let Some(id) = parent {
+                self.wanted.insert(id);
             }
             self.pending_spans.push(self.candidates.len() - 1);
             self.doc_needed = true;
@@ -567,6 +721,85 @@ impl<'a> Locator<'a> {
             f.advance();
         }
         hold
+    }
+
+    /// `items[N].kind` of a `kind: List`.
+    fn record_item_kind(&mut self, value: &str) {
+        let s = &self.stack;
+        let in_item = s.len() >= 3
+            && s[0].is_map
+            && s[0].key.as_deref() == Some("items")
+            && !s[1].is_map
+            && s[2].is_map;
+        if !in_item {
+            return;
+        }
+        let i = s[1].index;
+        let kind = s.len() == 3 && s[2].key.as_deref() == Some("kind");
+        let name = s.len() == 4
+            && s[2].key.as_deref() == Some("metadata")
+            && s[3].is_map
+            && s[3].key.as_deref() == Some("name");
+        let doc = self.docs.last_mut().expect("docs is never empty");
+        if kind {
+            doc.item_kinds.insert(i, value.to_string());
+        } else if name {
+            doc.item_names.insert(i, value.to_string());
+        }
+    }
+
+    /// A `data.server` value that is the base64 of an endpoint: recorded
+    /// whole (returns whether it is held for verification).
+    fn base64(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+        // `data.server` of a Secret, or of a Secret in a `kind: List`.
+        let keys = self.keys(None);
+        let at = match keys.as_slice() {
+            ["data", "server"] => self.stack.len() == 2,
+            ["items", "data", "server"] => self.stack.len() == 4 && !self.stack[1].is_map,
+            _ => false,
+        };
+        if !at {
+            return false;
+        }
+        if !value.starts_with("aHR0cHM6Ly") {
+            return false; // "https://"
+        }
+        let Some(decoded) = embedded::base64_decode(value) else {
+            return false;
+        };
+        let trimmed = decoded.trim_end();
+        let hosts = self.input.hosts;
+        let Some(found) = endpoint::find_in_decoded(trimmed, hosts)
+            .into_iter()
+            .find(|f| !f.bare && f.start == 0 && f.end == trimmed.len())
+        else {
+            return false;
+        };
+        if self.input.only && !hosts.iter().any(|h| h.eq_ignore_ascii_case(&found.host)) {
+            return false;
+        }
+        let text = self.input.text;
+        let start = off + usize::from(matches!(text.as_bytes().get(off), Some(b'"' | b'\'')));
+        if text.get(start..start + value.len()) != Some(value) {
+            return false;
+        }
+        let segs = self.stack.iter().map(Frame::seg).collect();
+        let frame = self.stack.last().map(|f| f.id);
+        if let Some(id) = frame {
+            self.wanted.insert(id);
+        }
+        self.encoded.push(Encoded {
+            event: ev_index,
+            start,
+            end: start + value.len(),
+            found,
+            decoded: trimmed.to_string(),
+            path: YamlPath(segs),
+            doc: self.docs.len() - 1,
+            frame,
+        });
+        self.doc_needed = true;
+        true
     }
 
     /// Remembers the document's kind, name and destination as its scalars go by.
@@ -595,6 +828,16 @@ impl<'a> Locator<'a> {
                 doc.template_server = Some(written);
             }
             Fact::DestinationName => doc.dest_name = Some(value.to_string()),
+            Fact::Project => doc.project = Some(value.to_string()),
+            Fact::SourcePath => {
+                doc.source_path = Some(value.to_string());
+                doc.source_words.push_str(value);
+                doc.source_words.push(' ');
+            }
+            Fact::SourceWords => {
+                doc.source_words.push_str(value);
+                doc.source_words.push(' ');
+            }
         }
     }
 
@@ -651,6 +894,8 @@ impl<'a> Locator<'a> {
         }
 
         let mut occurrences = Vec::new();
+        // Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
+        let mut parsed: HashMap<usize, Option<embedded::Parsed>> = HashMap::new();
         for (fi, f) in found.iter().cloned().enumerate() {
             let Some((ci, voff)) = assigned[fi] else {
                 if !is_endpoint(&f, hosts, false) {
@@ -680,45 +925,182 @@ impl<'a> Locator<'a> {
             let c = &self.candidates[ci];
             let doc = &self.docs[c.doc];
             let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
+            let managed_host = f.shape() != Shape::Other;
+            let mut inner = None;
             let position = if c.in_key {
                 None
             } else {
+                // An exported `kind: List`: each item is located by its own kind.
+                let (kind, path, in_item) = doc.kind_and_path(&c.path);
+                let template_server = if in_item {
+                    None
+                } else {
+                    doc.template_server.as_deref()
+                };
                 positions::classify(
-                    &c.path,
+                    &path,
                     &positions::Context {
-                        kind: doc.kind.as_deref(),
+                        kind,
                         sibling_name: c.sibling_name.as_deref(),
                         line_prefix: &c.value[line_start..voff],
-                        template_server: doc.template_server.as_deref(),
-                        managed_host: f.shape() != Shape::Other,
+                        template_server,
+                        managed_host,
                     },
                 )
+                // A `server:` line of a string that is a document of its own
+                // (a strategic-merge patch) is located by that document.
+                .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value))
+                .or_else(|| {
+                    let lit = &text[f.start..f.end];
+                    // Each document is parsed once, however many endpoints it holds.
+                    inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
+                        // A file that is a JSON 6902 op list (`patchesJson6902`).
+                        let whole = parsed.entry(usize::MAX).or_insert_with(|| {
+                            self.masked
+                                .is_empty()
+                                .then(|| embedded::parse(text))
+                                .flatten()
+                        });
+                        whole
+                            .as_ref()
+                            .and_then(|p| p.locate(f.start, lit, managed_host))
+                    } else if embedded::looks_embedded(&c.value) {
+                        let doc = parsed
+                            .entry(ci)
+                            .or_insert_with(|| embedded::parse(&c.value));
+                        doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
+                    } else {
+                        None
+                    };
+                    inner.as_ref().map(|i| i.position)
+                })
+                .or_else(|| {
+                    // A `server:` line of any other string (Helm `values: |`).
+                    let prefix = &c.value[line_start..voff];
+                    let cx = positions::Context {
+                        line_prefix: prefix,
+                        ..positions::Context::default()
+                    };
+                    positions::classify(&YamlPath::default(), &cx)
+                        .filter(|p| *p == Position::InStringKey)
+                })
             };
+            // A bare host is an endpoint by shape, or where the API server's
+            // name is given without a scheme.
+            let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());
             if !is_endpoint(&f, hosts, position.is_some()) {
                 continue;
             }
-            let siblings = c.frame.and_then(|id| self.siblings.get(&id));
-            let mut o = occurrence(text, index, f, Kind::Value);
+            let siblings = match &inner {
+                Some(i) => Some(&i.siblings),
+                None => c.frame.and_then(|id| self.siblings.get(&id)),
+            };
+            // A bare IP address names the API server only where a bare host
+            // does (`serverName`); a value that is nothing but an IP anywhere
+            // else (`apiServerAddress: 127.0.0.1`, a database host) is a
+            // mention, never rewritten. (Inside a longer string it stays a
+            // value, so the string is rewritten whole or not at all.)
+            let whole = c.value.trim() == &text[f.start..f.end];
+            let kind = if f.is_bare_ip() && position.is_none() && whole {
+                Kind::Text
+            } else {
+                Kind::Value
+            };
+            let mut o = occurrence(text, index, f, kind);
             if let Some(e) = &escaped {
                 // Shown as any YAML reader sees it.
                 o.endpoint = c.value[e.found.start..e.found.end].to_string();
             }
             o.escaped = escaped;
-            o.yaml_path = Some(if c.in_key {
-                format!("{}(key)", c.path)
-            } else {
-                c.path.to_string()
+            o.yaml_path = Some(match (&inner, c.in_key) {
+                (_, true) => format!("{}(key)", c.path),
+                (Some(i), false) => format!("{} > {}", c.path, i.path),
+                (None, false) => c.path.to_string(),
             });
-            o.resource = doc.resource();
+            o.resource = doc.resource_at(&c.path);
             o.position = position;
-            o.cluster_position = position.is_some();
+            // A bare TLS name (`serverName`, `tls-server-name`) follows its
+            // cluster's URL in a rebind; it is no cluster of its own.
+            o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
             o.event = Some(c.event);
-            if let Some(p) = position {
-                o.cluster_hint = cluster_hint(p, &c.value, siblings);
+            let own_key = match (doc.kind.as_deref(), c.path.0.as_slice()) {
+                (Some("ConfigMap"), [Seg::Key(d), Seg::Key(k)]) if d == "data" => Some(k.as_str()),
+                _ => None,
+            };
+            let hint = Hints {
+                position,
+                kind: doc.kind.as_deref(),
+                value: &c.value,
+                siblings,
+                parent: c.parent_frame.and_then(|id| self.siblings.get(&id)),
+                own_key,
+            };
+            let app =
+                (position == Some(Position::DestinationServer) && inner.is_none()).then_some(doc);
+            if let Some((h, from)) = best_hint(&hint, app, &o.found) {
+                o.cluster_hint = Some(h);
+                o.hint_source = from;
             }
             occurrences.push(o);
         }
         occurrences.sort_by_key(|o| o.found.start);
+
+        for e in &self.encoded {
+            let doc = &self.docs[e.doc];
+            let managed_host = e.found.shape() != Shape::Other;
+            let (kind, path, _) = doc.kind_and_path(&e.path);
+            let position = positions::classify(
+                &path,
+                &positions::Context {
+                    kind,
+                    managed_host,
+                    ..positions::Context::default()
+                },
+            );
+            if !is_endpoint(&e.found, hosts, position.is_some()) {
+                continue;
+            }
+            let f = Found {
+                start: e.start,
+                end: e.end,
+                replace_end: e.end,
+                ..e.found.clone()
+            };
+            let mut o = occurrence(text, index, f, Kind::Value);
+            o.endpoint = e.decoded.clone();
+            o.encoding = Some(Encoding::Base64);
+            // Marked wherever paths are shown: the whole value is re-encoded.
+            o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
+            o.resource = doc.resource_at(&e.path);
+            o.position = position;
+            o.cluster_position = position.is_some();
+            o.event = Some(e.event);
+            let siblings: Option<Vec<(String, String)>> =
+                e.frame.and_then(|id| self.siblings.get(&id)).map(|s| {
+                    s.iter()
+                        .map(|(k, v)| {
+                            let v = embedded::base64_decode(v).unwrap_or_else(|| v.clone());
+                            (k.clone(), v)
+                        })
+                        .collect()
+                });
+            let hint = Hints {
+                position,
+                kind: doc.kind.as_deref(),
+                value: "",
+                siblings: siblings.as_ref(),
+                parent: None,
+                own_key: None,
+            };
+            if let Some((h, from)) = best_hint(&hint, None, &o.found) {
+                o.cluster_hint = Some(h);
+                o.hint_source = from;
+            }
+            occurrences.push(o);
+        }
+        if !self.encoded.is_empty() {
+            occurrences.sort_by_key(|o| o.found.start);
+        }
 
         let destinations = self
             .docs
@@ -746,37 +1128,170 @@ impl<'a> Locator<'a> {
     }
 }
 
-/// The cluster's name as the manifest gives it next to an endpoint: a sibling
-/// `cluster`, `clusterName` or `name` key, or a `clusterName:` line in the same
-/// block string (karpenter values).
-pub(crate) fn cluster_hint(
-    position: Position,
+/// What the manifest says around an endpoint, for naming its cluster.
+struct Hints<'a> {
+    position: Option<Position>,
+    kind: Option<&'a str>,
+    /// The scalar holding the endpoint (a block string may say `clusterName:`).
+    value: &'a str,
+    /// Naming scalars of the mapping holding it, and of the mapping above.
+    siblings: Option<&'a Vec<(String, String)>>,
+    parent: Option<&'a Vec<(String, String)>>,
+    /// The key of a ConfigMap `data` entry holding it.
+    own_key: Option<&'a str>,
+}
+
+/// `name` as a cluster name, unless it holds a URL, a host, a port, a path
+/// or a template (`api-ocp4-dev-lab-example-com:6443`, `{{.name}}`). An EKS
+/// ARN gives the name after `cluster/`.
+fn usable_name(name: &str) -> Option<String> {
+    let n = name.trim();
+    let n = match n.strip_prefix("arn:") {
+        Some(_) => n.rsplit_once(":cluster/").map_or(n, |(_, c)| c),
+        None => n,
+    };
+    let ok = !n.is_empty()
+        && n.len() <= 253
+        && !n.contains("{{")
+        && !n.contains([':', '/', '.', '\n', '\r'])
+        && n.chars().any(char::is_alphanumeric);
+    ok.then(|| n.to_string())
+}
+
+/// The best name for the cluster of an occurrence (see [`HintSource`]);
+/// `app` is the Application document when the endpoint is its destination.
+/// The cluster name beside an endpoint found outside the YAML locator (a
+/// file read as JSON): what the manifest says, else the host.
+pub(crate) fn hint_beside(
+    position: Option<Position>,
+    kind: Option<&str>,
     value: &str,
     siblings: Option<&Vec<(String, String)>>,
-) -> Option<String> {
-    let sib = |key: &str| {
-        siblings
-            .and_then(|s| s.iter().find(|(k, _)| k == key))
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty() && !v.contains("{{"))
+    found: &Found,
+) -> Option<(String, HintSource)> {
+    let h = Hints {
+        position,
+        kind,
+        value,
+        siblings,
+        parent: None,
+        own_key: None,
     };
+    best_hint(&h, None, found)
+}
+
+fn best_hint(h: &Hints, app: Option<&Doc>, found: &Found) -> Option<(String, HintSource)> {
+    manifest_hint(h)
+        .map(|n| (n, HintSource::Manifest))
+        .or_else(|| {
+            app.and_then(application_hint)
+                .map(|n| (n, HintSource::Application))
+        })
+        .or_else(|| host_hint(found).map(|n| (n, HintSource::Host)))
+}
+
+fn manifest_hint(h: &Hints) -> Option<String> {
+    let sib = |set: Option<&Vec<(String, String)>>, key: &str| {
+        set.and_then(|s| s.iter().find(|(k, _)| k == key))
+            .and_then(|(_, v)| usable_name(v))
+    };
+    let s = h.siblings;
     // `name` names the cluster only where the table says so (in Helm
-    // `parameters` it names the parameter).
-    let name = || {
-        if position.sibling_name_is_cluster() {
-            sib("name")
-        } else {
-            None
-        }
-    };
-    if let Some(v) = sib("cluster").or_else(|| sib("clusterName")).or_else(name) {
+    // `parameters` it names the parameter), or in a file with no `kind`
+    // (an inventory: `{name: eks-tokyo, server: https://...}`).
+    let name_ok = h
+        .position
+        .map_or(h.kind.is_none(), |p| p.sibling_name_is_cluster());
+    let env_ok = h.position.is_some_and(|p| p.sibling_env_is_cluster());
+    if let Some(v) = sib(s, "cluster")
+        .or_else(|| sib(s, "clusterName"))
+        .or_else(|| if name_ok { sib(s, "name") } else { None })
+        .or_else(|| {
+            if env_ok {
+                sib(s, "env").or_else(|| sib(s, "environment"))
+            } else {
+                None
+            }
+        })
+    {
         return Some(v);
     }
-    value.lines().find_map(|l| {
+    if h.position == Some(Position::Kubeconfig) {
+        if let Some(v) = sib(h.parent, "name") {
+            return Some(v);
+        }
+    }
+    if let Some(v) = h.value.lines().find_map(|l| {
         let rest = l.trim_start().strip_prefix("clusterName:")?;
-        let v = rest.split('#').next()?.trim().trim_matches(['"', '\'']);
-        (!v.is_empty()).then(|| v.to_string())
-    })
+        usable_name(rest.split('#').next()?.trim().trim_matches(['"', '\'']))
+    }) {
+        return Some(v);
+    }
+    // A ConfigMap registry: `downstream-prod: https://...`.
+    let generic = ["url", "server", "endpoint", "api", "host", "address", "uri"];
+    h.own_key
+        .filter(|k| {
+            let l = k.to_ascii_lowercase();
+            !generic.iter().any(|g| l.contains(g))
+        })
+        .and_then(usable_name)
+}
+
+/// An Application's name for its destination cluster (see [`HintSource::Application`]).
+fn application_hint(doc: &Doc) -> Option<String> {
+    if let Some(path) = &doc.source_path {
+        let mut parts = path.trim_end_matches('/').rsplit('/');
+        if let (Some(env), Some("overlays")) = (parts.next(), parts.next()) {
+            let name = match doc.project.as_deref() {
+                Some(p) if p != "default" && !env.starts_with(p) => format!("{p}-{env}"),
+                _ => env.to_string(),
+            };
+            return usable_name(&name);
+        }
+    }
+    let name = doc.name.as_deref()?;
+    let words: Vec<String> = doc
+        .source_words
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .chain(doc.project.as_deref())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let tokens: Vec<&str> = name.split('-').collect();
+    let skip = tokens
+        .iter()
+        .take_while(|t| words.iter().any(|w| w == &t.to_ascii_lowercase()))
+        .count();
+    if skip == 0 || skip == tokens.len() {
+        return None;
+    }
+    usable_name(&tokens[skip..].join("-"))
+}
+
+/// A name read off the host (see [`HintSource::Host`]).
+fn host_hint(found: &Found) -> Option<String> {
+    if endpoint::is_ip(&found.host) {
+        return None;
+    }
+    let host = found.host.to_ascii_lowercase();
+    let labels: Vec<&str> = host.split('.').collect();
+    if found.shape() == Shape::OpenShift {
+        return usable_name(labels.get(1)?);
+    }
+    if found.shape() != Shape::Other || labels.len() < 2 {
+        return None;
+    }
+    let mut first = labels[0];
+    for p in ["k8s-", "kube-", "api-"] {
+        first = first.strip_prefix(p).unwrap_or(first);
+    }
+    for suffix in ["-k8s", "-cp", "-api", "-apiserver", "-control-plane"] {
+        first = first.strip_suffix(suffix).unwrap_or(first);
+    }
+    if matches!(first, "k8s" | "kube" | "api" | "kubernetes" | "cp") {
+        return None;
+    }
+    usable_name(first)
 }
 
 /// The raw body (between the quotes) of the double-quoted scalar starting at
@@ -919,6 +1434,83 @@ mod tests {
         assert!(l.proof.masked);
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
+    }
+
+    fn values(l: &Located) -> Vec<(String, Option<Position>, Option<String>)> {
+        l.occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .map(|o| (o.endpoint.clone(), o.position, o.cluster_hint.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn kustomize_patch_strings_are_located_by_their_own_structure() {
+        let t = "kind: Kustomization\npatches:\n  - target: {kind: Application, name: app}\n    patch: |-\n      - op: replace\n        path: /spec/destination/server\n        value: https://10.1.2.3:6443\n      - op: replace\n        path: /spec/source/repoURL\n        value: https://git.example.com/a.git\n  - patch: |\r\n      kind: Application\r\n      spec:\r\n        destination:\r\n          server: https://k8s.example.org:6443\r\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let got = values(&l);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0].0, "https://10.1.2.3:6443");
+        assert_eq!(got[0].1, Some(Position::PatchOp));
+        assert_eq!(got[1].1, Some(Position::DestinationServer));
+        let o = &l.occurrences[0];
+        assert_eq!((o.line, o.column), (7, 16));
+        assert_eq!(o.yaml_path.as_deref(), Some("patches[0].patch > [0].value"));
+    }
+
+    #[test]
+    fn base64_server_bare_hosts_and_kubeconfig_names() {
+        // https://10.8.0.21:6443, name "search-onprem"
+        let t = "apiVersion: v1\ndata:\n  name: c2VhcmNoLW9ucHJlbQ==\n  server: \"aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw==\"\nkind: Secret\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let o = &l.occurrences[0];
+        assert_eq!(o.encoding, Some(Encoding::Base64));
+        assert_eq!(o.endpoint, "https://10.8.0.21:6443");
+        assert_eq!((o.line, o.column), (4, 12));
+        assert_eq!(o.cluster_hint.as_deref(), Some("search-onprem"));
+        assert_eq!(
+            &t[o.found.start..o.found.end],
+            "aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw=="
+        );
+        let t = "kind: List\nitems:\n- kind: Secret\n  metadata: {name: s}\n  data:\n    server: aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw==\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let o = &l.occurrences[0];
+        assert_eq!(o.position, Some(Position::Registration));
+        assert_eq!(o.resource.as_deref(), Some("Secret/s"));
+
+        let t = "kind: Config\nclusters:\n- cluster:\n    server: https://127.0.0.1:41337\n    tls-server-name: kind-e2e-control-plane\n    proxy-url: https://proxy.example.com:3128\n  name: kind-e2e\n---\nkind: Cluster\nnetworking:\n  apiServerAddress: 127.0.0.1\n";
+        let l = locate_yaml(t, &["127.0.0.1".into()], false).unwrap();
+        let got = values(&l);
+        let kube = Some(Position::Kubeconfig);
+        let name = Some("kind-e2e".to_string());
+        assert_eq!(
+            got,
+            vec![
+                ("https://127.0.0.1:41337".into(), kube, name.clone()),
+                ("kind-e2e-control-plane".into(), kube, name),
+            ]
+        );
+        let ip = l.occurrences.last().unwrap();
+        assert_eq!((ip.endpoint.as_str(), ip.kind), ("127.0.0.1", Kind::Text));
+    }
+
+    #[test]
+    fn exported_lists_and_last_applied_annotations() {
+        let t = "kind: List\nitems:\n- kind: Application\n  metadata:\n    name: api\n    annotations:\n      kubectl.kubernetes.io/last-applied-configuration: |\n        {\"kind\":\"Application\",\"spec\":{\"destination\":{\"server\":\"https://k.example.com:6443\"}}}\n  status:\n    sync:\n      comparedTo:\n        destination:\n          server: https://k.example.com:6443\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let got: Vec<_> = l
+            .occurrences
+            .iter()
+            .map(|o| (o.position, o.resource.clone().unwrap()))
+            .collect();
+        let r = "Application/api".to_string();
+        assert_eq!(
+            got,
+            vec![
+                (Some(Position::DestinationServer), r.clone()),
+                (Some(Position::StatusCopy), r)
+            ]
+        );
     }
 
     #[test]

@@ -103,14 +103,36 @@ pub enum Position {
     HelmParameter,
     /// A `server:` or `clusterEndpoint:` line inside a string (Helm `values: |`).
     InStringKey,
-    /// `server` at the top level of a file with no `kind` (a Helm values file).
+    /// `server` in a file with no `kind` (a Helm values file), at the top
+    /// level or under a key naming clusters (`clusters[].server`,
+    /// `cluster.server`, `destination.server`); `vault.server` is no cluster.
     ValuesServer,
+    /// A kubeconfig (`kind: Config`) `clusters[].cluster.server` or
+    /// `tls-server-name`.
+    Kubeconfig,
+    /// A copy of the destination in an exported object's `status`
+    /// (`status.sync.comparedTo.destination.server`): rewritten with the rest
+    /// so a backup does not keep the old cluster.
+    StatusCopy,
+    /// A JSON 6902 patch op whose `path` (plus the path inside its `value`)
+    /// lands on a cluster position: a kustomize `patches[].patch` string or
+    /// a `patchesJson6902` file.
+    PatchOp,
 }
 
 impl Position {
     /// A sibling `name` key names the cluster (not, say, a Helm parameter).
     pub fn sibling_name_is_cluster(self) -> bool {
-        matches!(self, Position::Registration | Position::ListElement)
+        matches!(
+            self,
+            Position::Registration | Position::ListElement | Position::ValuesServer
+        )
+    }
+
+    /// A sibling `env` or `environment` key names the cluster (list-generator
+    /// elements such as `{env: sandbox, server: ...}`).
+    pub fn sibling_env_is_cluster(self) -> bool {
+        self == Position::ListElement
     }
 
     /// The position registers a cluster with ArgoCD (one per server URL).
@@ -122,7 +144,7 @@ impl Position {
     pub fn accepts_bare_host(self) -> bool {
         matches!(
             self,
-            Position::RegistrationConfig | Position::HelmClusterEndpoint
+            Position::RegistrationConfig | Position::HelmClusterEndpoint | Position::Kubeconfig
         )
     }
 
@@ -138,6 +160,9 @@ impl Position {
             Position::HelmParameter => "Helm parameter",
             Position::InStringKey => "server line in a string",
             Position::ValuesServer => "values server",
+            Position::Kubeconfig => "kubeconfig cluster",
+            Position::StatusCopy => "status copy",
+            Position::PatchOp => "kustomize patch op",
         }
     }
 }
@@ -219,6 +244,13 @@ pub const TABLE: &[Row] = &[
     },
     Row {
         kinds: Kinds::Is("Secret"),
+        path: &[K("data"), K("server")],
+        position: Position::Registration,
+        positive: (Some("Secret"), "data.server"),
+        negative: (Some("Secret"), "data.url"),
+    },
+    Row {
+        kinds: Kinds::Is("Secret"),
         path: &[K("stringData"), K("config")],
         position: Position::RegistrationConfig,
         positive: (Some("Secret"), "stringData.config"),
@@ -278,11 +310,41 @@ pub const TABLE: &[Row] = &[
         ),
     },
     Row {
+        kinds: Kinds::Is("Application"),
+        path: &[
+            K("status"),
+            K("sync"),
+            K("comparedTo"),
+            K("destination"),
+            K("server"),
+        ],
+        position: Position::StatusCopy,
+        positive: (
+            Some("Application"),
+            "status.sync.comparedTo.destination.server",
+        ),
+        negative: (Some("Application"), "status.sync.comparedTo.source.repoURL"),
+    },
+    Row {
+        kinds: Kinds::Is("Config"),
+        path: &[K("clusters"), I, K("cluster"), K("server")],
+        position: Position::Kubeconfig,
+        positive: (Some("Config"), "clusters[0].cluster.server"),
+        negative: (Some("Config"), "clusters[0].cluster.proxy-url"),
+    },
+    Row {
+        kinds: Kinds::Is("Config"),
+        path: &[K("clusters"), I, K("cluster"), K("tls-server-name")],
+        position: Position::Kubeconfig,
+        positive: (Some("Config"), "clusters[0].cluster.tls-server-name"),
+        negative: (Some("ConfigMap"), "clusters[0].cluster.tls-server-name"),
+    },
+    Row {
         kinds: Kinds::None,
         path: &[Deep, K("server")],
         position: Position::ValuesServer,
-        positive: (None, "global.server"),
-        negative: (Some("Deployment"), "global.server"),
+        positive: (None, "clusters[0].server"),
+        negative: (None, "vault.server"),
     },
 ];
 
@@ -344,6 +406,9 @@ pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
     let row = TABLE
         .iter()
         .find(|r| kind_ok(r.kinds, cx.kind) && matches(r.path, &path.0))?;
+    if row.position == Position::ValuesServer && !values_server_names_a_cluster(path) {
+        return None;
+    }
     if row.position == Position::ListElement {
         let key = path.last_key().unwrap_or("");
         let used = cx.template_server.is_some_and(|t| template_uses(t, key));
@@ -352,6 +417,24 @@ pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
         }
     }
     Some(row.position)
+}
+
+/// A values-file `server` names a cluster at the top level, or when the key
+/// above it (skipping list indexes) names clusters: `cluster`, `clusters`,
+/// `clusterList`, `destination`, `targetCluster`... Anything else
+/// (`vault.server`, `grafana.server`) is some other service.
+fn values_server_names_a_cluster(path: &YamlPath) -> bool {
+    let parent = path.0[..path.0.len().saturating_sub(1)]
+        .iter()
+        .rev()
+        .find_map(|s| match s {
+            Seg::Key(k) => Some(k.to_ascii_lowercase()),
+            Seg::Index(_) => None,
+        });
+    match parent {
+        None => true,
+        Some(k) => k.contains("cluster") || k == "destination",
+    }
 }
 
 /// Whether a generator template's `destination.server` puts the element key
@@ -367,10 +450,13 @@ pub fn template_uses(template: &str, key: &str) -> bool {
         let Some(close) = after.find("}}") else {
             return false;
         };
+        // A Helm chart escapes the generator's action: {{`'{{.server}}'`}}
+        // (the innermost action is the generator's).
         let action = &after[..close];
+        let action = action.rsplit("{{").next().unwrap_or(action);
         let words = action
             .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '|' | '-'))
-            .map(|w| w.trim_matches('"').trim_start_matches('.'))
+            .map(|w| w.trim_matches(['"', '\'', '`']).trim_start_matches('.'))
             .map(|w| w.strip_prefix("values.").unwrap_or(w));
         if words.into_iter().any(|w| w == key) {
             return true;
@@ -388,7 +474,15 @@ pub fn may_hold(keys: &[&str], value_lower: &str) -> bool {
     let last = keys.last().copied();
     matches!(
         last,
-        Some("server" | "clusterEndpoint" | "value" | "config")
+        Some(
+            "server"
+                | "clusterEndpoint"
+                | "value"
+                | "config"
+                | "patch"
+                | "tls-server-name"
+                | LAST_APPLIED
+        )
     ) || value_lower.contains("server:")
         || value_lower.contains("clusterendpoint:")
         || keys.iter().any(|k| {
@@ -399,6 +493,24 @@ pub fn may_hold(keys: &[&str], value_lower: &str) -> bool {
         })
 }
 
+/// The annotation `kubectl apply` keeps the applied object in (JSON in a
+/// string): located inside, by the inner object's own kind and path.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Keys whose value is a bare host naming the API server (no scheme):
+/// `tlsClientConfig.serverName` (cluster Secret `config` JSON) and kubeconfig
+/// `tls-server-name`. Their values are located by key; the table decides.
+pub const BARE_HOST_KEYS: [&str; 2] = ["serverName", "tls-server-name"];
+
+/// Kinds a JSON 6902 patch op may target when its target kind is not known.
+pub const PATCH_KINDS: [&str; 5] = [
+    "Application",
+    "ApplicationSet",
+    "AppProject",
+    "Secret",
+    "ExternalSecret",
+];
+
 /// Facts about a document that are read as its scalars go by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fact {
@@ -406,6 +518,11 @@ pub enum Fact {
     Name,
     DestinationServer,
     DestinationName,
+    /// `spec.project`, `spec.source.path` / `.chart` / `.repoURL`: what an
+    /// Application deploys, so its name can be told from its cluster's.
+    Project,
+    SourcePath,
+    SourceWords,
 }
 
 /// Which document fact (if any) a non-key scalar at `keys` gives.
@@ -418,6 +535,9 @@ pub fn fact(keys: &[&str]) -> Option<Fact> {
         ["spec", "destination", "name"] | ["spec", "template", "spec", "destination", "name"] => {
             Some(Fact::DestinationName)
         }
+        ["spec", "project"] => Some(Fact::Project),
+        ["spec", "source", "path"] => Some(Fact::SourcePath),
+        ["spec", "source", "chart" | "repoURL"] => Some(Fact::SourceWords),
         _ => None,
     }
 }
@@ -487,7 +607,10 @@ pub const NAMESPACE: &[&str] = &["metadata", "namespace"];
 
 /// Keys whose scalar value may name a cluster next to its endpoint.
 pub fn is_name_key(key: &str) -> bool {
-    matches!(key, "name" | "cluster" | "clusterName")
+    matches!(
+        key,
+        "name" | "cluster" | "clusterName" | "env" | "environment"
+    )
 }
 
 #[cfg(test)]
@@ -564,6 +687,7 @@ mod tests {
             "{{ index . \"url\" }}",
             "{{values.url}}",
             "{{- .url -}}",
+            "{{`'{{.url}}'`}}",
         ] {
             assert!(template_uses(t, "url"), "{t}");
         }
@@ -601,6 +725,96 @@ mod tests {
             classify(&path("spec.source.helm.values"), &c),
             Some(Position::InStringKey)
         );
+    }
+
+    /// Host shapes never make a cluster of what merely looks like one.
+    #[test]
+    fn no_host_shape_for_charts_git_oidc_registries_webhooks_or_ingress() {
+        let not_clusters = [
+            // Helm chart repositories
+            "https://charts.bitnami.com/bitnami",
+            "https://prometheus-community.github.io/helm-charts",
+            "https://istio-release.storage.googleapis.com/charts",
+            // git
+            "https://github.com/acme-platform/platform-apps.git",
+            "https://gitlab.example.org/payments/deploy.git",
+            "https://git-codecommit.ap-northeast-2.amazonaws.com/v1/repos/gitops",
+            // OIDC issuers
+            "https://oidc.eks.ap-northeast-2.amazonaws.com/id/378892E9ECC387AB8B4585023A0286CC",
+            "https://koreacentral.oic.prod-aks.azure.com/a2603207-1f6e-4c5b-9d3a-8e7f6a5b4c3d/5c16941a-7d2e-4b8f-a1c3-d4e5f6a7b8c9/",
+            "https://container.googleapis.com/v1/projects/acme/locations/asia-northeast3/clusters/analytics",
+            // registries
+            "https://123456789012.dkr.ecr.ap-northeast-2.amazonaws.com",
+            "https://acmestage.azurecr.io",
+            "https://asia-northeast3-docker.pkg.dev/acme/images",
+            // webhooks and APIs
+            "https://hooks.slack.com/services/T000/B000/XXXX",
+            "https://api.github.com",
+            "https://rancher.example.com/v3",
+            "https://aps-workspaces.ap-northeast-2.amazonaws.com/workspaces/ws-1/api/v1/remote_write",
+            // ingress hosts and routes
+            "https://argocd.example.com",
+            "https://console-openshift-console.apps.ocp4-prod.corp.example.com",
+            "https://oauth-openshift.apps.ocp4-prod.corp.example.com/oauth/authorize",
+        ];
+        for url in not_clusters {
+            let found = crate::endpoint::find_all(url, &url.to_ascii_lowercase(), &[]);
+            assert_eq!(found.len(), 1, "{url}");
+            assert_eq!(found[0].shape(), crate::endpoint::Shape::Other, "{url}");
+        }
+        let clusters = [
+            "https://api.ocp4-prod.corp.example.com:6443",
+            "https://rancher.example.com/k8s/clusters/c-m-abc12345",
+            "https://aks-prod-krc-dns-5c16941a.a2603207-1f6e-4c5b-9d3a-8e7f6a5b4c3d.privatelink.koreacentral.azmk8s.io:443",
+        ];
+        for url in clusters {
+            let found = crate::endpoint::find_all(url, &url.to_ascii_lowercase(), &[]);
+            assert_ne!(found[0].shape(), crate::endpoint::Shape::Other, "{url}");
+        }
+    }
+
+    #[test]
+    fn values_server_only_where_a_cluster_is_named() {
+        let c = Context::default();
+        for p in [
+            "server",
+            "clusters[0].server",
+            "cluster.server",
+            "destination.server",
+        ] {
+            assert_eq!(classify(&path(p), &c), Some(Position::ValuesServer), "{p}");
+        }
+        for p in [
+            "vault.server",
+            "grafana[\"grafana.ini\"].server",
+            "proxy.server",
+        ] {
+            assert_eq!(classify(&path(p), &c), None, "{p}");
+        }
+    }
+
+    #[test]
+    fn kubeconfig_and_status_copies() {
+        let c = Context {
+            kind: Some("Config"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("clusters[1].cluster.tls-server-name"), &c),
+            Some(Position::Kubeconfig)
+        );
+        assert!(Position::Kubeconfig.accepts_bare_host());
+        assert_eq!(classify(&path("users[0].user.exec.args[3]"), &c), None);
+        let c = Context {
+            kind: Some("Application"),
+            ..Context::default()
+        };
+        assert_eq!(
+            classify(&path("status.sync.comparedTo.destination.server"), &c),
+            Some(Position::StatusCopy)
+        );
+        assert!(may_hold(&["metadata", "annotations", LAST_APPLIED], "{}"));
+        assert!(may_hold(&["patches", "patch"], "- op: replace"));
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //!
 //! Nothing here touches the disk; `write` does that once every file is verified.
 
+use crate::embedded;
 use crate::endpoint::{self, Endpoint};
-use crate::locate::{self, Kind, Occurrence};
+use crate::locate::{self, Encoding, Kind, Occurrence};
 use crate::yaml::{mask_templates, Events};
 use crate::Inventory;
 use std::collections::{BTreeMap, BTreeSet};
@@ -217,7 +218,16 @@ pub fn splice(
         let o = &changes[i];
         let Some(esc) = &o.escaped else {
             out.push_str(&text[last..o.found.start]);
-            out.push_str(&o.found.replacement(to));
+            match o.encoding {
+                None => out.push_str(&o.found.replacement(to)),
+                // A whole-value rewrite: the decoded value rebound, encoded again.
+                Some(Encoding::Base64) => {
+                    let encoded = &text[o.found.start..o.found.replace_end];
+                    out.push_str(
+                        &rewrite_base64(encoded, to).unwrap_or_else(|| encoded.to_string()),
+                    );
+                }
+            }
             last = o.found.replace_end;
             i += 1;
             continue;
@@ -250,6 +260,18 @@ pub fn splice(
     }
     out.push_str(&text[last..]);
     Ok(out)
+}
+
+/// The base64 value `encoded` (of an endpoint URL) with the endpoint rebound
+/// to `to`, encoded again; `None` when it does not decode.
+fn rewrite_base64(encoded: &str, to: &Endpoint) -> Option<String> {
+    let decoded = embedded::base64_decode(encoded)?;
+    let f = endpoint::find_in_decoded(&decoded, &[])
+        .into_iter()
+        .next()?;
+    let mut new = decoded.clone();
+    new.replace_range(f.start..f.replace_end, &f.replacement(to));
+    Some(embedded::base64_encode(&new))
 }
 
 /// What a file's parse is checked against after a rewrite: the number of
@@ -424,6 +446,26 @@ pub fn verify(
     }
     for (i, before) in &old.held {
         let expected = match (planned.get(i), before) {
+            // A base64 value must decode to the old value rebound.
+            (Some(o), Event::Scalar(v, style, anchor, tag))
+                if o.encoding == Some(Encoding::Base64) =>
+            {
+                let rebound = embedded::base64_decode(v)
+                    .map(|d| endpoint::rewrite_value(&d, from, to))
+                    .unwrap_or_default();
+                let new_value = match new_held.get(i) {
+                    Some(Event::Scalar(nv, ..)) => nv.as_str(),
+                    _ => "",
+                };
+                let decoded = embedded::base64_decode(new_value);
+                if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
+                    return Err(format!(
+                        "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
+                        o.line, o.column
+                    ));
+                }
+                Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
+            }
             (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
                 endpoint::rewrite_value(v, from, to),
                 *style,

@@ -4,9 +4,19 @@
 //!
 //! A [`Summary`] takes sources one at a time and keeps only counts and names,
 //! so a scan streams its occurrences out and its memory stays flat.
+//!
+//! Cluster names (what `init` declares) come from the manifests, in this
+//! order of preference ([`HintSource`]): a name said beside the endpoint
+//! (list-generator element `cluster`/`clusterName`/`name`/`env`/`environment`,
+//! cluster Secret `name`, kubeconfig cluster name, `name` beside `server` in
+//! a values or inventory file, a ConfigMap `data` key); the kustomize overlay
+//! folder (`overlays/<name>/`) of the file; an Application aimed at it
+//! (`<project>-<overlay>`, or its name without the words naming what it
+//! deploys); the host (OpenShift `api.<cluster>.`, a first DNS label).
+//! Within one source, the name given most often wins. A URL is never a name.
 
 use crate::endpoint::{self, Shape};
-use crate::locate::Kind;
+use crate::locate::{HintSource, Kind};
 use crate::Source;
 use std::collections::BTreeMap;
 
@@ -22,8 +32,11 @@ pub struct Tally {
     pub comments: usize,
     pub texts: usize,
     pub templates: usize,
-    /// Cluster names the manifests give next to this endpoint, with counts.
-    pub hints: BTreeMap<String, usize>,
+    /// Cluster names the manifests give next to this endpoint, with how
+    /// each was found and how often.
+    pub hints: BTreeMap<(HintSource, String), usize>,
+    /// Value occurrences written as a URL (not a bare host).
+    pub url_values: usize,
     /// The last source counted in `value_files` (sources come one at a time).
     last_file: Option<usize>,
 }
@@ -31,10 +44,12 @@ pub struct Tally {
 impl Tally {
     /// The name the manifests give this endpoint most often.
     pub fn best_hint(&self) -> Option<&str> {
+        let best = self.hints.keys().map(|(s, _)| *s).min()?;
         self.hints
             .iter()
-            .max_by_key(|(name, n)| (**n, std::cmp::Reverse(name.as_str())))
-            .map(|(name, _)| name.as_str())
+            .filter(|((s, _), _)| *s == best)
+            .max_by_key(|((_, name), n)| (**n, std::cmp::Reverse(name.as_str())))
+            .map(|((_, name), _)| name.as_str())
     }
 
     /// What the endpoint is to the repository.
@@ -47,9 +62,31 @@ impl Tally {
     }
 
     /// Written in a value somewhere and not in-cluster: a `--from` candidate.
+    ///
+    /// A bare host of no managed shape (a `tls-server-name`, a
+    /// `tlsClientConfig.serverName`) only ever follows its cluster's URL: it
+    /// is rewritten with it, but is no cluster of its own.
     pub fn is_workload(&self) -> bool {
-        self.values > 0 && self.shape != Some(Shape::InCluster)
+        self.values > 0
+            && self.shape != Some(Shape::InCluster)
+            && (self.url_values > 0 || self.shape != Some(Shape::Other))
     }
+}
+
+/// The kustomize overlay a file is in: `<name>` of `.../overlays/<name>/...`.
+fn overlay_name(rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let i = parts.iter().rposition(|p| *p == "overlays")?;
+    // The folder, not the file itself.
+    if i + 2 >= parts.len() {
+        return None;
+    }
+    let name = parts[i + 1];
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    ok.then(|| name.to_string())
 }
 
 /// Applications and ApplicationSet templates by destination.
@@ -82,19 +119,28 @@ impl Summary {
                 e.display = if o.found.bare {
                     format!("https://{}", o.found.host)
                 } else {
-                    o.endpoint_url().to_string()
+                    o.replaced_text().to_string()
                 };
             }
             e.shape = Some(o.shape());
             match o.kind {
                 Kind::Value => {
                     e.values += 1;
+                    if !o.found.bare {
+                        e.url_values += 1;
+                    }
                     if e.last_file != Some(n) {
                         e.last_file = Some(n);
                         e.value_files += 1;
                     }
                     if let Some(h) = &o.cluster_hint {
-                        *e.hints.entry(h.clone()).or_default() += 1;
+                        *e.hints.entry((o.hint_source, h.clone())).or_default() += 1;
+                    }
+                    let weak = o.cluster_hint.is_none() || o.hint_source > HintSource::Overlay;
+                    if o.cluster_position && weak {
+                        if let Some(name) = overlay_name(&src.entry.rel) {
+                            *e.hints.entry((HintSource::Overlay, name)).or_default() += 1;
+                        }
                     }
                 }
                 Kind::Comment => e.comments += 1,

@@ -1,5 +1,11 @@
 //! `rebind init`: writes `.rebind.yaml` from a scan, one cluster per
 //! workload endpoint, with its current counts.
+//!
+//! Each cluster is named the way the manifests name it, in the order of
+//! preference documented in `rebind::summary` (a name beside the endpoint,
+//! the overlay folder, an Application aimed at it, the host); `cluster-N`
+//! only when nothing names it, and never a URL. Two clusters given the same
+//! name get `-2`, `-3`... suffixes.
 
 use super::InitArgs;
 use anyhow::{bail, Context, Result};

@@ -13,8 +13,8 @@ use crate::embedded;
 use crate::endpoint::{self, Found, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
+use crate::yaml::{self, Events, ParseFailure};
 pub use crate::yaml::{mask_templates, LineIndex, MAX_DEPTH};
-use crate::yaml::{Events, ParseFailure};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use yaml_rust2::parser::Event;
 
@@ -342,12 +342,21 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
         only,
         escapes: text.contains('\\'),
     };
-    let first = match Locator::new(input, &[]).run(Events::new(text)) {
+    // The parser's lines are the file's: one line index serves both (a
+    // BOM shifts the first line's columns, so then the events index their own).
+    let events = |t| {
+        if yaml::bom_len(text) == 0 {
+            Events::with_index(t, &index)
+        } else {
+            Events::new(t)
+        }
+    };
+    let first = match Locator::new(input, &[]).run(events(text)) {
         Ok(l) => return Ok(l),
         Err(e) => e,
     };
     if let Some((masked, ranges)) = mask_templates(text) {
-        if let Ok(l) = Locator::new(input, &ranges).run(Events::new(&masked)) {
+        if let Ok(l) = Locator::new(input, &ranges).run(events(&masked)) {
             return Ok(l);
         }
     }
@@ -605,7 +614,12 @@ impl<'a> Locator<'a> {
         if !bare_key && !v.bytes().any(|b| b == b'.' || b == b':') {
             return false;
         }
-        let lower = v.to_ascii_lowercase();
+        // Most scalars are lower case already: no copy for them.
+        let lower: std::borrow::Cow<str> = if v.bytes().any(|b| b.is_ascii_uppercase()) {
+            v.to_ascii_lowercase().into()
+        } else {
+            v.into()
+        };
         if only {
             return hosts.iter().any(|h| lower.contains(h.as_str()));
         }
@@ -804,6 +818,15 @@ impl<'a> Locator<'a> {
 
     /// Remembers the document's kind, name and destination as its scalars go by.
     fn record_fact(&mut self, value: &str, off: usize) {
+        // Cheap first: every fact's own key is one of these.
+        if !self
+            .stack
+            .last()
+            .and_then(|f| f.key.as_deref())
+            .is_some_and(positions::may_be_fact)
+        {
+            return;
+        }
         let keys = self.keys(None);
         if keys.len() != self.stack.len() {
             return; // a sequence on the way: no fact lives there

@@ -542,6 +542,15 @@ pub fn fact(keys: &[&str]) -> Option<Fact> {
     }
 }
 
+/// Whether a scalar under `key` can give a fact at all (a cheap test before
+/// [`fact`]): the last key of every fact path.
+pub fn may_be_fact(key: &str) -> bool {
+    matches!(
+        key,
+        "kind" | "name" | "server" | "project" | "path" | "chart" | "repoURL"
+    )
+}
+
 /// The deepest path [`fact`] looks at: deeper scalars need not be asked.
 pub const FACT_DEPTH: usize = 5;
 
@@ -815,6 +824,23 @@ mod tests {
         );
         assert!(may_hold(&["metadata", "annotations", LAST_APPLIED], "{}"));
         assert!(may_hold(&["patches", "patch"], "- op: replace"));
+    }
+
+    #[test]
+    fn every_fact_passes_the_cheap_test() {
+        for keys in [
+            &["kind"][..],
+            &["metadata", "name"],
+            &["spec", "destination", "server"],
+            &["spec", "template", "spec", "destination", "name"],
+            &["spec", "project"],
+            &["spec", "source", "path"],
+            &["spec", "source", "chart"],
+            &["spec", "source", "repoURL"],
+        ] {
+            assert!(fact(keys).is_some(), "{keys:?}");
+            assert!(may_be_fact(keys.last().unwrap()), "{keys:?}");
+        }
     }
 
     #[test]

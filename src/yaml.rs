@@ -20,6 +20,7 @@ pub fn bom_len(text: &str) -> usize {
 }
 
 /// Byte offsets of line starts, and conversion from the parser's (line, char column).
+#[derive(Debug, Clone)]
 pub struct LineIndex {
     starts: Vec<usize>,
 }
@@ -28,15 +29,12 @@ impl LineIndex {
     /// Line breaks as YAML counts them: `\n`, `\r\n`, and a lone `\r`.
     pub fn new(text: &str) -> LineIndex {
         let b = text.as_bytes();
-        let mut starts = vec![0];
-        let mut i = 0;
-        while i < b.len() {
-            match b[i] {
-                b'\n' => starts.push(i + 1),
-                b'\r' if b.get(i + 1) != Some(&b'\n') => starts.push(i + 1),
-                _ => {}
+        let mut starts = Vec::with_capacity(b.len() / 32 + 1);
+        starts.push(0);
+        for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+            if b[i] == b'\n' || b.get(i + 1) != Some(&b'\n') {
+                starts.push(i + 1);
             }
-            i += 1;
         }
         LineIndex { starts }
     }
@@ -126,7 +124,7 @@ pub struct Events<'a> {
     parser: Parser<std::str::Chars<'a>>,
     body: &'a str,
     /// Line index of `body` (a masked text has the same line starts).
-    index: LineIndex,
+    index: std::borrow::Cow<'a, LineIndex>,
     base: usize,
     done: bool,
 }
@@ -139,8 +137,21 @@ impl<'a> Events<'a> {
         Events {
             parser: Parser::new_from_str(body),
             body,
-            index: LineIndex::new(body),
+            index: std::borrow::Cow::Owned(LineIndex::new(body)),
             base,
+            done: false,
+        }
+    }
+
+    /// [`Events::new`] with the line index of `text` already built (a text
+    /// without a BOM, or its masked copy: same line starts).
+    pub fn with_index(text: &'a str, index: &'a LineIndex) -> Events<'a> {
+        debug_assert_eq!(bom_len(text), 0);
+        Events {
+            parser: Parser::new_from_str(text),
+            body: text,
+            index: std::borrow::Cow::Borrowed(index),
+            base: 0,
             done: false,
         }
     }

@@ -141,7 +141,8 @@ fn walk(text: &str) -> Option<Walk> {
                 if !is_key
                     && depth == 1
                     && stack[0].is_map
-                    && stack[0].key.as_deref() == Some("kind")
+                    && stack[0].key.as_deref().map(|k| positions::fact(&[k]))
+                        == Some(Some(positions::Fact::Kind))
                 {
                     w.docs.last_mut()?.kind = Some(value.clone());
                 }

@@ -174,7 +174,7 @@ fn facts(doc: &Document) -> (Facts, Names) {
             continue;
         }
         let is_name = positions::is_name_key(key);
-        if !is_name && !matches!(key, "kind" | "name" | "server") {
+        if !is_name && !positions::may_be_fact(key) {
             continue;
         }
         let mut path = doc.path(t);

@@ -742,23 +742,27 @@ impl<'a> Locator<'a> {
         let s = &self.stack;
         let in_item = s.len() >= 3
             && s[0].is_map
-            && s[0].key.as_deref() == Some("items")
+            && s[0].key.as_deref() == Some(positions::LIST_ITEMS)
             && !s[1].is_map
-            && s[2].is_map;
+            && s[2..].iter().all(|f| f.is_map);
         if !in_item {
             return;
         }
         let i = s[1].index;
-        let kind = s.len() == 3 && s[2].key.as_deref() == Some("kind");
-        let name = s.len() == 4
-            && s[2].key.as_deref() == Some("metadata")
-            && s[3].is_map
-            && s[3].key.as_deref() == Some("name");
+        let keys: Vec<&str> = s[2..]
+            .iter()
+            .map(|f| f.key.as_deref().unwrap_or("?"))
+            .collect();
+        let fact = positions::fact(&keys);
         let doc = self.docs.last_mut().expect("docs is never empty");
-        if kind {
-            doc.item_kinds.insert(i, value.to_string());
-        } else if name {
-            doc.item_names.insert(i, value.to_string());
+        match fact {
+            Some(Fact::Kind) => {
+                doc.item_kinds.insert(i, value.to_string());
+            }
+            Some(Fact::Name) => {
+                doc.item_names.insert(i, value.to_string());
+            }
+            _ => {}
         }
     }
 
@@ -767,12 +771,9 @@ impl<'a> Locator<'a> {
     fn base64(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
         // `data.server` of a Secret, or of a Secret in a `kind: List`.
         let keys = self.keys(None);
-        let at = match keys.as_slice() {
-            ["data", "server"] => self.stack.len() == 2,
-            ["items", "data", "server"] => self.stack.len() == 4 && !self.stack[1].is_map,
-            _ => false,
-        };
-        if !at {
+        // Keys only: an item of a List adds one sequence level.
+        let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));
+        if !positions::base64_server(&keys) || self.stack.len() != levels {
             return false;
         }
         if !value.starts_with("aHR0cHM6Ly") {
@@ -1046,10 +1047,7 @@ impl<'a> Locator<'a> {
             // cluster's URL in a rebind; it is no cluster of its own.
             o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
             o.event = Some(c.event);
-            let own_key = match (doc.kind.as_deref(), c.path.0.as_slice()) {
-                (Some("ConfigMap"), [Seg::Key(d), Seg::Key(k)]) if d == "data" => Some(k.as_str()),
-                _ => None,
-            };
+            let own_key = positions::data_entry_key(doc.kind.as_deref(), &c.path);
             let hint = Hints {
                 position,
                 kind: doc.kind.as_deref(),
@@ -1226,12 +1224,20 @@ fn manifest_hint(h: &Hints) -> Option<String> {
         .position
         .map_or(h.kind.is_none(), |p| p.sibling_name_is_cluster());
     let env_ok = h.position.is_some_and(|p| p.sibling_env_is_cluster());
-    if let Some(v) = sib(s, "cluster")
-        .or_else(|| sib(s, "clusterName"))
-        .or_else(|| if name_ok { sib(s, "name") } else { None })
+    let [cluster, cluster_name] = positions::CLUSTER_NAME_KEYS;
+    let [env, environment] = positions::ENV_KEYS;
+    if let Some(v) = sib(s, cluster)
+        .or_else(|| sib(s, cluster_name))
+        .or_else(|| {
+            if name_ok {
+                sib(s, positions::NAME_KEY)
+            } else {
+                None
+            }
+        })
         .or_else(|| {
             if env_ok {
-                sib(s, "env").or_else(|| sib(s, "environment"))
+                sib(s, env).or_else(|| sib(s, environment))
             } else {
                 None
             }
@@ -1240,12 +1246,12 @@ fn manifest_hint(h: &Hints) -> Option<String> {
         return Some(v);
     }
     if h.position == Some(Position::Kubeconfig) {
-        if let Some(v) = sib(h.parent, "name") {
+        if let Some(v) = sib(h.parent, positions::NAME_KEY) {
             return Some(v);
         }
     }
     if let Some(v) = h.value.lines().find_map(|l| {
-        let rest = l.trim_start().strip_prefix("clusterName:")?;
+        let rest = l.trim_start().strip_prefix(positions::NAME_LINE_KEY)?;
         usable_name(rest.split('#').next()?.trim().trim_matches(['"', '\'']))
     }) {
         return Some(v);

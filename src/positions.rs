@@ -609,12 +609,48 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
 ];
 
+/// The key holding the items of an exported `kind: List` (each item is read
+/// by its own kind).
+pub const LIST_ITEMS: &str = "items";
+
+/// Whether a scalar at `keys` (mapping keys from the root; for an item of a
+/// `kind: List`, `items` then the item's own keys) is a registration's server
+/// written in base64 (a Secret's `data.server`).
+pub fn base64_server(keys: &[&str]) -> bool {
+    let keys = match keys.split_first() {
+        Some((&LIST_ITEMS, rest)) => rest,
+        _ => keys,
+    };
+    REGISTRATIONS
+        .iter()
+        .any(|r| r.servers.iter().any(|(p, encoded)| *encoded && *p == keys))
+}
+
+/// The key of a ConfigMap `data` entry holding a scalar (it often names the
+/// cluster whose endpoint the entry holds).
+pub fn data_entry_key<'p>(kind: Option<&str>, path: &'p YamlPath) -> Option<&'p str> {
+    match (kind, path.0.as_slice()) {
+        (Some("ConfigMap"), [Seg::Key(d), Seg::Key(k)]) if d == "data" => Some(k),
+        _ => None,
+    }
+}
+
 /// A document's kind, name and namespace.
 pub const KIND: &[&str] = &["kind"];
 pub const NAME: &[&str] = &["metadata", "name"];
 pub const NAMESPACE: &[&str] = &["metadata", "namespace"];
 
 /// Keys whose scalar value may name a cluster next to its endpoint.
+/// Sibling keys that name the cluster beside its endpoint, best first
+/// (`name` and `env` only where the position says so).
+pub const CLUSTER_NAME_KEYS: [&str; 2] = ["cluster", "clusterName"];
+/// `name`: the cluster's name beside a registration or list element.
+pub const NAME_KEY: &str = "name";
+/// `env`/`environment`: beside a list element's URL.
+pub const ENV_KEYS: [&str; 2] = ["env", "environment"];
+/// A line of a block string that names the cluster (karpenter values).
+pub const NAME_LINE_KEY: &str = "clusterName:";
+
 pub fn is_name_key(key: &str) -> bool {
     matches!(
         key,
@@ -824,6 +860,19 @@ mod tests {
         );
         assert!(may_hold(&["metadata", "annotations", LAST_APPLIED], "{}"));
         assert!(may_hold(&["patches", "patch"], "- op: replace"));
+    }
+
+    #[test]
+    fn base64_servers_and_data_keys() {
+        assert!(base64_server(&["data", "server"]));
+        assert!(base64_server(&["items", "data", "server"]));
+        assert!(!base64_server(&["stringData", "server"]));
+        assert!(!base64_server(&["data", "url"]));
+        assert_eq!(
+            data_entry_key(Some("ConfigMap"), &path("data.prod")),
+            Some("prod")
+        );
+        assert_eq!(data_entry_key(Some("Secret"), &path("data.prod")), None);
     }
 
     #[test]

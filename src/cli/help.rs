@@ -12,7 +12,7 @@ Exit codes:
   0  success, or nothing to change
   1  findings (check), changes pending (diff), or declined at the prompt (apply)
   2  usage or input error; nothing written
-  3  committed, but a later step (the push) failed";
+  3  files written (committed), then a later step (push, --review-out, --secret-out) failed";
 
 pub const SCAN: &str = "\
 Examples:
@@ -47,7 +47,7 @@ Exit codes:
   0  rewritten (or nothing to change, or the branch already holds this change)
   1  declined at the prompt; nothing written
   2  usage or input error, or a guard refused; nothing written
-  3  committed, but a later step (the push) failed; the message gives the retry";
+  3  files written (committed), then a later step (push, --review-out, --secret-out) failed; the message says how to finish";
 
 pub const SECRET: &str = "\
 Examples:

@@ -338,6 +338,17 @@ impl Found {
     }
 }
 
+/// Whether two hosts are the same, ignoring ASCII case and the brackets of
+/// an IPv6 literal (`[fd00::1]` in a URL is `fd00::1` bare).
+pub fn same_host(a: &str, b: &str) -> bool {
+    fn strip(h: &str) -> &str {
+        h.strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(h)
+    }
+    strip(a).eq_ignore_ascii_case(strip(b))
+}
+
 /// `text` with the password of any `https://user:password@` replaced by `***`,
 /// for printing an endpoint found in a file.
 pub fn redact(text: &str) -> String {

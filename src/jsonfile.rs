@@ -256,7 +256,7 @@ fn string_finds(
     let raw_body = &text[body.clone()];
     let mut finds = endpoint::find_in_decoded(value, hosts);
     if only {
-        finds.retain(|f| hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+        finds.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
     }
     if !raw_body.contains('\\') {
         // Raw and decoded are the same bytes.

@@ -285,7 +285,7 @@ impl Doc {
 pub(crate) fn is_endpoint(f: &Found, extra_hosts: &[String], at_position: bool) -> bool {
     at_position
         || f.shape() != Shape::Other
-        || extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host))
+        || extra_hosts.iter().any(|h| endpoint::same_host(h, &f.host))
 }
 
 fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence {
@@ -330,7 +330,7 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
     let index = LineIndex::new(text);
     let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
     if only {
-        found.retain(|f| extra_hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+        found.retain(|f| extra_hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
     } else {
         found = with_bare_hosts(found, embedded::bare_hosts(text));
     }
@@ -1362,7 +1362,7 @@ fn decoded_finds<'v>(
         None => Vec::new(),
     };
     if only {
-        finds.retain(|f| hosts.iter().any(|h| h.eq_ignore_ascii_case(&f.host)));
+        finds.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
     }
     let spans = decoded.map(|d| d.spans).unwrap_or_default();
     let raw_at = move |d: usize, end: bool| -> usize {

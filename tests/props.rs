@@ -512,6 +512,31 @@ fn load(text: &str) -> Result<Vec<Yaml>, yaml_rust2::ScanError> {
     YamlLoader::load_from_str(text.strip_prefix('\u{feff}').unwrap_or(text))
 }
 
+/// What `diff`/`apply` say when they refuse a tree holding one file with
+/// these bytes (empty when they do not refuse).
+fn refusal(bytes: &[u8], pair: usize) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.yaml"), bytes).unwrap();
+    let (o, n) = PAIRS[pair];
+    let req = rebind::cutover::Request {
+        to: n.into(),
+        from: Some(o.into()),
+        cluster: None,
+        expect_files: None,
+        expect_occurrences: None,
+        allow_merge: false,
+        expect_from_audit: None,
+        walk: rebind::cutover::Scope {
+            paths: vec![dir.path().to_path_buf()],
+            ..Default::default()
+        },
+    };
+    match rebind::cutover::plan(&req) {
+        Ok(_) => String::new(),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
 /// `s` with every URL of `from` (as `find_all` reads `s` alone) swapped
 /// for `to`.
 fn swap(s: &str, from: &Endpoint, to: &Endpoint) -> String {
@@ -572,6 +597,11 @@ fn check(d: &Doc, with_known_bugs: bool) -> Result<(), TestCaseError> {
         };
         if with_known_bugs || raw_host {
             prop_assert_eq!(s.may_hold, holds, "{}\n{}", s.reason, old);
+            if holds {
+                // So diff and apply refuse, naming it.
+                let e = refusal(&encode(&old, d.encoding), d.pair);
+                prop_assert!(e.contains("p.yaml") && e.contains("UTF-16"), "{}", e);
+            }
         }
         return Ok(());
     }

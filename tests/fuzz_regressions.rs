@@ -7,7 +7,8 @@
 //! - `tests/fuzz-regressions/decoded_oracle/*` (target `decoded_oracle`): the
 //!   decoded data after a planned rebind must be the decoded data before it
 //!   with the endpoint swapped in every string, and nothing may be missed in
-//!   silence. Tokens as in `fuzz/fuzz_targets/decoded_oracle.rs`.
+//!   silence. Tokens as in `fuzz/fuzz_targets/decoded_oracle.rs`; unlike
+//!   the target, the replay tolerates none of the known bugs.
 //! - `tests/fuzz-regressions/decoded_oracle/open/*`: findings not fixed yet,
 //!   replayed by an ignored test (`cargo test --test fuzz_regressions --
 //!   --ignored`); move a file up one directory once it passes.

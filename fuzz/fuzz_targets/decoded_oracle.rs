@@ -169,7 +169,11 @@ fuzz_target!(|data: &[u8]| {
     }
     // The oracle needs a document both rebind and the loader read as it is
     // (not through masked template actions), nested within rebind's limits.
-    if !parsed {
+    // Known bug, skipped so that a run finds something else (remove once
+    // tests/fuzz-regressions/decoded_oracle/open/nul-after-url-path.txt
+    // passes): yaml-rust2 reads a NUL byte as a break, so a scalar holding
+    // one is misplaced.
+    if !parsed || text.contains('\0') {
         return;
     }
     let Ok(old_docs) = YamlLoader::load_from_str(&text) else {

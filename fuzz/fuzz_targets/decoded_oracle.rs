@@ -1,0 +1,209 @@
+//! Differential target whose oracle is the decoded data, not rebind's own
+//! reading of the bytes: the input is parsed with yaml-rust2's `YamlLoader`
+//! before and after a planned rebind, and
+//!
+//! - when a rewrite is planned, the new text must load, and every decoded
+//!   string must be the old one with each endpoint swapped (endpoints inside
+//!   `{{ ... }}` template actions and bare IP addresses may stay: they are
+//!   reported, not rewritten, outside a cluster position); nothing else in
+//!   the data may change;
+//! - when nothing is planned and nothing refused, no decoded string may hold
+//!   the old endpoint outside those exceptions (it would have been missed in
+//!   silence);
+//! - a refusal is only for an endpoint behind escapes that cannot be
+//!   rewritten in place (a failed verification is a disagreement between
+//!   locate, splice and verify).
+//!
+//! "The endpoint" in a decoded string is what `endpoint::find_all` reads in
+//! that string alone, so the file-level machinery (escapes, comments,
+//! malformed URLs elsewhere in the file, splicing) is what is tested.
+//!
+//! Tokens: the first byte `6` picks the IPv6 pair (`https://[fd00::1]:6443`
+//! to `https://[fd00::2]:6443`), anything else the EKS pair. Then `@@` is the
+//! old URL, `##` its bare host, `@u` the URL with its `h` written `\u0068`,
+//! `@x` the URL with the first `.` or `:` of its host written `\x2e`/`\x3a`,
+//! and `@/` the URL written `https:\/\/...` (escapes mean something only in
+//! double-quoted scalars, which is the point).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rebind::endpoint::{find_all, Endpoint};
+use rebind::walk::{Entry, Role};
+use rebind::{locate, rewrite, Inventory, Source};
+use yaml_rust2::{Yaml, YamlLoader};
+
+const EKS: (&str, &str) = (
+    "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com",
+    "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com",
+);
+const IPV6: (&str, &str) = ("https://[fd00::1]:6443", "https://[fd00::2]:6443");
+
+fn expand(raw: &str, old: &str) -> String {
+    let rest = &old["https://".len()..];
+    let host_end = if rest.starts_with('[') {
+        rest.find(']').map_or(rest.len(), |i| i + 1)
+    } else {
+        rest.find(':').unwrap_or(rest.len())
+    };
+    let host = &rest[..host_end];
+    let x = match rest.find(['.', ':']) {
+        Some(i) if rest.as_bytes()[i] == b'.' => {
+            format!("https://{}\\x2e{}", &rest[..i], &rest[i + 1..])
+        }
+        Some(i) => format!("https://{}\\x3a{}", &rest[..i], &rest[i + 1..]),
+        None => old.to_string(),
+    };
+    raw.replace("@@", old)
+        .replace("##", host)
+        .replace("@u", &format!("\\u0068ttps://{rest}"))
+        .replace("@x", &x)
+        .replace("@/", &format!("https:\\/\\/{rest}"))
+}
+
+/// Byte ranges of `{{ ... }}` template actions in `s`.
+fn templates(s: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = s[at..].find("{{") {
+        let start = at + i;
+        let end = s[start..].find("}}").map_or(s.len(), |j| start + j + 2);
+        out.push(start..end);
+        at = end.max(start + 2);
+        if at >= s.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `new` is `old` with every occurrence of `from` swapped for `to`
+/// (an optional one, in a template action or a bare IP, may also stay).
+/// With `missed`, also says whether an occurrence that must be swapped is there.
+fn swapped(old: &str, new: &str, from: &Endpoint, to: &Endpoint) -> bool {
+    let hosts = [from.host.to_ascii_lowercase()];
+    let found: Vec<_> = find_all(old, &old.to_ascii_lowercase(), &hosts)
+        .into_iter()
+        .filter(|f| f.matches(from))
+        .collect();
+    let tpl = templates(old);
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    let mut k = 0;
+    while i < o.len() || j < n.len() {
+        if let Some(f) = found.get(k).filter(|f| f.start == i) {
+            k += 1;
+            let rep = f.replacement(to);
+            let optional =
+                f.is_bare_ip() || tpl.iter().any(|t| t.start <= f.start && f.start < t.end);
+            if n[j..].starts_with(rep.as_bytes()) {
+                i = f.replace_end;
+                j += rep.len();
+                continue;
+            }
+            if !optional {
+                return false;
+            }
+        }
+        if i < o.len() && j < n.len() && o[i] == n[j] {
+            i += 1;
+            j += 1;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether the decoded documents `new` are `old` with the endpoint swapped.
+fn same_but_swapped(old: &Yaml, new: &Yaml, from: &Endpoint, to: &Endpoint) -> bool {
+    match (old, new) {
+        (Yaml::String(a), Yaml::String(b)) => swapped(a, b, from, to),
+        (Yaml::Array(a), Yaml::Array(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| same_but_swapped(x, y, from, to))
+        }
+        (Yaml::Hash(a), Yaml::Hash(b)) => {
+            a.len() == b.len()
+                && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| {
+                    same_but_swapped(ka, kb, from, to) && same_but_swapped(va, vb, from, to)
+                })
+        }
+        (a, b) => a == b,
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(raw) = std::str::from_utf8(data) else {
+        return;
+    };
+    if raw.len() > 16 * 1024 {
+        return;
+    }
+    let (pair, raw) = match raw.strip_prefix('6') {
+        Some(rest) => (IPV6, rest),
+        None => (EKS, raw),
+    };
+    let text = expand(raw, pair.0);
+    let from = Endpoint::parse("--from", pair.0).unwrap();
+    let to = Endpoint::parse("--to", pair.1).unwrap();
+    let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
+    let located = locate::locate_yaml(&text, &hosts, true);
+    let parsed = located.is_ok();
+    let inv = Inventory {
+        sources: vec![Source {
+            entry: Entry {
+                path: "in.yaml".into(),
+                rel: "in.yaml".into(),
+                role: Role::Yaml,
+            },
+            text: text.as_str().into(),
+            located,
+        }],
+        skipped: vec![],
+    };
+    let plan = rewrite::plan(&inv, &from, &to);
+    for f in &plan.files {
+        let _ = rebind::diff::unified(f);
+    }
+    // The oracle needs a document both rebind and the loader read as it is
+    // (not through masked template actions), nested within rebind's limits.
+    // Known bug, skipped so that a run finds something else (remove once
+    // tests/fuzz-regressions/decoded_oracle/open/nul-after-url-path.txt
+    // passes): yaml-rust2 reads a NUL byte as a break, so a scalar holding
+    // one is misplaced.
+    if !parsed || text.contains('\0') {
+        return;
+    }
+    let Ok(old_docs) = YamlLoader::load_from_str(&text) else {
+        return;
+    };
+    // A refusal is fine where the endpoint sits behind escapes that cannot be
+    // rewritten in place; any other (a failed verification) means locate,
+    // splice and verify disagree.
+    // Known bug, tolerated so that a run finds something else (remove once
+    // tests/fuzz-regressions/decoded_oracle/open/bare-ipv6-* pass): with the
+    // IPv6 pair, a bare `fd00::1` or `[fd00::1]` in a planned scalar fails
+    // verification.
+    let known = |m: &str| pair == IPV6 && m.contains("verification failed");
+    if let Some(e) = plan
+        .errors
+        .iter()
+        .find(|e| !e.message.contains("escapes") && !known(&e.message))
+    {
+        panic!("refused: {e}\n--- input\n{text}");
+    }
+    if !plan.errors.is_empty() {
+        return;
+    }
+    let new_text = plan.files.first().map_or(text.as_str(), |f| &f.new);
+    let new_docs = YamlLoader::load_from_str(new_text)
+        .unwrap_or_else(|e| panic!("the rewritten text does not load: {e}\n{new_text}"));
+    assert!(
+        old_docs.len() == new_docs.len()
+            && old_docs.iter().zip(&new_docs).all(|(a, b)| same_but_swapped(a, b, &from, &to)),
+        "decoded data differs beyond the endpoint swap ({} planned):\n--- old\n{text}\n--- new\n{new_text}\n--- old data\n{old_docs:?}\n--- new data\n{new_docs:?}",
+        plan.change_count()
+    );
+});

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 target=${1:-locate_splice}
-suite=${YAML_TEST_SUITE:-../../shared/corpus/yaml-test-suite}
+suite=${YAML_TEST_SUITE:-../testdata/yaml-test-suite}
 out=corpus/$target
 mkdir -p "$out"
 old=https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com

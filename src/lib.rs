@@ -286,7 +286,8 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
         Content::Unreadable(reason) => skip(reason, true),
         Content::Decoded { text, encoding } => {
             if entry.role == Role::Yaml {
-                let holding = holds(&text.to_ascii_lowercase());
+                let lower = text.to_ascii_lowercase();
+                let holding = holds(&lower) || (lower.contains('\\') && holds(&unescaped(&lower)));
                 let what = if holding {
                     ", holding endpoint text"
                 } else {

@@ -83,6 +83,9 @@ pub struct Occurrence {
     /// Found in the scalar's decoded value, not in its raw bytes (a
     /// double-quoted scalar with escapes): see [`Escaped`].
     pub escaped: Option<Escaped>,
+    /// The part a rewrite replaces, as a byte range of the scalar's decoded
+    /// value: what the verification expects rebound, and nothing else.
+    pub value_range: Option<std::ops::Range<usize>>,
 }
 
 /// An occurrence read through a double-quoted scalar's escapes
@@ -303,6 +306,7 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         event: None,
         cluster_hint: None,
         escaped: None,
+        value_range: None,
         hint_source: HintSource::Manifest,
         encoding: None,
     }
@@ -328,6 +332,19 @@ pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
 /// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
 pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, ParseError> {
     let index = LineIndex::new(text);
+    // YAML allows no NUL character; the parser would take it as a line break
+    // and every position after it would be wrong.
+    if let Some(at) = text.find('\0') {
+        let found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
+        let (line, column) = index.position(text, at);
+        return Err(parse_error(
+            text,
+            &index,
+            found,
+            extra_hosts,
+            (line, column, "a NUL byte, which YAML does not allow".into()),
+        ));
+    }
     let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
     if only {
         found.retain(|f| extra_hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
@@ -1020,17 +1037,21 @@ impl<'a> Locator<'a> {
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
             // A bare IP address names the API server only where a bare host
-            // does (`serverName`); a value that is nothing but an IP anywhere
-            // else (`apiServerAddress: 127.0.0.1`, a database host) is a
-            // mention, never rewritten. (Inside a longer string it stays a
-            // value, so the string is rewritten whole or not at all.)
-            let whole = c.value.trim() == &text[f.start..f.end];
-            let kind = if f.is_bare_ip() && position.is_none() && whole {
+            // does (`serverName`); anywhere else (`apiServerAddress:
+            // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
+            // mention, never rewritten: the verification expects exactly the
+            // planned ranges rebound (`value_range`).
+            let kind = if f.is_bare_ip() && position.is_none() {
                 Kind::Text
             } else {
                 Kind::Value
             };
+            let value_range = match &escaped {
+                Some(e) => e.found.start..e.found.replace_end,
+                None => voff..voff + (f.replace_end - f.start),
+            };
             let mut o = occurrence(text, index, f, kind);
+            o.value_range = Some(value_range);
             if let Some(e) = &escaped {
                 // Shown as any YAML reader sees it.
                 o.endpoint = c.value[e.found.start..e.found.end].to_string();

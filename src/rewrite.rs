@@ -274,6 +274,26 @@ fn rewrite_base64(encoded: &str, to: &Endpoint) -> Option<String> {
     Some(embedded::base64_encode(&new))
 }
 
+/// What a planned scalar must read after the rewrite: its old value with
+/// exactly the planned ranges rebound (an endpoint that locate reports as a
+/// mention stays as it is); without ranges, every occurrence of `from`.
+fn expected_value(value: &str, planned: &[&Occurrence], from: &Endpoint, to: &Endpoint) -> String {
+    let mut spans: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for o in planned {
+        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+        match &o.value_range {
+            Some(r) if value.get(r.clone()).is_some() => spans.push((r.clone(), f.replacement(to))),
+            _ => return endpoint::rewrite_value(value, from, to),
+        }
+    }
+    spans.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    let mut out = value.to_string();
+    for (r, new) in spans {
+        out.replace_range(r, &new);
+    }
+    out
+}
+
 /// What a file's parse is checked against after a rewrite: the number of
 /// parser events, a digest of every event but the held ones, and the held
 /// scalars (those that may hold the endpoint) whole, by event index.
@@ -426,6 +446,12 @@ pub fn verify(
         .iter()
         .filter_map(|o| o.event.map(|e| (e, o)))
         .collect();
+    let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
+    for o in changes {
+        if let Some(e) = o.event {
+            ranges.entry(e).or_default().push(o);
+        }
+    }
     // Every scalar that may hold an endpoint is compared whole; the rest by digest.
     let old = &old.proof;
     let keep = old.held.keys().copied().collect();
@@ -467,7 +493,7 @@ pub fn verify(
                 Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
             }
             (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
-                endpoint::rewrite_value(v, from, to),
+                expected_value(v, ranges.get(i).map_or(&[][..], |r| &r[..]), from, to),
                 *style,
                 *anchor,
                 tag.clone(),

@@ -169,11 +169,8 @@ fuzz_target!(|data: &[u8]| {
     }
     // The oracle needs a document both rebind and the loader read as it is
     // (not through masked template actions), nested within rebind's limits.
-    // Known bug, skipped so that a run finds something else (remove once
-    // tests/fuzz-regressions/decoded_oracle/open/nul-after-url-path.txt
-    // passes): yaml-rust2 reads a NUL byte as a break, so a scalar holding
-    // one is misplaced.
-    if !parsed || text.contains('\0') {
+    // (A NUL byte makes rebind refuse the file as YAML: not parsed.)
+    if !parsed {
         return;
     }
     let Ok(old_docs) = YamlLoader::load_from_str(&text) else {
@@ -182,16 +179,7 @@ fuzz_target!(|data: &[u8]| {
     // A refusal is fine where the endpoint sits behind escapes that cannot be
     // rewritten in place; any other (a failed verification) means locate,
     // splice and verify disagree.
-    // Known bug, tolerated so that a run finds something else (remove once
-    // tests/fuzz-regressions/decoded_oracle/open/bare-ipv6-* pass): with the
-    // IPv6 pair, a bare `fd00::1` or `[fd00::1]` in a planned scalar fails
-    // verification.
-    let known = |m: &str| pair == IPV6 && m.contains("verification failed");
-    if let Some(e) = plan
-        .errors
-        .iter()
-        .find(|e| !e.message.contains("escapes") && !known(&e.message))
-    {
+    if let Some(e) = plan.errors.iter().find(|e| !e.message.contains("escapes")) {
         panic!("refused: {e}\n--- input\n{text}");
     }
     if !plan.errors.is_empty() {

@@ -15,11 +15,15 @@
 mod common;
 
 use common::*;
-use rebind::endpoint::{find_all, Endpoint};
+use rebind::endpoint::Endpoint;
 use rebind::walk::{Entry, Role};
 use rebind::{locate, rewrite, Inventory, Source};
 use std::path::{Path, PathBuf};
 use yaml_rust2::{Yaml, YamlLoader};
+
+#[path = "common/oracle.rs"]
+mod oracle;
+use oracle::same_but_swapped;
 
 fn dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -107,77 +111,6 @@ fn expand(raw: &str) -> (String, &'static str, &'static str) {
         .replace("@x", &x)
         .replace("@/", &format!("https:\\/\\/{rest}"));
     (text, old, new)
-}
-
-/// Byte ranges of `{{ ... }}` template actions in `s`.
-fn templates(s: &str) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(i) = s[at..].find("{{") {
-        let start = at + i;
-        let end = s[start..].find("}}").map_or(s.len(), |j| start + j + 2);
-        out.push(start..end);
-        at = end.max(start + 2);
-        if at >= s.len() {
-            break;
-        }
-    }
-    out
-}
-
-/// Whether `new` is `old` with every occurrence of `from` swapped for `to`
-/// (one in a template action, or a bare IP, may also stay).
-fn swapped(old: &str, new: &str, from: &Endpoint, to: &Endpoint) -> bool {
-    let hosts = [from.host.to_ascii_lowercase()];
-    let found: Vec<_> = find_all(old, &old.to_ascii_lowercase(), &hosts)
-        .into_iter()
-        .filter(|f| f.matches(from))
-        .collect();
-    let tpl = templates(old);
-    let (o, n) = (old.as_bytes(), new.as_bytes());
-    let (mut i, mut j, mut k) = (0, 0, 0);
-    while i < o.len() || j < n.len() {
-        if let Some(f) = found.get(k).filter(|f| f.start == i) {
-            k += 1;
-            let rep = f.replacement(to);
-            let optional =
-                f.is_bare_ip() || tpl.iter().any(|t| t.start <= f.start && f.start < t.end);
-            if n[j..].starts_with(rep.as_bytes()) {
-                i = f.replace_end;
-                j += rep.len();
-                continue;
-            }
-            if !optional {
-                return false;
-            }
-        }
-        if i < o.len() && j < n.len() && o[i] == n[j] {
-            i += 1;
-            j += 1;
-        } else {
-            return false;
-        }
-    }
-    true
-}
-
-fn same_but_swapped(old: &Yaml, new: &Yaml, from: &Endpoint, to: &Endpoint) -> bool {
-    match (old, new) {
-        (Yaml::String(a), Yaml::String(b)) => swapped(a, b, from, to),
-        (Yaml::Array(a), Yaml::Array(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|(x, y)| same_but_swapped(x, y, from, to))
-        }
-        (Yaml::Hash(a), Yaml::Hash(b)) => {
-            a.len() == b.len()
-                && a.iter().zip(b.iter()).all(|((ka, va), (kb, vb))| {
-                    same_but_swapped(ka, kb, from, to) && same_but_swapped(va, vb, from, to)
-                })
-        }
-        (a, b) => a == b,
-    }
 }
 
 fn load(text: &str) -> Result<Vec<Yaml>, yaml_rust2::ScanError> {

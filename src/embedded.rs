@@ -398,61 +398,15 @@ pub fn bare_hosts(text: &str) -> Vec<Found> {
     out
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding.
+/// Standard base64 with padding (the one codec is `secret`'s).
 pub fn base64_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().div_ceil(3) * 4);
-    for chunk in s.as_bytes().chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    crate::secret::base64(s.as_bytes())
 }
 
-/// Decodes standard base64 (padding required, no white space) to UTF-8 text.
+/// Decodes canonical standard base64 (padding required, no white space) to
+/// UTF-8 text.
 pub fn base64_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    if b.is_empty() || !b.len().is_multiple_of(4) {
-        return None;
-    }
-    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
-    if pad > 2 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    for (ci, chunk) in b.chunks(4).enumerate() {
-        let last = ci + 1 == b.len() / 4;
-        let mut n = 0u32;
-        let mut valid = 0;
-        for (i, &c) in chunk.iter().enumerate() {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                b'=' if last && i >= 4 - pad => 0,
-                _ => return None,
-            };
-            if c != b'=' {
-                valid += 1;
-            }
-            n |= u32::from(v) << (18 - 6 * i);
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..valid - 1]);
-    }
-    let text = String::from_utf8(out).ok()?;
+    let text = String::from_utf8(crate::secret::decode_base64(s)?).ok()?;
     // Only the canonical encoding: re-encoding gives back the same text.
     (base64_encode(&text) == s).then_some(text)
 }

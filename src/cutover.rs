@@ -263,8 +263,15 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         (None, Some(cfg)) => config::cluster_for_endpoint(cfg, &from),
         (c, _) => c,
     };
+    // `--from` a retired endpoint to its cluster's current one finishes a
+    // move the config already records (a manifest merged with the old URL
+    // since): that cluster is the one moving, and the config stays as it is.
+    let finishing = match (cluster, &cfg) {
+        (None, Some(cfg)) => config::owner_of(cfg, &from).filter(|c| c.endpoint.key() == to.key()),
+        _ => None,
+    };
     if let Some(cfg) = &cfg {
-        config::check_target(cfg, cluster.map(|c| c.name.as_str()), &to)?;
+        config::check_target(cfg, cluster.or(finishing).map(|c| c.name.as_str()), &to)?;
     }
     // One pass finds both: `from` to rewrite, `to` to tell an already
     // rebound tree (or a merge of two clusters) from a mistake.

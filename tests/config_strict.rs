@@ -189,6 +189,52 @@ fn to_another_clusters_endpoint_is_refused_in_words() {
     assert_eq!(tree(d), before);
 }
 
+/// After a cutover, a manifest merged with the retired endpoint is fixed by
+/// `--from RETIRED --to CURRENT` of the same cluster: the move the config
+/// records is finished, the config is left as it is, and `check` is clean.
+/// (Any other cluster's endpoint as `--to` stays refused.)
+#[test]
+fn a_straggler_on_the_retired_endpoint_is_moved_to_its_clusters_current_one() {
+    let dir = temp_fixture();
+    let d = dir.path();
+    init(d);
+    apply_no_commit(d, "finance-prod-blue", NEW);
+    let config = std::fs::read_to_string(d.join(CONFIG)).unwrap();
+    let late = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: late\nspec:\n  destination:\n    server: {OLD}  # merged after the cutover\n    namespace: late\n"
+    );
+    std::fs::write(d.join("late.yaml"), &late).unwrap();
+    assert_eq!(rebind(d, &["check"]).status.code(), Some(1));
+    let out = rebind(
+        d,
+        &["apply", "--from", OLD, "--to", NEW, "--yes", "--no-commit"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(d.join("late.yaml")).unwrap(),
+        late.replace(OLD, NEW)
+    );
+    assert_eq!(std::fs::read_to_string(d.join(CONFIG)).unwrap(), config);
+    let out = rebind(d, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // The retired endpoint may not be sent to another cluster.
+    std::fs::write(d.join("late.yaml"), &late).unwrap();
+    let out = rebind(
+        d,
+        &[
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            STAGE,
+            "--yes",
+            "--no-commit",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("is the endpoint of cluster finance-stage-blue"));
+}
+
 /// An ApplicationSet whose list elements name clusters `names[i]` at `urls[i]`.
 fn appset(names: &[&str], urls: &[&str]) -> String {
     let mut s = String::from(

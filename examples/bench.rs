@@ -117,6 +117,7 @@ fn have(cmd: &str, args: &[&str]) -> bool {
 }
 
 /// Runs a shell command; returns wall time and the child's peak RSS in KiB.
+/// Panics when the command fails.
 fn time(script: &str, cwd: &Path) -> (Duration, u64) {
     let start = Instant::now();
     let mut child = Command::new("bash")
@@ -132,6 +133,12 @@ fn time(script: &str, cwd: &Path) -> (Duration, u64) {
     unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
     let elapsed = start.elapsed();
     let _ = child.wait(); // already reaped by wait4; keeps the Child's bookkeeping honest
+                          // A command that fails is not measured: its time would mean nothing.
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "`{script}` failed (wait status {status}); run it by hand in {}",
+        cwd.display()
+    );
     (elapsed, ru.ru_maxrss as u64)
 }
 
@@ -229,7 +236,10 @@ fn main() {
     );
     // Warm the page cache.
     let _ = time(
-        &format!("cat $(find {} -type f) > /dev/null", repo.display()),
+        &format!(
+            "find {} -type f -exec cat {{}} + > /dev/null",
+            repo.display()
+        ),
         &base,
     );
 
@@ -281,7 +291,8 @@ fn main() {
     }
     bench(
         "rebind diff --from OLD --to NEW",
-        format!("{rb} diff --from {OLD} --to {NEW} repo"),
+        // Exit 1: changes pending, as expected.
+        format!("{rb} diff --from {OLD} --to {NEW} repo || [ $? -eq 1 ]"),
         None,
     );
     bench("rebind scan", format!("{rb} scan repo"), None);
@@ -295,7 +306,7 @@ fn main() {
     bench(
         "rebind check (10 files)",
         format!(
-            "{rb} check --config repo/.rebind.yaml {}; true",
+            "{rb} check --config repo/.rebind.yaml {} || [ $? -eq 1 ]",
             ten.join(" ")
         ),
         None,

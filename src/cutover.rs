@@ -276,7 +276,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     // One pass finds both: `from` to rewrite, `to` to tell an already
     // rebound tree (or a merge of two clusters) from a mistake.
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
-    let inv = inventory(walk.clone(), &hosts, true)?;
+    let inv = inventory(&walk, &hosts, true)?;
     refuse_unread(&inv)?;
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
@@ -291,7 +291,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         if to_present {
             plan.already_rebound = true;
         } else {
-            resolve_nothing_found(&plan, &walk, &req.walk)?;
+            resolve_nothing_found(&plan, &walk, inv.files, &req.walk)?;
         }
     } else if to_present && cfg.is_none() && !req.allow_merge {
         bail!(
@@ -339,8 +339,17 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
 
 /// The workload endpoints under `walk` (a full scan).
 fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
-    let inv = inventory(walk.clone(), &[], false)?;
-    Ok(Summary::of(&inv)
+    let mut summary = Summary::default();
+    let want = crate::locate::Want {
+        only: false,
+        names: false,
+    };
+    crate::each_source(walk, &[], want, |item| {
+        if let crate::Item::Source(s) = item {
+            summary.add(&s);
+        }
+    })?;
+    Ok(summary
         .workload()
         .into_iter()
         .map(|t| t.display.clone())
@@ -378,7 +387,7 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::Registration
 
 /// `--from` matched no value and `--to` is not there either: it is only
 /// mentioned (fine, said so) or a mistake (an error naming what is there).
-fn resolve_nothing_found(plan: &Plan, walk: &Walk, req: &Scope) -> Result<()> {
+fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) -> Result<()> {
     if !plan.mentions.is_empty() {
         return Ok(());
     }
@@ -386,7 +395,7 @@ fn resolve_nothing_found(plan: &Plan, walk: &Walk, req: &Scope) -> Result<()> {
     let mut msg = format!(
         "endpoint {} is not in the {} under {}; nothing written",
         plan.from.url(),
-        crate::output::count(walk.entries.len(), "file"),
+        crate::output::count(files, "file"),
         req.paths()
             .iter()
             .map(|p| p.display().to_string())

@@ -332,7 +332,7 @@ pub fn bare_hosts(text: &str) -> Vec<Found> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     for key in positions::BARE_HOST_KEYS {
-        for (pos, _) in text.match_indices(key) {
+        for pos in crate::endpoint::find_iter(text, key) {
             if pos > 0 && (b[pos - 1].is_ascii_alphanumeric() || matches!(b[pos - 1], b'-' | b'_'))
             {
                 continue;

@@ -157,58 +157,166 @@ const AKS_SUFFIX: &str = ".azmk8s.io";
 const GKE_SUFFIX: &str = ".gke.goog";
 
 /// Suffixes whose bare-host occurrences are found without `--from`.
-const MANAGED_SUFFIXES: [&str; 6] = [
-    ".eks.amazonaws.com",
-    ".eks.amazonaws.com.cn",
-    ".amazonwebservices.com.cn",
-    ".api.aws",
-    AKS_SUFFIX,
-    GKE_SUFFIX,
+static MANAGED_SUFFIXES: [Needle; 6] = [
+    Needle::new(".eks.amazonaws.com"),
+    Needle::new(".eks.amazonaws.com.cn"),
+    Needle::new(".amazonwebservices.com.cn"),
+    Needle::new(".api.aws"),
+    Needle::new(AKS_SUFFIX),
+    Needle::new(GKE_SUFFIX),
 ];
 
 /// Lower-case needles: text without any of them (or a `--from` host) holds no endpoint.
-const PREFILTER: [&str; 6] = [
-    "https://", // must stay first: see may_hold_named
-    ".amazonaws.com",
-    ".api.aws",
-    ".azmk8s.io",
-    ".gke.goog",
-    "kubernetes.default",
+static PREFILTER: [Needle; 7] = [
+    Needle::new("https://"), // must stay first: see may_hold_named
+    Needle::new(".amazonaws.com"),
+    Needle::new(".amazonwebservices.com.cn"),
+    Needle::new(".api.aws"),
+    Needle::new(".azmk8s.io"),
+    Needle::new(".gke.goog"),
+    Needle::new("kubernetes.default"),
 ];
+
+/// A fixed needle with its SIMD finder built once: the per-scalar checks
+/// pay for the search, not for setting it up.
+pub(crate) struct Needle {
+    text: &'static str,
+    finder: std::sync::OnceLock<memchr::memmem::Finder<'static>>,
+}
+
+impl Needle {
+    pub(crate) const fn new(text: &'static str) -> Needle {
+        Needle {
+            text,
+            finder: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn finder(&self) -> &memchr::memmem::Finder<'static> {
+        self.finder
+            .get_or_init(|| memchr::memmem::Finder::new(self.text.as_bytes()))
+    }
+
+    /// Whether the needle occurs in `hay`.
+    pub(crate) fn is_in(&self, hay: &str) -> bool {
+        self.finder().find(hay.as_bytes()).is_some()
+    }
+
+    /// Byte offsets of its non-overlapping occurrences in `hay`.
+    pub(crate) fn find_iter<'h>(&'static self, hay: &'h str) -> impl Iterator<Item = usize> + 'h {
+        self.finder().find_iter(hay.as_bytes())
+    }
+}
+
+/// `https://`, the start of every URL rebind reads.
+pub(crate) static HTTPS: &Needle = &PREFILTER[0];
+
+/// Whether `needle` occurs in `hay` (a needle known only at run time, such
+/// as a `--from` host).
+pub(crate) fn contains(hay: &str, needle: &str) -> bool {
+    memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
+}
+
+/// Byte offsets of the non-overlapping occurrences of `needle` in `hay`.
+pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item = usize> + 'h {
+    memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes())
+}
 
 /// Cheap test on lower-cased text: can it hold an endpoint (or one of `hosts`)?
 pub fn may_hold(lower: &str, hosts: &[String]) -> bool {
-    lower.contains("https://") || may_hold_named(lower, hosts)
+    HTTPS.is_in(lower) || may_hold_named(lower, hosts)
 }
 
 /// Like [`may_hold`], but only for endpoints recognised wherever they are:
 /// managed-cluster and in-cluster hosts, and `hosts`. Any other URL is an
 /// endpoint only at a cluster position.
 pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
-    PREFILTER[1..].iter().any(|n| lower.contains(n))
-        || hosts.iter().any(|h| lower.contains(h.as_str()))
+    PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains(lower, h))
+}
+
+/// "https://" in base64 (`aHR0cHM6Ly`), lower-cased: a `data.server` value.
+const BASE64_HTTPS: &str = "ahr0chm6ly";
+
+/// The first look at a whole file, ignoring ASCII case: can it hold an
+/// endpoint, and does it name a `destination` (an Application for the tier
+/// table)? A file that fails both is not parsed. Needles are searched with
+/// prebuilt SIMD finders in a lower-case copy kept in a per-thread buffer.
+#[derive(Debug)]
+pub struct Prefilter {
+    /// Endpoint needles.
+    endpoint: Vec<memchr::memmem::Finder<'static>>,
+    /// `destination`, when the tier table is wanted.
+    destination: Option<memchr::memmem::Finder<'static>>,
+}
+
+impl Prefilter {
+    /// With `only`, just `hosts` (and base64 `https://`) count as endpoint
+    /// text, as a rebind needs; otherwise everything [`may_hold`] looks for.
+    pub fn new(hosts: &[String], only: bool) -> Prefilter {
+        let finder =
+            |n: &str| memchr::memmem::Finder::new(n.to_ascii_lowercase().as_bytes()).into_owned();
+        let mut endpoint: Vec<_> = Vec::new();
+        if !only {
+            endpoint.extend(PREFILTER.iter().map(|n| finder(n.text)));
+        }
+        endpoint.extend(hosts.iter().filter(|h| !h.is_empty()).map(|h| finder(h)));
+        endpoint.push(finder(BASE64_HTTPS));
+        Prefilter {
+            endpoint,
+            destination: (!only).then(|| finder("destination")),
+        }
+    }
+
+    /// Whether `bytes` hold endpoint text, and whether they hold `destination`.
+    pub fn scan(&self, bytes: &[u8]) -> (bool, bool) {
+        thread_local! {
+            static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        LOWER.with_borrow_mut(|lower| {
+            lower.clear();
+            lower.extend_from_slice(bytes);
+            lower.make_ascii_lowercase();
+            let endpoint = self.endpoint.iter().any(|f| f.find(lower).is_some());
+            let destination = self
+                .destination
+                .as_ref()
+                .is_some_and(|f| f.find(lower).is_some());
+            // A big file's copy is not kept for the rest of the run.
+            if lower.capacity() > 1 << 20 {
+                *lower = Vec::new();
+            }
+            (endpoint, destination)
+        })
+    }
 }
 
 /// Classifies a host (case-insensitive) by its name alone; see [`shape_at`] for
 /// the shapes that also need the port or the path (OpenShift, Rancher).
 pub fn shape(host: &str) -> Shape {
-    let h = host.to_ascii_lowercase();
-    if is_in_cluster_host(&h) {
+    // Case-insensitive without a lower-case copy: this runs per occurrence.
+    if is_in_cluster_host(host) {
         return Shape::InCluster;
     }
-    let first = h.split('.').next().unwrap_or("");
+    let labels = host.split('.').count();
+    let first = host.split('.').next().unwrap_or("");
     let eks_id = first.len() == 32 && first.bytes().all(|b| b.is_ascii_hexdigit());
-    if eks_id && h.split('.').count() >= 5 && EKS_SUFFIXES.iter().any(|s| h.ends_with(s)) {
+    if eks_id && labels >= 5 && EKS_SUFFIXES.iter().any(|s| ends_with_ci(host, s)) {
         return Shape::Eks;
     }
     // `<name>-<hash>.hcp.<region>.azmk8s.io`, `<name>.privatelink.<region>.azmk8s.io`, ...
-    if h.ends_with(AKS_SUFFIX) && h.split('.').count() >= 4 {
+    if ends_with_ci(host, AKS_SUFFIX) && labels >= 4 {
         return Shape::Aks;
     }
-    if h.ends_with(GKE_SUFFIX) && h.len() > GKE_SUFFIX.len() {
+    if ends_with_ci(host, GKE_SUFFIX) && host.len() > GKE_SUFFIX.len() {
         return Shape::Gke;
     }
     Shape::Other
+}
+
+/// `s` ends with the lower-case `suffix`, ignoring ASCII case.
+fn ends_with_ci(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
 }
 
 /// Classifies an endpoint by host, explicit port and path:
@@ -223,15 +331,17 @@ pub fn shape_at(host: &str, port: Option<u16>, path: &str) -> Shape {
     if s != Shape::Other {
         return s;
     }
-    let h = host.to_ascii_lowercase();
-    let labels: Vec<&str> = h.split('.').collect();
     if port == Some(6443)
-        && labels.len() >= 3
-        && labels[0] == "api"
-        && labels.iter().all(|l| !l.is_empty())
-        && labels[labels.len() - 1]
-            .bytes()
-            .all(|c| c.is_ascii_alphabetic())
+        && host.split('.').count() >= 3
+        && host
+            .split('.')
+            .next()
+            .is_some_and(|l| l.eq_ignore_ascii_case("api"))
+        && host.split('.').all(|l| !l.is_empty())
+        && host
+            .rsplit('.')
+            .next()
+            .is_some_and(|l| l.bytes().all(|c| c.is_ascii_alphabetic()))
     {
         return Shape::OpenShift;
     }
@@ -239,8 +349,13 @@ pub fn shape_at(host: &str, port: Option<u16>, path: &str) -> Shape {
 }
 
 fn is_in_cluster_host(host: &str) -> bool {
-    let h = host.to_ascii_lowercase();
-    h == IN_CLUSTER_HOST || h == "kubernetes.default.svc.cluster.local" || h == "kubernetes.default"
+    [
+        IN_CLUSTER_HOST,
+        "kubernetes.default.svc.cluster.local",
+        "kubernetes.default",
+    ]
+    .iter()
+    .any(|h| host.eq_ignore_ascii_case(h))
 }
 
 /// True for an IPv4 address or an IPv6 address (with or without brackets).
@@ -356,7 +471,7 @@ pub fn redact(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for (pos, _) in lower.match_indices("https://") {
+    for pos in HTTPS.find_iter(&lower) {
         let at = pos + 8;
         let Some(n) = userinfo_len(b, at) else {
             continue;
@@ -543,7 +658,7 @@ fn bare_port(b: &[u8], i: usize) -> Result<Option<(u16, usize)>, ()> {
 pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
-    for (pos, _) in lower.match_indices("https://") {
+    for pos in HTTPS.find_iter(lower) {
         if pos > 0 && is_host_byte(bytes[pos - 1]) {
             continue; // e.g. "xhttps://": not a URL start
         }
@@ -577,16 +692,20 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     let mut bare = Vec::new();
     let needles = MANAGED_SUFFIXES
         .iter()
-        .map(|s| s.to_string())
-        .chain(extra_hosts.iter().cloned());
-    for needle in needles {
+        .map(|n| (n.text, Some(n)))
+        .chain(extra_hosts.iter().map(|h| (h.as_str(), None)));
+    for (needle, prebuilt) in needles {
         if needle.is_empty() {
             continue;
         }
         if let Some(v6) = needle.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
             find_bare_v6(text, lower, v6, &mut bare);
         }
-        for (pos, _) in lower.match_indices(needle.as_str()) {
+        let hits: Vec<usize> = match prebuilt {
+            Some(n) => n.find_iter(lower).collect(),
+            None => find_iter(lower, needle).collect(),
+        };
+        for pos in hits {
             let mut end = pos + needle.len();
             // The host must end exactly here (a trailing sentence dot is fine).
             let mut sentence_dot = false;
@@ -686,7 +805,7 @@ fn continues_before(b: &[u8], start: usize) -> bool {
 fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
     let b = text.as_bytes();
     let extends = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b':' | b'.' | b'_' | b'-');
-    for (pos, _) in lower.match_indices(v6) {
+    for pos in find_iter(lower, v6) {
         let end = pos + v6.len();
         if (pos > 0 && (extends(b[pos - 1]) || b[pos - 1] == b'/' || b[pos - 1] == b'@'))
             || b.get(end).is_some_and(|&c| extends(c))
@@ -1103,6 +1222,26 @@ pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every managed-cluster suffix, written as a bare host (no URL in the
+    /// file), lets the file through the first look, in any case; a file
+    /// with none of them (nor a URL) does not get through.
+    #[test]
+    fn the_file_prefilter_passes_every_managed_suffix() {
+        let pre = Prefilter::new(&[], false);
+        for n in &MANAGED_SUFFIXES {
+            let host = format!("0123456789abcdef0123456789abcdef.gr7.region{}", n.text);
+            for text in [host.clone(), host.to_ascii_uppercase()] {
+                let file = format!("clusters:\n- cluster:\n    tls-server-name: {text}\n");
+                assert!(pre.scan(file.as_bytes()).0, "{file}");
+            }
+        }
+        assert!(!pre.scan(b"tls-server-name: cp.internal.example\n").0);
+        // A rebind looks for its own hosts only.
+        let only = Prefilter::new(&["cp.internal.example".into()], true);
+        assert!(only.scan(b"tls-server-name: CP.Internal.Example\n").0);
+        assert!(!only.scan(b"server: https://kubernetes.default.svc\n").0);
+    }
 
     const EKS: &str = "0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
 

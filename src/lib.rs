@@ -66,6 +66,8 @@ impl Source {
 pub struct Inventory {
     pub sources: Vec<Source>,
     pub skipped: Vec<Skipped>,
+    /// How many files were read.
+    pub files: usize,
 }
 
 /// What one file contributed, as [`each_source`] hands it over.
@@ -81,51 +83,85 @@ pub enum Item {
 /// With `only_hosts`, files that do not contain one of them are not parsed at
 /// all (the fast path of `diff`/`apply`); otherwise YAML files are parsed for
 /// the tier table even when they hold no URL.
-pub fn inventory(walk: Walk, hosts: &[String], only_hosts: bool) -> Result<Inventory> {
+pub fn inventory(walk: &Walk, hosts: &[String], only_hosts: bool) -> Result<Inventory> {
     let mut inv = Inventory::default();
-    each_source(walk, hosts, only_hosts, |f| match f {
+    let want = locate::Want {
+        only: only_hosts,
+        names: false,
+    };
+    inv.files = each_source(walk, hosts, want, |f| match f {
         Item::Source(s) => inv.sources.push(*s),
         Item::Skipped(s) => inv.skipped.push(s),
     })?;
+    // The walk's order is the tree's; reports list files by the names shown
+    // (which differ from the tree's order under a PATH shown with `..`).
+    inv.sources
+        .sort_by(|a, b| walk::path_order(&a.entry.rel, &b.entry.rel));
     inv.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(inv)
 }
 
-/// Reads and locates every discovered file on every core, handing each
-/// result to `sink` in the walk's order as soon as it and every file before
-/// it are done: a scan streams, and holds only the files in flight.
-/// The walk's own skipped files come first.
+/// Walks, reads and locates every file on every core, handing each result
+/// to `sink` in the walk's order as soon as it and everything before it are
+/// done. Nothing is listed up front and a result is dropped once `sink` has
+/// it: memory holds the files in flight, whatever the size of the tree.
+/// Returns how many files were read.
 pub fn each_source(
-    walk: Walk,
+    walk: &Walk,
     hosts: &[String],
-    only_hosts: bool,
+    want: locate::Want,
     mut sink: impl FnMut(Item),
-) -> Result<()> {
+) -> Result<usize> {
+    let only_hosts = want.only;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    /// Items taken from the walk at once: one message per batch keeps the
+    /// hand-over cost (a wake-up per message) off the per-file path.
+    const BATCH: usize = 64;
     let hosts_lower: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
-    for s in walk.skipped {
-        sink(Item::Skipped(s));
-    }
-    let entries = walk.entries;
-    let n = entries.len();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, n.max(1));
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let prefilter = endpoint::Prefilter::new(&hosts_lower, only_hosts);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The walk is pulled under a lock, a batch at a time, by whichever
+    // worker is free; batches are numbered so results keep the walk's order.
+    let feed = std::sync::Mutex::new((walk.files(), 0usize));
+    let (files, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     // Bounded: workers wait when the consumer falls behind.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Outcome>)>(threads * 64);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Result<Outcome>>)>(threads * 4);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..threads {
             let tx = tx.clone();
-            let (entries, next, hosts) = (&entries, &next, &hosts_lower);
+            let (feed, files, stop, hosts) = (&feed, &files, &stop, &hosts_lower);
+            let prefilter = &prefilter;
             scope.spawn(move || loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= n {
+                if stop.load(Ordering::Relaxed) {
                     break;
                 }
-                if tx
-                    .send((i, process(&entries[i], hosts, only_hosts)))
-                    .is_err()
-                {
+                let (n, batch) = {
+                    let mut f = feed.lock().unwrap_or_else(|p| p.into_inner());
+                    let batch: Vec<walk::Found> = f.0.by_ref().take(BATCH).collect();
+                    f.1 += 1;
+                    (f.1 - 1, batch)
+                };
+                if batch.is_empty() {
+                    break;
+                }
+                let mut done = Vec::new();
+                for found in batch {
+                    let outcome = match found {
+                        walk::Found::Skipped(s) => Ok(Outcome::Skipped(s)),
+                        walk::Found::Entry(e) => {
+                            files.fetch_add(1, Ordering::Relaxed);
+                            process(e, hosts, want, prefilter)
+                        }
+                    };
+                    let failed = outcome.is_err();
+                    if !matches!(outcome, Ok(Outcome::Nothing)) {
+                        done.push(outcome);
+                    }
+                    if failed {
+                        break;
+                    }
+                }
+                if tx.send((n, done)).is_err() {
                     break;
                 }
             });
@@ -133,24 +169,30 @@ pub fn each_source(
         drop(tx);
         let mut waiting = std::collections::BTreeMap::new();
         let mut want = 0;
-        for (i, r) in rx.iter() {
-            waiting.insert(i, r);
-            while let Some(r) = waiting.remove(&want) {
+        while let Ok((n, batch)) = rx.recv() {
+            waiting.insert(n, batch);
+            while let Some(batch) = waiting.remove(&want) {
                 want += 1;
-                match r {
-                    Ok(Outcome::Source(s)) => sink(Item::Source(s)),
-                    Ok(Outcome::Skipped(s)) => sink(Item::Skipped(s)),
-                    Ok(Outcome::Nothing) => {}
-                    Err(e) => {
-                        // Stop the workers; the scope joins them.
-                        next.store(n, std::sync::atomic::Ordering::Relaxed);
-                        return Err(e);
+                for r in batch {
+                    match r {
+                        Ok(Outcome::Source(s)) => sink(Item::Source(s)),
+                        Ok(Outcome::Skipped(s)) => sink(Item::Skipped(s)),
+                        Ok(Outcome::Nothing) => {}
+                        Err(e) => {
+                            // Stop the workers (the receiver goes with this
+                            // closure, so none waits on a full channel); the
+                            // scope joins them.
+                            stop.store(true, Ordering::Relaxed);
+                            drop(rx);
+                            return Err(e);
+                        }
                     }
                 }
             }
         }
         Ok(())
-    })
+    })?;
+    Ok(files.into_inner())
 }
 
 /// Runs `job(0)..job(n - 1)` on up to `threads` threads; results in order.
@@ -264,15 +306,18 @@ enum Outcome {
 
 /// Reads, classifies and locates one file. The text is kept only with
 /// `only_hosts` (a rebind needs it; a scan or check does not).
-fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome> {
-    let holds = |lower: &str| {
-        // "ahr0chm6ly" is base64 "https://" lower-cased: a `data.server` value.
-        let base64 = lower.contains("ahr0chm6ly");
-        if only_hosts {
-            base64 || hosts.iter().any(|h| lower.contains(h.as_str()))
-        } else {
-            base64 || endpoint::may_hold(lower, hosts)
-        }
+fn process(
+    entry: Entry,
+    hosts: &[String],
+    want: locate::Want,
+    prefilter: &endpoint::Prefilter,
+) -> Result<Outcome> {
+    let only_hosts = want.only;
+    let holds = |bytes: &[u8]| prefilter.scan(bytes).0;
+    // An endpoint behind escapes (`\x2e` in a host) is found by reading the
+    // escapes, not by the raw bytes.
+    let holds_escaped = |text: &str| {
+        memchr::memchr(b'\\', text.as_bytes()).is_some() && holds(unescaped(text).as_bytes())
     };
     let skip = |reason: String, may_hold: bool| {
         Ok(Outcome::Skipped(Skipped {
@@ -282,12 +327,41 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
         }))
     };
     let skipped = |reason: String| skip(reason, false);
-    match walk::read(entry) {
+    // Most files are plain text holding nothing of interest: they are
+    // judged in a reused buffer and never copied.
+    thread_local! {
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let read = BUF.with_borrow_mut(|buf| {
+        walk::read_into(&entry.path, buf)?;
+        let mut first_look = None;
+        if walk::is_text(buf) {
+            let (has, destination) = prefilter.scan(buf);
+            let text = std::str::from_utf8(buf).unwrap_or_default();
+            let has = has || (entry.role == Role::Yaml && holds_escaped(text));
+            let parsed_anyway = destination && entry.role == Role::Yaml;
+            if !has && !parsed_anyway {
+                return Ok(None);
+            }
+            first_look = Some((has, destination));
+        }
+        let bytes = buf.to_vec();
+        // A big file's buffer is not kept for the rest of the run.
+        if buf.capacity() > 1 << 20 {
+            *buf = Vec::new();
+        }
+        Ok(Some((walk::classify(bytes), first_look)))
+    });
+    let (content, first_look) = match read {
+        Err(reason) => return skip(reason, true),
+        Ok(None) => return Ok(Outcome::Nothing),
+        Ok(Some(read)) => read,
+    };
+    match content {
         Content::Unreadable(reason) => skip(reason, true),
         Content::Decoded { text, encoding } => {
             if entry.role == Role::Yaml {
-                let lower = text.to_ascii_lowercase();
-                let holding = holds(&lower) || (lower.contains('\\') && holds(&unescaped(&lower)));
+                let holding = holds(text.as_bytes()) || holds_escaped(&text);
                 let what = if holding {
                     ", holding endpoint text"
                 } else {
@@ -300,17 +374,17 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
                     holding,
                 );
             }
-            if !holds(&text.to_ascii_lowercase()) {
+            if !holds(text.as_bytes()) {
                 return Ok(Outcome::Nothing);
             }
             Ok(Outcome::Source(Box::new(Source {
-                entry: entry.clone(),
                 located: Ok(locate::locate_text(&text, hosts)),
                 text: if only_hosts { text.into() } else { "".into() },
+                entry,
             })))
         }
         Content::Binary(bytes) => {
-            if holds(&String::from_utf8_lossy(&bytes).to_ascii_lowercase()) {
+            if holds(&bytes) {
                 return skipped(
                     "binary file holding endpoint text; not read, not rewritten".into(),
                 );
@@ -318,8 +392,7 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
             Ok(Outcome::Nothing)
         }
         Content::NotUtf8 { bytes, line } => {
-            let lower = String::from_utf8_lossy(&bytes).to_ascii_lowercase();
-            let holding = holds(&lower);
+            let holding = holds(&bytes);
             if entry.role == Role::Yaml || holding {
                 let what = if holding {
                     ", holding endpoint text"
@@ -336,19 +409,15 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
             Ok(Outcome::Nothing)
         }
         Content::Text(text) => {
-            // The lower-case copy is dropped before parsing: big files count.
-            let (has, destination) = {
-                let lower = text.to_ascii_lowercase();
-                // An endpoint behind escapes (`\x2e` in a host) is found by
-                // reading the escapes, not by the raw bytes.
-                let has = holds(&lower)
-                    || (entry.role == Role::Yaml
-                        && lower.contains('\\')
-                        && holds(&unescaped(&lower)));
-                (has, !only_hosts && lower.contains("destination"))
-            };
+            let (has, destination) = first_look.unwrap_or_else(|| {
+                let (has, destination) = prefilter.scan(text.as_bytes());
+                (
+                    has || (entry.role == Role::Yaml && holds_escaped(&text)),
+                    destination,
+                )
+            });
             let located = match entry.role {
-                Role::Yaml if has || destination => locate::locate_yaml(&text, hosts, only_hosts)
+                Role::Yaml if has || destination => locate::locate_yaml_for(&text, hosts, want)
                     .or_else(|e| json_fallback(&entry.rel, &text, hosts, only_hosts, e)),
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                 _ => return Ok(Outcome::Nothing),
@@ -361,7 +430,7 @@ fn process(entry: &Entry, hosts: &[String], only_hosts: bool) -> Result<Outcome>
                 return Ok(Outcome::Nothing);
             }
             Ok(Outcome::Source(Box::new(Source {
-                entry: entry.clone(),
+                entry,
                 text: if only_hosts { text.into() } else { "".into() },
                 located,
             })))

@@ -10,7 +10,7 @@
 //! parsing the old text twice; locating itself never checks rewrites.
 
 use crate::embedded;
-use crate::endpoint::{self, Found, Shape};
+use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
 use crate::yaml::{self, Events, ParseFailure};
@@ -327,10 +327,32 @@ pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
     }
 }
 
+/// What a caller needs located.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Want {
+    /// Just the occurrences of the given hosts (what a rebind needs).
+    pub only: bool,
+    /// The cluster name the manifests give beside each value
+    /// ([`Occurrence::cluster_hint`]): `init` and the scan's JSON report need
+    /// it; nothing else reads it, and it is the dearest part of locating.
+    pub names: bool,
+}
+
 /// Parses `text` as YAML (JSON included), masking Helm template actions if the
 /// file does not parse as it is, and locates every endpoint occurrence; with
 /// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
+/// Cluster names are included; see [`locate_yaml_for`].
 pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, ParseError> {
+    locate_yaml_for(text, extra_hosts, Want { only, names: true })
+}
+
+/// [`locate_yaml`], locating what `want` says.
+pub fn locate_yaml_for(
+    text: &str,
+    extra_hosts: &[String],
+    want: Want,
+) -> Result<Located, ParseError> {
+    let only = want.only;
     let index = LineIndex::new(text);
     // YAML allows no NUL character; the parser would take it as a line break
     // and every position after it would be wrong.
@@ -357,6 +379,7 @@ pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Loc
         found: &found,
         hosts: extra_hosts,
         only,
+        names: want.names,
         escapes: text.contains('\\'),
     };
     // The parser's lines are the file's: one line index serves both (a
@@ -428,6 +451,8 @@ struct Input<'a> {
     found: &'a [Found],
     hosts: &'a [String],
     only: bool,
+    /// Cluster names are wanted ([`Want::names`]).
+    names: bool,
     /// The text has a backslash: a double-quoted scalar may hide an endpoint
     /// behind escapes, so raw finds are not the only way in.
     escapes: bool,
@@ -583,7 +608,7 @@ impl<'a> Locator<'a> {
         }
         if let Some(parent) = self.stack.last_mut() {
             if parent.is_map && parent.expect_key {
-                parent.key = Some("?".into());
+                set_key(&mut parent.key, "?");
             }
             parent.advance();
         }
@@ -592,7 +617,7 @@ impl<'a> Locator<'a> {
     fn alias(&mut self) {
         if let Some(f) = self.stack.last_mut() {
             if f.is_map && f.expect_key {
-                f.key = Some("*".into());
+                set_key(&mut f.key, "*");
             }
             f.advance();
         }
@@ -638,17 +663,17 @@ impl<'a> Locator<'a> {
             v.into()
         };
         if only {
-            return hosts.iter().any(|h| lower.contains(h.as_str()));
+            return hosts.iter().any(|h| endpoint::contains(&lower, h));
         }
         if bare_key || endpoint::may_hold_named(&lower, hosts) {
             return true;
         }
-        if !lower.contains("https://") {
+        if !endpoint::HTTPS.is_in(&lower) {
             // A bare host by key inside a string (`"serverName": "cp"`).
-            return lower.contains("servername") && self.keys(None).last() == Some(&"config");
+            return SERVER_NAME.is_in(&lower) && self.keys(None).last() == Some(&"config");
         }
         // OpenShift API servers and Rancher proxies are endpoints by shape.
-        if lower.contains(":6443") || lower.contains(endpoint::RANCHER_PREFIX) {
+        if OPENSHIFT_PORT.is_in(&lower) || RANCHER.is_in(&lower) {
             return true;
         }
         if self.stack.len() == 1 && !is_key {
@@ -742,7 +767,7 @@ impl<'a> Locator<'a> {
         }
         if let Some(f) = self.stack.last_mut() {
             if f.is_map && f.expect_key {
-                f.key = Some(value.to_string());
+                set_key(&mut f.key, value);
             } else if f.is_map {
                 // Only the siblings that can name a cluster are kept.
                 if let Some(k) = f.key.as_deref().filter(|k| positions::is_name_key(k)) {
@@ -786,15 +811,15 @@ impl<'a> Locator<'a> {
     /// A `data.server` value that is the base64 of an endpoint: recorded
     /// whole (returns whether it is held for verification).
     fn base64(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+        if !value.starts_with("aHR0cHM6Ly") {
+            return false; // "https://"
+        }
         // `data.server` of a Secret, or of a Secret in a `kind: List`.
         let keys = self.keys(None);
         // Keys only: an item of a List adds one sequence level.
         let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));
         if !positions::base64_server(&keys) || self.stack.len() != levels {
             return false;
-        }
-        if !value.starts_with("aHR0cHM6Ly") {
-            return false; // "https://"
         }
         let Some(decoded) = embedded::base64_decode(value) else {
             return false;
@@ -891,6 +916,7 @@ impl<'a> Locator<'a> {
             found,
             hosts,
             only,
+            names,
             ..
         } = self.input;
         let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
@@ -1079,7 +1105,7 @@ impl<'a> Locator<'a> {
             };
             let app =
                 (position == Some(Position::DestinationServer) && inner.is_none()).then_some(doc);
-            if let Some((h, from)) = best_hint(&hint, app, &o.found) {
+            if let Some((h, from)) = names.then(|| best_hint(&hint, app, &o.found)).flatten() {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
@@ -1134,7 +1160,7 @@ impl<'a> Locator<'a> {
                 parent: None,
                 own_key: None,
             };
-            if let Some((h, from)) = best_hint(&hint, None, &o.found) {
+            if let Some((h, from)) = names.then(|| best_hint(&hint, None, &o.found)).flatten() {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
@@ -1167,6 +1193,22 @@ impl<'a> Locator<'a> {
             destinations,
             proof,
         }
+    }
+}
+
+static SERVER_NAME: Needle = Needle::new("servername");
+static OPENSHIFT_PORT: Needle = Needle::new(":6443");
+static RANCHER: Needle = Needle::new(endpoint::RANCHER_PREFIX);
+
+/// Sets a mapping's current key, reusing the buffer of its previous key (a
+/// mapping's keys come one after another: one allocation per mapping).
+fn set_key(slot: &mut Option<String>, key: &str) {
+    match slot {
+        Some(k) => {
+            k.clear();
+            k.push_str(key);
+        }
+        None => *slot = Some(key.to_string()),
     }
 }
 

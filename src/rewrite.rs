@@ -127,71 +127,91 @@ pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     let mut plan = Plan::empty(from.clone(), to.clone());
-    for src in &inv.sources {
-        let rel = &src.entry.rel;
-        let located = match &src.located {
-            Ok(l) => l,
-            Err(e) => {
-                let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
-                if n > 0 {
-                    plan.errors.push(PlanError {
-                        rel: rel.clone(),
-                        line: e.line,
-                        column: e.column,
-                        message: format!(
-                            "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
-                            e.message,
-                            from.url()
-                        ),
-                    });
-                }
-                continue;
-            }
-        };
-        let mut changes = Vec::new();
-        for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-            if o.kind == Kind::Value {
-                changes.push(o.clone());
-            } else {
-                plan.mentions.push(Mention {
-                    rel: rel.clone(),
-                    occurrence: o.clone(),
-                });
-            }
-        }
-        if changes.is_empty() {
-            continue;
-        }
-        let new = match splice(&src.text, &changes, to, located.proof.json) {
-            Ok(new) => new,
-            Err((line, column, message)) => {
-                plan.errors.push(PlanError {
-                    rel: rel.clone(),
-                    line,
-                    column,
-                    message,
-                });
-                continue;
-            }
-        };
-        match verify(located, &src.text, &new, &changes, from, to) {
-            Ok(()) => plan.files.push(FilePlan {
-                path: src.entry.path.clone(),
-                rel: rel.clone(),
-                old: Arc::clone(&src.text),
-                new: new.into(),
-                changes,
-                is_config: false,
-            }),
-            Err(message) => plan.errors.push(PlanError {
-                rel: rel.clone(),
-                line: changes[0].line,
-                column: changes[0].column,
-                message,
-            }),
+    // Each file is spliced and verified on its own: on every core.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let planned = crate::par_map(inv.sources.len(), threads, |i| {
+        plan_source(&inv.sources[i], from, to)
+    });
+    for (mentions, outcome) in planned {
+        plan.mentions.extend(mentions);
+        match outcome {
+            Some(Ok(file)) => plan.files.push(file),
+            Some(Err(error)) => plan.errors.push(error),
+            None => {}
         }
     }
     plan
+}
+
+/// One source's part of a plan: its mentions of `from`, and its file plan
+/// or why it cannot be rewritten (`None`: no change in it).
+fn plan_source(
+    src: &crate::Source,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> (Vec<Mention>, Option<Result<FilePlan, PlanError>>) {
+    let rel = &src.entry.rel;
+    let located = match &src.located {
+        Ok(l) => l,
+        Err(e) => {
+            let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
+            let error = (n > 0).then(|| PlanError {
+                rel: rel.clone(),
+                line: e.line,
+                column: e.column,
+                message: format!(
+                    "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
+                    e.message,
+                    from.url()
+                ),
+            });
+            return (Vec::new(), error.map(Err));
+        }
+    };
+    let mut changes = Vec::new();
+    let mut mentions = Vec::new();
+    for o in located.occurrences.iter().filter(|o| matches(o, from)) {
+        if o.kind == Kind::Value {
+            changes.push(o.clone());
+        } else {
+            mentions.push(Mention {
+                rel: rel.clone(),
+                occurrence: o.clone(),
+            });
+        }
+    }
+    if changes.is_empty() {
+        return (mentions, None);
+    }
+    let new = match splice(&src.text, &changes, to, located.proof.json) {
+        Ok(new) => new,
+        Err((line, column, message)) => {
+            let error = PlanError {
+                rel: rel.clone(),
+                line,
+                column,
+                message,
+            };
+            return (mentions, Some(Err(error)));
+        }
+    };
+    let outcome = match verify(located, &src.text, &new, &changes, from, to) {
+        Ok(()) => Ok(FilePlan {
+            path: src.entry.path.clone(),
+            rel: rel.clone(),
+            old: Arc::clone(&src.text),
+            new: new.into(),
+            changes,
+            is_config: false,
+        }),
+        Err(message) => Err(PlanError {
+            rel: rel.clone(),
+            line: changes[0].line,
+            column: changes[0].column,
+            message,
+        }),
+    };
+    (mentions, Some(outcome))
 }
 
 /// Replaces each change's scheme-and-authority (or bare host) bytes. A

@@ -93,11 +93,19 @@ fn overlay_name(rel: &str) -> Option<String> {
 #[derive(Debug, Default, Clone)]
 pub struct Tiers {
     /// Tier 1: a hard-coded server URL (hub push).
-    pub hub: Vec<String>,
+    pub hub: Tier,
     /// Tier 3: the in-cluster API server.
-    pub in_cluster: Vec<String>,
+    pub in_cluster: Tier,
     /// `destination.name` only.
-    pub by_name: Vec<String>,
+    pub by_name: Tier,
+}
+
+/// One tier: how many Applications, and their names when they are kept
+/// ([`Summary::keeping_tier_names`]).
+#[derive(Debug, Default, Clone)]
+pub struct Tier {
+    pub count: usize,
+    pub names: Vec<String>,
 }
 
 /// Tallies and tiers, fed one source at a time.
@@ -106,9 +114,20 @@ pub struct Summary {
     tallies: BTreeMap<String, Tally>,
     pub tiers: Tiers,
     sources: usize,
+    /// Keep each Application's name in its tier (the JSON report lists them;
+    /// text shows counts, and then memory stays flat however many there are).
+    tier_names: bool,
 }
 
 impl Summary {
+    /// A summary that keeps the names of the Applications in each tier.
+    pub fn keeping_tier_names() -> Summary {
+        Summary {
+            tier_names: true,
+            ..Summary::default()
+        }
+    }
+
     /// Counts one source's occurrences and destinations.
     pub fn add(&mut self, src: &Source) {
         let n = self.sources;
@@ -162,12 +181,16 @@ impl Summary {
                     let host = rest.split(['/', ':', '?']).next().unwrap_or("");
                     endpoint::shape(host) == Shape::InCluster
                 });
-            if in_cluster_server || d.name.as_deref() == Some("in-cluster") {
-                self.tiers.in_cluster.push(d.resource.clone());
+            let tier = if in_cluster_server || d.name.as_deref() == Some("in-cluster") {
+                &mut self.tiers.in_cluster
             } else if d.server.is_some() {
-                self.tiers.hub.push(d.resource.clone());
+                &mut self.tiers.hub
             } else {
-                self.tiers.by_name.push(d.resource.clone());
+                &mut self.tiers.by_name
+            };
+            tier.count += 1;
+            if self.tier_names {
+                tier.names.push(d.resource.clone());
             }
         }
     }
@@ -188,7 +211,7 @@ impl Summary {
 
     /// The summary of a whole inventory.
     pub fn of(inv: &crate::Inventory) -> Summary {
-        let mut s = Summary::default();
+        let mut s = Summary::keeping_tier_names();
         for src in &inv.sources {
             s.add(src);
         }

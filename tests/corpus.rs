@@ -26,6 +26,7 @@ fn one_file(
             located,
         }],
         skipped: vec![],
+        files: 1,
     }
 }
 

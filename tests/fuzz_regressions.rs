@@ -54,6 +54,7 @@ fn source(text: &str, hosts: &[String], only: bool) -> Inventory {
             located: locate::locate_yaml(text, hosts, only),
         }],
         skipped: vec![],
+        files: 1,
     }
 }
 

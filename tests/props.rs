@@ -498,15 +498,12 @@ fn run(bytes: &[u8], pair: usize) -> (Inventory, Plan) {
     std::fs::write(&path, bytes).unwrap();
     let (from, to) = endpoints(pair);
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
-    let walk = Walk {
-        entries: vec![Entry {
-            path,
-            rel: "p.yaml".into(),
-            role: Role::Yaml,
-        }],
-        skipped: vec![],
-    };
-    let inv = rebind::inventory(walk, &hosts, true).unwrap();
+    let walk = Walk::of_entries(vec![Entry {
+        path,
+        rel: "p.yaml".into(),
+        role: Role::Yaml,
+    }]);
+    let inv = rebind::inventory(&walk, &hosts, true).unwrap();
     let plan = rewrite::plan(&inv, &from, &to);
     (inv, plan)
 }

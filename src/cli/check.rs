@@ -44,7 +44,7 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Result<Exit> {
         .iter()
         .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
         .collect();
-    let inv = inventory(walk, &hosts, false)?;
+    let inv = inventory(&walk, &hosts, false)?;
     let findings = check::check(&inv, &cfg, a.allow_unknown);
     let failed = findings
         .iter()

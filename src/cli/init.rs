@@ -11,7 +11,7 @@ use super::InitArgs;
 use anyhow::{bail, Context, Result};
 use rebind::output::{count, json, Exit, Format, Sink};
 use rebind::summary::Summary;
-use rebind::{config, inventory, walk};
+use rebind::{config, each_source, walk, Item};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -28,12 +28,17 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
             target.display()
         );
     }
-    let inv = inventory(
-        walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?,
-        &[],
-        false,
-    )?;
-    let summary = Summary::of(&inv);
+    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
+    let mut summary = Summary::default();
+    let want = rebind::locate::Want {
+        only: false,
+        names: true,
+    };
+    each_source(&walk, &[], want, |item| {
+        if let Item::Source(s) = item {
+            summary.add(&s);
+        }
+    })?;
     let mut used = std::collections::BTreeSet::new();
     let mut clusters = Vec::new();
     for (i, t) in summary.workload().into_iter().enumerate() {

@@ -36,14 +36,23 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Result<Exit> {
     let req = a.walk.request();
     let cfg = req.config()?;
     let walk = req.discover_with(cfg.as_ref())?;
-    let mut summary = Summary::default();
+    let mut summary = if format == Format::Json {
+        Summary::keeping_tier_names()
+    } else {
+        Summary::default()
+    };
     let mut skipped = Vec::new();
     let mut errors = Vec::new();
     let mut listed = 0usize;
     if format == Format::Json {
         sink.out(&json::scan_head());
     }
-    each_source(walk, &hosts, false, |item| match item {
+    // Cluster names show only in the JSON report (`cluster_name`).
+    let want = rebind::locate::Want {
+        only: false,
+        names: format == Format::Json,
+    };
+    each_source(&walk, &hosts, want, |item| match item {
         Item::Skipped(s) => skipped.push(s),
         Item::Source(mut src) => {
             if !from.is_empty() {

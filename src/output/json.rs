@@ -145,9 +145,9 @@ impl<'a> ScanTail<'a> {
             occurrence_count,
             endpoints: sum.tallies().map(EndpointJson::new).collect(),
             tiers: TiersJson {
-                hub_push: &sum.tiers.hub,
-                in_cluster: &sum.tiers.in_cluster,
-                by_name: &sum.tiers.by_name,
+                hub_push: &sum.tiers.hub.names,
+                in_cluster: &sum.tiers.in_cluster.names,
+                by_name: &sum.tiers.by_name.names,
             },
             skipped: skipped(skip),
             errors: errors(errs),

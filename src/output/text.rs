@@ -77,7 +77,7 @@ pub fn scan_summary(sum: &Summary) -> String {
         ),
         ("by name", "destination.name", &tiers.by_name),
     ] {
-        let _ = writeln!(s, "  {tier:<18} {how:<24} {}", count(list.len(), "app"));
+        let _ = writeln!(s, "  {tier:<18} {how:<24} {}", count(list.count, "app"));
     }
     s
 }

@@ -65,6 +65,27 @@ fn every_command_has_format_json_with_schema_version() {
     }
 }
 
+/// A format a command does not write is a usage error (exit 2) that names
+/// the formats it does write, and nothing is written to stdout.
+#[test]
+fn a_format_the_command_does_not_write_is_refused_by_name() {
+    let dir = temp_fixture();
+    let d = dir.path();
+    for (args, names) in [
+        (
+            &["diff", "--from", OLD, "--to", NEW, "--format", "sarif"][..],
+            "text, json, github",
+        ),
+        (&["scan", "--format", "github"][..], "text, json"),
+    ] {
+        let out = rebind(d, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr(&out);
+        assert!(err.contains(&format!("(it writes {names})")), "{err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
 #[test]
 fn plan_reports_always_have_the_same_fields() {
     let dir = temp_fixture();

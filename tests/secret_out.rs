@@ -3,7 +3,7 @@
 //! prints; a bad flag or a forbidden output path stops the run before
 //! anything is written.
 //!
-//! These need `apply` to flatten `secret::SecretOptions` (command-line glue).
+//! These need `apply` to flatten the secret flags (command-line glue).
 
 mod common;
 

@@ -77,7 +77,13 @@ impl FormatArgs {
             self.format.into()
         };
         if !allowed.contains(&f) {
-            bail!("{command} --format {:?}: not supported here", self.format);
+            let name = |f: Format| format!("{f:?}").to_ascii_lowercase();
+            let names: Vec<String> = allowed.iter().map(|&a| name(a)).collect();
+            bail!(
+                "{command} --format {}: not supported by {command} (it writes {})",
+                name(f),
+                names.join(", ")
+            );
         }
         Ok(f)
     }
@@ -269,7 +275,7 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "FILE", requires = "cluster_name")]
     pub secret_out: Option<PathBuf>,
     #[command(flatten, next_help_heading = "Cluster Secret (with --secret-out)")]
-    pub secret: rebind::secret::SecretOptions,
+    pub secret: secret::SecretFlags,
 }
 
 #[derive(Debug, Args)]
@@ -288,7 +294,7 @@ pub struct SecretArgs {
     #[arg(long, value_name = "PATH")]
     pub repo: Option<PathBuf>,
     #[command(flatten)]
-    pub opts: rebind::secret::SecretOptions,
+    pub opts: secret::SecretFlags,
     #[command(flatten)]
     pub format: FormatArgs,
 }

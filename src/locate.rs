@@ -692,17 +692,20 @@ impl<'a> Locator<'a> {
     fn scalar(&mut self, value: &str, quoted: bool, ev_index: usize, off: usize) -> bool {
         let text = self.input.text;
         let candidates = &mut self.candidates;
-        self.pending_spans.retain(|&ci| {
-            let c = &mut candidates[ci];
-            if off > c.start {
-                c.span_end = off;
-                false
-            } else {
-                true
-            }
-        });
+        if !self.pending_spans.is_empty() {
+            self.pending_spans.retain(|&ci| {
+                let c = &mut candidates[ci];
+                if off > c.start {
+                    c.span_end = off;
+                    false
+                } else {
+                    true
+                }
+            });
+        }
         let is_key = self.stack.last().is_some_and(|f| f.is_map && f.expect_key);
-        let in_key = self.stack.iter().any(|f| f.in_key);
+        // A frame inside a key marks every frame below it: the innermost says.
+        let in_key = self.stack.last().is_some_and(|f| f.in_key);
         let mut hold = false;
         if !is_key && !in_key {
             self.record_item_kind(value);

@@ -93,10 +93,9 @@ pub fn inventory(walk: &Walk, hosts: &[String], only_hosts: bool) -> Result<Inve
         Item::Source(s) => inv.sources.push(*s),
         Item::Skipped(s) => inv.skipped.push(s),
     })?;
-    // The walk's order is the tree's; reports list files by the names shown
-    // (which differ from the tree's order under a PATH shown with `..`).
-    inv.sources
-        .sort_by(|a, b| walk::path_order(&a.entry.rel, &b.entry.rel));
+    // The walk's order is the tree's; a rebind's and an audit's reports list
+    // files by the names shown, byte-wise (as `git diff` does).
+    inv.sources.sort_by(|a, b| a.entry.rel.cmp(&b.entry.rel));
     inv.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(inv)
 }
@@ -122,14 +121,23 @@ pub fn each_source(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     // The walk is pulled under a lock, a batch at a time, by whichever
     // worker is free; batches are numbered so results keep the walk's order.
-    let feed = std::sync::Mutex::new((walk.files(), 0usize));
+    // No batch is taken more than `WINDOW` ahead of the oldest one not yet
+    // handed to the sink: a slow file (a big one first) holds the others
+    // back instead of letting finished results pile up behind it.
+    let window = threads * 4;
+    let feed = std::sync::Mutex::new(Feed {
+        files: walk.files(),
+        next: 0,
+        released: 0,
+    });
+    let moved = std::sync::Condvar::new();
     let (files, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
     // Bounded: workers wait when the consumer falls behind.
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Result<Outcome>>)>(threads * 4);
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..threads {
             let tx = tx.clone();
-            let (feed, files, stop, hosts) = (&feed, &files, &stop, &hosts_lower);
+            let (feed, moved, files, stop, hosts) = (&feed, &moved, &files, &stop, &hosts_lower);
             let prefilter = &prefilter;
             scope.spawn(move || loop {
                 if stop.load(Ordering::Relaxed) {
@@ -137,9 +145,12 @@ pub fn each_source(
                 }
                 let (n, batch) = {
                     let mut f = feed.lock().unwrap_or_else(|p| p.into_inner());
-                    let batch: Vec<walk::Found> = f.0.by_ref().take(BATCH).collect();
-                    f.1 += 1;
-                    (f.1 - 1, batch)
+                    while f.next >= f.released + window && !stop.load(Ordering::Relaxed) {
+                        f = moved.wait(f).unwrap_or_else(|p| p.into_inner());
+                    }
+                    let batch: Vec<walk::Found> = f.files.by_ref().take(BATCH).collect();
+                    f.next += 1;
+                    (f.next - 1, batch)
                 };
                 if batch.is_empty() {
                     break;
@@ -173,6 +184,8 @@ pub fn each_source(
             waiting.insert(n, batch);
             while let Some(batch) = waiting.remove(&want) {
                 want += 1;
+                feed.lock().unwrap_or_else(|p| p.into_inner()).released = want;
+                moved.notify_all();
                 for r in batch {
                     match r {
                         Ok(Outcome::Source(s)) => sink(Item::Source(s)),
@@ -183,6 +196,7 @@ pub fn each_source(
                             // closure, so none waits on a full channel); the
                             // scope joins them.
                             stop.store(true, Ordering::Relaxed);
+                            moved.notify_all();
                             drop(rx);
                             return Err(e);
                         }
@@ -193,6 +207,15 @@ pub fn each_source(
         Ok(())
     })?;
     Ok(files.into_inner())
+}
+
+/// The walk as [`each_source`]'s workers share it.
+struct Feed<'w> {
+    files: walk::Files<'w>,
+    /// The number of the next batch to take.
+    next: usize,
+    /// Batches before this one have been handed to the sink.
+    released: usize,
 }
 
 /// Runs `job(0)..job(n - 1)` on up to `threads` threads; results in order.

@@ -30,10 +30,11 @@
 //!   below it; a PATH that is absolute or climbs with `..` (the config's root
 //!   seen from a subdirectory) is shown relative to the current directory
 //!   (`../stage/a.yaml`, `a.yaml`), unless the two share only `/`.
-//! - Files come in a fixed order ([`path_order`]: PATHs by how they are
-//!   shown, then directory by directory, names byte-wise), and the walk is
-//!   lazy: [`Walk::files`] reads directories as it is iterated, so memory does
-//!   not grow with the number of files.
+//! - Files come in a fixed order: by canonical path, component by component
+//!   (`apps/x.yaml` before `apps.yaml`), whatever the PATHs' spelling or
+//!   order and whether one lies inside another. The walk is lazy:
+//!   [`Walk::files`] reads directories as it is iterated, so memory does not
+//!   grow with the number of files.
 //! - A directory that cannot be read, and (through [`read`]) a file that cannot
 //!   be read or vanished after it was listed, is named as [`Skipped`] with the
 //!   reason; only a PATH that does not exist at all is an error.
@@ -91,11 +92,10 @@ pub enum Found {
 ///
 /// [`Walk::files`] walks the file system as it is iterated, so a walk of any
 /// size holds only the directories it is inside of, never the list of files.
-/// The order is the same every time: PATHs sorted by how they are shown, and
-/// below each one, names sorted byte-wise directory by directory (the order
-/// of [`path_order`] on [`Entry::rel`]). When PATHs overlap (`apps
-/// apps/a.yaml`), the files are listed up front instead, each once, in that
-/// same order.
+/// The order is the same every time: by canonical path, component-wise
+/// (PATHs sorted so, and below each one, names byte-wise directory by
+/// directory). When PATHs overlap (`apps apps/a.yaml`), the files are listed
+/// up front instead, each once, in that same order.
 #[derive(Debug, Clone)]
 pub struct Walk(std::sync::Arc<Plan>);
 
@@ -115,6 +115,8 @@ enum Plan {
 #[derive(Debug)]
 struct Given {
     path: PathBuf,
+    /// Its canonical path (the file's own name kept for a symbolic link).
+    identity: Option<PathBuf>,
     /// How it is shown ([`display_base`]).
     shown: String,
     is_dir: bool,
@@ -161,12 +163,6 @@ impl Walk {
         s.sort_by(|a, b| a.rel.cmp(&b.rel));
         s
     }
-}
-
-/// The walk's order on shown paths: component by component, byte-wise
-/// (`apps/x.yaml` before `apps.yaml`, as a tree lists them).
-pub fn path_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.split('/').cmp(b.split('/'))
 }
 
 /// The iterator of [`Walk::files`].
@@ -374,7 +370,6 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
         req.paths.clone()
     };
     let mut paths = Vec::new();
-    let mut identities = Vec::new();
     for path in given {
         let meta = match std::fs::symlink_metadata(&path) {
             Ok(m) => m,
@@ -383,24 +378,29 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
             }
             Err(e) => return Err(e).with_context(|| format!("{}: cannot read", path.display())),
         };
-        let id = if meta.is_dir() {
+        let identity = if meta.is_dir() {
             path.canonicalize().ok()
         } else {
             identity_of(&path)
         };
-        identities.extend(id);
         paths.push(Given {
             shown: display_base(&path, filter.cwd.as_deref()),
             is_dir: meta.is_dir(),
+            identity,
             path,
         });
     }
-    paths.sort_by(|a, b| path_order(&a.shown, &b.shown));
-    let overlap = identities.iter().enumerate().any(|(i, a)| {
-        identities[i + 1..]
-            .iter()
-            .any(|b| a.starts_with(b) || b.starts_with(a))
-    });
+    // By canonical path, component-wise: the walk's order does not depend
+    // on how PATHs are spelt, nor on whether one PATH lies inside another.
+    paths.sort_by(|a, b| a.identity.cmp(&b.identity));
+    // Sorted so, a PATH inside another comes right after it or after
+    // something else inside it: neighbours tell (n log n, not n²).
+    let overlap = paths
+        .windows(2)
+        .any(|w| match (&w[0].identity, &w[1].identity) {
+            (Some(a), Some(b)) => b.starts_with(a),
+            _ => false,
+        });
     let walk = Walk(std::sync::Arc::new(Plan::Paths {
         filter,
         config,
@@ -417,20 +417,21 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
     while let Some((id, found)) = files.next_with_identity() {
         match found {
             Found::Entry(e) => {
-                if id.is_none_or(|id| seen.insert(id)) {
-                    entries.push(e);
+                let id = id.unwrap_or_else(|| e.path.clone());
+                if seen.insert(id.clone()) {
+                    entries.push((id, e));
                 }
             }
             Found::Skipped(s) => skipped.push(s),
         }
     }
-    entries.sort_by(|a, b| path_order(&a.rel, &b.rel));
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
     skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     skipped.dedup();
     let listed = skipped
         .into_iter()
         .map(Found::Skipped)
-        .chain(entries.into_iter().map(Found::Entry))
+        .chain(entries.into_iter().map(|(_, e)| Found::Entry(e)))
         .collect();
     Ok(Walk(std::sync::Arc::new(Plan::Listed(listed))))
 }
@@ -975,14 +976,6 @@ mod tests {
                 "apps.yaml",
                 "b/z.yaml"
             ]
-        );
-        assert_eq!(
-            path_order("apps/x.yaml", "apps.yaml"),
-            std::cmp::Ordering::Less
-        );
-        assert_eq!(
-            path_order("apps-2/y.yaml", "apps/x.yaml"),
-            std::cmp::Ordering::Greater
         );
     }
 

@@ -620,7 +620,10 @@ fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
         .follow_links(false)
         .require_git(false)
         .parents(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        // Entries of one directory share their parent's path exactly, so
+        // comparing whole paths as bytes orders them by name, without
+        // splitting each path into components on every comparison.
+        .sort_by_file_path(|a, b| a.as_os_str().cmp(b.as_os_str()))
         .filter_entry(move |e| {
             if e.file_name() == ".git" {
                 return false;

@@ -151,9 +151,18 @@ pub fn summary_table(plan: &Plan) -> String {
 /// The diff audit (also shown by `apply` before it writes) as text.
 pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
-    for f in &plan.files {
-        let d = diff::unified(f);
-        s.push_str(&if color { diff::colorize(&d) } else { d });
+    // Each file's diff is worked out on every core, then joined in order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let diffs = crate::par_map(plan.files.len(), threads, |i| {
+        let d = diff::unified(&plan.files[i]);
+        if color {
+            diff::colorize(&d)
+        } else {
+            d
+        }
+    });
+    for d in diffs {
+        s.push_str(&d);
     }
     if !plan.files.is_empty() {
         s.push('\n');

@@ -199,7 +199,12 @@ impl Needle {
 
     /// Whether the needle occurs in `hay`.
     pub(crate) fn is_in(&self, hay: &str) -> bool {
-        self.finder().find(hay.as_bytes()).is_some()
+        self.is_in_bytes(hay.as_bytes())
+    }
+
+    /// [`Needle::is_in`] for bytes that may not be text.
+    pub(crate) fn is_in_bytes(&self, hay: &[u8]) -> bool {
+        self.finder().find(hay).is_some()
     }
 
     /// Byte offsets of its non-overlapping occurrences in `hay`.
@@ -222,49 +227,41 @@ pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item
     memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes())
 }
 
-/// Cheap test on lower-cased text: can it hold an endpoint (or one of `hosts`)?
-pub fn may_hold(lower: &str, hosts: &[String]) -> bool {
-    HTTPS.is_in(lower) || may_hold_named(lower, hosts)
-}
-
-/// Like [`may_hold`], but only for endpoints recognised wherever they are:
-/// managed-cluster and in-cluster hosts, and `hosts`. Any other URL is an
-/// endpoint only at a cluster position.
+/// Cheap test on a lower-cased scalar: can it hold an endpoint recognised
+/// wherever it is (managed-cluster and in-cluster hosts, and `hosts`)? Any
+/// other URL is an endpoint only at a cluster position.
 pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
     PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains(lower, h))
 }
 
-/// "https://" in base64 (`aHR0cHM6Ly`), lower-cased: a `data.server` value.
-const BASE64_HTTPS: &str = "ahr0chm6ly";
-
 /// The first look at a whole file, ignoring ASCII case: can it hold an
 /// endpoint, and does it name a `destination` (an Application for the tier
-/// table)? A file that fails both is not parsed. Needles are searched with
-/// prebuilt SIMD finders in a lower-case copy kept in a per-thread buffer.
+/// table)? A file that fails both is not parsed. The [`Needle`]s (and the
+/// `--from` hosts' finders, built once) search a lower-case copy kept in a
+/// per-thread buffer.
 #[derive(Debug)]
 pub struct Prefilter {
-    /// Endpoint needles.
-    endpoint: Vec<memchr::memmem::Finder<'static>>,
-    /// `destination`, when the tier table is wanted.
-    destination: Option<memchr::memmem::Finder<'static>>,
+    /// The lower-case `--from` hosts.
+    hosts: Vec<memchr::memmem::Finder<'static>>,
+    /// Only the hosts (and base64 `https://`) count, as a rebind needs; no
+    /// `destination` is looked for.
+    only: bool,
 }
+
+/// "https://" in base64 (`aHR0cHM6Ly`), lower-cased: a `data.server` value.
+static BASE64_HTTPS: Needle = Needle::new("ahr0chm6ly");
+static DESTINATION: Needle = Needle::new("destination");
 
 impl Prefilter {
     /// With `only`, just `hosts` (and base64 `https://`) count as endpoint
-    /// text, as a rebind needs; otherwise everything [`may_hold`] looks for.
+    /// text; otherwise every [`PREFILTER`] needle too.
     pub fn new(hosts: &[String], only: bool) -> Prefilter {
-        let finder =
-            |n: &str| memchr::memmem::Finder::new(n.to_ascii_lowercase().as_bytes()).into_owned();
-        let mut endpoint: Vec<_> = Vec::new();
-        if !only {
-            endpoint.extend(PREFILTER.iter().map(|n| finder(n.text)));
-        }
-        endpoint.extend(hosts.iter().filter(|h| !h.is_empty()).map(|h| finder(h)));
-        endpoint.push(finder(BASE64_HTTPS));
-        Prefilter {
-            endpoint,
-            destination: (!only).then(|| finder("destination")),
-        }
+        let hosts = hosts
+            .iter()
+            .filter(|h| !h.is_empty())
+            .map(|h| memchr::memmem::Finder::new(h.to_ascii_lowercase().as_bytes()).into_owned())
+            .collect();
+        Prefilter { hosts, only }
     }
 
     /// Whether `bytes` hold endpoint text, and whether they hold `destination`.
@@ -276,11 +273,10 @@ impl Prefilter {
             lower.clear();
             lower.extend_from_slice(bytes);
             lower.make_ascii_lowercase();
-            let endpoint = self.endpoint.iter().any(|f| f.find(lower).is_some());
-            let destination = self
-                .destination
-                .as_ref()
-                .is_some_and(|f| f.find(lower).is_some());
+            let endpoint = BASE64_HTTPS.is_in_bytes(lower)
+                || self.hosts.iter().any(|f| f.find(lower).is_some())
+                || (!self.only && PREFILTER.iter().any(|n| n.is_in_bytes(lower)));
+            let destination = !self.only && DESTINATION.is_in_bytes(lower);
             // A big file's copy is not kept for the rest of the run.
             if lower.capacity() > 1 << 20 {
                 *lower = Vec::new();

@@ -118,7 +118,7 @@ pub fn each_source(
     const BATCH: usize = 64;
     let hosts_lower: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
     let prefilter = endpoint::Prefilter::new(&hosts_lower, only_hosts);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = cores();
     // The walk is pulled under a lock, a batch at a time, by whichever
     // worker is free; batches are numbered so results keep the walk's order.
     // No batch is taken more than `WINDOW` ahead of the oldest one not yet
@@ -216,6 +216,11 @@ struct Feed<'w> {
     next: usize,
     /// Batches before this one have been handed to the sink.
     released: usize,
+}
+
+/// How many threads CPU-bound work runs on: one per core.
+pub(crate) fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Runs `job(0)..job(n - 1)` on up to `threads` threads; results in order.
@@ -342,6 +347,12 @@ fn process(
     let holds_escaped = |text: &str| {
         memchr::memchr(b'\\', text.as_bytes()).is_some() && holds(unescaped(text).as_bytes())
     };
+    let yaml = entry.role == Role::Yaml;
+    // The first look at a text: (holds endpoint text, names a destination).
+    let look = |text: &str| {
+        let (has, destination) = prefilter.scan(text.as_bytes());
+        (has || (yaml && holds_escaped(text)), destination)
+    };
     let skip = |reason: String, may_hold: bool| {
         Ok(Outcome::Skipped(Skipped {
             rel: entry.rel.clone(),
@@ -357,23 +368,19 @@ fn process(
     }
     let read = BUF.with_borrow_mut(|buf| {
         walk::read_into(&entry.path, buf)?;
-        let mut first_look = None;
-        if walk::is_text(buf) {
-            let (has, destination) = prefilter.scan(buf);
-            let text = std::str::from_utf8(buf).unwrap_or_default();
-            let has = has || (entry.role == Role::Yaml && holds_escaped(text));
-            let parsed_anyway = destination && entry.role == Role::Yaml;
-            if !has && !parsed_anyway {
-                return Ok(None);
+        let read = match walk::as_text(buf) {
+            Some(text) => {
+                let (has, destination) = look(text);
+                (has || (yaml && destination))
+                    .then(|| (Content::Text(text.to_owned()), Some((has, destination))))
             }
-            first_look = Some((has, destination));
-        }
-        let bytes = buf.to_vec();
+            None => Some((walk::classify(buf.to_vec()), None)),
+        };
         // A big file's buffer is not kept for the rest of the run.
         if buf.capacity() > 1 << 20 {
             *buf = Vec::new();
         }
-        Ok(Some((walk::classify(bytes), first_look)))
+        Ok(read)
     });
     let (content, first_look) = match read {
         Err(reason) => return skip(reason, true),
@@ -432,13 +439,7 @@ fn process(
             Ok(Outcome::Nothing)
         }
         Content::Text(text) => {
-            let (has, destination) = first_look.unwrap_or_else(|| {
-                let (has, destination) = prefilter.scan(text.as_bytes());
-                (
-                    has || (entry.role == Role::Yaml && holds_escaped(&text)),
-                    destination,
-                )
-            });
+            let (has, destination) = first_look.unwrap_or_else(|| look(&text));
             let located = match entry.role {
                 Role::Yaml if has || destination => locate::locate_yaml_for(&text, hosts, want)
                     .or_else(|e| json_fallback(&entry.rel, &text, hosts, only_hosts, e)),

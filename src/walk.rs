@@ -150,19 +150,6 @@ impl Walk {
             })
             .collect()
     }
-
-    /// Every skipped path, walked now, sorted by [`Skipped::rel`].
-    pub fn skipped(&self) -> Vec<Skipped> {
-        let mut s: Vec<Skipped> = self
-            .files()
-            .filter_map(|f| match f {
-                Found::Skipped(s) => Some(s),
-                Found::Entry(_) => None,
-            })
-            .collect();
-        s.sort_by(|a, b| a.rel.cmp(&b.rel));
-        s
-    }
 }
 
 /// The iterator of [`Walk::files`].
@@ -748,9 +735,10 @@ pub enum Content {
 /// Reads a file whole and classifies it. Never fails: a file that cannot be
 /// read is [`Content::Unreadable`].
 pub fn read(entry: &Entry) -> Content {
-    match std::fs::read(&entry.path) {
-        Ok(bytes) => classify(bytes),
-        Err(e) => Content::Unreadable(io_reason(&e)),
+    let mut bytes = Vec::new();
+    match read_into(&entry.path, &mut bytes) {
+        Ok(()) => classify(bytes),
+        Err(reason) => Content::Unreadable(reason),
     }
 }
 
@@ -768,14 +756,13 @@ pub fn read_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether [`classify`] would call these bytes [`Content::Text`], without
-/// copying them.
-pub fn is_text(bytes: &[u8]) -> bool {
-    let wide_bom = matches!(
-        bytes,
-        [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] | [0, 0, 0xFE, 0xFF, ..]
-    );
-    !wide_bom && !bytes[..bytes.len().min(8192)].contains(&0) && std::str::from_utf8(bytes).is_ok()
+/// The bytes as text when [`classify`] would call them [`Content::Text`],
+/// without copying them.
+pub fn as_text(bytes: &[u8]) -> Option<&str> {
+    if wide_bom(bytes).is_some() || looks_binary(bytes) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
 }
 
 /// Classifies the bytes of a file; see [`Content`].
@@ -783,7 +770,7 @@ pub fn classify(bytes: Vec<u8>) -> Content {
     if let Some(c) = decode_bom(&bytes) {
         return c;
     }
-    if bytes[..bytes.len().min(8192)].contains(&0) {
+    if looks_binary(&bytes) {
         return Content::Binary(bytes);
     }
     match String::from_utf8(bytes) {
@@ -797,15 +784,26 @@ pub fn classify(bytes: Vec<u8>) -> Content {
     }
 }
 
+/// A NUL byte in the first 8 KiB (of a file with no UTF-16/32 byte order mark).
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(8192)].contains(&0)
+}
+
+/// The UTF-16/32 byte order mark `bytes` start with: encoding, code unit
+/// width, big-endian.
+fn wide_bom(bytes: &[u8]) -> Option<(&'static str, usize, bool)> {
+    match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => Some(("UTF-32LE", 4, false)),
+        [0, 0, 0xFE, 0xFF, ..] => Some(("UTF-32BE", 4, true)),
+        [0xFF, 0xFE, ..] => Some(("UTF-16LE", 2, false)),
+        [0xFE, 0xFF, ..] => Some(("UTF-16BE", 2, true)),
+        _ => None,
+    }
+}
+
 /// Decodes a UTF-32 or UTF-16 file that starts with its byte order mark.
 fn decode_bom(bytes: &[u8]) -> Option<Content> {
-    let (encoding, width, big) = match bytes {
-        [0xFF, 0xFE, 0, 0, ..] => ("UTF-32LE", 4, false),
-        [0, 0, 0xFE, 0xFF, ..] => ("UTF-32BE", 4, true),
-        [0xFF, 0xFE, ..] => ("UTF-16LE", 2, false),
-        [0xFE, 0xFF, ..] => ("UTF-16BE", 2, true),
-        _ => return None,
-    };
+    let (encoding, width, big) = wide_bom(bytes)?;
     let body = &bytes[width..];
     let (whole, rest) = body.split_at(body.len() - body.len() % width);
     let mut text = String::with_capacity(whole.len() / width);

@@ -128,8 +128,7 @@ pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     let mut plan = Plan::empty(from.clone(), to.clone());
     // Each file is spliced and verified on its own: on every core.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let planned = crate::par_map(inv.sources.len(), threads, |i| {
+    let planned = crate::par_map(inv.sources.len(), crate::cores(), |i| {
         plan_source(&inv.sources[i], from, to)
     });
     for (mentions, outcome) in planned {

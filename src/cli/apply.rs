@@ -98,11 +98,12 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     let json_out = format == Format::Json;
     let (plan, inv) = cutover::plan(&a.rebind.request())?;
     cutover::fail_on_errors(&plan)?;
-    if a.secret_out.is_none() && !a.secret.options().is_empty() {
+    let secret_options = a.secret.options();
+    if a.secret_out.is_none() && !secret_options.is_empty() {
         bail!("the cluster Secret flags (--secret-name, --aws-role-arn, --external-secret, ...) shape the Secret --secret-out writes: pass --cluster-name NAME --secret-out FILE too");
     }
     let secret_spec = match &a.cluster_name {
-        Some(name) => Some(secret::spec(&a.secret.options(), name, &plan.to.url())?),
+        Some(name) => Some(secret::spec(&secret_options, name, &plan.to.url())?),
         None => None,
     };
     if let (Some(spec), Some(path)) = (&secret_spec, &a.secret_out) {

@@ -152,8 +152,7 @@ pub fn summary_table(plan: &Plan) -> String {
 pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
     // Each file's diff is worked out on every core, then joined in order.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let diffs = crate::par_map(plan.files.len(), threads, |i| {
+    let diffs = crate::par_map(plan.files.len(), crate::cores(), |i| {
         let d = diff::unified(&plan.files[i]);
         if color {
             diff::colorize(&d)

@@ -505,6 +505,19 @@ fn cutover_refuses_a_failed_audit_and_writes_nothing() {
 // --- apply --expect-from-audit ---------------------------------------------
 
 /// `rebind diff --format json` of OLD -> `to` in `dir`, saved outside it.
+/// `apply ARGS --expect-from-audit AUDIT --no-commit --yes` in `dir`.
+fn apply_audited(dir: &Path, args: &[&str], audit: &Path) -> std::process::Output {
+    let mut all = vec!["apply"];
+    all.extend_from_slice(args);
+    all.extend([
+        "--expect-from-audit",
+        audit.to_str().unwrap(),
+        "--no-commit",
+        "--yes",
+    ]);
+    rebind(dir, &all)
+}
+
 fn audit(dir: &Path, to: &str, save: &Path) {
     // --allow-merge: some audits here are of a rebind onto the stage cluster.
     let o = rebind(
@@ -531,18 +544,7 @@ fn apply_with_the_audit_writes_what_was_audited() {
     let a = save.path().join("audit.json");
     audit(dir.path(), NEW, &a);
     // --from comes from the audit when it is not given.
-    let o = rebind(
-        dir.path(),
-        &[
-            "apply",
-            "--to",
-            NEW,
-            "--expect-from-audit",
-            a.to_str().unwrap(),
-            "--no-commit",
-            "--yes",
-        ],
-    );
+    let o = apply_audited(dir.path(), &["--to", NEW], &a);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
         stdout(&o).contains("Rewrote 19 occurrences in 8 files"),
@@ -566,20 +568,7 @@ fn apply_refuses_when_the_tree_changed_since_the_audit() {
     )
     .unwrap();
     let before = tree(dir.path());
-    let o = rebind(
-        dir.path(),
-        &[
-            "apply",
-            "--from",
-            OLD,
-            "--to",
-            NEW,
-            "--expect-from-audit",
-            a.to_str().unwrap(),
-            "--no-commit",
-            "--yes",
-        ],
-    );
+    let o = apply_audited(dir.path(), &["--from", OLD, "--to", NEW], &a);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let err = stderr(&o);
     assert!(err.contains("no longer matches the audit"), "{err}");
@@ -595,20 +584,7 @@ fn apply_refuses_an_audit_of_another_rebind() {
     let a = save.path().join("audit.json");
     audit(dir.path(), STAGE, &a);
     let before = tree(dir.path());
-    let o = rebind(
-        dir.path(),
-        &[
-            "apply",
-            "--from",
-            OLD,
-            "--to",
-            NEW,
-            "--expect-from-audit",
-            a.to_str().unwrap(),
-            "--no-commit",
-            "--yes",
-        ],
-    );
+    let o = apply_audited(dir.path(), &["--from", OLD, "--to", NEW], &a);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let err = stderr(&o);
     assert!(
@@ -658,20 +634,7 @@ fn apply_refuses_an_audit_it_cannot_read() {
     let before = tree(dir.path());
     for (text, want) in cases {
         std::fs::write(&a, &text).unwrap();
-        let o = rebind(
-            dir.path(),
-            &[
-                "apply",
-                "--from",
-                OLD,
-                "--to",
-                NEW,
-                "--expect-from-audit",
-                a.to_str().unwrap(),
-                "--no-commit",
-                "--yes",
-            ],
-        );
+        let o = apply_audited(dir.path(), &["--from", OLD, "--to", NEW], &a);
         assert_eq!(o.status.code(), Some(2), "{text}");
         let err = stderr(&o);
         assert!(err.contains(want), "{want}: {err}");
@@ -719,19 +682,10 @@ fn an_audit_does_not_silence_the_configs_expected_counts() {
     audit(dir.path(), NEW, &a);
     std::fs::write(&cfg, stale).unwrap();
     let before = tree(dir.path());
-    let o = rebind(
+    let o = apply_audited(
         dir.path(),
-        &[
-            "apply",
-            "--cluster",
-            "finance-prod-blue",
-            "--to",
-            NEW,
-            "--expect-from-audit",
-            a.to_str().unwrap(),
-            "--no-commit",
-            "--yes",
-        ],
+        &["--cluster", "finance-prod-blue", "--to", NEW],
+        &a,
     );
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let err = stderr(&o);

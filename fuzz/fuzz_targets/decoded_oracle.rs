@@ -64,7 +64,6 @@ fn expand(raw: &str, old: &str) -> String {
         .replace("@/", &format!("https:\\/\\/{rest}"))
 }
 
-
 fuzz_target!(|data: &[u8]| {
     let Ok(raw) = std::str::from_utf8(data) else {
         return;
@@ -93,6 +92,7 @@ fuzz_target!(|data: &[u8]| {
             located,
         }],
         skipped: vec![],
+        files: 1,
     };
     let plan = rewrite::plan(&inv, &from, &to);
     for f in &plan.files {

@@ -20,7 +20,8 @@ fn only_endpoint_bytes_differ(old: &[u8], new: &[u8]) -> bool {
     let (host, new_host) = (HOST.to_ascii_lowercase(), NEW_HOST.as_bytes());
     let (mut i, mut j) = (0, 0);
     while i < old.len() || j < new.len() {
-        let at_host = old.len() >= i + host.len() && old[i..i + host.len()].eq_ignore_ascii_case(host.as_bytes());
+        let at_host = old.len() >= i + host.len()
+            && old[i..i + host.len()].eq_ignore_ascii_case(host.as_bytes());
         if at_host && new[j..].starts_with(new_host) {
             i += host.len();
             j += new_host.len();
@@ -39,7 +40,9 @@ fn only_endpoint_bytes_differ(old: &[u8], new: &[u8]) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(raw) = std::str::from_utf8(data) else { return };
+    let Ok(raw) = std::str::from_utf8(data) else {
+        return;
+    };
     let text = raw.replace("@@", OLD).replace("##", HOST);
     let from = Endpoint::parse("--from", OLD).unwrap();
     let to = Endpoint::parse("--to", &format!("https://{NEW_HOST}")).unwrap();
@@ -49,11 +52,16 @@ fuzz_target!(|data: &[u8]| {
         let located = locate::locate_yaml(&text, &hosts, only);
         let inv = Inventory {
             sources: vec![Source {
-                entry: Entry { path: "in.yaml".into(), rel: "in.yaml".into(), role: Role::Yaml },
+                entry: Entry {
+                    path: "in.yaml".into(),
+                    rel: "in.yaml".into(),
+                    role: Role::Yaml,
+                },
                 text: text.as_str().into(),
                 located,
             }],
             skipped: vec![],
+            files: 1,
         };
         let plan = rewrite::plan(&inv, &from, &to);
         for f in &plan.files {

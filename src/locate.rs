@@ -948,6 +948,7 @@ impl<'a> Locator<'a> {
             }
             let first = found.partition_point(|f| f.start < c.start);
             let mut cursor = 0;
+            let mut in_value = None;
             for (fi, f) in found.iter().enumerate().skip(first) {
                 if f.start >= c.span_end {
                     break;
@@ -955,10 +956,9 @@ impl<'a> Locator<'a> {
                 if assigned[fi].is_some() || in_ranges(self.masked, f.start) {
                     continue;
                 }
-                let lit = &text[f.start..f.end];
-                if let Some(p) = c.value.get(cursor..).and_then(|v| v.find(lit)) {
-                    assigned[fi] = Some((ci, cursor + p));
-                    cursor += p + lit.len();
+                if let Some(p) = value_offset(text, c, f, cursor, hosts, &mut in_value) {
+                    assigned[fi] = Some((ci, p));
+                    cursor = p + (f.end - f.start);
                 }
             }
         }
@@ -1197,6 +1197,48 @@ impl<'a> Locator<'a> {
             proof,
         }
     }
+}
+
+/// Where the endpoint text `f` (raw, inside candidate `c`'s source span)
+/// sits in the scalar's value, at or after `cursor`; `None` when it is not
+/// in the value (a comment after the scalar). The same text can sit in the
+/// value where it is no endpoint (`https://h.comhttps://h.com`: only the
+/// second is one), so a plain search is the last resort:
+/// 1. where the raw offset says, for a one-line plain or quoted scalar;
+/// 2. else the first endpoint found in the value itself, by the same rules
+///    as in the raw text, that reads the same, no longer and no shorter, and
+///    is as bare (`in_value` caches them: start, end, bare);
+/// 3. else the first match of the text.
+fn value_offset(
+    text: &str,
+    c: &Candidate,
+    f: &Found,
+    cursor: usize,
+    hosts: &[String],
+    in_value: &mut Option<Vec<(usize, usize, bool)>>,
+) -> Option<usize> {
+    let lit = &text[f.start..f.end];
+    let at = |p: usize| p >= cursor && c.value.get(p..p + lit.len()) == Some(lit);
+    let quoted = matches!(text.as_bytes().get(c.start), Some(b'"' | b'\''));
+    let guess = f.start.checked_sub(c.start + usize::from(quoted));
+    if let Some(p) = guess.filter(|&p| at(p)) {
+        return Some(p);
+    }
+    let finds = in_value.get_or_insert_with(|| {
+        endpoint::find_in_decoded(&c.value, hosts)
+            .into_iter()
+            .map(|v| (v.start, v.end, v.bare))
+            .collect()
+    });
+    let same =
+        |&&(s, e, bare): &&(usize, usize, bool)| bare == f.bare && e - s == lit.len() && at(s);
+    if let Some(&(p, _, _)) = finds.iter().find(same) {
+        return Some(p);
+    }
+    c.value
+        .get(cursor..)
+        .and_then(|v| v.find(lit))
+        .map(|p| cursor + p)
 }
 
 static SERVER_NAME: Needle = Needle::new("servername");

@@ -174,3 +174,54 @@ fn an_unreadable_file_is_named_by_scan_and_stops_a_rebind() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("locked.yaml"), "{}", stderr(&out));
 }
+
+#[test]
+fn an_endpoint_is_rewritten_where_it_is_not_where_its_text_first_appears() {
+    // The old URL's text also begins a longer URL earlier in the same value
+    // (another host, `.cn`), or sits inside a host with no separator: only
+    // the endpoint itself moves, in one-line, multi-line and block scalars.
+    let (old, new) = (
+        "https://api.corp.example.com",
+        "https://api2.corp.example.com",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let files = [
+        (
+            "plain.yaml",
+            format!("note: mirror {old}.cn/x, then {old}\n"),
+        ),
+        ("quoted.yaml", format!("note: \"{old}.cn/x {old}\"\n")),
+        (
+            "folded.yaml",
+            format!("note: mirror {old}.cn/x\n  then {old}\n"),
+        ),
+        (
+            "block.yaml",
+            format!("values: |\n  mirror: {old}.cn\n  server: {old}\n"),
+        ),
+        ("glued.yaml", format!("note: {old}https://x.io {old}\n")),
+    ];
+    for (name, text) in &files {
+        write(d, name, text);
+    }
+    let out = rebind(d, &["diff", "--from", old, "--to", new, "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["change_count"], 5, "{v}");
+    let out = rebind(
+        d,
+        &["apply", "--from", old, "--to", new, "--yes", "--no-commit"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (name, text) in &files {
+        // The last occurrence of the old URL is the endpoint.
+        let at = text.rfind(old).unwrap();
+        let want = format!("{}{new}{}", &text[..at], &text[at + old.len()..]);
+        assert_eq!(
+            std::fs::read_to_string(d.join(name)).unwrap(),
+            want,
+            "{name}"
+        );
+    }
+}

@@ -1204,7 +1204,8 @@ impl<'a> Locator<'a> {
 /// in the value (a comment after the scalar). The same text can sit in the
 /// value where it is no endpoint (`https://h.comhttps://h.com`: only the
 /// second is one), so a plain search is the last resort:
-/// 1. where the raw offset says, for a one-line plain or quoted scalar;
+/// 1. where the raw offset says, when the value reads as the raw text up to
+///    it (a one-line plain or quoted scalar);
 /// 2. else the first endpoint found in the value itself, by the same rules
 ///    as in the raw text, that reads the same, no longer and no shorter, and
 ///    is as bare (`in_value` caches them: start, end, bare);
@@ -1219,10 +1220,14 @@ fn value_offset(
 ) -> Option<usize> {
     let lit = &text[f.start..f.end];
     let at = |p: usize| p >= cursor && c.value.get(p..p + lit.len()) == Some(lit);
+    // Exact only where the value reads as the raw text up to the endpoint
+    // (no line folded, no quote doubled, no escape on the way).
     let quoted = matches!(text.as_bytes().get(c.start), Some(b'"' | b'\''));
-    let guess = f.start.checked_sub(c.start + usize::from(quoted));
-    if let Some(p) = guess.filter(|&p| at(p)) {
-        return Some(p);
+    let content = c.start + usize::from(quoted);
+    if let Some(p) = f.start.checked_sub(content) {
+        if c.value.get(..p) == text.get(content..f.start) && at(p) {
+            return Some(p);
+        }
     }
     let finds = in_value.get_or_insert_with(|| {
         endpoint::find_in_decoded(&c.value, hosts)

@@ -1208,7 +1208,7 @@ impl<'a> Locator<'a> {
 ///    it (a one-line plain or quoted scalar);
 /// 2. else the first endpoint found in the value itself, by the same rules
 ///    as in the raw text, that reads the same, no longer and no shorter, and
-///    is as bare (`in_value` caches them: start, end, bare);
+///    is as bare (`in_value` caches them);
 /// 3. else the first match of the text.
 fn value_offset(
     text: &str,
@@ -1216,7 +1216,7 @@ fn value_offset(
     f: &Found,
     cursor: usize,
     hosts: &[String],
-    in_value: &mut Option<Vec<(usize, usize, bool)>>,
+    in_value: &mut Option<Vec<Found>>,
 ) -> Option<usize> {
     let lit = &text[f.start..f.end];
     let at = |p: usize| p >= cursor && c.value.get(p..p + lit.len()) == Some(lit);
@@ -1229,16 +1229,10 @@ fn value_offset(
             return Some(p);
         }
     }
-    let finds = in_value.get_or_insert_with(|| {
-        endpoint::find_in_decoded(&c.value, hosts)
-            .into_iter()
-            .map(|v| (v.start, v.end, v.bare))
-            .collect()
-    });
-    let same =
-        |&&(s, e, bare): &&(usize, usize, bool)| bare == f.bare && e - s == lit.len() && at(s);
-    if let Some(&(p, _, _)) = finds.iter().find(same) {
-        return Some(p);
+    let finds = in_value.get_or_insert_with(|| endpoint::find_in_decoded(&c.value, hosts));
+    let same = |v: &&Found| v.bare == f.bare && v.end - v.start == lit.len() && at(v.start);
+    if let Some(v) = finds.iter().find(same) {
+        return Some(v.start);
     }
     c.value
         .get(cursor..)

@@ -852,8 +852,7 @@ mod tests {
     /// A tree with a config outside the root's top level and files at
     /// several depths; returns its directory.
     fn tree() -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for f in [
+        files(&[
             "apps/a.yaml",
             "apps/karpenter.yaml",
             "apps/vendor/v.yaml",
@@ -862,7 +861,13 @@ mod tests {
             "ci/rebind-prod.yaml",
             "docs/notes.md",
             "apps/.rebind.yaml",
-        ] {
+        ])
+    }
+
+    /// A temporary directory holding `x: 1` in each of `rels`.
+    fn files(rels: &[&str]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for f in rels {
             let p = d.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x: 1\n").unwrap();
@@ -936,18 +941,13 @@ mod tests {
     /// was listed up front) and in tree order, PATHs sorted by shown name.
     #[test]
     fn the_walk_is_lazy_and_in_tree_order() {
-        let d = tempfile::tempdir().unwrap();
-        for f in [
+        let d = files(&[
             "b/z.yaml",
             "apps.yaml",
             "apps/x.yaml",
             "apps-2/y.yaml",
             "a.txt",
-        ] {
-            let p = d.path().join(f);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "x: 1\n").unwrap();
-        }
+        ]);
         // Separate PATHs come sorted by how they are shown.
         let w = discover(&WalkRequest::for_paths(&[
             d.path().join("b"),

@@ -1,9 +1,7 @@
 //! The bad-input matrix: what rebind does with input that is not a tidy
 //! YAML file, and what happens when the disk changes under a running apply.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rebind::rewrite::FilePlan;
 use rebind::write;
 use std::io::Write;
@@ -231,6 +229,7 @@ fn kill_old_text(i: usize) -> String {
 /// itself): rewrites every file of the directory, slowly, and appends a line
 /// to `progress` after each rename. Does nothing when run as a plain test.
 #[test]
+#[ignore = "the child process of the kill test, which runs it"]
 fn kill_test_child() {
     let Some(dir) = std::env::var_os(CHILD_DIR) else {
         return;
@@ -278,8 +277,9 @@ fn killed_mid_apply_every_file_is_old_or_new() {
         let _ = std::fs::remove_file(&progress);
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
-                "kill_test_child",
+                "badinput::kill_test_child",
                 "--exact",
+                "--ignored",
                 "--nocapture",
                 "--test-threads=1",
             ])
@@ -405,7 +405,10 @@ fn replaced_files_keep_owner_group_and_mode() {
         match groups[..n.max(0) as usize].iter().find(|g| **g != gid) {
             Some(g) => (uid, *g),
             None => {
-                println!("skipped: not root and in no second group, so no owner or group to keep");
+                skip(
+                    "badinput::replaced_files_keep_owner_group_and_mode",
+                    "not root and in no second group, so no owner or group to keep",
+                );
                 return;
             }
         }

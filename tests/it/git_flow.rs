@@ -3,9 +3,7 @@
 //! locks, signing, remotes behind `insteadOf`. Each test runs the built binary
 //! and inspects the result with the git command line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -425,7 +423,10 @@ fn gpgsign_ssh_signs_with_ssh_keygen() {
     match made {
         Ok(o) if o.status.success() => {}
         _ => {
-            println!("skipped: ssh-keygen is not installed or cannot make a key");
+            skip(
+                "git_flow::gpgsign_ssh_signs_with_ssh_keygen",
+                "ssh-keygen is not installed or cannot make a key",
+            );
             return;
         }
     }

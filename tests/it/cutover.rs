@@ -2,9 +2,7 @@
 //! the example repo with a local bare remote and stub `kubectl` / `argocd`
 //! that record what they were asked; and `apply --expect-from-audit`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -2,9 +2,7 @@
 //! de-duplication of overlapping PATHs and the first look at each file,
 //! through the binary.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn app(name: &str, server: &str) -> String {

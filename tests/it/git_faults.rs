@@ -2,9 +2,7 @@
 //! follows the first write leaves HEAD, every ref, the index and the working
 //! tree exactly as they were.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rebind::git::{self, Faults, Step};
 use rebind::rewrite::FilePlan;
 use std::collections::BTreeMap;

@@ -2,9 +2,7 @@
 //! `--help` ends with real examples and its exit codes; the completion
 //! scripts parse in their shells; the man pages render.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -196,7 +194,10 @@ fn completions_parse_in_their_shells() {
 #[test]
 fn bash_completion_completes_commands_and_flags() {
     if !have("bash") {
-        println!("not run: bash is not installed");
+        skip(
+            "cli_help::bash_completion_completes_commands_and_flags",
+            "bash is not installed",
+        );
         return;
     }
     let script = stdout(&rebind(Path::new("."), &["completions", "bash"]));

@@ -1,9 +1,7 @@
 //! The git flow of `apply` on temporary repositories made from
 //! `testdata/app-of-apps`, inspected with the git command line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 
@@ -108,7 +106,7 @@ fn commit_message_and_review_snapshot() {
     );
     let md = std::fs::read_to_string(&review).unwrap();
     std::fs::remove_file(&review).unwrap();
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("commit_message", msg);
         insta::assert_snapshot!("review_markdown", md.replace('\r', "<CR>"));
     });

@@ -3,9 +3,7 @@
 //! `--to` another cluster's endpoint, `init` output that always reads back,
 //! and each `--expect-*` flag alone.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 const CONFIG: &str = ".rebind.yaml";

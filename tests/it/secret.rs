@@ -1,9 +1,7 @@
 //! `rebind secret` and `apply --secret-out`: every form parsed back, snapshots,
 //! validation, the token rule and the duplicate-server warning.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use yaml_rust2::{Yaml, YamlLoader};
@@ -39,7 +37,7 @@ fn parse(text: &str) -> (Yaml, serde_json::Value) {
 }
 
 fn snap(name: &str, body: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, body);
     });
 }

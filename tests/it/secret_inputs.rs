@@ -2,9 +2,7 @@
 //! AWS's own rules (exit 2, nothing printed), and quotes every emitted string
 //! a YAML 1.1 reader could take for something else.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use yaml_rust2::YamlLoader;

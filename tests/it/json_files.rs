@@ -4,9 +4,7 @@
 //! a file that is neither valid YAML nor valid JSON is still named with its
 //! line and column.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn write(d: &Path, rel: &str, text: &str) {

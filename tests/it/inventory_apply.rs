@@ -8,9 +8,7 @@
 //! plain replacement of those sites; and `scan --from NEW` afterwards must
 //! find NEW where the old endpoint was, and `scan --from OLD` no value.
 
-mod common;
-
-use common::{rebind, stderr, stdout, tree};
+use crate::common::{rebind, stderr, stdout, tree};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

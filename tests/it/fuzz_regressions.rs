@@ -12,18 +12,14 @@
 //! - (a finding not fixed yet goes under `decoded_oracle/open/` with an
 //!   ignored test replaying it; there are none now).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use rebind::endpoint::Endpoint;
 use rebind::walk::{Entry, Role};
 use rebind::{locate, rewrite, Inventory, Source};
 use std::path::{Path, PathBuf};
 use yaml_rust2::{Yaml, YamlLoader};
 
-#[path = "common/oracle.rs"]
-mod oracle;
-use oracle::same_but_swapped;
+use crate::common::oracle::same_but_swapped;
 
 fn dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,9 +1,7 @@
 //! `diff` end to end: lone-CR files get their hunk, odd file names are quoted
 //! the way git quotes them.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 
 fn app(br: &str) -> String {

@@ -2,9 +2,7 @@
 //! and user info are read per RFC 3986, bare hosts with another port are other
 //! endpoints, and `--from`/`--to` refuse what cannot be an endpoint.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::path::Path;
 

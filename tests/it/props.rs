@@ -27,9 +27,7 @@ use rebind::walk::{Entry, Role, Walk};
 use rebind::{diff, rewrite, Inventory};
 use yaml_rust2::{Yaml, YamlLoader};
 
-#[path = "common/patch.rs"]
-mod patch;
-use patch::*;
+use crate::common::patch::*;
 
 const EKS_OLD: &str =
     "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";

@@ -4,9 +4,7 @@
 //! `--from`, a rollback keeps `check` clean, and `--to` another cluster's
 //! endpoint is refused (or, without a config, needs `--allow-merge`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 fn init(d: &Path) {

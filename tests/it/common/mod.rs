@@ -2,6 +2,9 @@
 //! repo and running the built binary.
 #![allow(dead_code)]
 
+pub mod oracle;
+pub mod patch;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -139,4 +142,21 @@ pub fn git_init_commit(dir: &Path) {
     git(dir, &["config", "user.email", "test@rebind.invalid"]);
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "initial"]);
+}
+
+/// Marks the calling test as not run in this environment, visibly: the
+/// reason goes to stderr and is appended to `skipped.txt` in Cargo's
+/// temporary directory for tests, which `.ci/run` counts and prints. A test
+/// calls it and returns; it never passes silently.
+pub fn skip(test: &str, reason: &str) {
+    use std::io::Write;
+    eprintln!("skipped: {test}: {reason}");
+    let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        let _ = writeln!(f, "{test}: {reason}");
+    }
 }

@@ -1,9 +1,7 @@
 //! End-to-end behaviour of the `rebind` binary on temporary copies of
 //! `testdata/app-of-apps`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 

@@ -1,11 +1,9 @@
 //! Snapshots of the CLI's output on `testdata/app-of-apps` (files in `snapshots/`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn check(name: &str, body: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, body);
     });
 }

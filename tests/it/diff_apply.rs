@@ -9,9 +9,7 @@ use rebind::locate;
 use rebind::rewrite::FilePlan;
 use std::sync::Arc;
 
-#[path = "common/patch.rs"]
-mod patch;
-use patch::*;
+use crate::common::patch::*;
 
 const OLD: &str = "https://old.example.com";
 const NEW: &str = "https://new-cluster.example.org:6443";

@@ -1,9 +1,7 @@
 //! `.rebind.yaml`, `init`, `apply --cluster` with the expect guard, `check`
 //! (text, JSON, SARIF) and the pre-commit hook.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -3,9 +3,7 @@
 //! passes over files that vanish, and warns once, only for a real duplicate,
 //! naming what to delete.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -20,7 +18,7 @@ fn secret(cwd: &Path, args: &[&str]) -> std::process::Output {
 }
 
 fn snap(name: &str, body: &str) {
-    insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!(name, body);
     });
 }

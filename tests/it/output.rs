@@ -2,9 +2,7 @@
 //! `schema_version` on every command, stdout/stderr that fail or close, and
 //! the positions table's list-element rule.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -242,7 +240,10 @@ fn stderr_closed_or_full_never_panics() {
 #[test]
 fn a_full_disk_on_stdout_fails_the_run() {
     let Some(full) = dev_full() else {
-        eprintln!("no /dev/full here: nothing to test");
+        skip(
+            "output::a_full_disk_on_stdout_fails_the_run",
+            "no /dev/full here",
+        );
         return;
     };
     let code = run_into(&["scan", "."], Stdio::from(full), Stdio::null());

@@ -5,9 +5,7 @@
 //!
 //! These need `apply` to flatten the secret flags (command-line glue).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 const ARN: &str = "arn:aws:iam::123456789012:role/argocd-manager";

@@ -3,9 +3,7 @@
 //! config's directory with `.gitignore` semantics, overlapping PATHs count
 //! once, UTF-16 files are read, and unreadable files are named, not fatal.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 const CONFIG: &str = ".rebind.yaml";
 
@@ -279,7 +277,10 @@ fn an_unreadable_file_is_named_not_fatal() {
     if std::fs::read(&locked).is_ok() {
         // Running as root: permissions do not stop reading, nothing to test.
         std::fs::set_permissions(&locked_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        eprintln!("skipped: the test runs with privileges that ignore file permissions");
+        skip(
+            "walk_paths::an_unreadable_file_is_named_not_fatal",
+            "running with privileges that ignore file permissions (root)",
+        );
         return;
     }
     let out = rebind(d, &["scan"]);

@@ -25,6 +25,7 @@ pub mod cutover;
 pub mod diff;
 pub mod embedded;
 pub mod endpoint;
+pub mod feeders;
 pub mod git;
 pub mod json;
 pub mod jsonfile;

@@ -204,8 +204,8 @@ pub struct App {
     /// Sync policy automated (and not `enabled: false`).
     pub automated: bool,
     pub wave: i64,
-    /// An ApplicationSet's git generators: (repoURL, revision).
-    pub git_generators: Vec<(String, String)>,
+    /// An ApplicationSet's git generators.
+    pub git_generators: Vec<GitGenerator>,
 }
 
 impl App {
@@ -306,15 +306,32 @@ pub fn app_of(m: &Manifest) -> Option<App> {
     })
 }
 
+/// An ApplicationSet's git generator: the files it reads from a
+/// repository at a revision of its own (which may differ from the
+/// template's `targetRevision`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitGenerator {
+    pub repo_url: String,
+    pub revision: String,
+    /// `files[].path` globs (not `directories`: those read no file).
+    pub files: Vec<String>,
+}
+
 /// Git generators, matrix and merge generators' children included.
-fn collect_git_generators(gens: &Yaml, out: &mut Vec<(String, String)>) {
+fn collect_git_generators(gens: &Yaml, out: &mut Vec<GitGenerator>) {
     for g in gens.as_vec().into_iter().flatten() {
         let git = s(g, "git");
         if !git.is_badvalue() {
-            out.push((
-                text(s(git, "repoURL")).unwrap_or_default(),
-                text(s(git, "revision")).unwrap_or_default(),
-            ));
+            out.push(GitGenerator {
+                repo_url: text(s(git, "repoURL")).unwrap_or_default(),
+                revision: text(s(git, "revision")).unwrap_or_default(),
+                files: s(git, "files")
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| text(s(f, "path")))
+                    .collect(),
+            });
         }
         for nested in ["matrix", "merge"] {
             collect_git_generators(s(s(g, nested), "generators"), out);
@@ -613,6 +630,16 @@ impl Verdict {
     }
 }
 
+/// A parent of a file, and how it reaches it.
+struct Parent<'a> {
+    app: &'a App,
+    cover: Cover,
+    /// The revision that decides: the source's (or the `ref` source's)
+    /// `targetRevision`, or the git generator's `revision`.
+    revision: String,
+    automated: bool,
+}
+
 /// One row of the after-merge table.
 #[derive(Debug, Clone)]
 pub struct Row {
@@ -648,48 +675,76 @@ impl Model {
     /// Whether a source reads from this repository (and is not a Helm chart
     /// repository).
     pub fn is_this_repo(&self, src: &Source, tree: &dyn Tree) -> bool {
-        if src.chart.is_some() {
-            return false;
-        }
+        src.chart.is_none() && self.is_this_repo_url(src, tree)
+    }
+
+    /// Whether a source's repoURL is this repository (a chart source's
+    /// included: its `ref` may still point here).
+    fn is_this_repo_url(&self, src: &Source, tree: &dyn Tree) -> bool {
         match repo_identity(&src.repo_url) {
             Some(id) if self.identity_from_remotes => self.facts.identities.contains(&id),
-            Some(_) => src
-                .path
-                .as_deref()
-                .is_some_and(|p| !p.contains("{{") && tree.exists(&join(p, ""))),
+            Some(_) => match src.path.as_deref() {
+                Some(p) => !p.contains("{{") && tree.exists(&join(p, "")),
+                // A `ref` source has no path: it is this repository when
+                // another source of the tree's Applications names it.
+                None => src.ref_name.is_some(),
+            },
             None => false,
         }
     }
 
-    /// The parents of `file`: (app, source index, how it covers the file,
-    /// the revision that decides).
-    fn parents(&self, file: &str, tree: &dyn Tree) -> Vec<(&App, Cover, String)> {
+    /// The parents of `file`: each source of this repository whose path
+    /// holds it (covering it or not, with the reason), each multi-source
+    /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
+    /// generator whose `files` glob reads it.
+    fn parents(&self, file: &str, tree: &dyn Tree) -> Vec<Parent<'_>> {
         let mut out = Vec::new();
         for app in &self.apps {
             for src in &app.sources {
-                if !self.is_this_repo(src, tree) {
+                if !self.is_this_repo_url(src, tree) {
                     continue;
                 }
-                // A path through a multi-source `ref`: `$values/<path>`.
-                let via_ref = app.sources.iter().find_map(|other| {
-                    let r = src.ref_name.as_ref()?;
-                    other
-                        .value_files
-                        .iter()
-                        .find(|v| v.strip_prefix(&format!("${r}/")) == Some(file))
-                        .map(|_| ())
-                });
-                if via_ref.is_some() {
-                    out.push((app, Cover::Yes, src.target_revision.clone()));
-                    continue;
+                if let Some(r) = &src.ref_name {
+                    let wanted = format!("${r}/{file}");
+                    if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
+                        out.push(Parent {
+                            app,
+                            cover: Cover::Yes,
+                            revision: src.target_revision.clone(),
+                            automated: app.automated,
+                        });
+                    }
+                    if src.path.is_none() {
+                        continue;
+                    }
                 }
-                if src.ref_name.is_some() && src.path.is_none() {
+                if src.chart.is_some() {
                     continue;
                 }
                 let cover = covers(src, file, tree);
-                let under_path = under(file, src.path.as_deref().unwrap_or("")).is_some();
-                if cover == Cover::Yes || under_path {
-                    out.push((app, cover, src.target_revision.clone()));
+                if cover == Cover::Yes || under(file, src.path.as_deref().unwrap_or("")).is_some() {
+                    out.push(Parent {
+                        app,
+                        cover,
+                        revision: src.target_revision.clone(),
+                        automated: app.automated,
+                    });
+                }
+            }
+            for g in &app.git_generators {
+                let this = repo_identity(&g.repo_url).is_some_and(|id| {
+                    !self.identity_from_remotes || self.facts.identities.contains(&id)
+                });
+                if this && g.files.iter().any(|glob| glob_match(glob, file)) {
+                    // The ApplicationSet controller reads the generator's
+                    // files by itself (it polls); its Applications then
+                    // sync under the template's policy.
+                    out.push(Parent {
+                        app,
+                        cover: Cover::Yes,
+                        revision: g.revision.clone(),
+                        automated: true,
+                    });
                 }
             }
         }
@@ -723,14 +778,20 @@ impl Model {
                 });
                 continue;
             }
-            for (app, cover, rev) in parents {
+            for Parent {
+                app,
+                cover,
+                revision: rev,
+                automated,
+            } in parents
+            {
                 let revision = classify(&rev, &self.facts);
                 let verdict = match (&cover, &revision) {
                     (Cover::No(why), _) => Verdict::NotIncluded(why.clone()),
                     (_, Revision::Branch(b)) => Verdict::TracksBranch(b.clone()),
                     (_, Revision::Pinned(r, k)) => Verdict::Pinned(r.clone(), k),
                     (_, Revision::Unknown(r)) => Verdict::UnknownRevision(r.clone()),
-                    _ if app.automated => Verdict::Deploys,
+                    _ if automated => Verdict::Deploys,
                     _ => Verdict::ManualSync,
                 };
                 rows.push(Row {
@@ -740,7 +801,7 @@ impl Model {
                     revision: Some(if rev.is_empty() { "HEAD".into() } else { rev }),
                     revision_kind: Some(revision.kind()),
                     tracks_base: revision.tracks_base(),
-                    hop1_automated: Some(app.automated),
+                    hop1_automated: Some(automated),
                     hop2_automated: hop2,
                     wave,
                     verdict,
@@ -935,6 +996,38 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
         order,
         notes,
     }
+}
+
+/// The report for a planned rebind: the rewritten manifests (the repo
+/// config is not one) with the resources each change sits in.
+pub fn for_plans(
+    plans: &[crate::rewrite::FilePlan],
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+) -> Report {
+    let (root, model) = build(path, base, cutover);
+    let rewritten: Vec<(String, Vec<String>)> = plans
+        .iter()
+        .filter(|p| !p.is_config)
+        .map(|p| {
+            let abs = p.path.canonicalize().unwrap_or_else(|_| p.path.clone());
+            let rel = abs
+                .strip_prefix(&root)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_else(|_| p.rel.clone());
+            let mut resources: Vec<String> = Vec::new();
+            for c in &p.changes {
+                if let Some(r) = &c.resource {
+                    if !resources.contains(r) {
+                        resources.push(r.clone());
+                    }
+                }
+            }
+            (rel, resources)
+        })
+        .collect();
+    report(&model, &root, &rewritten)
 }
 
 /// The model for the tree at `path`: the repository root ArgoCD resolves
@@ -1228,7 +1321,14 @@ mod tests {
         assert_eq!(apps[1].sources.len(), 2);
         assert_eq!(apps[1].sources[1].ref_name.as_deref(), Some("values"));
         assert!(apps[2].automated);
-        assert_eq!(apps[2].git_generators, vec![("r".into(), "release".into())]);
+        assert_eq!(
+            apps[2].git_generators,
+            vec![GitGenerator {
+                repo_url: "r".into(),
+                revision: "release".into(),
+                files: vec![],
+            }]
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod diff_cli;
 mod discovery;
 mod endpoint_cli;
 mod endpoint_props;
+mod feeders;
 mod file_kinds;
 mod fuzz_regressions;
 mod git;

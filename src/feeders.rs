@@ -956,6 +956,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     pub order: Vec<Step>,
     pub notes: Vec<String>,
+    /// Where the live state (`--live`) differs from git.
+    pub live: Vec<String>,
 }
 
 impl Report {
@@ -995,7 +997,115 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
         rows,
         order,
         notes,
+        live: Vec::new(),
     }
+}
+
+/// Applies a live dump (`kubectl get applications.argoproj.io -A -o json`,
+/// and the same for ApplicationSets; a `List` or a single object, JSON or
+/// YAML) to the model: the live spec of an Application wins over the
+/// committed one, and every difference that matters after the merge
+/// (sources, revisions, sync policy, wave) is returned as a finding. A live
+/// Application the repository does not hold (a root created by hand) joins
+/// the model as a parent, its file shown as `(live)`.
+pub fn apply_live(model: &mut Model, text: &str, origin: &str) -> Result<Vec<String>, String> {
+    let docs = yaml_rust2::YamlLoader::load_from_str(text)
+        .map_err(|e| format!("{origin}: not JSON or YAML: {e}"))?;
+    let mut findings = Vec::new();
+    let mut seen = 0usize;
+    for doc in &docs {
+        let items: Vec<&Yaml> = match s(doc, "items").as_vec() {
+            Some(items) => items.iter().collect(),
+            None => vec![doc],
+        };
+        for item in items {
+            let Some(live) = app_of(&Manifest {
+                file: "(live)",
+                doc: item,
+            }) else {
+                continue;
+            };
+            seen += 1;
+            match model
+                .apps
+                .iter_mut()
+                .find(|a| a.kind == live.kind && a.name == live.name)
+            {
+                Some(git) => {
+                    findings.extend(differences(git, &live));
+                    let file = std::mem::take(&mut git.file);
+                    *git = App { file, ..live };
+                }
+                None => {
+                    findings.push(format!(
+                        "{} is live but not in this repository (created by hand or kept elsewhere); its live spec is used",
+                        live.id()
+                    ));
+                    model.apps.push(live);
+                }
+            }
+        }
+    }
+    if seen == 0 {
+        return Err(format!(
+            "{origin}: holds no Application or ApplicationSet (expected `kubectl get applications.argoproj.io -A -o json`)"
+        ));
+    }
+    Ok(findings)
+}
+
+/// What differs between the committed and the live spec of one app.
+fn differences(git: &App, live: &App) -> Vec<String> {
+    let id = git.id();
+    let mut out = Vec::new();
+    let revs = |a: &App| -> Vec<String> {
+        a.sources
+            .iter()
+            .map(|s| {
+                if s.target_revision.is_empty() {
+                    "HEAD".to_string()
+                } else {
+                    s.target_revision.clone()
+                }
+            })
+            .collect()
+    };
+    if revs(git) != revs(live) {
+        out.push(format!(
+            "{id}: live targetRevision {} differs from git's {} ({}): the live value is what ArgoCD syncs",
+            revs(live).join(", "),
+            revs(git).join(", "),
+            git.file
+        ));
+    }
+    let paths = |a: &App| -> Vec<String> {
+        a.sources
+            .iter()
+            .map(|s| format!("{} {}", s.repo_url, s.path.clone().unwrap_or_default()))
+            .collect()
+    };
+    if paths(git) != paths(live) {
+        out.push(format!(
+            "{id}: live sources ({}) differ from git's ({})",
+            paths(live).join("; "),
+            paths(git).join("; ")
+        ));
+    }
+    if git.automated != live.automated {
+        let word = |b: bool| if b { "automated" } else { "manual" };
+        out.push(format!(
+            "{id}: live sync policy is {}, git says {}",
+            word(live.automated),
+            word(git.automated)
+        ));
+    }
+    if git.wave != live.wave {
+        out.push(format!(
+            "{id}: live sync wave {} differs from git's {}",
+            live.wave, git.wave
+        ));
+    }
+    out
 }
 
 /// The report for a planned rebind: the rewritten manifests (the repo
@@ -1005,8 +1115,10 @@ pub fn for_plans(
     path: &Path,
     base: Option<&str>,
     cutover: Option<&str>,
-) -> Report {
-    let (root, model) = build(path, base, cutover);
+    live: Option<&Path>,
+) -> anyhow::Result<Report> {
+    let (root, mut model) = build(path, base, cutover);
+    let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
         .iter()
         .filter(|p| !p.is_config)
@@ -1027,7 +1139,19 @@ pub fn for_plans(
             (rel, resources)
         })
         .collect();
-    report(&model, &root, &rewritten)
+    let mut r = report(&model, &root, &rewritten);
+    r.live = live_findings;
+    Ok(r)
+}
+
+/// Reads `--live FILE` (if given) into the model; see [`apply_live`].
+pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let Some(path) = live else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read --live: {e}", path.display()))?;
+    apply_live(model, &text, &path.display().to_string()).map_err(anyhow::Error::msg)
 }
 
 /// The model for the tree at `path`: the repository root ArgoCD resolves

@@ -16,7 +16,8 @@ pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
     if !path.exists() {
         bail!("{}: no such file or directory", path.display());
     }
-    let (root, model) = feeders::build(&path, a.base.as_deref(), None);
+    let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
+    let live = feeders::read_live(&mut model, a.live.as_deref())?;
     // What a rebind could rewrite: every Application manifest, and every
     // file holding a workload endpoint in a value.
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -45,7 +46,8 @@ pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
         }
     }
     let files: Vec<(String, Vec<String>)> = files.into_iter().collect();
-    let report = feeders::report(&model, &root, &files);
+    let mut report = feeders::report(&model, &root, &files);
+    report.live = live;
     match format {
         Format::Json => sink.out(&output::json::render(&output::feeders::FeedersReport::new(
             &root, &report,

@@ -173,6 +173,11 @@ pub struct FeedersArgs {
     /// the current branch's upstream).
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// The live Applications and ApplicationSets (`kubectl get
+    /// applications.argoproj.io -A -o json`): their specs win over git's,
+    /// and every difference is reported.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArgs,
 }

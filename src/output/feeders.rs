@@ -129,6 +129,9 @@ pub fn text(report: &Report) -> String {
     for n in &report.notes {
         out.push_str(&format!("note: {n}\n"));
     }
+    for l in &report.live {
+        out.push_str(&format!("live: {l}\n"));
+    }
     out
 }
 
@@ -164,6 +167,9 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
     }
     for n in &report.notes {
         out.push_str(&format!("\n> note: {n}\n"));
+    }
+    for l in &report.live {
+        out.push_str(&format!("\n> live: {l}\n"));
     }
     out.push_str("\n```mermaid\nflowchart TD\n");
     out.push_str(&format!(
@@ -255,6 +261,8 @@ pub struct FeedersReport {
     pub feeders: Vec<FeederJson>,
     pub order: Vec<StepJson>,
     pub notes: Vec<String>,
+    /// Where the live state (`--live`) differs from git.
+    pub live_differences: Vec<String>,
 }
 
 /// One step of the sync order.
@@ -289,6 +297,7 @@ impl FeedersReport {
             feeders: json_rows(report),
             order: json_order(report),
             notes: report.notes.clone(),
+            live_differences: report.live.clone(),
         }
     }
 }

@@ -370,3 +370,72 @@ fn the_shipped_example_waits_for_a_manual_sync_of_app_root() {
     assert_eq!(v["order"][0]["resource"], "Application/app-root");
     assert_eq!(v["order"][0]["automated"], false);
 }
+
+#[test]
+fn a_live_dump_wins_over_git_and_every_difference_is_reported() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("tenants/t.yaml", child("t", 0, true)),
+        ],
+    );
+    let live = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
+                "metadata": {"name": "root", "namespace": "argocd"},
+                "spec": {
+                    "source": {"repoURL": REPO_HTTPS, "path": "apps", "targetRevision": "release"},
+                    "syncPolicy": {"automated": {"prune": true}}
+                }
+            },
+            {
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
+                "metadata": {"name": "tenants-root", "namespace": "argocd"},
+                "spec": {"source": {"repoURL": REPO_SSH, "path": "tenants"}}
+            }
+        ]
+    });
+    let dump = d.path().join("live.json");
+    std::fs::write(&dump, live.to_string()).unwrap();
+    let (rows, v) = feeders(d.path(), &["--live", dump.to_str().unwrap()]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["revision"], "release", "{a}");
+    assert_eq!(a["verdict"], "tracks_other_branch");
+    let t = row(&rows, "tenants/t.yaml");
+    assert_eq!(t["feeder"], "Application/tenants-root", "{t}");
+    assert_eq!(t["feeder_file"], "(live)");
+    assert_eq!(t["verdict"], "manual_sync");
+    let diffs = v["live_differences"].to_string();
+    assert!(
+        diffs.contains("live targetRevision release differs from git's HEAD"),
+        "{diffs}"
+    );
+    assert!(
+        diffs.contains("tenants-root is live but not in this repository"),
+        "{diffs}"
+    );
+
+    std::fs::write(&dump, "{\"kind\": \"List\", \"items\": []}").unwrap();
+    let o = rebind(d.path(), &["feeders", "--live", dump.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("holds no Application"),
+        "{}",
+        stderr(&o)
+    );
+}

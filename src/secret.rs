@@ -6,8 +6,9 @@
 //!   share; [`spec`] validates them against Kubernetes' own rules and builds
 //!   the [`Spec`]; [`render`] turns it into YAML.
 //! - [`write_manifest`] / [`write_private`] put a manifest on disk: created
-//!   fresh (mode 0600), never through a symbolic link or into a hard-linked
-//!   file, and, when it holds a real token, never inside a git work tree.
+//!   fresh (mode 0600) through the one writer ([`crate::write`]), never
+//!   through a symbolic link or into a hard-linked file, and, when it holds a
+//!   real token, never inside a git work tree.
 //! - [`find_registrations`] looks through a repository for the cluster Secrets
 //!   (and ExternalSecret templates) that already register a server, and
 //!   [`Search::duplicate_warning`] says when a new Secret would be a second one.
@@ -17,10 +18,11 @@
 
 use crate::endpoint::Endpoint;
 use crate::positions;
+use crate::write;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
@@ -838,17 +840,6 @@ pub fn render(spec: &Spec) -> String {
 // Writing a manifest to a file
 // ---------------------------------------------------------------------------
 
-#[cfg(unix)]
-fn link_count(m: &fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    m.nlink()
-}
-
-#[cfg(not(unix))]
-fn link_count(_: &fs::Metadata) -> u64 {
-    1
-}
-
 /// The git work tree (or git directory) `dir` (a resolved directory) lies in.
 pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
     for a in dir.ancestors() {
@@ -864,109 +855,46 @@ pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
         .map(|r| r.workdir().unwrap_or(r.path()).to_path_buf())
 }
 
-/// Checks that a manifest may be written at `path`, and returns the path it
-/// resolves to (every directory component resolved). Refused: a final
-/// component that is a symbolic link, not a regular file, or a file with more
-/// than one hard link; and, when the manifest `holds_token`, any path that
-/// resolves inside a git work tree.
+/// Checks that a manifest may be written at `path` ([`write::check_output`]:
+/// a final component that is a symbolic link, not a regular file, or a file
+/// with more than one hard link is refused), and returns the path it resolves
+/// to. When the manifest `holds_token`, any path that resolves inside a git
+/// work tree is refused too.
 pub fn check_target(path: &Path, holds_token: bool) -> Result<PathBuf> {
-    let shown = path.display();
-    let name = match path.file_name() {
-        Some(n) if !path.to_string_lossy().ends_with(['/', '\\']) => n,
-        _ => bail!("{shown}: not a file name"),
-    };
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let dir = parent
-        .canonicalize()
-        .with_context(|| format!("{shown}: cannot resolve the directory {}", parent.display()))?;
-    if !dir.is_dir() {
-        bail!("{shown}: {} is not a directory", parent.display());
-    }
-    let target = dir.join(name);
-    match fs::symlink_metadata(&target) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let to = fs::read_link(&target)
-                .map(|t| format!(" (to {})", t.display()))
-                .unwrap_or_default();
-            bail!("{shown}: is a symbolic link{to}; refusing to write through it (remove it or choose another path)");
-        }
-        Ok(m) if !m.is_file() => bail!("{shown}: exists and is not a regular file"),
-        Ok(m) if link_count(&m) > 1 => bail!(
-            "{shown}: has {} hard links; writing it would change the other names too (one may be a file tracked in a repository): remove it or choose another path",
-            link_count(&m)
-        ),
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("{shown}: cannot inspect")),
-    }
-    if holds_token {
-        if let Some(repo) = enclosing_repository(&dir) {
-            bail!(
-                "{shown}: resolves to {}, inside the git work tree {}; a real token must never land in a repository: write to stdout or to a path outside any repository",
-                target.display(),
-                repo.display()
-            );
-        }
-    }
+    let target = write::check_output(path)?;
+    outside_repositories(path, &target, holds_token)?;
     Ok(target)
 }
 
-/// Writes a manifest to `path`: checked with [`check_target`], written to a
-/// new file (mode 0600) in the same directory, fsynced, checked again and
-/// renamed over the target, so an existing file is replaced whole and never
-/// keeps its old permissions.
-pub fn write_manifest(path: &Path, text: &str, holds_token: bool) -> Result<()> {
-    let target = check_target(path, holds_token)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let shown = path.display();
-    let (tmp, mut file) = (0..100)
-        .find_map(|n| {
-            let tmp = dir.join(format!(".{name}.rebind-{}-{n}.tmp", std::process::id()));
-            let mut o = fs::OpenOptions::new();
-            o.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                o.mode(0o600);
-            }
-            match o.open(&tmp) {
-                Ok(f) => Some(Ok((tmp, f))),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
-                Err(e) => Some(Err(e)),
-            }
-        })
-        .unwrap_or_else(|| Err(io::Error::other("no free temporary file name")))
-        .with_context(|| format!("{shown}: cannot create a file in {}", dir.display()))?;
-    let done = (|| -> Result<()> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(fs::Permissions::from_mode(0o600))?;
-        }
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        // The target may have been swapped for a link since the first check.
-        if check_target(path, holds_token)? != target {
-            bail!("{shown}: its directory changed while writing");
-        }
-        fs::rename(&tmp, &target)?;
-        Ok(())
-    })();
-    if let Err(e) = done {
-        let _ = fs::remove_file(&tmp);
-        return Err(e.context(format!("{shown}: cannot write")));
+/// Refuses, for a manifest that `holds_token`, a `target` (resolved from
+/// `path`) inside a git work tree.
+fn outside_repositories(path: &Path, target: &Path, holds_token: bool) -> Result<()> {
+    if !holds_token {
+        return Ok(());
     }
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
+    let dir = target.parent().unwrap_or(Path::new("."));
+    if let Some(repo) = enclosing_repository(dir) {
+        bail!(
+            "{}: resolves to {}, inside the git work tree {}; a real token must never land in a repository: write to stdout or to a path outside any repository",
+            path.display(),
+            target.display(),
+            repo.display()
+        );
     }
     Ok(())
+}
+
+/// Writes a manifest to `path` through the one writer ([`write::write_file`]):
+/// checked with [`check_target`] before and after, mode 0600, replacing an
+/// existing file whole (it never keeps its old permissions).
+pub fn write_manifest(path: &Path, text: &str, holds_token: bool) -> Result<()> {
+    write::write_file(
+        path,
+        text.as_bytes(),
+        write::Mode::Private,
+        write::Existing::Replace,
+        &|target| outside_repositories(path, target, holds_token),
+    )
 }
 
 /// [`write_manifest`] for a manifest holding a real token: never inside a git work tree.

@@ -13,6 +13,7 @@
 
 use crate::endpoint::Endpoint;
 use crate::locate::LineIndex;
+use crate::quote::scalar;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -642,46 +643,9 @@ pub struct InitCluster {
     pub expect: Expect,
 }
 
-/// Words that YAML 1.1 readers take as booleans or null.
-const YAML_WORDS: [&str; 10] = [
-    "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
-];
-
-/// `s` as a YAML scalar that every reader takes as this string: plain when
-/// it starts with a letter, holds only letters, digits and `extra`, and is
-/// not a YAML 1.1 boolean or null; otherwise double-quoted.
-fn scalar(s: &str, extra: &str) -> String {
-    let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
-        && !YAML_WORDS.contains(&s.to_ascii_lowercase().as_str());
-    if plain {
-        return s.to_string();
-    }
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            '\u{85}' | '\u{a0}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The text `init` writes. Cluster names and endpoints are quoted when a
 /// YAML reader could take them as anything but the string (`prod #blue`,
-/// `- prod`, `yes`, `0b101`, `12:30`). With no cluster, the file is a valid
+/// `- prod`, `yes`, `0b101`, `12:30`; [`crate::quote`]). With no cluster, the file is a valid
 /// config declaring none, with a comment saying so.
 pub fn render_init(clusters: &[InitCluster]) -> String {
     let mut s = String::from(
@@ -696,8 +660,8 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
         let _ = write!(
             s,
             "  {}:\n    endpoint: {}\n    retired: []\n",
-            scalar(&c.name, "-_."),
-            scalar(&c.endpoint, "-_.:/")
+            scalar(&c.name),
+            scalar(&c.endpoint)
         );
         let counts: Vec<String> = [
             ("files", c.expect.files),
@@ -1250,5 +1214,37 @@ mod tests {
             err.contains(".rebind.yaml:1:7: root: expected a directory"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn init_escapes_what_yaml_readers_refuse_raw() {
+        // C1 controls and the non-characters are not printable YAML: raw,
+        // libyaml-based readers (PyYAML, for one) refuse the whole file.
+        let names = [
+            "c1\u{80}x",
+            "c1\u{9f}x",
+            "nc\u{fffe}x",
+            "nc\u{ffff}x",
+            "nel\u{85}x",
+        ];
+        let clusters: Vec<InitCluster> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InitCluster {
+                name: n.to_string(),
+                endpoint: format!("https://c{i}.example.com"),
+                expect: Expect::default(),
+            })
+            .collect();
+        let text = render_init(&clusters);
+        let raw =
+            |c: char| c.is_control() && !matches!(c, '\n') || matches!(c, '\u{fffe}' | '\u{ffff}');
+        assert!(!text.contains(raw), "{text:?}");
+        for escaped in ["\\u0080", "\\u009f", "\\ufffe", "\\uffff", "\\u0085"] {
+            assert!(text.contains(escaped), "{escaped}: {text}");
+        }
+        let c = cfg(&text).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+        let got: Vec<&str> = c.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(got, names);
     }
 }

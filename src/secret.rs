@@ -16,8 +16,10 @@
 //! The token is never invented: it is the `${ARGOCD_CLUSTER_TOKEN}`
 //! placeholder unless the caller passes a value read from the environment.
 
+use crate::base64::decode as decode_base64;
 use crate::endpoint::Endpoint;
 use crate::positions;
+use crate::quote::{double_quoted as quoted, scalar};
 use crate::write;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
@@ -556,7 +558,7 @@ pub fn ca_from_file(path: &Path) -> Result<String> {
             path.display()
         );
     }
-    Ok(base64(&bytes))
+    Ok(crate::base64::encode(&bytes))
 }
 
 /// Checks a `--ca-data` value is strict, canonical base64 of something.
@@ -565,112 +567,6 @@ pub fn validate_ca_data(s: &str) -> Result<()> {
         bail!("--ca-data: not base64 (the PEM bundle base64-encoded, as in a kubeconfig's certificate-authority-data)");
     }
     Ok(())
-}
-
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decodes strict standard base64: the alphabet, length a multiple of 4, at
-/// most two `=` and only at the end, unused bits zero. `None` otherwise.
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    if b.is_empty() || !b.len().is_multiple_of(4) {
-        return None;
-    }
-    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
-    if pad > 2 {
-        return None;
-    }
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in &b[..b.len() - pad] {
-        acc = (acc << 6) | value(c)?;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    (acc == 0).then_some(out)
-}
-
-/// A YAML scalar for `s`: plain only when every YAML 1.1 and 1.2 reader takes
-/// it as that string (it starts with a letter, holds nothing but letters,
-/// digits and `-_./:@+=`, does not end in `:`, and is not a boolean or null
-/// word); double-quoted otherwise.
-fn scalar(s: &str) -> String {
-    let b = s.as_bytes();
-    let reserved = matches!(
-        s.to_ascii_lowercase().as_str(),
-        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off" | "null"
-    );
-    let plain = !b.is_empty()
-        && b[0].is_ascii_alphabetic()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || b"-_./:@+=".contains(&c))
-        && !s.ends_with(':')
-        && !reserved;
-    if plain {
-        s.to_string()
-    } else {
-        quoted(s)
-    }
-}
-
-/// `s` double-quoted, valid both as a JSON string and as a YAML double-quoted
-/// scalar: control characters, line and paragraph separators, BOM and
-/// non-characters escaped as `\uXXXX`.
-fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control()
-                || matches!(
-                    c,
-                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
-                ) =>
-            {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The `config` JSON: fixed key order as in ArgoCD's examples, two-space indent.
@@ -1378,70 +1274,6 @@ fn credentials(doc: &Node, reg: &positions::Registration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_known_vectors() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-            if !i.is_empty() {
-                assert_eq!(decode_base64(o).as_deref(), Some(i.as_bytes()));
-            }
-        }
-    }
-
-    #[test]
-    fn base64_decoding_is_strict() {
-        for bad in [
-            "", "====", "A===", "Zg=", "Zg", "Zm9v=", "Zh==", "Zm9=", "Zm 9v", "Zm9v\n", "Z=g=",
-            "Zm-_",
-        ] {
-            assert_eq!(decode_base64(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn scalars_quote_what_yaml_would_misread() {
-        assert_eq!(scalar("cluster-a"), "cluster-a");
-        assert_eq!(scalar("https://a.b:6443"), "https://a.b:6443");
-        assert_eq!(scalar("true"), "\"true\"");
-        assert_eq!(scalar("0123"), "\"0123\"");
-        assert_eq!(scalar("a: b"), "\"a: b\"");
-        assert_eq!(scalar("#x"), "\"#x\"");
-        for s in [
-            "0b101",
-            "1_000",
-            "2024-01-01",
-            "12:30",
-            "190:20:30",
-            "yes",
-            "On",
-            "Y",
-            "~",
-            "null",
-            ".inf",
-            "-.Inf",
-            ".NaN",
-            "0o17",
-            "017",
-            "0x1F",
-            "+1",
-            "1e3",
-            "=",
-            "<<",
-            "a:",
-            "",
-        ] {
-            assert!(scalar(s).starts_with('"'), "{s}");
-        }
-        assert_eq!(scalar("a\u{2028}b"), "\"a\\u2028b\"");
-        assert_eq!(scalar("a\u{7f}\"\\"), "\"a\\u007f\\\"\\\\\"");
-    }
 
     #[test]
     fn labels_are_validated() {

@@ -32,13 +32,21 @@ pub fn scalar(s: &str) -> String {
 }
 
 /// `s` double-quoted, valid both as a JSON string and as a YAML double-quoted
-/// scalar: `"` and `\` escaped, `\n`, `\t`, `\r` as such, and every other
-/// control character (C0, DEL, C1 with NEL), the no-break space, the line and
-/// paragraph separators, the BOM and the non-characters U+FFFE/U+FFFF as
-/// `\uXXXX` (YAML readers fold or refuse them raw).
+/// scalar (escaped as [`escape_into`] says).
 pub fn double_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
+    escape_into(&mut out, s);
+    out.push('"');
+    out
+}
+
+/// Appends `s` escaped for the inside of a double-quoted string, valid both
+/// in JSON and in YAML: `"` and `\` escaped, `\n`, `\t`, `\r` as such, and
+/// every other control character (C0, DEL, C1 with NEL), the no-break space,
+/// the line and paragraph separators, the BOM and the non-characters
+/// U+FFFE/U+FFFF as `\uXXXX` (YAML readers fold or refuse them raw).
+pub fn escape_into(out: &mut String, s: &str) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -57,8 +65,81 @@ pub fn double_quoted(s: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('"');
-    out
+}
+
+/// `value` as JSON indented by two spaces (serde_json's pretty form), with
+/// every string escaped by [`escape_into`]: JSON that can be embedded in a
+/// YAML block scalar as it is (no raw line separator or control character).
+pub fn json_pretty<T: serde::Serialize>(value: &T) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, Escaping::default());
+    value
+        .serialize(&mut ser)
+        .expect("a typed value serializes to JSON");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's pretty formatter with [`escape_into`]'s escapes.
+#[derive(Default)]
+struct Escaping(serde_json::ser::PrettyFormatter<'static>);
+
+impl Escaping {
+    fn put<W: ?Sized + std::io::Write>(w: &mut W, s: &str) -> std::io::Result<()> {
+        let mut out = String::with_capacity(s.len());
+        escape_into(&mut out, s);
+        w.write_all(out.as_bytes())
+    }
+}
+
+/// Delegates layout to `self.0`; only the escapes differ.
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<W: ?Sized + std::io::Write>(&mut self, w: &mut W $(, $arg: $ty)*) -> std::io::Result<()> {
+            self.0.$name(w $(, $arg)*)
+        }
+    )*};
+}
+
+impl serde_json::ser::Formatter for Escaping {
+    delegate! {
+        begin_array();
+        end_array();
+        begin_array_value(first: bool);
+        end_array_value();
+        begin_object();
+        end_object();
+        begin_object_key(first: bool);
+        begin_object_value();
+        end_object_value();
+    }
+
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        Self::put(w, fragment)
+    }
+
+    fn write_char_escape<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: serde_json::ser::CharEscape,
+    ) -> std::io::Result<()> {
+        use serde_json::ser::CharEscape as E;
+        let c = match escape {
+            E::Quote => '"',
+            E::ReverseSolidus => '\\',
+            E::Solidus => '/',
+            E::Backspace => '\u{8}',
+            E::FormFeed => '\u{c}',
+            E::LineFeed => '\n',
+            E::CarriageReturn => '\r',
+            E::Tab => '\t',
+            E::AsciiControl(b) => char::from(b),
+        };
+        Self::put(w, c.encode_utf8(&mut [0; 4]))
+    }
 }
 
 #[cfg(test)]

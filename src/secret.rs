@@ -19,7 +19,7 @@
 use crate::base64::decode as decode_base64;
 use crate::endpoint::Endpoint;
 use crate::positions;
-use crate::quote::{double_quoted as quoted, scalar};
+use crate::quote::scalar;
 use crate::write;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
@@ -569,44 +569,62 @@ pub fn validate_ca_data(s: &str) -> Result<()> {
     Ok(())
 }
 
-/// The `config` JSON: fixed key order as in ArgoCD's examples, two-space indent.
+/// The `config` JSON ArgoCD reads from a cluster Secret, in the key order of
+/// ArgoCD's examples.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aws_auth_config: Option<AwsAuthConfig<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bearer_token: Option<&'a str>,
+    tls_client_config: TlsClientConfig<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AwsAuthConfig<'a> {
+    cluster_name: &'a str,
+    #[serde(rename = "roleARN")]
+    role_arn: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<&'a str>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TlsClientConfig<'a> {
+    insecure: bool,
+    ca_data: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_name: Option<&'a str>,
+}
+
+/// The `config` JSON, two-space indent, strings escaped by
+/// [`crate::quote::escape_into`] (it is embedded in a YAML block scalar).
 fn config_json(spec: &Spec, token: Option<&str>, ca: &str) -> String {
-    let mut j = String::from("{\n");
-    match &spec.auth {
+    let aws = match &spec.auth {
         Auth::Aws {
             cluster_name,
             role_arn,
             profile,
-        } => {
-            let _ = write!(
-                j,
-                "  \"awsAuthConfig\": {{\n    \"clusterName\": {},\n    \"roleARN\": {}",
-                quoted(cluster_name),
-                quoted(role_arn)
-            );
-            if let Some(p) = profile {
-                let _ = write!(j, ",\n    \"profile\": {}", quoted(p));
-            }
-            j.push_str("\n  },\n");
-        }
-        _ => {
-            let _ = writeln!(
-                j,
-                "  \"bearerToken\": {},",
-                quoted(token.unwrap_or(TOKEN_PLACEHOLDER))
-            );
-        }
-    }
-    let _ = write!(
-        j,
-        "  \"tlsClientConfig\": {{\n    \"insecure\": false,\n    \"caData\": {}",
-        quoted(ca)
-    );
-    if let Some(sni) = &spec.server_name {
-        let _ = write!(j, ",\n    \"serverName\": {}", quoted(sni));
-    }
-    j.push_str("\n  }\n}");
-    j
+        } => Some(AwsAuthConfig {
+            cluster_name,
+            role_arn,
+            profile: profile.as_deref(),
+        }),
+        _ => None,
+    };
+    let config = ClusterConfig {
+        bearer_token: aws.is_none().then(|| token.unwrap_or(TOKEN_PLACEHOLDER)),
+        aws_auth_config: aws,
+        tls_client_config: TlsClientConfig {
+            insecure: false,
+            ca_data: ca,
+            server_name: spec.server_name.as_deref(),
+        },
+    };
+    crate::quote::json_pretty(&config)
 }
 
 fn indent(text: &str, by: usize) -> String {

@@ -177,6 +177,32 @@ mod tests {
     }
 
     #[test]
+    fn json_pretty_escapes_like_double_quoted() {
+        #[derive(serde::Serialize)]
+        struct T<'a> {
+            a: &'a str,
+            n: Option<u8>,
+            list: [bool; 2],
+        }
+        let s = "q\"b\\ \u{8}\u{c}\u{1f}\u{7f}\u{85}\u{2028}\u{feff}/é";
+        let text = json_pretty(&T {
+            a: s,
+            n: None,
+            list: [true, false],
+        });
+        assert_eq!(
+            text,
+            format!(
+                "{{\n  \"a\": {},\n  \"n\": null,\n  \"list\": [\n    true,\n    false\n  ]\n}}",
+                double_quoted(s)
+            )
+        );
+        assert!(text.contains("\\u0008\\u000c"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["a"], s);
+    }
+
+    #[test]
     fn plain_only_where_no_reader_misreads() {
         for s in [
             "cluster-a",

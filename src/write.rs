@@ -61,6 +61,15 @@ fn temp_path(target: &Path, n: usize) -> PathBuf {
 fn check_unchanged(plan: &FilePlan) -> Result<()> {
     let meta = fs::symlink_metadata(&plan.path)
         .with_context(|| format!("{}: vanished since it was planned", plan.rel))?;
+    if meta.file_type().is_symlink() {
+        let to = fs::read_link(&plan.path)
+            .map(|t| format!(" (to {})", t.display()))
+            .unwrap_or_default();
+        bail!(
+            "{}: is a symbolic link{to}; rebind never writes through one: rewrite the file it names, or replace the link by the file",
+            plan.rel
+        );
+    }
     if !meta.is_file() {
         bail!("{}: is no longer a regular file", plan.rel);
     }
@@ -129,6 +138,8 @@ fn create_temp(path: &Path, mode: Mode) -> std::io::Result<File> {
         use std::os::unix::fs::OpenOptionsExt;
         o.mode(0o600);
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     o.open(path)
 }
 
@@ -505,18 +516,41 @@ impl Identity {
 
 /// Refuses, before anything is written, an output (`(flag, path)`: the
 /// review, the cluster Secret) that is one of the files `planned` rewrites,
-/// or the same file as another output: by the same path however spelt, by
+/// or the same file as another output (and a planned config that is one of
+/// the planned manifests): by the same path however spelt, by
 /// its resolved path, through a symbolic link, or by a hard link (same
 /// device and inode). Both are named.
 pub fn check_outputs(outputs: &[(&str, &Path)], planned: &[FilePlan]) -> Result<()> {
+    if outputs.is_empty() && !planned.iter().any(|p| p.is_config) {
+        return Ok(());
+    }
+    let planned_ids: Vec<Identity> = planned.iter().map(|p| identity(&p.path)).collect();
+    // The config the run updates is an output too: never one of the manifests.
+    for (config, id) in planned
+        .iter()
+        .zip(&planned_ids)
+        .filter(|(p, _)| p.is_config)
+    {
+        for (plan, mine) in planned.iter().zip(&planned_ids) {
+            if plan.is_config {
+                continue;
+            }
+            if let Some(how) = id.same_as(mine) {
+                bail!(
+                    "the config {} and the manifest {} are the same file ({how}); both would be rewritten: keep them apart; nothing written",
+                    config.rel,
+                    plan.rel
+                );
+            }
+        }
+    }
     if outputs.is_empty() {
         return Ok(());
     }
     let ids: Vec<Identity> = outputs.iter().map(|(_, p)| identity(p)).collect();
-    for plan in planned {
-        let mine = identity(&plan.path);
+    for (plan, mine) in planned.iter().zip(&planned_ids) {
         for ((flag, path), id) in outputs.iter().zip(&ids) {
-            if let Some(how) = id.same_as(&mine) {
+            if let Some(how) = id.same_as(mine) {
                 let what = if plan.is_config {
                     "the config"
                 } else {
@@ -644,6 +678,14 @@ mod tests {
             let e = format!("{e:#}");
             assert!(e.contains(how) && e.contains("sub/app.yaml"), "{p:?}: {e}");
         }
+        // A config that is one of the manifests (a hard link).
+        let mut config = plan(&d.join("hard"), ".rebind.yaml");
+        config.is_config = true;
+        let e = check_outputs(&[], &[planned[0].clone(), config]).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("the config .rebind.yaml and the manifest sub/app.yaml"),
+            "{e:#}"
+        );
         let free = d.join("sub/review.md");
         let other = d.join("sub/other.yaml");
         check_outputs(

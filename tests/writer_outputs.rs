@@ -283,3 +283,30 @@ fn init_never_writes_through_a_dangling_link() {
     let text = std::fs::read_to_string(d.join(".rebind.yaml")).unwrap();
     assert!(text.contains(OLD), "{text}");
 }
+
+/// A `.rebind.yaml` that is a symbolic link is read, but never written
+/// through: the run stops before the first write, saying so.
+#[cfg(unix)]
+#[test]
+fn a_config_that_is_a_symbolic_link_is_not_written_through() {
+    for git_flow in [false, true] {
+        let dir = tree_with_app(false);
+        let d = dir.path();
+        std::fs::create_dir(d.join("conf")).unwrap();
+        std::fs::write(
+            d.join("conf/rebind.yaml"),
+            format!("clusters:\n  prod:\n    endpoint: {OLD}\n"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("conf/rebind.yaml", d.join(".rebind.yaml")).unwrap();
+        if git_flow {
+            git_init_commit(d);
+        }
+        let before = state(d);
+        let out = apply(d, git_flow, &[]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(".rebind.yaml: is a symbolic link"), "{err}");
+        assert_eq!(state(d), before);
+    }
+}

@@ -302,7 +302,8 @@ fn link_count(_: &fs::Metadata) -> u64 {
 /// resolves to (every directory component resolved; the final one never
 /// followed). Refused: a path that names no file, a directory that does not
 /// resolve, and a final component that is a symbolic link, not a regular
-/// file, or a file with more than one hard link.
+/// file, a file with more than one hard link, or a read-only file (as a
+/// read-only manifest is never rewritten).
 pub fn check_output(path: &Path) -> Result<PathBuf> {
     let shown = path.display();
     let name = match path.file_name() {
@@ -332,6 +333,9 @@ pub fn check_output(path: &Path) -> Result<PathBuf> {
             "{shown}: has {} hard links; writing it would change the other names too (one may be a file tracked in a repository): remove it or choose another path",
             link_count(&m)
         ),
+        Ok(m) if m.permissions().readonly() => {
+            bail!("{shown}: is read-only; not replacing it (make it writable, remove it, or choose another path)")
+        }
         Ok(_) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(e).with_context(|| format!("{shown}: cannot inspect")),

@@ -310,3 +310,40 @@ fn a_config_that_is_a_symbolic_link_is_not_written_through() {
         assert_eq!(state(d), before);
     }
 }
+
+/// A read-only file is never replaced by an output, as a read-only manifest
+/// is never rewritten (mode bits, so the same for root).
+#[cfg(unix)]
+#[test]
+fn a_read_only_output_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let out_dir = tempfile::tempdir().unwrap();
+    let o = out_dir.path();
+    let ro = o.join("ro.yaml");
+    std::fs::write(&ro, "keep\n").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let ro = ro.to_str().unwrap();
+    for git_flow in [false, true] {
+        let dir = tree_with_app(git_flow);
+        let d = dir.path();
+        refused(
+            d,
+            git_flow,
+            &["--review-out", ro],
+            &["--review-out", "is read-only"],
+        );
+        refused(
+            d,
+            git_flow,
+            &["--secret-out", ro, "--cluster-name", "prod"],
+            &["--secret-out", "is read-only"],
+        );
+    }
+    let out = rebind(
+        o,
+        &["secret", "--name", "prod", "--server", NEW, "--out", ro],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is read-only"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(ro).unwrap(), "keep\n");
+}

@@ -661,7 +661,6 @@ fn cluster_fields(out: &mut String, spec: &Spec, at: usize) {
 
 /// Renders the manifest.
 pub fn render(spec: &Spec) -> String {
-    let ca = spec.ca_data.as_deref().unwrap_or(CA_PLACEHOLDER);
     let mut labels = vec![(SECRET_TYPE_LABEL.to_string(), "cluster".to_string())];
     labels.extend(
         spec.labels
@@ -669,83 +668,94 @@ pub fn render(spec: &Spec) -> String {
             .filter(|(k, _)| k != SECRET_TYPE_LABEL)
             .cloned(),
     );
-    let mut y = String::new();
     match &spec.auth {
         Auth::External {
             store,
             store_kind,
             key,
-        } => {
-            let token = "{{ .token }}";
-            let ca_ref = if spec.ca_data.is_some() {
-                ca
-            } else {
-                "{{ .caData }}"
-            };
-            let _ = writeln!(
-                y,
-                "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:"
-            );
-            let _ = writeln!(
-                y,
-                "  name: {}\n  namespace: {}",
-                scalar(&spec.secret_name),
-                scalar(&spec.namespace)
-            );
-            let _ = writeln!(y, "spec:\n  refreshInterval: 1h\n  secretStoreRef:");
-            let _ = writeln!(
-                y,
-                "    kind: {}\n    name: {}",
-                scalar(store_kind),
-                scalar(store)
-            );
-            let _ = writeln!(
-                y,
-                "  target:\n    name: {}\n    creationPolicy: Owner",
-                scalar(&spec.secret_name)
-            );
-            let _ = writeln!(
-                y,
-                "    template:\n      engineVersion: v2\n      type: Opaque\n      metadata:"
-            );
-            map_block(&mut y, "labels", &labels, 8);
-            map_block(&mut y, "annotations", &spec.annotations, 8);
-            y.push_str("      data:\n");
-            cluster_fields(&mut y, spec, 8);
-            y.push_str("        config: |\n");
-            y.push_str(&indent(&config_json(spec, Some(token), ca_ref), 10));
-            y.push_str("  data:\n");
-            let mut refs = vec![("token", "token")];
-            if spec.ca_data.is_none() {
-                refs.push(("caData", "caData"));
-            }
-            for (secret_key, property) in refs {
-                let _ = writeln!(
-                    y,
-                    "    - secretKey: {secret_key}\n      remoteRef:\n        key: {}\n        property: {property}",
-                    scalar(key)
-                );
-            }
-        }
-        auth => {
-            let token = match auth {
-                Auth::Bearer { token } => Some(token.as_str()),
-                _ => None,
-            };
-            let _ = writeln!(y, "apiVersion: v1\nkind: Secret\nmetadata:");
-            let _ = writeln!(
-                y,
-                "  name: {}\n  namespace: {}",
-                scalar(&spec.secret_name),
-                scalar(&spec.namespace)
-            );
-            map_block(&mut y, "labels", &labels, 2);
-            map_block(&mut y, "annotations", &spec.annotations, 2);
-            y.push_str("type: Opaque\nstringData:\n");
-            cluster_fields(&mut y, spec, 2);
-            y.push_str("  config: |\n");
-            y.push_str(&indent(&config_json(spec, token, ca), 4));
-        }
+        } => render_external(spec, &labels, store, store_kind, key),
+        Auth::Bearer { token } => render_secret(spec, &labels, Some(token)),
+        Auth::Aws { .. } => render_secret(spec, &labels, None),
+    }
+}
+
+/// The cluster Secret itself, with `token` (or the placeholder) in `config`.
+fn render_secret(spec: &Spec, labels: &[(String, String)], token: Option<&str>) -> String {
+    let ca = spec.ca_data.as_deref().unwrap_or(CA_PLACEHOLDER);
+    let mut y = String::new();
+    let _ = writeln!(y, "apiVersion: v1\nkind: Secret\nmetadata:");
+    let _ = writeln!(
+        y,
+        "  name: {}\n  namespace: {}",
+        scalar(&spec.secret_name),
+        scalar(&spec.namespace)
+    );
+    map_block(&mut y, "labels", labels, 2);
+    map_block(&mut y, "annotations", &spec.annotations, 2);
+    y.push_str("type: Opaque\nstringData:\n");
+    cluster_fields(&mut y, spec, 2);
+    y.push_str("  config: |\n");
+    y.push_str(&indent(&config_json(spec, token, ca), 4));
+    y
+}
+
+/// The ExternalSecret whose template renders the cluster Secret from the
+/// store's `token` (and `caData`, unless given).
+fn render_external(
+    spec: &Spec,
+    labels: &[(String, String)],
+    store: &str,
+    store_kind: &str,
+    key: &str,
+) -> String {
+    let ca_ref = spec.ca_data.as_deref().unwrap_or("{{ .caData }}");
+    let mut y = String::new();
+    let _ = writeln!(
+        y,
+        "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:"
+    );
+    let _ = writeln!(
+        y,
+        "  name: {}\n  namespace: {}",
+        scalar(&spec.secret_name),
+        scalar(&spec.namespace)
+    );
+    let _ = writeln!(y, "spec:\n  refreshInterval: 1h\n  secretStoreRef:");
+    let _ = writeln!(
+        y,
+        "    kind: {}\n    name: {}",
+        scalar(store_kind),
+        scalar(store)
+    );
+    let _ = writeln!(
+        y,
+        "  target:\n    name: {}\n    creationPolicy: Owner",
+        scalar(&spec.secret_name)
+    );
+    let _ = writeln!(
+        y,
+        "    template:\n      engineVersion: v2\n      type: Opaque\n      metadata:"
+    );
+    map_block(&mut y, "labels", labels, 8);
+    map_block(&mut y, "annotations", &spec.annotations, 8);
+    y.push_str("      data:\n");
+    cluster_fields(&mut y, spec, 8);
+    y.push_str("        config: |\n");
+    y.push_str(&indent(
+        &config_json(spec, Some("{{ .token }}"), ca_ref),
+        10,
+    ));
+    y.push_str("  data:\n");
+    let mut refs = vec![("token", "token")];
+    if spec.ca_data.is_none() {
+        refs.push(("caData", "caData"));
+    }
+    for (secret_key, property) in refs {
+        let _ = writeln!(
+            y,
+            "    - secretKey: {secret_key}\n      remoteRef:\n        key: {}\n        property: {property}",
+            scalar(key)
+        );
     }
     y
 }

@@ -19,6 +19,7 @@
 //! The command line (the `rebind` binary's `cli` module) only turns flags
 //! into these calls.
 
+pub mod base64;
 pub mod check;
 pub mod config;
 pub mod cutover;
@@ -32,6 +33,7 @@ pub mod jsonfile;
 pub mod locate;
 pub mod output;
 pub mod positions;
+pub mod quote;
 pub mod rewrite;
 pub mod secret;
 pub mod summary;

@@ -36,3 +36,4 @@ mod secret_tokens;
 mod snapshots;
 mod walk_order;
 mod walk_paths;
+mod writer_outputs;

@@ -5,9 +5,7 @@
 //! runs in the git flow and with `--no-commit`, and must leave the tree (and
 //! the repository) exactly as it was.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 

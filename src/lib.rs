@@ -31,6 +31,7 @@ pub mod git;
 pub mod json;
 pub mod jsonfile;
 pub mod locate;
+pub mod oidc;
 pub mod output;
 pub mod positions;
 pub mod quote;

@@ -88,6 +88,17 @@ Exit codes:
   0  printed
   2  usage or input error";
 
+pub const IDENTITY: &str = "\
+Examples:
+  rebind identity                                             # every EKS OIDC issuer reference
+  rebind identity --describe-from old.json --describe-to new.json
+                                  # coverage: which trust statements the new cluster lacks
+
+Exit codes:
+  0  nothing trusts only the old issuer (or no issuers given)
+  1  a trust statement trusts only the old issuer: add the new one before the cutover
+  2  usage or input error";
+
 pub const COMPLETIONS: &str = "\
 Examples:
   rebind completions bash > ~/.local/share/bash-completion/completions/rebind

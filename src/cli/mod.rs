@@ -10,6 +10,7 @@ mod check;
 mod completions;
 mod feeders;
 mod help;
+mod identity;
 mod init;
 mod scan;
 mod secret;
@@ -134,6 +135,10 @@ pub enum Command {
     /// Application manifest, from which revision, and in which order.
     #[command(after_help = help::FEEDERS)]
     Feeders(FeedersArgs),
+    /// EKS OIDC issuers: every reference, and the trust statements the new
+    /// cluster's pods would be denied by (exit 1 when one trusts only the old issuer).
+    #[command(after_help = help::IDENTITY)]
+    Identity(IdentityArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(after_help = help::COMPLETIONS)]
     Completions(CompletionsArgs),
@@ -178,6 +183,30 @@ pub struct FeedersArgs {
     /// and every difference is reported.
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct IdentityArgs {
+    /// Files or directories (default: `.`).
+    pub paths: Vec<PathBuf>,
+    /// `aws eks describe-cluster` JSON of the old cluster (its issuer).
+    #[arg(long, value_name = "FILE")]
+    pub describe_from: Option<PathBuf>,
+    /// `aws eks describe-cluster` JSON of the new cluster.
+    #[arg(long, value_name = "FILE")]
+    pub describe_to: Option<PathBuf>,
+    /// The old cluster's issuer URL (when no describe file is given).
+    #[arg(long, value_name = "URL")]
+    pub oidc_from: Option<String>,
+    /// The new cluster's issuer URL.
+    #[arg(long, value_name = "URL")]
+    pub oidc_to: Option<String>,
+    /// The old cluster's API endpoint: only to suggest which issuer in the
+    /// tree is probably its (never acted on).
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -332,6 +361,7 @@ pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
         Command::Feeders(a) => feeders::run(a, sink),
+        Command::Identity(a) => identity::run(a, sink),
         Command::Completions(a) => completions::completions(a, sink),
         Command::Man(a) => completions::man(a, sink),
     }

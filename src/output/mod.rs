@@ -9,6 +9,7 @@
 //! support it accept it (`cli`).
 
 pub mod feeders;
+pub mod identity;
 pub mod json;
 pub mod text;
 

@@ -21,6 +21,7 @@ mod fuzz_regressions;
 mod git;
 mod git_faults;
 mod git_flow;
+mod identity;
 mod inventory_apply;
 mod json_files;
 mod json_props;

@@ -1,35 +1,18 @@
-//! The `rebind` binary: parses arguments, runs the command through the
-//! library, and maps the outcome to an exit code (see [`rebind::output::Exit`]).
+//! The `rebind` binary: parses and resolves the command line, runs the
+//! command through the library, and hands its outcome to
+//! [`rebind::output::conclude`], which renders a failure and maps the exit
+//! code (see [`rebind::output::Exit`]).
 
 mod cli;
 
 use clap::Parser;
-use rebind::output::{ColorChoice, Exit, Sink};
+use rebind::output::{conclude, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let color = ColorChoice::from(cli.color).enabled();
-    let mut sink = Sink::stdio(color, cli.quiet);
-    let exit = match cli::run(cli, &mut sink) {
-        Ok(exit) => exit,
-        Err(e) => {
-            sink.error(&format!("{e:#}"));
-            if e.chain()
-                .any(|c| c.is::<rebind::git::AfterCommit>() || c.is::<rebind::output::Partial>())
-            {
-                Exit::AfterCommit
-            } else {
-                Exit::Error
-            }
-        }
-    };
-    let exit = match sink.finish() {
-        Some(msg) => {
-            sink.error(&msg);
-            Exit::Error
-        }
-        None => exit,
-    };
+    let run = cli::Cli::parse().resolve();
+    let mut sink = Sink::stdio(run.color, run.quiet);
+    let outcome = cli::run(run.command, &mut sink);
+    let exit = conclude(&mut sink, run.name, run.format, outcome);
     ExitCode::from(exit.code())
 }

@@ -8,25 +8,26 @@
 //! name get `-2`, `-3`... suffixes.
 
 use super::InitArgs;
-use anyhow::{bail, Context, Result};
-use rebind::output::{count, json, Exit, Format, Sink};
+use anyhow::{anyhow, Context};
+use rebind::output::{count, json, Exit, Format, Outcome, Sink};
 use rebind::summary::Summary;
 use rebind::{config, each_source, walk, Item};
 use std::io::Write;
 use std::path::PathBuf;
 
-pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.resolve("init", &[Format::Text, Format::Json])?;
+pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
+    let format = a.format.get();
     let root = a.path.unwrap_or_else(|| PathBuf::from("."));
     if !root.is_dir() {
-        bail!("{}: not a directory", root.display());
+        return Err(anyhow!("{}: not a directory", root.display()).into());
     }
     let target = root.join(config::FILE_NAME);
     if target.exists() {
-        bail!(
+        return Err(anyhow!(
             "{}: already exists; refusing to overwrite it",
             target.display()
-        );
+        )
+        .into());
     }
     let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
     let mut summary = Summary::default();

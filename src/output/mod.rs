@@ -4,13 +4,22 @@
 //! the renderers: [`text`] for people, [`json`] for machines (typed reports,
 //! each with `schema_version`), SARIF and GitHub workflow commands for CI.
 //!
+//! Every located thing a run reports (a `check` finding, a pending change, a
+//! mention that is not rewritten, a scan occurrence, a file that cannot be
+//! rewritten) becomes one [`Finding`]; SARIF ([`sarif`]) and GitHub workflow
+//! commands ([`github`]) render only that model, and the JSON reports build
+//! their located lists from it.
+//!
 //! To add an output format: add a [`Format`] variant, render each report in
-//! it next to the others (see `text` and `json`), and let the commands that
-//! support it accept it (`cli`).
+//! it next to the others (see `text`, `json`, `sarif`, `github`), and let the
+//! commands that support it accept it (`cli`).
 
+pub mod github;
 pub mod json;
+pub mod sarif;
 pub mod text;
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// The JSON reports' schema version; bumped on any incompatible change.
@@ -21,10 +30,197 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum Format {
     Text,
     Json,
-    /// SARIF 2.1.0 (`check`).
+    /// SARIF 2.1.0 (`scan`, `diff`, `check`).
     Sarif,
-    /// GitHub Actions workflow commands (`::error file=...::`; `diff`, `check`).
+    /// GitHub Actions workflow commands (`::error file=...::`; `scan`, `diff`, `check`).
     Github,
+}
+
+/// How much a [`Finding`] matters: SARIF's `level`, GitHub's command name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Fails the run (`check`), or a change the cutover will make (`diff`).
+    Error,
+    /// Worth a look; does not fail the run.
+    Warning,
+    /// Information (a `scan` occurrence).
+    Note,
+}
+
+impl Level {
+    /// SARIF's `level` value; also JSON's `severity`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+}
+
+/// A rule a [`Finding`] reports under: its id and a one-line description
+/// (SARIF's `reportingDescriptor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub id: &'static str,
+    pub description: &'static str,
+}
+
+/// One reported thing at a place in a file, as every format shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding<'a> {
+    /// The file, as rebind shows paths (relative to the current directory
+    /// where that reads better).
+    pub path: &'a str,
+    pub line: usize,
+    pub column: usize,
+    pub level: Level,
+    pub rule: Rule,
+    pub message: Cow<'a, str>,
+}
+
+pub mod rules {
+    //! Every rule a [`super::Finding`] can carry.
+    use super::Rule;
+
+    pub const RETIRED: Rule = Rule {
+        id: "retired-endpoint",
+        description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
+    };
+    pub const UNKNOWN: Rule = Rule {
+        id: "unknown-endpoint",
+        description: "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml.",
+    };
+    pub const UNREAD: Rule = Rule {
+        id: "unread-file",
+        description: "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8).",
+    };
+    pub const PENDING: Rule = Rule {
+        id: "pending-change",
+        description: "A value holds the old endpoint: the rebind rewrites it.",
+    };
+    pub const MENTION: Rule = Rule {
+        id: "mention",
+        description: "A comment, text file or template action names the old endpoint: reported, never rewritten.",
+    };
+    pub const UNSAFE: Rule = Rule {
+        id: "cannot-rewrite",
+        description: "A file holds the old endpoint but cannot be rewritten safely (it does not parse, or the rewrite would change its meaning).",
+    };
+    pub const UNPARSED: Rule = Rule {
+        id: "unparsed-file",
+        description:
+            "A YAML file holds an endpoint but does not parse: its endpoints are listed as text.",
+    };
+    pub const ENDPOINT: Rule = Rule {
+        id: "endpoint",
+        description: "A Kubernetes API endpoint in a YAML or JSON value.",
+    };
+    pub const ENDPOINT_MENTION: Rule = Rule {
+        id: "endpoint-mention",
+        description: "A Kubernetes API endpoint in a comment, text file or template action.",
+    };
+}
+
+impl<'a> Finding<'a> {
+    /// A `check` finding.
+    pub fn from_check(f: &'a crate::check::Finding) -> Finding<'a> {
+        use crate::check::{Rule as R, Severity};
+        Finding {
+            path: &f.rel,
+            line: f.line,
+            column: f.column,
+            level: match f.severity {
+                Severity::Error => Level::Error,
+                Severity::Warning => Level::Warning,
+            },
+            rule: match f.rule {
+                R::Retired => rules::RETIRED,
+                R::Unknown => rules::UNKNOWN,
+                R::Unread => rules::UNREAD,
+            },
+            message: Cow::Borrowed(&f.message),
+        }
+    }
+
+    /// A file that cannot be rewritten (or, in `scan`, parsed).
+    pub fn from_error(e: &'a crate::rewrite::PlanError) -> Finding<'a> {
+        Finding {
+            path: &e.rel,
+            line: e.line,
+            column: e.column,
+            level: Level::Error,
+            rule: rules::UNSAFE,
+            message: Cow::Borrowed(&e.message),
+        }
+    }
+
+    /// A `scan` occurrence: a note, since scan only lists.
+    pub fn from_occurrence(path: &'a str, o: &crate::locate::Occurrence) -> Finding<'a> {
+        let mut message = format!(
+            "{} {}",
+            o.kind.as_str(),
+            crate::endpoint::redact(&o.endpoint)
+        );
+        if let Some(p) = &o.yaml_path {
+            message.push_str(&format!(" at {p}"));
+        }
+        if let Some(r) = &o.resource {
+            message.push_str(&format!(" ({r})"));
+        }
+        Finding {
+            path,
+            line: o.line,
+            column: o.column,
+            level: Level::Note,
+            rule: if o.kind == crate::locate::Kind::Value {
+                rules::ENDPOINT
+            } else {
+                rules::ENDPOINT_MENTION
+            },
+            message: Cow::Owned(message),
+        }
+    }
+
+    /// Every line a plan touches (its changes, as errors: each is a line the
+    /// cutover will rewrite), then its mentions (warnings), then the files it
+    /// cannot rewrite.
+    pub fn from_plan(plan: &'a crate::rewrite::Plan) -> Vec<Finding<'a>> {
+        let from = plan.from.url();
+        let to = plan.to.url();
+        let mut out = Vec::new();
+        for f in &plan.files {
+            for o in &f.changes {
+                out.push(Finding {
+                    path: &f.rel,
+                    line: o.line,
+                    column: o.column,
+                    level: Level::Error,
+                    rule: rules::PENDING,
+                    message: Cow::Owned(format!(
+                        "{from} is still here ({}); rebind it with: rebind apply --from {from} --to {to}",
+                        o.yaml_path.as_deref().unwrap_or("value"),
+                    )),
+                });
+            }
+        }
+        for m in &plan.mentions {
+            let o = &m.occurrence;
+            out.push(Finding {
+                path: &m.rel,
+                line: o.line,
+                column: o.column,
+                level: Level::Warning,
+                rule: rules::MENTION,
+                message: Cow::Owned(format!(
+                    "{from} is mentioned in a {} (not rewritten)",
+                    o.kind.as_str()
+                )),
+            });
+        }
+        out.extend(plan.errors.iter().map(Finding::from_error));
+        out
+    }
 }
 
 /// The process exit code, as documented in the README.
@@ -42,18 +238,89 @@ pub enum Exit {
     AfterCommit = 3,
 }
 
-/// A run that wrote something (files rewritten in place) and then failed:
-/// exit [`Exit::AfterCommit`], never "nothing written".
+/// Why a command failed, and the exit code that says so: the one error
+/// type commands return. Any other error converts into it as a usage or
+/// input error (exit 2, nothing written); [`Failure::after_write`] marks
+/// one that came after the first write (exit 3).
 #[derive(Debug)]
-pub struct Partial(pub String);
+pub struct Failure {
+    pub exit: Exit,
+    pub error: anyhow::Error,
+    /// The errors at places in files, for the JSON error report (the
+    /// message already lists them for people).
+    pub located: Vec<crate::rewrite::PlanError>,
+}
 
-impl std::fmt::Display for Partial {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Failure {
+    /// A failure after something was written: exit 3.
+    pub fn after_write(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            exit: Exit::AfterCommit,
+            error: error.into(),
+            located: Vec::new(),
+        }
+    }
+
+    /// The same failure, with the file errors it is about.
+    pub fn at(mut self, located: &[crate::rewrite::PlanError]) -> Failure {
+        self.located = located.to_vec();
+        self
     }
 }
 
-impl std::error::Error for Partial {}
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Failure {
+        Failure {
+            exit: Exit::Error,
+            error: e.into(),
+            located: Vec::new(),
+        }
+    }
+}
+
+/// What a command returns: how it ended, or why it failed.
+pub type Outcome = Result<Exit, Failure>;
+
+/// The one place an outcome becomes an exit code and, on failure, an error:
+/// `error: ...` on stderr, and with `--format json` a JSON error report on
+/// stdout unless the command's own report is already there. Then stdout is
+/// flushed; a failure to write it fails the run.
+pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> Exit {
+    let exit = match outcome {
+        Ok(exit) => exit,
+        Err(f) => {
+            sink.error(&format!("{:#}", f.error));
+            if format == Format::Json && !sink.wrote_out() {
+                let mut errors: Vec<json::ErrorJson> = f
+                    .located
+                    .iter()
+                    .map(|e| json::ErrorJson::at(&Finding::from_error(e)))
+                    .collect();
+                if errors.is_empty() {
+                    errors.push(json::ErrorJson {
+                        path: None,
+                        line: None,
+                        column: None,
+                        message: format!("{:#}", f.error).into(),
+                    });
+                }
+                sink.out(&json::render(&json::ErrorReport {
+                    schema_version: SCHEMA_VERSION,
+                    command: command.into(),
+                    errors,
+                }));
+            }
+            f.exit
+        }
+    };
+    match sink.finish() {
+        Some(msg) => {
+            sink.error(&msg);
+            Exit::Error
+        }
+        None => exit,
+    }
+}
 
 impl Exit {
     pub fn code(self) -> u8 {
@@ -82,29 +349,15 @@ pub fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-/// Whether to colour output: `--color`, then `NO_COLOR`/`CLICOLOR_FORCE`, then
-/// whether stdout is a terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-impl ColorChoice {
-    /// Resolves `auto` the way `anstream` does (`NO_COLOR`, `CLICOLOR_FORCE`,
-    /// `CLICOLOR`, `TERM=dumb`, and whether stdout is a terminal).
-    pub fn enabled(self) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => !matches!(
-                anstream::AutoStream::choice(&io::stdout()),
-                anstream::ColorChoice::Never
-            ),
-        }
-    }
+/// Whether to colour: `--color always|never`, or for `auto` what `anstream`
+/// decides for stdout (`NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`,
+/// `TERM=dumb`, and whether stdout is a terminal).
+pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
+    let choice = match choice {
+        anstream::ColorChoice::Auto => anstream::AutoStream::choice(&io::stdout()),
+        c => c,
+    };
+    choice != anstream::ColorChoice::Never
 }
 
 /// What went wrong writing standard output, if anything besides the reader
@@ -125,6 +378,8 @@ pub struct Sink {
     out: io::BufWriter<Box<dyn Write>>,
     err: Box<dyn Write>,
     state: State,
+    /// Something was written to stdout (the command's report has begun).
+    out_written: bool,
     err_closed: bool,
     /// Colour the text output.
     pub color: bool,
@@ -138,6 +393,7 @@ impl Sink {
             out: io::BufWriter::with_capacity(64 * 1024, out),
             err,
             state: State::Open,
+            out_written: false,
             err_closed: false,
             color,
             quiet,
@@ -162,10 +418,26 @@ impl Sink {
     /// Report output (the listing, the diff, the JSON). Dropped with `-q`
     /// unless it is machine output, which is what was asked for.
     pub fn out(&mut self, s: &str) {
+        self.out_bytes(s.as_bytes());
+    }
+
+    fn out_bytes(&mut self, b: &[u8]) {
+        self.out_written |= !b.is_empty();
         if matches!(self.state, State::Open) {
-            let r = self.out.write_all(s.as_bytes());
+            let r = self.out.write_all(b);
             self.note_out(r);
         }
+    }
+
+    /// Whether anything has been written to stdout.
+    pub fn wrote_out(&self) -> bool {
+        self.out_written
+    }
+
+    /// Stdout as an `io::Write` for a serialiser (machine output; its
+    /// failures are the sink's, reported by [`Sink::finish`]).
+    pub fn writer(&mut self) -> impl Write + '_ {
+        SinkOut(self)
     }
 
     /// Human report text: dropped with `-q`.
@@ -224,6 +496,18 @@ impl Sink {
             State::Failed(e) => Some(format!("cannot write standard output: {e}")),
             _ => None,
         }
+    }
+}
+
+struct SinkOut<'s>(&'s mut Sink);
+
+impl Write for SinkOut<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.out_bytes(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

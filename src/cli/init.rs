@@ -13,7 +13,7 @@ use rebind::output::{count, json, Exit, Format, Outcome, Sink};
 use rebind::summary::Summary;
 use rebind::{config, each_source, walk, Item};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
     let format = a.format.get();
@@ -40,28 +40,7 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
             summary.add(&s);
         }
     })?;
-    let mut used = std::collections::BTreeSet::new();
-    let mut clusters = Vec::new();
-    for (i, t) in summary.workload().into_iter().enumerate() {
-        let mut name = t
-            .best_hint()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("cluster-{}", i + 1));
-        let base = name.clone();
-        let mut n = 2;
-        while !used.insert(name.clone()) {
-            name = format!("{base}-{n}");
-            n += 1;
-        }
-        clusters.push(config::InitCluster {
-            name,
-            endpoint: t.display.clone(),
-            expect: config::Expect {
-                files: Some(t.value_files),
-                occurrences: Some(t.values),
-            },
-        });
-    }
+    let clusters = summary.init_clusters();
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;
     std::fs::OpenOptions::new()
@@ -70,6 +49,12 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
         .open(&target)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .with_context(|| format!("{}: cannot write", target.display()))?;
+    report(sink, format, &target, &clusters);
+    Ok(Exit::Ok)
+}
+
+/// What `init` wrote, in the format asked for.
+fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::InitCluster]) {
     if format == Format::Json {
         sink.out(&json::render(&json::InitReport {
             schema_version: rebind::output::SCHEMA_VERSION,
@@ -86,14 +71,14 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
                 .collect(),
             written: true,
         }));
-        return Ok(Exit::Ok);
+        return;
     }
     let mut msg = format!(
         "Wrote {} with {}:\n",
         target.display(),
         count(clusters.len(), "cluster")
     );
-    for c in &clusters {
+    for c in clusters {
         msg.push_str(&format!(
             "  {}: {} ({} in {})\n",
             c.name,
@@ -103,5 +88,4 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
         ));
     }
     sink.say(&msg);
-    Ok(Exit::Ok)
 }

@@ -6,11 +6,29 @@
 mod cli;
 
 use clap::Parser;
-use rebind::output::{conclude, Sink};
+use rebind::output::{conclude, usage_error, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let run = cli::Cli::parse().resolve();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's own usage error on stderr; asked for JSON, the JSON
+            // error report on stdout too.
+            let _ = e.print();
+            let text = e.to_string();
+            let head = text.split("\n\n").next().unwrap_or_default();
+            let head = head.strip_prefix("error: ").unwrap_or(head);
+            let message: Vec<&str> = head.lines().map(str::trim).collect();
+            let message = message.join(" ");
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let mut sink = Sink::stdio(false, false);
+            let exit = usage_error(&mut sink, &cli::command_names(), &args, &message);
+            return ExitCode::from(exit.code());
+        }
+    };
+    let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
     let outcome = cli::run(run.command, &mut sink);
     let exit = conclude(&mut sink, run.name, run.format, outcome);

@@ -479,3 +479,32 @@ fn the_push_output_obeys_quiet() {
         "-q: nothing at all"
     );
 }
+
+/// A usage error the argument parser finds (a missing `--to`, a format the
+/// command does not write) is a refusal too: with JSON asked for, the JSON
+/// error report; without, nothing on stdout.
+#[test]
+fn usage_errors_with_format_json_print_a_json_error_report() {
+    let d = Path::new(".");
+    for (args, needle) in [
+        (vec!["diff", "--format", "json"], "--to <URL>"),
+        (
+            vec!["--color", "never", "apply", "--json", "--bogus"],
+            "--bogus",
+        ),
+        (vec!["scan", "--format=json", "--include"], "--include"),
+    ] {
+        let o = rebind(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("error: "), "{args:?}");
+        let v = json(&o);
+        let command = args.iter().find(|a| !a.starts_with('-') && **a != "never");
+        assert_eq!(v["command"], *command.unwrap(), "{args:?}");
+        let message = v["errors"][0]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{args:?}: {message}");
+        assert!(!message.contains('\n'), "one line: {message}");
+    }
+    let o = rebind(d, &["diff"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+}

@@ -61,7 +61,10 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {
             &[rules::RETIRED, rules::UNKNOWN, rules::UNREAD],
         )),
         Format::Github => sink.out(&github::render(&findings)),
-        Format::Text => sink.say(&text::check_text(&found)),
+        Format::Text => {
+            let fixes: Vec<&str> = found.iter().filter_map(|f| f.fix.as_deref()).collect();
+            sink.say(&text::check_text(&findings, &fixes))
+        }
     }
     if format != Format::Json {
         warn_skipped(sink, &inv.skipped);

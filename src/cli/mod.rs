@@ -364,6 +364,15 @@ pub struct SecretArgs {
     pub format: FormatArgs,
 }
 
+/// The names of the commands, as typed.
+pub fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
 /// Runs a resolved command with its output going to `sink`.
 pub fn run(command: Command, sink: &mut Sink) -> Outcome {
     match command {

@@ -349,6 +349,34 @@ pub fn plural(n: usize, noun: &str) -> String {
     }
 }
 
+/// A usage error the argument parser found (and printed on stderr): when
+/// the arguments ask for JSON (`--json`, `--format json`) of a command, its
+/// JSON error report goes to stdout too, as for every other refusal. Exit 2.
+pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> Exit {
+    let json = args.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--format=json"
+            || (a == "--format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    });
+    let command = args.iter().find(|a| commands.contains(a));
+    if let (true, Some(command)) = (json, command) {
+        sink.out(&json::render(&json::ErrorReport {
+            schema_version: SCHEMA_VERSION,
+            command: command.as_str().into(),
+            errors: vec![json::ErrorJson {
+                path: None,
+                line: None,
+                column: None,
+                message: message.into(),
+            }],
+        }));
+    }
+    if let Some(msg) = sink.finish() {
+        sink.error(&msg);
+    }
+    Exit::Error
+}
+
 /// Whether to colour: `--color always|never`, or for `auto` what `anstream`
 /// decides for stdout (`NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`,
 /// `TERM=dumb`, and whether stdout is a terminal).

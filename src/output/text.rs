@@ -2,8 +2,7 @@
 //! table, what is not rewritten), skipped files, the commit message and the
 //! Markdown review, and `check` findings.
 
-use super::{count, count_as};
-use crate::check::{Finding, Severity};
+use super::{count, count_as, Finding, Level};
 use crate::diff;
 use crate::locate::Occurrence;
 use crate::rewrite::{FilePlan, Mention, Plan};
@@ -373,34 +372,31 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
 }
 
 /// `check` findings as lines: `path:line:column: message` (warnings say
-/// so), then a count and how to fix what was found.
-pub fn check_text(findings: &[Finding]) -> String {
+/// so), then a count and how to fix what was found (`fixes`: the command or
+/// step for each finding that has one).
+pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
     let mut s: String = findings
         .iter()
         .map(|f| {
-            let w = if f.severity == Severity::Warning {
+            let w = if f.level == Level::Warning {
                 "warning: "
             } else {
                 ""
             };
-            format!("{}:{}:{}: {w}{}\n", f.rel, f.line, f.column, f.message)
+            format!("{}:{}:{}: {w}{}\n", f.path, f.line, f.column, f.message)
         })
         .collect();
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = findings.len() - errors;
     if findings.is_empty() {
         return s; // silent when clean, as a pre-commit hook should be
     }
+    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
     let _ = writeln!(
         s,
         "\ncheck: {}, {}.",
         count(errors, "error"),
-        count(warnings, "warning")
+        count(findings.len() - errors, "warning")
     );
-    let mut fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
+    let mut fixes = fixes.to_vec();
     fixes.sort_unstable();
     fixes.dedup();
     if !fixes.is_empty() {

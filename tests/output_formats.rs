@@ -508,3 +508,44 @@ fn usage_errors_with_format_json_print_a_json_error_report() {
     assert_eq!(o.status.code(), Some(2));
     assert_eq!(stdout(&o), "");
 }
+
+/// A run that fails before its report, asked for SARIF or GitHub
+/// annotations, says so in that format: a SARIF log whose invocation failed
+/// (valid against the schema), or an `::error::` workflow command.
+#[test]
+fn failures_in_the_ci_formats_say_so_in_that_format() {
+    let empty = tempfile::tempdir().unwrap();
+    let o = rebind(empty.path(), &["check", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v = sarif(&o, "check-failed");
+    let inv = &v["runs"][0]["invocations"][0];
+    assert_eq!(inv["executionSuccessful"], false, "{v}");
+    let note = &inv["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "error");
+    assert!(note["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("rebind init"));
+    assert!(results(&v).is_empty());
+
+    let o = rebind(empty.path(), &["check", "--format", "github"]);
+    assert_eq!(o.status.code(), Some(2));
+    let gh = stdout(&o);
+    assert!(gh.starts_with("::error::no .rebind.yaml found"), "{gh}");
+    assert_eq!(gh.lines().count(), 1, "{gh}");
+
+    // A plan refused for a file it cannot rewrite: that file, at its place.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("broken.yaml"),
+        format!("server: {OLD}\nbad: [x\n"),
+    )
+    .unwrap();
+    let o = rebind(
+        dir.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "sarif"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let v = sarif(&o, "diff-refused");
+    assert_eq!(count_where(&v, "ruleId", "cannot-rewrite"), 1, "{v}");
+}

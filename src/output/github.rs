@@ -47,6 +47,16 @@ pub fn render(findings: &[Finding]) -> String {
     findings.iter().map(line).collect()
 }
 
+/// A failed run: its errors at places in files, or else the one message as
+/// an annotation of the run.
+pub fn failure(located: &[Finding], message: &str) -> String {
+    if located.is_empty() {
+        format!("::error::{}\n", escape(message, false))
+    } else {
+        render(located)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

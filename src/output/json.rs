@@ -112,6 +112,26 @@ pub struct ErrorReport<'a> {
     pub errors: Vec<ErrorJson<'a>>,
 }
 
+impl<'a> ErrorReport<'a> {
+    /// The errors at places in files, or else the one message.
+    pub fn new(command: &'a str, located: &[Finding<'a>], message: &'a str) -> ErrorReport<'a> {
+        let mut errors: Vec<ErrorJson> = located.iter().map(ErrorJson::at).collect();
+        if errors.is_empty() {
+            errors.push(ErrorJson {
+                path: None,
+                line: None,
+                column: None,
+                message: message.into(),
+            });
+        }
+        ErrorReport {
+            schema_version: SCHEMA_VERSION,
+            command: command.into(),
+            errors,
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct EndpointJson<'a> {
     pub endpoint: &'a str,

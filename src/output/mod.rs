@@ -289,26 +289,20 @@ pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome
     let exit = match outcome {
         Ok(exit) => exit,
         Err(f) => {
-            sink.error(&format!("{:#}", f.error));
-            if format == Format::Json && !sink.wrote_out() {
-                let mut errors: Vec<json::ErrorJson> = f
-                    .located
-                    .iter()
-                    .map(|e| json::ErrorJson::at(&Finding::from_error(e)))
-                    .collect();
-                if errors.is_empty() {
-                    errors.push(json::ErrorJson {
-                        path: None,
-                        line: None,
-                        column: None,
-                        message: format!("{:#}", f.error).into(),
-                    });
+            let message = format!("{:#}", f.error);
+            sink.error(&message);
+            // A machine format gets its own account of the failure, unless
+            // the command's report is already out.
+            if !sink.wrote_out() {
+                let located: Vec<Finding> = f.located.iter().map(Finding::from_error).collect();
+                match format {
+                    Format::Json => sink.out(&json::render(&json::ErrorReport::new(
+                        command, &located, &message,
+                    ))),
+                    Format::Sarif => sink.out(&sarif::render_failure(&located, &message)),
+                    Format::Github => sink.out(&github::failure(&located, &message)),
+                    Format::Text => {}
                 }
-                sink.out(&json::render(&json::ErrorReport {
-                    schema_version: SCHEMA_VERSION,
-                    command: command.into(),
-                    errors,
-                }));
             }
             f.exit
         }
@@ -360,16 +354,11 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
     });
     let command = args.iter().find(|a| commands.contains(a));
     if let (true, Some(command)) = (json, command) {
-        sink.out(&json::render(&json::ErrorReport {
-            schema_version: SCHEMA_VERSION,
-            command: command.as_str().into(),
-            errors: vec![json::ErrorJson {
-                path: None,
-                line: None,
-                column: None,
-                message: message.into(),
-            }],
-        }));
+        sink.out(&json::render(&json::ErrorReport::new(
+            command,
+            &[],
+            message,
+        )));
     }
     if let Some(msg) = sink.finish() {
         sink.error(&msg);

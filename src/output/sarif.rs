@@ -29,7 +29,23 @@ pub struct Run<'a> {
     pub tool: Tool,
     pub original_uri_base_ids: BTreeMap<&'static str, BaseLocation>,
     pub column_kind: &'static str,
+    /// Only for a run that failed: `executionSuccessful: false` and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invocations: Vec<Invocation<'a>>,
     pub results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Invocation<'a> {
+    pub execution_successful: bool,
+    pub tool_execution_notifications: Vec<Notification<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Notification<'a> {
+    pub level: &'static str,
+    pub message: Message<'a>,
 }
 
 #[derive(Debug, Serialize)]
@@ -205,9 +221,30 @@ pub fn log<'a>(findings: &'a [Finding<'a>], rules: &[Rule]) -> Log<'a> {
             },
             original_uri_base_ids: BTreeMap::from([(SRCROOT, srcroot())]),
             column_kind: "unicodeCodePoints",
+            invocations: Vec::new(),
             results,
         }],
     }
+}
+
+/// The log of a run that failed: its errors at places in files as results,
+/// and the failure as a tool execution notification.
+pub fn render_failure(located: &[Finding], message: &str) -> String {
+    let mut rules: Vec<Rule> = Vec::new();
+    for f in located {
+        if !rules.contains(&f.rule) {
+            rules.push(f.rule);
+        }
+    }
+    let mut log = log(located, &rules);
+    log.runs[0].invocations.push(Invocation {
+        execution_successful: false,
+        tool_execution_notifications: vec![Notification {
+            level: "error",
+            message: Message { text: message },
+        }],
+    });
+    super::json::render(&log)
 }
 
 /// The log, pretty, with a final newline.

@@ -1,8 +1,12 @@
-//! Everything rebind prints goes through here: the [`Sink`] for stdout and
-//! stderr (a closed pipe or a full disk ends output quietly, never a panic),
-//! the output [`Format`] and colour choice, the process [`Exit`] codes, and
-//! the renderers: [`text`] for people, [`json`] for machines (typed reports,
-//! each with `schema_version`), SARIF and GitHub workflow commands for CI.
+//! Everything rebind prints goes through here (a test fails on a print
+//! anywhere else but `main.rs`): the [`Sink`] for stdout and stderr (a
+//! closed pipe or a full disk ends output quietly, never a panic), the
+//! output [`Format`] and colour choice, the process [`Exit`] codes, the one
+//! error type [`Failure`] (it carries its exit code) and [`conclude`], the
+//! one place a command's [`Outcome`] becomes an exit code and a failure is
+//! rendered; and the renderers: [`text`] for people, [`json`] for machines
+//! (typed reports, each with `schema_version`), [`sarif`] (SARIF 2.1.0) and
+//! [`github`] (GitHub Actions workflow commands) for CI.
 //!
 //! Every located thing a run reports (a `check` finding, a pending change, a
 //! mention that is not rewritten, a scan occurrence, a file that cannot be
@@ -10,9 +14,12 @@
 //! commands ([`github`]) render only that model, and the JSON reports build
 //! their located lists from it.
 //!
-//! To add an output format: add a [`Format`] variant, render each report in
-//! it next to the others (see `text`, `json`, `sarif`, `github`), and let the
-//! commands that support it accept it (`cli`).
+//! To add an output format: add a [`Format`] variant and a module beside
+//! `text`, `json`, `sarif` and `github` (a located report renders
+//! `&[Finding]`), say what a failure looks like in it in [`conclude`], and
+//! add it to the `--format` value enum of the commands that write it
+//! (`cli/mod.rs`: `FormatArgs` or `ReportFormatArgs`), which is what their
+//! `--help` lists.
 
 pub mod github;
 pub mod json;

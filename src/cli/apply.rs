@@ -162,7 +162,7 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
     }
     // The git flow's checks all run before anything is shown or written.
     let git = match prepare_git(&a, &run)? {
-        Git::AlreadyDone(branch) => return already_done(&a, &run, sink, branch),
+        Git::AlreadyDone(_repo, prep) => return already_done(&a, &run, sink, &prep.branch),
         Git::Flow(repo, prep) => Some((repo, prep)),
         Git::NoCommit => None,
     };
@@ -185,8 +185,10 @@ enum Git {
     NoCommit,
     /// A repository ready to take the commit.
     Flow(git::Repo, git::Prepared),
-    /// The branch already holds exactly this change (a re-run).
-    AlreadyDone(String),
+    /// The branch already holds exactly this change (a re-run); the
+    /// repository stays prepared (its index lock held) until the outputs
+    /// are written.
+    AlreadyDone(git::Repo, git::Prepared),
 }
 
 fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
@@ -236,18 +238,18 @@ fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
         &outputs,
     )?;
     Ok(match prep.already_done {
-        Some(_) => Git::AlreadyDone(prep.branch.clone()),
+        Some(_) => Git::AlreadyDone(repo, prep),
         None => Git::Flow(repo, prep),
     })
 }
 
 /// A re-run whose branch already holds the change: the outputs are written
 /// again (the retry of a failed one), nothing else.
-fn already_done(a: &ApplyArgs, run: &ApplyRun, sink: &mut Sink, branch: String) -> Outcome {
-    write_outputs(a, sink, run, Some(&branch))?;
+fn already_done(a: &ApplyArgs, run: &ApplyRun, sink: &mut Sink, branch: &str) -> Outcome {
+    write_outputs(a, sink, run, Some(branch))?;
     if run.json {
         let mut r = run.report("already_done");
-        r.branch = Some(branch);
+        r.branch = Some(branch.to_string());
         sink.out(&json::render(&r));
     } else {
         sink.say(&format!(

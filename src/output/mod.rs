@@ -573,6 +573,81 @@ mod tests {
         assert!(s.finish().unwrap().contains("cannot write standard output"));
     }
 
+    /// A buffer both the sink and the test can see.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.borrow().clone()).unwrap()
+        }
+    }
+
+    /// Concludes `outcome` in `format`, after `before` went to stdout:
+    /// the exit and what reached stdout and stderr.
+    fn concluded(format: Format, before: &str, outcome: Outcome) -> (Exit, String, String) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
+        sink.out(before);
+        let exit = conclude(&mut sink, "diff", format, outcome);
+        (exit, out.text(), err.text())
+    }
+
+    #[test]
+    fn the_failure_carries_its_exit_code() {
+        assert_eq!(
+            concluded(Format::Text, "", Ok(Exit::Pending)).0,
+            Exit::Pending
+        );
+        let (exit, out, err) = concluded(Format::Text, "", Err(anyhow::anyhow!("bad --to").into()));
+        assert_eq!(
+            (exit, out.as_str(), err.as_str()),
+            (Exit::Error, "", "error: bad --to\n")
+        );
+        let after = Failure::after_write(anyhow::anyhow!("push failed"));
+        let (exit, _, err) = concluded(Format::Text, "", Err(after));
+        assert_eq!((exit.code(), err.as_str()), (3, "error: push failed\n"));
+    }
+
+    #[test]
+    fn a_failure_is_reported_in_the_machine_format_once() {
+        let (exit, out, _) = concluded(Format::Json, "", Err(anyhow::anyhow!("bad --to").into()));
+        assert_eq!(exit, Exit::Error);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["command"], "diff");
+        assert_eq!(v["errors"][0]["message"], "bad --to");
+        assert!(v["errors"][0]["path"].is_null());
+        // The command's own report is out: no second document.
+        let (_, out, _) = concluded(Format::Json, "{}\n", Err(anyhow::anyhow!("x").into()));
+        assert_eq!(out, "{}\n");
+        let located = crate::rewrite::PlanError {
+            rel: "a b.yaml".into(),
+            line: 2,
+            column: 3,
+            message: "not valid YAML".into(),
+        };
+        let f = Failure::from(anyhow::anyhow!("1 file cannot be rewritten")).at(&[located]);
+        let (_, out, _) = concluded(Format::Github, "", Err(f));
+        assert_eq!(out, "::error file=a b.yaml,line=2,col=3::not valid YAML\n");
+        let (_, out, _) = concluded(Format::Github, "", Err(anyhow::anyhow!("50%").into()));
+        assert_eq!(out, "::error::50%25\n");
+        let (_, out, _) = concluded(Format::Sarif, "", Err(anyhow::anyhow!("no config").into()));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
+        let (_, out, _) = concluded(Format::Text, "", Err(anyhow::anyhow!("x").into()));
+        assert_eq!(out, "");
+    }
+
     #[test]
     fn plurals() {
         assert_eq!(count(1, "file"), "1 file");

@@ -91,9 +91,7 @@ fn pair(a: &IdentityArgs, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec<St
 }
 
 pub fn run(a: IdentityArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a
-        .format
-        .resolve("identity", &[Format::Text, Format::Json])?;
+    let format = a.format.get();
     let paths = if a.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {

@@ -27,6 +27,7 @@ mod json_files;
 mod json_props;
 mod nothing_silent;
 mod output;
+mod output_formats;
 mod props;
 mod registration;
 mod secret;

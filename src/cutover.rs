@@ -95,6 +95,16 @@ pub struct Request {
     /// output), and `from` too when it is not given; see [`Audit`].
     pub expect_from_audit: Option<PathBuf>,
     pub walk: Scope,
+    /// The branch the cutover merges into (default: the remote's HEAD,
+    /// else the upstream): what "deploys on merge" is measured against.
+    pub base: Option<String>,
+    /// The cutover branch (never the base).
+    pub branch: Option<String>,
+    /// The live Applications (`kubectl get applications.argoproj.io -A -o json`).
+    pub live: Option<PathBuf>,
+    /// Refuse (exit 2, nothing written) when a rewritten file would not
+    /// deploy on merge.
+    pub require_deploys: bool,
 }
 
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
@@ -314,6 +324,23 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     });
     if let Some((files, occurrences)) = expect {
         expect_guard(&plan, files, occurrences)?;
+    }
+    if !plan.files.is_empty() {
+        let branch = req
+            .branch
+            .clone()
+            .unwrap_or_else(|| crate::git::default_branch(&to.host));
+        let report = crate::feeders::for_plans(
+            &plan.files,
+            &req.walk.repo_start(),
+            req.base.as_deref(),
+            Some(&branch),
+            req.live.as_deref(),
+        )?;
+        if req.require_deploys && report.blocking().next().is_some() {
+            bail!("{}", crate::output::feeders::refusal(&report).trim_end());
+        }
+        plan.after_merge = Some(report);
     }
     if let (Some(c), Some(cfg)) = (cluster, &cfg) {
         let new = config::rebound(cfg, &c.name, &to)?;

@@ -80,6 +80,9 @@ pub struct Plan {
     /// The repository's own cluster registrations for `from` that this plan
     /// rebinds: no second Secret is needed, but their credentials must change.
     pub registrations: Vec<RegistrationNote>,
+    /// After the merge: which Application carries each rewritten file to
+    /// the hub, from which revision, in which order ([`crate::feeders`]).
+    pub after_merge: Option<crate::feeders::Report>,
 }
 
 /// A cluster registration (Secret or ExternalSecret) the repository declares,
@@ -106,6 +109,7 @@ impl Plan {
             errors: Vec::new(),
             already_rebound: false,
             registrations: Vec::new(),
+            after_merge: None,
         }
     }
 

@@ -24,6 +24,10 @@ impl RebindArgs {
             allow_merge: self.allow_merge,
             expect_from_audit: self.expect_from_audit.clone(),
             walk: self.walk.request(),
+            base: self.base.clone(),
+            branch: None,
+            live: self.live.clone(),
+            require_deploys: self.require_deploys,
         }
     }
 }
@@ -121,7 +125,9 @@ impl ApplyRun {
 }
 
 fn resolve(a: &ApplyArgs) -> Result<ApplyRun, Failure> {
-    let (plan, inv) = cutover::plan(&a.rebind.request())?;
+    let mut request = a.rebind.request();
+    request.branch = a.branch.clone();
+    let (plan, inv) = cutover::plan(&request)?;
     fail_on_errors(&plan)?;
     let secret_options = a.secret.options();
     if a.secret_out.is_none() && !secret_options.is_empty() {

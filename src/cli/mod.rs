@@ -354,6 +354,19 @@ pub struct RebindArgs {
         conflicts_with_all = ["expect_files", "expect_occurrences"]
     )]
     pub expect_from_audit: Option<PathBuf>,
+    /// The branch the cutover merges into, for the after-merge review
+    /// (default: the remote's HEAD, else the current branch's upstream).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The live Applications (`kubectl get applications.argoproj.io -A -o
+    /// json`): their specs win over git's in the after-merge review.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
+    /// Refuse (exit 2, nothing written) when a rewritten file would not
+    /// deploy on merge: its parent is pinned, tracks another branch, does
+    /// not include it, or is not in this repository.
+    #[arg(long)]
+    pub require_deploys: bool,
     #[command(flatten)]
     pub walk: WalkArgs,
 }

@@ -371,6 +371,17 @@ pub struct PlanReport<'a> {
     pub branch: Option<String>,
     pub commit: Option<String>,
     pub pushed_to: Option<String>,
+    /// After the merge: one row per resource of each rewritten file (which
+    /// parent feeds it, from which revision, whether it deploys on merge).
+    #[serde(default)]
+    pub feeders: Vec<super::feeders::FeederJson>,
+    /// The sync order a person follows after the merge.
+    #[serde(default)]
+    pub sync_order: Vec<super::feeders::StepJson>,
+    /// Notes on the after-merge model (assumptions, waves without health,
+    /// live differences).
+    #[serde(default)]
+    pub after_merge_notes: Vec<String>,
 }
 
 impl<'a> PlanReport<'a> {
@@ -431,6 +442,21 @@ impl<'a> PlanReport<'a> {
             branch: None,
             commit: None,
             pushed_to: None,
+            feeders: plan
+                .after_merge
+                .as_ref()
+                .map(super::feeders::json_rows)
+                .unwrap_or_default(),
+            sync_order: plan
+                .after_merge
+                .as_ref()
+                .map(super::feeders::json_order)
+                .unwrap_or_default(),
+            after_merge_notes: plan
+                .after_merge
+                .as_ref()
+                .map(|r| r.notes.iter().chain(&r.live).cloned().collect())
+                .unwrap_or_default(),
         }
     }
 }

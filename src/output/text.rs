@@ -195,6 +195,10 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
             s.push_str(&mention_line(m));
         }
     }
+    if let Some(r) = &plan.after_merge {
+        s.push('\n');
+        s.push_str(&super::feeders::text(r));
+    }
     s
 }
 
@@ -367,6 +371,14 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     s.push_str("```\n\n## Notes\n\n");
     for n in notes(plan) {
         let _ = writeln!(s, "- {n}");
+    }
+    if let Some(r) = &plan.after_merge {
+        s.push('\n');
+        s.push_str(&super::feeders::markdown(
+            r,
+            &plan.from.url(),
+            &plan.to.url(),
+        ));
     }
     s
 }

@@ -38,6 +38,7 @@ pub mod quote;
 pub mod rewrite;
 pub mod secret;
 pub mod summary;
+pub mod trust;
 pub mod walk;
 pub mod write;
 pub mod yaml;

@@ -29,6 +29,10 @@ pub struct Endpoint {
     /// Rancher cluster proxy path (`/k8s/clusters/c-xxxxx`), part of the identity;
     /// empty for every other endpoint.
     pub path: String,
+    /// Written as an absolute DNS name, with a trailing dot (`https://h.:6443`):
+    /// the same name as without it (not part of [`Endpoint::key`]); a `--to`
+    /// written so is written so.
+    pub absolute: bool,
 }
 
 impl Endpoint {
@@ -54,14 +58,33 @@ impl Endpoint {
             }
             bail!("{flag} {s:?}: the URL has no valid host[:port] (a port is 1-65535), {example}");
         };
-        let tail = &s[a.proxy_end..];
+        let mut tail = &s[a.proxy_end..];
+        // On the command line a final dot is the absolute name's, never a sentence's.
+        let mut absolute = a.absolute;
+        if !absolute && a.port.is_none() && a.proxy_end == a.end && tail.starts_with('.') {
+            absolute = true;
+            tail = &tail[1..];
+        }
         if !(tail.is_empty() || tail == "/") {
             bail!("{flag} {s:?}: only scheme and host[:port] are allowed (or a Rancher cluster proxy path /k8s/clusters/<id>), found {tail:?} after the host");
         }
+        let port_text = s[a.host.end..a.end].trim_start_matches('.');
+        if port_text.len() > 2 && port_text.as_bytes()[1] == b'0' {
+            let p = a.port.unwrap_or(0);
+            bail!("{flag} {s:?}: the port {port_text:?} has a leading zero; write it as :{p} (ArgoCD matches cluster URLs as text: rebind would have to write either a URL that names no registered cluster or another spelling than the one given)");
+        }
+        let host = &s[a.host.clone()];
+        // What a rebind writes must be a name DNS can hold (or an IP address).
+        if matches!(flag, "--to" | "--server") && !host.starts_with('[') {
+            if let Err(why) = check_dns_name(host) {
+                bail!("{flag} {s:?}: {host:?} is not a valid DNS name or IP address: {why}");
+            }
+        }
         Ok(Endpoint {
-            host: s[a.host.clone()].to_string(),
+            host: host.to_string(),
             port: a.port,
             path: s[a.end..a.proxy_end].to_string(),
+            absolute,
         })
     }
 
@@ -78,11 +101,21 @@ impl Endpoint {
         format!("https://{}{}", self.authority(), self.path)
     }
 
-    /// `host[:port]` as written.
+    /// `host[:port]` as written (an absolute name keeps its trailing dot).
     pub fn authority(&self) -> String {
+        let dot = if self.absolute { "." } else { "" };
         match self.port {
-            Some(p) => format!("{}:{p}", self.host),
-            None => self.host.clone(),
+            Some(p) => format!("{}{dot}:{p}", self.host),
+            None => format!("{}{dot}", self.host),
+        }
+    }
+
+    /// The host as a bare host is written (`host`, or `host.` for an absolute name).
+    fn bare_host(&self) -> String {
+        if self.absolute {
+            format!("{}.", self.host)
+        } else {
+            self.host.clone()
         }
     }
 
@@ -95,6 +128,40 @@ impl Endpoint {
     pub fn shape(&self) -> Shape {
         shape_at(&self.host, self.port, &self.path)
     }
+}
+
+/// Why `host` is not a name DNS can hold (RFC 1035/1123): letters, digits
+/// and `-` in labels of 1-63 characters that neither start nor end with `-`,
+/// 253 characters in all; a name whose last label is all digits must be an
+/// IPv4 address.
+fn check_dns_name(host: &str) -> std::result::Result<(), String> {
+    if host.len() > 253 {
+        return Err(format!("{} characters, DNS allows 253", host.len()));
+    }
+    for label in host.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err(format!(
+                "the label {label:?} has {} characters, DNS allows 1-63",
+                label.len()
+            ));
+        }
+        if let Some(c) = label
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            return Err(format!(
+                "the label {label:?} holds {c:?}; a host name holds only letters, digits and '-'"
+            ));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err(format!("the label {label:?} starts or ends with '-'"));
+        }
+    }
+    let last = host.rsplit('.').next().unwrap_or(host);
+    if last.bytes().all(|b| b.is_ascii_digit()) && host.parse::<Ipv4Addr>().is_err() {
+        return Err("it reads as an IPv4 address but is not one".into());
+    }
+    Ok(())
 }
 
 /// Whether `s` starts with `https://` (any case).
@@ -432,13 +499,13 @@ impl Found {
     pub fn replacement(&self, to: &Endpoint) -> String {
         if self.bare {
             let host = if !self.host.starts_with('[') && to.host.starts_with('[') {
-                &to.host[1..to.host.len() - 1]
+                to.host[1..to.host.len() - 1].to_string()
             } else {
-                to.host.as_str()
+                to.bare_host()
             };
             match self.port {
                 Some(_) => format!("{host}:{}", to.port.unwrap_or(443)),
-                None => host.to_string(),
+                None => host,
             }
         } else {
             match &self.userinfo {
@@ -544,7 +611,11 @@ fn url_boundary(b: &[u8], i: usize) -> bool {
 /// The parts of `https://` + authority, as byte ranges into the text.
 struct Authority {
     userinfo: Option<Range<usize>>,
+    /// The host's name (an IPv6 literal with its brackets; an absolute DNS
+    /// name without its trailing dot).
     host: Range<usize>,
+    /// The host is written with the trailing dot of an absolute DNS name.
+    absolute: bool,
     port: Option<u16>,
     /// End of `host[:port]`.
     end: usize,
@@ -577,6 +648,8 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
         None => (None, at),
     };
     let mut i = h;
+    let host_end;
+    let mut is_absolute = false;
     if b.get(h) == Some(&b'[') {
         i += 1;
         while i < b.len() && (b[i].is_ascii_hexdigit() || b[i] == b':' || b[i] == b'.') {
@@ -588,21 +661,26 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
         let inner = std::str::from_utf8(&b[h + 1..i]).ok()?;
         inner.parse::<Ipv6Addr>().ok()?;
         i += 1;
+        host_end = i;
     } else {
         while i < b.len() && is_host_byte(b[i]) {
             i += 1;
         }
-        // A sentence-ending dot is not part of the host.
-        while i > h && b[i - 1] == b'.' {
-            i -= 1;
-        }
-        if i == h || b[h] == b'.' || b[h..i].windows(2).any(|w| w == b"..") {
+        let (name_end, absolute) = host_name_end(b, h, i)?;
+        host_end = name_end;
+        i = name_end + usize::from(absolute);
+        is_absolute = absolute;
+    }
+    let host = h..host_end;
+    let mut port = None;
+    if b.get(i) == Some(&b':') && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        // `host:x`: another (invalid) port, never the host without one. A
+        // colon that ends the text (`https://h: x`, a YAML key) or an empty
+        // port before a path (`h:/x`) is fine.
+        if !url_boundary(b, i) && b.get(i + 1) != Some(&b'/') {
             return None;
         }
-    }
-    let host = h..i;
-    let mut port = None;
-    if b.get(i) == Some(&b':') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+    } else if b.get(i) == Some(&b':') {
         let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
         let n = std::str::from_utf8(&b[i + 1..i + 1 + digits])
             .ok()?
@@ -619,10 +697,47 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
     Some(Authority {
         userinfo,
         host,
+        absolute: is_absolute,
         port,
         end: i,
         proxy_end,
     })
+}
+
+/// Where the name of a DNS host that starts at `b[h]` and whose host bytes
+/// run to `b[scanned]` ends, and whether a trailing dot there belongs to it.
+///
+/// One rule for every reader: the dots at the end of the run are
+/// punctuation (a sentence's full stop, `https://h.`) unless a port or a
+/// path follows them (`h.:6443`, `h./x`, `h.?q`, `h.#f`): then one dot is
+/// the trailing dot of an absolute DNS name, the same name as without it,
+/// and part of the endpoint's extent; more than one is no host at all.
+/// `None` for no host (empty, a leading dot, an empty label).
+fn host_name_end(b: &[u8], h: usize, scanned: usize) -> Option<(usize, bool)> {
+    let mut end = scanned;
+    while end > h && b[end - 1] == b'.' {
+        end -= 1;
+    }
+    if end == h || b[h] == b'.' || b[h..end].windows(2).any(|w| w == b"..") {
+        return None;
+    }
+    Some((end, trailing_dots(b, end, scanned)?))
+}
+
+/// Whether the dots `b[end..scanned]` after a host's name hold the trailing
+/// dot of an absolute name (see [`host_name_end`]); `None` when they make it
+/// no host.
+fn trailing_dots(b: &[u8], end: usize, scanned: usize) -> Option<bool> {
+    let port_or_path = match b.get(scanned) {
+        Some(b':') => b.get(scanned + 1).is_some_and(u8::is_ascii_digit),
+        Some(b'/' | b'?' | b'#') => true,
+        _ => false,
+    };
+    match (scanned - end, port_or_path) {
+        (0, _) | (_, false) => Some(false),
+        (1, true) => Some(true),
+        _ => None,
+    }
 }
 
 /// Parses a bare `:port` at `b[i..]` after a bare host: `Ok(None)` when there is
@@ -665,15 +780,7 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             continue; // a fragment: the host goes on after an escaped line break
         }
         let replace_end = a.proxy_end;
-        let mut end = replace_end;
-        if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
-            while end < bytes.len() && !ends_url(bytes[end]) {
-                end += 1;
-            }
-            while end > replace_end + 1 && matches!(bytes[end - 1], b'.' | b':' | b';') {
-                end -= 1;
-            }
-        }
+        let end = url_end(text, replace_end);
         out.push(Found {
             start: pos,
             end,
@@ -691,6 +798,12 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         .map(|n| (n.text, Some(n)))
         .chain(extra_hosts.iter().map(|h| (h.as_str(), None)));
     for (needle, prebuilt) in needles {
+        // A host given as an absolute name (`h.`) is searched as its name.
+        let needle = if prebuilt.is_none() {
+            needle.strip_suffix('.').unwrap_or(needle)
+        } else {
+            needle
+        };
         if needle.is_empty() {
             continue;
         }
@@ -703,14 +816,22 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         };
         for pos in hits {
             let mut end = pos + needle.len();
-            // The host must end exactly here (a trailing sentence dot is fine).
+            // The host must end exactly here: a trailing dot is a sentence's,
+            // or, before a port, an absolute name's (see `host_name_end`).
             let mut sentence_dot = false;
             if end < bytes.len() && is_host_byte(bytes[end]) {
-                sentence_dot =
-                    bytes[end] == b'.' && bytes.get(end + 1).is_none_or(|b| !is_host_byte(*b));
-                if !sentence_dot {
-                    continue;
+                let run = bytes[end..]
+                    .iter()
+                    .take_while(|b| is_host_byte(**b))
+                    .count();
+                if bytes[end..end + run].iter().any(|&b| b != b'.') {
+                    continue; // a longer host
                 }
+                let Some(absolute) = trailing_dots(bytes, end, end + run) else {
+                    continue;
+                };
+                sentence_dot = !absolute;
+                end += usize::from(absolute);
             }
             let mut start = pos;
             while start > 0 && is_host_byte(bytes[start - 1]) {
@@ -719,7 +840,7 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             if !needle.starts_with('.') && start != pos {
                 continue; // a longer host that merely ends with the --from host
             }
-            let host = &text[start..end];
+            let host = &text[start..pos + needle.len()];
             if host.starts_with('.') || (start == pos && needle.starts_with('.')) {
                 continue;
             }
@@ -767,6 +888,34 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     merged
 }
 
+/// Where a URL whose authority ends at `from` ends: after its path, query
+/// and fragment, if any. They run to the first byte that ends a URL in
+/// YAML, JSON or prose ([`ends_url`]) or the first Unicode white space
+/// (U+0085, U+00A0, U+2028, U+3000, ...: any `White_Space` character), and
+/// give back trailing `.`, `:` and `;` (a sentence's punctuation). Other
+/// non-ASCII characters (an IRI's path) are part of it.
+fn url_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = from;
+    if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
+        while end < bytes.len() && !ends_url(bytes[end]) {
+            if bytes[end] >= 0x80 {
+                let c = text[end..].chars().next().expect("a char boundary");
+                if c.is_whitespace() {
+                    break;
+                }
+                end += c.len_utf8();
+            } else {
+                end += 1;
+            }
+        }
+        while end > from + 1 && matches!(bytes[end - 1], b'.' | b':' | b';') {
+            end -= 1;
+        }
+    }
+    end
+}
+
 /// Whether the text at `i` is `\` + line break (after any dots): what a
 /// double-quoted YAML scalar (or a shell line) uses to continue a word on the
 /// next line. A host that ends there is a fragment, never an endpoint: its
@@ -806,6 +955,11 @@ fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
         if (pos > 0 && (extends(b[pos - 1]) || b[pos - 1] == b'/' || b[pos - 1] == b'@'))
             || b.get(end).is_some_and(|&c| extends(c))
         {
+            continue;
+        }
+        // The literal of a URL (`https://[fd00::1]:99999`, `user@[fd00::1]`)
+        // is that URL's, valid or not: never a bare address of its own.
+        if pos >= 2 && b[pos - 1] == b'[' && (b[pos - 2] == b'/' || b[pos - 2] == b'@') {
             continue;
         }
         out.push(Found {
@@ -1676,6 +1830,288 @@ mod tests {
         assert_eq!(
             closest(&ep("https://api.ocp.example.com:6444"), &c),
             Some(c[0].as_str())
+        );
+    }
+
+    // ---- the extent of a URL ----
+
+    /// Each found piece as `(text, host, port)`.
+    fn extents(t: &str, extra: &[&str]) -> Vec<(String, String, Option<u16>)> {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_ascii_lowercase()).collect();
+        find_all(t, &t.to_ascii_lowercase(), &extra)
+            .iter()
+            .map(|f| (t[f.start..f.end].to_string(), f.host.clone(), f.port))
+            .collect()
+    }
+
+    #[test]
+    fn a_trailing_dot_before_a_port_or_path_is_the_absolute_names() {
+        let h = "api.example.com";
+        let one = |t: &str| extents(t, &[h]);
+        for (t, whole, port) in [
+            (
+                "https://api.example.com.:6443",
+                "https://api.example.com.:6443",
+                Some(6443),
+            ),
+            (
+                "https://API.example.com.:6443/x",
+                "https://API.example.com.:6443/x",
+                Some(6443),
+            ),
+            (
+                "https://api.example.com./x?y",
+                "https://api.example.com./x?y",
+                None,
+            ),
+            (
+                "https://api.example.com.?q",
+                "https://api.example.com.?q",
+                None,
+            ),
+            (
+                "https://api.example.com.#f",
+                "https://api.example.com.#f",
+                None,
+            ),
+            (
+                "https://u:p@api.example.com.:443",
+                "https://u:p@api.example.com.:443",
+                Some(443),
+            ),
+            ("api.example.com.:6443", "api.example.com.:6443", Some(6443)),
+            // A final dot is a sentence's: outside the endpoint.
+            (
+                "see https://api.example.com.",
+                "https://api.example.com",
+                None,
+            ),
+            ("see api.example.com. Then", "api.example.com", None),
+        ] {
+            let f = one(t);
+            assert_eq!(f.len(), 1, "{t}: {f:?}");
+            assert_eq!(f[0].0, whole, "{t}");
+            assert!(
+                f[0].1.eq_ignore_ascii_case(h),
+                "{t}: the name has no dot: {f:?}"
+            );
+            assert_eq!(f[0].2, port, "{t}");
+        }
+        // Two dots are no host; neither is a dot before an invalid port.
+        for t in [
+            "https://api.example.com..:6443",
+            "https://api.example.com..:6443/x",
+            "https://api.example.com.:99999",
+            "https://api.example.com.:6443x",
+            "api.example.com..:6443",
+            "api.example.com.:0",
+        ] {
+            assert_eq!(one(t), vec![], "{t}");
+        }
+        // The port counts: `H.:6443` is `https://H:6443`, never `https://H`.
+        let t = "a: https://api.example.com.:6443\nb: api.example.com.:6443\n";
+        let f = find_all(t, t, &[h.into()]);
+        assert_eq!(f.len(), 2);
+        for f in &f {
+            assert!(f.matches(&ep("https://api.example.com:6443")), "{f:?}");
+            assert!(f.matches(&ep("https://API.example.com.:6443/")), "{f:?}");
+            assert!(!f.matches(&ep("https://api.example.com")), "{f:?}");
+        }
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com:6443"),
+                &ep("https://new.example.com:7443")
+            ),
+            "a: https://new.example.com:7443\nb: new.example.com:7443\n"
+        );
+        // `--to` written as an absolute name is written so.
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com:6443"),
+                &ep("https://new.example.com.:7443")
+            ),
+            "a: https://new.example.com.:7443\nb: new.example.com.:7443\n"
+        );
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com"),
+                &ep("https://new.example.com")
+            ),
+            t
+        );
+        // Managed-cluster hosts found by shape follow the same rule.
+        let t = format!("a: https://{EKS}.:443/x b: {EKS}.:443 c: {EKS}.:6443");
+        let f = find(&t);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.port, f.host == EKS))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (&*format!("https://{EKS}.:443/x"), Some(443), true),
+                (&*format!("{EKS}.:443"), Some(443), true),
+                (&*format!("{EKS}.:6443"), Some(6443), true),
+            ]
+        );
+        assert_eq!(f[0].shape(), Shape::Eks);
+    }
+
+    #[test]
+    fn from_and_to_may_be_absolute_names() {
+        let e = ep("https://API.example.com.:6443");
+        assert_eq!(
+            (e.host.as_str(), e.port, e.absolute),
+            ("API.example.com", Some(6443), true)
+        );
+        assert_eq!(e.key(), "api.example.com:6443");
+        assert_eq!(e.url(), "https://API.example.com.:6443");
+        for s in ["https://api.example.com.", "https://api.example.com./"] {
+            let e = ep(s);
+            assert_eq!(
+                (e.host.as_str(), e.absolute, e.key().as_str()),
+                ("api.example.com", true, "api.example.com"),
+                "{s}"
+            );
+            assert_eq!(e.url(), "https://api.example.com.");
+        }
+        for bad in [
+            "https://api.example.com..",
+            "https://api.example.com..:6443",
+            "https://.:6443",
+        ] {
+            assert!(Endpoint::parse("--from", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unicode_white_space_ends_a_url() {
+        for ws in [
+            '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2009}', '\u{200a}', '\u{2028}',
+            '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+        ] {
+            assert!(ws.is_whitespace());
+            let t = format!(
+                "https://docs.example.com/x{ws}https://{EKS}/y{ws}{EKS}:443{ws}https://{EKS}"
+            );
+            let f = find(&t);
+            let got: Vec<&str> = f.iter().map(|f| &t[f.start..f.end]).collect();
+            assert_eq!(
+                got,
+                vec![
+                    "https://docs.example.com/x",
+                    &*format!("https://{EKS}/y"),
+                    &*format!("{EKS}:443"),
+                    &*format!("https://{EKS}"),
+                ],
+                "U+{:04X}",
+                ws as u32
+            );
+        }
+        // Other non-ASCII text is part of a path (an IRI), and a path's
+        // last punctuation is a sentence's.
+        let t = "https://wiki.example.com/문서/클러스터; next";
+        assert_eq!(
+            extents(t, &[]),
+            vec![(
+                "https://wiki.example.com/문서/클러스터".to_string(),
+                "wiki.example.com".to_string(),
+                None
+            )]
+        );
+    }
+
+    #[test]
+    fn a_url_with_another_or_an_invalid_port_is_never_the_host_without_one() {
+        let from = ep("https://[fd00::1]:6443");
+        let v6 = ["[fd00::1]".to_string()];
+        for t in [
+            "https://[fd00::1]:99999",
+            "https://[fd00::1]:6443x",
+            "https://[fd00::1]:0",
+            "https://[fd00::1]:x",
+            "https://u@[fd00::1]:99999",
+            "https://[fd00::1]:6443:6443",
+        ] {
+            let f = find_all(t, t, &v6);
+            assert!(f.is_empty(), "{t}: {f:?}");
+        }
+        let t = "https://[fd00::1]:7443";
+        let f = find_all(t, t, &v6);
+        assert_eq!(f.len(), 1);
+        assert!(!f[0].matches(&from));
+        for t in [
+            "https://h.example.com:x",
+            "https://h.example.com:6443x",
+            "https://h.example.com:abc/",
+        ] {
+            assert!(find_all(t, t, &["h.example.com".into()]).is_empty(), "{t}");
+        }
+        // A colon that ends the text, or an empty port before a path, is fine.
+        for t in [
+            "https://h.example.com: x",
+            "https://h.example.com:",
+            "https://h.example.com:/x",
+        ] {
+            let f = find_all(t, t, &["h.example.com".into()]);
+            assert_eq!(f.len(), 1, "{t}");
+            assert_eq!(f[0].port, None, "{t}");
+        }
+    }
+
+    #[test]
+    fn to_must_be_a_dns_name_or_an_ip_and_a_port_is_written_as_given() {
+        let long_label = "a".repeat(64);
+        let long_name = format!("{}.com", ["abcdefghi"; 25].join("."));
+        for bad in [
+            "https://-bad.example.com",
+            "https://bad-.example.com",
+            "https://a_b.example.com",
+            &*format!("https://{long_label}.example.com"),
+            &*long_name,
+            "https://999.0.0.1",
+            "https://10.0.0.256:6443",
+        ] {
+            let e = Endpoint::parse("--to", bad);
+            assert!(e.is_err(), "{bad} accepted");
+            // `--from` names what the files hold, whatever it is.
+            if !bad.ends_with(".com") || bad.contains('_') || bad.contains('-') {
+                let _ = Endpoint::parse("--from", bad);
+            }
+        }
+        assert!(Endpoint::parse("--from", "https://a_b.example.com").is_ok());
+        let e = Endpoint::parse("--to", &format!("https://{}.com", "a".repeat(63))).unwrap();
+        assert_eq!(e.host.len(), 67);
+        for good in [
+            "https://10.0.0.2:6443",
+            "https://[fd00::2]:6443",
+            "https://x1.example.com",
+            "https://0abc.gr7.example.com.",
+        ] {
+            assert!(Endpoint::parse("--to", good).is_ok(), "{good}");
+        }
+        // A leading zero is refused (never written as another spelling).
+        for bad in [
+            "https://h.example.com:0443",
+            "https://h.example.com.:06443",
+            "https://[fd00::2]:00443",
+        ] {
+            let e = Endpoint::parse("--to", bad).unwrap_err().to_string();
+            assert!(
+                e.contains("leading zero") && e.contains("write it as :"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            ep("https://h.example.com:443").url(),
+            "https://h.example.com:443"
+        );
+        assert_eq!(
+            ep("https://h.example.com:8443").url(),
+            "https://h.example.com:8443"
         );
     }
 

@@ -1,0 +1,160 @@
+//! One rule for a URL's extent, end to end: a trailing-dot host keeps its
+//! port, Unicode white space ends a URL, a URL with another (even invalid)
+//! port is not the endpoint, and `--to` is a name DNS can hold, written as
+//! given.
+
+mod common;
+
+use common::*;
+use std::fs;
+use std::path::Path;
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+fn app(body: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: guestbook\nspec:\n{body}"
+    )
+}
+
+/// Runs `apply --no-commit --yes`; returns the exit code, the file after, and stderr.
+fn apply(text: &str, from: &str, to: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.yaml", text);
+    let out = rebind(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--from",
+            from,
+            "--to",
+            to,
+            "app.yaml",
+        ],
+    );
+    let after = fs::read_to_string(dir.path().join("app.yaml")).unwrap();
+    (out.status.code(), after, stderr(&out) + &stdout(&out))
+}
+
+#[test]
+fn a_trailing_dot_host_keeps_its_port_in_every_spelling() {
+    let text = app(
+        "  destination:\n    server: https://api.ocp.example.com.:6443\n  source:\n    helm:\n      values: |\n        server: \"https://API.ocp.example.com.:6443/x\"\n  info:\n    tlsClientConfig:\n      serverName: api.ocp.example.com.:6443\n",
+    );
+    // `--from` without the port is another endpoint: nothing holds it.
+    let (code, after, out) = apply(
+        &text,
+        "https://api.ocp.example.com",
+        "https://api.new.example.com:6443",
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(after, text, "{out}");
+    assert!(!after.contains(":6443.:6443"));
+    // With the port, in any spelling of the name, every place is rewritten.
+    for from in [
+        "https://api.ocp.example.com:6443",
+        "https://API.ocp.example.com.:6443/",
+    ] {
+        let (code, after, out) = apply(&text, from, "https://api.new.example.com:6443");
+        assert_eq!(code, Some(0), "{from}: {out}");
+        assert_eq!(
+            after,
+            text.replace(
+                "https://api.ocp.example.com.:6443",
+                "https://api.new.example.com:6443"
+            )
+            .replace(
+                "https://API.ocp.example.com.:6443",
+                "https://api.new.example.com:6443"
+            )
+            .replace("api.ocp.example.com.:6443", "api.new.example.com:6443"),
+            "{from}"
+        );
+    }
+    // `--to` written as an absolute name is written so.
+    let (code, after, out) = apply(
+        &text,
+        "https://api.ocp.example.com:6443",
+        "https://api.new.example.com.:7443",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        after.contains("server: https://api.new.example.com.:7443\n"),
+        "{after}"
+    );
+    assert!(
+        after.contains("serverName: api.new.example.com.:7443\n"),
+        "{after}"
+    );
+}
+
+#[test]
+fn unicode_white_space_ends_a_url_and_the_next_endpoint_is_found() {
+    for ws in ['\u{a0}', '\u{2028}', '\u{3000}', '\u{2009}', '\u{85}'] {
+        let text = app(&format!(
+            "  destination:\n    server: {OLD}\n  info: \"https://docs.example.com/runbook{ws}{OLD}/api{ws}{OLD}\"\n"
+        ));
+        let (code, after, out) = apply(&text, OLD, NEW);
+        assert_eq!(code, Some(0), "U+{:04X}: {out}", ws as u32);
+        assert_eq!(after, text.replace(OLD, NEW), "U+{:04X}", ws as u32);
+    }
+}
+
+#[test]
+fn an_ipv6_url_with_another_or_an_invalid_port_is_not_the_endpoint() {
+    let text = app(
+        "  destination:\n    server: https://[fd00::1]:6443\n  source:\n    helm:\n      valuesObject:\n        clusterEndpoint: https://[fd00::1]:99999\n        other:\n          clusterEndpoint: https://[fd00::1]:6443x\n        third:\n          clusterEndpoint: https://[fd00::1]:7443\n",
+    );
+    let (code, after, out) = apply(&text, "https://[fd00::1]:6443", "https://[fd00::2]:6443");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        after,
+        text.replacen("https://[fd00::1]:6443\n", "https://[fd00::2]:6443\n", 1),
+        "{out}"
+    );
+    // The same for a DNS host with a port that is no port.
+    let text = app(
+        "  destination:\n    server: https://api.ocp.example.com:6443\n  x:\n    clusterEndpoint: https://api.ocp.example.com:6443x\n  y:\n    clusterEndpoint: https://api.ocp.example.com:abc\n",
+    );
+    let (code, after, out) = apply(
+        &text,
+        "https://api.ocp.example.com",
+        "https://api.new.example.com",
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(after, text);
+}
+
+#[test]
+fn to_must_be_a_dns_name_and_a_leading_zero_port_is_refused() {
+    let text = app("  destination:\n    server: https://old.example.com\n");
+    let long = format!("https://{}.example.com", "a".repeat(64));
+    for (to, says) in [
+        ("https://-bad.example.com", "starts or ends with '-'"),
+        ("https://a_b.example.com", "holds '_'"),
+        (long.as_str(), "DNS allows 1-63"),
+        ("https://h.example.com:0443", "leading zero"),
+    ] {
+        let (code, after, out) = apply(&text, "https://old.example.com", to);
+        assert_eq!(code, Some(2), "{to}: {out}");
+        assert_eq!(after, text, "{to}");
+        assert!(out.contains(says), "{to}: {out}");
+    }
+    // A port is written as given, 443 included.
+    let (code, after, out) = apply(
+        &text,
+        "https://old.example.com",
+        "https://h.example.com:443",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        after.contains("server: https://h.example.com:443\n"),
+        "{after}"
+    );
+}

@@ -516,6 +516,30 @@ impl Found {
     }
 }
 
+/// Whether the bare text at `range` of `text` (raw or decoded) stands alone
+/// as a value: on its line, only white space, quotes, escapes' backslashes
+/// and a key (`serverName:`), a flow item's start (`[`, `{`, `,`) or a
+/// block sequence's `-` come before it, and only the same, a flow item's end
+/// or a comment after it. A bare IP address that does not (prose: "the old
+/// one was 10.0.0.1") never names an API server, whatever key it sits under.
+pub fn stands_alone(text: &str, range: Range<usize>) -> bool {
+    let (Some(before), Some(after)) = (text.get(..range.start), text.get(range.end..)) else {
+        return false;
+    };
+    let before = before.rsplit(['\n', '\r']).next().unwrap_or(before);
+    let after = after.split(['\n', '\r']).next().unwrap_or(after);
+    let quote = |c: char| c == '"' || c == '\'' || c == '\\' || c.is_whitespace();
+    let b = before.trim_end_matches(quote);
+    let a = after.trim_start_matches(quote);
+    let ok_before = b.is_empty()
+        || b.ends_with([':', '[', '{', ','])
+        || b == "-"
+        || b.ends_with(" -")
+        || b.ends_with("\t-");
+    let ok_after = a.is_empty() || a.starts_with([',', ']', '}', '#']);
+    ok_before && ok_after
+}
+
 /// Whether two hosts are the same, ignoring ASCII case and the brackets of
 /// an IPv6 literal (`[fd00::1]` in a URL is `fd00::1` bare).
 pub fn same_host(a: &str, b: &str) -> bool {
@@ -2113,6 +2137,35 @@ mod tests {
             ep("https://h.example.com:8443").url(),
             "https://h.example.com:8443"
         );
+    }
+
+    #[test]
+    fn a_bare_value_stands_alone_or_is_prose() {
+        let at = |t: &str| {
+            let s = t.find("10.0.0.1").unwrap();
+            stands_alone(t, s..s + 8)
+        };
+        for t in [
+            "10.0.0.1",
+            "serverName: 10.0.0.1",
+            "  clusterEndpoint: \"10.0.0.1\" # API",
+            "{\"serverName\":\"10.0.0.1\"}",
+            "{\\\"serverName\\\":\\\"10.0.0.1\\\"}",
+            "a: [x, 10.0.0.1]",
+            "- 10.0.0.1",
+            "a\n  10.0.0.1  \nb",
+        ] {
+            assert!(at(t), "{t}");
+        }
+        for t in [
+            "the old one was 10.0.0.1 and stays",
+            "was 10.0.0.1",
+            "10.0.0.1 is old",
+            "clusterEndpoint: 10.0.0.1 or 10.0.0.9",
+            "x-10.0.0.1",
+        ] {
+            assert!(!at(t), "{t}");
+        }
     }
 
     // ---- double-quoted scalars ----

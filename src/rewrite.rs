@@ -170,7 +170,15 @@ fn plan_source(
     let mut changes = Vec::new();
     let mut mentions = Vec::new();
     for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-        if o.kind == Kind::Value {
+        if o.kind == Kind::Value && !bare_ip_names_server(o, &src.text) {
+            // Reported, never rewritten (every reader: YAML, JSON, embedded).
+            let mut o = o.clone();
+            o.kind = Kind::Text;
+            mentions.push(Mention {
+                rel: rel.clone(),
+                occurrence: o,
+            });
+        } else if o.kind == Kind::Value {
             changes.push(o.clone());
         } else {
             mentions.push(Mention {
@@ -211,6 +219,21 @@ fn plan_source(
         }),
     };
     (mentions, Some(outcome))
+}
+
+/// The one rule for a bare IP address (no scheme) in a value: it names the
+/// API server, and is rewritten, only where a bare host does
+/// (`tlsClientConfig.serverName`, `tls-server-name`, karpenter's
+/// `clusterEndpoint`) and only standing alone there
+/// ([`endpoint::stands_alone`]); anywhere else, prose inside such a value
+/// included, it is a mention. Anything else passes.
+pub fn bare_ip_names_server(o: &Occurrence, text: &str) -> bool {
+    let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+    if !f.is_bare_ip() || o.encoding.is_some() {
+        return true;
+    }
+    o.position.is_some_and(|p| p.accepts_bare_host())
+        && endpoint::stands_alone(text, o.found.start..o.found.end)
 }
 
 /// Replaces each change's scheme-and-authority (or bare host) bytes. A

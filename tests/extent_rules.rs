@@ -158,3 +158,44 @@ fn to_must_be_a_dns_name_and_a_leading_zero_port_is_refused() {
         "{after}"
     );
 }
+
+#[test]
+fn a_bare_ip_is_rewritten_only_standing_alone_where_a_bare_host_names_the_server() {
+    let from = "https://10.0.0.1:6443";
+    let to = "https://10.0.0.2:6443";
+    // Standing alone at a bare-host position: rewritten (YAML, JSON in a
+    // string, a karpenter clusterEndpoint, a kubeconfig).
+    let yes = app(
+        "  destination:\n    server: https://10.0.0.1:6443\n  source:\n    helm:\n      valuesObject:\n        settings:\n          clusterEndpoint: 10.0.0.1:6443 # the API server\n",
+    );
+    let (code, after, out) = apply(&yes, from, to);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(after, yes.replace("10.0.0.1", "10.0.0.2"), "{out}");
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: https://10.0.0.1:6443\n  config: '{\"tlsClientConfig\": {\"serverName\": \"10.0.0.1\"}}'\n";
+    let (code, after, out) = apply(secret, from, to);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(after, secret.replace("10.0.0.1", "10.0.0.2"), "{out}");
+    // In prose inside such a value, or anywhere else: a mention, never rewritten.
+    let no = app(
+        "  destination:\n    server: https://10.0.0.1:6443\n  source:\n    helm:\n      valuesObject:\n        settings:\n          clusterEndpoint: \"the old one was 10.0.0.1 and stays\"\n          note: 10.0.0.1\n",
+    );
+    let (code, after, out) = apply(&no, from, to);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        after,
+        no.replace("server: https://10.0.0.1", "server: https://10.0.0.2"),
+        "{out}"
+    );
+    assert!(out.contains("app.yaml:12:45: text 10.0.0.1"), "{out}");
+    assert!(out.contains("app.yaml:13:17: text 10.0.0.1"), "{out}");
+    // The same in a JSON file that only reads as JSON (a surrogate pair).
+    let json = "{\"kind\": \"Application\", \"metadata\": {\"name\": \"x\\ud83d\\ude00\"}, \"spec\": {\"destination\": {\"server\": \"https://10.0.0.1:6443\"}, \"x\": \"10.0.0.1\", \"y\": \"see 10.0.0.1:6443 here\"}}\n";
+    let (code, after, out) = apply(json, from, to);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        after,
+        json.replace("\"https://10.0.0.1", "\"https://10.0.0.2"),
+        "{out}"
+    );
+    assert!(out.contains("text 10.0.0.1:6443"), "{out}");
+}

@@ -9,7 +9,7 @@ use crate::endpoint::{self, Endpoint};
 use crate::locate::{self, Encoding, Kind, Occurrence};
 use crate::yaml::{mask_templates, Events};
 use crate::Inventory;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -202,7 +202,7 @@ fn plan_source(
             return (mentions, Some(Err(error)));
         }
     };
-    let outcome = match verify(located, &src.text, &new, &changes, from, to) {
+    let outcome = match verify_inner(located, &src.text, &new, &changes, from, to) {
         Ok(()) => Ok(FilePlan {
             path: src.entry.path.clone(),
             rel: rel.clone(),
@@ -211,12 +211,13 @@ fn plan_source(
             changes,
             is_config: false,
         }),
-        Err(message) => Err(PlanError {
+        Err(Refusal::Message(message)) => Err(PlanError {
             rel: rel.clone(),
             line: changes[0].line,
             column: changes[0].column,
             message,
         }),
+        Err(Refusal::Keys(c)) => Err(c.error(rel)),
     };
     (mentions, Some(outcome))
 }
@@ -473,6 +474,11 @@ impl Fx {
 /// event (scalars, styles, anchors, tags, structure) is unchanged. A file
 /// that reads only as JSON is checked by `jsonfile::verify` against
 /// `old_text` instead.
+///
+/// Whatever the reader, a rewrite that makes two keys of one mapping equal
+/// (`https://H:6443` and `https://h:6443`; an old- and a new-keyed entry under
+/// `--allow-merge`) is refused, naming both keys: a YAML or JSON reader
+/// would keep only one of them.
 pub fn verify(
     old: &locate::Located,
     old_text: &str,
@@ -481,8 +487,233 @@ pub fn verify(
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<(), String> {
+    verify_inner(old, old_text, new_text, changes, from, to).map_err(|r| match r {
+        Refusal::Message(m) => m,
+        Refusal::Keys(c) => c.error("").to_string(),
+    })
+}
+
+/// Why a rewrite is refused.
+enum Refusal {
+    Message(String),
+    Keys(KeyCollision),
+}
+
+/// Two keys of one mapping that a rewrite makes equal.
+struct KeyCollision {
+    /// Each key as written before the rewrite, with its line and column.
+    first: (String, usize, usize),
+    second: (String, usize, usize),
+    /// What both would read after it.
+    both: String,
+}
+
+impl KeyCollision {
+    /// Located at the first key, naming both as `path:line:column`.
+    fn error(&self, rel: &str) -> PlanError {
+        let (a, al, ac) = &self.first;
+        let (b, bl, bc) = &self.second;
+        let at = |l: &usize, c: &usize| {
+            if rel.is_empty() {
+                format!("{l}:{c}")
+            } else {
+                format!("{rel}:{l}:{c}")
+            }
+        };
+        PlanError {
+            rel: rel.to_string(),
+            line: *al,
+            column: *ac,
+            message: format!(
+                "the rewrite would make two keys of one mapping equal: {a:?} ({}) and {b:?} ({}) would both read {:?}, and a YAML or JSON reader keeps only one of them; merge or rename them by hand, then run rebind again; nothing written",
+                at(al, ac),
+                at(bl, bc),
+                self.both
+            ),
+        }
+    }
+}
+
+/// The keys of one mapping being read (see [`Keys`]).
+struct KeyFrame {
+    is_map: bool,
+    expect_key: bool,
+    /// Scalar keys: event index, value, byte offset.
+    keys: Vec<(usize, String, usize)>,
+    /// One of its keys is rewritten.
+    touched: bool,
+}
+
+/// Follows the mappings of an event stream and finds two keys of one
+/// mapping that read the same after a rewrite but did not before.
+struct Keys<'a> {
+    stack: Vec<KeyFrame>,
+    /// The rewritten scalars' old events, by index.
+    old: &'a BTreeMap<usize, Event>,
+    planned: &'a BTreeSet<usize>,
+    /// The first pair found: event indexes and the value both read.
+    found: Option<(usize, usize, String)>,
+}
+
+impl<'a> Keys<'a> {
+    fn new(old: &'a BTreeMap<usize, Event>, planned: &'a BTreeSet<usize>) -> Keys<'a> {
+        Keys {
+            stack: Vec::new(),
+            old,
+            planned,
+            found: None,
+        }
+    }
+
+    /// A node of the current collection is complete.
+    fn node_done(&mut self) {
+        if let Some(top) = self.stack.last_mut().filter(|f| f.is_map) {
+            top.expect_key = !top.expect_key;
+        }
+    }
+
+    fn event(&mut self, index: usize, ev: &Event, off: usize) {
+        match ev {
+            Event::MappingStart(..) | Event::SequenceStart(..) => self.stack.push(KeyFrame {
+                is_map: matches!(ev, Event::MappingStart(..)),
+                expect_key: true,
+                keys: Vec::new(),
+                touched: false,
+            }),
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(f) = self.stack.pop() {
+                    if f.touched && self.found.is_none() {
+                        self.check(&f);
+                    }
+                }
+                self.node_done();
+            }
+            Event::Scalar(v, ..) => {
+                let planned = self.planned.contains(&index);
+                if let Some(top) = self.stack.last_mut().filter(|f| f.is_map && f.expect_key) {
+                    top.keys.push((index, v.clone(), off));
+                    top.touched |= planned;
+                }
+                self.node_done();
+            }
+            Event::Alias(_) => self.node_done(),
+            _ => {}
+        }
+    }
+
+    /// The value key `index` read before the rewrite.
+    fn old_value<'v>(&'v self, index: usize, new: &'v str) -> &'v str {
+        match self.old.get(&index) {
+            Some(Event::Scalar(v, ..)) if self.planned.contains(&index) => v,
+            _ => new,
+        }
+    }
+
+    fn check(&mut self, f: &KeyFrame) {
+        let mut by_value: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (k, (_, v, _)) in f.keys.iter().enumerate() {
+            by_value.entry(v.as_str()).or_default().push(k);
+        }
+        for (i, (ei, vi, _)) in f.keys.iter().enumerate() {
+            let Some(same) = by_value.get(vi.as_str()) else {
+                continue;
+            };
+            for &j in same.iter().filter(|&&j| j > i) {
+                let (ej, vj, _) = &f.keys[j];
+                let touched = self.planned.contains(ei) || self.planned.contains(ej);
+                if touched && self.old_value(*ei, vi) != self.old_value(*ej, vj) {
+                    self.found = Some((*ei, *ej, vi.clone()));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The collision of keys `a` and `b` (event indexes of the old text's
+/// stream), located in the old text (parsed again: this is rare).
+fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
+    let index = crate::yaml::LineIndex::new(old_text);
+    let owned;
+    let src = match mask_templates(old_text).filter(|_| masked) {
+        Some((m, _)) => {
+            owned = m;
+            owned.as_str()
+        }
+        None => old_text,
+    };
+    let mut found: HashMap<usize, (String, usize)> = HashMap::new();
+    for (i, item) in Events::new(src).enumerate().take(a.max(b) + 1) {
+        if let (true, Ok((Event::Scalar(v, ..), off))) = (i == a || i == b, item) {
+            found.insert(i, (v, off));
+        }
+    }
+    let key = |i: usize| match found.get(&i) {
+        Some((v, off)) => {
+            let (l, c) = index.position(old_text, *off);
+            (v.clone(), l, c)
+        }
+        None => (String::new(), 0, 0),
+    };
+    KeyCollision {
+        first: key(a),
+        second: key(b),
+        both,
+    }
+}
+
+/// [`Keys`] for a file that reads only as JSON: object members by their
+/// object's path.
+fn json_key_collision(old_text: &str, new_text: &str) -> Option<KeyCollision> {
+    let old = crate::json::tokenize(old_text).ok()?;
+    let new = crate::json::tokenize(new_text).ok()?;
+    if old.tokens.len() != new.tokens.len() {
+        return None; // the byte-for-byte check names what differs
+    }
+    let mut objects: HashMap<Vec<crate::json::Seg>, HashMap<&str, usize>> = HashMap::new();
+    for (i, t) in new.tokens.iter().enumerate() {
+        let (true, Some(v)) = (t.is_key(), t.str_value()) else {
+            continue;
+        };
+        let mut path = new.path(t);
+        path.pop();
+        let seen = objects.entry(path).or_default();
+        match seen.get(v) {
+            Some(&j) if old.tokens[i].str_value() != old.tokens[j].str_value() => {
+                let key = |k: usize| {
+                    let t = &old.tokens[k];
+                    let (l, c) = crate::json::position(old_text, t.range.start);
+                    (t.str_value().unwrap_or_default().to_string(), l, c)
+                };
+                return Some(KeyCollision {
+                    first: key(j),
+                    second: key(i),
+                    both: v.to_string(),
+                });
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(v, i);
+            }
+        }
+    }
+    None
+}
+
+fn verify_inner(
+    old: &locate::Located,
+    old_text: &str,
+    new_text: &str,
+    changes: &[Occurrence],
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
     if old.proof.json {
-        return crate::jsonfile::verify(old_text, new_text, changes, from, to);
+        if let Some(c) = json_key_collision(old_text, new_text) {
+            return Err(Refusal::Keys(c));
+        }
+        return crate::jsonfile::verify(old_text, new_text, changes, from, to)
+            .map_err(Refusal::Message);
     }
     let planned: BTreeMap<usize, &Occurrence> = changes
         .iter()
@@ -494,23 +725,47 @@ pub fn verify(
             ranges.entry(e).or_default().push(o);
         }
     }
-    // Every scalar that may hold an endpoint is compared whole; the rest by digest.
+    // Every scalar that may hold an endpoint is compared whole; the rest by
+    // digest. The same pass follows each mapping's keys.
     let old = &old.proof;
-    let keep = old.held.keys().copied().collect();
-    let new = Proof::of(new_text, old.masked, &keep)
-        .map_err(|e| format!("the rewritten file no longer parses ({e}); nothing written"))?;
+    let keep: BTreeSet<usize> = old.held.keys().copied().collect();
+    let planned_set: BTreeSet<usize> = planned.keys().copied().collect();
+    let mut keys = Keys::new(&old.held, &planned_set);
+    let mut new = Proof::new(old.masked);
+    let owned;
+    let src = match mask_templates(new_text).filter(|_| old.masked) {
+        Some((m, _)) => {
+            owned = m;
+            owned.as_str()
+        }
+        None => new_text,
+    };
+    for (i, item) in Events::new(src).enumerate() {
+        let (ev, off) = item.map_err(|(l, c, m)| {
+            Refusal::Message(format!(
+                "the rewritten file no longer parses ({l}:{c}: {m}); nothing written"
+            ))
+        })?;
+        keys.event(i, &ev, off);
+        new.observe(i, ev, keep.contains(&i));
+    }
     let (count, new_held) = (new.event_count, new.held);
     if count != old.event_count {
-        return Err(format!(
+        return Err(Refusal::Message(format!(
             "the rewritten file has {count} parser events instead of {}; nothing written",
             old.event_count
-        ));
+        )));
+    }
+    if let Some((a, b, both)) = keys.found.take() {
+        return Err(Refusal::Keys(keys_collide(
+            old_text, old.masked, a, b, both,
+        )));
     }
     if new.digest != old.digest {
-        return Err(
+        return Err(Refusal::Message(
             "verification failed: something besides the planned scalars changed; nothing written"
                 .into(),
-        );
+        ));
     }
     for (i, before) in &old.held {
         let expected = match (planned.get(i), before) {
@@ -527,10 +782,10 @@ pub fn verify(
                 };
                 let decoded = embedded::base64_decode(new_value);
                 if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-                    return Err(format!(
+                    return Err(Refusal::Message(format!(
                         "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
                         o.line, o.column
-                    ));
+                    )));
                 }
                 Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
             }
@@ -547,10 +802,10 @@ pub fn verify(
                 .get(i)
                 .map(|o| format!(" at {}:{}", o.line, o.column))
                 .unwrap_or_default();
-            return Err(format!(
+            return Err(Refusal::Message(format!(
                 "verification failed{at}: expected {expected:?} after the rewrite, found {:?}; nothing written",
                 new_held.get(i)
-            ));
+            )));
         }
     }
     Ok(())

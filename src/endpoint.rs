@@ -438,7 +438,9 @@ pub struct Found {
     pub start: usize,
     pub end: usize,
     /// End of the byte range `start..replace_end` that a rewrite replaces:
-    /// `https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare `host[:port]`.
+    /// `https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare
+    /// `host[:port]`; `start` for a host in a URL of another scheme, which is
+    /// never rewritten (see [`Found::rewritable`]).
     pub replace_end: usize,
     /// Host as written (without user info; an IPv6 literal keeps its brackets
     /// when it had them).
@@ -459,6 +461,9 @@ pub struct Found {
 impl Found {
     /// Matching identity (see [`Endpoint::key`]).
     pub fn key(&self) -> String {
+        if !self.rewritable() {
+            return key_of(&self.host, None); // a mention of the host, whatever its port
+        }
         let mut k = key_of(&self.host, self.port);
         k.push_str(&self.path.to_ascii_lowercase());
         k
@@ -470,6 +475,9 @@ impl Found {
     /// `from`'s host and it has no explicit port or the same port (443 when
     /// none): `10.0.0.1:9100` is not `https://10.0.0.1:6443`.
     pub fn matches(&self, from: &Endpoint) -> bool {
+        if !self.rewritable() {
+            return same_host(&self.host, &from.host) && from.path.is_empty();
+        }
         if !self.bare {
             return self.key() == from.key();
         }
@@ -478,6 +486,16 @@ impl Found {
                 && from.host.starts_with('[')
                 && from.host[1..from.host.len() - 1].eq_ignore_ascii_case(&self.host));
         host_eq && from.path.is_empty() && self.port.is_none_or(|p| p == from.port.unwrap_or(443))
+    }
+
+    /// Whether a rewrite may replace it. Not the host in a URL of another
+    /// scheme (`http://`, `wss://`, `grpc://`): that is found, as the whole
+    /// URL with an empty replaced range, only to be reported. It is no
+    /// Kubernetes API endpoint (the API server speaks https), and whether
+    /// the service it names moves with the cluster is for a person to say.
+    /// It is the old endpoint's mention whatever its port.
+    pub fn rewritable(&self) -> bool {
+        self.replace_end > self.start
     }
 
     /// A bare IPv4 or IPv6 address (no scheme): an endpoint only at a position
@@ -868,8 +886,28 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             if host.starts_with('.') || (start == pos && needle.starts_with('.')) {
                 continue;
             }
+            // After `scheme://`: an https URL's host is the URL pass's; the
+            // host of a URL of another scheme (`http://`, `wss://`, `grpc://`)
+            // is reported as that URL, never rewritten.
+            let mut scheme_start = None;
             if start >= 3 && &bytes[start - 3..start] == b"://" {
-                continue; // part of a URL found above
+                let s = start
+                    - 3
+                    - bytes[..start - 3]
+                        .iter()
+                        .rev()
+                        .take_while(|c| {
+                            c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')
+                        })
+                        .count();
+                let scheme = &bytes[s..start - 3];
+                if scheme.is_empty()
+                    || !scheme[0].is_ascii_alphabetic()
+                    || scheme.eq_ignore_ascii_case(b"https")
+                {
+                    continue;
+                }
+                scheme_start = Some(s);
             }
             if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
                 continue; // user@host (an e-mail address), or part of a longer name
@@ -887,6 +925,19 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
                     }
                     Err(()) => continue,
                 }
+            }
+            if let Some(s) = scheme_start {
+                bare.push(Found {
+                    start: s,
+                    end: url_end(text, end),
+                    replace_end: s,
+                    host: host.to_string(),
+                    port,
+                    bare: false,
+                    userinfo: None,
+                    path: String::new(),
+                });
+                continue;
             }
             bare.push(Found {
                 start,
@@ -1011,7 +1062,7 @@ pub fn rewrite_value(value: &str, from: &Endpoint, to: &Endpoint) -> String {
     let mut out = String::with_capacity(value.len());
     let mut last = 0;
     for f in find_in_decoded(value, std::slice::from_ref(&from_host)) {
-        if f.matches(from) {
+        if f.rewritable() && f.matches(from) {
             out.push_str(&value[last..f.start]);
             out.push_str(&f.replacement(to));
             last = f.replace_end;
@@ -2136,6 +2187,45 @@ mod tests {
         assert_eq!(
             ep("https://h.example.com:8443").url(),
             "https://h.example.com:8443"
+        );
+    }
+
+    #[test]
+    fn a_host_in_a_url_of_another_scheme_is_found_as_that_url_never_rewritable() {
+        let t = "a http://H.example.com:8080/x b wss://h.example.com c grpc+tls://h.example.com.:9/ d https://h.example.com e xhttps://h.example.com f http://h.example.com.evil g 1http://h.example.com";
+        let f = find_all(t, &t.to_ascii_lowercase(), &["h.example.com".into()]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.port, f.rewritable()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("http://H.example.com:8080/x", Some(8080), false),
+                ("wss://h.example.com", None, false),
+                ("grpc+tls://h.example.com.:9/", Some(9), false),
+                ("https://h.example.com", None, true),
+                ("xhttps://h.example.com", None, false),
+            ]
+        );
+        let from = ep("https://h.example.com:6443");
+        assert!(f
+            .iter()
+            .filter(|f| !f.rewritable())
+            .all(|f| f.matches(&from)));
+        assert!(f
+            .iter()
+            .filter(|f| !f.rewritable())
+            .all(|f| f.key() == "h.example.com"));
+        assert!(!f[3].matches(&from));
+        // A rewrite never touches them.
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://h.example.com"),
+                &ep("https://n.example.com")
+            ),
+            t.replace(" d https://h.", " d https://n.")
         );
     }
 

@@ -122,7 +122,11 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
                 endpoint: value[decoded.start..decoded.end].to_string(),
                 line,
                 column,
-                kind: Kind::Value,
+                kind: if decoded.rewritable() {
+                    Kind::Value
+                } else {
+                    Kind::Text
+                },
                 yaml_path: Some(ypath.to_string()),
                 position,
                 resource: facts.resource(),

@@ -1070,7 +1070,9 @@ impl<'a> Locator<'a> {
             // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
             // mention, never rewritten: the verification expects exactly the
             // planned ranges rebound (`value_range`).
-            let kind = if f.is_bare_ip() && position.is_none() {
+            let other_scheme =
+                !f.rewritable() || escaped.as_ref().is_some_and(|e| !e.found.rewritable());
+            let kind = if (f.is_bare_ip() && position.is_none()) || other_scheme {
                 Kind::Text
             } else {
                 Kind::Value

@@ -45,7 +45,15 @@ impl FilePlan {
 pub struct Mention {
     pub rel: String,
     pub occurrence: Occurrence,
+    /// Why it is not rewritten, where its kind does not say it.
+    pub why: Option<&'static str>,
 }
+
+/// Why the old host in a URL of another scheme is not rewritten.
+pub const OTHER_SCHEME: &str = "another scheme than https: not the API endpoint; change it by hand if that service moves with the cluster";
+
+/// Why a bare IP address in a value is not rewritten.
+pub const BARE_IP: &str = "a bare IP address names the API server only alone in a value where a bare host does (serverName, tls-server-name, clusterEndpoint)";
 
 /// A file that holds the old endpoint but cannot be rewritten safely.
 #[derive(Debug, Clone)]
@@ -170,20 +178,26 @@ fn plan_source(
     let mut changes = Vec::new();
     let mut mentions = Vec::new();
     for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-        if o.kind == Kind::Value && !bare_ip_names_server(o, &src.text) {
+        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+        let why = if !f.rewritable() || !o.found.rewritable() {
+            Some(OTHER_SCHEME)
+        } else if o.kind == Kind::Value && !bare_ip_names_server(o, &src.text) {
+            Some(BARE_IP)
+        } else {
+            None
+        };
+        if o.kind == Kind::Value && why.is_none() {
+            changes.push(o.clone());
+        } else {
             // Reported, never rewritten (every reader: YAML, JSON, embedded).
             let mut o = o.clone();
-            o.kind = Kind::Text;
+            if o.kind == Kind::Value {
+                o.kind = Kind::Text;
+            }
             mentions.push(Mention {
                 rel: rel.clone(),
                 occurrence: o,
-            });
-        } else if o.kind == Kind::Value {
-            changes.push(o.clone());
-        } else {
-            mentions.push(Mention {
-                rel: rel.clone(),
-                occurrence: o.clone(),
+                why,
             });
         }
     }

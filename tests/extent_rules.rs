@@ -199,3 +199,49 @@ fn a_bare_ip_is_rewritten_only_standing_alone_where_a_bare_host_names_the_server
     );
     assert!(out.contains("text 10.0.0.1:6443"), "{out}");
 }
+
+#[test]
+fn the_old_host_in_a_url_of_another_scheme_is_reported_never_rewritten() {
+    let from = "https://old.example.com";
+    let text = app(
+        "  destination:\n    server: https://old.example.com\n  info:\n    dashboard: http://old.example.com:8080/ui\n    ws: \"wss://OLD.example.com/stream and grpc://old.example.com:9090\"\n    tls:\n      serverName: old.example.com\n    other: http://old.example.com.evil.com/\n# grafana: http://old.example.com:3000\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.yaml", &text);
+    let out = rebind(
+        dir.path(),
+        &["diff", "--from", from, "--to", "https://new.example.com"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let d = stdout(&out);
+    assert!(d.contains("2 changes in 1 file"), "{d}");
+    for (at, url) in [
+        ("app.yaml:9:16: text", "http://old.example.com:8080/ui"),
+        ("app.yaml:10:10: text", "wss://OLD.example.com/stream"),
+        ("app.yaml:10:43: text", "grpc://old.example.com:9090"),
+        ("app.yaml:14:12: comment", "http://old.example.com:3000"),
+    ] {
+        let line = format!("{at} {url} (another scheme than https: not the API endpoint;");
+        assert!(d.contains(&line), "{line}\n{d}");
+    }
+    let listed = d.split("Not rewritten").nth(1).unwrap_or_default();
+    assert!(listed.contains("4 mentions"), "{d}");
+    assert!(!listed.contains("evil"), "{d}");
+    let out = rebind(dir.path(), &["scan", "--from", from]);
+    let s = stdout(&out);
+    assert!(
+        s.contains("app.yaml:9:16: text     http://old.example.com:8080/ui"),
+        "{s}"
+    );
+    assert!(
+        s.contains("(+ 1 comment, 3 text mentions, not rewritable)"),
+        "{s}"
+    );
+    let (code, after, out) = apply(&text, from, "https://new.example.com");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        after,
+        text.replace("server: https://old", "server: https://new")
+            .replace("serverName: old", "serverName: new"),
+    );
+}

@@ -289,6 +289,18 @@ pub(crate) fn contains(hay: &str, needle: &str) -> bool {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
 }
 
+/// Whether the lower-case `hay` can hold the (lower-case) `host`: an IPv6
+/// literal is looked for without its brackets, as a bare address is written.
+pub(crate) fn contains_host(hay: &str, host: &str) -> bool {
+    contains(hay, strip_brackets(host))
+}
+
+fn strip_brackets(h: &str) -> &str {
+    h.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(h)
+}
+
 /// Byte offsets of the non-overlapping occurrences of `needle` in `hay`.
 pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item = usize> + 'h {
     memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes())
@@ -298,7 +310,7 @@ pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item
 /// wherever it is (managed-cluster and in-cluster hosts, and `hosts`)? Any
 /// other URL is an endpoint only at a cluster position.
 pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
-    PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains(lower, h))
+    PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains_host(lower, h))
 }
 
 /// The first look at a whole file, ignoring ASCII case: can it hold an
@@ -326,7 +338,10 @@ impl Prefilter {
         let hosts = hosts
             .iter()
             .filter(|h| !h.is_empty())
-            .map(|h| memchr::memmem::Finder::new(h.to_ascii_lowercase().as_bytes()).into_owned())
+            .map(|h| {
+                let h = h.to_ascii_lowercase();
+                memchr::memmem::Finder::new(strip_brackets(&h).as_bytes()).into_owned()
+            })
             .collect();
         Prefilter { hosts, only }
     }

@@ -227,7 +227,7 @@ fn may_hold(
     }
     let lower = value.to_ascii_lowercase();
     if only {
-        return hosts.iter().any(|h| lower.contains(h.as_str()));
+        return hosts.iter().any(|h| endpoint::contains_host(&lower, h));
     }
     if endpoint::may_hold_named(&lower, hosts) {
         return true;

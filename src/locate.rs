@@ -663,7 +663,7 @@ impl<'a> Locator<'a> {
             v.into()
         };
         if only {
-            return hosts.iter().any(|h| endpoint::contains(&lower, h));
+            return hosts.iter().any(|h| endpoint::contains_host(&lower, h));
         }
         if bare_key || endpoint::may_hold_named(&lower, hosts) {
             return true;

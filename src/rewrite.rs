@@ -132,6 +132,42 @@ pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
     o.found.matches(from)
 }
 
+/// Whether `o` is a value that reads as the endpoint `e`: what a rebind to
+/// `e` leaves behind. A bare IP address in any value counts (a bare DNS
+/// host named by `--from` is rewritten in any value; rebound to an IP, it
+/// is one the next run finds but does not rewrite), so the same rebind run
+/// again is already done.
+pub fn holds(o: &Occurrence, e: &Endpoint) -> bool {
+    let value = o.kind == Kind::Value || (o.event.is_some() && o.found.is_bare_ip());
+    value && o.found.rewritable() && matches(o, e)
+}
+
+/// The refusal of a rebind whose `--from` no value holds, only comments,
+/// text files, template actions or other mentions: nothing would be
+/// rewritten, and a gate must not read that as done.
+pub fn only_mentioned(plan: &Plan) -> String {
+    let mut msg = format!(
+        "{} is in no value, only in {}, which rebind never rewrites; fix them by hand if they matter (or pass the --from a value holds); nothing written:",
+        plan.from.url(),
+        crate::output::count(plan.mentions.len(), "mention")
+    );
+    for m in &plan.mentions {
+        let o = &m.occurrence;
+        msg.push_str(&format!(
+            "\n  {}:{}:{}: {} {}",
+            m.rel,
+            o.line,
+            o.column,
+            o.kind.as_str(),
+            endpoint::redact(&o.endpoint)
+        ));
+        if let Some(why) = m.why {
+            msg.push_str(&format!(" ({why})"));
+        }
+    }
+    msg
+}
+
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     let mut plan = Plan::empty(from.clone(), to.clone());
@@ -229,6 +265,12 @@ fn plan_source(
             rel: rel.clone(),
             line: changes[0].line,
             column: changes[0].column,
+            message,
+        }),
+        Err(Refusal::At(line, column, message)) => Err(PlanError {
+            rel: rel.clone(),
+            line,
+            column,
             message,
         }),
         Err(Refusal::Keys(c)) => Err(c.error(rel)),
@@ -502,7 +544,7 @@ pub fn verify(
     to: &Endpoint,
 ) -> Result<(), String> {
     verify_inner(old, old_text, new_text, changes, from, to).map_err(|r| match r {
-        Refusal::Message(m) => m,
+        Refusal::Message(m) | Refusal::At(_, _, m) => m,
         Refusal::Keys(c) => c.error("").to_string(),
     })
 }
@@ -510,6 +552,8 @@ pub fn verify(
 /// Why a rewrite is refused.
 enum Refusal {
     Message(String),
+    /// At a change's line and column.
+    At(usize, usize, String),
     Keys(KeyCollision),
 }
 
@@ -644,6 +688,32 @@ impl<'a> Keys<'a> {
     }
 }
 
+/// When a rewrite no longer parses at line `line`: the change that wrote an
+/// IPv6 `to` (its brackets, or a bare address's colons) into a plain
+/// scalar, on that line if one did, which is the likely cause (in a flow
+/// collection, `[`, `]` and `, ` end a plain scalar).
+fn bracket_in_plain<'c>(
+    old: &Proof,
+    changes: &'c [Occurrence],
+    to: &Endpoint,
+    line: usize,
+) -> Option<&'c Occurrence> {
+    if !to.host.starts_with('[') {
+        return None;
+    }
+    let plain = |o: &&Occurrence| {
+        o.event.and_then(|e| old.held.get(&e)).is_some_and(|ev| {
+            matches!(
+                ev,
+                Event::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain, ..)
+            )
+        })
+    };
+    let mut candidates = changes.iter().filter(plain);
+    let first = candidates.clone().next();
+    candidates.find(|o| o.line == line).or(first)
+}
+
 /// The collision of keys `a` and `b` (event indexes of the old text's
 /// stream), located in the old text (parsed again: this is rare).
 fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
@@ -756,9 +826,17 @@ fn verify_inner(
     };
     for (i, item) in Events::new(src).enumerate() {
         let (ev, off) = item.map_err(|(l, c, m)| {
-            Refusal::Message(format!(
-                "the rewritten file no longer parses ({l}:{c}: {m}); nothing written"
-            ))
+            let e = format!("{l}:{c}: {m}");
+            match bracket_in_plain(old, changes, to, l) {
+                Some(o) => Refusal::At(o.line, o.column, format!(
+                    "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
+                    to.url(),
+                    o.endpoint
+                )),
+                None => Refusal::Message(format!(
+                    "the rewritten file no longer parses ({e}); nothing written"
+                )),
+            }
         })?;
         keys.event(i, &ev, off);
         new.observe(i, ev, keep.contains(&i));

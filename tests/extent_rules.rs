@@ -245,3 +245,11 @@ fn the_old_host_in_a_url_of_another_scheme_is_reported_never_rewritten() {
             .replace("serverName: old", "serverName: new"),
     );
 }
+
+#[test]
+fn a_bare_ipv6_server_name_follows_its_cluster() {
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: https://[fd00::1]:6443\n  config: |\n    {\"tlsClientConfig\": {\"serverName\": \"fd00::1\"}}\n";
+    let (code, after, out) = apply(secret, "https://[fd00::1]:6443", "https://[fd00::2]:6443");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(after, secret.replace("fd00::1", "fd00::2"), "{out}");
+}

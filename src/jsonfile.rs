@@ -143,6 +143,11 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
             });
         }
     }
+    for o in occurrences.iter_mut().filter(|o| o.kind == Kind::Value) {
+        if !crate::rewrite::bare_ip_names_server(o, text) {
+            o.kind = Kind::Text; // the one rule for bare IPs (see `rewrite`)
+        }
+    }
     let destinations = if facts.dest_server.is_some() || facts.dest_name.is_some() {
         vec![Destination {
             resource: facts.resource().unwrap_or_default(),

@@ -1095,6 +1095,9 @@ impl<'a> Locator<'a> {
             });
             o.resource = doc.resource_at(&c.path);
             o.position = position;
+            if o.kind == Kind::Value && !crate::rewrite::bare_ip_names_server(&o, text) {
+                o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
+            }
             // A bare TLS name (`serverName`, `tls-server-name`) follows its
             // cluster's URL in a rebind; it is no cluster of its own.
             o.cluster_position = position.is_some() && (!o.found.bare || managed_host);

@@ -53,7 +53,7 @@ pub struct Mention {
 pub const OTHER_SCHEME: &str = "another scheme than https: not the API endpoint; change it by hand if that service moves with the cluster";
 
 /// Why a bare IP address in a value is not rewritten.
-pub const BARE_IP: &str = "a bare IP address names the API server only alone in a value where a bare host does (serverName, tls-server-name, clusterEndpoint)";
+pub const BARE_IP: &str = "a bare IP address names the API server only standing alone in a serverName, tls-server-name or clusterEndpoint value";
 
 /// A file that holds the old endpoint but cannot be rewritten safely.
 #[derive(Debug, Clone)]
@@ -217,7 +217,7 @@ fn plan_source(
         let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
         let why = if !f.rewritable() || !o.found.rewritable() {
             Some(OTHER_SCHEME)
-        } else if o.kind == Kind::Value && !bare_ip_names_server(o, &src.text) {
+        } else if o.event.is_some() && !bare_ip_names_server(o, &src.text) {
             Some(BARE_IP)
         } else {
             None

@@ -186,8 +186,24 @@ fn a_bare_ip_is_rewritten_only_standing_alone_where_a_bare_host_names_the_server
         no.replace("server: https://10.0.0.1", "server: https://10.0.0.2"),
         "{out}"
     );
-    assert!(out.contains("app.yaml:12:45: text 10.0.0.1"), "{out}");
-    assert!(out.contains("app.yaml:13:17: text 10.0.0.1"), "{out}");
+    for at in [
+        "app.yaml:12:45: text 10.0.0.1",
+        "app.yaml:13:17: text 10.0.0.1",
+    ] {
+        let line = format!("{at} (a bare IP address names the API server only standing alone");
+        assert!(out.contains(&line), "{line}\n{out}");
+    }
+    // scan says the same of them.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.yaml", &no);
+    let s = stdout(&rebind(dir.path(), &["scan", "--from", from]));
+    assert!(s.contains("app.yaml:12:45: text     10.0.0.1  spec.source.helm.valuesObject.settings.clusterEndpoint"), "{s}");
+    assert!(
+        s.contains(
+            "app.yaml:13:17: text     10.0.0.1  spec.source.helm.valuesObject.settings.note"
+        ),
+        "{s}"
+    );
     // The same in a JSON file that only reads as JSON (a surrogate pair).
     let json = "{\"kind\": \"Application\", \"metadata\": {\"name\": \"x\\ud83d\\ude00\"}, \"spec\": {\"destination\": {\"server\": \"https://10.0.0.1:6443\"}, \"x\": \"10.0.0.1\", \"y\": \"see 10.0.0.1:6443 here\"}}\n";
     let (code, after, out) = apply(json, from, to);
@@ -198,6 +214,17 @@ fn a_bare_ip_is_rewritten_only_standing_alone_where_a_bare_host_names_the_server
         "{out}"
     );
     assert!(out.contains("text 10.0.0.1:6443"), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.json", json);
+    let s = stdout(&rebind(dir.path(), &["scan", "--from", from]));
+    assert!(
+        s.contains("app.json:1:131: text     10.0.0.1  spec.x"),
+        "{s}"
+    );
+    assert!(
+        s.contains("app.json:1:100: value    https://10.0.0.1:6443"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -240,6 +240,19 @@ fn plan_source(
     if changes.is_empty() {
         return (mentions, None);
     }
+    if let Some(o) = changes.iter().find(|o| dot_before_ip(o, &src.text, to)) {
+        let error = PlanError {
+            rel: rel.clone(),
+            line: o.line,
+            column: o.column,
+            message: format!(
+                "{:?} is followed by a dot (an absolute DNS name's, or a full stop), which after the IP address of --to {} would make another host; remove the dot by hand (or end the sentence otherwise) and run rebind again; nothing written",
+                o.endpoint,
+                to.url()
+            ),
+        };
+        return (mentions, Some(Err(error)));
+    }
     let new = match splice(&src.text, &changes, to, located.proof.json) {
         Ok(new) => new,
         Err((line, column, message)) => {
@@ -291,6 +304,18 @@ pub fn bare_ip_names_server(o: &Occurrence, text: &str) -> bool {
     }
     o.position.is_some_and(|p| p.accepts_bare_host())
         && endpoint::stands_alone(text, o.found.start..o.found.end)
+}
+
+/// Whether rewriting `o` to `to`, an IP address, would leave a dot right
+/// after it (`https://h.` at the end of a value reads as the absolute name
+/// `h.`; `10.0.0.2.` is no address).
+fn dot_before_ip(o: &Occurrence, text: &str, to: &Endpoint) -> bool {
+    endpoint::is_ip(&to.host)
+        && o.encoding.is_none()
+        && o.escaped.is_none()
+        && text
+            .get(o.found.replace_end..)
+            .is_some_and(|a| a.starts_with('.'))
 }
 
 /// Replaces each change's scheme-and-authority (or bare host) bytes. A

@@ -114,3 +114,28 @@ fn a_from_only_mentions_hold_is_refused_listing_them() {
         assert_eq!(tree(dir.path()), before, "{cmd}");
     }
 }
+
+#[test]
+fn a_dot_after_the_endpoint_is_refused_before_an_ip_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://old.example.com.\n";
+    fs::write(dir.path().join("a.yaml"), text).unwrap();
+    let (code, out) = apply(dir.path(), "https://old.example.com", "https://10.0.0.2");
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("a.yaml:5:13: \"https://old.example.com\" is followed by a dot"),
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("a.yaml")).unwrap(), text);
+    // To a DNS name the dot stays where it was.
+    let (code, out) = apply(
+        dir.path(),
+        "https://old.example.com",
+        "https://new.example.com",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+        text.replace("old.example.com", "new.example.com")
+    );
+}

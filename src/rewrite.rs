@@ -924,6 +924,78 @@ fn verify_inner(
                 new_held.get(i)
             )));
         }
+        // A string that is a document of its own (Helm `values: |`, a
+        // Secret's `config`, a kustomize patch): its keys by the same rule.
+        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) =
+            (planned.get(i), before, new_held.get(i))
+        {
+            if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
+                if let Some(c) = inner_key_collision(v, nv, o) {
+                    return Err(Refusal::Keys(c));
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// Two keys of one mapping inside the string `old` (a YAML or JSON
+/// document) that read the same in `new` but did not before. Each key is
+/// placed in the file by the string's own lines and columns, shifted to
+/// where the occurrence `o` sits (exact for a block scalar and a one-line
+/// string).
+fn inner_key_collision(old: &str, new: &str, o: &Occurrence) -> Option<KeyCollision> {
+    let events =
+        |t: &str| -> Option<Vec<(Event, usize)>> { Events::new(t).collect::<Result<_, _>>().ok() };
+    let (before, after) = (events(old)?, events(new)?);
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut old_scalars = BTreeMap::new();
+    let mut changed = BTreeSet::new();
+    for (i, ((b, _), (a, _))) in before.iter().zip(&after).enumerate() {
+        if let Event::Scalar(bv, ..) = b {
+            old_scalars.insert(i, b.clone());
+            if !matches!(a, Event::Scalar(av, ..) if av == bv) {
+                changed.insert(i);
+            }
+        }
+    }
+    if changed.is_empty() {
+        return None;
+    }
+    let mut keys = Keys::new(&old_scalars, &changed);
+    for (i, (ev, off)) in after.iter().enumerate() {
+        keys.event(i, ev, *off);
+    }
+    let (a, b, both) = keys.found?;
+    // Where the occurrence sits in the string, and in the file.
+    let at = o.value_range.as_ref().map_or(0, |r| r.start).min(old.len());
+    let line_of = |off: usize| old[..off].matches('\n').count();
+    let col_of = |off: usize| {
+        old[..off]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.chars().count())
+    };
+    let (oline, ocol) = (line_of(at), col_of(at));
+    let key = |i: usize| {
+        let (Event::Scalar(v, ..), off) = &before[i] else {
+            return (String::new(), o.line, o.column);
+        };
+        let off = (*off).min(old.len());
+        let shift = |file: usize, inner: usize, at: usize| {
+            (file as isize + inner as isize - at as isize).max(1) as usize
+        };
+        (
+            v.clone(),
+            shift(o.line, line_of(off), oline),
+            shift(o.column, col_of(off), ocol),
+        )
+    };
+    Some(KeyCollision {
+        first: key(a),
+        second: key(b),
+        both,
+    })
 }

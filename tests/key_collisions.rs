@@ -107,3 +107,29 @@ fn keys_in_different_mappings_or_already_equal_are_fine() {
     let (code, out, _) = run("m.yaml", text, &["--allow-merge"]);
     assert_eq!(code, Some(0), "{out}");
 }
+
+#[test]
+fn keys_inside_an_embedded_document_are_refused_the_same_way() {
+    // Helm values in a block scalar: file lines and columns of each key.
+    let text = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: h}\nspec:\n  source:\n    helm:\n      values: |\n        endpoints:\n          https://old.example.com:6443: a\n          https://OLD.example.com:6443: b\n";
+    refused_naming(
+        "h.yaml",
+        text,
+        &[],
+        [
+            ("https://old.example.com:6443", "9:11"),
+            ("https://OLD.example.com:6443", "10:11"),
+        ],
+    );
+    // A JSON document in a one-line string, old and new keys.
+    let text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config: '{\"https://old.example.com:6443\": 1, \"https://new.example.com:6443\": 2}'\n";
+    refused_naming(
+        "c.yaml",
+        text,
+        &["--allow-merge"],
+        [
+            ("https://old.example.com:6443", "5:13"),
+            ("https://new.example.com:6443", "5:48"),
+        ],
+    );
+}

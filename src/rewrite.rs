@@ -240,13 +240,13 @@ fn plan_source(
     if changes.is_empty() {
         return (mentions, None);
     }
-    if let Some(o) = changes.iter().find(|o| dot_before_ip(o, &src.text, to)) {
+    if let Some(o) = changes.iter().find(|o| dot_after_no_name(o, &src.text, to)) {
         let error = PlanError {
             rel: rel.clone(),
             line: o.line,
             column: o.column,
             message: format!(
-                "{:?} is followed by a dot (an absolute DNS name's, or a full stop), which after the IP address of --to {} would make another host; remove the dot by hand (or end the sentence otherwise) and run rebind again; nothing written",
+                "{:?} is followed by a dot (an absolute DNS name's, or a full stop), which after --to {} would follow an IP address or a port and name no host; remove the dot by hand (or end the sentence otherwise) and run rebind again; nothing written",
                 o.endpoint,
                 to.url()
             ),
@@ -306,15 +306,28 @@ pub fn bare_ip_names_server(o: &Occurrence, text: &str) -> bool {
         && endpoint::stands_alone(text, o.found.start..o.found.end)
 }
 
-/// Whether rewriting `o` to `to`, an IP address, would leave a dot right
-/// after it (`https://h.` at the end of a value reads as the absolute name
-/// `h.`; `10.0.0.2.` is no address).
-fn dot_before_ip(o: &Occurrence, text: &str, to: &Endpoint) -> bool {
-    endpoint::is_ip(&to.host)
+/// Whether rewriting `o` to `to` would leave a dot after something that
+/// is no host name: the old text ends with its host, a dot follows it
+/// (`https://h.` at the end of a value reads as the absolute name `h.`),
+/// and the new text ends with an IP address, or with a port where the old
+/// ended with its host (`10.0.0.2.`, `h:6443.` name no host). A dot that
+/// already followed a port stays after the new one.
+fn dot_after_no_name(o: &Occurrence, text: &str, to: &Endpoint) -> bool {
+    let f = &o.found;
+    let old_ends_with_host = f.port.is_none() && f.path.is_empty();
+    let (new_ends_with_host, new_ends_with_port) = if f.bare {
+        (f.port.is_none(), f.port.is_some())
+    } else {
+        let tail = to.path.is_empty();
+        (tail && to.port.is_none(), tail && to.port.is_some())
+    };
+    let no_name = (new_ends_with_host && endpoint::is_ip(&to.host))
+        || (new_ends_with_port && old_ends_with_host);
+    no_name
         && o.encoding.is_none()
         && o.escaped.is_none()
         && text
-            .get(o.found.replace_end..)
+            .get(f.replace_end..)
             .is_some_and(|a| a.starts_with('.'))
 }
 

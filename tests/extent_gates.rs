@@ -139,3 +139,56 @@ fn a_dot_after_the_endpoint_is_refused_before_an_ip_to() {
         text.replace("old.example.com", "new.example.com")
     );
 }
+
+#[test]
+fn a_dot_after_the_host_is_refused_before_a_port_and_kept_after_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://old.example.com.\n  tls:\n    serverName: old.example.com.\n";
+    fs::write(dir.path().join("a.yaml"), text).unwrap();
+    let (code, out) = apply(
+        dir.path(),
+        "https://old.example.com",
+        "https://new.example.com:6443",
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("a.yaml:5:13: \"https://old.example.com\" is followed by a dot"),
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(dir.path().join("a.yaml")).unwrap(), text);
+    // A bare host keeps no port: its dot stays behind the new name.
+    let bare = "kind: Secret\nmetadata: {name: a}\nstringData:\n  config: |\n    {\"tlsClientConfig\": {\"serverName\": \"old.example.com.\"}}\n";
+    fs::write(dir.path().join("a.yaml"), bare).unwrap();
+    let (code, out) = apply(
+        dir.path(),
+        "https://old.example.com",
+        "https://new.example.com:6443",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+        bare.replace("old.example.com.", "new.example.com.")
+    );
+    // A dot that already followed a port stays after the new port.
+    let text = "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://old.example.com:6443.\n";
+    fs::write(dir.path().join("a.yaml"), text).unwrap();
+    let (code, out) = apply(
+        dir.path(),
+        "https://old.example.com:6443",
+        "https://10.0.0.2:7443",
+    );
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+        text.replace("https://old.example.com:6443.", "https://10.0.0.2:7443.")
+    );
+    // But never after an IP address.
+    fs::write(dir.path().join("a.yaml"), text).unwrap();
+    let (code, out) = apply(
+        dir.path(),
+        "https://old.example.com:6443",
+        "https://10.0.0.2",
+    );
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(fs::read_to_string(dir.path().join("a.yaml")).unwrap(), text);
+}

@@ -653,14 +653,22 @@ fn ends_url(b: u8) -> bool {
 
 /// Whether the authority (or a Rancher id) may end before `b[i]`: the end of the
 /// text, `/`, `?`, `#`, a byte that ends a URL in YAML/JSON/prose, a non-ASCII
-/// byte, or punctuation (`.`, `,`, `;`, `:`, `!`) that is itself followed by one
-/// of those (a sentence dot, the colon of a YAML key).
+/// byte, or a run of punctuation (`.`, `,`, `;`, `:`, `!`) followed by one of
+/// those (a sentence dot, the colon of a YAML key, both).
 fn url_boundary(b: &[u8], i: usize) -> bool {
     let end = |c: u8| ends_url(c) || c >= 0x80;
     match b.get(i) {
         None => true,
         Some(&c) if matches!(c, b'/' | b'?' | b'#') || end(c) => true,
-        Some(b'.' | b',' | b';' | b':' | b'!') => b.get(i + 1).is_none_or(|&d| end(d)),
+        // A run of them: `https://h:6443.: x` is a URL ending a sentence
+        // used as a YAML key.
+        Some(b'.' | b',' | b';' | b':' | b'!') => {
+            let run = b[i..]
+                .iter()
+                .take_while(|c| matches!(c, b'.' | b',' | b';' | b':' | b'!'))
+                .count();
+            b.get(i + run).is_none_or(|&d| end(d))
+        }
         _ => false,
     }
 }
@@ -1696,6 +1704,11 @@ mod tests {
             ("\"https://h.example.com:6443\"", 6443),
             ("https://h.example.com:6443에서", 6443),
             ("https://h.example.com:65535", 65535),
+            // A sentence's dot before a YAML key's colon (found by the
+            // structured oracle: the raw text and the decoded key disagreed).
+            ("https://h.example.com:6443.: x", 6443),
+            ("https://[fd00::1]:6443.: x", 6443),
+            ("https://h.example.com:6443.", 6443),
         ] {
             let f = find(t);
             assert_eq!(f.len(), 1, "{t}");

@@ -133,3 +133,17 @@ fn keys_inside_an_embedded_document_are_refused_the_same_way() {
         ],
     );
 }
+
+#[test]
+fn keys_written_with_escapes_collide_by_their_decoded_value() {
+    let text = "kind: ConfigMap\nmetadata: {name: m}\ndata:\n  \"https://old\\x2eexample.com:6443\": a\n  https://OLD.example.com:6443: b\n";
+    refused_naming(
+        "m.yaml",
+        text,
+        &[],
+        [
+            ("https://old.example.com:6443", "4:3"),
+            ("https://OLD.example.com:6443", "5:3"),
+        ],
+    );
+}

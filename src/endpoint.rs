@@ -13,9 +13,9 @@
 //! JSON, embedded documents, every escape form: they all search the decoded
 //! value with [`find_all`]): a DNS name's trailing dot before a port or a path
 //! is an absolute name's, part of the extent but not of the name
-//! ([`host_name_end`]); `host:` followed by anything but a port or an end is
+//! (`host_name_end`); `host:` followed by anything but a port or an end is
 //! no URL; a path runs to the first byte that ends a URL in YAML, JSON or
-//! prose, or the first Unicode white space ([`url_end`]); the same for a bare
+//! prose, or the first Unicode white space (`url_end`); the same for a bare
 //! host. The host in a URL of another scheme is found only to be reported
 //! ([`Found::rewritable`]).
 

@@ -284,11 +284,10 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         return Ok((Plan::empty(from, to), inv));
     }
     let mut plan = rewrite::plan(&inv, &from, &to);
-    let to_present = inv.sources.iter().any(|s| {
-        s.occurrences()
-            .iter()
-            .any(|o| o.kind == crate::locate::Kind::Value && rewrite::matches(o, &to))
-    });
+    let to_present = inv
+        .sources
+        .iter()
+        .any(|s| s.occurrences().iter().any(|o| rewrite::holds(o, &to)));
     if plan.files.is_empty() && plan.errors.is_empty() {
         if to_present {
             plan.already_rebound = true;
@@ -408,7 +407,7 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::Registration
 /// mentioned (fine, said so) or a mistake (an error naming what is there).
 fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) -> Result<()> {
     if !plan.mentions.is_empty() {
-        return Ok(());
+        bail!(rewrite::only_mentioned(plan));
     }
     let there = workload_endpoints(walk)?;
     let mut msg = format!(

@@ -83,8 +83,9 @@ pub fn scan_summary(sum: &Summary) -> String {
 
 fn mention_line(m: &Mention) -> String {
     let o = &m.occurrence;
+    let why = m.why.map(|w| format!(" ({w})")).unwrap_or_default();
     format!(
-        "  {}:{}:{}: {} {}\n",
+        "  {}:{}:{}: {} {}{why}\n",
         m.rel,
         o.line,
         o.column,

@@ -132,6 +132,20 @@ impl Summary {
     pub fn add(&mut self, src: &Source) {
         let n = self.sources;
         self.sources += 1;
+        self.tally(src, n);
+        let Ok(l) = &src.located else { return };
+        self.destinations(l);
+    }
+
+    /// Adds what a second look at a file found (the comment and text
+    /// mentions of endpoints found by position): its occurrences only; the
+    /// file and its destinations were counted by [`Summary::add`].
+    pub fn add_mentions(&mut self, src: &Source) {
+        self.tally(src, usize::MAX);
+    }
+
+    /// Counts the occurrences of the `n`th file.
+    fn tally(&mut self, src: &Source, n: usize) {
         for o in src.occurrences() {
             let e = self.tallies.entry(o.found.key()).or_default();
             if e.display.is_empty() {
@@ -167,7 +181,10 @@ impl Summary {
                 Kind::Template => e.templates += 1,
             }
         }
-        let Ok(l) = &src.located else { return };
+    }
+
+    /// Counts the tier of each destination of a file.
+    fn destinations(&mut self, l: &crate::locate::Located) {
         for d in &l.destinations {
             let in_cluster_server = d
                 .server

@@ -26,6 +26,21 @@ fn parse_error(src: &Source) -> Option<PlanError> {
     }
 }
 
+/// Records a workload endpoint in a value that was found only by where it
+/// sits (its host has no managed shape), once.
+fn note_position_endpoint(o: &Occurrence, out: &mut Vec<Endpoint>) {
+    use rebind::endpoint::Shape;
+    if o.kind != rebind::locate::Kind::Value || !o.cluster_position || o.shape() != Shape::Other {
+        return;
+    }
+    let Ok(e) = Endpoint::parse("scan", &o.endpoint) else {
+        return;
+    };
+    if !out.iter().any(|x| x.key() == e.key()) {
+        out.push(e);
+    }
+}
+
 /// The scan resolved from its flags: what to look for, where, how to print.
 struct ScanRun {
     format: Format,
@@ -69,6 +84,11 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
         only: false,
         names: json,
     };
+    // Endpoints found only by their position (no managed host shape): their
+    // comment and text mentions are looked up in a second pass, as `--from`
+    // would find them.
+    let mut by_position: Vec<Endpoint> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     each_source(&run.walk, &run.hosts, want, |item| match item {
         Item::Skipped(s) => skipped.push(s),
         Item::Source(mut src) => {
@@ -83,10 +103,44 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
             for o in src.occurrences() {
                 each(&src.entry.rel, o);
                 listed += 1;
+                seen.insert((src.entry.rel.clone(), o.line, o.column));
+                if run.from.is_empty() {
+                    note_position_endpoint(o, &mut by_position);
+                }
             }
             summary.add(&src);
         }
     })?;
+    if !by_position.is_empty() {
+        let hosts: Vec<String> = by_position
+            .iter()
+            .map(|e| e.host.to_ascii_lowercase())
+            .collect();
+        let want = rebind::locate::Want {
+            only: true,
+            names: false,
+        };
+        each_source(&run.walk, &hosts, want, |item| {
+            let Item::Source(mut src) = item else { return };
+            let rel = src.entry.rel.clone();
+            let keep = |o: &Occurrence| {
+                o.kind != rebind::locate::Kind::Value
+                    && by_position.iter().any(|e| rewrite::matches(o, e))
+                    && !seen.contains(&(rel.clone(), o.line, o.column))
+            };
+            match &mut src.located {
+                Ok(l) => l.occurrences.retain(keep),
+                Err(e) => e.occurrences.retain(keep),
+            }
+            for o in src.occurrences() {
+                each(&src.entry.rel, o);
+                listed += 1;
+            }
+            if !src.occurrences().is_empty() {
+                summary.add_mentions(&src);
+            }
+        })?;
+    }
     skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(json::ScanRest {
         listed,

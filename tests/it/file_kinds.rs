@@ -181,3 +181,62 @@ fn a_binary_file_holds_endpoint_text_only_when_an_endpoint_is_in_it() {
     );
     assert!(!err.contains("chance.bin"), "{err}");
 }
+
+/// Every mention (comment, text file, template action) of an endpoint as a
+/// `(path, line, column, kind)` set, from `scan --format json`.
+fn mentions_of(dir: &Path, args: &[&str], endpoint_host: &str) -> Vec<(String, u64, u64, String)> {
+    let mut all = vec!["scan", "--format", "json"];
+    all.extend_from_slice(args);
+    let o = rebind(dir, &all);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut out: Vec<(String, u64, u64, String)> = v["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] != "value")
+        .filter(|o| o["endpoint"].as_str().unwrap().contains(endpoint_host))
+        .map(|o| {
+            (
+                o["path"].as_str().unwrap().to_string(),
+                o["line"].as_u64().unwrap(),
+                o["column"].as_u64().unwrap(),
+                o["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_plain_scan_reports_the_mentions_that_from_would() {
+    let d = tempfile::tempdir().unwrap();
+    let url = "https://k8s-api.dc1.corp.example.net:6443";
+    write(
+        d.path(),
+        "apps/a.yaml",
+        &format!("# moved to {url} last spring\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a}}\nspec:\n  destination:\n    server: {url}\n"),
+    );
+    write(
+        d.path(),
+        "docs/runbook.md",
+        &format!("Drain {url} first.\n"),
+    );
+    write(
+        d.path(),
+        "infra/main.tf",
+        &format!("endpoint = \"{url}\"\n"),
+    );
+    let plain = mentions_of(d.path(), &[], "k8s-api.dc1");
+    let from = mentions_of(d.path(), &["--from", url], "k8s-api.dc1");
+    assert_eq!(plain.len(), 3, "{plain:?}");
+    assert_eq!(plain, from);
+    // And the text summary counts them with the endpoint.
+    let o = rebind(d.path(), &["scan"]);
+    assert!(
+        stdout(&o).contains("(+ 1 comment, 2 text mentions"),
+        "{}",
+        stdout(&o)
+    );
+}

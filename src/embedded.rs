@@ -13,7 +13,7 @@
 
 use crate::endpoint::Found;
 use crate::positions::{self, Context, Position, Seg, YamlPath};
-use crate::yaml::Events;
+use crate::yaml::{Events, Stack};
 use std::collections::HashMap;
 use yaml_rust2::parser::Event;
 
@@ -39,15 +39,6 @@ pub struct Inner {
 pub fn looks_embedded(value: &str) -> bool {
     value.len() <= MAX_EMBEDDED
         && (value.contains('\n') || value.trim_start().starts_with(['{', '[']))
-}
-
-struct Frame {
-    is_map: bool,
-    expect_key: bool,
-    key: Option<String>,
-    index: usize,
-    id: usize,
-    scalars: Vec<(String, String)>,
 }
 
 struct Scalar {
@@ -76,7 +67,8 @@ struct Walk {
 }
 
 fn walk(text: &str) -> Option<Walk> {
-    let mut stack: Vec<Frame> = Vec::new();
+    // Each mapping keeps its naming scalars and its `path` (a patch op's).
+    let mut stack: Stack<Vec<(String, String)>> = Stack::new();
     let mut w = Walk {
         scalars: Vec::new(),
         frames: HashMap::new(),
@@ -85,7 +77,7 @@ fn walk(text: &str) -> Option<Walk> {
     let mut started = false;
     for (i, item) in Events::new(text).enumerate() {
         let (ev, off) = item.ok()?;
-        if stack.len() >= crate::yaml::MAX_DEPTH {
+        if stack.depth() >= crate::yaml::MAX_DEPTH {
             return None;
         }
         match ev {
@@ -101,91 +93,50 @@ fn walk(text: &str) -> Option<Walk> {
                 if stack.is_empty() {
                     w.docs.last_mut()?.root_seq = !is_map;
                 }
-                stack.push(Frame {
-                    is_map,
-                    expect_key: true,
-                    key: None,
-                    index: 0,
-                    id: i,
-                    scalars: Vec::new(),
-                });
+                stack.open(is_map, i, Vec::new());
             }
             Event::MappingEnd | Event::SequenceEnd => {
-                if let Some(done) = stack.pop() {
+                if let Some(done) = stack.close() {
                     if done.is_map {
-                        w.frames.insert(done.id, done.scalars);
+                        w.frames.insert(done.id, done.data);
                     }
                 }
-                advance(&mut stack, "?");
             }
-            Event::Alias(..) => advance(&mut stack, "*"),
+            Event::Alias(..) => stack.alias(),
             Event::Scalar(value, ..) => {
-                let is_key = stack.last().is_some_and(|f| f.is_map && f.expect_key);
-                let depth = stack.len();
-                let path = stack
-                    .iter()
-                    .enumerate()
-                    .map(|(d, f)| {
-                        if f.is_map {
-                            let k = if d + 1 == depth && is_key {
-                                value.clone()
-                            } else {
-                                f.key.clone().unwrap_or_else(|| "?".into())
-                            };
-                            Seg::Key(k)
-                        } else {
-                            Seg::Index(f.index)
-                        }
-                    })
-                    .collect();
+                let is_key = stack.at_key();
                 if !is_key
-                    && depth == 1
-                    && stack[0].is_map
-                    && stack[0].key.as_deref().map(|k| positions::fact(&[k]))
-                        == Some(Some(positions::Fact::Kind))
+                    && stack.depth() == 1
+                    && stack.only_keys()
+                    && positions::fact(&stack.keys()) == Some(positions::Fact::Kind)
                 {
                     w.docs.last_mut()?.kind = Some(value.clone());
                 }
                 let doc = w.docs.len() - 1;
                 w.scalars.push(Scalar {
                     off,
-                    path,
+                    path: stack.path_of(&value).0,
                     is_key,
-                    frame: stack.last().filter(|f| f.is_map).map(|f| f.id),
-                    op_frame: stack.get(1).filter(|f| f.is_map).map(|f| f.id),
+                    frame: stack.top().filter(|f| f.is_map).map(|f| f.id),
+                    op_frame: stack.frames().get(1).filter(|f| f.is_map).map(|f| f.id),
                     doc,
                     value: value.clone(),
                 });
-                if let Some(f) = stack.last_mut() {
-                    if f.is_map && f.expect_key {
-                        f.key = Some(value);
-                    } else if f.is_map {
+                if let Some(f) = stack.top_mut() {
+                    if f.is_map && !f.expect_key {
                         if let Some(k) = &f.key {
                             if positions::is_name_key(k) || k == "path" {
-                                f.scalars.push((k.clone(), value));
+                                f.data.push((k.clone(), value.clone()));
                             }
                         }
                     }
                 }
-                advance(&mut stack, "");
+                stack.scalar(&value);
             }
             _ => {}
         }
     }
     Some(w)
-}
-
-fn advance(stack: &mut [Frame], key_if_complex: &str) {
-    if let Some(f) = stack.last_mut() {
-        if f.is_map {
-            if f.expect_key && !key_if_complex.is_empty() {
-                f.key = Some(key_if_complex.into());
-            }
-            f.expect_key = !f.expect_key;
-        } else {
-            f.index += 1;
-        }
-    }
 }
 
 /// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;

@@ -14,6 +14,9 @@ use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
 use crate::yaml::{self, Events, ParseFailure};
+
+/// The open collections, each with its scalars that may name a cluster, by key.
+type Stack = yaml::Stack<Vec<(String, String)>>;
 pub use crate::yaml::{mask_templates, LineIndex, MAX_DEPTH};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use yaml_rust2::parser::Event;
@@ -170,39 +173,6 @@ pub struct ParseError {
     pub message: String,
     /// Endpoint-looking text in the file (so callers can tell whether it matters).
     pub occurrences: Vec<Occurrence>,
-}
-
-/// One open collection on the way down to the current node.
-struct Frame {
-    is_map: bool,
-    expect_key: bool,
-    key: Option<String>,
-    index: usize,
-    /// Scalar values of this mapping that may name a cluster, by key.
-    scalars: Vec<(String, String)>,
-    /// This collection is itself a (complex) mapping key.
-    in_key: bool,
-    /// Identifies the mapping, so its scalars can be found once it is complete.
-    id: usize,
-}
-
-impl Frame {
-    fn seg(&self) -> Seg {
-        if self.is_map {
-            Seg::Key(self.key.clone().unwrap_or_else(|| "?".into()))
-        } else {
-            Seg::Index(self.index)
-        }
-    }
-
-    /// A child node has been completed.
-    fn advance(&mut self) {
-        if self.is_map {
-            self.expect_key = !self.expect_key;
-        } else {
-            self.index += 1;
-        }
-    }
 }
 
 /// A scalar that holds endpoint text, with the context needed to classify it.
@@ -464,7 +434,7 @@ struct Locator<'a> {
     input: Input<'a>,
     /// Byte ranges of masked template actions (empty when unmasked).
     masked: &'a [(usize, usize)],
-    stack: Vec<Frame>,
+    stack: Stack,
     docs: Vec<Doc>,
     candidates: Vec<Candidate>,
     /// Candidates whose span end is not known yet (the next scalar's start).
@@ -503,7 +473,7 @@ impl<'a> Locator<'a> {
         Locator {
             input,
             masked,
-            stack: Vec::new(),
+            stack: Stack::new(),
             docs: vec![Doc::default()],
             candidates: Vec::new(),
             pending_spans: Vec::new(),
@@ -533,7 +503,7 @@ impl<'a> Locator<'a> {
     fn event(&mut self, ev: Event, off: usize) -> Result<(), ParseFailure> {
         let ev_index = self.events;
         self.events += 1;
-        if self.stack.len() >= MAX_DEPTH {
+        if self.stack.depth() >= MAX_DEPTH {
             let (line, column) = self.input.index.position(self.input.text, off);
             return Err((
                 line,
@@ -584,57 +554,20 @@ impl<'a> Locator<'a> {
     }
 
     fn open(&mut self, is_map: bool, id: usize) {
-        let in_key = self
-            .stack
-            .last()
-            .is_some_and(|f| (f.is_map && f.expect_key) || f.in_key);
-        self.stack.push(Frame {
-            is_map,
-            expect_key: true,
-            key: None,
-            index: 0,
-            scalars: Vec::new(),
-            in_key,
-            id,
-        });
+        self.stack.open(is_map, id, Vec::new());
     }
 
     fn close(&mut self) {
-        if let Some(done) = self.stack.pop() {
+        if let Some(done) = self.stack.close() {
             // Kept only where an endpoint may need its cluster name.
             if done.is_map && self.wanted.contains(&done.id) {
-                self.siblings.insert(done.id, done.scalars);
+                self.siblings.insert(done.id, done.data);
             }
-        }
-        if let Some(parent) = self.stack.last_mut() {
-            if parent.is_map && parent.expect_key {
-                set_key(&mut parent.key, "?");
-            }
-            parent.advance();
         }
     }
 
     fn alias(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            if f.is_map && f.expect_key {
-                set_key(&mut f.key, "*");
-            }
-            f.advance();
-        }
-    }
-
-    /// The keys from the root down to the scalar (its own key last).
-    fn keys<'s>(&'s self, own_key: Option<&'s str>) -> Vec<&'s str> {
-        let depth = self.stack.len();
-        self.stack
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_map)
-            .map(|(i, f)| match own_key {
-                Some(k) if i + 1 == depth => k,
-                _ => f.key.as_deref().unwrap_or("?"),
-            })
-            .collect()
+        self.stack.alias();
     }
 
     /// Whether a scalar is worth recording: it names a recognised host or a
@@ -650,8 +583,7 @@ impl<'a> Locator<'a> {
         let bare_key = !is_key
             && self
                 .stack
-                .last()
-                .and_then(|f| f.key.as_deref())
+                .value_key()
                 .is_some_and(|k| positions::BARE_HOST_KEYS.contains(&k));
         if !bare_key && !v.bytes().any(|b| b == b'.' || b == b':') {
             return false;
@@ -670,16 +602,16 @@ impl<'a> Locator<'a> {
         }
         if !endpoint::HTTPS.is_in(&lower) {
             // A bare host by key inside a string (`"serverName": "cp"`).
-            return SERVER_NAME.is_in(&lower) && self.keys(None).last() == Some(&"config");
+            return SERVER_NAME.is_in(&lower) && self.stack.keys().last() == Some(&"config");
         }
         // OpenShift API servers and Rancher proxies are endpoints by shape.
         if OPENSHIFT_PORT.is_in(&lower) || RANCHER.is_in(&lower) {
             return true;
         }
-        if self.stack.len() == 1 && !is_key {
+        if self.stack.depth() == 1 && !is_key {
             return true;
         }
-        let keys = self.keys(None);
+        let keys = self.stack.keys();
         let keys = if is_key {
             &keys[..keys.len().saturating_sub(1)]
         } else {
@@ -703,44 +635,24 @@ impl<'a> Locator<'a> {
                 }
             });
         }
-        let is_key = self.stack.last().is_some_and(|f| f.is_map && f.expect_key);
-        // A frame inside a key marks every frame below it: the innermost says.
-        let in_key = self.stack.last().is_some_and(|f| f.in_key);
+        let is_key = self.stack.at_key();
+        let in_key = self.stack.in_key();
         let mut hold = false;
         if !is_key && !in_key {
             self.record_item_kind(value);
             hold = self.base64(value, ev_index, off);
         }
         if !hold && self.may_hold(value, is_key) {
-            let depth = self.stack.len();
-            let segs = self
-                .stack
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    if i + 1 == depth && is_key {
-                        Seg::Key(value.to_string())
-                    } else {
-                        f.seg()
-                    }
-                })
-                .collect();
-            let top = self.stack.last().filter(|f| f.is_map);
-            let parent = self
-                .stack
-                .len()
-                .checked_sub(2)
-                .map(|i| &self.stack[i])
-                .filter(|f| f.is_map)
-                .map(|f| f.id);
+            let top = self.stack.top().filter(|f| f.is_map);
+            let parent = self.stack.parent().filter(|f| f.is_map).map(|f| f.id);
             self.candidates.push(Candidate {
                 event: ev_index,
                 start: off,
                 span_end: text.len(),
-                path: YamlPath(segs),
+                path: self.stack.path_of(value),
                 in_key,
                 sibling_name: top.and_then(|f| {
-                    f.scalars
+                    f.data
                         .iter()
                         .find(|(k, _)| k == "name")
                         .map(|(_, v)| v.clone())
@@ -765,26 +677,24 @@ impl<'a> Locator<'a> {
             self.doc_needed = true;
             hold = true;
         }
-        if !in_key && !is_key && self.stack.len() <= positions::FACT_DEPTH {
+        if !in_key && !is_key && self.stack.depth() <= positions::FACT_DEPTH {
             self.record_fact(value, off);
         }
-        if let Some(f) = self.stack.last_mut() {
-            if f.is_map && f.expect_key {
-                set_key(&mut f.key, value);
-            } else if f.is_map {
-                // Only the siblings that can name a cluster are kept.
+        if let Some(f) = self.stack.top_mut() {
+            // Only the siblings that can name a cluster are kept.
+            if f.is_map && !f.expect_key {
                 if let Some(k) = f.key.as_deref().filter(|k| positions::is_name_key(k)) {
-                    f.scalars.push((k.to_string(), value.to_string()));
+                    f.data.push((k.to_string(), value.to_string()));
                 }
             }
-            f.advance();
         }
+        self.stack.scalar(value);
         hold
     }
 
     /// `items[N].kind` of a `kind: List`.
     fn record_item_kind(&mut self, value: &str) {
-        let s = &self.stack;
+        let s = self.stack.frames();
         let in_item = s.len() >= 3
             && s[0].is_map
             && s[0].key.as_deref() == Some(positions::LIST_ITEMS)
@@ -818,10 +728,10 @@ impl<'a> Locator<'a> {
             return false; // "https://"
         }
         // `data.server` of a Secret, or of a Secret in a `kind: List`.
-        let keys = self.keys(None);
+        let keys = self.stack.keys();
         // Keys only: an item of a List adds one sequence level.
         let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));
-        if !positions::base64_server(&keys) || self.stack.len() != levels {
+        if !positions::base64_server(&keys) || self.stack.depth() != levels {
             return false;
         }
         let Some(decoded) = embedded::base64_decode(value) else {
@@ -843,8 +753,8 @@ impl<'a> Locator<'a> {
         if text.get(start..start + value.len()) != Some(value) {
             return false;
         }
-        let segs = self.stack.iter().map(Frame::seg).collect();
-        let frame = self.stack.last().map(|f| f.id);
+        let path = self.stack.path();
+        let frame = self.stack.top().map(|f| f.id);
         if let Some(id) = frame {
             self.wanted.insert(id);
         }
@@ -854,7 +764,7 @@ impl<'a> Locator<'a> {
             end: start + value.len(),
             found,
             decoded: trimmed.to_string(),
-            path: YamlPath(segs),
+            path,
             doc: self.docs.len() - 1,
             frame,
         });
@@ -865,16 +775,11 @@ impl<'a> Locator<'a> {
     /// Remembers the document's kind, name and destination as its scalars go by.
     fn record_fact(&mut self, value: &str, off: usize) {
         // Cheap first: every fact's own key is one of these.
-        if !self
-            .stack
-            .last()
-            .and_then(|f| f.key.as_deref())
-            .is_some_and(positions::may_be_fact)
-        {
+        if !self.stack.value_key().is_some_and(positions::may_be_fact) {
             return;
         }
-        let keys = self.keys(None);
-        if keys.len() != self.stack.len() {
+        let keys = self.stack.keys();
+        if !self.stack.only_keys() {
             return; // a sequence on the way: no fact lives there
         }
         let Some(fact) = positions::fact(&keys) else {
@@ -1243,18 +1148,6 @@ fn value_offset(
 static SERVER_NAME: Needle = Needle::new("servername");
 static OPENSHIFT_PORT: Needle = Needle::new(":6443");
 static RANCHER: Needle = Needle::new(endpoint::RANCHER_PREFIX);
-
-/// Sets a mapping's current key, reusing the buffer of its previous key (a
-/// mapping's keys come one after another: one allocation per mapping).
-fn set_key(slot: &mut Option<String>, key: &str) {
-    match slot {
-        Some(k) => {
-            k.clear();
-            k.push_str(key);
-        }
-        None => *slot = Some(key.to_string()),
-    }
-}
 
 /// What the manifest says around an endpoint, for naming its cluster.
 struct Hints<'a> {

@@ -9,64 +9,7 @@
 //! positive and a negative example: the table's tests check both, and check
 //! that [`may_hold`] lets every positive example through.
 
-use std::fmt;
-
-/// One step of a YAML path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// Where a scalar sits in its document, from the root.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct YamlPath(pub Vec<Seg>);
-
-impl YamlPath {
-    /// The last mapping key on the path, if the path ends in one.
-    pub fn last_key(&self) -> Option<&str> {
-        match self.0.last() {
-            Some(Seg::Key(k)) => Some(k),
-            _ => None,
-        }
-    }
-
-    #[cfg(test)]
-    fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().filter_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
-    }
-}
-
-impl fmt::Display for YamlPath {
-    /// `spec.destination.server`, `spec.generators[0].list.elements[1].url`,
-    /// `data["resource.exclusions"]`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        for s in &self.0 {
-            match s {
-                Seg::Index(i) => write!(f, "[{i}]")?,
-                Seg::Key(k) => {
-                    let plain = !k.is_empty()
-                        && k.bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-                    if plain {
-                        if !first {
-                            f.write_str(".")?;
-                        }
-                        f.write_str(k)?;
-                    } else {
-                        write!(f, "[{k:?}]")?;
-                    }
-                }
-            }
-            first = false;
-        }
-        Ok(())
-    }
-}
+pub use crate::yaml::{Seg, YamlPath};
 
 /// One step of a pattern in the table.
 #[derive(Debug, Clone, Copy)]

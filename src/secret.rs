@@ -17,13 +17,12 @@
 
 use crate::endpoint::Endpoint;
 use crate::positions;
+use crate::yaml::{Node, Value};
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
 
 /// Environment variable `envsubst` fills the token placeholder from.
 pub const TOKEN_VAR: &str = "ARGOCD_CLUSTER_TOKEN";
@@ -1238,105 +1237,23 @@ impl Search {
     }
 }
 
-/// A YAML node with the position of each scalar, for reporting.
-enum Node {
-    Scalar(String, Marker),
-    Map(Vec<(Node, Node)>),
-    Seq(Vec<Node>),
-    /// Aliases: nothing the search looks into.
-    Other,
-}
-
-impl Node {
-    fn get(&self, key: &str) -> Option<&Node> {
-        match self {
-            Node::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| matches!(k, Node::Scalar(s, _) if s == key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    fn at(&self, path: &[&str]) -> Option<&Node> {
-        path.iter().try_fold(self, |n, k| n.get(k))
-    }
-
-    fn str_at(&self, path: &[&str]) -> Option<&str> {
-        match self.at(path)? {
-            Node::Scalar(s, _) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-enum Frame {
-    Map(Vec<(Node, Node)>, Option<Node>),
-    Seq(Vec<Node>),
-}
-
-#[derive(Default)]
-struct Builder {
-    docs: Vec<Node>,
-    stack: Vec<Frame>,
-}
-
-impl Builder {
-    fn push(&mut self, node: Node) {
-        match self.stack.last_mut() {
-            Some(Frame::Map(entries, pending)) => match pending.take() {
-                Some(k) => entries.push((k, node)),
-                None => *pending = Some(node),
-            },
-            Some(Frame::Seq(items)) => items.push(node),
-            None => self.docs.push(node),
-        }
-    }
-}
-
-impl MarkedEventReceiver for Builder {
-    fn on_event(&mut self, ev: Event, mark: Marker) {
-        match ev {
-            Event::Scalar(s, ..) => self.push(Node::Scalar(s, mark)),
-            Event::Alias(_) => self.push(Node::Other),
-            Event::MappingStart(..) => self.stack.push(Frame::Map(Vec::new(), None)),
-            Event::SequenceStart(..) => self.stack.push(Frame::Seq(Vec::new())),
-            Event::MappingEnd => {
-                if let Some(Frame::Map(entries, _)) = self.stack.pop() {
-                    self.push(Node::Map(entries));
-                }
-            }
-            Event::SequenceEnd => {
-                if let Some(Frame::Seq(items)) = self.stack.pop() {
-                    self.push(Node::Seq(items));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// The cluster Secrets in `text` whose server normalises to `want`, as
 /// (namespace, Secret name, declaration without `rel`). `Err` when the file
 /// does not parse as YAML, even with Helm template actions masked.
 type Found = (Option<String>, String, Declaration);
 
 fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String> {
-    let parse = |t: &str| {
-        let mut b = Builder::default();
-        Parser::new_from_str(t)
-            .load(&mut b, true)
-            .map(|_| b.docs)
-            .map_err(|e| e.to_string())
+    let failure = |(line, column, info): crate::yaml::ParseFailure| {
+        format!("{info} at line {line} column {column}")
     };
-    let docs = match parse(text) {
+    let docs = match crate::yaml::read_documents(text) {
         Ok(d) => d,
-        Err(e) => match crate::locate::mask_templates(text) {
-            Some((masked, _)) => parse(&masked).map_err(|_| e)?,
-            None => return Err(e),
+        Err(e) => match crate::yaml::mask_templates(text) {
+            Some((masked, _)) => crate::yaml::read_documents(&masked).map_err(|_| failure(e))?,
+            None => return Err(failure(e)),
         },
     };
-    let index = crate::locate::LineIndex::new(text);
+    let index = crate::yaml::LineIndex::new(text);
     let lower = text.to_ascii_lowercase();
     let mut out = Vec::new();
     for doc in &docs {
@@ -1356,7 +1273,10 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
         if labels.and_then(|l| l.str_at(&[SECRET_TYPE_LABEL])) != Some("cluster") {
             continue;
         }
-        let Some((Node::Scalar(value, mark), encoded)) = server_node else {
+        let Some((node, encoded)) = server_node else {
+            continue;
+        };
+        let Some(value) = node.as_str() else {
             continue;
         };
         let value = if encoded {
@@ -1365,13 +1285,13 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
                 None => continue,
             }
         } else {
-            value.clone()
+            value.to_string()
         };
         if normalise_server(&value) != want {
             continue;
         }
         // Point at the URL itself when it is written out from the scalar on.
-        let line_start = index.offset(text, mark.line(), 0).unwrap_or(0);
+        let line_start = text[..node.start].rfind('\n').map_or(0, |p| p + 1);
         let (line, column) = match lower[line_start..].find(host) {
             Some(i) if !encoded => {
                 let at = line_start + i;
@@ -1382,7 +1302,7 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
                 };
                 index.position(text, at)
             }
-            _ => (mark.line(), mark.col() + 1),
+            _ => (node.line, node.col),
         };
         let object = doc.str_at(positions::NAME).unwrap_or("?");
         out.push((
@@ -1419,7 +1339,10 @@ fn credentials(doc: &Node, reg: &positions::Registration) -> String {
         } => {
             let store = doc.str_at(store).unwrap_or("?");
             let mut keys: Vec<String> = match doc.at(refs) {
-                Some(Node::Seq(items)) => items
+                Some(Node {
+                    value: Value::Seq(items),
+                    ..
+                }) => items
                     .iter()
                     .filter_map(|i| {
                         let key = i.str_at(key)?;

@@ -1,0 +1,37 @@
+//! The shared YAML reader: every reader sees the same document the same way.
+
+use std::fs;
+
+const SERVER: &str =
+    "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
+
+/// A cluster Secret saved with a byte order mark and `kind` as its first
+/// key: the BOM is not part of the key, so the registration is found (the
+/// search used to hand the BOM to the parser, which read the first key as
+/// `\u{feff}kind`).
+#[test]
+fn the_registration_search_skips_a_bom_like_every_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "\u{feff}kind: Secret\napiVersion: v1\nmetadata:\n  name: prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {SERVER}\n"
+    );
+    fs::write(dir.path().join("cluster.yaml"), text).unwrap();
+    let found = rebind::secret::find_registrations(dir.path(), SERVER).unwrap();
+    assert_eq!(found.registrations.len(), 1, "{found:?}");
+    let d = &found.registrations[0].declared_at[0];
+    assert_eq!((d.rel.as_str(), d.line, d.column), ("cluster.yaml", 10, 11));
+    assert_eq!(d.resource, "Secret/prod");
+}
+
+/// The config reader reports positions from the same model: a BOM is not a
+/// column of line 1.
+#[test]
+fn the_config_reader_counts_columns_after_a_bom() {
+    let e = rebind::config::parse(
+        std::path::Path::new(".rebind.yaml"),
+        "\u{feff}clusters: {prod: &a {endpoint: https://a.example.com}}\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with(".rebind.yaml:1:18: anchors"), "{e}");
+}

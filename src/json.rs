@@ -27,6 +27,8 @@
 
 use std::fmt;
 use std::ops::Range;
+use yaml_rust2::parser::Event;
+use yaml_rust2::scanner::TScalarStyle;
 
 /// The deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 1000;
@@ -108,6 +110,10 @@ impl Token {
 struct Container {
     parent: Option<usize>,
     seg: Option<Seg>,
+    object: bool,
+    /// Byte offsets of its opening bracket and just past its closing one.
+    start: usize,
+    end: usize,
 }
 
 /// The scalars of a JSON text.
@@ -142,6 +148,89 @@ impl Document {
         self.tokens
             .iter()
             .filter(|t| matches!(t.kind, Kind::Str { .. }))
+    }
+
+    /// The document as the YAML parser's event stream, each event with its
+    /// byte offset (a string's opening quote, a container's bracket): what
+    /// the locator reads, so that JSON the YAML parser refuses is located by
+    /// the same rules as the JSON it reads.
+    pub fn events<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (Event, usize)> + 'a {
+        enum Next {
+            Open(usize),
+            Token(usize),
+        }
+        let mut open: Vec<usize> = Vec::new();
+        let (mut c, mut t) = (0, 0);
+        let mut pending: std::collections::VecDeque<(Event, usize)> = Default::default();
+        let mut started = false;
+        let mut done = false;
+        std::iter::from_fn(move || loop {
+            if let Some(e) = pending.pop_front() {
+                return Some(e);
+            }
+            if done {
+                return None;
+            }
+            if !started {
+                started = true;
+                pending.push_back((Event::StreamStart, 0));
+                pending.push_back((Event::DocumentStart, 0));
+                continue;
+            }
+            let next = match (self.containers.get(c), self.tokens.get(t)) {
+                (Some(k), Some(tok)) if k.start < tok.range.start => Some(Next::Open(c)),
+                (Some(_), None) => Some(Next::Open(c)),
+                (_, Some(_)) => Some(Next::Token(t)),
+                (None, None) => None,
+            };
+            let at = match &next {
+                Some(Next::Open(i)) => self.containers[*i].start,
+                Some(Next::Token(i)) => self.tokens[*i].range.start,
+                None => usize::MAX,
+            };
+            // Close what ended before the next item.
+            while let Some(&top) = open.last() {
+                let k = &self.containers[top];
+                if k.end > at {
+                    break;
+                }
+                open.pop();
+                let ev = if k.object {
+                    Event::MappingEnd
+                } else {
+                    Event::SequenceEnd
+                };
+                pending.push_back((ev, k.end.saturating_sub(1)));
+            }
+            match next {
+                Some(Next::Open(i)) => {
+                    let k = &self.containers[i];
+                    let ev = if k.object {
+                        Event::MappingStart(0, None)
+                    } else {
+                        Event::SequenceStart(0, None)
+                    };
+                    pending.push_back((ev, k.start));
+                    open.push(i);
+                    c += 1;
+                }
+                Some(Next::Token(i)) => {
+                    let tok = &self.tokens[i];
+                    let (value, style) = match &tok.kind {
+                        Kind::Str { value, .. } => (value.clone(), TScalarStyle::DoubleQuoted),
+                        _ => (text[tok.range.clone()].to_string(), TScalarStyle::Plain),
+                    };
+                    pending.push_back((Event::Scalar(value, style, 0, None), tok.range.start));
+                    t += 1;
+                }
+                None => {
+                    let end = text.len();
+                    pending.push_back((Event::DocumentEnd, end));
+                    pending.push_back((Event::StreamEnd, end));
+                    done = true;
+                }
+            }
+        })
     }
 
     /// The token whose raw range is exactly `range`.
@@ -423,6 +512,9 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                 doc.containers.push(Container {
                     parent: container,
                     seg: seg.take(),
+                    object: open == b'{',
+                    start,
+                    end: text.len(),
                 });
                 stack.push(Frame {
                     container: doc.containers.len() - 1,
@@ -434,7 +526,9 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                 let close = if open == b'{' { b'}' } else { b']' };
                 if lx.peek() == Some(close) {
                     lx.pos += 1;
-                    stack.pop();
+                    if let Some(done) = stack.pop() {
+                        doc.containers[done.container].end = lx.pos;
+                    }
                 } else if open == b'{' {
                     seg = Some(member_key(&mut lx, &mut doc, &mut stack)?);
                     continue 'value;
@@ -506,7 +600,9 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                 }
                 Some(c) if c == close => {
                     lx.pos += 1;
-                    stack.pop();
+                    if let Some(done) = stack.pop() {
+                        doc.containers[done.container].end = lx.pos;
+                    }
                 }
                 _ => {
                     let what = if top.object {

@@ -322,7 +322,6 @@ pub fn locate_yaml_for(
     extra_hosts: &[String],
     want: Want,
 ) -> Result<Located, ParseError> {
-    let only = want.only;
     let index = LineIndex::new(text);
     // YAML allows no NUL character; the parser would take it as a line break
     // and every position after it would be wrong.
@@ -337,21 +336,8 @@ pub fn locate_yaml_for(
             (line, column, "a NUL byte, which YAML does not allow".into()),
         ));
     }
-    let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
-    if only {
-        found.retain(|f| extra_hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
-    } else {
-        found = with_bare_hosts(found, embedded::bare_hosts(text));
-    }
-    let input = Input {
-        text,
-        index: &index,
-        found: &found,
-        hosts: extra_hosts,
-        only,
-        names: want.names,
-        escapes: text.contains('\\'),
-    };
+    let found = raw_finds(text, extra_hosts, want.only);
+    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
     // The parser's lines are the file's: one line index serves both (a
     // BOM shifts the first line's columns, so then the events index their own).
     let events = |t| {
@@ -371,6 +357,48 @@ pub fn locate_yaml_for(
         }
     }
     Err(parse_error(text, &index, found, extra_hosts, first))
+}
+
+/// Locates every endpoint occurrence in `text`, a JSON text the YAML parser
+/// may refuse (a surrogate-pair escape, as Python's `json.dump` writes), by
+/// the same [`Locator`] as YAML: the JSON reader gives it the same events
+/// (paths, decoded values, byte offsets), and strings with escapes are read
+/// by JSON's escape rules. `Err` when `text` is not valid JSON.
+pub fn locate_json_for(
+    text: &str,
+    extra_hosts: &[String],
+    want: Want,
+) -> Result<Located, crate::json::Error> {
+    let doc = crate::json::tokenize(text)?;
+    let index = LineIndex::new(text);
+    let found = raw_finds(text, extra_hosts, want.only);
+    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Json);
+    let mut located = Locator::new(input, &[])
+        .run(doc.events(text).map(Ok))
+        .map_err(|(line, column, message)| crate::json::Error {
+            offset: index.offset(text, line, column - 1).unwrap_or(0),
+            line,
+            column,
+            message,
+        })?;
+    // Spliced by JSON's escape rules, verified byte for byte (`jsonfile::verify`).
+    located.proof = Proof {
+        json: true,
+        ..Proof::default()
+    };
+    Ok(located)
+}
+
+/// The endpoint-looking text in a file's raw bytes, in order: just the
+/// given hosts with `only`, else every endpoint and the bare hosts named by key.
+fn raw_finds(text: &str, hosts: &[String], only: bool) -> Vec<Found> {
+    let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), hosts);
+    if only {
+        found.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
+        found
+    } else {
+        with_bare_hosts(found, embedded::bare_hosts(text))
+    }
 }
 
 /// Adds the bare hosts found by key to `found` (sorted, never overlapping).
@@ -411,6 +439,13 @@ fn parse_error(
     }
 }
 
+/// Which escapes a double-quoted scalar is written with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grammar {
+    Yaml,
+    Json,
+}
+
 /// What a locator reads: the file, its line index, the endpoint text found in
 /// it, and what it is looking for.
 #[derive(Clone, Copy)]
@@ -426,6 +461,29 @@ struct Input<'a> {
     /// The text has a backslash: a double-quoted scalar may hide an endpoint
     /// behind escapes, so raw finds are not the only way in.
     escapes: bool,
+    grammar: Grammar,
+}
+
+impl<'a> Input<'a> {
+    fn new(
+        text: &'a str,
+        index: &'a LineIndex,
+        found: &'a [Found],
+        hosts: &'a [String],
+        want: Want,
+        grammar: Grammar,
+    ) -> Input<'a> {
+        Input {
+            text,
+            index,
+            found,
+            hosts,
+            only: want.only,
+            names: want.names,
+            escapes: text.contains('\\'),
+            grammar,
+        }
+    }
 }
 
 /// Walks one file's parser events and ties each piece of endpoint text to
@@ -503,7 +561,8 @@ impl<'a> Locator<'a> {
     fn event(&mut self, ev: Event, off: usize) -> Result<(), ParseFailure> {
         let ev_index = self.events;
         self.events += 1;
-        if self.stack.depth() >= MAX_DEPTH {
+        // (The JSON reader has already refused anything deeper than its own limit.)
+        if self.stack.depth() >= MAX_DEPTH && self.input.grammar == Grammar::Yaml {
             let (line, column) = self.input.index.position(self.input.text, off);
             return Err((
                 line,
@@ -841,7 +900,7 @@ impl<'a> Locator<'a> {
                 }
             }
             items.extend(
-                decoded_finds(text, body.clone(), &c.value, hosts, only).map(|(raw, esc)| {
+                decoded_finds(text, body.clone(), &c.value, self.input, only).map(|(raw, esc)| {
                     let voff = esc.found.start;
                     (raw, ci, voff, Some(esc))
                 }),
@@ -1181,26 +1240,6 @@ fn usable_name(name: &str) -> Option<String> {
 
 /// The best name for the cluster of an occurrence (see [`HintSource`]);
 /// `app` is the Application document when the endpoint is its destination.
-/// The cluster name beside an endpoint found outside the YAML locator (a
-/// file read as JSON): what the manifest says, else the host.
-pub(crate) fn hint_beside(
-    position: Option<Position>,
-    kind: Option<&str>,
-    value: &str,
-    siblings: Option<&Vec<(String, String)>>,
-    found: &Found,
-) -> Option<(String, HintSource)> {
-    let h = Hints {
-        position,
-        kind,
-        value,
-        siblings,
-        parent: None,
-        own_key: None,
-    };
-    best_hint(&h, None, found)
-}
-
 fn best_hint(h: &Hints, app: Option<&Doc>, found: &Found) -> Option<(String, HintSource)> {
     manifest_hint(h)
         .map(|n| (n, HintSource::Manifest))
@@ -1353,16 +1392,24 @@ fn decoded_finds<'v>(
     text: &str,
     body: std::ops::Range<usize>,
     value: &'v str,
-    hosts: &[String],
+    input: Input,
     only: bool,
 ) -> impl Iterator<Item = (Found, Escaped)> + 'v {
-    let decoded = endpoint::escape_map(&text[body.clone()]).filter(|d| d.text == value);
+    let hosts = input.hosts;
+    let decode = match input.grammar {
+        Grammar::Yaml => endpoint::escape_map,
+        Grammar::Json => endpoint::json_escape_map,
+    };
+    let decoded = decode(&text[body.clone()]).filter(|d| d.text == value);
     let mut finds = match &decoded {
         Some(_) => endpoint::find_in_decoded(value, hosts),
         None => Vec::new(),
     };
     if only {
         finds.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
+    } else if decoded.is_some() {
+        // Bare hosts by key, as in the raw text (`{\"serverName\":\"cp\"}`).
+        finds = with_bare_hosts(finds, embedded::bare_hosts(value));
     }
     let spans = decoded.map(|d| d.spans).unwrap_or_default();
     let raw_at = move |d: usize, end: bool| -> usize {

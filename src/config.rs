@@ -620,7 +620,11 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
             let _ = writeln!(s, "    expect: {{{}}}", counts.join(", "));
         }
     }
-    s.push_str("include: [\"**/*.yaml\", \"**/*.yml\", \"**/*.json\"]\nexclude: []\n");
+    let include: Vec<String> = crate::walk::DEFAULT_INCLUDE
+        .iter()
+        .map(|g| format!("{g:?}"))
+        .collect();
+    let _ = writeln!(s, "include: [{}]\nexclude: []", include.join(", "));
     s
 }
 

@@ -125,7 +125,7 @@ fn walk(text: &str) -> Option<Walk> {
                 if let Some(f) = stack.top_mut() {
                     if f.is_map && !f.expect_key {
                         if let Some(k) = &f.key {
-                            if positions::is_name_key(k) || k == "path" {
+                            if positions::is_name_key(k) || k == positions::PATCH_OP_PATH {
                                 f.data.push((k.clone(), value.clone()));
                             }
                         }
@@ -137,44 +137,6 @@ fn walk(text: &str) -> Option<Walk> {
         }
     }
     Some(w)
-}
-
-/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;
-/// numeric steps are list indexes.
-pub fn pointer_path(pointer: &str) -> Option<Vec<Seg>> {
-    let rest = pointer.strip_prefix('/')?;
-    Some(
-        rest.split('/')
-            .map(|s| {
-                let s = s.replace("~1", "/").replace("~0", "~");
-                match s.parse::<usize>() {
-                    Ok(i) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-                        Seg::Index(i)
-                    }
-                    _ => Seg::Key(s),
-                }
-            })
-            .collect(),
-    )
-}
-
-/// The cluster position a JSON 6902 op's value lands on: the op's `path`
-/// pointer plus the path inside its `value`, tried against every kind a patch
-/// may target ([`positions::PATCH_KINDS`]).
-pub fn op_position(pointer: &str, inside_value: &[Seg], managed_host: bool) -> Option<Position> {
-    let mut segs = pointer_path(pointer)?;
-    segs.extend_from_slice(inside_value);
-    let path = YamlPath(segs);
-    positions::PATCH_KINDS.iter().find_map(|k| {
-        positions::classify(
-            &path,
-            &Context {
-                kind: Some(k),
-                managed_host,
-                ..Context::default()
-            },
-        )
-    })
 }
 
 /// Locates the endpoint text `lit` found at byte `at` of `text` (a whole
@@ -231,26 +193,24 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
         .unwrap_or_default();
     let path = YamlPath(s.path.clone());
     if doc.root_seq {
-        if let [Seg::Index(_), Seg::Key(v), rest @ ..] = &s.path[..] {
-            let pointer = s
-                .op_frame
-                .and_then(|f| w.frames.get(&f))
-                .and_then(|v| v.iter().find(|(k, _)| k == "path"))
-                .map(|(_, p)| p.as_str());
-            let lands = pointer.and_then(|p| op_position(p, rest, managed_host));
-            if v == "value" && lands.is_some() {
-                return Some(Inner {
-                    position: Position::PatchOp,
-                    path: path.to_string(),
-                    siblings,
-                });
-            }
+        // A JSON 6902 op list: the op's `path` says where its `value` lands.
+        let pointer = s
+            .op_frame
+            .and_then(|f| w.frames.get(&f))
+            .and_then(|v| v.iter().find(|(k, _)| k == positions::PATCH_OP_PATH))
+            .map(|(_, p)| p.as_str());
+        if let Some(position) = positions::patch_op(&s.path, pointer, managed_host) {
+            return Some(Inner {
+                position,
+                path: path.to_string(),
+                siblings,
+            });
         }
     }
     if doc.kind.is_some() {
         let sibling_name = siblings
             .iter()
-            .find(|(k, _)| k == "name")
+            .find(|(k, _)| k == positions::NAME_KEY)
             .map(|(_, v)| v.as_str());
         let cx = Context {
             kind: doc.kind.as_deref(),

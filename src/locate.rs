@@ -219,7 +219,7 @@ impl Doc {
         if let (Some("List"), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
             (self.kind.as_deref(), path.0.as_slice())
         {
-            if k == "items" {
+            if k == positions::LIST_ITEMS {
                 let kind = self.item_kinds.get(i).map(String::as_str);
                 return (kind, YamlPath(rest.to_vec()), true);
             }
@@ -232,7 +232,7 @@ impl Doc {
         if let (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) =
             (self.kind.as_deref(), path.0.as_slice())
         {
-            if k == "items" {
+            if k == positions::LIST_ITEMS {
                 if let Some(kind) = self.item_kinds.get(i) {
                     return Some(match self.item_names.get(i) {
                         Some(n) => format!("{kind}/{n}"),
@@ -661,13 +661,10 @@ impl<'a> Locator<'a> {
         }
         if !endpoint::HTTPS.is_in(&lower) {
             // A bare host by key inside a string (`"serverName": "cp"`).
-            return SERVER_NAME.is_in(&lower) && self.stack.keys().last() == Some(&"config");
+            return positions::may_hold_bare_in_string(&self.stack.keys(), &lower);
         }
         // OpenShift API servers and Rancher proxies are endpoints by shape.
         if OPENSHIFT_PORT.is_in(&lower) || RANCHER.is_in(&lower) {
-            return true;
-        }
-        if self.stack.depth() == 1 && !is_key {
             return true;
         }
         let keys = self.stack.keys();
@@ -676,7 +673,7 @@ impl<'a> Locator<'a> {
         } else {
             &keys[..]
         };
-        positions::may_hold(keys, &lower)
+        positions::may_hold_url(self.stack.depth(), is_key, keys, &lower)
     }
 
     /// Returns whether the scalar is held whole for verification.
@@ -713,7 +710,7 @@ impl<'a> Locator<'a> {
                 sibling_name: top.and_then(|f| {
                     f.data
                         .iter()
-                        .find(|(k, _)| k == "name")
+                        .find(|(k, _)| k == positions::NAME_KEY)
                         .map(|(_, v)| v.clone())
                 }),
                 frame: top.map(|f| f.id),
@@ -1204,7 +1201,6 @@ fn value_offset(
         .map(|p| cursor + p)
 }
 
-static SERVER_NAME: Needle = Needle::new("servername");
 static OPENSHIFT_PORT: Needle = Needle::new(":6443");
 static RANCHER: Needle = Needle::new(endpoint::RANCHER_PREFIX);
 
@@ -1296,11 +1292,12 @@ fn manifest_hint(h: &Hints) -> Option<String> {
         return Some(v);
     }
     // A ConfigMap registry: `downstream-prod: https://...`.
-    let generic = ["url", "server", "endpoint", "api", "host", "address", "uri"];
     h.own_key
         .filter(|k| {
             let l = k.to_ascii_lowercase();
-            !generic.iter().any(|g| l.contains(g))
+            !positions::GENERIC_ENDPOINT_KEY_WORDS
+                .iter()
+                .any(|g| l.contains(g))
         })
         .and_then(usable_name)
 }

@@ -1270,7 +1270,8 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
             .iter()
             .find_map(|(path, encoded)| doc.at(path).map(|n| (n, *encoded)));
         let secret_name = reg.secret_name.iter().find_map(|p| doc.str_at(p));
-        if labels.and_then(|l| l.str_at(&[SECRET_TYPE_LABEL])) != Some("cluster") {
+        let (label, cluster) = positions::CLUSTER_SECRET_LABEL;
+        if labels.and_then(|l| l.str_at(&[label])) != Some(cluster) {
             continue;
         }
         let Some((node, encoded)) = server_node else {

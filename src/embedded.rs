@@ -238,75 +238,10 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
 /// Bare hosts given as the value of a [`positions::BARE_HOST_KEYS`] key, in
 /// YAML or JSON (also JSON inside a string, with escaped quotes):
 /// `serverName: "kind-dev-control-plane"`, `tls-server-name: host:6443`.
-/// Whether one is an endpoint is the table's answer for where it sits.
+/// Whether one is an endpoint is the table's answer for where it sits; what
+/// a host is, [`endpoint::hosts_after_keys`](crate::endpoint::hosts_after_keys)'s.
 pub fn bare_hosts(text: &str) -> Vec<Found> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    for key in positions::BARE_HOST_KEYS {
-        for pos in crate::endpoint::find_iter(text, key) {
-            if pos > 0 && (b[pos - 1].is_ascii_alphanumeric() || matches!(b[pos - 1], b'-' | b'_'))
-            {
-                continue;
-            }
-            let mut i = pos + key.len();
-            while i < b.len() && matches!(b[i], b'"' | b'\'' | b'\\') {
-                i += 1;
-            }
-            while i < b.len() && matches!(b[i], b' ' | b'\t') {
-                i += 1;
-            }
-            if b.get(i) != Some(&b':') {
-                continue;
-            }
-            i += 1;
-            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'"' | b'\'' | b'\\') {
-                i += 1;
-            }
-            let start = i;
-            while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'.' | b'-' | b'_'))
-            {
-                i += 1;
-            }
-            if i == start || !b[start].is_ascii_alphanumeric() {
-                continue;
-            }
-            let host_end = i;
-            let mut port = None;
-            if b.get(i) == Some(&b':') {
-                let d = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if d > 0 {
-                    port = text[i + 1..i + 1 + d]
-                        .parse::<u16>()
-                        .ok()
-                        .filter(|&p| p > 0);
-                    if port.is_none() {
-                        continue;
-                    }
-                    i += 1 + d;
-                }
-            }
-            if b.get(i).is_some_and(|&c| {
-                !matches!(
-                    c,
-                    b'"' | b'\'' | b'\\' | b' ' | b'\t' | b'\r' | b'\n' | b',' | b'}' | b']' | b'#'
-                )
-            }) {
-                continue;
-            }
-            out.push(Found {
-                start,
-                end: i,
-                replace_end: i,
-                host: text[start..host_end].to_string(),
-                port,
-                bare: true,
-                userinfo: None,
-                path: String::new(),
-            });
-        }
-    }
-    out
+    crate::endpoint::hosts_after_keys(text, &positions::BARE_HOST_KEYS)
 }
 
 /// Standard base64 with padding (the one codec is `secret`'s).

@@ -460,6 +460,80 @@ pub fn same_host(a: &str, b: &str) -> bool {
     strip(a).eq_ignore_ascii_case(strip(b))
 }
 
+/// Bare hosts (with an optional `:port`) written as the value of one of
+/// `keys`, in YAML or JSON (also JSON inside a string, with escaped quotes):
+/// `serverName: "kind-dev-control-plane"`, `tls-server-name: host:6443`,
+/// `{\"serverName\":\"kwok\"}`. In the order of `keys`, then of the text.
+pub fn hosts_after_keys(text: &str, keys: &[&str]) -> Vec<Found> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for key in keys {
+        for pos in find_iter(text, key) {
+            if pos > 0 && (b[pos - 1].is_ascii_alphanumeric() || matches!(b[pos - 1], b'-' | b'_'))
+            {
+                continue;
+            }
+            let mut i = pos + key.len();
+            while i < b.len() && matches!(b[i], b'"' | b'\'' | b'\\') {
+                i += 1;
+            }
+            while i < b.len() && matches!(b[i], b' ' | b'\t') {
+                i += 1;
+            }
+            if b.get(i) != Some(&b':') {
+                continue;
+            }
+            i += 1;
+            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'"' | b'\'' | b'\\') {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'.' | b'-' | b'_'))
+            {
+                i += 1;
+            }
+            if i == start || !b[start].is_ascii_alphanumeric() {
+                continue;
+            }
+            let host_end = i;
+            let mut port = None;
+            if b.get(i) == Some(&b':') {
+                let d = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if d > 0 {
+                    port = text[i + 1..i + 1 + d]
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|&p| p > 0);
+                    if port.is_none() {
+                        continue;
+                    }
+                    i += 1 + d;
+                }
+            }
+            if b.get(i).is_some_and(|&c| {
+                !matches!(
+                    c,
+                    b'"' | b'\'' | b'\\' | b' ' | b'\t' | b'\r' | b'\n' | b',' | b'}' | b']' | b'#'
+                )
+            }) {
+                continue;
+            }
+            out.push(Found {
+                start,
+                end: i,
+                replace_end: i,
+                host: text[start..host_end].to_string(),
+                port,
+                bare: true,
+                userinfo: None,
+                path: String::new(),
+            });
+        }
+    }
+    out
+}
+
 /// `text` with the password of any `https://user:password@` replaced by `***`,
 /// for printing an endpoint found in a file.
 pub fn redact(text: &str) -> String {

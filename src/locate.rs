@@ -801,7 +801,7 @@ impl<'a> Locator<'a> {
         else {
             return false;
         };
-        if self.input.only && !hosts.iter().any(|h| h.eq_ignore_ascii_case(&found.host)) {
+        if self.input.only && !hosts.iter().any(|h| endpoint::same_host(h, &found.host)) {
             return false;
         }
         let text = self.input.text;

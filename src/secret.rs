@@ -1254,7 +1254,7 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
         },
     };
     let index = crate::yaml::LineIndex::new(text);
-    let lower = text.to_ascii_lowercase();
+    let hosts = [host.to_string()];
     let mut out = Vec::new();
     for doc in &docs {
         let Some(reg) = doc
@@ -1293,17 +1293,18 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
         }
         // Point at the URL itself when it is written out from the scalar on.
         let line_start = text[..node.start].rfind('\n').map_or(0, |p| p + 1);
-        let (line, column) = match lower[line_start..].find(host) {
-            Some(i) if !encoded => {
-                let at = line_start + i;
-                let at = if lower[..at].ends_with("https://") {
-                    at - 8
-                } else {
-                    at
-                };
-                index.position(text, at)
-            }
-            _ => (node.line, node.col),
+        let rest = &text[line_start..];
+        let finds = if encoded {
+            Vec::new()
+        } else {
+            crate::endpoint::find_all(rest, &rest.to_ascii_lowercase(), &hosts)
+        };
+        let url = finds
+            .into_iter()
+            .find(|f| crate::endpoint::same_host(&f.host, host));
+        let (line, column) = match url {
+            Some(f) => index.position(text, line_start + f.start),
+            None => (node.line, node.col),
         };
         let object = doc.str_at(positions::NAME).unwrap_or("?");
         out.push((

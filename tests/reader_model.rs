@@ -35,3 +35,30 @@ fn the_config_reader_counts_columns_after_a_bom() {
     .to_string();
     assert!(e.starts_with(".rebind.yaml:1:18: anchors"), "{e}");
 }
+
+/// The search points at the registration's URL by the endpoint rules, not at
+/// the first text that merely contains its host.
+#[test]
+fn the_registration_search_points_at_the_url_not_at_a_longer_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels: {argocd.argoproj.io/secret-type: cluster}\nstringData: {name: api-h.example.com, server: \"https://h.example.com\"}\n";
+    fs::write(dir.path().join("c.yaml"), text).unwrap();
+    let found = rebind::secret::find_registrations(dir.path(), "https://h.example.com").unwrap();
+    let d = &found.registrations[0].declared_at[0];
+    let col = text.lines().nth(5).unwrap().find("https://").unwrap() + 1;
+    assert_eq!((d.line, d.column), (6, col));
+}
+
+/// A base64 `data.server` is compared with the asked-for host by the
+/// endpoint rules (an IPv6 literal is the same host with or without brackets).
+#[test]
+fn a_base64_server_is_matched_by_the_endpoint_rules() {
+    let t = "kind: Secret\ndata:\n  server: aHR0cHM6Ly9bZmQwMDo6MV06NjQ0Mw==\n";
+    let all = rebind::locate::locate_yaml(t, &[], false).unwrap();
+    let host = all.occurrences[0].found.host.to_ascii_lowercase();
+    for h in [host.clone(), host.trim_matches(['[', ']']).to_string()] {
+        let l = rebind::locate::locate_yaml(t, &[h.clone()], true).unwrap();
+        assert_eq!(l.occurrences.len(), 1, "{h}");
+        assert_eq!(l.occurrences[0].endpoint, "https://[fd00::1]:6443");
+    }
+}

@@ -57,7 +57,7 @@ fn a_base64_server_is_matched_by_the_endpoint_rules() {
     let all = rebind::locate::locate_yaml(t, &[], false).unwrap();
     let host = all.occurrences[0].found.host.to_ascii_lowercase();
     for h in [host.clone(), host.trim_matches(['[', ']']).to_string()] {
-        let l = rebind::locate::locate_yaml(t, &[h.clone()], true).unwrap();
+        let l = rebind::locate::locate_yaml(t, std::slice::from_ref(&h), true).unwrap();
         assert_eq!(l.occurrences.len(), 1, "{h}");
         assert_eq!(l.occurrences[0].endpoint, "https://[fd00::1]:6443");
     }

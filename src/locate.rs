@@ -9,7 +9,7 @@
 //! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
 //! parsing the old text twice; locating itself never checks rewrites.
 
-use crate::embedded;
+use crate::embedded::{self, Inner};
 use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
@@ -874,19 +874,60 @@ impl<'a> Locator<'a> {
     /// Ties each piece of endpoint text to the scalar whose source span holds
     /// it, classifies it, and gives up what is not needed any more.
     fn finish(self) -> Located {
+        let found = self.input.found;
+        let (assigned, mut items) = self.assign();
+        let mut occurrences = Vec::new();
+        for (fi, f) in found.iter().cloned().enumerate() {
+            match assigned[fi] {
+                None => occurrences.extend(self.mention(f)),
+                Some((ci, voff)) if voff != usize::MAX => items.push(Item {
+                    f,
+                    ci,
+                    voff,
+                    escaped: None,
+                }),
+                Some(_) => {} // read through the scalar's escapes
+            }
+        }
+        let mut parsed = ParsedDocs::new();
+        for item in items {
+            occurrences.extend(self.value_occurrence(item, &mut parsed));
+        }
+        occurrences.sort_by_key(|o| o.found.start);
+        if !self.encoded.is_empty() {
+            occurrences.extend(
+                self.encoded
+                    .iter()
+                    .filter_map(|e| self.encoded_occurrence(e)),
+            );
+            occurrences.sort_by_key(|o| o.found.start);
+        }
+        let destinations = self.destinations();
+        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
+        let mut proof = self.proof;
+        if self.input.only {
+            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
+            proof.release_except(&used);
+        }
+        occurrences.shrink_to_fit();
+        Located {
+            occurrences,
+            destinations,
+            proof,
+        }
+    }
+
+    /// Ties the raw endpoint text to the candidate scalars: for each raw
+    /// find, its candidate and offset in the value (`usize::MAX` when it lies
+    /// in a body read through escapes); and the finds in those decoded values.
+    fn assign(&self) -> (Vec<Option<(usize, usize)>>, Vec<Item>) {
         let Input {
-            text,
-            index,
-            found,
-            hosts,
-            only,
-            names,
-            ..
+            text, found, hosts, ..
         } = self.input;
-        let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
-                                                                                 // Scalars read through escapes: their occurrences come from the
-                                                                                 // decoded value, and raw text inside their body is theirs.
-        let mut items: Vec<(Found, usize, usize, Option<Escaped>)> = Vec::new();
+        let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()];
+        // Scalars read through escapes: their occurrences come from the
+        // decoded value, and raw text inside their body is theirs.
+        let mut items = Vec::new();
         for (ci, c) in self.candidates.iter().enumerate() {
             let Some(body) = &c.escaped_body else {
                 continue;
@@ -896,12 +937,13 @@ impl<'a> Locator<'a> {
                     assigned[fi] = Some((ci, usize::MAX));
                 }
             }
-            items.extend(
-                decoded_finds(text, body.clone(), &c.value, self.input, only).map(|(raw, esc)| {
-                    let voff = esc.found.start;
-                    (raw, ci, voff, Some(esc))
-                }),
-            );
+            let decoded = decoded_finds(text, body.clone(), &c.value, self.input, self.input.only);
+            items.extend(decoded.map(|(f, esc)| Item {
+                f,
+                ci,
+                voff: esc.found.start,
+                escaped: Some(esc),
+            }));
         }
         for (ci, c) in self.candidates.iter().enumerate() {
             if c.escaped_body.is_some() {
@@ -923,190 +965,203 @@ impl<'a> Locator<'a> {
                 }
             }
         }
+        (assigned, items)
+    }
 
-        let mut occurrences = Vec::new();
-        // Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
-        let mut parsed: HashMap<usize, Option<embedded::Parsed>> = HashMap::new();
-        for (fi, f) in found.iter().cloned().enumerate() {
-            let Some((ci, voff)) = assigned[fi] else {
-                if !is_endpoint(&f, hosts, false) {
-                    continue;
-                }
-                let kind = if in_ranges(self.masked, f.start) {
-                    Kind::Template
-                } else {
-                    Kind::Comment
-                };
-                let doc_idx = self
-                    .doc_starts
-                    .iter()
-                    .rev()
-                    .find(|(start, _)| *start <= f.start)
-                    .map(|(_, d)| *d);
-                let mut o = occurrence(text, index, f, kind);
-                o.resource = doc_idx.and_then(|d| self.docs[d].resource());
-                occurrences.push(o);
-                continue;
-            };
-            if voff != usize::MAX {
-                items.push((f, ci, voff, None));
-            }
+    /// Endpoint text in no scalar: a comment, or a template action.
+    fn mention(&self, f: Found) -> Option<Occurrence> {
+        if !is_endpoint(&f, self.input.hosts, false) {
+            return None;
         }
-        for (f, ci, voff, escaped) in items {
-            let c = &self.candidates[ci];
-            let doc = &self.docs[c.doc];
-            let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
-            let managed_host = f.shape() != Shape::Other;
-            let mut inner = None;
-            let position = if c.in_key {
-                None
-            } else {
-                // An exported `kind: List`: each item is located by its own kind.
-                let (kind, path, in_item) = doc.kind_and_path(&c.path);
-                let template_server = if in_item {
-                    None
-                } else {
-                    doc.template_server.as_deref()
-                };
-                positions::classify(
-                    &path,
-                    &positions::Context {
-                        kind,
-                        sibling_name: c.sibling_name.as_deref(),
-                        line_prefix: &c.value[line_start..voff],
-                        template_server,
-                        managed_host,
-                    },
-                )
-                // A `server:` line of a string that is a document of its own
-                // (a strategic-merge patch) is located by that document.
-                .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value))
-                .or_else(|| {
-                    let lit = &text[f.start..f.end];
-                    // Each document is parsed once, however many endpoints it holds.
-                    inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
-                        // A file that is a JSON 6902 op list (`patchesJson6902`).
-                        let whole = parsed.entry(usize::MAX).or_insert_with(|| {
-                            self.masked
-                                .is_empty()
-                                .then(|| embedded::parse(text))
-                                .flatten()
-                        });
-                        whole
-                            .as_ref()
-                            .and_then(|p| p.locate(f.start, lit, managed_host))
-                    } else if embedded::looks_embedded(&c.value) {
-                        let doc = parsed
-                            .entry(ci)
-                            .or_insert_with(|| embedded::parse(&c.value));
-                        doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
-                    } else {
-                        None
-                    };
-                    inner.as_ref().map(|i| i.position)
-                })
-                .or_else(|| {
-                    // A `server:` line of any other string (Helm `values: |`).
-                    let prefix = &c.value[line_start..voff];
-                    let cx = positions::Context {
-                        line_prefix: prefix,
-                        ..positions::Context::default()
-                    };
-                    positions::classify(&YamlPath::default(), &cx)
-                        .filter(|p| *p == Position::InStringKey)
-                })
-            };
-            // A bare host is an endpoint by shape, or where the API server's
-            // name is given without a scheme.
-            let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());
-            if !is_endpoint(&f, hosts, position.is_some()) {
-                continue;
-            }
+        let kind = if in_ranges(self.masked, f.start) {
+            Kind::Template
+        } else {
+            Kind::Comment
+        };
+        let doc_idx = self
+            .doc_starts
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= f.start)
+            .map(|(_, d)| *d);
+        let mut o = occurrence(self.input.text, self.input.index, f, kind);
+        o.resource = doc_idx.and_then(|d| self.docs[d].resource());
+        Some(o)
+    }
+
+    /// The cluster position of an item, and where it sits inside an embedded
+    /// document when that document decides.
+    fn position(&self, item: &Item, parsed: &mut ParsedDocs) -> (Option<Position>, Option<Inner>) {
+        let Item { f, ci, voff, .. } = item;
+        let (ci, voff) = (*ci, *voff);
+        let c = &self.candidates[ci];
+        if c.in_key {
+            return (None, None);
+        }
+        let doc = &self.docs[c.doc];
+        let line_prefix = &c.value[c.value[..voff].rfind('\n').map_or(0, |p| p + 1)..voff];
+        let managed_host = f.shape() != Shape::Other;
+        // An exported `kind: List`: each item is located by its own kind.
+        let (kind, path, in_item) = doc.kind_and_path(&c.path);
+        let template_server = if in_item {
+            None
+        } else {
+            doc.template_server.as_deref()
+        };
+        let cx = positions::Context {
+            kind,
+            sibling_name: c.sibling_name.as_deref(),
+            line_prefix,
+            template_server,
+            managed_host,
+        };
+        // A `server:` line of a string that is a document of its own
+        // (a strategic-merge patch) is located by that document.
+        let direct = positions::classify(&path, &cx)
+            .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
+        if direct.is_some() {
+            return (direct, None);
+        }
+        let lit = &self.input.text[f.start..f.end];
+        // Each document is parsed once, however many endpoints it holds.
+        let inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
+            // A file that is a JSON 6902 op list (`patchesJson6902`).
+            let text = self.input.text;
+            let whole = parsed.entry(usize::MAX).or_insert_with(|| {
+                self.masked
+                    .is_empty()
+                    .then(|| embedded::parse(text))
+                    .flatten()
+            });
+            whole
+                .as_ref()
+                .and_then(|p| p.locate(f.start, lit, managed_host))
+        } else if embedded::looks_embedded(&c.value) {
+            let doc = parsed
+                .entry(ci)
+                .or_insert_with(|| embedded::parse(&c.value));
+            doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
+        } else {
+            None
+        };
+        if let Some(i) = inner {
+            return (Some(i.position), Some(i));
+        }
+        // A `server:` line of any other string (Helm `values: |`).
+        let cx = positions::Context {
+            line_prefix,
+            ..positions::Context::default()
+        };
+        let in_string =
+            positions::classify(&YamlPath::default(), &cx).filter(|p| *p == Position::InStringKey);
+        (in_string, None)
+    }
+
+    /// The occurrence an item makes, if it is an endpoint.
+    fn value_occurrence(&self, item: Item, parsed: &mut ParsedDocs) -> Option<Occurrence> {
+        let (position, inner) = self.position(&item, parsed);
+        let Item {
+            f,
+            ci,
+            voff,
+            escaped,
+        } = item;
+        let c = &self.candidates[ci];
+        let doc = &self.docs[c.doc];
+        let managed_host = f.shape() != Shape::Other;
+        // A bare host is an endpoint by shape, or where the API server's
+        // name is given without a scheme.
+        let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());
+        if !is_endpoint(&f, self.input.hosts, position.is_some()) {
+            return None;
+        }
+        // A bare IP address names the API server only where a bare host
+        // does (`serverName`); anywhere else (`apiServerAddress:
+        // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
+        // mention, never rewritten: the verification expects exactly the
+        // planned ranges rebound (`value_range`).
+        let kind = if f.is_bare_ip() && position.is_none() {
+            Kind::Text
+        } else {
+            Kind::Value
+        };
+        let value_range = match &escaped {
+            Some(e) => e.found.start..e.found.replace_end,
+            None => voff..voff + (f.replace_end - f.start),
+        };
+        let mut o = occurrence(self.input.text, self.input.index, f, kind);
+        o.value_range = Some(value_range);
+        if let Some(e) = &escaped {
+            // Shown as any YAML reader sees it.
+            o.endpoint = c.value[e.found.start..e.found.end].to_string();
+        }
+        o.escaped = escaped;
+        o.yaml_path = Some(match (&inner, c.in_key) {
+            (_, true) => format!("{}(key)", c.path),
+            (Some(i), false) => format!("{} > {}", c.path, i.path),
+            (None, false) => c.path.to_string(),
+        });
+        o.resource = doc.resource_at(&c.path);
+        o.position = position;
+        // A bare TLS name (`serverName`, `tls-server-name`) follows its
+        // cluster's URL in a rebind; it is no cluster of its own.
+        o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
+        o.event = Some(c.event);
+        if self.input.names {
             let siblings = match &inner {
                 Some(i) => Some(&i.siblings),
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
-            // A bare IP address names the API server only where a bare host
-            // does (`serverName`); anywhere else (`apiServerAddress:
-            // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
-            // mention, never rewritten: the verification expects exactly the
-            // planned ranges rebound (`value_range`).
-            let kind = if f.is_bare_ip() && position.is_none() {
-                Kind::Text
-            } else {
-                Kind::Value
-            };
-            let value_range = match &escaped {
-                Some(e) => e.found.start..e.found.replace_end,
-                None => voff..voff + (f.replace_end - f.start),
-            };
-            let mut o = occurrence(text, index, f, kind);
-            o.value_range = Some(value_range);
-            if let Some(e) = &escaped {
-                // Shown as any YAML reader sees it.
-                o.endpoint = c.value[e.found.start..e.found.end].to_string();
-            }
-            o.escaped = escaped;
-            o.yaml_path = Some(match (&inner, c.in_key) {
-                (_, true) => format!("{}(key)", c.path),
-                (Some(i), false) => format!("{} > {}", c.path, i.path),
-                (None, false) => c.path.to_string(),
-            });
-            o.resource = doc.resource_at(&c.path);
-            o.position = position;
-            // A bare TLS name (`serverName`, `tls-server-name`) follows its
-            // cluster's URL in a rebind; it is no cluster of its own.
-            o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
-            o.event = Some(c.event);
-            let own_key = positions::data_entry_key(doc.kind.as_deref(), &c.path);
             let hint = Hints {
                 position,
                 kind: doc.kind.as_deref(),
                 value: &c.value,
                 siblings,
                 parent: c.parent_frame.and_then(|id| self.siblings.get(&id)),
-                own_key,
+                own_key: positions::data_entry_key(doc.kind.as_deref(), &c.path),
             };
             let app =
                 (position == Some(Position::DestinationServer) && inner.is_none()).then_some(doc);
-            if let Some((h, from)) = names.then(|| best_hint(&hint, app, &o.found)).flatten() {
+            if let Some((h, from)) = best_hint(&hint, app, &o.found) {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
-            occurrences.push(o);
         }
-        occurrences.sort_by_key(|o| o.found.start);
+        Some(o)
+    }
 
-        for e in &self.encoded {
-            let doc = &self.docs[e.doc];
-            let managed_host = e.found.shape() != Shape::Other;
-            let (kind, path, _) = doc.kind_and_path(&e.path);
-            let position = positions::classify(
-                &path,
-                &positions::Context {
-                    kind,
-                    managed_host,
-                    ..positions::Context::default()
-                },
-            );
-            if !is_endpoint(&e.found, hosts, position.is_some()) {
-                continue;
-            }
-            let f = Found {
-                start: e.start,
-                end: e.end,
-                replace_end: e.end,
-                ..e.found.clone()
-            };
-            let mut o = occurrence(text, index, f, Kind::Value);
-            o.endpoint = e.decoded.clone();
-            o.encoding = Some(Encoding::Base64);
-            // Marked wherever paths are shown: the whole value is re-encoded.
-            o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
-            o.resource = doc.resource_at(&e.path);
-            o.position = position;
-            o.cluster_position = position.is_some();
-            o.event = Some(e.event);
+    /// The occurrence a base64 value makes, if it is an endpoint.
+    fn encoded_occurrence(&self, e: &Encoded) -> Option<Occurrence> {
+        let doc = &self.docs[e.doc];
+        let managed_host = e.found.shape() != Shape::Other;
+        let (kind, path, _) = doc.kind_and_path(&e.path);
+        let position = positions::classify(
+            &path,
+            &positions::Context {
+                kind,
+                managed_host,
+                ..positions::Context::default()
+            },
+        );
+        if !is_endpoint(&e.found, self.input.hosts, position.is_some()) {
+            return None;
+        }
+        let f = Found {
+            start: e.start,
+            end: e.end,
+            replace_end: e.end,
+            ..e.found.clone()
+        };
+        let mut o = occurrence(self.input.text, self.input.index, f, Kind::Value);
+        o.endpoint = e.decoded.clone();
+        o.encoding = Some(Encoding::Base64);
+        // Marked wherever paths are shown: the whole value is re-encoded.
+        o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
+        o.resource = doc.resource_at(&e.path);
+        o.position = position;
+        o.cluster_position = position.is_some();
+        o.event = Some(e.event);
+        if self.input.names {
             let siblings: Option<Vec<(String, String)>> =
                 e.frame.and_then(|id| self.siblings.get(&id)).map(|s| {
                     s.iter()
@@ -1124,18 +1179,17 @@ impl<'a> Locator<'a> {
                 parent: None,
                 own_key: None,
             };
-            if let Some((h, from)) = names.then(|| best_hint(&hint, None, &o.found)).flatten() {
+            if let Some((h, from)) = best_hint(&hint, None, &o.found) {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
-            occurrences.push(o);
         }
-        if !self.encoded.is_empty() {
-            occurrences.sort_by_key(|o| o.found.start);
-        }
+        Some(o)
+    }
 
-        let destinations = self
-            .docs
+    /// Each document's destination, for the tier table.
+    fn destinations(&self) -> Vec<Destination> {
+        self.docs
             .iter()
             .filter(|d| d.dest_server.is_some() || d.dest_name.is_some())
             .map(|d| Destination {
@@ -1143,22 +1197,22 @@ impl<'a> Locator<'a> {
                 server: d.dest_server.clone(),
                 name: d.dest_name.clone(),
             })
-            .collect();
-
-        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
-        let mut proof = self.proof;
-        if only {
-            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
-            proof.release_except(&used);
-        }
-        occurrences.shrink_to_fit();
-        Located {
-            occurrences,
-            destinations,
-            proof,
-        }
+            .collect()
     }
 }
+
+/// A piece of endpoint text tied to a candidate scalar: the raw find (its
+/// bytes in the file), the candidate, where it sits in the scalar's value,
+/// and how it reads through escapes.
+struct Item {
+    f: Found,
+    ci: usize,
+    voff: usize,
+    escaped: Option<Escaped>,
+}
+
+/// Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
+type ParsedDocs = HashMap<usize, Option<embedded::Parsed>>;
 
 /// Where the endpoint text `f` (raw, inside candidate `c`'s source span)
 /// sits in the scalar's value, at or after `cursor`; `None` when it is not

@@ -1233,60 +1233,8 @@ fn escape_json(s: &str) -> String {
 /// character and one span. `None` for what JSON does not allow: another escape,
 /// a lone surrogate, an unescaped `"` or control character.
 pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
-    let b = raw_inner.as_bytes();
-    let mut text = String::with_capacity(raw_inner.len());
-    let mut spans = Vec::new();
-    let mut i = 0;
-    let unit = |at: usize| -> Option<u32> {
-        if b.get(at..at + 2)? != b"\\u" {
-            return None;
-        }
-        let h = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
-        if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        u32::from_str_radix(h, 16).ok()
-    };
-    while i < b.len() {
-        let start = i;
-        let d0 = text.len();
-        match b[i] {
-            b'"' => return None,
-            c if c < 0x20 => return None,
-            b'\\' => {
-                let (c, len) = match *b.get(i + 1)? {
-                    b'"' => ('"', 2),
-                    b'\\' => ('\\', 2),
-                    b'/' => ('/', 2),
-                    b'b' => ('\x08', 2),
-                    b'f' => ('\x0c', 2),
-                    b'n' => ('\n', 2),
-                    b'r' => ('\r', 2),
-                    b't' => ('\t', 2),
-                    b'u' => {
-                        let u = unit(i)?;
-                        if (0xD800..0xDC00).contains(&u) {
-                            let lo = unit(i + 6).filter(|l| (0xDC00..0xE000).contains(l))?;
-                            let cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                            (char::from_u32(cp)?, 12)
-                        } else {
-                            (char::from_u32(u)?, 6)
-                        }
-                    }
-                    _ => return None,
-                };
-                text.push(c);
-                i += len;
-            }
-            _ => {
-                let c = raw_inner[i..].chars().next()?;
-                text.push(c);
-                i += c.len_utf8();
-            }
-        }
-        spans.push((start..i, d0..text.len()));
-    }
-    Some(Decoded { text, spans })
+    // JSON has one decoder: the tokenizer's.
+    crate::json::decode_body(raw_inner)
 }
 
 #[cfg(test)]

@@ -333,8 +333,17 @@ impl<'a> Lexer<'a> {
 
     /// A string starting at `self.pos` (a `"`): its decoded value.
     fn string(&mut self) -> Result<String, Error> {
+        self.string_in(true, None)
+    }
+
+    /// JSON's one string decoder. `quoted`: a string starting at `self.pos`
+    /// with its `"`, ending at the closing one; else a string's body, from
+    /// `self.pos` to the end of the text (a `"` in it is an error). With
+    /// `spans`, records each character's (raw, decoded) byte ranges, an
+    /// escape (a surrogate pair too) being one character.
+    fn string_in(&mut self, quoted: bool, mut spans: Option<&mut Spans>) -> Result<String, Error> {
         let start = self.pos;
-        self.pos += 1;
+        self.pos += usize::from(quoted);
         let mut out = String::new();
         loop {
             let run = self.pos;
@@ -344,40 +353,29 @@ impl<'a> Lexer<'a> {
                 }
                 self.pos += 1;
             }
+            if let Some(spans) = spans.as_deref_mut() {
+                for (i, ch) in self.text[run..self.pos].char_indices() {
+                    let d = out.len() + i;
+                    spans.push((run + i..run + i + ch.len_utf8(), d..d + ch.len_utf8()));
+                }
+            }
             out.push_str(&self.text[run..self.pos]);
             match self.peek() {
+                None if !quoted => return Ok(out),
                 None => return Err(self.err(start, "unterminated string")),
-                Some(b'"') => {
+                Some(b'"') if quoted => {
                     self.pos += 1;
                     return Ok(out);
                 }
+                Some(b'"') => return Err(self.err(self.pos, "an unescaped `\"` inside a string")),
                 Some(b'\\') => {
                     let esc = self.pos;
-                    let c = match self.b.get(esc + 1) {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
-                        Some(b'u') => {
-                            self.pos = esc + 2;
-                            let hi = self.hex4(esc)?;
-                            out.push(self.unicode(esc, hi)?);
-                            continue;
-                        }
-                        _ => {
-                            self.pos = esc + 1;
-                            let found = self.found();
-                            return Err(
-                                self.err(esc, format!("invalid escape: `\\` followed by {found}"))
-                            );
-                        }
-                    };
-                    self.pos = esc + 2;
+                    let d = out.len();
+                    let c = self.escape(esc)?;
                     out.push(c);
+                    if let Some(spans) = spans.as_deref_mut() {
+                        spans.push((esc..self.pos, d..out.len()));
+                    }
                 }
                 Some(c) => {
                     return Err(self.err(
@@ -387,6 +385,32 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
+    }
+
+    /// The escape at `esc` (a `\`), consumed: the character it writes.
+    fn escape(&mut self, esc: usize) -> Result<char, Error> {
+        let c = match self.b.get(esc + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos = esc + 2;
+                let hi = self.hex4(esc)?;
+                return self.unicode(esc, hi);
+            }
+            _ => {
+                self.pos = esc + 1;
+                let found = self.found();
+                return Err(self.err(esc, format!("invalid escape: `\\` followed by {found}")));
+            }
+        };
+        self.pos = esc + 2;
+        Ok(c)
     }
 
     /// Four hex digits at `self.pos`, consumed.
@@ -476,6 +500,25 @@ impl<'a> Lexer<'a> {
         }
         Ok(())
     }
+}
+
+/// `(raw, decoded)` byte ranges of each character of a decoded string.
+type Spans = Vec<(Range<usize>, Range<usize>)>;
+
+/// The body of a JSON string (the bytes between the quotes), decoded by the
+/// tokenizer's own decoder, with the raw and decoded byte range of each
+/// character (an escape, a surrogate pair included, is one). `None` for what
+/// JSON does not allow: an invalid escape, a lone surrogate, an unescaped `"`
+/// or control character.
+pub fn decode_body(raw_inner: &str) -> Option<crate::endpoint::Decoded> {
+    let mut lx = Lexer {
+        text: raw_inner,
+        b: raw_inner.as_bytes(),
+        pos: 0,
+    };
+    let mut spans = Spans::new();
+    let text = lx.string_in(false, Some(&mut spans)).ok()?;
+    Some(crate::endpoint::Decoded { text, spans })
 }
 
 /// Reads a whole JSON text (RFC 8259, see the module notes) into its scalars.
@@ -1325,5 +1368,24 @@ mod tests {
         assert_eq!((v.changed, v.whole_document_by_serde_json), (1, false));
         // The byte-exact check still holds there.
         assert!(verify_same_except(&old, &new.replacen('[', " [", 1), &plan).is_err());
+    }
+
+    #[test]
+    fn a_body_decodes_with_the_tokenizers_rules_and_maps_each_character() {
+        let d = decode_body("a\\u00e9\\ud83d\\ude00\\/\u{e9}").unwrap();
+        assert_eq!(d.text, "a\u{e9}\u{1f600}/\u{e9}");
+        let raw: Vec<_> = d.spans.iter().map(|(r, _)| r.clone()).collect();
+        assert_eq!(raw, [0..1, 1..7, 7..19, 19..21, 21..23]);
+        let dec: Vec<_> = d.spans.iter().map(|(_, r)| r.clone()).collect();
+        assert_eq!(dec, [0..1, 1..3, 3..7, 7..8, 8..10]);
+        for bad in ["\\x41", "\\ud83d", "a\"b", "\t", "\\"] {
+            assert!(decode_body(bad).is_none(), "{bad:?}");
+        }
+        for s in ["", "plain", "q\"uote\\ \n\u{1}\u{1f600}"] {
+            let quoted = serde_json::to_string(s).unwrap();
+            let body = &quoted[1..quoted.len() - 1];
+            assert_eq!(decode_body(body).unwrap().text, s);
+            assert_eq!(tokenize(&quoted).unwrap().tokens[0].str_value(), Some(s));
+        }
     }
 }

@@ -400,97 +400,126 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             );
         };
         for (k, v) in pairs {
-            let name = k.as_str().unwrap_or("").to_string();
-            if name.is_empty() {
-                bail!("{p}:{}: a cluster needs a name", k.line);
-            }
-            keys_known(
-                v,
-                &["endpoint", "retired", "expect"],
-                &format!("cluster {name}"),
-                path,
-            )?;
-            let Some(en) = v.get("endpoint") else {
-                bail!("{p}:{}: cluster {name} has no endpoint", k.line);
-            };
-            let Some(endpoint_text) = en.as_str().map(str::to_string) else {
-                bail!("{p}:{}: cluster {name}: endpoint: expected a URL", en.line);
-            };
-            let endpoint = Endpoint::parse("endpoint", &endpoint_text)
-                .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", en.line))?;
-            let retired_node = v.get("retired").cloned();
-            let mut retired = Vec::new();
-            if let Some(r) = &retired_node {
-                for (s, n) in string_items(r, "retired", path)? {
-                    let e = Endpoint::parse("retired", &s)
-                        .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
-                    if let Some(first) = retired.iter().position(|r: &Endpoint| r.key() == e.key())
-                    {
-                        bail!(
-                            "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
-                            n.line,
-                            n.col,
-                            e.url(),
-                            first + 1
-                        );
-                    }
-                    if e.key() == endpoint.key() {
-                        bail!(
-                            "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
-                            n.line,
-                            n.col,
-                            endpoint.url()
-                        );
-                    }
-                    retired.push(e);
-                }
-            }
-            let expect = match v.get("expect") {
-                None => None,
-                Some(e) => {
-                    keys_known(
-                        e,
-                        &["files", "occurrences"],
-                        &format!("{name}.expect"),
-                        path,
-                    )?;
-                    let num = |key: &str| -> Result<Option<usize>> {
-                        let Some(n) = e.get(key) else {
-                            return Ok(None);
-                        };
-                        n.as_str()
-                            .and_then(|s| s.parse().ok())
-                            .map(Some)
-                            .ok_or_else(|| {
-                                anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line)
-                            })
-                    };
-                    let expect = Expect {
-                        files: num("files")?,
-                        occurrences: num("occurrences")?,
-                    };
-                    if expect.is_empty() {
-                        bail!(
-                            "{p}:{}: {name}.expect needs files, occurrences or both",
-                            e.line
-                        );
-                    }
-                    Some(expect)
-                }
-            };
-            clusters.push(Cluster {
-                name,
-                endpoint,
-                endpoint_text,
-                endpoint_node: en.clone(),
-                retired,
-                retired_node,
-                map_node: v.clone(),
-                expect,
-                line: k.line,
-            });
+            clusters.push(cluster(k, v, path)?);
         }
     }
+    no_endpoint_twice(&clusters, path)?;
+    Ok(Config {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        clusters,
+        include,
+        exclude,
+        root_setting,
+    })
+}
+
+/// One entry of `clusters`: its name `k` and its mapping `v`.
+fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
+    let p = path.display();
+    let name = k.as_str().unwrap_or("").to_string();
+    if name.is_empty() {
+        bail!("{p}:{}: a cluster needs a name", k.line);
+    }
+    keys_known(
+        v,
+        &["endpoint", "retired", "expect"],
+        &format!("cluster {name}"),
+        path,
+    )?;
+    let Some(en) = v.get("endpoint") else {
+        bail!("{p}:{}: cluster {name} has no endpoint", k.line);
+    };
+    let Some(endpoint_text) = en.as_str().map(str::to_string) else {
+        bail!("{p}:{}: cluster {name}: endpoint: expected a URL", en.line);
+    };
+    let endpoint = Endpoint::parse("endpoint", &endpoint_text)
+        .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", en.line))?;
+    let retired_node = v.get("retired").cloned();
+    let retired = match &retired_node {
+        Some(r) => retired_list(r, &name, &endpoint, path)?,
+        None => Vec::new(),
+    };
+    let expect = v
+        .get("expect")
+        .map(|e| expect_counts(e, &name, path))
+        .transpose()?;
+    Ok(Cluster {
+        name,
+        endpoint,
+        endpoint_text,
+        endpoint_node: en.clone(),
+        retired,
+        retired_node,
+        map_node: v.clone(),
+        expect,
+        line: k.line,
+    })
+}
+
+/// A cluster's `retired` list: each a URL, none twice, not its own endpoint.
+fn retired_list(r: &Node, name: &str, endpoint: &Endpoint, path: &Path) -> Result<Vec<Endpoint>> {
+    let p = path.display();
+    let mut retired: Vec<Endpoint> = Vec::new();
+    for (s, n) in string_items(r, "retired", path)? {
+        let e = Endpoint::parse("retired", &s)
+            .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
+        if let Some(first) = retired.iter().position(|r| r.key() == e.key()) {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
+                n.line,
+                n.col,
+                e.url(),
+                first + 1
+            );
+        }
+        if e.key() == endpoint.key() {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
+                n.line,
+                n.col,
+                endpoint.url()
+            );
+        }
+        retired.push(e);
+    }
+    Ok(retired)
+}
+
+/// A cluster's `expect`: `files`, `occurrences` or both.
+fn expect_counts(e: &Node, name: &str, path: &Path) -> Result<Expect> {
+    let p = path.display();
+    keys_known(
+        e,
+        &["files", "occurrences"],
+        &format!("{name}.expect"),
+        path,
+    )?;
+    let num = |key: &str| -> Result<Option<usize>> {
+        let Some(n) = e.get(key) else {
+            return Ok(None);
+        };
+        n.as_str()
+            .and_then(|s| s.parse().ok())
+            .map(Some)
+            .ok_or_else(|| anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line))
+    };
+    let expect = Expect {
+        files: num("files")?,
+        occurrences: num("occurrences")?,
+    };
+    if expect.is_empty() {
+        bail!(
+            "{p}:{}: {name}.expect needs files, occurrences or both",
+            e.line
+        );
+    }
+    Ok(expect)
+}
+
+/// One endpoint belongs to one cluster, current or retired.
+fn no_endpoint_twice(clusters: &[Cluster], path: &Path) -> Result<()> {
+    let p = path.display();
     for (i, a) in clusters.iter().enumerate() {
         for b in &clusters[..i] {
             let clash = b.endpoint.key() == a.endpoint.key()
@@ -516,14 +545,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             }
         }
     }
-    Ok(Config {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        clusters,
-        include,
-        exclude,
-        root_setting,
-    })
+    Ok(())
 }
 
 /// Reads and parses a config file; a `root:` that is not a directory is an error.

@@ -1072,38 +1072,24 @@ pub fn find_registrations_with(
         ..Search::default()
     };
     let mut found: Vec<(Option<String>, String, Declaration)> = Vec::new();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .parents(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git");
-    for result in builder.build() {
-        let entry = match result {
-            Ok(e) => e,
-            Err(e)
-                if e.io_error()
-                    .is_some_and(|io| io.kind() == io::ErrorKind::NotFound) =>
-            {
-                continue
-            }
-            Err(e) => {
-                search
-                    .unchecked
-                    .push((root.display().to_string(), format!("cannot walk: {e}")));
+    // The walk every command uses: gitignore-aware, `.git` and symbolic
+    // links skipped, the files parsed as YAML by default.
+    let walk = crate::walk::discover(&crate::walk::WalkRequest::for_paths(&[root.to_path_buf()]))?;
+    for item in walk.files() {
+        let entry = match item {
+            crate::walk::Found::Entry(e) => e,
+            crate::walk::Found::Skipped(s) => {
+                // What could not be read may register the server.
+                if s.may_hold {
+                    search.unchecked.push((s.rel, s.reason));
+                }
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry.role != crate::walk::Role::Yaml {
             continue;
         }
-        let path = entry.path();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !matches!(ext.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json") {
-            continue;
-        }
+        let path = entry.path.as_path();
         let rel = path
             .strip_prefix(root)
             .unwrap_or(path)
@@ -1117,7 +1103,17 @@ pub fn find_registrations_with(
                 continue;
             }
         };
-        let text = String::from_utf8_lossy(&bytes);
+        // Read the way every command reads (UTF-16/32 by their byte order mark).
+        let text = match crate::walk::classify(bytes) {
+            crate::walk::Content::Text(t) | crate::walk::Content::Decoded { text: t, .. } => t,
+            crate::walk::Content::NotUtf8 { bytes: b, .. } | crate::walk::Content::Binary(b) => {
+                String::from_utf8_lossy(&b).into_owned()
+            }
+            crate::walk::Content::Unreadable(why) => {
+                search.unchecked.push((rel, why));
+                continue;
+            }
+        };
         if !text.contains(SECRET_TYPE_LABEL) {
             continue;
         }

@@ -62,3 +62,21 @@ fn a_base64_server_is_matched_by_the_endpoint_rules() {
         assert_eq!(l.occurrences[0].endpoint, "https://[fd00::1]:6443");
     }
 }
+
+/// The registration search reads files the way every command does: a
+/// UTF-16 manifest (byte order mark first) is decoded, not skipped.
+#[test]
+fn the_registration_search_reads_utf16_like_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "kind: Secret\nmetadata:\n  name: prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: {SERVER}\n"
+    );
+    let mut bytes = vec![0xFF, 0xFE];
+    for u in text.encode_utf16() {
+        bytes.extend(u.to_le_bytes());
+    }
+    fs::write(dir.path().join("cluster.yaml"), bytes).unwrap();
+    let found = rebind::secret::find_registrations(dir.path(), SERVER).unwrap();
+    assert_eq!(found.registrations.len(), 1, "{found:?}");
+    assert_eq!(found.registrations[0].declared_at[0].line, 7);
+}

@@ -523,71 +523,67 @@ pub fn decode_body(raw_inner: &str) -> Option<crate::endpoint::Decoded> {
 
 /// Reads a whole JSON text (RFC 8259, see the module notes) into its scalars.
 pub fn tokenize(text: &str) -> Result<Document, Error> {
-    let mut lx = Lexer {
-        text,
-        b: text.as_bytes(),
-        pos: 0,
+    let mut t = Tokenizer {
+        lx: Lexer {
+            text,
+            b: text.as_bytes(),
+            pos: 0,
+        },
+        doc: Document {
+            tokens: Vec::new(),
+            duplicate_key: None,
+            containers: Vec::new(),
+        },
+        stack: Vec::new(),
+        seg: None,
     };
     if text.starts_with('\u{feff}') {
-        lx.pos = '\u{feff}'.len_utf8();
+        t.lx.pos = '\u{feff}'.len_utf8();
     }
-    let mut doc = Document {
-        tokens: Vec::new(),
-        duplicate_key: None,
-        containers: Vec::new(),
-    };
-    let mut stack: Vec<Frame> = Vec::new();
-    // The step from the innermost container to the value about to be read.
-    let mut seg: Option<Seg> = None;
-    'value: loop {
+    loop {
+        if t.value()? == Read::Opened {
+            continue; // its first member or element comes next
+        }
+        if t.after_value()? {
+            return Ok(t.doc);
+        }
+    }
+}
+
+/// What [`Tokenizer::value`] read.
+#[derive(PartialEq, Eq)]
+enum Read {
+    /// A whole value (a scalar, or an empty array or object).
+    Whole,
+    /// The start of a non-empty array or object.
+    Opened,
+}
+
+/// The tokenizer's state between values.
+struct Tokenizer<'a> {
+    lx: Lexer<'a>,
+    doc: Document,
+    stack: Vec<Frame>,
+    /// The step from the innermost container to the value about to be read.
+    seg: Option<Seg>,
+}
+
+impl Tokenizer<'_> {
+    /// Reads one value, or opens the array or object it starts.
+    fn value(&mut self) -> Result<Read, Error> {
+        let lx = &mut self.lx;
         lx.ws();
         let start = lx.pos;
-        let container = stack.last().map(|f| f.container);
+        let text = lx.text;
         let kind = match lx.peek() {
-            Some(open @ (b'{' | b'[')) => {
-                if stack.len() == MAX_DEPTH {
-                    return Err(lx.err(
-                        start,
-                        format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
-                    ));
-                }
-                lx.pos += 1;
-                doc.containers.push(Container {
-                    parent: container,
-                    seg: seg.take(),
-                    object: open == b'{',
-                    start,
-                    end: text.len(),
-                });
-                stack.push(Frame {
-                    container: doc.containers.len() - 1,
-                    object: open == b'{',
-                    next: 0,
-                    keys: Default::default(),
-                });
-                lx.ws();
-                let close = if open == b'{' { b'}' } else { b']' };
-                if lx.peek() == Some(close) {
-                    lx.pos += 1;
-                    if let Some(done) = stack.pop() {
-                        doc.containers[done.container].end = lx.pos;
-                    }
-                } else if open == b'{' {
-                    seg = Some(member_key(&mut lx, &mut doc, &mut stack)?);
-                    continue 'value;
-                } else {
-                    seg = Some(Seg::Index(0));
-                    continue 'value;
-                }
-                None
-            }
-            Some(b'"') => Some(Kind::Str {
+            Some(open @ (b'{' | b'[')) => return self.open(open == b'{'),
+            Some(b'"') => Kind::Str {
                 value: lx.string()?,
                 key: false,
-            }),
+            },
             Some(b'-' | b'0'..=b'9') => {
                 lx.number()?;
-                Some(Kind::Number)
+                Kind::Number
             }
             Some(b't' | b'f' | b'n') => {
                 let (word, kind) = match lx.peek() {
@@ -599,53 +595,101 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                     return Err(lx.err(start, format!("expected `{word}`")));
                 }
                 lx.pos += word.len();
-                Some(kind)
+                kind
             }
-            Some(b']') if matches!(seg, Some(Seg::Index(1..))) => {
+            Some(b']') if matches!(self.seg, Some(Seg::Index(1..))) => {
                 return Err(lx.err(start, "trailing comma before the end of an array"))
             }
-            _ if stack.is_empty() && doc.tokens.is_empty() && lx.pos >= text.len() => {
+            _ if self.stack.is_empty() && self.doc.tokens.is_empty() && lx.pos >= text.len() => {
                 return Err(lx.err(start, "no JSON value in the text"))
             }
             _ => return Err(lx.err(start, format!("expected a value, found {}", lx.found()))),
         };
-        if let Some(kind) = kind {
-            doc.tokens.push(Token {
-                range: start..lx.pos,
-                kind,
-                seg: seg.take(),
-                container,
-            });
+        self.doc.tokens.push(Token {
+            range: start..lx.pos,
+            kind,
+            seg: self.seg.take(),
+            container: self.stack.last().map(|f| f.container),
+        });
+        Ok(Read::Whole)
+    }
+
+    /// An array or object starts at the current position.
+    fn open(&mut self, object: bool) -> Result<Read, Error> {
+        let lx = &mut self.lx;
+        let start = lx.pos;
+        if self.stack.len() == MAX_DEPTH {
+            return Err(lx.err(
+                start,
+                format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
+            ));
         }
-        // After a value: a separator, or the end of containers.
+        lx.pos += 1;
+        self.doc.containers.push(Container {
+            parent: self.stack.last().map(|f| f.container),
+            seg: self.seg.take(),
+            object,
+            start,
+            end: lx.text.len(),
+        });
+        self.stack.push(Frame {
+            container: self.doc.containers.len() - 1,
+            object,
+            next: 0,
+            keys: Default::default(),
+        });
+        lx.ws();
+        let close = if object { b'}' } else { b']' };
+        if lx.peek() == Some(close) {
+            lx.pos += 1;
+            self.close();
+            return Ok(Read::Whole);
+        }
+        self.seg = Some(if object {
+            member_key(&mut self.lx, &mut self.doc, &mut self.stack)?
+        } else {
+            Seg::Index(0)
+        });
+        Ok(Read::Opened)
+    }
+
+    /// The innermost container has just been closed (its bracket consumed).
+    fn close(&mut self) {
+        if let Some(done) = self.stack.pop() {
+            self.doc.containers[done.container].end = self.lx.pos;
+        }
+    }
+
+    /// After a value: a separator (then `false`: another value comes), or
+    /// the end of containers; `true` at the end of the text.
+    fn after_value(&mut self) -> Result<bool, Error> {
         loop {
+            let lx = &mut self.lx;
             lx.ws();
-            let Some(top) = stack.last_mut() else {
-                if lx.pos < text.len() {
+            let Some(top) = self.stack.last_mut() else {
+                if lx.pos < lx.text.len() {
                     return Err(lx.err(
                         lx.pos,
                         format!("unexpected {} after the JSON value", lx.found()),
                     ));
                 }
-                return Ok(doc);
+                return Ok(true);
             };
             let close = if top.object { b'}' } else { b']' };
             match lx.peek() {
                 Some(b',') => {
                     lx.pos += 1;
                     top.next += 1;
-                    if top.object {
-                        seg = Some(member_key(&mut lx, &mut doc, &mut stack)?);
+                    self.seg = Some(if top.object {
+                        member_key(&mut self.lx, &mut self.doc, &mut self.stack)?
                     } else {
-                        seg = Some(Seg::Index(top.next));
-                    }
-                    continue 'value;
+                        Seg::Index(top.next)
+                    });
+                    return Ok(false);
                 }
                 Some(c) if c == close => {
                     lx.pos += 1;
-                    if let Some(done) = stack.pop() {
-                        doc.containers[done.container].end = lx.pos;
-                    }
+                    self.close();
                 }
                 _ => {
                     let what = if top.object {

@@ -280,6 +280,38 @@ impl Node {
     }
 }
 
+impl Node {
+    /// Visits this node and every node below it, each with its path from
+    /// this node (mapping keys are visited as the keys of their entries, not
+    /// as nodes of their own): every scalar and collection with its decoded
+    /// value, byte offset, line and column.
+    pub fn walk(&self, visit: &mut dyn FnMut(&YamlPath, &Node)) {
+        let mut path = YamlPath::default();
+        self.walk_at(&mut path, visit);
+    }
+
+    fn walk_at(&self, path: &mut YamlPath, visit: &mut dyn FnMut(&YamlPath, &Node)) {
+        visit(path, self);
+        match &self.value {
+            Value::Map(pairs) => {
+                for (k, v) in pairs {
+                    path.0.push(Seg::Key(k.as_str().unwrap_or("?").to_string()));
+                    v.walk_at(path, visit);
+                    path.0.pop();
+                }
+            }
+            Value::Seq(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    path.0.push(Seg::Index(i));
+                    v.walk_at(path, visit);
+                    path.0.pop();
+                }
+            }
+            Value::Scalar(..) | Value::Alias => {}
+        }
+    }
+}
+
 /// Builds [`Node`]s from positioned events, one document after another.
 #[derive(Default)]
 pub struct TreeBuilder {
@@ -326,6 +358,11 @@ impl TreeBuilder {
             Some(parent) => match &mut parent.value {
                 Value::Seq(items) => items.push(done),
                 Value::Map(pairs) => {
+                    // The parser marks a block mapping one character into
+                    // its first key: it starts where that key does.
+                    if pairs.is_empty() && done.start < parent.start {
+                        (parent.start, parent.line, parent.col) = (done.start, done.line, done.col);
+                    }
                     let slot = self
                         .pending_keys
                         .last_mut()
@@ -344,6 +381,27 @@ impl TreeBuilder {
     pub fn finish(self) -> Vec<Node> {
         self.docs
     }
+}
+
+/// [`read_documents`], or, for JSON the YAML parser refuses (a surrogate-pair
+/// escape, as Python's `json.dump` writes), the JSON reader's one document
+/// built by the same [`TreeBuilder`]. The YAML error stands when the text
+/// is not JSON either.
+pub fn read_yaml_or_json(text: &str) -> Result<Vec<Node>, ParseFailure> {
+    let yaml_error = match read_documents(text) {
+        Ok(docs) => return Ok(docs),
+        Err(e) => e,
+    };
+    let Ok(doc) = crate::json::tokenize(text) else {
+        return Err(yaml_error);
+    };
+    let index = LineIndex::new(text);
+    let mut b = TreeBuilder::default();
+    for (ev, offset) in doc.events(text) {
+        let (line, col) = index.position(text, offset);
+        b.event(ev, At { offset, line, col });
+    }
+    Ok(b.finish())
 }
 
 /// Reads every document of `text` whole (a leading BOM skipped).
@@ -728,5 +786,47 @@ mod tests {
             matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias))
         );
         assert!(read_documents("a: [\n").is_err());
+    }
+
+    #[test]
+    fn every_node_is_visited_with_its_path_and_json_reads_into_the_same_tree() {
+        let yaml = "a:\n  b: [x, {c: y}]\n";
+        let json = "{\"a\": {\"b\": [\"x\", {\"c\": \"\\ud83d\\ude00\"}]}}";
+        let seen = |docs: Vec<Node>| {
+            let mut out = Vec::new();
+            docs[0].walk(&mut |p, n| {
+                out.push(format!(
+                    "{p}={}@{}:{}",
+                    n.as_str().unwrap_or("-"),
+                    n.line,
+                    n.col
+                ))
+            });
+            out
+        };
+        assert_eq!(
+            seen(read_documents(yaml).unwrap()),
+            [
+                "=-@1:1",
+                "a=-@2:3",
+                "a.b=-@2:6",
+                "a.b[0]=x@2:7",
+                "a.b[1]=-@2:10",
+                "a.b[1].c=y@2:14"
+            ]
+        );
+        assert!(read_documents(json).is_err());
+        assert_eq!(
+            seen(read_yaml_or_json(json).unwrap()),
+            [
+                "=-@1:1",
+                "a=-@1:7",
+                "a.b=-@1:13",
+                "a.b[0]=x@1:14",
+                "a.b[1]=-@1:19",
+                "a.b[1].c=\u{1f600}@1:25"
+            ]
+        );
+        assert!(read_yaml_or_json("{\"a\": \"\\ud83d\"}").is_err());
     }
 }

@@ -897,6 +897,85 @@ fn sq_quote_if_needed(s: &str) -> String {
     }
 }
 
+/// What the repository around `path` says about its remotes and branches,
+/// for the after-merge model ([`crate::feeders`]): every remote's identity,
+/// the remote's default branch, the base branch (`base` as given, else the
+/// remote's default branch, else the current branch's upstream; never
+/// `cutover`), and the branch and tag names. `None` outside a repository.
+pub fn repo_facts(
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+) -> Option<(PathBuf, crate::feeders::RepoFacts)> {
+    let repo = Repository::discover(path).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let mut facts = crate::feeders::RepoFacts::default();
+    let remotes = repo.remotes().ok()?;
+    let names: Vec<String> = (0..remotes.len())
+        .filter_map(|i| remotes.get(i).ok().flatten().map(str::to_string))
+        .collect();
+    for name in &names {
+        if let Ok(r) = repo.find_remote(name) {
+            if let Some(id) = r.url().ok().and_then(crate::feeders::repo_identity) {
+                facts.identities.insert(id);
+            }
+        }
+    }
+    // `origin` first, then the others by name.
+    let mut ordered = names.clone();
+    ordered.sort_by_key(|n| (n != "origin", n.clone()));
+    for name in &ordered {
+        let head = format!("refs/remotes/{name}/HEAD");
+        if let Ok(r) = repo.find_reference(&head) {
+            if let Some(t) = r.symbolic_target().ok().flatten() {
+                let prefix = format!("refs/remotes/{name}/");
+                if let Some(b) = t.strip_prefix(&prefix) {
+                    facts.default_branch = Some(b.to_string());
+                    break;
+                }
+            }
+        }
+    }
+    if let Ok(refs) = repo.references() {
+        for r in refs.flatten() {
+            let Ok(n) = r.name() else {
+                continue;
+            };
+            if let Some(t) = n.strip_prefix("refs/tags/") {
+                facts.tags.insert(t.to_string());
+            } else if let Some(b) = n.strip_prefix("refs/heads/") {
+                facts.branches.insert(b.to_string());
+            } else if let Some(rest) = n.strip_prefix("refs/remotes/") {
+                if let Some((_, b)) = rest.split_once('/') {
+                    if b != "HEAD" {
+                        facts.branches.insert(b.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let upstream = || -> Option<String> {
+        let head = repo.head().ok()?;
+        let name = head.shorthand().ok()?.to_string();
+        let branch = repo.find_branch(&name, BranchType::Local).ok()?;
+        let up = branch.upstream().ok()?;
+        let up = up.name().ok()??.to_string();
+        Some(up.split_once('/').map(|(_, b)| b.to_string()).unwrap_or(up))
+    };
+    facts.base = match base {
+        Some(b) => Some((b.to_string(), "--base")),
+        None => facts
+            .default_branch
+            .clone()
+            .map(|b| (b, "the remote's HEAD"))
+            .or_else(|| upstream().map(|b| (b, "the current branch's upstream"))),
+    };
+    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
+        facts.base = None;
+    }
+    Some((workdir, facts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

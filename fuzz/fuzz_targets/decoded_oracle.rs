@@ -32,7 +32,7 @@ use rebind::walk::{Entry, Role};
 use rebind::{locate, rewrite, Inventory, Source};
 use yaml_rust2::YamlLoader;
 
-#[path = "../../tests/common/oracle.rs"]
+#[path = "../../tests/it/common/oracle.rs"]
 mod oracle;
 use oracle::same_but_swapped;
 

@@ -102,6 +102,16 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     if a.secret_out.is_none() && !secret_options.is_empty() {
         bail!("the cluster Secret flags (--secret-name, --aws-role-arn, --external-secret, ...) shape the Secret --secret-out writes: pass --cluster-name NAME --secret-out FILE too");
     }
+    // An output that is one of the files this run rewrites (or the other
+    // output) is refused before anything else about it is checked.
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &a.review_out {
+        outputs.push(("--review-out", p));
+    }
+    if let Some(p) = &a.secret_out {
+        outputs.push(("--secret-out", p));
+    }
+    rebind::write::check_outputs(&outputs, &plan.files)?;
     let secret_spec = match &a.cluster_name {
         Some(name) => Some(secret::spec(&secret_options, name, &plan.to.url())?),
         None => None,
@@ -127,13 +137,6 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     }
     let start = a.rebind.walk.request().repo_start();
     // The git flow's checks all run before anything is shown or written.
-    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
-    if let Some(p) = &a.review_out {
-        outputs.push(("--review-out", p));
-    }
-    if let (Some(_), Some(p)) = (&secret_spec, &a.secret_out) {
-        outputs.push(("--secret-out", p));
-    }
     let git = if a.no_commit {
         for (flag, path) in &outputs {
             rebind::write::check_creatable(flag, path)?;
@@ -323,8 +326,14 @@ fn write_outputs(
     }
     if let Some(path) = &a.review_out {
         let md = text::review_markdown(plan, branch);
-        std::fs::write(path, md)
-            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+        rebind::write::write_file(
+            path,
+            md.as_bytes(),
+            rebind::write::Mode::Keep,
+            rebind::write::Existing::Replace,
+            &|_| Ok(()),
+        )
+        .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
     }
     Ok(())
 }

@@ -79,6 +79,15 @@ Exit codes:
   1  findings: a retired or undeclared endpoint
   2  usage or input error (no .rebind.yaml, a bad config)";
 
+pub const FEEDERS: &str = "\
+Examples:
+  rebind feeders                               # every Application manifest: who syncs it, from where
+  rebind feeders --base main --format json     # the model as JSON, against the branch you merge into
+
+Exit codes:
+  0  printed
+  2  usage or input error";
+
 pub const COMPLETIONS: &str = "\
 Examples:
   rebind completions bash > ~/.local/share/bash-completion/completions/rebind

@@ -8,11 +8,10 @@
 //! name get `-2`, `-3`... suffixes.
 
 use super::InitArgs;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use rebind::output::{count, json, Exit, Format, Sink};
 use rebind::summary::Summary;
 use rebind::{config, each_source, walk, Item};
-use std::io::Write;
 use std::path::PathBuf;
 
 pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
@@ -63,12 +62,13 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
     }
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&target)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .with_context(|| format!("{}: cannot write", target.display()))?;
+    rebind::write::write_file(
+        &target,
+        text.as_bytes(),
+        rebind::write::Mode::Keep,
+        rebind::write::Existing::Refuse,
+        &|_| Ok(()),
+    )?;
     if format == Format::Json {
         sink.out(&json::render(&json::InitReport {
             schema_version: rebind::output::SCHEMA_VERSION,

@@ -8,6 +8,7 @@
 mod apply;
 mod check;
 mod completions;
+mod feeders;
 mod help;
 mod init;
 mod scan;
@@ -129,6 +130,10 @@ pub enum Command {
     /// Fail (exit 1) on retired or undeclared endpoints; for pre-commit and CI.
     #[command(after_help = help::CHECK)]
     Check(CheckArgs),
+    /// After the merge: which Application or ApplicationSet syncs each
+    /// Application manifest, from which revision, and in which order.
+    #[command(after_help = help::FEEDERS)]
+    Feeders(FeedersArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(after_help = help::COMPLETIONS)]
     Completions(CompletionsArgs),
@@ -155,6 +160,24 @@ pub struct ManArgs {
 pub struct InitArgs {
     /// Repository root to scan and write .rebind.yaml into (default: .).
     pub path: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct FeedersArgs {
+    /// The tree to read (default: .); the git work tree around it when one
+    /// of its remotes is the repository the Applications name.
+    pub path: Option<PathBuf>,
+    /// The branch a cutover merges into (default: the remote's HEAD, else
+    /// the current branch's upstream).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The live Applications and ApplicationSets (`kubectl get
+    /// applications.argoproj.io -A -o json`): their specs win over git's,
+    /// and every difference is reported.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
     #[command(flatten)]
     pub format: FormatArgs,
 }
@@ -308,6 +331,7 @@ pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
         Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
+        Command::Feeders(a) => feeders::run(a, sink),
         Command::Completions(a) => completions::completions(a, sink),
         Command::Man(a) => completions::man(a, sink),
     }

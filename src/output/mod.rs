@@ -8,6 +8,7 @@
 //! it next to the others (see `text` and `json`), and let the commands that
 //! support it accept it (`cli`).
 
+pub mod feeders;
 pub mod json;
 pub mod text;
 

@@ -661,10 +661,14 @@ impl<'a> Locator<'a> {
         }
         if !endpoint::HTTPS.is_in(&lower) {
             // A bare host by key inside a string (`"serverName": "cp"`).
-            return positions::may_hold_bare_in_string(&self.stack.keys(), &lower);
+            return positions::may_hold_bare_in_string(self.stack.last_key(), &lower);
         }
         // OpenShift API servers and Rancher proxies are endpoints by shape.
         if OPENSHIFT_PORT.is_in(&lower) || RANCHER.is_in(&lower) {
+            return true;
+        }
+        let depth = self.stack.depth();
+        if positions::top_level_url(depth, is_key) {
             return true;
         }
         let keys = self.stack.keys();
@@ -673,7 +677,7 @@ impl<'a> Locator<'a> {
         } else {
             &keys[..]
         };
-        positions::may_hold_url(self.stack.depth(), is_key, keys, &lower)
+        positions::may_hold_url(depth, is_key, keys, &lower)
     }
 
     /// Returns whether the scalar is held whole for verification.
@@ -991,7 +995,12 @@ impl<'a> Locator<'a> {
 
     /// The cluster position of an item, and where it sits inside an embedded
     /// document when that document decides.
-    fn position(&self, item: &Item, parsed: &mut ParsedDocs) -> (Option<Position>, Option<Inner>) {
+    fn position(
+        &self,
+        item: &Item,
+        managed_host: bool,
+        parsed: &mut ParsedDocs,
+    ) -> (Option<Position>, Option<Inner>) {
         let Item { f, ci, voff, .. } = item;
         let (ci, voff) = (*ci, *voff);
         let c = &self.candidates[ci];
@@ -1000,7 +1009,6 @@ impl<'a> Locator<'a> {
         }
         let doc = &self.docs[c.doc];
         let line_prefix = &c.value[c.value[..voff].rfind('\n').map_or(0, |p| p + 1)..voff];
-        let managed_host = f.shape() != Shape::Other;
         // An exported `kind: List`: each item is located by its own kind.
         let (kind, path, in_item) = doc.kind_and_path(&c.path);
         let template_server = if in_item {
@@ -1059,7 +1067,8 @@ impl<'a> Locator<'a> {
 
     /// The occurrence an item makes, if it is an endpoint.
     fn value_occurrence(&self, item: Item, parsed: &mut ParsedDocs) -> Option<Occurrence> {
-        let (position, inner) = self.position(&item, parsed);
+        let managed_host = item.f.shape() != Shape::Other;
+        let (position, inner) = self.position(&item, managed_host, parsed);
         let Item {
             f,
             ci,
@@ -1068,7 +1077,6 @@ impl<'a> Locator<'a> {
         } = item;
         let c = &self.candidates[ci];
         let doc = &self.docs[c.doc];
-        let managed_host = f.shape() != Shape::Other;
         // A bare host is an endpoint by shape, or where the API server's
         // name is given without a scheme.
         let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());

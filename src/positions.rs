@@ -426,19 +426,22 @@ pub fn may_hold(keys: &[&str], value_lower: &str) -> bool {
 /// value at the top of a document (a values file's `server:`, an item of a
 /// top-level list) always may.
 pub fn may_hold_url(depth: usize, is_key: bool, keys: &[&str], value_lower: &str) -> bool {
-    (depth == 1 && !is_key) || may_hold(keys, value_lower)
+    top_level_url(depth, is_key) || may_hold(keys, value_lower)
+}
+
+/// A URL value at the top of a document (see [`may_hold_url`]): known
+/// before the path's keys are gathered.
+#[inline]
+pub fn top_level_url(depth: usize, is_key: bool) -> bool {
+    depth == 1 && !is_key
 }
 
 /// A string without a URL that may still name the API server: a cluster
-/// registration's `config` JSON giving a bare `serverName`.
-pub fn may_hold_bare_in_string(keys: &[&str], value_lower: &str) -> bool {
-    let config = keys.last().is_some_and(|k| {
-        TABLE.iter().any(|r| {
-            r.position == Position::RegistrationConfig
-                && matches!(r.path.last(), Some(K(c)) if c == k)
-        })
-    });
-    config && SERVER_NAME_LOWER.is_in(value_lower)
+/// registration's `config` JSON giving a bare `serverName`. `last_key` is the
+/// last mapping key on the scalar's path.
+pub fn may_hold_bare_in_string(last_key: Option<&str>, value_lower: &str) -> bool {
+    SERVER_NAME_LOWER.is_in(value_lower)
+        && last_key.is_some_and(|k| prefilter_keys().config.contains(&k))
 }
 
 /// `serverName` ([`BARE_HOST_KEYS`]) as [`may_hold_bare_in_string`] looks for it.
@@ -452,6 +455,8 @@ pub struct PrefilterKeys {
     /// A key anywhere on the path: the last key of every row that ends in
     /// any key or any depth (list elements, resource filters).
     pub anywhere: Vec<&'static str>,
+    /// The last key of a registration's `config` (see [`may_hold_bare_in_string`]).
+    pub config: Vec<&'static str>,
 }
 
 /// Keys of positions that are not rows of [`TABLE`]: a Helm parameter's and
@@ -477,6 +482,7 @@ pub fn prefilter_keys() -> &'static PrefilterKeys {
         let mut p = PrefilterKeys {
             last: STRING_POSITION_KEYS.to_vec(),
             anywhere: Vec::new(),
+            config: Vec::new(),
         };
         for row in TABLE {
             let last_key = row.path.iter().rev().find_map(|s| match s {
@@ -484,6 +490,9 @@ pub fn prefilter_keys() -> &'static PrefilterKeys {
                 _ => None,
             });
             let Some(k) = last_key else { continue };
+            if row.position == Position::RegistrationConfig && !p.config.contains(&k) {
+                p.config.push(k);
+            }
             let list = match row.path.last() {
                 Some(K(_)) => &mut p.last,
                 _ => &mut p.anywhere,
@@ -992,11 +1001,11 @@ mod tests {
         );
         assert!(BARE_HOST_KEYS[0].eq_ignore_ascii_case("servername"));
         assert!(may_hold_bare_in_string(
-            &["stringData", "config"],
+            Some("config"),
             "{\"servername\": \"cp\"}"
         ));
         assert!(!may_hold_bare_in_string(
-            &["stringData", "other"],
+            Some("other"),
             "{\"servername\": \"cp\"}"
         ));
         assert!(may_hold_url(1, false, &[], "https://x"));

@@ -534,28 +534,34 @@ impl<T> Stack<T> {
         Stack::default()
     }
 
+    #[inline]
     pub fn depth(&self) -> usize {
         self.frames.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
 
+    #[inline]
     pub fn frames(&self) -> &[Frame<T>] {
         &self.frames
     }
 
     /// The innermost open collection.
+    #[inline]
     pub fn top(&self) -> Option<&Frame<T>> {
         self.frames.last()
     }
 
+    #[inline]
     pub fn top_mut(&mut self) -> Option<&mut Frame<T>> {
         self.frames.last_mut()
     }
 
     /// The collection holding the innermost one.
+    #[inline]
     pub fn parent(&self) -> Option<&Frame<T>> {
         self.frames.len().checked_sub(2).map(|i| &self.frames[i])
     }
@@ -566,17 +572,20 @@ impl<T> Stack<T> {
     }
 
     /// The next scalar is a mapping key.
+    #[inline]
     pub fn at_key(&self) -> bool {
         self.top().is_some_and(|f| f.is_map && f.expect_key)
     }
 
     /// The current node is (inside) a complex mapping key.
+    #[inline]
     pub fn in_key(&self) -> bool {
         self.top().is_some_and(|f| f.in_key)
     }
 
     /// The key of the mapping entry whose value comes next (`None` in a
     /// sequence, at the top, or where a key comes next).
+    #[inline]
     pub fn value_key(&self) -> Option<&str> {
         self.top()
             .filter(|f| f.is_map && !f.expect_key)
@@ -584,6 +593,7 @@ impl<T> Stack<T> {
     }
 
     /// A collection opens (`id`: its event's index).
+    #[inline]
     pub fn open(&mut self, is_map: bool, id: usize, data: T) {
         let in_key = self.at_key() || self.in_key();
         self.frames.push(Frame {
@@ -598,6 +608,7 @@ impl<T> Stack<T> {
     }
 
     /// The innermost collection closes: it is returned, and its parent moves on.
+    #[inline]
     pub fn close(&mut self) -> Option<Frame<T>> {
         let done = self.frames.pop();
         self.completed("?");
@@ -610,6 +621,7 @@ impl<T> Stack<T> {
     }
 
     /// A scalar has been read: a key becomes its mapping's current key.
+    #[inline]
     pub fn scalar(&mut self, value: &str) {
         if let Some(f) = self.frames.last_mut() {
             if f.is_map && f.expect_key {
@@ -635,6 +647,15 @@ impl<T> Stack<T> {
             .filter(|f| f.is_map)
             .map(|f| f.key.as_deref().unwrap_or("?"))
             .collect()
+    }
+
+    /// The last mapping key on the path to the current node.
+    pub fn last_key(&self) -> Option<&str> {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.is_map)
+            .map(|f| f.key.as_deref().unwrap_or("?"))
     }
 
     /// Every step of the path is a mapping key (no sequence on the way).

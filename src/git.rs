@@ -17,7 +17,7 @@
 //!   every other entry (staged work stays staged) and gets the new entries.
 //! - A failure after the first write restores HEAD, branches, index and
 //!   working tree; a failure after the commit is in place (the push) is an
-//!   [`AfterCommit`] error, exit code [`EXIT_AFTER_COMMIT`].
+//!   [`AfterCommit`] error, which the command reports with exit code 3.
 
 use crate::rewrite::FilePlan;
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,9 +25,6 @@ use git2::{AttrCheckFlags, AttrValue, BranchType, ErrorCode, Oid, Repository, Si
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// Exit code of a run that committed (and switched to) the branch, then failed.
-pub const EXIT_AFTER_COMMIT: u8 = 3;
 
 /// A failure after the commit and branch were made: the working tree, HEAD,
 /// branch and index hold the change; only what follows (the push) is missing.
@@ -797,12 +794,13 @@ pub fn commit_flow_with(
     Ok(committed)
 }
 
-/// Pushes a committed branch to `remote` and records it in `c.pushed_to`. A
-/// failure is an [`AfterCommit`] error (exit code [`EXIT_AFTER_COMMIT`]).
-pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<()> {
-    push_branch(repo, remote, &c.branch, &c.commit)?;
+/// Pushes a committed branch to `remote` and records it in `c.pushed_to`;
+/// returns what git said, for the caller to print. A failure is an
+/// [`AfterCommit`] error (the files are committed: exit code 3).
+pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
+    let said = push_branch(repo, remote, &c.branch, &c.commit)?;
     c.pushed_to = Some(remote.to_string());
-    Ok(())
+    Ok(said)
 }
 
 /// Undoes the steps recorded in `undo`, last first.
@@ -853,8 +851,10 @@ fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Res
 }
 
 /// `git push --set-upstream <remote> <branch>` with the system git, so the
-/// user's credentials, `insteadOf` rules and proxies apply.
-fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<()> {
+/// user's credentials, `insteadOf` rules and proxies apply. Returns git's
+/// output (stdout and stderr) for the caller to print; on failure it is
+/// part of the error.
+fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<String> {
     let retry = format!(
         "git push --set-upstream {} {}",
         sq_quote_if_needed(remote),
@@ -871,20 +871,28 @@ fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<
         .current_dir(&repo.workdir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .output()
         .map_err(|e| after(format!("pushing to {remote} failed: cannot run git: {e}")))?;
-    if !out.stdout.is_empty() {
-        eprint!("{}", String::from_utf8_lossy(&out.stdout));
-    }
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !out.status.success() {
+        let said = said.trim_end();
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(":\n{said}")
+        };
         return Err(after(format!(
-            "pushing to {remote} failed (git push: {})",
+            "pushing to {remote} failed (git push: {}){said}",
             out.status
         ))
         .into());
     }
-    Ok(())
+    Ok(said)
 }
 
 fn sq_quote_if_needed(s: &str) -> String {

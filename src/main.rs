@@ -1,35 +1,36 @@
-//! The `rebind` binary: parses arguments, runs the command through the
-//! library, and maps the outcome to an exit code (see [`rebind::output::Exit`]).
+//! The `rebind` binary: parses and resolves the command line, runs the
+//! command through the library, and hands its outcome to
+//! [`rebind::output::conclude`], which renders a failure and maps the exit
+//! code (see [`rebind::output::Exit`]).
 
 mod cli;
 
 use clap::Parser;
-use rebind::output::{ColorChoice, Exit, Sink};
+use rebind::output::{conclude, usage_error, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let color = ColorChoice::from(cli.color).enabled();
-    let mut sink = Sink::stdio(color, cli.quiet);
-    let exit = match cli::run(cli, &mut sink) {
-        Ok(exit) => exit,
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            sink.error(&format!("{e:#}"));
-            if e.chain()
-                .any(|c| c.is::<rebind::git::AfterCommit>() || c.is::<rebind::output::Partial>())
-            {
-                Exit::AfterCommit
-            } else {
-                Exit::Error
-            }
+            // clap's own usage error on stderr; asked for JSON, the JSON
+            // error report on stdout too.
+            let _ = e.print();
+            let text = e.to_string();
+            let head = text.split("\n\n").next().unwrap_or_default();
+            let head = head.strip_prefix("error: ").unwrap_or(head);
+            let message: Vec<&str> = head.lines().map(str::trim).collect();
+            let message = message.join(" ");
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let mut sink = Sink::stdio(false, false);
+            let exit = usage_error(&mut sink, &cli::command_names(), &args, &message);
+            return ExitCode::from(exit.code());
         }
     };
-    let exit = match sink.finish() {
-        Some(msg) => {
-            sink.error(&msg);
-            Exit::Error
-        }
-        None => exit,
-    };
+    let run = cli.resolve();
+    let mut sink = Sink::stdio(run.color, run.quiet);
+    let outcome = cli::run(run.command, &mut sink);
+    let exit = conclude(&mut sink, run.name, run.format, outcome);
     ExitCode::from(exit.code())
 }

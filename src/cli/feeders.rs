@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.resolve("feeders", &[Format::Text, Format::Json])?;
+    let format = a.format.get();
     let path = a.path.unwrap_or_else(|| PathBuf::from("."));
     if !path.exists() {
         bail!("{}: no such file or directory", path.display());

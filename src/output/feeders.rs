@@ -3,22 +3,26 @@
 //! Markdown's table with a Mermaid diagram of the app-of-apps tree.
 
 use crate::feeders::{Report, Row, Step, Verdict};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One JSON row: one resource of one rewritten file, through one feeder.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct FeederJson {
     pub file: String,
     pub resource: Option<String>,
     pub feeder: Option<String>,
     pub feeder_file: Option<String>,
     pub revision: Option<String>,
-    pub revision_kind: Option<&'static str>,
+    /// `base`, `head` (taken as the base), `branch`, `tag`, `commit`,
+    /// `semver range`, `unknown`.
+    pub revision_kind: Option<String>,
     pub tracks_base: bool,
     pub hop1_automated: Option<bool>,
     pub hop2_automated: Option<bool>,
     pub wave: i64,
-    pub verdict: &'static str,
+    /// `deploys_on_merge`, `manual_sync`, `tracks_other_branch`, `pinned`,
+    /// `unknown_revision`, `not_included`, `no_feeder`.
+    pub verdict: String,
     pub reason: String,
 }
 
@@ -35,16 +39,21 @@ pub fn json_rows(report: &Report) -> Vec<FeederJson> {
         for res in resources {
             out.push(FeederJson {
                 file: r.file.clone(),
-                resource: res,
+                resource: res.clone(),
                 feeder: r.feeder.as_ref().map(|f| f.0.clone()),
                 feeder_file: r.feeder.as_ref().map(|f| f.1.clone()),
                 revision: r.revision.clone(),
-                revision_kind: r.revision_kind,
+                revision_kind: r.revision_kind.map(str::to_string),
                 tracks_base: r.tracks_base,
                 hop1_automated: r.hop1_automated,
-                hop2_automated: r.hop2_automated,
+                // Hop 2 is an Application's own sync; other resources have none.
+                hop2_automated: res
+                    .as_deref()
+                    .is_none_or(|x| x.starts_with("Application"))
+                    .then_some(r.hop2_automated)
+                    .flatten(),
                 wave: r.wave,
-                verdict: r.verdict.key(),
+                verdict: r.verdict.key().to_string(),
                 reason: r.verdict.sentence(r.feeder.as_ref().map(|f| f.0.as_str())),
             });
         }
@@ -177,12 +186,33 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
         from.replace('"', "'"),
         to.replace('"', "'")
     ));
+    // parent -> file (labelled with the revision and hop 1) -> child
+    // Application (with its wave) -> new cluster.
     let mut seen = std::collections::BTreeSet::new();
+    let child_wave = |res: &str| {
+        report
+            .order
+            .iter()
+            .find(|s| s.what == res && s.wave.is_some())
+            .and_then(|s| s.wave)
+    };
     for r in &report.rows {
         let file_id = mermaid_id(&format!("file {}", r.file));
         if seen.insert(file_id.clone()) {
             out.push_str(&format!("  {file_id}[\"{}\"]\n", r.file));
-            out.push_str(&format!("  {file_id} --> new\n"));
+            let mut to_new = true;
+            for res in &r.resources {
+                if let Some(w) = child_wave(res) {
+                    let id = mermaid_id(&format!("child {res}"));
+                    out.push_str(&format!(
+                        "  {file_id} --> {id}([\"{res} · wave {w}\"]) --> new\n"
+                    ));
+                    to_new = false;
+                }
+            }
+            if to_new {
+                out.push_str(&format!("  {file_id} --> new\n"));
+            }
         }
         match &r.feeder {
             Some((p, _)) => {
@@ -210,14 +240,6 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
                 ));
             }
         }
-    }
-    for s in report.order.iter().filter(|s| s.wave.is_some()) {
-        let id = mermaid_id(&format!("child {}", s.what));
-        out.push_str(&format!(
-            "  {id}([\"{} · wave {}\"]) --> new\n",
-            s.what,
-            s.wave.unwrap_or(0)
-        ));
     }
     out.push_str("```\n");
     out
@@ -266,7 +288,7 @@ pub struct FeedersReport {
 }
 
 /// One step of the sync order.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct StepJson {
     pub resource: String,
     pub wave: Option<i64>,

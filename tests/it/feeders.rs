@@ -439,3 +439,113 @@ fn a_live_dump_wins_over_git_and_every_difference_is_reported() {
         stderr(&o)
     );
 }
+
+#[test]
+fn require_deploys_refuses_exactly_the_rows_that_would_not_deploy() {
+    let pinned = "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {}\n";
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "pinned-root.yaml",
+                root_app("pinned", REPO_HTTPS, "frozen", pinned),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("frozen/b.yaml", child("b", 0, true)),
+        ],
+    );
+    let before = tree(d.path());
+    // Without the flag: the audit shows both rows, pending (exit 1).
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap();
+    assert_eq!(row(rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    assert_eq!(row(rows, "frozen/b.yaml")["verdict"], "pinned");
+    // With it: refused, naming the pinned file and only it; nothing written.
+    for cmd in [
+        vec!["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+        vec![
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+        vec![
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--no-commit",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+    ] {
+        let o = rebind(d.path(), &cmd);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("frozen/b.yaml"), "{err}");
+        assert!(err.contains("pinned to tag v1.4.0"), "{err}");
+        assert!(!err.contains("apps/a.yaml"), "{err}");
+        assert_eq!(tree(d.path()), before, "{cmd:?} wrote something");
+    }
+    // Once the pinned root tracks the base branch, the same apply runs.
+    write(
+        d.path(),
+        "pinned-root.yaml",
+        &root_app(
+            "pinned",
+            REPO_HTTPS,
+            "frozen",
+            "    targetRevision: main\n  syncPolicy:\n    automated: {}\n",
+        ),
+    );
+    git(d.path(), &["commit", "-qam", "track main"]);
+    let o = rebind(
+        d.path(),
+        &[
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn the_review_json_of_the_shipped_example() {
+    let o = rebind(
+        &fixture(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let part = serde_json::json!({
+        "feeders": v["feeders"],
+        "sync_order": v["sync_order"],
+        "after_merge_notes": v["after_merge_notes"],
+    });
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("feeders_json", serde_json::to_string_pretty(&part).unwrap());
+    });
+}

@@ -71,15 +71,37 @@ fn a_format_the_command_does_not_write_is_refused_by_name() {
     let d = dir.path();
     for (args, names) in [
         (
-            &["diff", "--from", OLD, "--to", NEW, "--format", "sarif"][..],
-            "text, json, github",
+            &[
+                "apply",
+                "--from",
+                OLD,
+                "--to",
+                NEW,
+                "--no-commit",
+                "--format",
+                "sarif",
+            ][..],
+            "text, json",
         ),
-        (&["scan", "--format", "github"][..], "text, json"),
+        (&["init", "--format", "github"][..], "text, json"),
+        (
+            &[
+                "secret", "--name", "p", "--server", NEW, "--format", "sarif",
+            ][..],
+            "text, json",
+        ),
+        (
+            &["scan", "--format", "yaml"][..],
+            "text, json, sarif, github",
+        ),
     ] {
         let out = rebind(d, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = stderr(&out);
-        assert!(err.contains(&format!("(it writes {names})")), "{err}");
+        assert!(
+            err.contains(&format!("[possible values: {names}]")),
+            "{err}"
+        );
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
@@ -252,14 +274,21 @@ fn a_full_disk_on_stdout_fails_the_run() {
 
 #[test]
 fn json_apply_without_yes_keeps_text_off_stdout() {
-    // No terminal: refused, and stdout holds nothing that is not JSON.
+    // No terminal: refused, and stdout holds nothing but the JSON error report.
     let dir = temp_fixture();
     let o = rebind(
         dir.path(),
         &["apply", "--from", OLD, "--to", NEW, "--no-commit", "--json"],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(stdout(&o), "");
+    let v = json(&o);
+    assert_eq!(v["command"], "apply");
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{v}");
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("stdin is not a terminal"));
 }
 
 const CHART: &str = "https://charts.example.com/stable";

@@ -529,6 +529,7 @@ fn refusal(bytes: &[u8], pair: usize) -> String {
             paths: vec![dir.path().to_path_buf()],
             ..Default::default()
         },
+        ..Default::default()
     };
     match rebind::cutover::plan(&req) {
         Ok(_) => String::new(),

@@ -23,13 +23,14 @@ fn templates(s: &str) -> Vec<std::ops::Range<usize>> {
 }
 
 /// Whether `new` is `old` with every occurrence of `from` swapped for `to`
-/// (an optional one, in a template action or a bare IP, may also stay).
+/// (an optional one, in a template action or a bare IP, may also stay; the
+/// host in a URL of another scheme is never an occurrence to swap).
 /// With `missed`, also says whether an occurrence that must be swapped is there.
 pub fn swapped(old: &str, new: &str, from: &Endpoint, to: &Endpoint) -> bool {
     let hosts = [from.host.to_ascii_lowercase()];
     let found: Vec<_> = find_all(old, &old.to_ascii_lowercase(), &hosts)
         .into_iter()
-        .filter(|f| f.matches(from))
+        .filter(|f| f.rewritable() && f.matches(from))
         .collect();
     let tpl = templates(old);
     let (o, n) = (old.as_bytes(), new.as_bytes());

@@ -1,8 +1,9 @@
 //! Documents inside documents: YAML or JSON held in a string (a kustomize
 //! `patches[].patch: |-` block, a `kubectl.kubernetes.io/last-applied-configuration`
-//! annotation, a cluster Secret's `config`), JSON 6902 patch op lists, bare
-//! hosts named by key (`serverName`, `tls-server-name`), and base64 values
-//! (`data.server` of a cluster Secret).
+//! annotation, a cluster Secret's `config`), JSON 6902 patch op lists (the
+//! rule is [`positions::patch_op`]), bare hosts named by key (`serverName`,
+//! `tls-server-name`: scanned by `endpoint::hosts_after_keys`), and base64
+//! values (`data.server` of a cluster Secret).
 //!
 //! An embedded document is parsed as what it is and an endpoint in it is
 //! located by the inner document's own kind and path, through the positions

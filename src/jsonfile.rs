@@ -3,7 +3,7 @@
 //! Python's `json.dump` writes by default), or anything else RFC 8259 allows
 //! and `yaml-rust2` does not. Valid JSON never blocks a rebind.
 //!
-//! [`locate`] reads the file with [`json::tokenize`](crate::json::tokenize)
+//! [`locate()`] reads the file with [`json::tokenize`]
 //! and hands its events (the same stream of scalars, paths, decoded values
 //! and byte offsets the YAML parser gives) to the YAML locator's own core
 //! ([`locate::locate_json_for`]): one classifier decides positions, naming
@@ -14,7 +14,7 @@
 //! [`verify`] is what `rewrite::verify` runs for such a file: every byte
 //! outside the planned strings is unchanged, and each planned string decodes
 //! to its old value with the endpoint rebound
-//! ([`json::verify_same_except`](crate::json::verify_same_except)).
+//! ([`json::verify_same_except`]).
 
 use crate::endpoint::{self, Endpoint};
 use crate::json;
@@ -27,14 +27,14 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
     locate_for(text, extra_hosts, Want { only, names: true })
 }
 
-/// [`locate`], locating what `want` says: the YAML locator's own core
+/// [`locate()`], locating what `want` says: the YAML locator's own core
 /// ([`locate::locate_json_for`]), so a file gets the same inventory whichever
 /// parser reads it.
 pub fn locate_for(text: &str, extra_hosts: &[String], want: Want) -> Result<Located, json::Error> {
     locate::locate_json_for(text, extra_hosts, want)
 }
 
-/// Checks a rewrite of a JSON file located by [`locate`]: `new_text` must be
+/// Checks a rewrite of a JSON file located by [`locate()`]: `new_text` must be
 /// `old_text` with only the strings holding `changes` changed, each to its old
 /// decoded value with `from` rebound to `to` (every occurrence of `from` in
 /// it, as `endpoint::rewrite_value` says), and every other byte the same.

@@ -3,9 +3,11 @@
 //! template action), which YAML path and resource it sits at, and whether that
 //! position holds a cluster by ArgoCD semantics.
 //!
-//! YAML is read as [`yaml`](crate::yaml)'s event stream by a [`Locator`],
-//! one method per event kind; which paths hold a cluster is
-//! [`positions`](crate::positions)' answer. With `only`, the locator also
+//! YAML is read as [`yaml`]'s event stream by a `Locator`,
+//! one method per event kind, on the shared [`yaml::Stack`]; JSON the YAML
+//! parser refuses is read by the same `Locator` from the JSON reader's events
+//! ([`locate_json_for`]), so both give the same occurrences. Which paths hold
+//! a cluster is [`positions`]' answer. With `only`, the locator also
 //! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
 //! parsing the old text twice; locating itself never checks rewrites.
 
@@ -361,7 +363,7 @@ pub fn locate_yaml_for(
 
 /// Locates every endpoint occurrence in `text`, a JSON text the YAML parser
 /// may refuse (a surrogate-pair escape, as Python's `json.dump` writes), by
-/// the same [`Locator`] as YAML: the JSON reader gives it the same events
+/// the same `Locator` as YAML: the JSON reader gives it the same events
 /// (paths, decoded values, byte offsets), and strings with escapes are read
 /// by JSON's escape rules. `Err` when `text` is not valid JSON.
 pub fn locate_json_for(

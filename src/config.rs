@@ -12,158 +12,68 @@
 //! clusters, and an invalid glob are all refused.
 
 use crate::endpoint::Endpoint;
-use crate::locate::LineIndex;
 use crate::quote::scalar;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use yaml_rust2::parser::{Event, Parser};
+use yaml_rust2::parser::Event;
 use yaml_rust2::scanner::TScalarStyle;
 
 /// Name of the config file at the repository root.
 pub const FILE_NAME: &str = ".rebind.yaml";
 
-/// A YAML node with its position: enough to report lines and splice updates.
-#[derive(Debug, Clone)]
-pub struct Node {
-    pub value: Value,
-    /// 1-based line of the node's first byte.
-    pub line: usize,
-    /// 1-based column (in characters) of the node's first byte.
-    pub col: usize,
-    /// Byte offset where the node starts (a quote or bracket included).
-    pub start: usize,
-    /// Byte offset of the closing bracket of a flow collection, or where the
-    /// parser ended a block collection.
-    pub end: usize,
-}
-
-#[derive(Debug, Clone)]
-pub enum Value {
-    Scalar(String, TScalarStyle),
-    Map(Vec<(Node, Node)>),
-    Seq(Vec<Node>),
-}
-
-impl Node {
-    fn as_str(&self) -> Option<&str> {
-        match &self.value {
-            Value::Scalar(s, _) => Some(s),
-            _ => None,
-        }
-    }
-
-    fn get(&self, key: &str) -> Option<&Node> {
-        match &self.value {
-            Value::Map(pairs) => pairs
-                .iter()
-                .find(|(k, _)| k.as_str() == Some(key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-}
+pub use crate::yaml::{Node, Value};
 
 /// Parses `text` into a positioned tree. The config is strict: more than one
 /// document, an anchor or an alias is an error. Errors carry the 1-based line
 /// and column and the whole message.
 pub fn parse_tree(text: &str) -> Result<Option<Node>, (usize, usize, String)> {
-    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let bom = crate::yaml::bom_len(text);
     let body = &text[bom..];
-    let index = LineIndex::new(body);
-    let mut parser = Parser::new_from_str(body);
-    let mut stack: Vec<Node> = Vec::new();
-    let mut pending_keys: Vec<Option<Node>> = Vec::new();
-    let mut root = None;
-    let mut next = || {
-        parser.next_token().map_err(|e| {
-            (
-                e.marker().line(),
-                e.marker().col() + 1,
-                format!("not valid YAML: {}", e.info()),
-            )
-        })
-    };
-    // An anchored node's marker is after its `&name`: point at the `&`
+    // An anchored node's position is after its `&name`: point at the `&`
     // when it is on the same line.
-    let anchored = |m: &yaml_rust2::scanner::Marker| {
-        let at = index.offset(body, m.line(), m.col()).unwrap_or(body.len());
-        let ls = body[..at].rfind('\n').map_or(0, |p| p + 1);
-        let col = match body[ls..at].rfind(['&', '*']) {
+    let anchored = |at: &crate::yaml::At| {
+        let off = at.offset - bom;
+        let ls = body[..off].rfind('\n').map_or(0, |p| p + 1);
+        let col = match body[ls..off].rfind(['&', '*']) {
             Some(p) => body[ls..ls + p].chars().count() + 1,
-            None => m.col() + 1,
+            None => at.col,
         };
         Err((
-            m.line(),
+            at.line,
             col,
             "anchors and aliases are not allowed in the config; write the value out".to_string(),
         ))
     };
-    loop {
-        let (ev, m) = next()?;
-        let at = bom + index.offset(body, m.line(), m.col()).unwrap_or(body.len());
-        let node = |value| Node {
-            value,
-            line: m.line(),
-            col: m.col() + 1,
-            start: at,
-            end: at,
-        };
-        let done = match ev {
-            Event::StreamEnd => break,
-            Event::Alias(_) => return anchored(&m),
+    let mut tree = crate::yaml::TreeBuilder::default();
+    let mut documents = 0;
+    for item in crate::yaml::Events::new(text).positioned() {
+        let (ev, at) = item.map_err(|(l, c, m)| (l, c, format!("not valid YAML: {m}")))?;
+        match ev {
+            Event::Alias(_) => return anchored(&at),
             Event::Scalar(_, _, aid, _)
             | Event::MappingStart(aid, _)
             | Event::SequenceStart(aid, _)
                 if aid > 0 =>
             {
-                return anchored(&m)
+                return anchored(&at)
             }
-            Event::Scalar(v, style, ..) => Some(node(Value::Scalar(v, style))),
-            Event::MappingStart(..) => {
-                stack.push(node(Value::Map(Vec::new())));
-                pending_keys.push(None);
-                None
-            }
-            Event::SequenceStart(..) => {
-                stack.push(node(Value::Seq(Vec::new())));
-                pending_keys.push(None);
-                None
-            }
-            Event::MappingEnd | Event::SequenceEnd => {
-                pending_keys.pop();
-                stack.pop().map(|mut n| {
-                    n.end = at;
-                    n
-                })
-            }
-            Event::DocumentStart if root.is_some() => {
-                return Err((
-                    m.line(),
-                    m.col() + 1,
-                    "a second YAML document starts here; the config is a single document"
-                        .to_string(),
-                ))
-            }
-            _ => None,
-        };
-        let Some(done) = done else { continue };
-        match stack.last_mut() {
-            None => root = Some(done),
-            Some(parent) => match &mut parent.value {
-                Value::Seq(items) => items.push(done),
-                Value::Map(pairs) => {
-                    let slot = pending_keys.last_mut().expect("one per open collection");
-                    match slot.take() {
-                        None => *slot = Some(done),
-                        Some(k) => pairs.push((k, done)),
-                    }
+            Event::DocumentStart => {
+                documents += 1;
+                if documents > 1 {
+                    return Err((
+                        at.line,
+                        at.col,
+                        "a second YAML document starts here; the config is a single document"
+                            .to_string(),
+                    ));
                 }
-                _ => {}
-            },
+            }
+            _ => {}
         }
+        tree.event(ev, at);
     }
-    Ok(root)
+    Ok(tree.finish().into_iter().next())
 }
 
 /// Expected counts for a cluster's endpoint; either may be left out.
@@ -438,7 +348,7 @@ fn no_duplicates(node: &Node, path: &Path, top: bool, clusters: bool) -> Result<
         Value::Seq(items) => items
             .iter()
             .try_for_each(|i| no_duplicates(i, path, false, false)),
-        Value::Scalar(..) => Ok(()),
+        Value::Scalar(..) | Value::Alias => Ok(()),
     }
 }
 
@@ -700,7 +610,11 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
             let _ = writeln!(s, "    expect: {{{}}}", counts.join(", "));
         }
     }
-    s.push_str("include: [\"**/*.yaml\", \"**/*.yml\", \"**/*.json\"]\nexclude: []\n");
+    let include: Vec<String> = crate::walk::DEFAULT_INCLUDE
+        .iter()
+        .map(|g| format!("{g:?}"))
+        .collect();
+    let _ = writeln!(s, "include: [{}]\nexclude: []", include.join(", "));
     s
 }
 

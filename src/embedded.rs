@@ -1,8 +1,9 @@
 //! Documents inside documents: YAML or JSON held in a string (a kustomize
 //! `patches[].patch: |-` block, a `kubectl.kubernetes.io/last-applied-configuration`
-//! annotation, a cluster Secret's `config`), JSON 6902 patch op lists, bare
-//! hosts named by key (`serverName`, `tls-server-name`), and base64 values
-//! (`data.server` of a cluster Secret).
+//! annotation, a cluster Secret's `config`), JSON 6902 patch op lists (the
+//! rule is [`positions::patch_op`]), bare hosts named by key (`serverName`,
+//! `tls-server-name`: scanned by `endpoint::hosts_after_keys`), and base64
+//! values (`data.server` of a cluster Secret).
 //!
 //! An embedded document is parsed as what it is and an endpoint in it is
 //! located by the inner document's own kind and path, through the positions
@@ -13,7 +14,7 @@
 
 use crate::endpoint::Found;
 use crate::positions::{self, Context, Position, Seg, YamlPath};
-use crate::yaml::Events;
+use crate::yaml::{Events, Stack};
 use std::collections::HashMap;
 use yaml_rust2::parser::Event;
 
@@ -39,15 +40,6 @@ pub struct Inner {
 pub fn looks_embedded(value: &str) -> bool {
     value.len() <= MAX_EMBEDDED
         && (value.contains('\n') || value.trim_start().starts_with(['{', '[']))
-}
-
-struct Frame {
-    is_map: bool,
-    expect_key: bool,
-    key: Option<String>,
-    index: usize,
-    id: usize,
-    scalars: Vec<(String, String)>,
 }
 
 struct Scalar {
@@ -76,7 +68,8 @@ struct Walk {
 }
 
 fn walk(text: &str) -> Option<Walk> {
-    let mut stack: Vec<Frame> = Vec::new();
+    // Each mapping keeps its naming scalars and its `path` (a patch op's).
+    let mut stack: Stack<Vec<(String, String)>> = Stack::new();
     let mut w = Walk {
         scalars: Vec::new(),
         frames: HashMap::new(),
@@ -85,7 +78,7 @@ fn walk(text: &str) -> Option<Walk> {
     let mut started = false;
     for (i, item) in Events::new(text).enumerate() {
         let (ev, off) = item.ok()?;
-        if stack.len() >= crate::yaml::MAX_DEPTH {
+        if stack.depth() >= crate::yaml::MAX_DEPTH {
             return None;
         }
         match ev {
@@ -101,129 +94,50 @@ fn walk(text: &str) -> Option<Walk> {
                 if stack.is_empty() {
                     w.docs.last_mut()?.root_seq = !is_map;
                 }
-                stack.push(Frame {
-                    is_map,
-                    expect_key: true,
-                    key: None,
-                    index: 0,
-                    id: i,
-                    scalars: Vec::new(),
-                });
+                stack.open(is_map, i, Vec::new());
             }
             Event::MappingEnd | Event::SequenceEnd => {
-                if let Some(done) = stack.pop() {
+                if let Some(done) = stack.close() {
                     if done.is_map {
-                        w.frames.insert(done.id, done.scalars);
+                        w.frames.insert(done.id, done.data);
                     }
                 }
-                advance(&mut stack, "?");
             }
-            Event::Alias(..) => advance(&mut stack, "*"),
+            Event::Alias(..) => stack.alias(),
             Event::Scalar(value, ..) => {
-                let is_key = stack.last().is_some_and(|f| f.is_map && f.expect_key);
-                let depth = stack.len();
-                let path = stack
-                    .iter()
-                    .enumerate()
-                    .map(|(d, f)| {
-                        if f.is_map {
-                            let k = if d + 1 == depth && is_key {
-                                value.clone()
-                            } else {
-                                f.key.clone().unwrap_or_else(|| "?".into())
-                            };
-                            Seg::Key(k)
-                        } else {
-                            Seg::Index(f.index)
-                        }
-                    })
-                    .collect();
+                let is_key = stack.at_key();
                 if !is_key
-                    && depth == 1
-                    && stack[0].is_map
-                    && stack[0].key.as_deref().map(|k| positions::fact(&[k]))
-                        == Some(Some(positions::Fact::Kind))
+                    && stack.depth() == 1
+                    && stack.only_keys()
+                    && positions::fact(&stack.keys()) == Some(positions::Fact::Kind)
                 {
                     w.docs.last_mut()?.kind = Some(value.clone());
                 }
                 let doc = w.docs.len() - 1;
                 w.scalars.push(Scalar {
                     off,
-                    path,
+                    path: stack.path_of(&value).0,
                     is_key,
-                    frame: stack.last().filter(|f| f.is_map).map(|f| f.id),
-                    op_frame: stack.get(1).filter(|f| f.is_map).map(|f| f.id),
+                    frame: stack.top().filter(|f| f.is_map).map(|f| f.id),
+                    op_frame: stack.frames().get(1).filter(|f| f.is_map).map(|f| f.id),
                     doc,
                     value: value.clone(),
                 });
-                if let Some(f) = stack.last_mut() {
-                    if f.is_map && f.expect_key {
-                        f.key = Some(value);
-                    } else if f.is_map {
+                if let Some(f) = stack.top_mut() {
+                    if f.is_map && !f.expect_key {
                         if let Some(k) = &f.key {
-                            if positions::is_name_key(k) || k == "path" {
-                                f.scalars.push((k.clone(), value));
+                            if positions::is_name_key(k) || k == positions::PATCH_OP_PATH {
+                                f.data.push((k.clone(), value.clone()));
                             }
                         }
                     }
                 }
-                advance(&mut stack, "");
+                stack.scalar(&value);
             }
             _ => {}
         }
     }
     Some(w)
-}
-
-fn advance(stack: &mut [Frame], key_if_complex: &str) {
-    if let Some(f) = stack.last_mut() {
-        if f.is_map {
-            if f.expect_key && !key_if_complex.is_empty() {
-                f.key = Some(key_if_complex.into());
-            }
-            f.expect_key = !f.expect_key;
-        } else {
-            f.index += 1;
-        }
-    }
-}
-
-/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;
-/// numeric steps are list indexes.
-pub fn pointer_path(pointer: &str) -> Option<Vec<Seg>> {
-    let rest = pointer.strip_prefix('/')?;
-    Some(
-        rest.split('/')
-            .map(|s| {
-                let s = s.replace("~1", "/").replace("~0", "~");
-                match s.parse::<usize>() {
-                    Ok(i) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
-                        Seg::Index(i)
-                    }
-                    _ => Seg::Key(s),
-                }
-            })
-            .collect(),
-    )
-}
-
-/// The cluster position a JSON 6902 op's value lands on: the op's `path`
-/// pointer plus the path inside its `value`, tried against every kind a patch
-/// may target ([`positions::PATCH_KINDS`]).
-pub fn op_position(pointer: &str, inside_value: &[Seg], managed_host: bool) -> Option<Position> {
-    let mut segs = pointer_path(pointer)?;
-    segs.extend_from_slice(inside_value);
-    let path = YamlPath(segs);
-    positions::PATCH_KINDS.iter().find_map(|k| {
-        positions::classify(
-            &path,
-            &Context {
-                kind: Some(k),
-                managed_host,
-                ..Context::default()
-            },
-        )
-    })
 }
 
 /// Locates the endpoint text `lit` found at byte `at` of `text` (a whole
@@ -280,26 +194,24 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
         .unwrap_or_default();
     let path = YamlPath(s.path.clone());
     if doc.root_seq {
-        if let [Seg::Index(_), Seg::Key(v), rest @ ..] = &s.path[..] {
-            let pointer = s
-                .op_frame
-                .and_then(|f| w.frames.get(&f))
-                .and_then(|v| v.iter().find(|(k, _)| k == "path"))
-                .map(|(_, p)| p.as_str());
-            let lands = pointer.and_then(|p| op_position(p, rest, managed_host));
-            if v == "value" && lands.is_some() {
-                return Some(Inner {
-                    position: Position::PatchOp,
-                    path: path.to_string(),
-                    siblings,
-                });
-            }
+        // A JSON 6902 op list: the op's `path` says where its `value` lands.
+        let pointer = s
+            .op_frame
+            .and_then(|f| w.frames.get(&f))
+            .and_then(|v| v.iter().find(|(k, _)| k == positions::PATCH_OP_PATH))
+            .map(|(_, p)| p.as_str());
+        if let Some(position) = positions::patch_op(&s.path, pointer, managed_host) {
+            return Some(Inner {
+                position,
+                path: path.to_string(),
+                siblings,
+            });
         }
     }
     if doc.kind.is_some() {
         let sibling_name = siblings
             .iter()
-            .find(|(k, _)| k == "name")
+            .find(|(k, _)| k == positions::NAME_KEY)
             .map(|(_, v)| v.as_str());
         let cx = Context {
             kind: doc.kind.as_deref(),
@@ -327,75 +239,10 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
 /// Bare hosts given as the value of a [`positions::BARE_HOST_KEYS`] key, in
 /// YAML or JSON (also JSON inside a string, with escaped quotes):
 /// `serverName: "kind-dev-control-plane"`, `tls-server-name: host:6443`.
-/// Whether one is an endpoint is the table's answer for where it sits.
+/// Whether one is an endpoint is the table's answer for where it sits; what
+/// a host is, [`endpoint::hosts_after_keys`](crate::endpoint::hosts_after_keys)'s.
 pub fn bare_hosts(text: &str) -> Vec<Found> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    for key in positions::BARE_HOST_KEYS {
-        for pos in crate::endpoint::find_iter(text, key) {
-            if pos > 0 && (b[pos - 1].is_ascii_alphanumeric() || matches!(b[pos - 1], b'-' | b'_'))
-            {
-                continue;
-            }
-            let mut i = pos + key.len();
-            while i < b.len() && matches!(b[i], b'"' | b'\'' | b'\\') {
-                i += 1;
-            }
-            while i < b.len() && matches!(b[i], b' ' | b'\t') {
-                i += 1;
-            }
-            if b.get(i) != Some(&b':') {
-                continue;
-            }
-            i += 1;
-            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'"' | b'\'' | b'\\') {
-                i += 1;
-            }
-            let start = i;
-            while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'.' | b'-' | b'_'))
-            {
-                i += 1;
-            }
-            if i == start || !b[start].is_ascii_alphanumeric() {
-                continue;
-            }
-            let host_end = i;
-            let mut port = None;
-            if b.get(i) == Some(&b':') {
-                let d = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
-                if d > 0 {
-                    port = text[i + 1..i + 1 + d]
-                        .parse::<u16>()
-                        .ok()
-                        .filter(|&p| p > 0);
-                    if port.is_none() {
-                        continue;
-                    }
-                    i += 1 + d;
-                }
-            }
-            if b.get(i).is_some_and(|&c| {
-                !matches!(
-                    c,
-                    b'"' | b'\'' | b'\\' | b' ' | b'\t' | b'\r' | b'\n' | b',' | b'}' | b']' | b'#'
-                )
-            }) {
-                continue;
-            }
-            out.push(Found {
-                start,
-                end: i,
-                replace_end: i,
-                host: text[start..host_end].to_string(),
-                port,
-                bare: true,
-                userinfo: None,
-                path: String::new(),
-            });
-        }
-    }
-    out
+    crate::endpoint::hosts_after_keys(text, &positions::BARE_HOST_KEYS)
 }
 
 /// Standard base64 of a text, and its strict decoding ([`crate::base64`]).

@@ -594,6 +594,80 @@ pub fn same_host(a: &str, b: &str) -> bool {
     strip(a).eq_ignore_ascii_case(strip(b))
 }
 
+/// Bare hosts (with an optional `:port`) written as the value of one of
+/// `keys`, in YAML or JSON (also JSON inside a string, with escaped quotes):
+/// `serverName: "kind-dev-control-plane"`, `tls-server-name: host:6443`,
+/// `{\"serverName\":\"kwok\"}`. In the order of `keys`, then of the text.
+pub fn hosts_after_keys(text: &str, keys: &[&str]) -> Vec<Found> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for key in keys {
+        for pos in find_iter(text, key) {
+            if pos > 0 && (b[pos - 1].is_ascii_alphanumeric() || matches!(b[pos - 1], b'-' | b'_'))
+            {
+                continue;
+            }
+            let mut i = pos + key.len();
+            while i < b.len() && matches!(b[i], b'"' | b'\'' | b'\\') {
+                i += 1;
+            }
+            while i < b.len() && matches!(b[i], b' ' | b'\t') {
+                i += 1;
+            }
+            if b.get(i) != Some(&b':') {
+                continue;
+            }
+            i += 1;
+            while i < b.len() && matches!(b[i], b' ' | b'\t' | b'"' | b'\'' | b'\\') {
+                i += 1;
+            }
+            let start = i;
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'.' | b'-' | b'_'))
+            {
+                i += 1;
+            }
+            if i == start || !b[start].is_ascii_alphanumeric() {
+                continue;
+            }
+            let host_end = i;
+            let mut port = None;
+            if b.get(i) == Some(&b':') {
+                let d = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+                if d > 0 {
+                    port = text[i + 1..i + 1 + d]
+                        .parse::<u16>()
+                        .ok()
+                        .filter(|&p| p > 0);
+                    if port.is_none() {
+                        continue;
+                    }
+                    i += 1 + d;
+                }
+            }
+            if b.get(i).is_some_and(|&c| {
+                !matches!(
+                    c,
+                    b'"' | b'\'' | b'\\' | b' ' | b'\t' | b'\r' | b'\n' | b',' | b'}' | b']' | b'#'
+                )
+            }) {
+                continue;
+            }
+            out.push(Found {
+                start,
+                end: i,
+                replace_end: i,
+                host: text[start..host_end].to_string(),
+                port,
+                bare: true,
+                userinfo: None,
+                path: String::new(),
+            });
+        }
+    }
+    out
+}
+
 /// `text` with the password of any `https://user:password@` replaced by `***`,
 /// for printing an endpoint found in a file.
 pub fn redact(text: &str) -> String {
@@ -1421,60 +1495,8 @@ fn escape_json(s: &str) -> String {
 /// character and one span. `None` for what JSON does not allow: another escape,
 /// a lone surrogate, an unescaped `"` or control character.
 pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
-    let b = raw_inner.as_bytes();
-    let mut text = String::with_capacity(raw_inner.len());
-    let mut spans = Vec::new();
-    let mut i = 0;
-    let unit = |at: usize| -> Option<u32> {
-        if b.get(at..at + 2)? != b"\\u" {
-            return None;
-        }
-        let h = std::str::from_utf8(b.get(at + 2..at + 6)?).ok()?;
-        if !h.bytes().all(|c| c.is_ascii_hexdigit()) {
-            return None;
-        }
-        u32::from_str_radix(h, 16).ok()
-    };
-    while i < b.len() {
-        let start = i;
-        let d0 = text.len();
-        match b[i] {
-            b'"' => return None,
-            c if c < 0x20 => return None,
-            b'\\' => {
-                let (c, len) = match *b.get(i + 1)? {
-                    b'"' => ('"', 2),
-                    b'\\' => ('\\', 2),
-                    b'/' => ('/', 2),
-                    b'b' => ('\x08', 2),
-                    b'f' => ('\x0c', 2),
-                    b'n' => ('\n', 2),
-                    b'r' => ('\r', 2),
-                    b't' => ('\t', 2),
-                    b'u' => {
-                        let u = unit(i)?;
-                        if (0xD800..0xDC00).contains(&u) {
-                            let lo = unit(i + 6).filter(|l| (0xDC00..0xE000).contains(l))?;
-                            let cp = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-                            (char::from_u32(cp)?, 12)
-                        } else {
-                            (char::from_u32(u)?, 6)
-                        }
-                    }
-                    _ => return None,
-                };
-                text.push(c);
-                i += len;
-            }
-            _ => {
-                let c = raw_inner[i..].chars().next()?;
-                text.push(c);
-                i += c.len_utf8();
-            }
-        }
-        spans.push((start..i, d0..text.len()));
-    }
-    Some(Decoded { text, spans })
+    // JSON has one decoder: the tokenizer's.
+    crate::json::decode_body(raw_inner)
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@
 
 use std::fmt;
 use std::ops::Range;
+use yaml_rust2::parser::Event;
+use yaml_rust2::scanner::TScalarStyle;
 
 /// The deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 1000;
@@ -108,6 +110,10 @@ impl Token {
 struct Container {
     parent: Option<usize>,
     seg: Option<Seg>,
+    object: bool,
+    /// Byte offsets of its opening bracket and just past its closing one.
+    start: usize,
+    end: usize,
 }
 
 /// The scalars of a JSON text.
@@ -142,6 +148,89 @@ impl Document {
         self.tokens
             .iter()
             .filter(|t| matches!(t.kind, Kind::Str { .. }))
+    }
+
+    /// The document as the YAML parser's event stream, each event with its
+    /// byte offset (a string's opening quote, a container's bracket): what
+    /// the locator reads, so that JSON the YAML parser refuses is located by
+    /// the same rules as the JSON it reads.
+    pub fn events<'a>(&'a self, text: &'a str) -> impl Iterator<Item = (Event, usize)> + 'a {
+        enum Next {
+            Open(usize),
+            Token(usize),
+        }
+        let mut open: Vec<usize> = Vec::new();
+        let (mut c, mut t) = (0, 0);
+        let mut pending: std::collections::VecDeque<(Event, usize)> = Default::default();
+        let mut started = false;
+        let mut done = false;
+        std::iter::from_fn(move || loop {
+            if let Some(e) = pending.pop_front() {
+                return Some(e);
+            }
+            if done {
+                return None;
+            }
+            if !started {
+                started = true;
+                pending.push_back((Event::StreamStart, 0));
+                pending.push_back((Event::DocumentStart, 0));
+                continue;
+            }
+            let next = match (self.containers.get(c), self.tokens.get(t)) {
+                (Some(k), Some(tok)) if k.start < tok.range.start => Some(Next::Open(c)),
+                (Some(_), None) => Some(Next::Open(c)),
+                (_, Some(_)) => Some(Next::Token(t)),
+                (None, None) => None,
+            };
+            let at = match &next {
+                Some(Next::Open(i)) => self.containers[*i].start,
+                Some(Next::Token(i)) => self.tokens[*i].range.start,
+                None => usize::MAX,
+            };
+            // Close what ended before the next item.
+            while let Some(&top) = open.last() {
+                let k = &self.containers[top];
+                if k.end > at {
+                    break;
+                }
+                open.pop();
+                let ev = if k.object {
+                    Event::MappingEnd
+                } else {
+                    Event::SequenceEnd
+                };
+                pending.push_back((ev, k.end.saturating_sub(1)));
+            }
+            match next {
+                Some(Next::Open(i)) => {
+                    let k = &self.containers[i];
+                    let ev = if k.object {
+                        Event::MappingStart(0, None)
+                    } else {
+                        Event::SequenceStart(0, None)
+                    };
+                    pending.push_back((ev, k.start));
+                    open.push(i);
+                    c += 1;
+                }
+                Some(Next::Token(i)) => {
+                    let tok = &self.tokens[i];
+                    let (value, style) = match &tok.kind {
+                        Kind::Str { value, .. } => (value.clone(), TScalarStyle::DoubleQuoted),
+                        _ => (text[tok.range.clone()].to_string(), TScalarStyle::Plain),
+                    };
+                    pending.push_back((Event::Scalar(value, style, 0, None), tok.range.start));
+                    t += 1;
+                }
+                None => {
+                    let end = text.len();
+                    pending.push_back((Event::DocumentEnd, end));
+                    pending.push_back((Event::StreamEnd, end));
+                    done = true;
+                }
+            }
+        })
     }
 
     /// The token whose raw range is exactly `range`.
@@ -244,8 +333,17 @@ impl<'a> Lexer<'a> {
 
     /// A string starting at `self.pos` (a `"`): its decoded value.
     fn string(&mut self) -> Result<String, Error> {
+        self.string_in(true, None)
+    }
+
+    /// JSON's one string decoder. `quoted`: a string starting at `self.pos`
+    /// with its `"`, ending at the closing one; else a string's body, from
+    /// `self.pos` to the end of the text (a `"` in it is an error). With
+    /// `spans`, records each character's (raw, decoded) byte ranges, an
+    /// escape (a surrogate pair too) being one character.
+    fn string_in(&mut self, quoted: bool, mut spans: Option<&mut Spans>) -> Result<String, Error> {
         let start = self.pos;
-        self.pos += 1;
+        self.pos += usize::from(quoted);
         let mut out = String::new();
         loop {
             let run = self.pos;
@@ -255,40 +353,29 @@ impl<'a> Lexer<'a> {
                 }
                 self.pos += 1;
             }
+            if let Some(spans) = spans.as_deref_mut() {
+                for (i, ch) in self.text[run..self.pos].char_indices() {
+                    let d = out.len() + i;
+                    spans.push((run + i..run + i + ch.len_utf8(), d..d + ch.len_utf8()));
+                }
+            }
             out.push_str(&self.text[run..self.pos]);
             match self.peek() {
+                None if !quoted => return Ok(out),
                 None => return Err(self.err(start, "unterminated string")),
-                Some(b'"') => {
+                Some(b'"') if quoted => {
                     self.pos += 1;
                     return Ok(out);
                 }
+                Some(b'"') => return Err(self.err(self.pos, "an unescaped `\"` inside a string")),
                 Some(b'\\') => {
                     let esc = self.pos;
-                    let c = match self.b.get(esc + 1) {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
-                        Some(b'u') => {
-                            self.pos = esc + 2;
-                            let hi = self.hex4(esc)?;
-                            out.push(self.unicode(esc, hi)?);
-                            continue;
-                        }
-                        _ => {
-                            self.pos = esc + 1;
-                            let found = self.found();
-                            return Err(
-                                self.err(esc, format!("invalid escape: `\\` followed by {found}"))
-                            );
-                        }
-                    };
-                    self.pos = esc + 2;
+                    let d = out.len();
+                    let c = self.escape(esc)?;
                     out.push(c);
+                    if let Some(spans) = spans.as_deref_mut() {
+                        spans.push((esc..self.pos, d..out.len()));
+                    }
                 }
                 Some(c) => {
                     return Err(self.err(
@@ -298,6 +385,32 @@ impl<'a> Lexer<'a> {
                 }
             }
         }
+    }
+
+    /// The escape at `esc` (a `\`), consumed: the character it writes.
+    fn escape(&mut self, esc: usize) -> Result<char, Error> {
+        let c = match self.b.get(esc + 1) {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos = esc + 2;
+                let hi = self.hex4(esc)?;
+                return self.unicode(esc, hi);
+            }
+            _ => {
+                self.pos = esc + 1;
+                let found = self.found();
+                return Err(self.err(esc, format!("invalid escape: `\\` followed by {found}")));
+            }
+        };
+        self.pos = esc + 2;
+        Ok(c)
     }
 
     /// Four hex digits at `self.pos`, consumed.
@@ -389,68 +502,88 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// Reads a whole JSON text (RFC 8259, see the module notes) into its scalars.
-pub fn tokenize(text: &str) -> Result<Document, Error> {
+/// `(raw, decoded)` byte ranges of each character of a decoded string.
+type Spans = Vec<(Range<usize>, Range<usize>)>;
+
+/// The body of a JSON string (the bytes between the quotes), decoded by the
+/// tokenizer's own decoder, with the raw and decoded byte range of each
+/// character (an escape, a surrogate pair included, is one). `None` for what
+/// JSON does not allow: an invalid escape, a lone surrogate, an unescaped `"`
+/// or control character.
+pub fn decode_body(raw_inner: &str) -> Option<crate::endpoint::Decoded> {
     let mut lx = Lexer {
-        text,
-        b: text.as_bytes(),
+        text: raw_inner,
+        b: raw_inner.as_bytes(),
         pos: 0,
     };
-    if text.starts_with('\u{feff}') {
-        lx.pos = '\u{feff}'.len_utf8();
-    }
-    let mut doc = Document {
-        tokens: Vec::new(),
-        duplicate_key: None,
-        containers: Vec::new(),
+    let mut spans = Spans::new();
+    let text = lx.string_in(false, Some(&mut spans)).ok()?;
+    Some(crate::endpoint::Decoded { text, spans })
+}
+
+/// Reads a whole JSON text (RFC 8259, see the module notes) into its scalars.
+pub fn tokenize(text: &str) -> Result<Document, Error> {
+    let mut t = Tokenizer {
+        lx: Lexer {
+            text,
+            b: text.as_bytes(),
+            pos: 0,
+        },
+        doc: Document {
+            tokens: Vec::new(),
+            duplicate_key: None,
+            containers: Vec::new(),
+        },
+        stack: Vec::new(),
+        seg: None,
     };
-    let mut stack: Vec<Frame> = Vec::new();
-    // The step from the innermost container to the value about to be read.
-    let mut seg: Option<Seg> = None;
-    'value: loop {
+    if text.starts_with('\u{feff}') {
+        t.lx.pos = '\u{feff}'.len_utf8();
+    }
+    loop {
+        if t.value()? == Read::Opened {
+            continue; // its first member or element comes next
+        }
+        if t.after_value()? {
+            return Ok(t.doc);
+        }
+    }
+}
+
+/// What [`Tokenizer::value`] read.
+#[derive(PartialEq, Eq)]
+enum Read {
+    /// A whole value (a scalar, or an empty array or object).
+    Whole,
+    /// The start of a non-empty array or object.
+    Opened,
+}
+
+/// The tokenizer's state between values.
+struct Tokenizer<'a> {
+    lx: Lexer<'a>,
+    doc: Document,
+    stack: Vec<Frame>,
+    /// The step from the innermost container to the value about to be read.
+    seg: Option<Seg>,
+}
+
+impl Tokenizer<'_> {
+    /// Reads one value, or opens the array or object it starts.
+    fn value(&mut self) -> Result<Read, Error> {
+        let lx = &mut self.lx;
         lx.ws();
         let start = lx.pos;
-        let container = stack.last().map(|f| f.container);
+        let text = lx.text;
         let kind = match lx.peek() {
-            Some(open @ (b'{' | b'[')) => {
-                if stack.len() == MAX_DEPTH {
-                    return Err(lx.err(
-                        start,
-                        format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
-                    ));
-                }
-                lx.pos += 1;
-                doc.containers.push(Container {
-                    parent: container,
-                    seg: seg.take(),
-                });
-                stack.push(Frame {
-                    container: doc.containers.len() - 1,
-                    object: open == b'{',
-                    next: 0,
-                    keys: Default::default(),
-                });
-                lx.ws();
-                let close = if open == b'{' { b'}' } else { b']' };
-                if lx.peek() == Some(close) {
-                    lx.pos += 1;
-                    stack.pop();
-                } else if open == b'{' {
-                    seg = Some(member_key(&mut lx, &mut doc, &mut stack)?);
-                    continue 'value;
-                } else {
-                    seg = Some(Seg::Index(0));
-                    continue 'value;
-                }
-                None
-            }
-            Some(b'"') => Some(Kind::Str {
+            Some(open @ (b'{' | b'[')) => return self.open(open == b'{'),
+            Some(b'"') => Kind::Str {
                 value: lx.string()?,
                 key: false,
-            }),
+            },
             Some(b'-' | b'0'..=b'9') => {
                 lx.number()?;
-                Some(Kind::Number)
+                Kind::Number
             }
             Some(b't' | b'f' | b'n') => {
                 let (word, kind) = match lx.peek() {
@@ -462,51 +595,101 @@ pub fn tokenize(text: &str) -> Result<Document, Error> {
                     return Err(lx.err(start, format!("expected `{word}`")));
                 }
                 lx.pos += word.len();
-                Some(kind)
+                kind
             }
-            Some(b']') if matches!(seg, Some(Seg::Index(1..))) => {
+            Some(b']') if matches!(self.seg, Some(Seg::Index(1..))) => {
                 return Err(lx.err(start, "trailing comma before the end of an array"))
             }
-            _ if stack.is_empty() && doc.tokens.is_empty() && lx.pos >= text.len() => {
+            _ if self.stack.is_empty() && self.doc.tokens.is_empty() && lx.pos >= text.len() => {
                 return Err(lx.err(start, "no JSON value in the text"))
             }
             _ => return Err(lx.err(start, format!("expected a value, found {}", lx.found()))),
         };
-        if let Some(kind) = kind {
-            doc.tokens.push(Token {
-                range: start..lx.pos,
-                kind,
-                seg: seg.take(),
-                container,
-            });
+        self.doc.tokens.push(Token {
+            range: start..lx.pos,
+            kind,
+            seg: self.seg.take(),
+            container: self.stack.last().map(|f| f.container),
+        });
+        Ok(Read::Whole)
+    }
+
+    /// An array or object starts at the current position.
+    fn open(&mut self, object: bool) -> Result<Read, Error> {
+        let lx = &mut self.lx;
+        let start = lx.pos;
+        if self.stack.len() == MAX_DEPTH {
+            return Err(lx.err(
+                start,
+                format!("arrays and objects nested deeper than {MAX_DEPTH} levels"),
+            ));
         }
-        // After a value: a separator, or the end of containers.
+        lx.pos += 1;
+        self.doc.containers.push(Container {
+            parent: self.stack.last().map(|f| f.container),
+            seg: self.seg.take(),
+            object,
+            start,
+            end: lx.text.len(),
+        });
+        self.stack.push(Frame {
+            container: self.doc.containers.len() - 1,
+            object,
+            next: 0,
+            keys: Default::default(),
+        });
+        lx.ws();
+        let close = if object { b'}' } else { b']' };
+        if lx.peek() == Some(close) {
+            lx.pos += 1;
+            self.close();
+            return Ok(Read::Whole);
+        }
+        self.seg = Some(if object {
+            member_key(&mut self.lx, &mut self.doc, &mut self.stack)?
+        } else {
+            Seg::Index(0)
+        });
+        Ok(Read::Opened)
+    }
+
+    /// The innermost container has just been closed (its bracket consumed).
+    fn close(&mut self) {
+        if let Some(done) = self.stack.pop() {
+            self.doc.containers[done.container].end = self.lx.pos;
+        }
+    }
+
+    /// After a value: a separator (then `false`: another value comes), or
+    /// the end of containers; `true` at the end of the text.
+    fn after_value(&mut self) -> Result<bool, Error> {
         loop {
+            let lx = &mut self.lx;
             lx.ws();
-            let Some(top) = stack.last_mut() else {
-                if lx.pos < text.len() {
+            let Some(top) = self.stack.last_mut() else {
+                if lx.pos < lx.text.len() {
                     return Err(lx.err(
                         lx.pos,
                         format!("unexpected {} after the JSON value", lx.found()),
                     ));
                 }
-                return Ok(doc);
+                return Ok(true);
             };
             let close = if top.object { b'}' } else { b']' };
             match lx.peek() {
                 Some(b',') => {
                     lx.pos += 1;
                     top.next += 1;
-                    if top.object {
-                        seg = Some(member_key(&mut lx, &mut doc, &mut stack)?);
+                    self.seg = Some(if top.object {
+                        member_key(&mut self.lx, &mut self.doc, &mut self.stack)?
                     } else {
-                        seg = Some(Seg::Index(top.next));
-                    }
-                    continue 'value;
+                        Seg::Index(top.next)
+                    });
+                    return Ok(false);
                 }
                 Some(c) if c == close => {
                     lx.pos += 1;
-                    stack.pop();
+                    self.close();
                 }
                 _ => {
                     let what = if top.object {
@@ -1229,5 +1412,24 @@ mod tests {
         assert_eq!((v.changed, v.whole_document_by_serde_json), (1, false));
         // The byte-exact check still holds there.
         assert!(verify_same_except(&old, &new.replacen('[', " [", 1), &plan).is_err());
+    }
+
+    #[test]
+    fn a_body_decodes_with_the_tokenizers_rules_and_maps_each_character() {
+        let d = decode_body("a\\u00e9\\ud83d\\ude00\\/\u{e9}").unwrap();
+        assert_eq!(d.text, "a\u{e9}\u{1f600}/\u{e9}");
+        let raw: Vec<_> = d.spans.iter().map(|(r, _)| r.clone()).collect();
+        assert_eq!(raw, [0..1, 1..7, 7..19, 19..21, 21..23]);
+        let dec: Vec<_> = d.spans.iter().map(|(_, r)| r.clone()).collect();
+        assert_eq!(dec, [0..1, 1..3, 3..7, 7..8, 8..10]);
+        for bad in ["\\x41", "\\ud83d", "a\"b", "\t", "\\"] {
+            assert!(decode_body(bad).is_none(), "{bad:?}");
+        }
+        for s in ["", "plain", "q\"uote\\ \n\u{1}\u{1f600}"] {
+            let quoted = serde_json::to_string(s).unwrap();
+            let body = &quoted[1..quoted.len() - 1];
+            assert_eq!(decode_body(body).unwrap().text, s);
+            assert_eq!(tokenize(&quoted).unwrap().tokens[0].str_value(), Some(s));
+        }
     }
 }

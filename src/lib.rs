@@ -316,10 +316,10 @@ fn json_fallback(
     rel: &str,
     text: &str,
     hosts: &[String],
-    only_hosts: bool,
+    want: locate::Want,
     mut yaml_error: ParseError,
 ) -> Result<Located, ParseError> {
-    jsonfile::locate(text, hosts, only_hosts).map_err(|e| {
+    jsonfile::locate_for(text, hosts, want).map_err(|e| {
         if rel.to_ascii_lowercase().ends_with(".json") {
             yaml_error.message = format!(
                 "{}; nor valid JSON: {}:{}: {}",
@@ -479,7 +479,7 @@ fn process(
                     }
                 }
                 Role::Yaml if has || destination => locate::locate_yaml_for(&text, hosts, want)
-                    .or_else(|e| json_fallback(&entry.rel, &text, hosts, only_hosts, e)),
+                    .or_else(|e| json_fallback(&entry.rel, &text, hosts, want, e)),
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                 _ => return Ok(Outcome::Nothing),
             };

@@ -3,17 +3,22 @@
 //! template action), which YAML path and resource it sits at, and whether that
 //! position holds a cluster by ArgoCD semantics.
 //!
-//! YAML is read as [`yaml`](crate::yaml)'s event stream by a [`Locator`],
-//! one method per event kind; which paths hold a cluster is
-//! [`positions`](crate::positions)' answer. With `only`, the locator also
+//! YAML is read as [`yaml`]'s event stream by a `Locator`,
+//! one method per event kind, on the shared [`yaml::Stack`]; JSON the YAML
+//! parser refuses is read by the same `Locator` from the JSON reader's events
+//! ([`locate_json_for`]), so both give the same occurrences. Which paths hold
+//! a cluster is [`positions`]' answer. With `only`, the locator also
 //! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
 //! parsing the old text twice; locating itself never checks rewrites.
 
-use crate::embedded;
+use crate::embedded::{self, Inner};
 use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
 use crate::yaml::{self, Events, ParseFailure};
+
+/// The open collections, each with its scalars that may name a cluster, by key.
+type Stack = yaml::Stack<Vec<(String, String)>>;
 pub use crate::yaml::{mask_templates, LineIndex, MAX_DEPTH};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use yaml_rust2::parser::Event;
@@ -172,39 +177,6 @@ pub struct ParseError {
     pub occurrences: Vec<Occurrence>,
 }
 
-/// One open collection on the way down to the current node.
-struct Frame {
-    is_map: bool,
-    expect_key: bool,
-    key: Option<String>,
-    index: usize,
-    /// Scalar values of this mapping that may name a cluster, by key.
-    scalars: Vec<(String, String)>,
-    /// This collection is itself a (complex) mapping key.
-    in_key: bool,
-    /// Identifies the mapping, so its scalars can be found once it is complete.
-    id: usize,
-}
-
-impl Frame {
-    fn seg(&self) -> Seg {
-        if self.is_map {
-            Seg::Key(self.key.clone().unwrap_or_else(|| "?".into()))
-        } else {
-            Seg::Index(self.index)
-        }
-    }
-
-    /// A child node has been completed.
-    fn advance(&mut self) {
-        if self.is_map {
-            self.expect_key = !self.expect_key;
-        } else {
-            self.index += 1;
-        }
-    }
-}
-
 /// A scalar that holds endpoint text, with the context needed to classify it.
 struct Candidate {
     event: usize,
@@ -249,7 +221,7 @@ impl Doc {
         if let (Some("List"), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
             (self.kind.as_deref(), path.0.as_slice())
         {
-            if k == "items" {
+            if k == positions::LIST_ITEMS {
                 let kind = self.item_kinds.get(i).map(String::as_str);
                 return (kind, YamlPath(rest.to_vec()), true);
             }
@@ -262,7 +234,7 @@ impl Doc {
         if let (Some("List"), [Seg::Key(k), Seg::Index(i), ..]) =
             (self.kind.as_deref(), path.0.as_slice())
         {
-            if k == "items" {
+            if k == positions::LIST_ITEMS {
                 if let Some(kind) = self.item_kinds.get(i) {
                     return Some(match self.item_names.get(i) {
                         Some(n) => format!("{kind}/{n}"),
@@ -352,7 +324,6 @@ pub fn locate_yaml_for(
     extra_hosts: &[String],
     want: Want,
 ) -> Result<Located, ParseError> {
-    let only = want.only;
     let index = LineIndex::new(text);
     // YAML allows no NUL character; the parser would take it as a line break
     // and every position after it would be wrong.
@@ -367,21 +338,8 @@ pub fn locate_yaml_for(
             (line, column, "a NUL byte, which YAML does not allow".into()),
         ));
     }
-    let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
-    if only {
-        found.retain(|f| extra_hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
-    } else {
-        found = with_bare_hosts(found, embedded::bare_hosts(text));
-    }
-    let input = Input {
-        text,
-        index: &index,
-        found: &found,
-        hosts: extra_hosts,
-        only,
-        names: want.names,
-        escapes: text.contains('\\'),
-    };
+    let found = raw_finds(text, extra_hosts, want.only);
+    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
     // The parser's lines are the file's: one line index serves both (a
     // BOM shifts the first line's columns, so then the events index their own).
     let events = |t| {
@@ -401,6 +359,48 @@ pub fn locate_yaml_for(
         }
     }
     Err(parse_error(text, &index, found, extra_hosts, first))
+}
+
+/// Locates every endpoint occurrence in `text`, a JSON text the YAML parser
+/// may refuse (a surrogate-pair escape, as Python's `json.dump` writes), by
+/// the same `Locator` as YAML: the JSON reader gives it the same events
+/// (paths, decoded values, byte offsets), and strings with escapes are read
+/// by JSON's escape rules. `Err` when `text` is not valid JSON.
+pub fn locate_json_for(
+    text: &str,
+    extra_hosts: &[String],
+    want: Want,
+) -> Result<Located, crate::json::Error> {
+    let doc = crate::json::tokenize(text)?;
+    let index = LineIndex::new(text);
+    let found = raw_finds(text, extra_hosts, want.only);
+    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Json);
+    let mut located = Locator::new(input, &[])
+        .run(doc.events(text).map(Ok))
+        .map_err(|(line, column, message)| crate::json::Error {
+            offset: index.offset(text, line, column - 1).unwrap_or(0),
+            line,
+            column,
+            message,
+        })?;
+    // Spliced by JSON's escape rules, verified byte for byte (`jsonfile::verify`).
+    located.proof = Proof {
+        json: true,
+        ..Proof::default()
+    };
+    Ok(located)
+}
+
+/// The endpoint-looking text in a file's raw bytes, in order: just the
+/// given hosts with `only`, else every endpoint and the bare hosts named by key.
+fn raw_finds(text: &str, hosts: &[String], only: bool) -> Vec<Found> {
+    let mut found = endpoint::find_all(text, &text.to_ascii_lowercase(), hosts);
+    if only {
+        found.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
+        found
+    } else {
+        with_bare_hosts(found, embedded::bare_hosts(text))
+    }
 }
 
 /// Adds the bare hosts found by key to `found` (sorted, never overlapping).
@@ -441,6 +441,13 @@ fn parse_error(
     }
 }
 
+/// Which escapes a double-quoted scalar is written with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Grammar {
+    Yaml,
+    Json,
+}
+
 /// What a locator reads: the file, its line index, the endpoint text found in
 /// it, and what it is looking for.
 #[derive(Clone, Copy)]
@@ -456,6 +463,29 @@ struct Input<'a> {
     /// The text has a backslash: a double-quoted scalar may hide an endpoint
     /// behind escapes, so raw finds are not the only way in.
     escapes: bool,
+    grammar: Grammar,
+}
+
+impl<'a> Input<'a> {
+    fn new(
+        text: &'a str,
+        index: &'a LineIndex,
+        found: &'a [Found],
+        hosts: &'a [String],
+        want: Want,
+        grammar: Grammar,
+    ) -> Input<'a> {
+        Input {
+            text,
+            index,
+            found,
+            hosts,
+            only: want.only,
+            names: want.names,
+            escapes: text.contains('\\'),
+            grammar,
+        }
+    }
 }
 
 /// Walks one file's parser events and ties each piece of endpoint text to
@@ -464,7 +494,7 @@ struct Locator<'a> {
     input: Input<'a>,
     /// Byte ranges of masked template actions (empty when unmasked).
     masked: &'a [(usize, usize)],
-    stack: Vec<Frame>,
+    stack: Stack,
     docs: Vec<Doc>,
     candidates: Vec<Candidate>,
     /// Candidates whose span end is not known yet (the next scalar's start).
@@ -503,7 +533,7 @@ impl<'a> Locator<'a> {
         Locator {
             input,
             masked,
-            stack: Vec::new(),
+            stack: Stack::new(),
             docs: vec![Doc::default()],
             candidates: Vec::new(),
             pending_spans: Vec::new(),
@@ -533,7 +563,8 @@ impl<'a> Locator<'a> {
     fn event(&mut self, ev: Event, off: usize) -> Result<(), ParseFailure> {
         let ev_index = self.events;
         self.events += 1;
-        if self.stack.len() >= MAX_DEPTH {
+        // (The JSON reader has already refused anything deeper than its own limit.)
+        if self.stack.depth() >= MAX_DEPTH && self.input.grammar == Grammar::Yaml {
             let (line, column) = self.input.index.position(self.input.text, off);
             return Err((
                 line,
@@ -584,57 +615,20 @@ impl<'a> Locator<'a> {
     }
 
     fn open(&mut self, is_map: bool, id: usize) {
-        let in_key = self
-            .stack
-            .last()
-            .is_some_and(|f| (f.is_map && f.expect_key) || f.in_key);
-        self.stack.push(Frame {
-            is_map,
-            expect_key: true,
-            key: None,
-            index: 0,
-            scalars: Vec::new(),
-            in_key,
-            id,
-        });
+        self.stack.open(is_map, id, Vec::new());
     }
 
     fn close(&mut self) {
-        if let Some(done) = self.stack.pop() {
+        if let Some(done) = self.stack.close() {
             // Kept only where an endpoint may need its cluster name.
             if done.is_map && self.wanted.contains(&done.id) {
-                self.siblings.insert(done.id, done.scalars);
+                self.siblings.insert(done.id, done.data);
             }
-        }
-        if let Some(parent) = self.stack.last_mut() {
-            if parent.is_map && parent.expect_key {
-                set_key(&mut parent.key, "?");
-            }
-            parent.advance();
         }
     }
 
     fn alias(&mut self) {
-        if let Some(f) = self.stack.last_mut() {
-            if f.is_map && f.expect_key {
-                set_key(&mut f.key, "*");
-            }
-            f.advance();
-        }
-    }
-
-    /// The keys from the root down to the scalar (its own key last).
-    fn keys<'s>(&'s self, own_key: Option<&'s str>) -> Vec<&'s str> {
-        let depth = self.stack.len();
-        self.stack
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.is_map)
-            .map(|(i, f)| match own_key {
-                Some(k) if i + 1 == depth => k,
-                _ => f.key.as_deref().unwrap_or("?"),
-            })
-            .collect()
+        self.stack.alias();
     }
 
     /// Whether a scalar is worth recording: it names a recognised host or a
@@ -650,8 +644,7 @@ impl<'a> Locator<'a> {
         let bare_key = !is_key
             && self
                 .stack
-                .last()
-                .and_then(|f| f.key.as_deref())
+                .value_key()
                 .is_some_and(|k| positions::BARE_HOST_KEYS.contains(&k));
         if !bare_key && !v.bytes().any(|b| b == b'.' || b == b':') {
             return false;
@@ -670,22 +663,23 @@ impl<'a> Locator<'a> {
         }
         if !endpoint::HTTPS.is_in(&lower) {
             // A bare host by key inside a string (`"serverName": "cp"`).
-            return SERVER_NAME.is_in(&lower) && self.keys(None).last() == Some(&"config");
+            return positions::may_hold_bare_in_string(self.stack.last_key(), &lower);
         }
         // OpenShift API servers and Rancher proxies are endpoints by shape.
         if OPENSHIFT_PORT.is_in(&lower) || RANCHER.is_in(&lower) {
             return true;
         }
-        if self.stack.len() == 1 && !is_key {
+        let depth = self.stack.depth();
+        if positions::top_level_url(depth, is_key) {
             return true;
         }
-        let keys = self.keys(None);
+        let keys = self.stack.keys();
         let keys = if is_key {
             &keys[..keys.len().saturating_sub(1)]
         } else {
             &keys[..]
         };
-        positions::may_hold(keys, &lower)
+        positions::may_hold_url(depth, is_key, keys, &lower)
     }
 
     /// Returns whether the scalar is held whole for verification.
@@ -703,46 +697,26 @@ impl<'a> Locator<'a> {
                 }
             });
         }
-        let is_key = self.stack.last().is_some_and(|f| f.is_map && f.expect_key);
-        // A frame inside a key marks every frame below it: the innermost says.
-        let in_key = self.stack.last().is_some_and(|f| f.in_key);
+        let is_key = self.stack.at_key();
+        let in_key = self.stack.in_key();
         let mut hold = false;
         if !is_key && !in_key {
             self.record_item_kind(value);
             hold = self.base64(value, ev_index, off);
         }
         if !hold && self.may_hold(value, is_key) {
-            let depth = self.stack.len();
-            let segs = self
-                .stack
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    if i + 1 == depth && is_key {
-                        Seg::Key(value.to_string())
-                    } else {
-                        f.seg()
-                    }
-                })
-                .collect();
-            let top = self.stack.last().filter(|f| f.is_map);
-            let parent = self
-                .stack
-                .len()
-                .checked_sub(2)
-                .map(|i| &self.stack[i])
-                .filter(|f| f.is_map)
-                .map(|f| f.id);
+            let top = self.stack.top().filter(|f| f.is_map);
+            let parent = self.stack.parent().filter(|f| f.is_map).map(|f| f.id);
             self.candidates.push(Candidate {
                 event: ev_index,
                 start: off,
                 span_end: text.len(),
-                path: YamlPath(segs),
+                path: self.stack.path_of(value),
                 in_key,
                 sibling_name: top.and_then(|f| {
-                    f.scalars
+                    f.data
                         .iter()
-                        .find(|(k, _)| k == "name")
+                        .find(|(k, _)| k == positions::NAME_KEY)
                         .map(|(_, v)| v.clone())
                 }),
                 frame: top.map(|f| f.id),
@@ -765,26 +739,24 @@ impl<'a> Locator<'a> {
             self.doc_needed = true;
             hold = true;
         }
-        if !in_key && !is_key && self.stack.len() <= positions::FACT_DEPTH {
+        if !in_key && !is_key && self.stack.depth() <= positions::FACT_DEPTH {
             self.record_fact(value, off);
         }
-        if let Some(f) = self.stack.last_mut() {
-            if f.is_map && f.expect_key {
-                set_key(&mut f.key, value);
-            } else if f.is_map {
-                // Only the siblings that can name a cluster are kept.
+        if let Some(f) = self.stack.top_mut() {
+            // Only the siblings that can name a cluster are kept.
+            if f.is_map && !f.expect_key {
                 if let Some(k) = f.key.as_deref().filter(|k| positions::is_name_key(k)) {
-                    f.scalars.push((k.to_string(), value.to_string()));
+                    f.data.push((k.to_string(), value.to_string()));
                 }
             }
-            f.advance();
         }
+        self.stack.scalar(value);
         hold
     }
 
     /// `items[N].kind` of a `kind: List`.
     fn record_item_kind(&mut self, value: &str) {
-        let s = &self.stack;
+        let s = self.stack.frames();
         let in_item = s.len() >= 3
             && s[0].is_map
             && s[0].key.as_deref() == Some(positions::LIST_ITEMS)
@@ -818,10 +790,10 @@ impl<'a> Locator<'a> {
             return false; // "https://"
         }
         // `data.server` of a Secret, or of a Secret in a `kind: List`.
-        let keys = self.keys(None);
+        let keys = self.stack.keys();
         // Keys only: an item of a List adds one sequence level.
         let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));
-        if !positions::base64_server(&keys) || self.stack.len() != levels {
+        if !positions::base64_server(&keys) || self.stack.depth() != levels {
             return false;
         }
         let Some(decoded) = embedded::base64_decode(value) else {
@@ -835,7 +807,7 @@ impl<'a> Locator<'a> {
         else {
             return false;
         };
-        if self.input.only && !hosts.iter().any(|h| h.eq_ignore_ascii_case(&found.host)) {
+        if self.input.only && !hosts.iter().any(|h| endpoint::same_host(h, &found.host)) {
             return false;
         }
         let text = self.input.text;
@@ -843,8 +815,8 @@ impl<'a> Locator<'a> {
         if text.get(start..start + value.len()) != Some(value) {
             return false;
         }
-        let segs = self.stack.iter().map(Frame::seg).collect();
-        let frame = self.stack.last().map(|f| f.id);
+        let path = self.stack.path();
+        let frame = self.stack.top().map(|f| f.id);
         if let Some(id) = frame {
             self.wanted.insert(id);
         }
@@ -854,7 +826,7 @@ impl<'a> Locator<'a> {
             end: start + value.len(),
             found,
             decoded: trimmed.to_string(),
-            path: YamlPath(segs),
+            path,
             doc: self.docs.len() - 1,
             frame,
         });
@@ -865,16 +837,11 @@ impl<'a> Locator<'a> {
     /// Remembers the document's kind, name and destination as its scalars go by.
     fn record_fact(&mut self, value: &str, off: usize) {
         // Cheap first: every fact's own key is one of these.
-        if !self
-            .stack
-            .last()
-            .and_then(|f| f.key.as_deref())
-            .is_some_and(positions::may_be_fact)
-        {
+        if !self.stack.value_key().is_some_and(positions::may_be_fact) {
             return;
         }
-        let keys = self.keys(None);
-        if keys.len() != self.stack.len() {
+        let keys = self.stack.keys();
+        if !self.stack.only_keys() {
             return; // a sequence on the way: no fact lives there
         }
         let Some(fact) = positions::fact(&keys) else {
@@ -913,19 +880,60 @@ impl<'a> Locator<'a> {
     /// Ties each piece of endpoint text to the scalar whose source span holds
     /// it, classifies it, and gives up what is not needed any more.
     fn finish(self) -> Located {
+        let found = self.input.found;
+        let (assigned, mut items) = self.assign();
+        let mut occurrences = Vec::new();
+        for (fi, f) in found.iter().cloned().enumerate() {
+            match assigned[fi] {
+                None => occurrences.extend(self.mention(f)),
+                Some((ci, voff)) if voff != usize::MAX => items.push(Item {
+                    f,
+                    ci,
+                    voff,
+                    escaped: None,
+                }),
+                Some(_) => {} // read through the scalar's escapes
+            }
+        }
+        let mut parsed = ParsedDocs::new();
+        for item in items {
+            occurrences.extend(self.value_occurrence(item, &mut parsed));
+        }
+        occurrences.sort_by_key(|o| o.found.start);
+        if !self.encoded.is_empty() {
+            occurrences.extend(
+                self.encoded
+                    .iter()
+                    .filter_map(|e| self.encoded_occurrence(e)),
+            );
+            occurrences.sort_by_key(|o| o.found.start);
+        }
+        let destinations = self.destinations();
+        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
+        let mut proof = self.proof;
+        if self.input.only {
+            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
+            proof.release_except(&used);
+        }
+        occurrences.shrink_to_fit();
+        Located {
+            occurrences,
+            destinations,
+            proof,
+        }
+    }
+
+    /// Ties the raw endpoint text to the candidate scalars: for each raw
+    /// find, its candidate and offset in the value (`usize::MAX` when it lies
+    /// in a body read through escapes); and the finds in those decoded values.
+    fn assign(&self) -> (Vec<Option<(usize, usize)>>, Vec<Item>) {
         let Input {
-            text,
-            index,
-            found,
-            hosts,
-            only,
-            names,
-            ..
+            text, found, hosts, ..
         } = self.input;
-        let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()]; // (candidate, value offset)
-                                                                                 // Scalars read through escapes: their occurrences come from the
-                                                                                 // decoded value, and raw text inside their body is theirs.
-        let mut items: Vec<(Found, usize, usize, Option<Escaped>)> = Vec::new();
+        let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()];
+        // Scalars read through escapes: their occurrences come from the
+        // decoded value, and raw text inside their body is theirs.
+        let mut items = Vec::new();
         for (ci, c) in self.candidates.iter().enumerate() {
             let Some(body) = &c.escaped_body else {
                 continue;
@@ -935,12 +943,13 @@ impl<'a> Locator<'a> {
                     assigned[fi] = Some((ci, usize::MAX));
                 }
             }
-            items.extend(
-                decoded_finds(text, body.clone(), &c.value, hosts, only).map(|(raw, esc)| {
-                    let voff = esc.found.start;
-                    (raw, ci, voff, Some(esc))
-                }),
-            );
+            let decoded = decoded_finds(text, body.clone(), &c.value, self.input, self.input.only);
+            items.extend(decoded.map(|(f, esc)| Item {
+                f,
+                ci,
+                voff: esc.found.start,
+                escaped: Some(esc),
+            }));
         }
         for (ci, c) in self.candidates.iter().enumerate() {
             if c.escaped_body.is_some() {
@@ -962,195 +971,212 @@ impl<'a> Locator<'a> {
                 }
             }
         }
+        (assigned, items)
+    }
 
-        let mut occurrences = Vec::new();
-        // Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
-        let mut parsed: HashMap<usize, Option<embedded::Parsed>> = HashMap::new();
-        for (fi, f) in found.iter().cloned().enumerate() {
-            let Some((ci, voff)) = assigned[fi] else {
-                if !is_endpoint(&f, hosts, false) {
-                    continue;
-                }
-                let kind = if in_ranges(self.masked, f.start) {
-                    Kind::Template
-                } else {
-                    Kind::Comment
-                };
-                let doc_idx = self
-                    .doc_starts
-                    .iter()
-                    .rev()
-                    .find(|(start, _)| *start <= f.start)
-                    .map(|(_, d)| *d);
-                let mut o = occurrence(text, index, f, kind);
-                o.resource = doc_idx.and_then(|d| self.docs[d].resource());
-                occurrences.push(o);
-                continue;
-            };
-            if voff != usize::MAX {
-                items.push((f, ci, voff, None));
-            }
+    /// Endpoint text in no scalar: a comment, or a template action.
+    fn mention(&self, f: Found) -> Option<Occurrence> {
+        if !is_endpoint(&f, self.input.hosts, false) {
+            return None;
         }
-        for (f, ci, voff, escaped) in items {
-            let c = &self.candidates[ci];
-            let doc = &self.docs[c.doc];
-            let line_start = c.value[..voff].rfind('\n').map_or(0, |p| p + 1);
-            let managed_host = f.shape() != Shape::Other;
-            let mut inner = None;
-            let position = if c.in_key {
-                None
-            } else {
-                // An exported `kind: List`: each item is located by its own kind.
-                let (kind, path, in_item) = doc.kind_and_path(&c.path);
-                let template_server = if in_item {
-                    None
-                } else {
-                    doc.template_server.as_deref()
-                };
-                positions::classify(
-                    &path,
-                    &positions::Context {
-                        kind,
-                        sibling_name: c.sibling_name.as_deref(),
-                        line_prefix: &c.value[line_start..voff],
-                        template_server,
-                        managed_host,
-                    },
-                )
-                // A `server:` line of a string that is a document of its own
-                // (a strategic-merge patch) is located by that document.
-                .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value))
-                .or_else(|| {
-                    let lit = &text[f.start..f.end];
-                    // Each document is parsed once, however many endpoints it holds.
-                    inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
-                        // A file that is a JSON 6902 op list (`patchesJson6902`).
-                        let whole = parsed.entry(usize::MAX).or_insert_with(|| {
-                            self.masked
-                                .is_empty()
-                                .then(|| embedded::parse(text))
-                                .flatten()
-                        });
-                        whole
-                            .as_ref()
-                            .and_then(|p| p.locate(f.start, lit, managed_host))
-                    } else if embedded::looks_embedded(&c.value) {
-                        let doc = parsed
-                            .entry(ci)
-                            .or_insert_with(|| embedded::parse(&c.value));
-                        doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
-                    } else {
-                        None
-                    };
-                    inner.as_ref().map(|i| i.position)
-                })
-                .or_else(|| {
-                    // A `server:` line of any other string (Helm `values: |`).
-                    let prefix = &c.value[line_start..voff];
-                    let cx = positions::Context {
-                        line_prefix: prefix,
-                        ..positions::Context::default()
-                    };
-                    positions::classify(&YamlPath::default(), &cx)
-                        .filter(|p| *p == Position::InStringKey)
-                })
-            };
-            // A bare host is an endpoint by shape, or where the API server's
-            // name is given without a scheme.
-            let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());
-            if !is_endpoint(&f, hosts, position.is_some()) {
-                continue;
-            }
+        let kind = if in_ranges(self.masked, f.start) {
+            Kind::Template
+        } else {
+            Kind::Comment
+        };
+        let doc_idx = self
+            .doc_starts
+            .iter()
+            .rev()
+            .find(|(start, _)| *start <= f.start)
+            .map(|(_, d)| *d);
+        let mut o = occurrence(self.input.text, self.input.index, f, kind);
+        o.resource = doc_idx.and_then(|d| self.docs[d].resource());
+        Some(o)
+    }
+
+    /// The cluster position of an item, and where it sits inside an embedded
+    /// document when that document decides.
+    fn position(
+        &self,
+        item: &Item,
+        managed_host: bool,
+        parsed: &mut ParsedDocs,
+    ) -> (Option<Position>, Option<Inner>) {
+        let Item { f, ci, voff, .. } = item;
+        let (ci, voff) = (*ci, *voff);
+        let c = &self.candidates[ci];
+        if c.in_key {
+            return (None, None);
+        }
+        let doc = &self.docs[c.doc];
+        let line_prefix = &c.value[c.value[..voff].rfind('\n').map_or(0, |p| p + 1)..voff];
+        // An exported `kind: List`: each item is located by its own kind.
+        let (kind, path, in_item) = doc.kind_and_path(&c.path);
+        let template_server = if in_item {
+            None
+        } else {
+            doc.template_server.as_deref()
+        };
+        let cx = positions::Context {
+            kind,
+            sibling_name: c.sibling_name.as_deref(),
+            line_prefix,
+            template_server,
+            managed_host,
+        };
+        // A `server:` line of a string that is a document of its own
+        // (a strategic-merge patch) is located by that document.
+        let direct = positions::classify(&path, &cx)
+            .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
+        if direct.is_some() {
+            return (direct, None);
+        }
+        let lit = &self.input.text[f.start..f.end];
+        // Each document is parsed once, however many endpoints it holds.
+        let inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
+            // A file that is a JSON 6902 op list (`patchesJson6902`).
+            let text = self.input.text;
+            let whole = parsed.entry(usize::MAX).or_insert_with(|| {
+                self.masked
+                    .is_empty()
+                    .then(|| embedded::parse(text))
+                    .flatten()
+            });
+            whole
+                .as_ref()
+                .and_then(|p| p.locate(f.start, lit, managed_host))
+        } else if embedded::looks_embedded(&c.value) {
+            let doc = parsed
+                .entry(ci)
+                .or_insert_with(|| embedded::parse(&c.value));
+            doc.as_ref().and_then(|p| p.locate(voff, lit, managed_host))
+        } else {
+            None
+        };
+        if let Some(i) = inner {
+            return (Some(i.position), Some(i));
+        }
+        // A `server:` line of any other string (Helm `values: |`).
+        let cx = positions::Context {
+            line_prefix,
+            ..positions::Context::default()
+        };
+        let in_string =
+            positions::classify(&YamlPath::default(), &cx).filter(|p| *p == Position::InStringKey);
+        (in_string, None)
+    }
+
+    /// The occurrence an item makes, if it is an endpoint.
+    fn value_occurrence(&self, item: Item, parsed: &mut ParsedDocs) -> Option<Occurrence> {
+        let managed_host = item.f.shape() != Shape::Other;
+        let (position, inner) = self.position(&item, managed_host, parsed);
+        let Item {
+            f,
+            ci,
+            voff,
+            escaped,
+        } = item;
+        let c = &self.candidates[ci];
+        let doc = &self.docs[c.doc];
+        // A bare host is an endpoint by shape, or where the API server's
+        // name is given without a scheme.
+        let position = position.filter(|p| !f.bare || managed_host || p.accepts_bare_host());
+        if !is_endpoint(&f, self.input.hosts, position.is_some()) {
+            return None;
+        }
+        // A bare IP address names the API server only where a bare host
+        // does (`serverName`); anywhere else (`apiServerAddress:
+        // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
+        // mention, never rewritten: the verification expects exactly the
+        // planned ranges rebound (`value_range`).
+        let other_scheme =
+            !f.rewritable() || escaped.as_ref().is_some_and(|e| !e.found.rewritable());
+        let kind = if (f.is_bare_ip() && position.is_none()) || other_scheme {
+            Kind::Text
+        } else {
+            Kind::Value
+        };
+        let value_range = match &escaped {
+            Some(e) => e.found.start..e.found.replace_end,
+            None => voff..voff + (f.replace_end - f.start),
+        };
+        let mut o = occurrence(self.input.text, self.input.index, f, kind);
+        o.value_range = Some(value_range);
+        if let Some(e) = &escaped {
+            // Shown as any YAML reader sees it.
+            o.endpoint = c.value[e.found.start..e.found.end].to_string();
+        }
+        o.escaped = escaped;
+        o.yaml_path = Some(match (&inner, c.in_key) {
+            (_, true) => format!("{}(key)", c.path),
+            (Some(i), false) => format!("{} > {}", c.path, i.path),
+            (None, false) => c.path.to_string(),
+        });
+        o.resource = doc.resource_at(&c.path);
+        o.position = position;
+        if o.kind == Kind::Value && !crate::rewrite::bare_ip_names_server(&o, self.input.text) {
+            o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
+        }
+        // A bare TLS name (`serverName`, `tls-server-name`) follows its
+        // cluster's URL in a rebind; it is no cluster of its own.
+        o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
+        o.event = Some(c.event);
+        if self.input.names {
             let siblings = match &inner {
                 Some(i) => Some(&i.siblings),
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
-            // A bare IP address names the API server only where a bare host
-            // does (`serverName`); anywhere else (`apiServerAddress:
-            // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
-            // mention, never rewritten: the verification expects exactly the
-            // planned ranges rebound (`value_range`).
-            let other_scheme =
-                !f.rewritable() || escaped.as_ref().is_some_and(|e| !e.found.rewritable());
-            let kind = if (f.is_bare_ip() && position.is_none()) || other_scheme {
-                Kind::Text
-            } else {
-                Kind::Value
-            };
-            let value_range = match &escaped {
-                Some(e) => e.found.start..e.found.replace_end,
-                None => voff..voff + (f.replace_end - f.start),
-            };
-            let mut o = occurrence(text, index, f, kind);
-            o.value_range = Some(value_range);
-            if let Some(e) = &escaped {
-                // Shown as any YAML reader sees it.
-                o.endpoint = c.value[e.found.start..e.found.end].to_string();
-            }
-            o.escaped = escaped;
-            o.yaml_path = Some(match (&inner, c.in_key) {
-                (_, true) => format!("{}(key)", c.path),
-                (Some(i), false) => format!("{} > {}", c.path, i.path),
-                (None, false) => c.path.to_string(),
-            });
-            o.resource = doc.resource_at(&c.path);
-            o.position = position;
-            if o.kind == Kind::Value && !crate::rewrite::bare_ip_names_server(&o, text) {
-                o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
-            }
-            // A bare TLS name (`serverName`, `tls-server-name`) follows its
-            // cluster's URL in a rebind; it is no cluster of its own.
-            o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
-            o.event = Some(c.event);
-            let own_key = positions::data_entry_key(doc.kind.as_deref(), &c.path);
             let hint = Hints {
                 position,
                 kind: doc.kind.as_deref(),
                 value: &c.value,
                 siblings,
                 parent: c.parent_frame.and_then(|id| self.siblings.get(&id)),
-                own_key,
+                own_key: positions::data_entry_key(doc.kind.as_deref(), &c.path),
             };
             let app =
                 (position == Some(Position::DestinationServer) && inner.is_none()).then_some(doc);
-            if let Some((h, from)) = names.then(|| best_hint(&hint, app, &o.found)).flatten() {
+            if let Some((h, from)) = best_hint(&hint, app, &o.found) {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
-            occurrences.push(o);
         }
-        occurrences.sort_by_key(|o| o.found.start);
+        Some(o)
+    }
 
-        for e in &self.encoded {
-            let doc = &self.docs[e.doc];
-            let managed_host = e.found.shape() != Shape::Other;
-            let (kind, path, _) = doc.kind_and_path(&e.path);
-            let position = positions::classify(
-                &path,
-                &positions::Context {
-                    kind,
-                    managed_host,
-                    ..positions::Context::default()
-                },
-            );
-            if !is_endpoint(&e.found, hosts, position.is_some()) {
-                continue;
-            }
-            let f = Found {
-                start: e.start,
-                end: e.end,
-                replace_end: e.end,
-                ..e.found.clone()
-            };
-            let mut o = occurrence(text, index, f, Kind::Value);
-            o.endpoint = e.decoded.clone();
-            o.encoding = Some(Encoding::Base64);
-            // Marked wherever paths are shown: the whole value is re-encoded.
-            o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
-            o.resource = doc.resource_at(&e.path);
-            o.position = position;
-            o.cluster_position = position.is_some();
-            o.event = Some(e.event);
+    /// The occurrence a base64 value makes, if it is an endpoint.
+    fn encoded_occurrence(&self, e: &Encoded) -> Option<Occurrence> {
+        let doc = &self.docs[e.doc];
+        let managed_host = e.found.shape() != Shape::Other;
+        let (kind, path, _) = doc.kind_and_path(&e.path);
+        let position = positions::classify(
+            &path,
+            &positions::Context {
+                kind,
+                managed_host,
+                ..positions::Context::default()
+            },
+        );
+        if !is_endpoint(&e.found, self.input.hosts, position.is_some()) {
+            return None;
+        }
+        let f = Found {
+            start: e.start,
+            end: e.end,
+            replace_end: e.end,
+            ..e.found.clone()
+        };
+        let mut o = occurrence(self.input.text, self.input.index, f, Kind::Value);
+        o.endpoint = e.decoded.clone();
+        o.encoding = Some(Encoding::Base64);
+        // Marked wherever paths are shown: the whole value is re-encoded.
+        o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
+        o.resource = doc.resource_at(&e.path);
+        o.position = position;
+        o.cluster_position = position.is_some();
+        o.event = Some(e.event);
+        if self.input.names {
             let siblings: Option<Vec<(String, String)>> =
                 e.frame.and_then(|id| self.siblings.get(&id)).map(|s| {
                     s.iter()
@@ -1168,18 +1194,17 @@ impl<'a> Locator<'a> {
                 parent: None,
                 own_key: None,
             };
-            if let Some((h, from)) = names.then(|| best_hint(&hint, None, &o.found)).flatten() {
+            if let Some((h, from)) = best_hint(&hint, None, &o.found) {
                 o.cluster_hint = Some(h);
                 o.hint_source = from;
             }
-            occurrences.push(o);
         }
-        if !self.encoded.is_empty() {
-            occurrences.sort_by_key(|o| o.found.start);
-        }
+        Some(o)
+    }
 
-        let destinations = self
-            .docs
+    /// Each document's destination, for the tier table.
+    fn destinations(&self) -> Vec<Destination> {
+        self.docs
             .iter()
             .filter(|d| d.dest_server.is_some() || d.dest_name.is_some())
             .map(|d| Destination {
@@ -1187,22 +1212,22 @@ impl<'a> Locator<'a> {
                 server: d.dest_server.clone(),
                 name: d.dest_name.clone(),
             })
-            .collect();
-
-        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
-        let mut proof = self.proof;
-        if only {
-            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
-            proof.release_except(&used);
-        }
-        occurrences.shrink_to_fit();
-        Located {
-            occurrences,
-            destinations,
-            proof,
-        }
+            .collect()
     }
 }
+
+/// A piece of endpoint text tied to a candidate scalar: the raw find (its
+/// bytes in the file), the candidate, where it sits in the scalar's value,
+/// and how it reads through escapes.
+struct Item {
+    f: Found,
+    ci: usize,
+    voff: usize,
+    escaped: Option<Escaped>,
+}
+
+/// Embedded documents parsed so far, by candidate (`usize::MAX`: the file).
+type ParsedDocs = HashMap<usize, Option<embedded::Parsed>>;
 
 /// Where the endpoint text `f` (raw, inside candidate `c`'s source span)
 /// sits in the scalar's value, at or after `cursor`; `None` when it is not
@@ -1245,21 +1270,8 @@ fn value_offset(
         .map(|p| cursor + p)
 }
 
-static SERVER_NAME: Needle = Needle::new("servername");
 static OPENSHIFT_PORT: Needle = Needle::new(":6443");
 static RANCHER: Needle = Needle::new(endpoint::RANCHER_PREFIX);
-
-/// Sets a mapping's current key, reusing the buffer of its previous key (a
-/// mapping's keys come one after another: one allocation per mapping).
-fn set_key(slot: &mut Option<String>, key: &str) {
-    match slot {
-        Some(k) => {
-            k.clear();
-            k.push_str(key);
-        }
-        None => *slot = Some(key.to_string()),
-    }
-}
 
 /// What the manifest says around an endpoint, for naming its cluster.
 struct Hints<'a> {
@@ -1293,26 +1305,6 @@ fn usable_name(name: &str) -> Option<String> {
 
 /// The best name for the cluster of an occurrence (see [`HintSource`]);
 /// `app` is the Application document when the endpoint is its destination.
-/// The cluster name beside an endpoint found outside the YAML locator (a
-/// file read as JSON): what the manifest says, else the host.
-pub(crate) fn hint_beside(
-    position: Option<Position>,
-    kind: Option<&str>,
-    value: &str,
-    siblings: Option<&Vec<(String, String)>>,
-    found: &Found,
-) -> Option<(String, HintSource)> {
-    let h = Hints {
-        position,
-        kind,
-        value,
-        siblings,
-        parent: None,
-        own_key: None,
-    };
-    best_hint(&h, None, found)
-}
-
 fn best_hint(h: &Hints, app: Option<&Doc>, found: &Found) -> Option<(String, HintSource)> {
     manifest_hint(h)
         .map(|n| (n, HintSource::Manifest))
@@ -1369,11 +1361,12 @@ fn manifest_hint(h: &Hints) -> Option<String> {
         return Some(v);
     }
     // A ConfigMap registry: `downstream-prod: https://...`.
-    let generic = ["url", "server", "endpoint", "api", "host", "address", "uri"];
     h.own_key
         .filter(|k| {
             let l = k.to_ascii_lowercase();
-            !generic.iter().any(|g| l.contains(g))
+            !positions::GENERIC_ENDPOINT_KEY_WORDS
+                .iter()
+                .any(|g| l.contains(g))
         })
         .and_then(usable_name)
 }
@@ -1465,16 +1458,24 @@ fn decoded_finds<'v>(
     text: &str,
     body: std::ops::Range<usize>,
     value: &'v str,
-    hosts: &[String],
+    input: Input,
     only: bool,
 ) -> impl Iterator<Item = (Found, Escaped)> + 'v {
-    let decoded = endpoint::escape_map(&text[body.clone()]).filter(|d| d.text == value);
+    let hosts = input.hosts;
+    let decode = match input.grammar {
+        Grammar::Yaml => endpoint::escape_map,
+        Grammar::Json => endpoint::json_escape_map,
+    };
+    let decoded = decode(&text[body.clone()]).filter(|d| d.text == value);
     let mut finds = match &decoded {
         Some(_) => endpoint::find_in_decoded(value, hosts),
         None => Vec::new(),
     };
     if only {
         finds.retain(|f| hosts.iter().any(|h| endpoint::same_host(h, &f.host)));
+    } else if decoded.is_some() {
+        // Bare hosts by key, as in the raw text (`{\"serverName\":\"cp\"}`).
+        finds = with_bare_hosts(finds, embedded::bare_hosts(value));
     }
     let spans = decoded.map(|d| d.spans).unwrap_or_default();
     let raw_at = move |d: usize, end: bool| -> usize {

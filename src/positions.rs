@@ -9,64 +9,7 @@
 //! positive and a negative example: the table's tests check both, and check
 //! that [`may_hold`] lets every positive example through.
 
-use std::fmt;
-
-/// One step of a YAML path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-/// Where a scalar sits in its document, from the root.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct YamlPath(pub Vec<Seg>);
-
-impl YamlPath {
-    /// The last mapping key on the path, if the path ends in one.
-    pub fn last_key(&self) -> Option<&str> {
-        match self.0.last() {
-            Some(Seg::Key(k)) => Some(k),
-            _ => None,
-        }
-    }
-
-    #[cfg(test)]
-    fn keys(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().filter_map(|s| match s {
-            Seg::Key(k) => Some(k.as_str()),
-            Seg::Index(_) => None,
-        })
-    }
-}
-
-impl fmt::Display for YamlPath {
-    /// `spec.destination.server`, `spec.generators[0].list.elements[1].url`,
-    /// `data["resource.exclusions"]`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        for s in &self.0 {
-            match s {
-                Seg::Index(i) => write!(f, "[{i}]")?,
-                Seg::Key(k) => {
-                    let plain = !k.is_empty()
-                        && k.bytes()
-                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-                    if plain {
-                        if !first {
-                            f.write_str(".")?;
-                        }
-                        f.write_str(k)?;
-                    } else {
-                        write!(f, "[{k:?}]")?;
-                    }
-                }
-            }
-            first = false;
-        }
-        Ok(())
-    }
-}
+pub use crate::yaml::{Seg, YamlPath};
 
 /// One step of a pattern in the table.
 #[derive(Debug, Clone, Copy)]
@@ -388,7 +331,7 @@ pub struct Context<'a> {
 
 /// The cluster position of a scalar at `path`, if it is at one.
 pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
-    if path.last_key() == Some("value")
+    if path.last_key() == Some(HELM_PARAMETER_VALUE)
         && cx
             .sibling_name
             .is_some_and(|n| n.ends_with("clusterEndpoint"))
@@ -470,27 +413,96 @@ pub fn template_uses(template: &str, key: &str) -> bool {
 /// known yet), of whether a scalar at `keys` (the mapping keys from the root;
 /// the last is the scalar's own key) may be at a cluster position. It must let
 /// through every path [`classify`] can accept; the table's tests check that.
+/// The keys it looks for are derived from [`TABLE`] (see [`prefilter_keys`]).
 pub fn may_hold(keys: &[&str], value_lower: &str) -> bool {
-    let last = keys.last().copied();
-    matches!(
-        last,
-        Some(
-            "server"
-                | "clusterEndpoint"
-                | "value"
-                | "config"
-                | "patch"
-                | "tls-server-name"
-                | LAST_APPLIED
-        )
-    ) || value_lower.contains("server:")
+    let p = prefilter_keys();
+    keys.last().is_some_and(|k| p.last.contains(k))
+        || value_lower.contains("server:")
         || value_lower.contains("clusterendpoint:")
-        || keys.iter().any(|k| {
-            matches!(
-                *k,
-                "elements" | "resource.exclusions" | "resource.inclusions"
-            )
-        })
+        || keys.iter().any(|k| p.anywhere.contains(k))
+}
+
+/// [`may_hold`] for a scalar holding a URL, `depth` collections deep: a
+/// value at the top of a document (a values file's `server:`, an item of a
+/// top-level list) always may.
+pub fn may_hold_url(depth: usize, is_key: bool, keys: &[&str], value_lower: &str) -> bool {
+    top_level_url(depth, is_key) || may_hold(keys, value_lower)
+}
+
+/// A URL value at the top of a document (see [`may_hold_url`]): known
+/// before the path's keys are gathered.
+#[inline]
+pub fn top_level_url(depth: usize, is_key: bool) -> bool {
+    depth == 1 && !is_key
+}
+
+/// A string without a URL that may still name the API server: a cluster
+/// registration's `config` JSON giving a bare `serverName`. `last_key` is the
+/// last mapping key on the scalar's path.
+pub fn may_hold_bare_in_string(last_key: Option<&str>, value_lower: &str) -> bool {
+    SERVER_NAME_LOWER.is_in(value_lower)
+        && last_key.is_some_and(|k| prefilter_keys().config.contains(&k))
+}
+
+/// `serverName` ([`BARE_HOST_KEYS`]) as [`may_hold_bare_in_string`] looks for it.
+static SERVER_NAME_LOWER: crate::endpoint::Needle = crate::endpoint::Needle::new("servername");
+
+/// The keys [`may_hold`] looks for.
+pub struct PrefilterKeys {
+    /// A scalar's own key: the last key of every row that ends in one, and
+    /// the keys of positions inside strings or beside the table.
+    pub last: Vec<&'static str>,
+    /// A key anywhere on the path: the last key of every row that ends in
+    /// any key or any depth (list elements, resource filters).
+    pub anywhere: Vec<&'static str>,
+    /// The last key of a registration's `config` (see [`may_hold_bare_in_string`]).
+    pub config: Vec<&'static str>,
+}
+
+/// Keys of positions that are not rows of [`TABLE`]: a Helm parameter's and
+/// a patch op's `value`, a kustomize `patch` string, the last-applied
+/// annotation (both read as embedded documents).
+pub const STRING_POSITION_KEYS: [&str; 4] = [
+    HELM_PARAMETER_VALUE,
+    PATCH_OP_VALUE,
+    KUSTOMIZE_PATCH,
+    LAST_APPLIED,
+];
+
+/// A Helm `parameters` entry's value key (see [`Position::HelmParameter`]).
+pub const HELM_PARAMETER_VALUE: &str = "value";
+
+/// A kustomize `patches[]` entry's inline patch (a document in a string).
+pub const KUSTOMIZE_PATCH: &str = "patch";
+
+/// The keys [`may_hold`] looks for, derived from [`TABLE`] once.
+pub fn prefilter_keys() -> &'static PrefilterKeys {
+    static KEYS: std::sync::OnceLock<PrefilterKeys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut p = PrefilterKeys {
+            last: STRING_POSITION_KEYS.to_vec(),
+            anywhere: Vec::new(),
+            config: Vec::new(),
+        };
+        for row in TABLE {
+            let last_key = row.path.iter().rev().find_map(|s| match s {
+                K(k) => Some(*k),
+                _ => None,
+            });
+            let Some(k) = last_key else { continue };
+            if row.position == Position::RegistrationConfig && !p.config.contains(&k) {
+                p.config.push(k);
+            }
+            let list = match row.path.last() {
+                Some(K(_)) => &mut p.last,
+                _ => &mut p.anywhere,
+            };
+            if !list.contains(&k) {
+                list.push(k);
+            }
+        }
+        p
+    })
 }
 
 /// The annotation `kubectl apply` keeps the applied object in (JSON in a
@@ -501,6 +513,61 @@ pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration
 /// `tlsClientConfig.serverName` (cluster Secret `config` JSON) and kubeconfig
 /// `tls-server-name`. Their values are located by key; the table decides.
 pub const BARE_HOST_KEYS: [&str; 2] = ["serverName", "tls-server-name"];
+
+/// The keys of a JSON 6902 patch op (`{op, path, value}`).
+pub const PATCH_OP_PATH: &str = "path";
+pub const PATCH_OP_VALUE: &str = "value";
+
+/// The position of a scalar at `path` in a document that is a JSON 6902 op
+/// list (a `patchesJson6902` file, a kustomize `patches[].patch` string),
+/// `pointer` being its op's `path`: a cluster position when the op's
+/// `value` (or a scalar inside it) lands on one.
+pub fn patch_op(path: &[Seg], pointer: Option<&str>, managed_host: bool) -> Option<Position> {
+    match path {
+        [Seg::Index(_), Seg::Key(v), rest @ ..] if v == PATCH_OP_VALUE => pointer
+            .and_then(|p| op_position(p, rest, managed_host))
+            .map(|_| Position::PatchOp),
+        _ => None,
+    }
+}
+
+/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;
+/// numeric steps are list indexes.
+pub fn pointer_path(pointer: &str) -> Option<Vec<Seg>> {
+    let rest = pointer.strip_prefix('/')?;
+    Some(
+        rest.split('/')
+            .map(|s| {
+                let s = s.replace("~1", "/").replace("~0", "~");
+                match s.parse::<usize>() {
+                    Ok(i) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+                        Seg::Index(i)
+                    }
+                    _ => Seg::Key(s),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The cluster position a JSON 6902 op's value lands on: the op's `path`
+/// pointer plus the path inside its `value`, tried against every kind a patch
+/// may target ([`PATCH_KINDS`]).
+fn op_position(pointer: &str, inside_value: &[Seg], managed_host: bool) -> Option<Position> {
+    let mut segs = pointer_path(pointer)?;
+    segs.extend_from_slice(inside_value);
+    let path = YamlPath(segs);
+    PATCH_KINDS.iter().find_map(|k| {
+        classify(
+            &path,
+            &Context {
+                kind: Some(k),
+                managed_host,
+                ..Context::default()
+            },
+        )
+    })
+}
 
 /// Kinds a JSON 6902 patch op may target when its target kind is not known.
 pub const PATCH_KINDS: [&str; 5] = [
@@ -583,6 +650,9 @@ pub enum Credentials {
     },
 }
 
+/// The label (key and value) that makes a Secret a cluster registration.
+pub const CLUSTER_SECRET_LABEL: (&str, &str) = ("argocd.argoproj.io/secret-type", "cluster");
+
 /// Every kind that registers a cluster with ArgoCD.
 pub const REGISTRATIONS: &[Registration] = &[
     Registration {
@@ -639,6 +709,11 @@ pub fn data_entry_key<'p>(kind: Option<&str>, path: &'p YamlPath) -> Option<&'p 
 pub const KIND: &[&str] = &["kind"];
 pub const NAME: &[&str] = &["metadata", "name"];
 pub const NAMESPACE: &[&str] = &["metadata", "namespace"];
+
+/// Words of a ConfigMap `data` key that says what its value is (`api-url`,
+/// `prod-server`), not which cluster it belongs to.
+pub const GENERIC_ENDPOINT_KEY_WORDS: [&str; 7] =
+    ["url", "server", "endpoint", "api", "host", "address", "uri"];
 
 /// Keys whose scalar value may name a cluster next to its endpoint.
 /// Sibling keys that name the cluster beside its endpoint, best first
@@ -900,5 +975,40 @@ mod tests {
             Some(Fact::DestinationName)
         );
         assert_eq!(fact(&["spec", "kind"]), None);
+    }
+
+    #[test]
+    fn the_prefilter_keys_come_from_the_table() {
+        let p = prefilter_keys();
+        let mut last = p.last.clone();
+        last.sort_unstable();
+        last.dedup();
+        assert_eq!(
+            last,
+            [
+                "clusterEndpoint",
+                "config",
+                LAST_APPLIED,
+                "patch",
+                "server",
+                "tls-server-name",
+                "value"
+            ]
+        );
+        assert_eq!(
+            p.anywhere,
+            ["elements", "resource.exclusions", "resource.inclusions"]
+        );
+        assert!(BARE_HOST_KEYS[0].eq_ignore_ascii_case("servername"));
+        assert!(may_hold_bare_in_string(
+            Some("config"),
+            "{\"servername\": \"cp\"}"
+        ));
+        assert!(!may_hold_bare_in_string(
+            Some("other"),
+            "{\"servername\": \"cp\"}"
+        ));
+        assert!(may_hold_url(1, false, &[], "https://x"));
+        assert!(!may_hold_url(1, true, &[], "https://x"));
     }
 }

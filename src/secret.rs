@@ -21,13 +21,12 @@ use crate::endpoint::Endpoint;
 use crate::positions;
 use crate::quote::scalar;
 use crate::write;
+use crate::yaml::{Node, Value};
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
-use yaml_rust2::scanner::Marker;
 
 /// Environment variable `envsubst` fills the token placeholder from.
 pub const TOKEN_VAR: &str = "ARGOCD_CLUSTER_TOKEN";
@@ -925,38 +924,24 @@ pub fn find_registrations_with(
         ..Search::default()
     };
     let mut found: Vec<(Option<String>, String, Declaration)> = Vec::new();
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .follow_links(false)
-        .require_git(false)
-        .parents(true)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git");
-    for result in builder.build() {
-        let entry = match result {
-            Ok(e) => e,
-            Err(e)
-                if e.io_error()
-                    .is_some_and(|io| io.kind() == io::ErrorKind::NotFound) =>
-            {
-                continue
-            }
-            Err(e) => {
-                search
-                    .unchecked
-                    .push((root.display().to_string(), format!("cannot walk: {e}")));
+    // The walk every command uses: gitignore-aware, `.git` and symbolic
+    // links skipped, the files parsed as YAML by default.
+    let walk = crate::walk::discover(&crate::walk::WalkRequest::for_paths(&[root.to_path_buf()]))?;
+    for item in walk.files() {
+        let entry = match item {
+            crate::walk::Found::Entry(e) => e,
+            crate::walk::Found::Skipped(s) => {
+                // What could not be read may register the server.
+                if s.may_hold {
+                    search.unchecked.push((s.rel, s.reason));
+                }
                 continue;
             }
         };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry.role != crate::walk::Role::Yaml {
             continue;
         }
-        let path = entry.path();
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        if !matches!(ext.to_ascii_lowercase().as_str(), "yaml" | "yml" | "json") {
-            continue;
-        }
+        let path = entry.path.as_path();
         let rel = path
             .strip_prefix(root)
             .unwrap_or(path)
@@ -970,7 +955,17 @@ pub fn find_registrations_with(
                 continue;
             }
         };
-        let text = String::from_utf8_lossy(&bytes);
+        // Read the way every command reads (UTF-16/32 by their byte order mark).
+        let text = match crate::walk::classify(bytes) {
+            crate::walk::Content::Text(t) | crate::walk::Content::Decoded { text: t, .. } => t,
+            crate::walk::Content::NotUtf8 { bytes: b, .. } | crate::walk::Content::Binary(b) => {
+                String::from_utf8_lossy(&b).into_owned()
+            }
+            crate::walk::Content::Unreadable(why) => {
+                search.unchecked.push((rel, why));
+                continue;
+            }
+        };
         if !text.contains(SECRET_TYPE_LABEL) {
             continue;
         }
@@ -1090,106 +1085,24 @@ impl Search {
     }
 }
 
-/// A YAML node with the position of each scalar, for reporting.
-enum Node {
-    Scalar(String, Marker),
-    Map(Vec<(Node, Node)>),
-    Seq(Vec<Node>),
-    /// Aliases: nothing the search looks into.
-    Other,
-}
-
-impl Node {
-    fn get(&self, key: &str) -> Option<&Node> {
-        match self {
-            Node::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| matches!(k, Node::Scalar(s, _) if s == key))
-                .map(|(_, v)| v),
-            _ => None,
-        }
-    }
-
-    fn at(&self, path: &[&str]) -> Option<&Node> {
-        path.iter().try_fold(self, |n, k| n.get(k))
-    }
-
-    fn str_at(&self, path: &[&str]) -> Option<&str> {
-        match self.at(path)? {
-            Node::Scalar(s, _) => Some(s),
-            _ => None,
-        }
-    }
-}
-
-enum Frame {
-    Map(Vec<(Node, Node)>, Option<Node>),
-    Seq(Vec<Node>),
-}
-
-#[derive(Default)]
-struct Builder {
-    docs: Vec<Node>,
-    stack: Vec<Frame>,
-}
-
-impl Builder {
-    fn push(&mut self, node: Node) {
-        match self.stack.last_mut() {
-            Some(Frame::Map(entries, pending)) => match pending.take() {
-                Some(k) => entries.push((k, node)),
-                None => *pending = Some(node),
-            },
-            Some(Frame::Seq(items)) => items.push(node),
-            None => self.docs.push(node),
-        }
-    }
-}
-
-impl MarkedEventReceiver for Builder {
-    fn on_event(&mut self, ev: Event, mark: Marker) {
-        match ev {
-            Event::Scalar(s, ..) => self.push(Node::Scalar(s, mark)),
-            Event::Alias(_) => self.push(Node::Other),
-            Event::MappingStart(..) => self.stack.push(Frame::Map(Vec::new(), None)),
-            Event::SequenceStart(..) => self.stack.push(Frame::Seq(Vec::new())),
-            Event::MappingEnd => {
-                if let Some(Frame::Map(entries, _)) = self.stack.pop() {
-                    self.push(Node::Map(entries));
-                }
-            }
-            Event::SequenceEnd => {
-                if let Some(Frame::Seq(items)) = self.stack.pop() {
-                    self.push(Node::Seq(items));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 /// The cluster Secrets in `text` whose server normalises to `want`, as
 /// (namespace, Secret name, declaration without `rel`). `Err` when the file
 /// does not parse as YAML, even with Helm template actions masked.
 type Found = (Option<String>, String, Declaration);
 
 fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String> {
-    let parse = |t: &str| {
-        let mut b = Builder::default();
-        Parser::new_from_str(t)
-            .load(&mut b, true)
-            .map(|_| b.docs)
-            .map_err(|e| e.to_string())
+    let failure = |(line, column, info): crate::yaml::ParseFailure| {
+        format!("{info} at line {line} column {column}")
     };
-    let docs = match parse(text) {
+    let docs = match crate::yaml::read_documents(text) {
         Ok(d) => d,
-        Err(e) => match crate::locate::mask_templates(text) {
-            Some((masked, _)) => parse(&masked).map_err(|_| e)?,
-            None => return Err(e),
+        Err(e) => match crate::yaml::mask_templates(text) {
+            Some((masked, _)) => crate::yaml::read_documents(&masked).map_err(|_| failure(e))?,
+            None => return Err(failure(e)),
         },
     };
-    let index = crate::locate::LineIndex::new(text);
-    let lower = text.to_ascii_lowercase();
+    let index = crate::yaml::LineIndex::new(text);
+    let hosts = [host.to_string()];
     let mut out = Vec::new();
     for doc in &docs {
         let Some(reg) = doc
@@ -1205,10 +1118,14 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
             .iter()
             .find_map(|(path, encoded)| doc.at(path).map(|n| (n, *encoded)));
         let secret_name = reg.secret_name.iter().find_map(|p| doc.str_at(p));
-        if labels.and_then(|l| l.str_at(&[SECRET_TYPE_LABEL])) != Some("cluster") {
+        let (label, cluster) = positions::CLUSTER_SECRET_LABEL;
+        if labels.and_then(|l| l.str_at(&[label])) != Some(cluster) {
             continue;
         }
-        let Some((Node::Scalar(value, mark), encoded)) = server_node else {
+        let Some((node, encoded)) = server_node else {
+            continue;
+        };
+        let Some(value) = node.as_str() else {
             continue;
         };
         let value = if encoded {
@@ -1217,24 +1134,25 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
                 None => continue,
             }
         } else {
-            value.clone()
+            value.to_string()
         };
         if normalise_server(&value) != want {
             continue;
         }
         // Point at the URL itself when it is written out from the scalar on.
-        let line_start = index.offset(text, mark.line(), 0).unwrap_or(0);
-        let (line, column) = match lower[line_start..].find(host) {
-            Some(i) if !encoded => {
-                let at = line_start + i;
-                let at = if lower[..at].ends_with("https://") {
-                    at - 8
-                } else {
-                    at
-                };
-                index.position(text, at)
-            }
-            _ => (mark.line(), mark.col() + 1),
+        let line_start = text[..node.start].rfind('\n').map_or(0, |p| p + 1);
+        let rest = &text[line_start..];
+        let finds = if encoded {
+            Vec::new()
+        } else {
+            crate::endpoint::find_all(rest, &rest.to_ascii_lowercase(), &hosts)
+        };
+        let url = finds
+            .into_iter()
+            .find(|f| crate::endpoint::same_host(&f.host, host));
+        let (line, column) = match url {
+            Some(f) => index.position(text, line_start + f.start),
+            None => (node.line, node.col),
         };
         let object = doc.str_at(positions::NAME).unwrap_or("?");
         out.push((
@@ -1271,7 +1189,10 @@ fn credentials(doc: &Node, reg: &positions::Registration) -> String {
         } => {
             let store = doc.str_at(store).unwrap_or("?");
             let mut keys: Vec<String> = match doc.at(refs) {
-                Some(Node::Seq(items)) => items
+                Some(Node {
+                    value: Value::Seq(items),
+                    ..
+                }) => items
                     .iter()
                     .filter_map(|i| {
                         let key = i.str_at(key)?;

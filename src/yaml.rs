@@ -1,13 +1,23 @@
 //! YAML input: the line index (byte offsets from the parser's line and
-//! character column), Helm template masking, BOM handling, and the parser's
-//! event stream with byte offsets. Everything that reads YAML text goes
-//! through here; nothing here knows what an endpoint is.
+//! character column), Helm template masking, BOM handling, the parser's
+//! event stream with byte offsets, and the one model every reader builds on:
+//!
+//! - streaming: [`Events`] (each event with its byte offset; [`Events::positioned`]
+//!   adds line and column) and a [`Stack`] of open collections, which gives
+//!   each scalar its [`YamlPath`], says whether it is a key or inside a
+//!   complex key, and keeps what the reader wants per collection (the
+//!   locator, embedded documents);
+//! - whole documents: [`read_documents`] / [`TreeBuilder`] give [`Node`]s
+//!   with line, column and byte range (the config, the registration search).
+//!
+//! Everything that reads YAML text goes through here; nothing here knows
+//! what an endpoint is.
 //!
 //! yaml-rust2's markers give line and column in characters; byte offsets are
 //! derived from [`LineIndex`], never from `Marker::index()`.
 
 use yaml_rust2::parser::{Event, Parser};
-use yaml_rust2::scanner::Marker;
+use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Length in bytes of a leading UTF-8 byte order mark (0 when there is none).
 /// A BOM is not content: the parser would fold it into the first key.
@@ -186,6 +196,511 @@ fn marker_offset(text: &str, index: &LineIndex, m: &Marker) -> usize {
         .min(text.len())
 }
 
+// ---------------------------------------------------------------------------
+// Documents read whole, every node with where it is
+// ---------------------------------------------------------------------------
+
+/// Where an event is: byte offset in the whole text (a BOM counted), 1-based
+/// line, 1-based column in characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    pub offset: usize,
+    pub line: usize,
+    pub col: usize,
+}
+
+impl<'a> Events<'a> {
+    /// The events with their line and column as well as their byte offset.
+    pub fn positioned(self) -> impl Iterator<Item = Result<(Event, At), ParseFailure>> + 'a {
+        let (body, base) = (self.body, self.base);
+        let index = self.index.clone().into_owned();
+        self.map(move |item| {
+            item.map(|(ev, offset)| {
+                let (line, col) = index.position(body, offset - base);
+                (ev, At { offset, line, col })
+            })
+        })
+    }
+}
+
+/// A YAML node read whole, with its position: what a reader that needs a
+/// document's structure (the config, the registration search, Application
+/// sources) looks things up in.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub value: Value,
+    /// 1-based line of the node's first byte.
+    pub line: usize,
+    /// 1-based column (in characters) of the node's first byte.
+    pub col: usize,
+    /// Byte offset where the node starts (a quote or bracket included).
+    pub start: usize,
+    /// Byte offset of the closing bracket of a flow collection, or where the
+    /// parser ended a block collection.
+    pub end: usize,
+}
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    Scalar(String, TScalarStyle),
+    Map(Vec<(Node, Node)>),
+    Seq(Vec<Node>),
+    /// An alias (`*name`): not followed.
+    Alias,
+}
+
+impl Node {
+    /// The scalar's decoded value.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value of a mapping's (first) entry whose key is `key`.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.value {
+            Value::Map(pairs) => pairs
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The node at a path of mapping keys.
+    pub fn at(&self, path: &[&str]) -> Option<&Node> {
+        path.iter().try_fold(self, |n, k| n.get(k))
+    }
+
+    /// The scalar at a path of mapping keys.
+    pub fn str_at(&self, path: &[&str]) -> Option<&str> {
+        self.at(path)?.as_str()
+    }
+}
+
+impl Node {
+    /// Visits this node and every node below it, each with its path from
+    /// this node (mapping keys are visited as the keys of their entries, not
+    /// as nodes of their own): every scalar and collection with its decoded
+    /// value, byte offset, line and column.
+    pub fn walk(&self, visit: &mut dyn FnMut(&YamlPath, &Node)) {
+        let mut path = YamlPath::default();
+        self.walk_at(&mut path, visit);
+    }
+
+    fn walk_at(&self, path: &mut YamlPath, visit: &mut dyn FnMut(&YamlPath, &Node)) {
+        visit(path, self);
+        match &self.value {
+            Value::Map(pairs) => {
+                for (k, v) in pairs {
+                    path.0.push(Seg::Key(k.as_str().unwrap_or("?").to_string()));
+                    v.walk_at(path, visit);
+                    path.0.pop();
+                }
+            }
+            Value::Seq(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    path.0.push(Seg::Index(i));
+                    v.walk_at(path, visit);
+                    path.0.pop();
+                }
+            }
+            Value::Scalar(..) | Value::Alias => {}
+        }
+    }
+}
+
+/// Builds [`Node`]s from positioned events, one document after another.
+#[derive(Default)]
+pub struct TreeBuilder {
+    stack: Vec<Node>,
+    pending_keys: Vec<Option<Node>>,
+    docs: Vec<Node>,
+}
+
+impl TreeBuilder {
+    /// Takes one event; collections are closed at `at`.
+    pub fn event(&mut self, ev: Event, at: At) {
+        let node = |value| Node {
+            value,
+            line: at.line,
+            col: at.col,
+            start: at.offset,
+            end: at.offset,
+        };
+        let done = match ev {
+            Event::Scalar(v, style, ..) => Some(node(Value::Scalar(v, style))),
+            Event::Alias(_) => Some(node(Value::Alias)),
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let value = if matches!(ev, Event::MappingStart(..)) {
+                    Value::Map(Vec::new())
+                } else {
+                    Value::Seq(Vec::new())
+                };
+                self.stack.push(node(value));
+                self.pending_keys.push(None);
+                None
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                self.pending_keys.pop();
+                self.stack.pop().map(|mut n| {
+                    n.end = at.offset;
+                    n
+                })
+            }
+            _ => None,
+        };
+        let Some(done) = done else { return };
+        match self.stack.last_mut() {
+            None => self.docs.push(done),
+            Some(parent) => match &mut parent.value {
+                Value::Seq(items) => items.push(done),
+                Value::Map(pairs) => {
+                    // The parser marks a block mapping one character into
+                    // its first key: it starts where that key does.
+                    if pairs.is_empty() && done.start < parent.start {
+                        (parent.start, parent.line, parent.col) = (done.start, done.line, done.col);
+                    }
+                    let slot = self
+                        .pending_keys
+                        .last_mut()
+                        .expect("one per open collection");
+                    match slot.take() {
+                        None => *slot = Some(done),
+                        Some(k) => pairs.push((k, done)),
+                    }
+                }
+                _ => {}
+            },
+        }
+    }
+
+    /// The root node of each document read.
+    pub fn finish(self) -> Vec<Node> {
+        self.docs
+    }
+}
+
+/// [`read_documents`], or, for JSON the YAML parser refuses (a surrogate-pair
+/// escape, as Python's `json.dump` writes), the JSON reader's one document
+/// built by the same [`TreeBuilder`]. The YAML error stands when the text
+/// is not JSON either.
+pub fn read_yaml_or_json(text: &str) -> Result<Vec<Node>, ParseFailure> {
+    let yaml_error = match read_documents(text) {
+        Ok(docs) => return Ok(docs),
+        Err(e) => e,
+    };
+    let Ok(doc) = crate::json::tokenize(text) else {
+        return Err(yaml_error);
+    };
+    let index = LineIndex::new(text);
+    let mut b = TreeBuilder::default();
+    for (ev, offset) in doc.events(text) {
+        let (line, col) = index.position(text, offset);
+        b.event(ev, At { offset, line, col });
+    }
+    Ok(b.finish())
+}
+
+/// Reads every document of `text` whole (a leading BOM skipped).
+pub fn read_documents(text: &str) -> Result<Vec<Node>, ParseFailure> {
+    let mut b = TreeBuilder::default();
+    for item in Events::new(text).positioned() {
+        let (ev, at) = item?;
+        b.event(ev, at);
+    }
+    Ok(b.finish())
+}
+
+// ---------------------------------------------------------------------------
+// The path-and-frame model every reader uses
+// ---------------------------------------------------------------------------
+
+/// One step of a YAML path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// Where a scalar sits in its document, from the root.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct YamlPath(pub Vec<Seg>);
+
+impl YamlPath {
+    /// The last mapping key on the path, if the path ends in one.
+    pub fn last_key(&self) -> Option<&str> {
+        match self.0.last() {
+            Some(Seg::Key(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The mapping keys on the path, in order (sequence steps left out).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            Seg::Index(_) => None,
+        })
+    }
+}
+
+impl std::fmt::Display for YamlPath {
+    /// `spec.destination.server`, `spec.generators[0].list.elements[1].url`,
+    /// `data["resource.exclusions"]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for s in &self.0 {
+            match s {
+                Seg::Index(i) => write!(f, "[{i}]")?,
+                Seg::Key(k) => {
+                    let plain = !k.is_empty()
+                        && k.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+                    if plain {
+                        if !first {
+                            f.write_str(".")?;
+                        }
+                        f.write_str(k)?;
+                    } else {
+                        write!(f, "[{k:?}]")?;
+                    }
+                }
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// One open collection on the way down to the current node.
+#[derive(Debug)]
+pub struct Frame<T> {
+    pub is_map: bool,
+    /// In a mapping: the next node is a key.
+    pub expect_key: bool,
+    /// In a mapping: the key of the current entry (`?` after a complex key,
+    /// `*` after an alias key).
+    pub key: Option<String>,
+    /// In a sequence: the index of the current item.
+    pub index: usize,
+    /// The collection is (inside) a complex mapping key.
+    pub in_key: bool,
+    /// The index of the event that opened it: identifies the collection.
+    pub id: usize,
+    /// What the reader keeps per collection (its naming scalars, ...).
+    pub data: T,
+}
+
+impl<T> Frame<T> {
+    /// The path step to the current node of this collection.
+    pub fn seg(&self) -> Seg {
+        if self.is_map {
+            Seg::Key(self.key.clone().unwrap_or_else(|| "?".into()))
+        } else {
+            Seg::Index(self.index)
+        }
+    }
+
+    /// A child node has been completed.
+    fn advance(&mut self) {
+        if self.is_map {
+            self.expect_key = !self.expect_key;
+        } else {
+            self.index += 1;
+        }
+    }
+}
+
+/// The open collections from the root down to the current node: where a
+/// reader is in a document. Feed it the events (`open`, `close`, `alias`,
+/// `scalar`) after looking at each; it knows each node's path, whether a
+/// scalar is a key, and keeps `T` per collection for the reader.
+#[derive(Debug)]
+pub struct Stack<T = ()> {
+    frames: Vec<Frame<T>>,
+}
+
+impl<T> Default for Stack<T> {
+    fn default() -> Self {
+        Stack { frames: Vec::new() }
+    }
+}
+
+impl<T> Stack<T> {
+    pub fn new() -> Stack<T> {
+        Stack::default()
+    }
+
+    #[inline]
+    pub fn depth(&self) -> usize {
+        self.frames.len()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    #[inline]
+    pub fn frames(&self) -> &[Frame<T>] {
+        &self.frames
+    }
+
+    /// The innermost open collection.
+    #[inline]
+    pub fn top(&self) -> Option<&Frame<T>> {
+        self.frames.last()
+    }
+
+    #[inline]
+    pub fn top_mut(&mut self) -> Option<&mut Frame<T>> {
+        self.frames.last_mut()
+    }
+
+    /// The collection holding the innermost one.
+    #[inline]
+    pub fn parent(&self) -> Option<&Frame<T>> {
+        self.frames.len().checked_sub(2).map(|i| &self.frames[i])
+    }
+
+    /// A new document: nothing is open.
+    pub fn clear(&mut self) {
+        self.frames.clear();
+    }
+
+    /// The next scalar is a mapping key.
+    #[inline]
+    pub fn at_key(&self) -> bool {
+        self.top().is_some_and(|f| f.is_map && f.expect_key)
+    }
+
+    /// The current node is (inside) a complex mapping key.
+    #[inline]
+    pub fn in_key(&self) -> bool {
+        self.top().is_some_and(|f| f.in_key)
+    }
+
+    /// The key of the mapping entry whose value comes next (`None` in a
+    /// sequence, at the top, or where a key comes next).
+    #[inline]
+    pub fn value_key(&self) -> Option<&str> {
+        self.top()
+            .filter(|f| f.is_map && !f.expect_key)
+            .and_then(|f| f.key.as_deref())
+    }
+
+    /// A collection opens (`id`: its event's index).
+    #[inline]
+    pub fn open(&mut self, is_map: bool, id: usize, data: T) {
+        let in_key = self.at_key() || self.in_key();
+        self.frames.push(Frame {
+            is_map,
+            expect_key: true,
+            key: None,
+            index: 0,
+            in_key,
+            id,
+            data,
+        });
+    }
+
+    /// The innermost collection closes: it is returned, and its parent moves on.
+    #[inline]
+    pub fn close(&mut self) -> Option<Frame<T>> {
+        let done = self.frames.pop();
+        self.completed("?");
+        done
+    }
+
+    /// An alias takes the current node's place.
+    pub fn alias(&mut self) {
+        self.completed("*");
+    }
+
+    /// A scalar has been read: a key becomes its mapping's current key.
+    #[inline]
+    pub fn scalar(&mut self, value: &str) {
+        if let Some(f) = self.frames.last_mut() {
+            if f.is_map && f.expect_key {
+                set_key(&mut f.key, value);
+            }
+            f.advance();
+        }
+    }
+
+    fn completed(&mut self, key: &str) {
+        if let Some(f) = self.frames.last_mut() {
+            if f.is_map && f.expect_key {
+                set_key(&mut f.key, key);
+            }
+            f.advance();
+        }
+    }
+
+    /// The mapping keys from the root down to the current node.
+    pub fn keys(&self) -> Vec<&str> {
+        self.frames
+            .iter()
+            .filter(|f| f.is_map)
+            .map(|f| f.key.as_deref().unwrap_or("?"))
+            .collect()
+    }
+
+    /// The last mapping key on the path to the current node.
+    pub fn last_key(&self) -> Option<&str> {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.is_map)
+            .map(|f| f.key.as_deref().unwrap_or("?"))
+    }
+
+    /// Every step of the path is a mapping key (no sequence on the way).
+    pub fn only_keys(&self) -> bool {
+        self.frames.iter().all(|f| f.is_map)
+    }
+
+    /// The path of the scalar `value` about to be read (a key's path ends in
+    /// the key itself).
+    pub fn path_of(&self, value: &str) -> YamlPath {
+        let at_key = self.at_key();
+        let depth = self.frames.len();
+        YamlPath(
+            self.frames
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    if at_key && i + 1 == depth {
+                        Seg::Key(value.to_string())
+                    } else {
+                        f.seg()
+                    }
+                })
+                .collect(),
+        )
+    }
+
+    /// The path of the current node (a collection's, or a value's).
+    pub fn path(&self) -> YamlPath {
+        YamlPath(self.frames.iter().map(Frame::seg).collect())
+    }
+}
+
+/// Sets a mapping's current key, reusing the buffer of its previous key (a
+/// mapping's keys come one after another: one allocation per mapping).
+fn set_key(slot: &mut Option<String>, key: &str) {
+    match slot {
+        Some(k) => {
+            k.clear();
+            k.push_str(key);
+        }
+        None => *slot = Some(key.to_string()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +738,116 @@ mod tests {
             })
             .collect();
         assert_eq!(offs, vec![3, 6]);
+    }
+
+    /// Every scalar with its path, as a reader built on [`Stack`] sees it.
+    fn paths(text: &str) -> Vec<(String, bool, bool)> {
+        let mut stack: Stack = Stack::new();
+        let mut out = Vec::new();
+        for (i, item) in Events::new(text).enumerate() {
+            match item.unwrap().0 {
+                Event::MappingStart(..) => stack.open(true, i, ()),
+                Event::SequenceStart(..) => stack.open(false, i, ()),
+                Event::MappingEnd | Event::SequenceEnd => {
+                    stack.close();
+                }
+                Event::Alias(..) => stack.alias(),
+                Event::Scalar(v, ..) => {
+                    out.push((
+                        stack.path_of(&v).to_string(),
+                        stack.at_key(),
+                        stack.in_key(),
+                    ));
+                    stack.scalar(&v);
+                }
+                Event::DocumentStart => stack.clear(),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_stack_gives_paths_keys_and_complex_keys() {
+        let t = "a:\n  b: [&r x, {c: y}]\n  *r : z\n  ? [k]\n  : w\n\"d.e\": v\n";
+        let got = paths(t);
+        let want = [
+            ("a", true, false),
+            ("a.b", true, false),
+            ("a.b[0]", false, false),
+            ("a.b[1].c", true, false),
+            ("a.b[1].c", false, false),
+            ("a[\"*\"]", false, false),
+            // Inside a complex key the mapping's slot still holds the
+            // previous key: readers mark such scalars `in_key`.
+            ("a[\"*\"][0]", false, true),
+            ("a[\"?\"]", false, false),
+            ("[\"d.e\"]", true, false),
+            ("[\"d.e\"]", false, false),
+        ];
+        let want: Vec<_> = want
+            .iter()
+            .map(|(p, k, i)| (p.to_string(), *k, *i))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn documents_read_whole_with_positions() {
+        let t = "\u{feff}kind: Secret\nmeta: {name: &a 'x'}\n---\n- *a\n";
+        let docs = read_documents(t).unwrap();
+        assert_eq!(docs.len(), 2);
+        let name = docs[0].at(&["meta", "name"]).unwrap();
+        assert_eq!(
+            (name.as_str(), name.line, name.col, name.start),
+            (Some("x"), 2, 17, t.find("'x'").unwrap())
+        );
+        assert_eq!(docs[0].str_at(&["kind"]), Some("Secret"));
+        assert!(
+            matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias))
+        );
+        assert!(read_documents("a: [\n").is_err());
+    }
+
+    #[test]
+    fn every_node_is_visited_with_its_path_and_json_reads_into_the_same_tree() {
+        let yaml = "a:\n  b: [x, {c: y}]\n";
+        let json = "{\"a\": {\"b\": [\"x\", {\"c\": \"\\ud83d\\ude00\"}]}}";
+        let seen = |docs: Vec<Node>| {
+            let mut out = Vec::new();
+            docs[0].walk(&mut |p, n| {
+                out.push(format!(
+                    "{p}={}@{}:{}",
+                    n.as_str().unwrap_or("-"),
+                    n.line,
+                    n.col
+                ))
+            });
+            out
+        };
+        assert_eq!(
+            seen(read_documents(yaml).unwrap()),
+            [
+                "=-@1:1",
+                "a=-@2:3",
+                "a.b=-@2:6",
+                "a.b[0]=x@2:7",
+                "a.b[1]=-@2:10",
+                "a.b[1].c=y@2:14"
+            ]
+        );
+        assert!(read_documents(json).is_err());
+        assert_eq!(
+            seen(read_yaml_or_json(json).unwrap()),
+            [
+                "=-@1:1",
+                "a=-@1:7",
+                "a.b=-@1:13",
+                "a.b[0]=x@1:14",
+                "a.b[1]=-@1:19",
+                "a.b[1].c=\u{1f600}@1:25"
+            ]
+        );
+        assert!(read_yaml_or_json("{\"a\": \"\\ud83d\"}").is_err());
     }
 }

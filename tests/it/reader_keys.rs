@@ -1,0 +1,153 @@
+//! The positions table is the only place that names YAML paths: a string
+//! literal equal to a key that names a cluster position (`server`,
+//! `destination`, `clusterEndpoint`, `serverName`, `tls-server-name`, ...)
+//! may appear in `src/positions.rs` only. Every other module asks the table.
+
+use rebind::positions::{self, P};
+use std::path::{Path, PathBuf};
+
+/// Literals that are the same word but no YAML key, each with its reason.
+const ALLOWED: &[(&str, &str, &str)] = &[
+    // A raw-text needle of the first look (no YAML read yet).
+    ("src/endpoint.rs", "destination", "the prefilter's needle"),
+    // A file name (`~/.kube/config`), not a key.
+    ("src/walk.rs", "config", "a kubeconfig's file name"),
+    // The `.rebind.yaml` schema's own key, not a manifest's.
+    ("src/config.rs", "clusters", "the config's schema"),
+    // The value of the secret-type label in the Secret written, the
+    // `--cluster` flag, a word of a message.
+    ("src/secret.rs", "cluster", "the rendered label's value"),
+    ("src/cli/mod.rs", "cluster", "a flag name"),
+    ("src/cli/init.rs", "cluster", "a message's noun"),
+];
+
+/// Keys every Kubernetes reader walks through (`spec.source.path`,
+/// `metadata.name`, a List's `items`): on a position's path, but naming none.
+const STRUCTURAL: &[&str] = &[
+    "spec", "template", "data", "status", "sync", "target", "items", "path", "value", "patch",
+];
+
+/// Every key that names a position: the table's, the bare-host keys, the
+/// keys of positions inside strings, and the list of an exported `kind: List`,
+/// less the [`STRUCTURAL`] ones.
+fn position_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    for row in positions::TABLE {
+        for step in row.path {
+            if let P::K(k) = step {
+                keys.push(k);
+            }
+        }
+    }
+    keys.extend(positions::BARE_HOST_KEYS);
+    keys.extend(positions::STRING_POSITION_KEYS);
+    keys.extend([positions::PATCH_OP_PATH, positions::LIST_ITEMS]);
+    keys.retain(|k| !STRUCTURAL.contains(k));
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The string literals of a source text outside its test module and its
+/// comments, with their line numbers.
+fn literals(src: &str) -> Vec<(usize, String)> {
+    let code = src.split("#[cfg(test)]\nmod tests").next().unwrap_or(src);
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        if line.trim_start().starts_with("//") {
+            continue;
+        }
+        let b = line.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            match b[i] {
+                b'\'' if b.get(i + 2) == Some(&b'\'') || b.get(i + 1) == Some(&b'\\') => {
+                    // A char literal ('"', '\\'): skip it whole.
+                    let end = line[i + 1..].find('\'').map_or(b.len(), |e| i + 2 + e);
+                    i = end.max(i + 3);
+                }
+                b'"' => {
+                    let mut j = i + 1;
+                    let mut lit = String::new();
+                    while j < b.len() && b[j] != b'"' {
+                        if b[j] == b'\\' {
+                            j += 1;
+                        }
+                        if let Some(c) = line.get(j..).and_then(|r| r.chars().next()) {
+                            lit.push(c);
+                            j += c.len_utf8();
+                        } else {
+                            j += 1;
+                        }
+                    }
+                    out.push((n + 1, lit));
+                    i = j + 1;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_position_key_is_named_outside_the_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let keys = position_keys();
+    for k in [
+        "server",
+        "destination",
+        "clusterEndpoint",
+        "serverName",
+        "tls-server-name",
+    ] {
+        assert!(keys.contains(&k), "{k} is a position key");
+    }
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    assert!(files.len() > 10);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel == "src/positions.rs" {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        for (line, lit) in literals(&src) {
+            let allowed = ALLOWED
+                .iter()
+                .any(|(file, word, _)| *file == rel && *word == lit);
+            if keys.contains(&lit.as_str()) && !allowed {
+                found.push(format!("{rel}:{line}: \"{lit}\""));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "YAML keys that name positions belong in src/positions.rs; ask the table instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_literal_scanner_sees_what_it_must() {
+    let src = "let a = \"server\"; // \"destination\"\nlet c = '\"'; let b = \"a\\\"b\";\n// \"x\"\n#[cfg(test)]\nmod tests {\n \"serverName\"\n}\n";
+    let got: Vec<String> = literals(src).into_iter().map(|(_, l)| l).collect();
+    assert_eq!(got, ["server", "destination", "a\"b"]);
+}

@@ -153,6 +153,7 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
             resource: facts.resource().unwrap_or_default(),
             server: facts.dest_server.clone(),
             name: facts.dest_name.clone(),
+            from: None,
         }]
     } else {
         Vec::new()

@@ -13,6 +13,7 @@ use crate::embedded;
 use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
+use crate::templates;
 use crate::yaml::{self, Events, ParseFailure};
 pub use crate::yaml::{mask_templates, LineIndex, MAX_DEPTH};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -151,6 +152,9 @@ pub struct Destination {
     pub resource: String,
     pub server: Option<String>,
     pub name: Option<String>,
+    /// Where a templated destination's values come from, when the chart's
+    /// templates were followed (`templates::Followed::sources`).
+    pub from: Option<String>,
 }
 
 /// Everything located in one file.
@@ -352,6 +356,18 @@ pub fn locate_yaml_for(
     extra_hosts: &[String],
     want: Want,
 ) -> Result<Located, ParseError> {
+    locate_yaml_following(text, extra_hosts, want, &[])
+}
+
+/// [`locate_yaml_for`] with the values paths that chart templates render
+/// into a cluster position (`templates::Followed::of` this file): extra
+/// positions, nothing else.
+pub fn locate_yaml_following(
+    text: &str,
+    extra_hosts: &[String],
+    want: Want,
+    followed: &[templates::Flow],
+) -> Result<Located, ParseError> {
     let only = want.only;
     let index = LineIndex::new(text);
     // YAML allows no NUL character; the parser would take it as a line break
@@ -381,6 +397,7 @@ pub fn locate_yaml_for(
         only,
         names: want.names,
         escapes: text.contains('\\'),
+        followed,
     };
     // The parser's lines are the file's: one line index serves both (a
     // BOM shifts the first line's columns, so then the events index their own).
@@ -456,6 +473,8 @@ struct Input<'a> {
     /// The text has a backslash: a double-quoted scalar may hide an endpoint
     /// behind escapes, so raw finds are not the only way in.
     escapes: bool,
+    /// Template-followed positions of this file (see `templates`).
+    followed: &'a [templates::Flow],
 }
 
 /// Walks one file's parser events and ties each piece of endpoint text to
@@ -686,6 +705,8 @@ impl<'a> Locator<'a> {
             &keys[..]
         };
         positions::may_hold(keys, &lower)
+            // Hook: values that a chart template renders into a cluster position.
+            || templates::may_hold(keys, self.input.followed)
     }
 
     /// Returns whether the scalar is held whole for verification.
@@ -1017,6 +1038,8 @@ impl<'a> Locator<'a> {
                         managed_host,
                     },
                 )
+                // Hook: values that a chart template renders into a cluster position.
+                .or_else(|| templates::position(&path, kind, self.input.followed))
                 // A `server:` line of a string that is a document of its own
                 // (a strategic-merge patch) is located by that document.
                 .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value))
@@ -1186,6 +1209,7 @@ impl<'a> Locator<'a> {
                 resource: d.resource().unwrap_or_default(),
                 server: d.dest_server.clone(),
                 name: d.dest_name.clone(),
+                from: None,
             })
             .collect();
 

@@ -69,8 +69,10 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
         only: false,
         names: json,
     };
+    let mut notes = Vec::new();
     each_source(&run.walk, &run.hosts, want, |item| match item {
         Item::Skipped(s) => skipped.push(s),
+        Item::Note(n) => notes.push(n),
         Item::Source(mut src) => {
             if !run.from.is_empty() {
                 let keep = |o: &Occurrence| run.from.iter().any(|f| rewrite::matches(o, f));
@@ -93,6 +95,7 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
         summary,
         skipped,
         errors,
+        notes,
     })
 }
 
@@ -112,6 +115,14 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
         Format::Text => {
             let rest = walk(&run, &mut |rel, o| sink.say(&text::occurrence_line(rel, o)))?;
             sink.say(&text::scan_summary(&rest.summary));
+            if !rest.notes.is_empty() {
+                sink.say(
+                    "\nTemplated, not followed (chart template actions at cluster positions):\n",
+                );
+                for n in &rest.notes {
+                    sink.say(&format!("  {n}\n"));
+                }
+            }
             warn_skipped(sink, &rest.skipped);
             rest.errors
         }
@@ -122,6 +133,7 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
             let errors: Vec<Finding> = rest.errors.iter().map(unparsed).collect();
             sink.out(&github::render(&errors));
             warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
             rest.errors
         }
         Format::Sarif => {
@@ -138,6 +150,7 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
                 &[rules::ENDPOINT, rules::ENDPOINT_MENTION, rules::UNPARSED],
             ));
             warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
             rest.errors
         }
     };
@@ -149,6 +162,14 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
     } else {
         Exit::Error
     })
+}
+
+/// Chart template actions that were not followed, as warnings (formats
+/// whose report has no place for them).
+fn warn_notes(sink: &mut Sink, notes: &[rebind::templates::Note]) {
+    for n in notes {
+        sink.warn(&n.to_string());
+    }
 }
 
 /// A file scan could not parse, as a finding.

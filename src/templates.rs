@@ -593,6 +593,9 @@ fn keeps_value(f: &str) -> bool {
             | "lower"
             | "upper"
             | "print"
+            | "toYaml"
+            | "nindent"
+            | "indent"
     )
 }
 
@@ -715,6 +718,8 @@ impl Chart<'_> {
             return read; // no action: nothing to follow
         };
         let mut docs: Vec<TDoc> = vec![TDoc::default()];
+        // (0-based line, path of the key on it, document) of every mapping key.
+        let mut key_lines: Vec<(usize, Vec<Seg>, usize)> = Vec::new();
         let mut path: Vec<(bool, Option<String>, usize, bool)> = Vec::new(); // (is_map, key, index, expect_key)
         for item in Events::new(&masked) {
             let Ok((ev, off)) = item else {
@@ -741,17 +746,15 @@ impl Chart<'_> {
                         if let Some(f) = path.last_mut() {
                             f.1 = Some(v.clone());
                         }
+                        // Where a block action under this key lands.
+                        let segs = path_segs(&path);
+                        key_lines.push((
+                            ex.text[..off].matches('\n').count(),
+                            segs,
+                            docs.len() - 1,
+                        ));
                     } else {
-                        let segs: Vec<Seg> = path
-                            .iter()
-                            .map(|f| {
-                                if f.0 {
-                                    Seg::Key(f.1.clone().unwrap_or_default())
-                                } else {
-                                    Seg::Index(f.2)
-                                }
-                            })
-                            .collect();
+                        let segs = path_segs(&path);
                         let doc = docs.last_mut().expect("one doc at least");
                         let line_end = ex.text[off..]
                             .find(['\n', '\r'])
@@ -811,6 +814,87 @@ impl Chart<'_> {
             }
         }
 
+        // Actions alone on their line that render a block of YAML
+        // (`{{- toYaml .Values.destinations | nindent 4 }}`): they land
+        // under the nearest key above with less indentation.
+        let lines: Vec<&str> = ex.text.split('\n').collect();
+        for (ai, a) in acts.iter().enumerate() {
+            let Some(vals) = &values[ai] else { continue };
+            let line = ex.text[..a.start].matches('\n').count();
+            let text = lines.get(line).copied().unwrap_or("");
+            if text.trim().len() != a.end - a.start {
+                continue; // inside a scalar: read with the scalars below
+            }
+            let w = words(&a.expr);
+            let indent = w
+                .iter()
+                .position(|x| x == "nindent" || x == "indent")
+                .and_then(|p| w.get(p + 1)?.parse().ok())
+                .unwrap_or(text.len() - text.trim_start().len());
+            let Some(parent) = (0..line).rev().find(|&l| {
+                let t = lines[l];
+                let content = t.trim();
+                !content.is_empty()
+                    && !content.starts_with("{{")
+                    && t.len() - t.trim_start().len() < indent
+            }) else {
+                continue;
+            };
+            let Some((_, at, di)) = key_lines.iter().rev().find(|(l, ..)| *l == parent) else {
+                continue;
+            };
+            let Some(kind) = docs[*di].kind.as_deref() else {
+                continue;
+            };
+            let under = positions_under(kind, at, docs[*di].server.as_deref());
+            if under.is_empty() {
+                continue;
+            }
+            let (file_rel, line_no) = rel(line_of(a.start));
+            let shown = format!(
+                "`{{{{ {} }}}}` renders a block at {} ({kind})",
+                a.expr,
+                YamlPath(at.clone())
+            );
+            for v in vals {
+                match v {
+                    Val::Values(p) => {
+                        for (position, rest) in &under {
+                            match rest.clone() {
+                                Some(steps) => {
+                                    docs[*di].block_flows.push(p.join(&steps));
+                                    read.flows.push(Flow {
+                                        path: p.join(&steps),
+                                        position: *position,
+                                        template: format!("{file_rel}:{line_no}"),
+                                    });
+                                }
+                                None => read.notes.push(Note {
+                                    rel: file_rel.clone(),
+                                    line: line_no,
+                                    message: format!(
+                                        "{shown}: which of its keys is a {} is not known",
+                                        position.as_str()
+                                    ),
+                                }),
+                            }
+                        }
+                    }
+                    Val::Unknown(why) => read.notes.push(Note {
+                        rel: file_rel.clone(),
+                        line: line_no,
+                        message: format!("{shown}: {why}"),
+                    }),
+                    Val::Root => read.notes.push(Note {
+                        rel: file_rel.clone(),
+                        line: line_no,
+                        message: format!("{shown}: the whole root context"),
+                    }),
+                    Val::Other => {}
+                }
+            }
+        }
+
         for doc in &docs {
             let Some(kind) = doc.kind.as_deref() else {
                 continue;
@@ -820,7 +904,7 @@ impl Chart<'_> {
                 template_server: doc.server.as_deref(),
                 ..positions::Context::default()
             };
-            let mut used = Vec::new();
+            let mut used = doc.block_flows.clone();
             for s in &doc.scalars {
                 let Some(position) = positions::classify(&s.path, &cx).filter(|p| whole_value(*p))
                 else {
@@ -962,8 +1046,8 @@ impl Chart<'_> {
                 }
                 v
             }
-            "tpl" | "toYaml" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict"
-            | "get" | "pluck" | "first" | "last" | "join" => {
+            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "get"
+            | "pluck" | "first" | "last" | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
                     vec![Val::Other]
                 } else {
@@ -1197,6 +1281,134 @@ fn keys_of(segs: &[Seg]) -> Vec<&str> {
         .collect()
 }
 
+fn path_segs(path: &[(bool, Option<String>, usize, bool)]) -> Vec<Seg> {
+    path.iter()
+        .map(|f| {
+            if f.0 {
+                Seg::Key(f.1.clone().unwrap_or_default())
+            } else {
+                Seg::Index(f.2)
+            }
+        })
+        .collect()
+}
+
+/// The table's cluster positions (whole values) of a document of `kind`
+/// that lie below `at`, each with the values steps that lead there from
+/// `at` (`None` when the table does not name them: any key). A position
+/// anywhere below (`Deep`) says nothing about this block and is left out;
+/// a list-generator element key is the one the template's
+/// `destination.server` (`template_server`) uses, as the table decides.
+fn positions_under(
+    kind: &str,
+    at: &[Seg],
+    template_server: Option<&str>,
+) -> Vec<(Position, Option<Vec<Step>>)> {
+    use positions::P;
+    let mut out: Vec<(Position, Option<Vec<Step>>)> = Vec::new();
+    for row in positions::TABLE {
+        let ok = match row.kinds {
+            positions::Kinds::Is(k) => k == kind,
+            positions::Kinds::Any => true,
+            positions::Kinds::None => false,
+        };
+        if !ok || !whole_value(row.position) {
+            continue;
+        }
+        for rest in rest_after(row.path, at) {
+            if rest.is_empty() || rest.iter().any(|p| matches!(p, P::Deep)) {
+                continue;
+            }
+            let steps: Option<Vec<Step>> = rest
+                .iter()
+                .enumerate()
+                .map(|(n, p)| match p {
+                    P::K(k) => Some(Step::Key(k.to_string())),
+                    P::I => Some(Step::Each),
+                    P::AnyKey if n + 1 == rest.len() && row.position == Position::ListElement => {
+                        template_server.and_then(element_key).map(Step::Key)
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !out.iter().any(|(p, r)| *p == row.position && *r == steps) {
+                out.push((row.position, steps));
+            }
+        }
+    }
+    out
+}
+
+/// The generator parameter a template's `destination.server` uses: a
+/// field (`.url`, `.values.url`), a whole fasttemplate action (`{{url}}`)
+/// or `index . "url"`, as [`positions::template_uses`] confirms.
+fn element_key(template: &str) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut candidates = Vec::new();
+    // Fields: `.url`, `.values.url`; not the dots of a quoted URL.
+    let mut quoted = false;
+    let b = template.as_bytes();
+    for (i, c) in template.char_indices() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        let starts = c == '.' && !quoted && (i == 0 || !ident(b[i - 1] as char));
+        if !starts {
+            continue;
+        }
+        let chain: String = template[i + 1..]
+            .chars()
+            .take_while(|c| ident(*c) || *c == '.')
+            .collect();
+        let mut parts = chain.split('.');
+        let w = match parts.next() {
+            Some("values") => parts.next().unwrap_or(""),
+            Some(w) => w,
+            None => "",
+        };
+        candidates.push(w.to_string());
+    }
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else { break };
+        let inner = after[..close].rsplit("{{").next().unwrap_or("");
+        let inner = inner.trim().trim_matches('-').trim();
+        if !inner.is_empty() && inner.chars().all(ident) {
+            candidates.push(inner.to_string());
+        }
+        if let Some(p) = inner.find("index . ") {
+            candidates
+                .push(unquote(inner[p + 8..].split_whitespace().next().unwrap_or("")).to_string());
+        }
+        rest = &after[close + 2..];
+    }
+    candidates
+        .into_iter()
+        .find(|w| !w.is_empty() && positions::template_uses(template, w))
+}
+
+/// What is left of `pattern` once `path` is matched as its beginning.
+fn rest_after(pattern: &[positions::P], path: &[Seg]) -> Vec<Vec<positions::P>> {
+    use positions::P;
+    let Some(first) = path.first() else {
+        return vec![pattern.to_vec()];
+    };
+    match (pattern.first(), first) {
+        (None, _) => Vec::new(),
+        (Some(P::Deep), _) => {
+            let mut v = rest_after(&pattern[1..], path);
+            v.extend(rest_after(pattern, &path[1..]));
+            v
+        }
+        (Some(P::K(k)), Seg::Key(s)) if k == s => rest_after(&pattern[1..], &path[1..]),
+        (Some(P::I), Seg::Index(_)) | (Some(P::AnyKey), Seg::Key(_)) => {
+            rest_after(&pattern[1..], &path[1..])
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// A frame has finished one child: the next is a key (or the next index).
 fn advance(path: &mut [(bool, Option<String>, usize, bool)]) {
     if let Some(f) = path.last_mut() {
@@ -1212,6 +1424,8 @@ fn advance(path: &mut [(bool, Option<String>, usize, bool)]) {
 #[derive(Default)]
 struct TDoc {
     kind: Option<String>,
+    /// Values paths a block action renders at a cluster position here.
+    block_flows: Vec<ValuesPath>,
     name: Option<String>,
     dest_name: Option<String>,
     /// `destination.server` as written.
@@ -1232,4 +1446,223 @@ struct TScalar {
     /// The scalar is exactly one action (quotes aside).
     whole: bool,
     off: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(rel: &str) -> Entry {
+        Entry {
+            path: PathBuf::from(rel),
+            rel: rel.to_string(),
+            role: crate::walk::Role::Yaml,
+        }
+    }
+
+    /// Reads `files[0]` of a chart made of `files` (name, text).
+    fn read(files: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+        let entries: Vec<Entry> = files.iter().map(|(n, _)| entry(n)).collect();
+        let texts: Vec<(&Entry, String)> = entries
+            .iter()
+            .zip(files)
+            .map(|(e, (_, t))| (e, t.to_string()))
+            .collect();
+        let mut defines = HashMap::new();
+        for (i, (_, t)) in texts.iter().enumerate() {
+            collect_defines(t, i, &mut defines);
+        }
+        let chart = Chart {
+            texts: &texts,
+            defines: &defines,
+        };
+        let r = chart.read(0);
+        let mut flows: Vec<String> = r
+            .flows
+            .iter()
+            .map(|f| format!("{} {}", f.path, f.position.as_str()))
+            .collect();
+        flows.sort();
+        flows.dedup();
+        let notes = r.notes.iter().map(|n| n.to_string()).collect();
+        (flows, notes)
+    }
+
+    const PROJECT_HEAD: &str =
+        "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: p\nspec:\n  destinations:\n";
+
+    #[test]
+    fn direct_root_range_with_and_variables() {
+        let t = format!(
+            "{PROJECT_HEAD}    - server: {{{{ .Values.hub.server | quote }}}}\n\
+             \x20   - server: '{{{{ $.Values.dr.server }}}}'\n\
+             \x20 {{{{- range .Values.environments }}}}\n\
+             \x20   - server: {{{{ .server }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20 {{{{- range $i, $e := .Values.regions }}}}\n\
+             \x20   - server: {{{{ $e.api.url | default \"https://kubernetes.default.svc\" }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20 {{{{- with .Values.edge }}}}\n\
+             \x20   - server: {{{{ required \"edge.url\" .url }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20 {{{{- $ops := .Values.ops }}}}\n\
+             \x20   - server: {{{{ $ops.server }}}}\n\
+             \x20   - server: {{{{ index .Values \"mgmt\" \"server\" }}}}\n"
+        );
+        let (flows, notes) = read(&[("templates/project.yaml", &t)]);
+        assert_eq!(
+            flows,
+            [
+                "dr.server project destination",
+                "edge.url project destination",
+                "environments[].server project destination",
+                "hub.server project destination",
+                "mgmt.server project destination",
+                "ops.server project destination",
+                "regions[].api.url project destination",
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn named_templates_inline_and_as_blocks() {
+        let helpers = "{{- define \"c.server\" -}}\n{{ .server | default \"https://kubernetes.default.svc\" }}\n{{- end }}\n\
+            {{- define \"c.elements\" -}}\n{{- range .Values.clusters }}\n- cluster: {{ .name }}\n  api: {{ .api | quote }}\n{{- end }}\n{{- end }}\n";
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n          {{- include \"c.elements\" . | nindent 10 }}\n  template:\n    spec:\n      destination:\n        server: '{{`{{api}}`}}'\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: b\nspec:\n  destination:\n    server: {{ include \"c.server\" .Values.hub }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: c\nspec:\n  destination:\n    server: {{ template \"c.server\" .Values.spoke }}\n";
+        let (flows, notes) = read(&[
+            ("templates/appset.yaml", t),
+            ("templates/_helpers.tpl", helpers),
+        ]);
+        assert_eq!(
+            flows,
+            [
+                "clusters[].api list-generator element",
+                "hub.server destination server",
+                "spoke.server destination server",
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn blocks_follow_the_table_below_them() {
+        let t = format!(
+            "{PROJECT_HEAD}    {{{{- toYaml .Values.destinations | nindent 4 }}}}\n---\n\
+             apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n          {{{{- toYaml .Values.fleet | nindent 10 }}}}\n  template:\n    spec:\n      destination:\n        server: '{{{{`{{{{ default \"https://kubernetes.default.svc\" .endpoint }}}}`}}}}'\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  {{{{- toYaml .Values.settings | nindent 2 }}}}\n"
+        );
+        let (flows, notes) = read(&[("templates/t.yaml", &t)]);
+        assert_eq!(
+            flows,
+            [
+                "destinations[].server project destination",
+                "fleet[].endpoint list-generator element",
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// What cannot be followed is named with its line, never guessed.
+    #[test]
+    fn what_is_not_followed_is_noted() {
+        let t = format!(
+            "{PROJECT_HEAD}    - server: {{{{ tpl .Values.serverTemplate . }}}}\n\
+             \x20   - server: {{{{ index .Values.byEnv .Values.env }}}}\n\
+             \x20   - server: https://{{{{ .Values.host }}}}:6443\n\
+             \x20   - server: {{{{ include \"missing\" . }}}}\n\
+             \x20 {{{{- range .Values.list }}}}\n\
+             \x20   - server: {{{{ .Values.hub }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20   - server: {{{{ printf \"https://%s\" .Values.host }}}}\n\
+             \x20   - server: {{{{ $undefined.url }}}}\n"
+        );
+        let (flows, notes) = read(&[("templates/p.yaml", &t)]);
+        assert!(flows.is_empty(), "{flows:?}");
+        let lines: Vec<&str> = notes
+            .iter()
+            .map(|n| n.split(": templated").next().unwrap())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "templates/p.yaml:7",
+                "templates/p.yaml:8",
+                "templates/p.yaml:9",
+                "templates/p.yaml:10",
+                "templates/p.yaml:12",
+                "templates/p.yaml:14",
+                "templates/p.yaml:15",
+            ],
+            "{notes:#?}"
+        );
+        for (n, why) in notes.iter().zip([
+            "`tpl`",
+            "`index` with a computed key",
+            "several parts",
+            "\"missing\" is not in the chart",
+            "`.Values` where the dot",
+            "`printf`",
+            "`$undefined`",
+        ]) {
+            assert!(n.contains(why), "{n} lacks {why}");
+        }
+    }
+
+    /// A value that is not at a cluster position is no position, however
+    /// it is templated.
+    #[test]
+    fn only_cluster_positions_count() {
+        let t = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  server: {{ .Values.docs.server }}\n  url: {{ tpl .Values.x . }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  source:\n    repoURL: {{ .Values.repo.url }}\n";
+        let (flows, notes) = read(&[("templates/c.yaml", t)]);
+        assert!(flows.is_empty() && notes.is_empty(), "{flows:?} {notes:?}");
+    }
+
+    #[test]
+    fn element_keys_as_the_table_reads_them() {
+        for (t, k) in [
+            ("'{{.url}}'", "url"),
+            ("{{`'{{.server}}'`}}", "server"),
+            (
+                "'{{ default \"https://kubernetes.default.svc\" .endpoint }}'",
+                "endpoint",
+            ),
+            ("'{{kube-api}}'", "kube-api"),
+            ("'{{ index . \"api-url\" }}'", "api-url"),
+            ("'{{ .values.apiServer }}'", "apiServer"),
+        ] {
+            assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
+        }
+        assert_eq!(element_key("https://k8s.example.org"), None);
+    }
+
+    #[test]
+    fn values_paths_match_indexes_and_map_keys() {
+        let p = ValuesPath(vec![
+            Step::Key("envs".into()),
+            Step::Each,
+            Step::Key("server".into()),
+        ]);
+        let at = |segs: Vec<Seg>| YamlPath(segs);
+        assert!(p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Index(3),
+            Seg::Key("server".into())
+        ])));
+        assert!(p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Key("prod".into()),
+            Seg::Key("server".into())
+        ])));
+        assert!(!p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Index(0),
+            Seg::Key("url".into())
+        ])));
+        assert!(!p.matches(&at(vec![Seg::Key("server".into())])));
+        assert_eq!(p.to_string(), "envs[].server");
+    }
 }

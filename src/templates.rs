@@ -601,6 +601,8 @@ fn keeps_value(f: &str) -> bool {
 
 /// How many levels of named templates are followed.
 const MAX_CALLS: usize = 8;
+/// How deep parenthesised expressions are read.
+const MAX_NESTING: usize = 64;
 
 struct Chart<'c> {
     texts: &'c [(&'c Entry, String)],
@@ -629,8 +631,11 @@ impl Chart<'_> {
         let mut read = Read::default();
         let ex = self.expand(file);
         let rel = |o: (usize, usize)| (self.texts[o.0].0.rel.clone(), o.1);
+        // 0-based line of a byte offset (one index for the whole file).
+        let breaks: Vec<usize> = ex.text.match_indices('\n').map(|(i, _)| i).collect();
+        let line_at = |off: usize| breaks.partition_point(|&b| b < off);
         let line_of = |off: usize| {
-            let line = ex.text[..off].matches('\n').count();
+            let line = line_at(off);
             ex.origin.get(line).copied().unwrap_or((file, line + 1))
         };
         // Scopes of every action, in order.
@@ -748,17 +753,17 @@ impl Chart<'_> {
                         }
                         // Where a block action under this key lands.
                         let segs = path_segs(&path);
-                        key_lines.push((
-                            ex.text[..off].matches('\n').count(),
-                            segs,
-                            docs.len() - 1,
-                        ));
+                        key_lines.push((line_at(off), segs, docs.len() - 1));
                     } else {
                         let segs = path_segs(&path);
                         let doc = docs.last_mut().expect("one doc at least");
-                        let line_end = ex.text[off..]
-                            .find(['\n', '\r'])
-                            .map_or(ex.text.len(), |p| off + p);
+                        // The parser's offsets fall on characters of the
+                        // masked text; the original may differ inside an action.
+                        let Some(rest) = ex.text.get(off..) else {
+                            advance(&mut path);
+                            continue;
+                        };
+                        let line_end = rest.find(['\n', '\r']).map_or(ex.text.len(), |p| off + p);
                         let here: Vec<usize> = acts
                             .iter()
                             .enumerate()
@@ -820,7 +825,7 @@ impl Chart<'_> {
         let lines: Vec<&str> = ex.text.split('\n').collect();
         for (ai, a) in acts.iter().enumerate() {
             let Some(vals) = &values[ai] else { continue };
-            let line = ex.text[..a.start].matches('\n').count();
+            let line = line_at(a.start);
             let text = lines.get(line).copied().unwrap_or("");
             if text.trim().len() != a.end - a.start {
                 continue; // inside a scalar: read with the scalars below
@@ -830,13 +835,11 @@ impl Chart<'_> {
                 .iter()
                 .position(|x| x == "nindent" || x == "indent")
                 .and_then(|p| w.get(p + 1)?.parse().ok())
-                .unwrap_or(text.len() - text.trim_start().len());
+                .unwrap_or(indentation(text));
             let Some(parent) = (0..line).rev().find(|&l| {
                 let t = lines[l];
                 let content = t.trim();
-                !content.is_empty()
-                    && !content.starts_with("{{")
-                    && t.len() - t.trim_start().len() < indent
+                !content.is_empty() && !content.starts_with("{{") && indentation(t) < indent
             }) else {
                 continue;
             };
@@ -1067,12 +1070,15 @@ impl Chart<'_> {
     /// A single operand: a field chain, a variable, a literal, `(...)`.
     fn operand(&self, w: &str, scope: &Scope, depth: usize) -> Val {
         if let Some(group) = w.strip_prefix('(') {
+            if depth > MAX_NESTING {
+                return Val::Unknown("expressions nested too deep".into());
+            }
             // `(expr)` or `(expr).field.chain`.
             let Some(close) = group.rfind(')') else {
                 return Val::Unknown(format!("`{w}`"));
             };
             let v = self
-                .eval(&words(&group[..close]), scope, depth)
+                .eval(&words(&group[..close]), scope, depth + 1)
                 .into_iter()
                 .next()
                 .unwrap_or(Val::Other);
@@ -1198,7 +1204,7 @@ impl Chart<'_> {
             lines
                 .iter()
                 .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("{{"))
-                .map(|l| l.len() - l.trim_start().len())
+                .map(|l| indentation(l))
                 .min()
                 .unwrap_or(0)
         });
@@ -1231,12 +1237,13 @@ impl Chart<'_> {
                 let w = words(&acts[0].expr);
                 let name = w.get(1).map(|n| unquote(n).to_string());
                 let pipe = w.iter().position(|x| x == "|");
-                let arg: Vec<String> = w[2.min(w.len())..pipe.unwrap_or(w.len())].to_vec();
+                let from = 2.min(w.len());
+                let arg: Vec<String> = w[from..pipe.unwrap_or(w.len()).max(from)].to_vec();
                 let ind = pipe.and_then(|p| match w.get(p + 1).map(String::as_str) {
                     Some("nindent" | "indent") => w.get(p + 2).and_then(|n| n.parse().ok()),
                     _ => None,
                 });
-                let ind = ind.unwrap_or(line.len() - line.trim_start().len());
+                let ind = ind.unwrap_or(indentation(line));
                 if let Some(d) = name.as_ref().and_then(|n| self.defines.get(n)) {
                     ex.text
                         .push_str(&format!("{{{{ {CALL} {} }}}}\n", arg.join(" ")));
@@ -1249,7 +1256,7 @@ impl Chart<'_> {
             }
             let line = match (indent, strip) {
                 (Some(ind), Some(s)) if !line.trim().is_empty() => {
-                    let cut = (line.len() - line.trim_start().len()).min(s);
+                    let cut = indentation(line).min(s);
                     format!("{}{}", " ".repeat(ind), &line[cut..])
                 }
                 _ => line.to_string(),
@@ -1279,6 +1286,11 @@ fn keys_of(segs: &[Seg]) -> Vec<&str> {
             Seg::Index(_) => None,
         })
         .collect()
+}
+
+/// Leading spaces (YAML indents with spaces only).
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
 }
 
 fn path_segs(path: &[(bool, Option<String>, usize, bool)]) -> Vec<Seg> {
@@ -1619,6 +1631,41 @@ mod tests {
         let t = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  server: {{ .Values.docs.server }}\n  url: {{ tpl .Values.x . }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  source:\n    repoURL: {{ .Values.repo.url }}\n";
         let (flows, notes) = read(&[("templates/c.yaml", t)]);
         assert!(flows.is_empty() && notes.is_empty(), "{flows:?} {notes:?}");
+    }
+
+    /// Odd templates are read without a panic: unclosed or stray actions,
+    /// multi-byte text inside actions across lines, deep nesting, and every
+    /// case of the YAML test suite with actions put in.
+    #[test]
+    fn odd_templates_never_panic() {
+        let deep = format!(
+            "kind: AppProject\nspec:\n  destinations:\n    - server: {{{{ {}.Values.x{} }}}}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        );
+        let odd = [
+            "{{ end }}\n{{ end }}\nkind: Application\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ include | x }}\n{{ include | x }}\n  {{ template }}\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ \"한\n국어\" }}\n한: {{ \"\n語\" }}\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ .Values.x\n",
+            "{{- include \"self\" . | nindent 2 }}\n{{- define \"self\" }}\n{{- include \"self\" . | nindent 2 }}\n{{- end }}\n",
+            "{{- range $i, := .Values.x }}\n{{ $ }}{{ $. }}{{ (. }}{{ ) }}{{ index }}{{ default }}\n",
+            &deep,
+        ];
+        for t in odd {
+            let _ = read(&[("templates/odd.yaml", t)]);
+        }
+        let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
+        for case in std::fs::read_dir(suite).unwrap() {
+            let Ok(text) = std::fs::read_to_string(case.unwrap().path().join("in.yaml")) else {
+                continue;
+            };
+            let templated = text.replacen(':', ": {{ .Values.a.server }}", 1);
+            let _ = read(&[
+                ("templates/t.yaml", &templated),
+                ("templates/_h.tpl", &text),
+            ]);
+        }
     }
 
     #[test]

@@ -647,6 +647,9 @@ impl Chart<'_> {
             vars: BTreeMap::new(),
         };
         let mut stack = vec![root];
+        // For a `with`/`range` frame, the scope outside it: its `else`
+        // branch runs with the outer dot.
+        let mut outer: Vec<Option<Scope>> = vec![None];
         for (i, a) in acts.iter().enumerate() {
             let scope = stack.last().cloned().expect("the root scope stays");
             let w = words(&a.expr);
@@ -657,11 +660,20 @@ impl Chart<'_> {
                 "end" => {
                     if stack.len() > 1 {
                         stack.pop();
+                        outer.pop();
                     }
                 }
-                "if" | "define" | "block" => stack.push(scope),
-                "else" => {}
+                "if" | "define" | "block" => {
+                    stack.push(scope);
+                    outer.push(None);
+                }
+                "else" => {
+                    if let (Some(Some(o)), Some(top)) = (outer.last(), stack.last_mut()) {
+                        *top = o.clone();
+                    }
+                }
                 CALL => {
+                    outer.push(None);
                     let arg = self.eval(&w[1..], &scope, 0);
                     let arg = arg.into_iter().next().unwrap_or(Val::Other);
                     stack.push(Scope {
@@ -703,6 +715,7 @@ impl Chart<'_> {
                     }
                     next.dot = v;
                     stack.push(next);
+                    outer.push(Some(scope));
                 }
                 _ if w.get(1).is_some_and(|x| x == ":=" || x == "=") => {
                     let v = self
@@ -1519,7 +1532,15 @@ mod tests {
              \x20 {{{{- end }}}}\n\
              \x20 {{{{- $ops := .Values.ops }}}}\n\
              \x20   - server: {{{{ $ops.server }}}}\n\
-             \x20   - server: {{{{ index .Values \"mgmt\" \"server\" }}}}\n"
+             \x20   - server: {{{{ index .Values \"mgmt\" \"server\" }}}}\n\
+             \x20 {{{{- with .Values.spoke }}}}\n\
+             \x20   - server: {{{{ .server }}}}\n\
+             \x20 {{{{- else }}}}\n\
+             \x20   - server: {{{{ .Values.fallback.server }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20 {{{{- range .Values.urls }}}}\n\
+             \x20   - server: {{{{ . }}}}\n\
+             \x20 {{{{- end }}}}\n"
         );
         let (flows, notes) = read(&[("templates/project.yaml", &t)]);
         assert_eq!(
@@ -1528,10 +1549,13 @@ mod tests {
                 "dr.server project destination",
                 "edge.url project destination",
                 "environments[].server project destination",
+                "fallback.server project destination",
                 "hub.server project destination",
                 "mgmt.server project destination",
                 "ops.server project destination",
                 "regions[].api.url project destination",
+                "spoke.server project destination",
+                "urls[] project destination",
             ],
             "{notes:?}"
         );

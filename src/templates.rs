@@ -183,7 +183,10 @@ pub fn follow(walk: &Walk) -> Followed {
     if charts.is_empty() {
         return out;
     }
-    let by_path: HashMap<PathBuf, &Entry> = entries.iter().map(|e| (normal(&e.path), e)).collect();
+    // Each walk path once, with `.`/`..` resolved.
+    let normals: Vec<PathBuf> = entries.iter().map(|e| normal(&e.path)).collect();
+    let by_path: HashMap<&Path, &Entry> =
+        normals.iter().map(PathBuf::as_path).zip(&entries).collect();
     let mut app_values: Option<Vec<(String, Vec<String>)>> = None;
     for chart in charts {
         let Some(dir) = chart.path.parent() else {
@@ -192,7 +195,9 @@ pub fn follow(walk: &Walk) -> Followed {
         let templates_dir = normal(&dir.join("templates"));
         let files: Vec<&Entry> = entries
             .iter()
-            .filter(|e| normal(&e.path).starts_with(&templates_dir))
+            .zip(&normals)
+            .filter(|(_, n)| n.starts_with(&templates_dir))
+            .map(|(e, _)| e)
             .collect();
         let mut texts = Vec::new();
         for e in &files {
@@ -225,9 +230,12 @@ pub fn follow(walk: &Walk) -> Followed {
             }
         }
         // The chart's values files.
+        let chart_dir = normal(dir);
         let mut values: BTreeSet<PathBuf> = entries
             .iter()
-            .filter(|e| e.path.parent().map(normal) == Some(normal(dir)))
+            .zip(&normals)
+            .filter(|(_, n)| n.parent() == Some(chart_dir.as_path()))
+            .map(|(e, _)| e)
             .filter(|e| {
                 let n = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
                 n.starts_with("values") && (n.ends_with(".yaml") || n.ends_with(".yml"))
@@ -239,14 +247,13 @@ pub fn follow(walk: &Walk) -> Followed {
         } else {
             app_values.get_or_insert_with(|| value_files(&entries))
         };
-        let chart_dir = normal(dir);
         for (source_path, files) in apps.iter() {
             if !ends_with_path(&chart_dir, source_path) {
                 continue;
             }
             for f in files {
                 let p = normal(&chart_dir.join(f));
-                if let Some(e) = by_path.get(&p) {
+                if let Some(e) = by_path.get(p.as_path()) {
                     values.insert(e.path.clone());
                 }
             }

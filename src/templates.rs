@@ -188,25 +188,49 @@ pub fn follow(walk: &Walk) -> Followed {
     let by_path: HashMap<&Path, &Entry> =
         normals.iter().map(PathBuf::as_path).zip(&entries).collect();
     let mut app_values: Option<Vec<(String, Vec<String>)>> = None;
+    // Per chart: its folder, the values paths its templates render into
+    // cluster positions, and its Applications (for the tier table).
+    #[allow(clippy::type_complexity)]
+    let mut read: Vec<(
+        PathBuf,
+        Vec<Flow>,
+        Vec<(PathBuf, Vec<(Destination, Vec<ValuesPath>)>)>,
+    )> = Vec::new();
     for chart in charts {
         let Some(dir) = chart.path.parent() else {
             continue;
         };
         let templates_dir = normal(&dir.join("templates"));
-        let files: Vec<&Entry> = entries
-            .iter()
-            .zip(&normals)
-            .filter(|(_, n)| n.starts_with(&templates_dir))
-            .map(|(e, _)| e)
-            .collect();
+        let subcharts = normal(&dir.join("charts"));
+        // The chart's templates, then its subcharts' helpers: named
+        // templates share one namespace in Helm (a library chart's
+        // `common.labels`), but only the chart's own templates render here.
+        let own = |n: &Path| n.starts_with(&templates_dir);
+        let helper = |n: &Path| {
+            n.starts_with(&subcharts)
+                && n.extension().is_some_and(|x| x == "tpl")
+                && n.components().any(|c| c.as_os_str() == "templates")
+        };
+        let mut files: Vec<(&Entry, bool)> = Vec::new();
+        for (e, n) in entries.iter().zip(&normals) {
+            if own(n) {
+                files.push((e, true));
+            } else if helper(n) {
+                files.push((e, false));
+            }
+        }
+        files.sort_by_key(|(_, own)| !own);
         let mut texts = Vec::new();
-        for e in &files {
+        let mut renders = Vec::new();
+        for (e, own) in &files {
             if let Ok(t) = std::fs::read_to_string(&e.path) {
                 texts.push((*e, t));
+                renders.push(*own);
             }
         }
         let mut defines = HashMap::new();
-        for (i, (_, t)) in texts.iter().enumerate() {
+        // The chart's own named templates win over its subcharts'.
+        for (i, (_, t)) in texts.iter().enumerate().rev() {
             collect_defines(t, i, &mut defines);
         }
         let chart_reader = Chart {
@@ -217,7 +241,10 @@ pub fn follow(walk: &Walk) -> Followed {
         let mut pending = Vec::new();
         for (i, (e, _)) in texts.iter().enumerate() {
             let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with('_') || !(name.ends_with(".yaml") || name.ends_with(".yml")) {
+            if !renders[i]
+                || name.starts_with('_')
+                || !(name.ends_with(".yaml") || name.ends_with(".yml"))
+            {
                 continue; // helpers and NOTES.txt render no manifest of their own
             }
             let found = chart_reader.read(i);
@@ -229,8 +256,35 @@ pub fn follow(walk: &Walk) -> Followed {
                 pending.push((e.path.clone(), found.destinations));
             }
         }
+        read.push((normal(dir), flows, pending));
+    }
+    // A subchart's values are the parent's under the subchart's name
+    // (`charts/<name>/`): deepest first, so they climb every level.
+    read.sort_by_key(|(dir, ..)| std::cmp::Reverse(dir.components().count()));
+    for i in 0..read.len() {
+        let dir = read[i].0.clone();
+        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let parent = dir
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
+            .and_then(Path::parent);
+        let Some(j) = parent.and_then(|p| read.iter().position(|(d, ..)| d == p)) else {
+            continue;
+        };
+        let lifted: Vec<Flow> = read[i]
+            .1
+            .iter()
+            .map(|f| Flow {
+                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
+                ..f.clone()
+            })
+            .collect();
+        read[j].1.extend(lifted);
+    }
+    for (chart_dir, flows, pending) in read {
         // The chart's values files.
-        let chart_dir = normal(dir);
         let mut values: BTreeSet<PathBuf> = entries
             .iter()
             .zip(&normals)

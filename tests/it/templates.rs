@@ -421,3 +421,70 @@ fn positions_stay_with_their_chart_and_apply_finds_the_only_one() {
         }
     }
 }
+
+/// Named templates of a library subchart are the parent's too (one
+/// namespace, as in Helm); a subchart's templates read its own values and
+/// the parent's under the subchart's name (`spoke.api`), never the parent's
+/// top level.
+#[test]
+fn subchart_helpers_are_followed_and_subchart_templates_stay_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "hub/Chart.yaml",
+        "apiVersion: v2\nname: hub\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "hub/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: hub\nspec:\n  destination:\n    server: {{ include \"common.server\" .Values.target }}\n",
+    );
+    write(
+        root,
+        "hub/values.yaml",
+        "target:\n  api: https://k8s-target.example.org:6443\nspoke:\n  api: https://k8s-spoke.example.org:6443\napi: https://k8s-top.example.org:6443\n",
+    );
+    write(
+        root,
+        "hub/charts/common/Chart.yaml",
+        "apiVersion: v2\nname: common\ntype: library\nversion: 1.0.0\n",
+    );
+    write(
+        root,
+        "hub/charts/common/templates/_helpers.tpl",
+        "{{- define \"common.server\" -}}\n{{ .api }}\n{{- end }}\n",
+    );
+    write(
+        root,
+        "hub/charts/spoke/Chart.yaml",
+        "apiVersion: v2\nname: spoke\nversion: 1.0.0\n",
+    );
+    write(
+        root,
+        "hub/charts/spoke/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: spoke\nspec:\n  destination:\n    server: {{ .Values.api }}\n",
+    );
+    write(
+        root,
+        "hub/charts/spoke/values.yaml",
+        "api: https://k8s-spoke-default.example.org:6443\n",
+    );
+    let scan = scan_json(root, ".");
+    let got: Vec<(String, String, String)> =
+        values(&scan).into_iter().map(|v| (v.0, v.3, v.4)).collect();
+    let want = [
+        (
+            "hub/charts/spoke/values.yaml",
+            "https://k8s-spoke-default.example.org:6443",
+        ),
+        ("hub/values.yaml", "https://k8s-target.example.org:6443"),
+        ("hub/values.yaml", "https://k8s-spoke.example.org:6443"),
+    ];
+    let want: Vec<(String, String, String)> = want
+        .iter()
+        .map(|(p, e)| (p.to_string(), e.to_string(), CHART_VALUE.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(scan["notes"], serde_json::json!([]));
+}

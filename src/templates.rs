@@ -28,7 +28,7 @@
 use crate::locate::Destination;
 use crate::positions::{self, Position, Seg, YamlPath};
 use crate::walk::{Entry, Walk};
-use crate::yaml::{mask_templates, Events};
+use crate::yaml::{mask_templates, Events, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -355,6 +355,26 @@ fn describe(used: &[ValuesPath], values: &BTreeSet<PathBuf>, entries: &[Entry]) 
     }
 }
 
+/// Whether a text nests collections deeper than rebind reads (or does not
+/// parse): it is not loaded whole.
+fn too_deep(text: &str) -> bool {
+    let mut depth = 0usize;
+    for item in Events::new(text) {
+        match item {
+            Err(_) => return true,
+            Ok((Event::MappingStart(..) | Event::SequenceStart(..), _)) => {
+                depth += 1;
+                if depth >= MAX_DEPTH {
+                    return true;
+                }
+            }
+            Ok((Event::MappingEnd | Event::SequenceEnd, _)) => depth = depth.saturating_sub(1),
+            Ok(_) => {}
+        }
+    }
+    false
+}
+
 /// A path with `.` and `..` resolved lexically.
 fn normal(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -404,8 +424,11 @@ fn value_files(entries: &[Entry]) -> Vec<(String, Vec<String>)> {
             continue;
         }
         let masked = mask_templates(&text).map(|(m, _)| m);
-        let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(masked.as_deref().unwrap_or(&text))
-        else {
+        let text = masked.as_deref().unwrap_or(&text);
+        if too_deep(text) {
+            continue; // the main walk names it
+        }
+        let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(text) else {
             continue;
         };
         for d in &docs {
@@ -812,6 +835,9 @@ impl Chart<'_> {
                     path.clear();
                 }
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
+                    if path.len() >= MAX_DEPTH {
+                        break; // deeper than rebind reads: the main walk names it
+                    }
                     let is_map = matches!(ev, Event::MappingStart(..));
                     path.push((is_map, None, 0, true));
                 }
@@ -1740,6 +1766,51 @@ mod tests {
         for t in odd {
             let _ = read(&[("templates/odd.yaml", t)]);
         }
+        let block: String = (0..20_000)
+            .map(|i| format!("{}- \n", " ".repeat(i % 2)))
+            .collect();
+        let nested = [
+            format!(
+                "kind: AppProject\nspec:\n  destinations: {}{{{{ .Values.x }}}}{}\n",
+                "[".repeat(20_000),
+                "]".repeat(20_000)
+            ),
+            format!(
+                "kind: AppProject\nspec:\n  destinations:\n{}",
+                "  - ".repeat(20_000) + "{{ .Values.x }}\n"
+            ),
+            format!("kind: Application\n{block}"),
+        ];
+        for t in &nested {
+            let _ = read(&[("templates/deep.yaml", t)]);
+        }
+        // Applications naming value files are loaded only when they nest
+        // no deeper than rebind reads.
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("deep.yaml");
+        std::fs::write(
+            &deep,
+            format!("kind: Application\nspec:\n  source:\n    path: x\n    helm:\n      valueFiles: [v.yaml]\n  x: {}{}\n", "[".repeat(20_000), "]".repeat(20_000)),
+        )
+        .unwrap();
+        let ok = dir.path().join("ok.yaml");
+        std::fs::write(
+            &ok,
+            "kind: Application\nspec:\n  source:\n    path: charts/a\n    helm:\n      valueFiles: [v.yaml, $values/x.yaml]\n",
+        )
+        .unwrap();
+        let entries: Vec<Entry> = [deep, ok]
+            .into_iter()
+            .map(|path| Entry {
+                rel: path.to_string_lossy().into_owned(),
+                path,
+                role: crate::walk::Role::Yaml,
+            })
+            .collect();
+        assert_eq!(
+            value_files(&entries),
+            [("charts/a".to_string(), vec!["v.yaml".to_string()])]
+        );
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
         for case in std::fs::read_dir(suite).unwrap() {
             let Ok(text) = std::fs::read_to_string(case.unwrap().path().join("in.yaml")) else {

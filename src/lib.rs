@@ -503,7 +503,7 @@ fn process(
             };
             let mut located = located;
             // A chart template's Applications, as the chart was read.
-            if let (Ok(l), Some(d)) = (&mut located, followed.destinations.get(&entry.path)) {
+            if let (Ok(l), Some(d)) = (&mut located, followed.destinations_of(&entry.path)) {
                 l.destinations.clone_from(d);
             }
             let keep = match &located {

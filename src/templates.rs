@@ -115,9 +115,10 @@ impl fmt::Display for Note {
 /// What following the templates found.
 #[derive(Debug, Default)]
 pub struct Followed {
-    /// Values file (its walk path) -> the values paths that are positions there.
+    /// Values file (its path, `.`/`..` resolved) -> the values paths that
+    /// are positions there.
     pub values: HashMap<PathBuf, Vec<Flow>>,
-    /// Template file (its walk path) -> the Applications and ApplicationSets
+    /// Template file (its path, `.`/`..` resolved) -> the Applications and ApplicationSets
     /// it renders, for the tier table, with where a templated destination's
     /// values come from. The chart's reading is the one used for these files:
     /// a raw parse may take `server: {{ include ... }}` for a flow mapping.
@@ -128,7 +129,18 @@ pub struct Followed {
 impl Followed {
     /// The extra positions of a file (empty for most).
     pub fn of(&self, path: &Path) -> &[Flow] {
-        self.values.get(path).map_or(&[], Vec::as_slice)
+        if self.values.is_empty() {
+            return &[];
+        }
+        self.values.get(&normal(path)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The Applications a chart template renders, as the chart was read.
+    pub fn destinations_of(&self, path: &Path) -> Option<&Vec<Destination>> {
+        if self.destinations.is_empty() {
+            return None;
+        }
+        self.destinations.get(&normal(path))
     }
 }
 
@@ -170,23 +182,42 @@ fn whole_value(p: Position) -> bool {
 /// Reads every chart in the walk. Files that cannot be read are left to the
 /// main walk, which names them.
 pub fn follow(walk: &Walk) -> Followed {
-    let entries = walk.entries();
+    // One streamed pass keeps only what a chart is made of: `Chart.yaml`,
+    // files in a `templates` folder, `values*.yaml` (memory stays flat in
+    // the size of the tree), each with its path with `.`/`..` resolved.
+    let mut entries = Vec::new();
+    let mut normals = Vec::new();
+    for found in walk.files() {
+        let crate::walk::Found::Entry(e) = found else {
+            continue;
+        };
+        let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let keep = is_chart(name)
+            || is_values(name)
+            || e.path.components().any(|c| c.as_os_str() == "templates");
+        if keep {
+            normals.push(normal(&e.path));
+            entries.push(e);
+        }
+    }
     let charts: Vec<&Entry> = entries
         .iter()
         .filter(|e| {
             e.path
                 .file_name()
-                .is_some_and(|n| n == "Chart.yaml" || n == "Chart.yml")
+                .and_then(|n| n.to_str())
+                .is_some_and(is_chart)
         })
         .collect();
     let mut out = Followed::default();
     if charts.is_empty() {
         return out;
     }
-    // Each walk path once, with `.`/`..` resolved.
-    let normals: Vec<PathBuf> = entries.iter().map(|e| normal(&e.path)).collect();
-    let by_path: HashMap<&Path, &Entry> =
-        normals.iter().map(PathBuf::as_path).zip(&entries).collect();
+    let shown: HashMap<&Path, &str> = normals
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(entries.iter().map(|e| e.rel.as_str()))
+        .collect();
     let mut app_values: Option<Vec<(String, Vec<String>)>> = None;
     // Per chart: its folder, the values paths its templates render into
     // cluster positions, and its Applications (for the tier table).
@@ -285,31 +316,26 @@ pub fn follow(walk: &Walk) -> Followed {
     }
     for (chart_dir, flows, pending) in read {
         // The chart's values files.
-        let mut values: BTreeSet<PathBuf> = entries
+        let mut values: BTreeSet<PathBuf> = normals
             .iter()
-            .zip(&normals)
-            .filter(|(_, n)| n.parent() == Some(chart_dir.as_path()))
-            .map(|(e, _)| e)
-            .filter(|e| {
-                let n = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                n.starts_with("values") && (n.ends_with(".yaml") || n.ends_with(".yml"))
+            .filter(|n| n.parent() == Some(chart_dir.as_path()))
+            .filter(|n| {
+                n.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(is_values)
             })
-            .map(|e| e.path.clone())
+            .cloned()
             .collect();
         let apps = if flows.is_empty() {
             &[][..]
         } else {
-            app_values.get_or_insert_with(|| value_files(&entries))
+            // A second streamed pass, only when a chart has positions.
+            app_values.get_or_insert_with(|| value_files(walk_entries(walk)))
         };
         for (source_path, files) in apps.iter() {
-            if !ends_with_path(&chart_dir, source_path) {
-                continue;
-            }
-            for f in files {
-                let p = normal(&chart_dir.join(f));
-                if let Some(e) = by_path.get(p.as_path()) {
-                    values.insert(e.path.clone());
-                }
+            if ends_with_path(&chart_dir, source_path) {
+                // Keyed by path: a file outside the walk is never looked up.
+                values.extend(files.iter().map(|f| normal(&chart_dir.join(f))));
             }
         }
         // Where each destination's values come from, for the tier table.
@@ -318,12 +344,12 @@ pub fn follow(walk: &Walk) -> Followed {
                 .into_iter()
                 .map(|(mut d, used)| {
                     if !used.is_empty() {
-                        d.from = Some(describe(&used, &values, &entries));
+                        d.from = Some(describe(&used, &values, &shown));
                     }
                     d
                 })
                 .collect();
-            out.destinations.insert(path, list);
+            out.destinations.insert(normal(&path), list);
         }
         for v in values {
             let list = out.values.entry(v).or_default();
@@ -339,13 +365,34 @@ pub fn follow(walk: &Walk) -> Followed {
     out
 }
 
-/// `values environments[].server (charts/x/values.yaml, ...)`.
-fn describe(used: &[ValuesPath], values: &BTreeSet<PathBuf>, entries: &[Entry]) -> String {
+fn is_chart(name: &str) -> bool {
+    name == "Chart.yaml" || name == "Chart.yml"
+}
+
+fn is_values(name: &str) -> bool {
+    name.starts_with("values") && (name.ends_with(".yaml") || name.ends_with(".yml"))
+}
+
+fn walk_entries(walk: &Walk) -> impl Iterator<Item = Entry> + '_ {
+    walk.files().filter_map(|f| match f {
+        crate::walk::Found::Entry(e) => Some(e),
+        crate::walk::Found::Skipped(_) => None,
+    })
+}
+
+/// `values environments[].server in charts/x/values.yaml, ...`.
+fn describe(
+    used: &[ValuesPath],
+    values: &BTreeSet<PathBuf>,
+    shown: &HashMap<&Path, &str>,
+) -> String {
     let paths: BTreeSet<String> = used.iter().map(ValuesPath::to_string).collect();
-    let files: Vec<&str> = values
+    let files: Vec<String> = values
         .iter()
-        .filter_map(|v| entries.iter().find(|e| &e.path == v))
-        .map(|e| e.rel.as_str())
+        .map(|v| match shown.get(v.as_path()) {
+            Some(rel) => rel.to_string(),
+            None => v.display().to_string(),
+        })
         .collect();
     let paths: Vec<String> = paths.into_iter().collect();
     if files.is_empty() {
@@ -411,7 +458,7 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 
 /// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
 /// template) in the walk that names value files.
-fn value_files(entries: &[Entry]) -> Vec<(String, Vec<String>)> {
+fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for e in entries {
         if e.role != crate::walk::Role::Yaml {
@@ -1808,7 +1855,7 @@ mod tests {
             })
             .collect();
         assert_eq!(
-            value_files(&entries),
+            value_files(entries.into_iter()),
             [("charts/a".to_string(), vec!["v.yaml".to_string()])]
         );
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");

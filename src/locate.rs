@@ -153,7 +153,7 @@ pub struct Destination {
     pub server: Option<String>,
     pub name: Option<String>,
     /// Where a templated destination's values come from, when the chart's
-    /// templates were followed (`templates::Followed::sources`).
+    /// templates were followed (`templates::Followed::destinations`).
     pub from: Option<String>,
 }
 

@@ -38,6 +38,7 @@ pub mod quote;
 pub mod rewrite;
 pub mod secret;
 pub mod summary;
+pub mod templates;
 pub mod trust;
 pub mod walk;
 pub mod write;
@@ -79,6 +80,9 @@ pub struct Inventory {
 pub enum Item {
     Source(Box<Source>),
     Skipped(Skipped),
+    /// A chart template action at a cluster position that was not followed
+    /// (handed over first, before any file).
+    Note(templates::Note),
 }
 
 /// Reads and locates every discovered file, keeping everything (what a
@@ -97,6 +101,7 @@ pub fn inventory(walk: &Walk, hosts: &[String], only_hosts: bool) -> Result<Inve
     inv.files = each_source(walk, hosts, want, |f| match f {
         Item::Source(s) => inv.sources.push(*s),
         Item::Skipped(s) => inv.skipped.push(s),
+        Item::Note(_) => {}
     })?;
     // The walk's order is the tree's; a rebind's and an audit's reports list
     // files by the names shown, byte-wise (as `git diff` does).
@@ -117,6 +122,16 @@ pub fn each_source(
     mut sink: impl FnMut(Item),
 ) -> Result<usize> {
     let only_hosts = want.only;
+    // Chart templates are followed before the walk (a rebind, which looks
+    // for its hosts anywhere, needs no extra positions).
+    let followed = if only_hosts {
+        templates::Followed::default()
+    } else {
+        templates::follow(walk)
+    };
+    for n in &followed.notes {
+        sink(Item::Note(n.clone()));
+    }
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     /// Items taken from the walk at once: one message per batch keeps the
     /// hand-over cost (a wake-up per message) off the per-file path.
@@ -143,7 +158,7 @@ pub fn each_source(
         for _ in 0..threads {
             let tx = tx.clone();
             let (feed, moved, files, stop, hosts) = (&feed, &moved, &files, &stop, &hosts_lower);
-            let prefilter = &prefilter;
+            let (prefilter, followed) = (&prefilter, &followed);
             scope.spawn(move || loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -166,7 +181,7 @@ pub fn each_source(
                         walk::Found::Skipped(s) => Ok(Outcome::Skipped(s)),
                         walk::Found::Entry(e) => {
                             files.fetch_add(1, Ordering::Relaxed);
-                            process(e, hosts, want, prefilter)
+                            process(e, hosts, want, prefilter, followed)
                         }
                     };
                     let failed = outcome.is_err();
@@ -344,6 +359,7 @@ fn process(
     hosts: &[String],
     want: locate::Want,
     prefilter: &endpoint::Prefilter,
+    followed: &templates::Followed,
 ) -> Result<Outcome> {
     let only_hosts = want.only;
     // A kubeconfig without a YAML extension is a manifest all the same.
@@ -478,11 +494,18 @@ fn process(
                         }
                     }
                 }
-                Role::Yaml if has || destination => locate::locate_yaml_for(&text, hosts, want)
-                    .or_else(|e| json_fallback(&entry.rel, &text, hosts, want, e)),
+                Role::Yaml if has || destination => {
+                    locate::locate_yaml_following(&text, hosts, want, followed.of(&entry.path))
+                        .or_else(|e| json_fallback(&entry.rel, &text, hosts, want, e))
+                }
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),
                 _ => return Ok(Outcome::Nothing),
             };
+            let mut located = located;
+            // A chart template's Applications, as the chart was read.
+            if let (Ok(l), Some(d)) = (&mut located, followed.destinations_of(&entry.path)) {
+                l.destinations.clone_from(d);
+            }
             let keep = match &located {
                 Ok(l) => !l.occurrences.is_empty() || !l.destinations.is_empty(),
                 Err(e) => !e.occurrences.is_empty(),

@@ -15,6 +15,7 @@ use crate::embedded::{self, Inner};
 use crate::endpoint::{self, Found, Needle, Shape};
 use crate::positions::{self, Fact, Position, Seg, YamlPath};
 use crate::rewrite::Proof;
+use crate::templates;
 use crate::yaml::{self, Events, ParseFailure};
 
 /// The open collections, each with its scalars that may name a cluster, by key.
@@ -156,6 +157,9 @@ pub struct Destination {
     pub resource: String,
     pub server: Option<String>,
     pub name: Option<String>,
+    /// Where a templated destination's values come from, when the chart's
+    /// templates were followed (`templates::Followed::destinations`).
+    pub from: Option<String>,
 }
 
 /// Everything located in one file.
@@ -324,6 +328,18 @@ pub fn locate_yaml_for(
     extra_hosts: &[String],
     want: Want,
 ) -> Result<Located, ParseError> {
+    locate_yaml_following(text, extra_hosts, want, &[])
+}
+
+/// [`locate_yaml_for`] with the values paths that chart templates render
+/// into a cluster position (`templates::Followed::of` this file): extra
+/// positions, nothing else.
+pub fn locate_yaml_following(
+    text: &str,
+    extra_hosts: &[String],
+    want: Want,
+    followed: &[templates::Flow],
+) -> Result<Located, ParseError> {
     let index = LineIndex::new(text);
     // YAML allows no NUL character; the parser would take it as a line break
     // and every position after it would be wrong.
@@ -339,7 +355,8 @@ pub fn locate_yaml_for(
         ));
     }
     let found = raw_finds(text, extra_hosts, want.only);
-    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
+    let mut input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
+    input.followed = followed;
     // The parser's lines are the file's: one line index serves both (a
     // BOM shifts the first line's columns, so then the events index their own).
     let events = |t| {
@@ -464,6 +481,8 @@ struct Input<'a> {
     /// behind escapes, so raw finds are not the only way in.
     escapes: bool,
     grammar: Grammar,
+    /// Template-followed positions of this file (see `templates`).
+    followed: &'a [templates::Flow],
 }
 
 impl<'a> Input<'a> {
@@ -484,6 +503,7 @@ impl<'a> Input<'a> {
             names: want.names,
             escapes: text.contains('\\'),
             grammar,
+            followed: &[],
         }
     }
 }
@@ -680,6 +700,8 @@ impl<'a> Locator<'a> {
             &keys[..]
         };
         positions::may_hold_url(depth, is_key, keys, &lower)
+            // Hook: values that a chart template renders into a cluster position.
+            || templates::may_hold(keys, self.input.followed)
     }
 
     /// Returns whether the scalar is held whole for verification.
@@ -1028,6 +1050,8 @@ impl<'a> Locator<'a> {
         // A `server:` line of a string that is a document of its own
         // (a strategic-merge patch) is located by that document.
         let direct = positions::classify(&path, &cx)
+            // Hook: values that a chart template renders into a cluster position.
+            .or_else(|| templates::position(&path, kind, self.input.followed))
             .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
         if direct.is_some() {
             return (direct, None);
@@ -1211,6 +1235,7 @@ impl<'a> Locator<'a> {
                 resource: d.resource().unwrap_or_default(),
                 server: d.dest_server.clone(),
                 name: d.dest_name.clone(),
+                from: None,
             })
             .collect()
     }

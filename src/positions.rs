@@ -61,6 +61,9 @@ pub enum Position {
     /// lands on a cluster position: a kustomize `patches[].patch` string or
     /// a `patchesJson6902` file.
     PatchOp,
+    /// A values-file path that a chart template in the repository renders
+    /// into a cluster position (found by `templates`, not by this table).
+    ChartValue,
 }
 
 impl Position {
@@ -68,14 +71,17 @@ impl Position {
     pub fn sibling_name_is_cluster(self) -> bool {
         matches!(
             self,
-            Position::Registration | Position::ListElement | Position::ValuesServer
+            Position::Registration
+                | Position::ListElement
+                | Position::ValuesServer
+                | Position::ChartValue
         )
     }
 
     /// A sibling `env` or `environment` key names the cluster (list-generator
     /// elements such as `{env: sandbox, server: ...}`).
     pub fn sibling_env_is_cluster(self) -> bool {
-        self == Position::ListElement
+        matches!(self, Position::ListElement | Position::ChartValue)
     }
 
     /// The position registers a cluster with ArgoCD (one per server URL).
@@ -106,6 +112,7 @@ impl Position {
             Position::Kubeconfig => "kubeconfig cluster",
             Position::StatusCopy => "status copy",
             Position::PatchOp => "kustomize patch op",
+            Position::ChartValue => "chart value in a cluster position",
         }
     }
 }
@@ -397,8 +404,12 @@ pub fn template_uses(template: &str, key: &str) -> bool {
         // (the innermost action is the generator's).
         let action = &after[..close];
         let action = action.rsplit("{{").next().unwrap_or(action);
+        // `-` is a trim marker only beside the braces: a fasttemplate key
+        // may hold one (`{{kube-api}}`).
+        let action = action.strip_prefix('-').unwrap_or(action);
+        let action = action.strip_suffix('-').unwrap_or(action);
         let words = action
-            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '|' | '-'))
+            .split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | '|'))
             .map(|w| w.trim_matches(['"', '\'', '`']).trim_start_matches('.'))
             .map(|w| w.strip_prefix("values.").unwrap_or(w));
         if words.into_iter().any(|w| w == key) {
@@ -808,12 +819,20 @@ mod tests {
             "{{values.url}}",
             "{{- .url -}}",
             "{{`'{{.url}}'`}}",
+            "{{ .url | default \"https://kubernetes.default.svc\" }}",
+            "{{ default \"https://kubernetes.default.svc\" .url }}",
+            "{{ .url | quote }}",
         ] {
             assert!(template_uses(t, "url"), "{t}");
         }
         for t in ["{{server}}", "https://kubernetes.default.svc", "{{urls}}"] {
             assert!(!template_uses(t, "url"), "{t}");
         }
+        // A fasttemplate key may hold a dash; trim markers are no part of a key.
+        assert!(template_uses("'{{kube-api}}'", "kube-api"));
+        assert!(template_uses("{{- kube-api -}}", "kube-api"));
+        assert!(!template_uses("'{{kube-api}}'", "api"));
+        assert!(!template_uses("'{{kube-api}}'", "kube"));
     }
 
     #[test]

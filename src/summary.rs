@@ -89,6 +89,29 @@ fn overlay_name(rel: &str) -> Option<String> {
     ok.then(|| name.to_string())
 }
 
+/// Where an ApplicationSet's templated destination comes from when its own
+/// list generator holds the values: `list generator elements[].url in FILE`.
+fn list_elements(src: &Source, resource: &str) -> Option<String> {
+    let mut keys: Vec<&str> = src
+        .occurrences()
+        .iter()
+        .filter(|o| {
+            o.position == Some(crate::positions::Position::ListElement)
+                && o.resource.as_deref() == Some(resource)
+        })
+        .filter_map(|o| o.yaml_path.as_deref()?.rsplit('.').next())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    (!keys.is_empty()).then(|| {
+        format!(
+            "list generator elements[].{} in {}",
+            keys.join(", elements[]."),
+            src.entry.rel
+        )
+    })
+}
+
 /// Applications and ApplicationSet templates by destination.
 #[derive(Debug, Default, Clone)]
 pub struct Tiers {
@@ -98,6 +121,14 @@ pub struct Tiers {
     pub in_cluster: Tier,
     /// `destination.name` only.
     pub by_name: Tier,
+    /// A generator or template parameter (`server: '{{server}}'`, a Helm
+    /// value): the endpoints are where the values are.
+    pub templated: Tier,
+    /// Where each templated destination's values come from (beside
+    /// `templated.names`, when names are kept).
+    pub templated_from: Vec<Option<String>>,
+    /// Every distinct source of templated destinations that was found.
+    pub templated_sources: std::collections::BTreeSet<String>,
 }
 
 /// One tier: how many Applications, and their names when they are kept
@@ -134,7 +165,7 @@ impl Summary {
         self.sources += 1;
         self.tally(src, n);
         let Ok(l) = &src.located else { return };
-        self.destinations(l);
+        self.destinations(src, l);
     }
 
     /// Adds what a second look at a file found (the comment and text
@@ -184,7 +215,7 @@ impl Summary {
     }
 
     /// Counts the tier of each destination of a file.
-    fn destinations(&mut self, l: &crate::locate::Located) {
+    fn destinations(&mut self, src: &Source, l: &crate::locate::Located) {
         for d in &l.destinations {
             let in_cluster_server = d
                 .server
@@ -198,8 +229,18 @@ impl Summary {
                     let host = rest.split(['/', ':', '?']).next().unwrap_or("");
                     endpoint::shape(host) == Shape::InCluster
                 });
+            let templated = d.server.as_deref().is_some_and(|s| s.contains("{{"));
             let tier = if in_cluster_server || d.name.as_deref() == Some("in-cluster") {
                 &mut self.tiers.in_cluster
+            } else if templated {
+                let from = d.from.clone().or_else(|| list_elements(src, &d.resource));
+                if let Some(from) = &from {
+                    self.tiers.templated_sources.insert(from.clone());
+                }
+                if self.tier_names {
+                    self.tiers.templated_from.push(from);
+                }
+                &mut self.tiers.templated
             } else if d.server.is_some() {
                 &mut self.tiers.hub
             } else {

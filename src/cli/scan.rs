@@ -89,8 +89,10 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
     // would find them.
     let mut by_position: Vec<Endpoint> = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    let mut notes = Vec::new();
     each_source(&run.walk, &run.hosts, want, |item| match item {
         Item::Skipped(s) => skipped.push(s),
+        Item::Note(n) => notes.push(n),
         Item::Source(mut src) => {
             if !run.from.is_empty() {
                 let keep = |o: &Occurrence| run.from.iter().any(|f| rewrite::matches(o, f));
@@ -147,6 +149,7 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
         summary,
         skipped,
         errors,
+        notes,
     })
 }
 
@@ -166,6 +169,14 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
         Format::Text => {
             let rest = walk(&run, &mut |rel, o| sink.say(&text::occurrence_line(rel, o)))?;
             sink.say(&text::scan_summary(&rest.summary));
+            if !rest.notes.is_empty() {
+                sink.say(
+                    "\nTemplated, not followed (chart template actions at cluster positions):\n",
+                );
+                for n in &rest.notes {
+                    sink.say(&format!("  {n}\n"));
+                }
+            }
             warn_skipped(sink, &rest.skipped);
             rest.errors
         }
@@ -176,6 +187,7 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
             let errors: Vec<Finding> = rest.errors.iter().map(unparsed).collect();
             sink.out(&github::render(&errors));
             warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
             rest.errors
         }
         Format::Sarif => {
@@ -192,6 +204,7 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
                 &[rules::ENDPOINT, rules::ENDPOINT_MENTION, rules::UNPARSED],
             ));
             warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
             rest.errors
         }
     };
@@ -203,6 +216,14 @@ pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
     } else {
         Exit::Error
     })
+}
+
+/// Chart template actions that were not followed, as warnings (formats
+/// whose report has no place for them).
+fn warn_notes(sink: &mut Sink, notes: &[rebind::templates::Note]) {
+    for n in notes {
+        sink.warn(&n.to_string());
+    }
 }
 
 /// A file scan could not parse, as a finding.

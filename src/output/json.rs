@@ -167,6 +167,24 @@ pub struct TiersJson<'a> {
     pub hub_push: &'a [String],
     pub in_cluster: &'a [String],
     pub by_name: &'a [String],
+    /// Destinations that are generator or template parameters, with where
+    /// their values come from when the chart's templates were followed.
+    pub templated: Vec<TemplatedJson<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TemplatedJson<'a> {
+    pub resource: &'a str,
+    pub from: Option<&'a str>,
+}
+
+/// A chart template action at a cluster position that was not followed.
+#[derive(Debug, Serialize)]
+pub struct NoteJson<'a> {
+    pub path: &'a str,
+    pub line: usize,
+    /// `templated, not followed: ...`
+    pub message: String,
 }
 
 /// The part of `scan --format json` that follows the streamed `occurrences`
@@ -178,6 +196,8 @@ pub struct ScanTail<'a> {
     pub tiers: TiersJson<'a>,
     pub skipped: Vec<SkippedJson<'a>>,
     pub errors: Vec<ErrorJson<'a>>,
+    /// "templated, not followed": chart template actions at cluster positions.
+    pub notes: Vec<NoteJson<'a>>,
 }
 
 impl<'a> ScanTail<'a> {
@@ -187,6 +207,16 @@ impl<'a> ScanTail<'a> {
         skip: &'a [Skipped],
         errs: &'a [PlanError],
     ) -> ScanTail<'a> {
+        ScanTail::with_notes(occurrence_count, sum, skip, errs, &[])
+    }
+
+    pub fn with_notes(
+        occurrence_count: usize,
+        sum: &'a Summary,
+        skip: &'a [Skipped],
+        errs: &'a [PlanError],
+        notes: &'a [crate::templates::Note],
+    ) -> ScanTail<'a> {
         ScanTail {
             occurrence_count,
             endpoints: sum.tallies().map(EndpointJson::new).collect(),
@@ -194,9 +224,28 @@ impl<'a> ScanTail<'a> {
                 hub_push: &sum.tiers.hub.names,
                 in_cluster: &sum.tiers.in_cluster.names,
                 by_name: &sum.tiers.by_name.names,
+                templated: sum
+                    .tiers
+                    .templated
+                    .names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| TemplatedJson {
+                        resource: r,
+                        from: sum.tiers.templated_from.get(i).and_then(|f| f.as_deref()),
+                    })
+                    .collect(),
             },
             skipped: skipped(skip),
             errors: errors(errs),
+            notes: notes
+                .iter()
+                .map(|n| NoteJson {
+                    path: &n.rel,
+                    line: n.line,
+                    message: format!("templated, not followed: {}", n.message),
+                })
+                .collect(),
         }
     }
 
@@ -206,7 +255,8 @@ impl<'a> ScanTail<'a> {
         m.serialize_entry("endpoints", &self.endpoints)?;
         m.serialize_entry("tiers", &self.tiers)?;
         m.serialize_entry("skipped", &self.skipped)?;
-        m.serialize_entry("errors", &self.errors)
+        m.serialize_entry("errors", &self.errors)?;
+        m.serialize_entry("notes", &self.notes)
     }
 }
 
@@ -216,6 +266,8 @@ pub struct ScanRest {
     pub summary: Summary,
     pub skipped: Vec<Skipped>,
     pub errors: Vec<PlanError>,
+    /// Chart template actions at cluster positions that were not followed.
+    pub notes: Vec<crate::templates::Note>,
 }
 
 /// The walk of a streamed scan: it calls its argument once per occurrence,
@@ -276,7 +328,14 @@ where
         let rest: ScanRest = rest
             .into_inner()
             .ok_or_else(|| S::Error::custom("the walk did not finish"))?;
-        ScanTail::new(rest.listed, &rest.summary, &rest.skipped, &rest.errors).entries(&mut map)?;
+        ScanTail::with_notes(
+            rest.listed,
+            &rest.summary,
+            &rest.skipped,
+            &rest.errors,
+            &rest.notes,
+        )
+        .entries(&mut map)?;
         map.end()
     }
 }

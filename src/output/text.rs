@@ -75,8 +75,12 @@ pub fn scan_summary(sum: &Summary) -> String {
             &tiers.in_cluster,
         ),
         ("by name", "destination.name", &tiers.by_name),
+        ("templated", "from generator/values", &tiers.templated),
     ] {
         let _ = writeln!(s, "  {tier:<18} {how:<24} {}", count(list.count, "app"));
+    }
+    for from in &tiers.templated_sources {
+        let _ = writeln!(s, "    from {from}");
     }
     s
 }

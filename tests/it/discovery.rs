@@ -2,8 +2,9 @@
 //! without `--from`) can be trusted.
 //!
 //! `testdata/discovery/` holds small repositories in the styles platform teams
-//! use, one folder per category of endpoint (`appset-list`, `kustomize-patches`,
-//! `kubeconfig`, `cluster-secrets`, `exported-backups`, `platforms`) and one of
+//! use, one folder per category of endpoint (`appset-list`, `appset-keys`,
+//! `helm-charts`, `kustomize-patches`, `kubeconfig`, `cluster-secrets`,
+//! `exported-backups`, `platforms`) and one of
 //! things that must not be found (`noise`). `testdata/discovery/truth.tsv`
 //! lists every workload endpoint value site (its header documents the format).
 //!
@@ -29,8 +30,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Corpus folders holding sites, then the folder that must hold none.
-const CATEGORIES: [&str; 6] = [
+const CATEGORIES: [&str; 8] = [
     "appset-list",
+    "appset-keys",
+    "helm-charts",
     "kustomize-patches",
     "kubeconfig",
     "cluster-secrets",

@@ -42,6 +42,7 @@ mod secret_out;
 mod secret_search;
 mod secret_tokens;
 mod snapshots;
+mod templates;
 mod walk_order;
 mod walk_paths;
 mod writer_outputs;

@@ -1,0 +1,5 @@
+{{/* Common labels */}}
+{{- define "env-projects.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}

@@ -15,9 +15,9 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
+use crate::yaml::{self, Node, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use yaml_rust2::Yaml;
 
 /// A repository URL as identity: lower-case `host/path`, without scheme,
 /// user, port, a trailing `/` or `.git`. `git@host:org/repo`,
@@ -215,27 +215,46 @@ impl App {
     }
 }
 
-/// One decoded document of a file, as the readers hand it over.
+/// One document of a file, read by the shared reader ([`crate::yaml`]).
 pub struct Manifest<'a> {
     pub file: &'a str,
-    pub doc: &'a Yaml,
+    pub doc: &'a Node,
 }
 
-fn s<'a>(y: &'a Yaml, key: &str) -> &'a Yaml {
-    &y[key]
-}
+/// A node of the shared reader's tree, or the absence of one (a key that is
+/// not there): lookups chain without checks at every step.
+#[derive(Clone, Copy)]
+struct V<'a>(Option<&'a Node>);
 
-fn text(y: &Yaml) -> Option<String> {
-    match y {
-        Yaml::String(s) => Some(s.clone()),
-        Yaml::Integer(i) => Some(i.to_string()),
-        Yaml::Real(r) => Some(r.clone()),
-        Yaml::Boolean(b) => Some(b.to_string()),
-        _ => None,
+impl<'a> V<'a> {
+    fn is_badvalue(self) -> bool {
+        self.0.is_none()
+    }
+
+    /// A sequence's items.
+    fn as_vec(self) -> Option<Vec<V<'a>>> {
+        match self.0.map(|n| &n.value) {
+            Some(Value::Seq(items)) => Some(items.iter().map(|n| V(Some(n))).collect()),
+            _ => None,
+        }
+    }
+
+    fn is_map(self) -> bool {
+        matches!(self.0.map(|n| &n.value), Some(Value::Map(_)))
     }
 }
 
-fn source_of(y: &Yaml) -> Source {
+fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
+    V(y.0.and_then(|n| n.get(key)))
+}
+
+/// A scalar's value (a YAML null spelled out is no value).
+fn text(y: V) -> Option<String> {
+    let v = y.0?.as_str()?;
+    (!matches!(v, "~" | "null" | "Null" | "NULL")).then(|| v.to_string())
+}
+
+fn source_of(y: V) -> Source {
     let dir = s(y, "directory");
     Source {
         repo_url: text(s(y, "repoURL")).unwrap_or_default(),
@@ -244,56 +263,52 @@ fn source_of(y: &Yaml) -> Source {
         chart: text(s(y, "chart")),
         ref_name: text(s(y, "ref")),
         directory: Directory {
-            recurse: matches!(s(dir, "recurse"), Yaml::Boolean(true))
-                || text(s(dir, "recurse")).as_deref() == Some("true"),
+            recurse: text(s(dir, "recurse")).as_deref() == Some("true"),
             include: text(s(dir, "include")).filter(|s| !s.is_empty()),
             exclude: text(s(dir, "exclude")).filter(|s| !s.is_empty()),
         },
         value_files: s(s(y, "helm"), "valueFiles")
             .as_vec()
-            .map(|v| v.iter().filter_map(text).collect())
+            .map(|v| v.into_iter().filter_map(text).collect())
             .unwrap_or_default(),
         helm: !s(y, "helm").is_badvalue(),
         kustomize: !s(y, "kustomize").is_badvalue(),
     }
 }
 
-fn automated(spec: &Yaml) -> bool {
+fn automated(spec: V) -> bool {
     let a = s(s(spec, "syncPolicy"), "automated");
-    match a {
-        Yaml::BadValue | Yaml::Null => false,
-        Yaml::Hash(_) => !matches!(s(a, "enabled"), Yaml::Boolean(false)),
-        _ => false,
-    }
+    a.is_map() && text(s(a, "enabled")).as_deref() != Some("false")
 }
 
 /// The Application or ApplicationSet a document is, if it is one.
 pub fn app_of(m: &Manifest) -> Option<App> {
-    let kind = match text(s(m.doc, "kind"))?.as_str() {
+    let doc = V(Some(m.doc));
+    let kind = match text(s(doc, "kind"))?.as_str() {
         "Application" => "Application",
         "ApplicationSet" => "ApplicationSet",
         _ => return None,
     };
-    let meta = s(m.doc, "metadata");
+    let meta = s(doc, "metadata");
     let name = text(s(meta, "name")).unwrap_or_default();
     let wave = text(s(s(meta, "annotations"), "argocd.argoproj.io/sync-wave"))
         .and_then(|w| w.trim().parse().ok())
         .unwrap_or(0);
     let spec = if kind == "Application" {
-        s(m.doc, "spec")
+        s(doc, "spec")
     } else {
-        s(s(s(m.doc, "spec"), "template"), "spec")
+        s(s(s(doc, "spec"), "template"), "spec")
     };
     let mut sources = Vec::new();
     if !s(spec, "source").is_badvalue() {
         sources.push(source_of(s(spec, "source")));
     }
     if let Some(list) = s(spec, "sources").as_vec() {
-        sources.extend(list.iter().map(source_of));
+        sources.extend(list.into_iter().map(source_of));
     }
     let mut git_generators = Vec::new();
     if kind == "ApplicationSet" {
-        collect_git_generators(s(s(m.doc, "spec"), "generators"), &mut git_generators);
+        collect_git_generators(s(s(doc, "spec"), "generators"), &mut git_generators);
     }
     Some(App {
         file: m.file.to_string(),
@@ -318,7 +333,7 @@ pub struct GitGenerator {
 }
 
 /// Git generators, matrix and merge generators' children included.
-fn collect_git_generators(gens: &Yaml, out: &mut Vec<GitGenerator>) {
+fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>) {
     for g in gens.as_vec().into_iter().flatten() {
         let git = s(g, "git");
         if !git.is_badvalue() {
@@ -408,7 +423,7 @@ pub enum Cover {
 pub trait Tree {
     fn exists(&self, rel: &str) -> bool;
     /// The decoded kustomization in a directory, if there is one.
-    fn kustomization(&self, dir: &str) -> Option<Yaml>;
+    fn kustomization(&self, dir: &str) -> Option<Node>;
 }
 
 /// The tree on disk below `root`.
@@ -423,13 +438,10 @@ impl Tree for DiskTree {
         self.root.join(rel).exists()
     }
 
-    fn kustomization(&self, dir: &str) -> Option<Yaml> {
+    fn kustomization(&self, dir: &str) -> Option<Node> {
         KUSTOMIZATION_NAMES.iter().find_map(|n| {
             let text = std::fs::read_to_string(self.root.join(join(dir, n))).ok()?;
-            yaml_rust2::YamlLoader::load_from_str(&text)
-                .ok()?
-                .into_iter()
-                .next()
+            yaml::read_yaml_or_json(&text).ok()?.into_iter().next()
         })
     }
 }
@@ -469,6 +481,7 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
     let Some(k) = tree.kustomization(dir) else {
         return;
     };
+    let k = V(Some(&k));
     let mut listed: Vec<String> = Vec::new();
     for key in [
         "resources",
@@ -477,15 +490,15 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
         "patchesStrategicMerge",
         "crds",
     ] {
-        listed.extend(s(&k, key).as_vec().into_iter().flatten().filter_map(text));
+        listed.extend(s(k, key).as_vec().into_iter().flatten().filter_map(text));
     }
     for key in ["patches", "patchesJson6902"] {
-        for p in s(&k, key).as_vec().into_iter().flatten() {
+        for p in s(k, key).as_vec().into_iter().flatten() {
             listed.extend(text(s(p, "path")));
         }
     }
     for key in ["configMapGenerator", "secretGenerator"] {
-        for g in s(&k, key).as_vec().into_iter().flatten() {
+        for g in s(k, key).as_vec().into_iter().flatten() {
             for f in s(g, "files")
                 .as_vec()
                 .into_iter()
@@ -898,9 +911,10 @@ pub struct Step {
 
 /// Whether an `argocd-cm` (as a ConfigMap, or as Helm values `configs.cm` of
 /// an Application installing ArgoCD) declares an Application health check.
-pub fn declares_app_health(doc: &Yaml) -> bool {
+pub fn declares_app_health(doc: &Node) -> bool {
     const KEY: &str = "resource.customizations.health.argoproj.io_Application";
-    let cm_data = |data: &Yaml| -> bool {
+    let doc = V(Some(doc));
+    let cm_data = |data: V| -> bool {
         !s(data, KEY).is_badvalue()
             || text(s(data, "resource.customizations"))
                 .is_some_and(|t| t.contains("argoproj.io/Application") && t.contains("health"))
@@ -929,12 +943,11 @@ pub fn read_apps(root: &Path, files: &[String]) -> (Vec<App>, bool) {
         if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
             continue;
         }
-        let raw = raw[crate::yaml::bom_len(&raw)..].to_string();
-        let text = match crate::yaml::mask_templates(&raw) {
+        let text = match yaml::mask_templates(&raw) {
             Some((masked, _)) => masked,
             None => raw,
         };
-        let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(&text) else {
+        let Ok(docs) = yaml::read_yaml_or_json(&text) else {
             continue;
         };
         for doc in &docs {
@@ -1009,14 +1022,14 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
 /// Application the repository does not hold (a root created by hand) joins
 /// the model as a parent, its file shown as `(live)`.
 pub fn apply_live(model: &mut Model, text: &str, origin: &str) -> Result<Vec<String>, String> {
-    let docs = yaml_rust2::YamlLoader::load_from_str(text)
-        .map_err(|e| format!("{origin}: not JSON or YAML: {e}"))?;
+    let docs = yaml::read_yaml_or_json(text)
+        .map_err(|(line, col, why)| format!("{origin}:{line}:{col}: not JSON or YAML: {why}"))?;
     let mut findings = Vec::new();
     let mut seen = 0usize;
     for doc in &docs {
-        let items: Vec<&Yaml> = match s(doc, "items").as_vec() {
-            Some(items) => items.iter().collect(),
-            None => vec![doc],
+        let items: Vec<&Node> = match &doc.get("items").map(|n| &n.value) {
+            Some(Value::Seq(items)) => items.iter().collect(),
+            _ => vec![doc],
         };
         for item in items {
             let Some(live) = app_of(&Manifest {
@@ -1336,12 +1349,9 @@ mod tests {
                 .iter()
                 .any(|f| *f == rel || f.starts_with(&format!("{rel}/")) || rel.is_empty())
         }
-        fn kustomization(&self, dir: &str) -> Option<Yaml> {
+        fn kustomization(&self, dir: &str) -> Option<Node> {
             let (_, text) = self.kustomizations.iter().find(|(d, _)| *d == dir)?;
-            yaml_rust2::YamlLoader::load_from_str(text)
-                .ok()?
-                .into_iter()
-                .next()
+            crate::yaml::read_documents(text).ok()?.into_iter().next()
         }
     }
 
@@ -1420,7 +1430,7 @@ mod tests {
     }
 
     fn load(text: &str) -> Vec<App> {
-        yaml_rust2::YamlLoader::load_from_str(text)
+        crate::yaml::read_documents(text)
             .unwrap()
             .iter()
             .filter_map(|doc| {
@@ -1457,12 +1467,12 @@ mod tests {
 
     #[test]
     fn application_health_customisation_is_recognised() {
-        let yes = yaml_rust2::YamlLoader::load_from_str(
+        let yes = crate::yaml::read_documents(
             "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.argoproj.io_Application: |\n    hs = {}\n",
         )
         .unwrap();
         assert!(declares_app_health(&yes[0]));
-        let no = yaml_rust2::YamlLoader::load_from_str(
+        let no = crate::yaml::read_documents(
             "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {url: https://argocd.example.com}\n",
         )
         .unwrap();

@@ -451,10 +451,16 @@ fn walk(
             }
         }
         Yaml::String(s) if s.contains("Statement") && s.trim_start().starts_with('{') => {
-            if let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(s) {
+            if let Ok(docs) = crate::yaml::read_yaml_or_json(s) {
                 for d in &docs {
                     let mut inner = Vec::new();
-                    walk(d, &mut String::new(), resource, &mut inner, depth + 1);
+                    walk(
+                        &d.data(),
+                        &mut String::new(),
+                        resource,
+                        &mut inner,
+                        depth + 1,
+                    );
                     for mut t in inner {
                         t.at = format!("{path} (JSON string)");
                         out.push(t);
@@ -613,12 +619,11 @@ pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
                 .push((e.rel.clone(), index.position(&text, at).0, what));
         }
         if e.role == Role::Yaml && text.contains("Statement") {
-            let body = &text[crate::yaml::bom_len(&text)..];
-            let masked = crate::yaml::mask_templates(body).map(|(m, _)| m);
-            let body = masked.as_deref().unwrap_or(body);
-            if let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(body) {
+            let masked = crate::yaml::mask_templates(&text).map(|(m, _)| m);
+            let body = masked.as_deref().unwrap_or(&text);
+            if let Ok(docs) = crate::yaml::read_yaml_or_json(body) {
                 for d in &docs {
-                    for doc in trust_docs(d) {
+                    for doc in trust_docs(&d.data()) {
                         inv.trusts.push(FileTrust {
                             rel: e.rel.clone(),
                             path: e.path.clone(),

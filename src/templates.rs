@@ -475,32 +475,27 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
         if too_deep(text) {
             continue; // the main walk names it
         }
-        let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(text) else {
+        let Ok(docs) = crate::yaml::read_yaml_or_json(text) else {
             continue;
         };
-        for d in &docs {
-            let spec = match d["kind"].as_str() {
-                Some("Application") => &d["spec"],
-                Some("ApplicationSet") => &d["spec"]["template"]["spec"],
-                _ => continue,
+        // Applications are read by the after-merge model's rules, once.
+        for doc in &docs {
+            let m = crate::feeders::Manifest { file: "", doc };
+            let Some(app) = crate::feeders::app_of(&m) else {
+                continue;
             };
-            let mut sources: Vec<&yaml_rust2::Yaml> = vec![&spec["source"]];
-            if let Some(list) = spec["sources"].as_vec() {
-                sources.extend(list);
-            }
-            for s in sources {
-                let (Some(path), Some(files)) =
-                    (s["path"].as_str(), s["helm"]["valueFiles"].as_vec())
-                else {
+            for src in &app.sources {
+                let Some(path) = &src.path else { continue };
+                if src.value_files.is_empty() {
                     continue;
-                };
-                let files = files
+                }
+                let files = src
+                    .value_files
                     .iter()
-                    .filter_map(|f| f.as_str())
                     .filter(|f| !f.starts_with('$'))
-                    .map(str::to_string)
+                    .cloned()
                     .collect();
-                out.push((path.to_string(), files));
+                out.push((path.clone(), files));
             }
         }
     }

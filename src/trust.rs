@@ -19,7 +19,7 @@
 //! written.
 
 use crate::oidc::{self, Issuer};
-use yaml_rust2::{Yaml, YamlLoader};
+use yaml_rust2::Yaml;
 
 /// An element of a statement list, by byte range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -449,16 +449,16 @@ enum Change {
 
 /// The decoded documents, with JSON policies inside strings decoded too.
 fn decode(text: &str) -> Result<Vec<Yaml>, String> {
-    let body = &text[crate::yaml::bom_len(text)..];
-    let docs = YamlLoader::load_from_str(body).map_err(|e| e.to_string())?;
-    Ok(docs.into_iter().map(expand).collect())
+    let docs = crate::yaml::read_yaml_or_json(text)
+        .map_err(|(line, col, why)| format!("{line}:{col}: {why}"))?;
+    Ok(docs.iter().map(|d| expand(d.data())).collect())
 }
 
 fn expand(y: Yaml) -> Yaml {
     match y {
         Yaml::String(s) if s.contains("Statement") && s.trim_start().starts_with('{') => {
-            match YamlLoader::load_from_str(&s) {
-                Ok(mut d) if d.len() == 1 => expand(d.remove(0)),
+            match crate::yaml::read_yaml_or_json(&s) {
+                Ok(d) if d.len() == 1 => expand(d[0].data()),
                 _ => Yaml::String(s),
             }
         }

@@ -281,6 +281,22 @@ impl Node {
 }
 
 impl Node {
+    /// The decoded data of this node with the positions dropped, as
+    /// yaml-rust2's value type (every scalar as a string, an alias as
+    /// `BadValue`): for readers that compare or index data, such as trust
+    /// policies, without their own parse.
+    pub fn data(&self) -> yaml_rust2::Yaml {
+        use yaml_rust2::Yaml;
+        match &self.value {
+            Value::Scalar(s, _) => Yaml::String(s.clone()),
+            Value::Seq(items) => Yaml::Array(items.iter().map(Node::data).collect()),
+            Value::Map(pairs) => {
+                Yaml::Hash(pairs.iter().map(|(k, v)| (k.data(), v.data())).collect())
+            }
+            Value::Alias => Yaml::BadValue,
+        }
+    }
+
     /// Visits this node and every node below it, each with its path from
     /// this node (mapping keys are visited as the keys of their entries, not
     /// as nodes of their own): every scalar and collection with its decoded

@@ -25,6 +25,9 @@ pub enum Rule {
     /// A file that may hold an endpoint could not be read (no access,
     /// vanished, or YAML in an encoding other than UTF-8).
     Unread,
+    /// A retired OIDC issuer of a declared cluster (a trust the old,
+    /// torn-down cluster needed).
+    RetiredIssuer,
 }
 
 impl Rule {
@@ -33,6 +36,7 @@ impl Rule {
             Rule::Retired => "retired-endpoint",
             Rule::Unknown => "unknown-endpoint",
             Rule::Unread => "unread-file",
+            Rule::RetiredIssuer => "retired-oidc-issuer",
         }
     }
 }
@@ -152,6 +156,55 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                 out.push(f);
             }
         }
+    }
+    out
+}
+
+/// Findings for every reference to a retired OIDC issuer (`retired_oidc` of
+/// a cluster): in a manifest an error, in a text file (Terraform, a runbook)
+/// a warning, like retired endpoints.
+pub fn retired_issuers(inv: &crate::oidc::Inventory, cfg: &Config) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in &inv.references {
+        let Some((c, retired)) = cfg.clusters.iter().find_map(|c| {
+            c.retired_oidc
+                .iter()
+                .find(|i| i.same(&r.found.issuer))
+                .map(|i| (c, i))
+        }) else {
+            continue;
+        };
+        let current = c
+            .oidc_issuer
+            .as_ref()
+            .map(|i| format!("; current is {}", i.url()))
+            .unwrap_or_default();
+        let place = if r.in_manifest {
+            ""
+        } else {
+            " (in a text file)"
+        };
+        out.push(Finding {
+            rel: r.rel.clone(),
+            line: r.line,
+            column: r.column,
+            severity: if r.in_manifest {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            rule: Rule::RetiredIssuer,
+            message: format!(
+                "retired OIDC issuer {} of cluster {} ({}){current}{place}",
+                retired.url(),
+                c.name,
+                r.found.form.name()
+            ),
+            fix: Some(format!(
+                "rebind identity --trust remove-retired --oidc-retired {} --yes",
+                retired.url()
+            )),
+        });
     }
     out
 }

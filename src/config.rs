@@ -122,6 +122,24 @@ pub struct Cluster {
     map_node: Node,
     pub expect: Option<Expect>,
     pub line: usize,
+    /// The cluster's EKS OIDC issuer (`oidc_issuer`).
+    pub oidc_issuer: Option<crate::oidc::Issuer>,
+    /// Issuers of the cluster's earlier incarnations (`retired_oidc`): no
+    /// trust may name them once their cluster is torn down.
+    pub retired_oidc: Vec<crate::oidc::Issuer>,
+}
+
+/// A root Application that lives outside the repository (created by hand,
+/// or kept in another repository), declared under `feeders:` so the
+/// after-merge model knows what syncs this repository's paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredFeeder {
+    pub name: String,
+    /// The path in this repository it syncs.
+    pub path: String,
+    /// Its `targetRevision` (empty: `HEAD`).
+    pub revision: String,
+    pub automated: bool,
 }
 
 /// A loaded `.rebind.yaml`.
@@ -134,6 +152,8 @@ pub struct Config {
     pub exclude: Vec<String>,
     /// The `root:` setting (relative to the config's directory) and its node.
     root_setting: Option<(String, Node)>,
+    /// Root Applications outside the repository (`feeders:`).
+    pub feeders: Vec<DeclaredFeeder>,
 }
 
 impl Config {
@@ -366,7 +386,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     };
     keys_known(
         &root,
-        &["clusters", "include", "exclude", "root"],
+        &["clusters", "include", "exclude", "root", "feeders"],
         "the config",
         path,
     )?;
@@ -393,6 +413,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         }
     }
     endpoints_distinct(&clusters, path)?;
+    issuers_distinct(&clusters, path)?;
+    let feeders = match root.get("feeders").filter(|f| !is_null(f)) {
+        Some(f) => declared_feeders(f, path)?,
+        None => Vec::new(),
+    };
     Ok(Config {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -400,7 +425,155 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         include,
         exclude,
         root_setting,
+        feeders,
     })
+}
+
+/// `feeders:`: a list of `{name, path, revision, automated}` (name and path
+/// required; `automated` is `true` or `false`).
+fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
+    let p = path.display();
+    let Value::Seq(items) = &f.value else {
+        bail!("{p}:{}:{}: feeders: expected a list of root Applications ({{name, path, revision, automated}})", f.line, f.col);
+    };
+    let mut out: Vec<DeclaredFeeder> = Vec::new();
+    for item in items {
+        keys_known(
+            item,
+            &["name", "path", "revision", "automated"],
+            "a feeder",
+            path,
+        )?;
+        no_duplicates(item, path, false, false)?;
+        let text = |key: &str| -> Result<Option<String>> {
+            match item.get(key) {
+                None => Ok(None),
+                Some(n) => n
+                    .as_str()
+                    .filter(|_| !is_null(n))
+                    .map(|s| Some(s.to_string()))
+                    .ok_or_else(|| {
+                        anyhow!(
+                            "{p}:{}:{}: feeders: {key}: expected a string",
+                            n.line,
+                            n.col
+                        )
+                    }),
+            }
+        };
+        let Some(name) = text("name")? else {
+            bail!(
+                "{p}:{}:{}: a feeder needs a name (the Application's name)",
+                item.line,
+                item.col
+            );
+        };
+        let Some(fpath) = text("path")? else {
+            bail!(
+                "{p}:{}:{}: feeder {name} needs a path (the path in this repository it syncs)",
+                item.line,
+                item.col
+            );
+        };
+        let automated = match item.get("automated") {
+            None => false,
+            Some(n) => match n.as_str() {
+                Some("true") => true,
+                Some("false") => false,
+                _ => bail!(
+                    "{p}:{}:{}: feeder {name}: automated: expected true or false",
+                    n.line,
+                    n.col
+                ),
+            },
+        };
+        if out.iter().any(|d| d.name == name) {
+            bail!(
+                "{p}:{}:{}: feeder {name} is declared twice",
+                item.line,
+                item.col
+            );
+        }
+        out.push(DeclaredFeeder {
+            name,
+            path: fpath,
+            revision: text("revision")?.unwrap_or_default(),
+            automated,
+        });
+    }
+    Ok(out)
+}
+
+/// No issuer is declared by two clusters, or current and retired at once.
+fn issuers_distinct(clusters: &[Cluster], path: &Path) -> Result<()> {
+    let p = path.display();
+    for (i, a) in clusters.iter().enumerate() {
+        let mine: Vec<&crate::oidc::Issuer> = a.oidc_issuer.iter().chain(&a.retired_oidc).collect();
+        for b in &clusters[..i] {
+            let theirs: Vec<&crate::oidc::Issuer> =
+                b.oidc_issuer.iter().chain(&b.retired_oidc).collect();
+            if let Some(x) = mine.iter().find(|x| theirs.iter().any(|y| y.same(x))) {
+                bail!(
+                    "{p}:{}: OIDC issuer {} of cluster {} is already declared by cluster {} (line {})",
+                    a.line,
+                    x.url(),
+                    a.name,
+                    b.name,
+                    b.line
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A cluster's `oidc_issuer` and `retired_oidc`.
+fn issuers(
+    v: &Node,
+    name: &str,
+    path: &Path,
+) -> Result<(Option<crate::oidc::Issuer>, Vec<crate::oidc::Issuer>)> {
+    let p = path.display();
+    let parse = |s: &str, n: &Node, key: &str| {
+        crate::oidc::Issuer::parse(s).ok_or_else(|| {
+            anyhow!(
+                "{p}:{}:{}: cluster {name}: {key}: {s} is not an EKS OIDC issuer (https://oidc.eks.<region>.amazonaws.com/id/<ID>)",
+                n.line,
+                n.col
+            )
+        })
+    };
+    let current = match v.get("oidc_issuer") {
+        None => None,
+        Some(n) => {
+            let Some(s) = n.as_str() else {
+                bail!(
+                    "{p}:{}: cluster {name}: oidc_issuer: expected a URL",
+                    n.line
+                );
+            };
+            Some(parse(s, n, "oidc_issuer")?)
+        }
+    };
+    let mut retired: Vec<crate::oidc::Issuer> = Vec::new();
+    if let Some(r) = v.get("retired_oidc") {
+        for (s, n) in string_items(r, "retired_oidc", path)? {
+            let i = parse(&s, n, "retired_oidc")?;
+            if retired.iter().any(|x| x.same(&i)) {
+                bail!(
+                    "{p}:{}:{}: cluster {name} lists retired issuer {} twice; keep one",
+                    n.line,
+                    n.col,
+                    i.url()
+                );
+            }
+            if current.as_ref().is_some_and(|c| c.same(&i)) {
+                bail!("{p}:{}:{}: cluster {name} lists its current issuer {} as retired; an issuer is current or retired, not both", n.line, n.col, i.url());
+            }
+            retired.push(i);
+        }
+    }
+    Ok((current, retired))
 }
 
 /// The `root:` setting, with its node (for errors about it later).
@@ -428,7 +601,13 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
     }
     keys_known(
         v,
-        &["endpoint", "retired", "expect"],
+        &[
+            "endpoint",
+            "retired",
+            "expect",
+            "oidc_issuer",
+            "retired_oidc",
+        ],
         &format!("cluster {name}"),
         path,
     )?;
@@ -449,7 +628,10 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
         .get("expect")
         .map(|e| expect(e, &name, path))
         .transpose()?;
+    let (oidc_issuer, retired_oidc) = issuers(v, &name, path)?;
     Ok(Cluster {
+        oidc_issuer,
+        retired_oidc,
         name,
         endpoint,
         endpoint_text,
@@ -577,6 +759,9 @@ pub struct InitCluster {
     pub name: String,
     pub endpoint: String,
     pub expect: Expect,
+    /// The cluster's OIDC issuer, where the tree shows both (an `aws eks
+    /// describe-cluster` output naming this endpoint); never guessed.
+    pub oidc_issuer: Option<String>,
 }
 
 /// The text `init` writes. Cluster names and endpoints are quoted when a
@@ -608,6 +793,9 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
         .collect();
         if !counts.is_empty() {
             let _ = writeln!(s, "    expect: {{{}}}", counts.join(", "));
+        }
+        if let Some(i) = &c.oidc_issuer {
+            let _ = writeln!(s, "    oidc_issuer: {}\n    retired_oidc: []", scalar(i));
         }
     }
     let include: Vec<String> = crate::walk::DEFAULT_INCLUDE
@@ -1102,6 +1290,7 @@ mod tests {
                     files: Some(i),
                     occurrences: (i % 2 == 0).then_some(i * 2),
                 },
+                oidc_issuer: None,
             })
             .collect();
         let text = render_init(&clusters);
@@ -1174,6 +1363,7 @@ mod tests {
                 name: n.to_string(),
                 endpoint: format!("https://c{i}.example.com"),
                 expect: Expect::default(),
+                oidc_issuer: None,
             })
             .collect();
         let text = render_init(&clusters);
@@ -1240,7 +1430,7 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
-                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect)",
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc)",
             ),
         ];
         for (text, want) in cases {

@@ -335,6 +335,9 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             req.base.as_deref(),
             Some(&branch),
             req.live.as_deref(),
+            cfg.as_ref()
+                .map(|c| c.feeders.as_slice())
+                .unwrap_or_default(),
         )?;
         if req.require_deploys && report.blocking().next().is_some() {
             bail!("{}", crate::output::feeders::refusal(&report).trim_end());

@@ -191,6 +191,9 @@ pub struct Source {
     pub value_files: Vec<String>,
     pub helm: bool,
     pub kustomize: bool,
+    /// Declared under `feeders:` in `.rebind.yaml`: this repository by
+    /// definition.
+    pub this_repo: bool,
 }
 
 /// An Application or ApplicationSet found in the repository.
@@ -273,6 +276,7 @@ fn source_of(y: V) -> Source {
             .unwrap_or_default(),
         helm: !s(y, "helm").is_badvalue(),
         kustomize: !s(y, "kustomize").is_badvalue(),
+        this_repo: false,
     }
 }
 
@@ -694,6 +698,9 @@ impl Model {
     /// Whether a source's repoURL is this repository (a chart source's
     /// included: its `ref` may still point here).
     fn is_this_repo_url(&self, src: &Source, tree: &dyn Tree) -> bool {
+        if src.this_repo {
+            return true;
+        }
         match repo_identity(&src.repo_url) {
             Some(id) if self.identity_from_remotes => self.facts.identities.contains(&id),
             Some(_) => match src.path.as_deref() {
@@ -1121,6 +1128,36 @@ fn differences(git: &App, live: &App) -> Vec<String> {
     out
 }
 
+/// Adds the root Applications that `.rebind.yaml` declares under
+/// `feeders:` (they live outside the repository, so nothing in the tree
+/// says what syncs its paths). One the repository also holds, by name, is
+/// left to the repository's own spec.
+pub fn declare(model: &mut Model, declared: &[crate::config::DeclaredFeeder]) {
+    for d in declared {
+        if model
+            .apps
+            .iter()
+            .any(|a| a.kind == "Application" && a.name == d.name)
+        {
+            continue;
+        }
+        model.apps.push(App {
+            file: format!("{} (feeders:)", crate::config::FILE_NAME),
+            kind: "Application",
+            name: d.name.clone(),
+            sources: vec![Source {
+                path: Some(d.path.clone()),
+                target_revision: d.revision.clone(),
+                this_repo: true,
+                ..Source::default()
+            }],
+            automated: d.automated,
+            wave: 0,
+            git_generators: Vec::new(),
+        });
+    }
+}
+
 /// The report for a planned rebind: the rewritten manifests (the repo
 /// config is not one) with the resources each change sits in.
 pub fn for_plans(
@@ -1129,8 +1166,10 @@ pub fn for_plans(
     base: Option<&str>,
     cutover: Option<&str>,
     live: Option<&Path>,
+    declared: &[crate::config::DeclaredFeeder],
 ) -> anyhow::Result<Report> {
     let (root, mut model) = build(path, base, cutover);
+    declare(&mut model, declared);
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
         .iter()
@@ -1208,12 +1247,17 @@ pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf
             };
             (workdir, model)
         }
-        _ => {
-            // The enclosing repository (if any) is not the one the
-            // Applications name: its branches say nothing about theirs.
-            let facts = RepoFacts {
-                base: base.map(|b| (b.to_string(), "--base")),
-                ..RepoFacts::default()
+        git => {
+            // A tree that is a repository of its own keeps its branches (no
+            // Application in it names the repository, but it is this one);
+            // a folder inside another repository does not: that
+            // repository's branches say nothing about the Applications'.
+            let facts = match git {
+                Some((workdir, facts)) if workdir == tree_root => facts,
+                _ => RepoFacts {
+                    base: base.map(|b| (b.to_string(), "--base")),
+                    ..RepoFacts::default()
+                },
             };
             let model = Model {
                 apps: local,

@@ -535,6 +535,33 @@ pub fn endpoint_id(endpoint: &str) -> Option<String> {
         .then(|| first.to_ascii_uppercase())
 }
 
+/// The issuers that `aws eks describe-cluster` outputs in the walk give
+/// for their endpoints: `(endpoint, issuer URL)`. What `init` declares as a
+/// cluster's `oidc_issuer`; the tree shows both, nothing is guessed.
+pub fn described(walk: &crate::walk::Walk) -> Vec<(crate::endpoint::Endpoint, String)> {
+    let mut out = Vec::new();
+    for item in walk.files() {
+        let crate::walk::Found::Entry(e) = item else {
+            continue;
+        };
+        if !e.rel.to_ascii_lowercase().ends_with(".json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if !text.contains("\"identity\"") {
+            continue;
+        }
+        if let Ok(d) = parse_describe(&text) {
+            if let Ok(ep) = crate::endpoint::Endpoint::parse("endpoint", &d.endpoint) {
+                out.push((ep, d.issuer.url()));
+            }
+        }
+    }
+    out
+}
+
 /// One issuer reference in a file of the tree.
 #[derive(Debug, Clone)]
 pub struct Reference {

@@ -291,6 +291,7 @@ impl Summary {
                     files: Some(t.value_files),
                     occurrences: Some(t.values),
                 },
+                oidc_issuer: None,
             });
         }
         clusters

@@ -48,7 +48,13 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {
         .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
         .collect();
     let inv = inventory(&walk, &hosts, false)?;
-    let found = check::check(&inv, &cfg, a.allow_unknown);
+    let mut found = check::check(&inv, &cfg, a.allow_unknown);
+    if cfg.clusters.iter().any(|c| !c.retired_oidc.is_empty()) {
+        found.extend(check::retired_issuers(
+            &rebind::oidc::inventory(&walk),
+            &cfg,
+        ));
+    }
     let failed = found.iter().any(|f| f.severity == check::Severity::Error);
     let findings: Vec<Finding> = found.iter().map(Finding::from_check).collect();
     match format {
@@ -58,7 +64,12 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {
         ))),
         Format::Sarif => sink.out(&sarif::render(
             &findings,
-            &[rules::RETIRED, rules::UNKNOWN, rules::UNREAD],
+            &[
+                rules::RETIRED,
+                rules::UNKNOWN,
+                rules::UNREAD,
+                rules::RETIRED_ISSUER,
+            ],
         )),
         Format::Github => sink.out(&github::render(&findings)),
         Format::Text => {

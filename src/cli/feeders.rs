@@ -17,6 +17,9 @@ pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
         bail!("{}: no such file or directory", path.display());
     }
     let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
+    if let Some(cfg) = rebind::config::find(&path) {
+        feeders::declare(&mut model, &rebind::config::load(&cfg)?.feeders);
+    }
     let live = feeders::read_live(&mut model, a.live.as_deref())?;
     // What a rebind could rewrite: every Application manifest, and every
     // file holding a workload endpoint in a value.

@@ -39,7 +39,18 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
             summary.add(&s);
         }
     })?;
-    let clusters = summary.init_clusters();
+    let mut clusters = summary.init_clusters();
+    // A cluster's issuer where the tree shows both (a describe-cluster output).
+    let described = rebind::oidc::described(&walk);
+    for c in &mut clusters {
+        let Ok(ep) = rebind::endpoint::Endpoint::parse("endpoint", &c.endpoint) else {
+            continue;
+        };
+        c.oidc_issuer = described
+            .iter()
+            .find(|(e, _)| e.key() == ep.key())
+            .map(|(_, i)| i.clone());
+    }
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;
     rebind::write::write_file(

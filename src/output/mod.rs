@@ -96,6 +96,11 @@ pub mod rules {
         id: "retired-endpoint",
         description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
     };
+    pub const RETIRED_ISSUER: Rule = Rule {
+        id: "retired-oidc-issuer",
+        description:
+            "A retired OIDC issuer of a cluster declared in .rebind.yaml is still trusted or named.",
+    };
     pub const UNKNOWN: Rule = Rule {
         id: "unknown-endpoint",
         description: "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml.",
@@ -147,6 +152,7 @@ impl<'a> Finding<'a> {
                 R::Retired => rules::RETIRED,
                 R::Unknown => rules::UNKNOWN,
                 R::Unread => rules::UNREAD,
+                R::RetiredIssuer => rules::RETIRED_ISSUER,
             },
             message: Cow::Borrowed(&f.message),
         }

@@ -549,3 +549,42 @@ fn the_review_json_of_the_shipped_example() {
         insta::assert_snapshot!("feeders_json", serde_json::to_string_pretty(&part).unwrap());
     });
 }
+
+#[test]
+fn a_root_outside_the_repository_is_declared_in_the_config() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            (
+                ".rebind.yaml",
+                "clusters: {}\nfeeders:\n  - {name: platform-root, path: apps, revision: main, automated: true}\n".into(),
+            ),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["feeder"], "Application/platform-root", "{a}");
+    assert_eq!(a["feeder_file"], ".rebind.yaml (feeders:)");
+    assert_eq!(a["verdict"], "deploys_on_merge");
+    // The section is read strictly, naming line and column.
+    for (bad, why) in [
+        ("  - {name: r}\n", "needs a path"),
+        (
+            "  - {name: r, path: apps, automated: yes}\n",
+            "automated: expected true or false",
+        ),
+        ("  - {name: r, path: apps, branch: main}\n", "branch"),
+        ("  {name: r}\n", "expected a list"),
+    ] {
+        std::fs::write(
+            d.path().join(".rebind.yaml"),
+            format!("clusters: {{}}\nfeeders:\n{bad}"),
+        )
+        .unwrap();
+        let o = rebind(d.path(), &["feeders"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(why), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
+    }
+}

@@ -303,3 +303,102 @@ fn trust_add_then_remove_retired_leaves_only_the_new_issuer_byte_exact() {
         }
     }
 }
+
+#[test]
+fn check_flags_a_retired_issuer_and_init_declares_issuers_from_describe_files() {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&dir(), d.path());
+    // init: the tree shows the old cluster's endpoint (in prod.tfvars, text)
+    // and describe outputs; only an endpoint found as a value is declared,
+    // so declare one by hand here and let init's describe reading be tested
+    // on its own below.
+    let cfg = format!(
+        "clusters:\n  finance-prod-green:\n    endpoint: https://{NEW_ID}.gr7.ap-northeast-2.eks.amazonaws.com\n    oidc_issuer: https://oidc.eks.ap-northeast-2.amazonaws.com/id/{NEW_ID}\n    retired_oidc: [{OLD_ISSUER}]\n"
+    );
+    std::fs::write(d.path().join(".rebind.yaml"), &cfg).unwrap();
+    let o = rebind(d.path(), &["check", "--allow-unknown", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let retired: Vec<(&str, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "retired-oidc-issuer")
+        .map(|f| (f["path"].as_str().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    // Every reference to the old issuer: manifests are errors, text files
+    // (Terraform, the README) warnings.
+    assert!(
+        retired.contains(&("iam/karpenter-trust.json", "error")),
+        "{retired:?}"
+    );
+    assert!(
+        retired.contains(&("terraform/prod.tfvars", "warning")),
+        "{retired:?}"
+    );
+    assert!(retired.contains(&("README.md", "warning")), "{retired:?}");
+    assert!(
+        !retired.iter().any(|(p, _)| p.starts_with("crossplane/")),
+        "{retired:?}"
+    );
+    // After the trust is cleaned, no manifest names it any more.
+    let o = rebind(
+        d.path(),
+        &[
+            "identity",
+            "--trust",
+            "remove-retired",
+            "--oidc-retired",
+            OLD_ISSUER,
+            "--yes",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a policy with only the old issuer is refused: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("delete the role"), "{}", stderr(&o));
+
+    // The config reader is strict about issuers.
+    for (bad, why) in [
+        ("    oidc_issuer: https://token.actions.githubusercontent.com\n", "not an EKS OIDC issuer"),
+        (&format!("    retired_oidc: [https://oidc.eks.ap-northeast-2.amazonaws.com/id/{NEW_ID}]\n    oidc_issuer: https://oidc.eks.ap-northeast-2.amazonaws.com/id/{NEW_ID}\n") as &str, "current issuer"),
+    ] {
+        let text = format!(
+            "clusters:\n  c:\n    endpoint: https://{NEW_ID}.gr7.ap-northeast-2.eks.amazonaws.com\n{bad}"
+        );
+        std::fs::write(d.path().join(".rebind.yaml"), &text).unwrap();
+        let o = rebind(d.path(), &["check"]);
+        assert_eq!(o.status.code(), Some(2), "{text}");
+        assert!(stderr(&o).contains(why), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn init_declares_the_issuer_a_describe_output_gives_for_an_endpoint() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("apps")).unwrap();
+    std::fs::create_dir_all(d.path().join("describe")).unwrap();
+    std::fs::copy(
+        dir().join("describe/old.json"),
+        d.path().join("describe/old.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("apps/app.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a}}\nspec:\n  destination:\n    server: https://{OLD_ID}.gr7.ap-northeast-2.eks.amazonaws.com\n"),
+    )
+    .unwrap();
+    let o = rebind(d.path(), &["init"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cfg = std::fs::read_to_string(d.path().join(".rebind.yaml")).unwrap();
+    assert!(
+        cfg.contains(&format!("    oidc_issuer: {OLD_ISSUER}\n")),
+        "{cfg}"
+    );
+    // And the config it wrote reads back.
+    let o = rebind(d.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}

@@ -33,6 +33,7 @@ pub mod output;
 pub mod positions;
 pub mod rewrite;
 pub mod secret;
+pub mod signals;
 pub mod summary;
 pub mod walk;
 pub mod write;

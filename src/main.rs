@@ -11,10 +11,22 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let color = ColorChoice::from(cli.color).enabled();
     let mut sink = Sink::stdio(color, cli.quiet);
+    if let Err(e) = rebind::signals::install() {
+        sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
+        return ExitCode::from(Exit::Error.code());
+    }
     let exit = match cli::run(cli, &mut sink) {
         Ok(exit) => exit,
         Err(e) => {
             sink.error(&format!("{e:#}"));
+            // A signal stopped the run: 128 + its number, as shells expect.
+            if let Some(i) = e
+                .chain()
+                .find_map(|c| c.downcast_ref::<rebind::signals::Interrupted>())
+            {
+                let _ = sink.finish();
+                return ExitCode::from(i.exit_code());
+            }
             if e.chain()
                 .any(|c| c.is::<rebind::git::AfterCommit>() || c.is::<rebind::output::Partial>())
             {

@@ -97,6 +97,7 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         .resolve("apply", &[Format::Text, Format::Json])?;
     let json_out = format == Format::Json;
     let (plan, inv) = cutover::plan(&a.rebind.request())?;
+    rebind::signals::pause_point("planned");
     cutover::fail_on_errors(&plan)?;
     let secret_options = a.secret.options();
     if a.secret_out.is_none() && !secret_options.is_empty() {
@@ -116,6 +117,30 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
     }
     let skipped = &inv.skipped;
     let report = |status, plan| json::PlanReport::new("apply", status, plan, skipped);
+    let start = a.rebind.walk.request().repo_start();
+    if plan.files.is_empty() && !a.no_commit {
+        // A re-run on the branch an earlier run made (its push failed, say):
+        // HEAD is that run's commit, so the change is done; finish the rest.
+        if let Some(repo) = git::open(&start).ok().flatten() {
+            if let Some((branch, commit)) = repo.head_cutover(&plan.from.url(), &plan.to.url()) {
+                let done = Done {
+                    repo: &repo,
+                    branch,
+                    commit: commit.to_string(),
+                };
+                return finish_done(
+                    &a,
+                    sink,
+                    &plan,
+                    secret_spec.as_ref(),
+                    &start,
+                    done,
+                    json_out,
+                    skipped,
+                );
+            }
+        }
+    }
     if plan.files.is_empty() {
         if json_out {
             sink.out(&json::render(&report("nothing_to_change", &plan)));
@@ -125,7 +150,6 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         }
         return Ok(Exit::Ok);
     }
-    let start = a.rebind.walk.request().repo_start();
     // The git flow's checks all run before anything is shown or written.
     let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
     if let Some(p) = &a.review_out {
@@ -168,27 +192,22 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             a.push.as_deref(),
             &outputs,
         )?;
-        if prep.already_done.is_some() {
-            // A re-run: the outputs are written again (the retry of a failed one).
-            write_outputs(
+        if let Some(commit) = prep.already_done {
+            let done = Done {
+                repo: &repo,
+                branch: prep.branch.clone(),
+                commit: commit.to_string(),
+            };
+            return finish_done(
                 &a,
                 sink,
                 &plan,
                 secret_spec.as_ref(),
                 &start,
-                Some(&prep.branch),
-            )?;
-            if json_out {
-                let mut r = report("already_done", &plan);
-                r.branch = Some(prep.branch.clone());
-                sink.out(&json::render(&r));
-            } else {
-                sink.say(&format!(
-                    "Branch {} already holds exactly this change; nothing to do.\n",
-                    prep.branch
-                ));
-            }
-            return Ok(Exit::Ok);
+                done,
+                json_out,
+                skipped,
+            );
         }
         Some((repo, prep))
     };
@@ -226,7 +245,7 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             None,
         )?),
         None => {
-            rebind::write::write_all(&plan.files)?;
+            write_in_place(&start, &plan)?;
             None
         }
     };
@@ -287,6 +306,89 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
         sink.say(&msg);
     }
     Ok(Exit::Ok)
+}
+
+/// A change an earlier run already committed: `commit` on `branch`.
+struct Done<'r> {
+    repo: &'r git::Repo,
+    branch: String,
+    commit: String,
+}
+
+/// A re-run whose change is already committed: the outputs are written
+/// again (the retry of a failed one), the branch is pushed when `--push`
+/// asks (the retry of a failed push), and the report names the branch and
+/// the commit.
+#[allow(clippy::too_many_arguments)]
+fn finish_done(
+    a: &ApplyArgs,
+    sink: &mut Sink,
+    plan: &Plan,
+    secret_spec: Option<&secret::Spec>,
+    start: &std::path::Path,
+    done: Done,
+    json_out: bool,
+    skipped: &[rebind::walk::Skipped],
+) -> Result<Exit> {
+    write_outputs(a, sink, plan, secret_spec, start, Some(&done.branch))?;
+    let mut c = git::Committed {
+        branch: done.branch,
+        commit: done.commit,
+        pushed_to: None,
+    };
+    if let Some(remote) = &a.push {
+        git::push(done.repo, remote, &mut c)?;
+    }
+    if json_out {
+        let mut r = json::PlanReport::new("apply", "already_done", plan, skipped);
+        r.branch = Some(c.branch.clone());
+        r.commit = Some(c.commit.clone());
+        r.pushed_to = c.pushed_to.clone();
+        sink.out(&json::render(&r));
+    } else {
+        let mut msg = format!(
+            "Branch {} already holds exactly this change (commit {})",
+            c.branch,
+            &c.commit[..12.min(c.commit.len())]
+        );
+        match &c.pushed_to {
+            Some(r) => msg.push_str(&format!("; pushed to {r}.\n")),
+            None => msg.push_str("; nothing to do.\n"),
+        }
+        sink.say(&msg);
+    }
+    Ok(Exit::Ok)
+}
+
+/// `apply --no-commit`: writes the files under the tree's lock (the git
+/// index lock where there is a repository), so that a concurrent run cannot
+/// write between this run's last check and its renames. A signal during the
+/// write puts every file back.
+fn write_in_place(start: &std::path::Path, plan: &Plan) -> Result<()> {
+    let _lock = git::lock_tree(start)?;
+    rebind::signals::pause_point("locked");
+    rebind::signals::enter_critical();
+    let paused = |n: usize| {
+        if n == 0 {
+            rebind::signals::pause_point("writing");
+        }
+    };
+    let hooks = rebind::write::Hooks {
+        after_rename: Some(&paused),
+        ..Default::default()
+    };
+    rebind::write::write_all_with(&plan.files, &hooks)?;
+    if let Err(stop) = rebind::signals::check() {
+        let back: Vec<_> = plan.files.iter().map(|f| f.reversed()).collect();
+        let what = match rebind::write::write_all(&back) {
+            Ok(()) => "every file was put back as it was; nothing written".to_string(),
+            Err(e) => {
+                format!("putting the files back failed: {e:#}; the files ARE rewritten in place")
+            }
+        };
+        return Err(anyhow::Error::new(stop).context(what));
+    }
+    Ok(())
 }
 
 /// Writes `--secret-out` (unless the repository's own registration is

@@ -13,6 +13,7 @@
 
 use crate::endpoint::Endpoint;
 use crate::locate::LineIndex;
+use crate::quote::scalar;
 use anyhow::{anyhow, bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -460,27 +461,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         path,
     )?;
     no_duplicates(&root, path, true, false)?;
-    let include = root
-        .get("include")
-        .map(|n| globs(n, "include", path))
-        .transpose()?
-        .unwrap_or_default();
-    let exclude = root
-        .get("exclude")
-        .map(|n| globs(n, "exclude", path))
-        .transpose()?
-        .unwrap_or_default();
-    let root_setting = match root.get("root") {
-        None => None,
-        Some(n) => match n.as_str() {
-            Some(r) if !r.is_empty() => Some((r.to_string(), n.clone())),
-            _ => bail!(
-                "{p}:{}:{}: root: expected a directory, relative to the config's directory",
-                n.line,
-                n.col
-            ),
-        },
+    let list = |key: &str| -> Result<Vec<String>> {
+        Ok(root
+            .get(key)
+            .map(|n| globs(n, key, path))
+            .transpose()?
+            .unwrap_or_default())
     };
+    let (include, exclude) = (list("include")?, list("exclude")?);
+    let root_setting = root_setting(&root, path)?;
     let mut clusters = Vec::new();
     if let Some(cs) = root.get("clusters").filter(|cs| !is_null(cs)) {
         let Value::Map(pairs) = &cs.value else {
@@ -490,97 +479,142 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             );
         };
         for (k, v) in pairs {
-            let name = k.as_str().unwrap_or("").to_string();
-            if name.is_empty() {
-                bail!("{p}:{}: a cluster needs a name", k.line);
-            }
-            keys_known(
-                v,
-                &["endpoint", "retired", "expect"],
-                &format!("cluster {name}"),
-                path,
-            )?;
-            let Some(en) = v.get("endpoint") else {
-                bail!("{p}:{}: cluster {name} has no endpoint", k.line);
-            };
-            let Some(endpoint_text) = en.as_str().map(str::to_string) else {
-                bail!("{p}:{}: cluster {name}: endpoint: expected a URL", en.line);
-            };
-            let endpoint = Endpoint::parse("endpoint", &endpoint_text)
-                .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", en.line))?;
-            let retired_node = v.get("retired").cloned();
-            let mut retired = Vec::new();
-            if let Some(r) = &retired_node {
-                for (s, n) in string_items(r, "retired", path)? {
-                    let e = Endpoint::parse("retired", &s)
-                        .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
-                    if let Some(first) = retired.iter().position(|r: &Endpoint| r.key() == e.key())
-                    {
-                        bail!(
-                            "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
-                            n.line,
-                            n.col,
-                            e.url(),
-                            first + 1
-                        );
-                    }
-                    if e.key() == endpoint.key() {
-                        bail!(
-                            "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
-                            n.line,
-                            n.col,
-                            endpoint.url()
-                        );
-                    }
-                    retired.push(e);
-                }
-            }
-            let expect = match v.get("expect") {
-                None => None,
-                Some(e) => {
-                    keys_known(
-                        e,
-                        &["files", "occurrences"],
-                        &format!("{name}.expect"),
-                        path,
-                    )?;
-                    let num = |key: &str| -> Result<Option<usize>> {
-                        let Some(n) = e.get(key) else {
-                            return Ok(None);
-                        };
-                        n.as_str()
-                            .and_then(|s| s.parse().ok())
-                            .map(Some)
-                            .ok_or_else(|| {
-                                anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line)
-                            })
-                    };
-                    let expect = Expect {
-                        files: num("files")?,
-                        occurrences: num("occurrences")?,
-                    };
-                    if expect.is_empty() {
-                        bail!(
-                            "{p}:{}: {name}.expect needs files, occurrences or both",
-                            e.line
-                        );
-                    }
-                    Some(expect)
-                }
-            };
-            clusters.push(Cluster {
-                name,
-                endpoint,
-                endpoint_text,
-                endpoint_node: en.clone(),
-                retired,
-                retired_node,
-                map_node: v.clone(),
-                expect,
-                line: k.line,
-            });
+            clusters.push(cluster(k, v, path)?);
         }
     }
+    endpoints_distinct(&clusters, path)?;
+    Ok(Config {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        clusters,
+        include,
+        exclude,
+        root_setting,
+    })
+}
+
+/// The `root:` setting, with its node (for errors about it later).
+fn root_setting(root: &Node, path: &Path) -> Result<Option<(String, Node)>> {
+    let Some(n) = root.get("root") else {
+        return Ok(None);
+    };
+    match n.as_str() {
+        Some(r) if !r.is_empty() => Ok(Some((r.to_string(), n.clone()))),
+        _ => bail!(
+            "{}:{}:{}: root: expected a directory, relative to the config's directory",
+            path.display(),
+            n.line,
+            n.col
+        ),
+    }
+}
+
+/// One entry of `clusters`: the name `k` and its mapping `v`.
+fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
+    let p = path.display();
+    let name = k.as_str().unwrap_or("").to_string();
+    if name.is_empty() {
+        bail!("{p}:{}: a cluster needs a name", k.line);
+    }
+    keys_known(
+        v,
+        &["endpoint", "retired", "expect"],
+        &format!("cluster {name}"),
+        path,
+    )?;
+    let Some(en) = v.get("endpoint") else {
+        bail!("{p}:{}: cluster {name} has no endpoint", k.line);
+    };
+    let Some(endpoint_text) = en.as_str().map(str::to_string) else {
+        bail!("{p}:{}: cluster {name}: endpoint: expected a URL", en.line);
+    };
+    let endpoint = Endpoint::parse("endpoint", &endpoint_text)
+        .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", en.line))?;
+    let retired_node = v.get("retired").cloned();
+    let retired = match &retired_node {
+        Some(r) => retired(r, &name, &endpoint, path)?,
+        None => Vec::new(),
+    };
+    let expect = v
+        .get("expect")
+        .map(|e| expect(e, &name, path))
+        .transpose()?;
+    Ok(Cluster {
+        name,
+        endpoint,
+        endpoint_text,
+        endpoint_node: en.clone(),
+        retired,
+        retired_node,
+        map_node: v.clone(),
+        expect,
+        line: k.line,
+    })
+}
+
+/// A cluster's `retired` list: endpoints, each once, none its current one.
+fn retired(r: &Node, name: &str, endpoint: &Endpoint, path: &Path) -> Result<Vec<Endpoint>> {
+    let p = path.display();
+    let mut retired: Vec<Endpoint> = Vec::new();
+    for (s, n) in string_items(r, "retired", path)? {
+        let e = Endpoint::parse("retired", &s)
+            .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
+        if let Some(first) = retired.iter().position(|r| r.key() == e.key()) {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists retired endpoint {} twice (first as item {} of the list); keep one",
+                n.line,
+                n.col,
+                e.url(),
+                first + 1
+            );
+        }
+        if e.key() == endpoint.key() {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists its current endpoint {} as retired; an endpoint is current or retired, not both (after a rollback it leaves `retired`): remove it from the list",
+                n.line,
+                n.col,
+                endpoint.url()
+            );
+        }
+        retired.push(e);
+    }
+    Ok(retired)
+}
+
+/// A cluster's `expect`: `files`, `occurrences` or both, as numbers.
+fn expect(e: &Node, name: &str, path: &Path) -> Result<Expect> {
+    let p = path.display();
+    keys_known(
+        e,
+        &["files", "occurrences"],
+        &format!("{name}.expect"),
+        path,
+    )?;
+    let num = |key: &str| -> Result<Option<usize>> {
+        let Some(n) = e.get(key) else {
+            return Ok(None);
+        };
+        n.as_str()
+            .and_then(|s| s.parse().ok())
+            .map(Some)
+            .ok_or_else(|| anyhow!("{p}:{}: {name}.expect.{key}: expected a number", n.line))
+    };
+    let expect = Expect {
+        files: num("files")?,
+        occurrences: num("occurrences")?,
+    };
+    if expect.is_empty() {
+        bail!(
+            "{p}:{}: {name}.expect needs files, occurrences or both",
+            e.line
+        );
+    }
+    Ok(expect)
+}
+
+/// No endpoint is declared by two clusters (current or retired).
+fn endpoints_distinct(clusters: &[Cluster], path: &Path) -> Result<()> {
+    let p = path.display();
     for (i, a) in clusters.iter().enumerate() {
         for b in &clusters[..i] {
             let clash = b.endpoint.key() == a.endpoint.key()
@@ -606,14 +640,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
             }
         }
     }
-    Ok(Config {
-        path: path.to_path_buf(),
-        text: text.to_string(),
-        clusters,
-        include,
-        exclude,
-        root_setting,
-    })
+    Ok(())
 }
 
 /// Reads and parses a config file; a `root:` that is not a directory is an error.
@@ -642,46 +669,9 @@ pub struct InitCluster {
     pub expect: Expect,
 }
 
-/// Words that YAML 1.1 readers take as booleans or null.
-const YAML_WORDS: [&str; 10] = [
-    "y", "n", "yes", "no", "on", "off", "true", "false", "null", "~",
-];
-
-/// `s` as a YAML scalar that every reader takes as this string: plain when
-/// it starts with a letter, holds only letters, digits and `extra`, and is
-/// not a YAML 1.1 boolean or null; otherwise double-quoted.
-fn scalar(s: &str, extra: &str) -> String {
-    let plain = s.starts_with(|c: char| c.is_ascii_alphabetic())
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
-        && !YAML_WORDS.contains(&s.to_ascii_lowercase().as_str());
-    if plain {
-        return s.to_string();
-    }
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            '\u{85}' | '\u{a0}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// The text `init` writes. Cluster names and endpoints are quoted when a
 /// YAML reader could take them as anything but the string (`prod #blue`,
-/// `- prod`, `yes`, `0b101`, `12:30`). With no cluster, the file is a valid
+/// `- prod`, `yes`, `0b101`, `12:30`; [`crate::quote`]). With no cluster, the file is a valid
 /// config declaring none, with a comment saying so.
 pub fn render_init(clusters: &[InitCluster]) -> String {
     let mut s = String::from(
@@ -696,8 +686,8 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
         let _ = write!(
             s,
             "  {}:\n    endpoint: {}\n    retired: []\n",
-            scalar(&c.name, "-_."),
-            scalar(&c.endpoint, "-_.:/")
+            scalar(&c.name),
+            scalar(&c.endpoint)
         );
         let counts: Vec<String> = [
             ("files", c.expect.files),
@@ -1250,5 +1240,98 @@ mod tests {
             err.contains(".rebind.yaml:1:7: root: expected a directory"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn init_escapes_what_yaml_readers_refuse_raw() {
+        // C1 controls and the non-characters are not printable YAML: raw,
+        // libyaml-based readers (PyYAML, for one) refuse the whole file.
+        let names = [
+            "c1\u{80}x",
+            "c1\u{9f}x",
+            "nc\u{fffe}x",
+            "nc\u{ffff}x",
+            "nel\u{85}x",
+        ];
+        let clusters: Vec<InitCluster> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| InitCluster {
+                name: n.to_string(),
+                endpoint: format!("https://c{i}.example.com"),
+                expect: Expect::default(),
+            })
+            .collect();
+        let text = render_init(&clusters);
+        let raw =
+            |c: char| c.is_control() && !matches!(c, '\n') || matches!(c, '\u{fffe}' | '\u{ffff}');
+        assert!(!text.contains(raw), "{text:?}");
+        for escaped in ["\\u0080", "\\u009f", "\\ufffe", "\\uffff", "\\u0085"] {
+            assert!(text.contains(escaped), "{escaped}: {text}");
+        }
+        let c = cfg(&text).unwrap_or_else(|e| panic!("{e:#}\n{text}"));
+        let got: Vec<&str> = c.clusters.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(got, names);
+    }
+
+    #[test]
+    fn every_parse_error_keeps_its_message() {
+        let dup = format!(
+            ".rebind.yaml:5: endpoint {A} of cluster b is already declared by cluster a (line 2)"
+        );
+        let ret = format!(
+            ".rebind.yaml:4: cluster b lists as retired the current endpoint {A} of cluster a"
+        );
+        let cases = [
+            (String::new(), ".rebind.yaml:1: empty config; expected `clusters:`"),
+            (
+                "clusters: [a]\n".to_string(),
+                ".rebind.yaml:1: clusters: expected a mapping of cluster names",
+            ),
+            (
+                format!("clusters:\n  \"\": {{endpoint: {A}}}\n"),
+                ".rebind.yaml:2: a cluster needs a name",
+            ),
+            (
+                "clusters:\n  prod: {retired: []}\n".to_string(),
+                ".rebind.yaml:2: cluster prod has no endpoint",
+            ),
+            (
+                "clusters:\n  prod:\n    endpoint: [x]\n".to_string(),
+                ".rebind.yaml:3: cluster prod: endpoint: expected a URL",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: x\n"),
+                ".rebind.yaml:4: retired: expected a list of strings",
+            ),
+            (
+                format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{files: many}}\n"),
+                ".rebind.yaml:4: prod.expect.files: expected a number",
+            ),
+            (
+                format!("clusters:\n  a:\n    endpoint: {A}\n  b:\n    endpoint: {A}\n"),
+                dup.as_str(),
+            ),
+            (
+                format!("clusters:\n  a:\n    endpoint: {A}\n  b:\n    endpoint: {B}\n    retired: [{A}]\n"),
+                ret.as_str(),
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\nroot: \"\"\n"),
+                ".rebind.yaml:3:7: root: expected a directory, relative to the config's directory",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}}}\ninclude: x\n"),
+                ".rebind.yaml:3: include: expected a list of strings",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect)",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = format!("{:#}", cfg(&text).unwrap_err());
+            assert!(err.contains(want), "{err} does not contain {want}");
+        }
     }
 }

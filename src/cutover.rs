@@ -95,6 +95,16 @@ pub struct Request {
     /// output), and `from` too when it is not given; see [`Audit`].
     pub expect_from_audit: Option<PathBuf>,
     pub walk: Scope,
+    /// The branch the cutover merges into (default: the remote's HEAD,
+    /// else the upstream): what "deploys on merge" is measured against.
+    pub base: Option<String>,
+    /// The cutover branch (never the base).
+    pub branch: Option<String>,
+    /// The live Applications (`kubectl get applications.argoproj.io -A -o json`).
+    pub live: Option<PathBuf>,
+    /// Refuse (exit 2, nothing written) when a rewritten file would not
+    /// deploy on merge.
+    pub require_deploys: bool,
 }
 
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
@@ -119,28 +129,22 @@ impl Audit {
         Audit::parse(path, &text)
     }
 
-    /// [`Audit::load`] on text already read.
+    /// [`Audit::load`] on text already read. The audit is read through the
+    /// type `diff --format json` writes it with
+    /// ([`crate::output::json::PlanReport`]), after the checks that name
+    /// what is wrong with a file that is not one.
     pub fn parse(path: &Path, text: &str) -> Result<Audit> {
-        #[derive(serde::Deserialize)]
-        struct Raw {
-            schema_version: Option<serde_json::Value>,
-            command: Option<String>,
-            from: Option<String>,
-            to: Option<String>,
-            file_count: Option<usize>,
-            change_count: Option<usize>,
-            #[serde(default)]
-            errors: Vec<serde_json::Value>,
-        }
+        use crate::output::json::PlanReport;
         let shown = path.display();
-        let raw: Raw = serde_json::from_str(text).map_err(|e| {
+        let not_audit = |e: serde_json::Error| {
             anyhow!(
                 "{shown}:{}:{}: not a `rebind diff --format json` audit: {e}",
                 e.line(),
                 e.column()
             )
-        })?;
-        match &raw.schema_version {
+        };
+        let value: serde_json::Value = serde_json::from_str(text).map_err(not_audit)?;
+        match value.get("schema_version") {
             Some(v) if v.as_u64() == Some(u64::from(crate::output::SCHEMA_VERSION)) => {}
             Some(v) => bail!(
                 "{shown}: schema_version {v}; this rebind reads audits of schema_version {}",
@@ -148,34 +152,32 @@ impl Audit {
             ),
             None => bail!("{shown}: no schema_version: not a `rebind diff --format json` audit"),
         }
-        if raw.command.as_deref() != Some("diff") {
+        let command = value.get("command").and_then(|c| c.as_str());
+        if command != Some("diff") {
             bail!(
                 "{shown}: written by `rebind {}`, not `rebind diff --format json`",
-                raw.command.as_deref().unwrap_or("?")
+                command.unwrap_or("?")
             );
         }
-        if !raw.errors.is_empty() {
+        for name in ["from", "to", "file_count", "change_count"] {
+            if value.get(name).is_none_or(|v| v.is_null()) {
+                bail!("{shown}: no `{name}`: not a `rebind diff --format json` audit");
+            }
+        }
+        let report: PlanReport = serde_json::from_value(value)
+            .map_err(|e| anyhow!("{shown}: not a `rebind diff --format json` audit: {e}"))?;
+        if !report.errors.is_empty() {
             bail!(
                 "{shown}: the audit found {} that cannot be rewritten safely; fix them and audit again",
-                crate::output::count(raw.errors.len(), "file")
+                crate::output::count(report.errors.len(), "file")
             );
         }
-        let field = |v: Option<String>, name: &str| {
-            v.ok_or_else(|| {
-                anyhow!("{shown}: no `{name}`: not a `rebind diff --format json` audit")
-            })
-        };
-        let count = |v: Option<usize>, name: &str| {
-            v.ok_or_else(|| {
-                anyhow!("{shown}: no `{name}`: not a `rebind diff --format json` audit")
-            })
-        };
         Ok(Audit {
             path: path.to_path_buf(),
-            from: field(raw.from, "from")?,
-            to: field(raw.to, "to")?,
-            file_count: count(raw.file_count, "file_count")?,
-            change_count: count(raw.change_count, "change_count")?,
+            from: report.from,
+            to: report.to,
+            file_count: report.file_count,
+            change_count: report.change_count,
         })
     }
 
@@ -282,11 +284,10 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         return Ok((Plan::empty(from, to), inv));
     }
     let mut plan = rewrite::plan(&inv, &from, &to);
-    let to_present = inv.sources.iter().any(|s| {
-        s.occurrences()
-            .iter()
-            .any(|o| o.kind == crate::locate::Kind::Value && rewrite::matches(o, &to))
-    });
+    let to_present = inv
+        .sources
+        .iter()
+        .any(|s| s.occurrences().iter().any(|o| rewrite::holds(o, &to)));
     if plan.files.is_empty() && plan.errors.is_empty() {
         if to_present {
             plan.already_rebound = true;
@@ -322,6 +323,23 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     });
     if let Some((files, occurrences)) = expect {
         expect_guard(&plan, files, occurrences)?;
+    }
+    if !plan.files.is_empty() {
+        let branch = req
+            .branch
+            .clone()
+            .unwrap_or_else(|| crate::git::default_branch(&to.host));
+        let report = crate::feeders::for_plans(
+            &plan.files,
+            &req.walk.repo_start(),
+            req.base.as_deref(),
+            Some(&branch),
+            req.live.as_deref(),
+        )?;
+        if req.require_deploys && report.blocking().next().is_some() {
+            bail!("{}", crate::output::feeders::refusal(&report).trim_end());
+        }
+        plan.after_merge = Some(report);
     }
     if let (Some(c), Some(cfg)) = (cluster, &cfg) {
         let new = config::rebound(cfg, &c.name, &to)?;
@@ -389,7 +407,7 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::Registration
 /// mentioned (fine, said so) or a mistake (an error naming what is there).
 fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) -> Result<()> {
     if !plan.mentions.is_empty() {
-        return Ok(());
+        bail!(rewrite::only_mentioned(plan));
     }
     let there = workload_endpoints(walk)?;
     let mut msg = format!(

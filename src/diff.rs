@@ -174,40 +174,6 @@ fn shift_header(header: &str, by: usize) -> String {
     }
 }
 
-/// Adds ANSI colours to a unified diff: removals red, additions green, hunk
-/// headers cyan, file headers bold.
-pub fn colorize(diff: &str) -> String {
-    let mut out = String::with_capacity(diff.len() + 64);
-    let mut start = 0;
-    let ends: Vec<usize> = line_ends(diff).chain(std::iter::once(diff.len())).collect();
-    for end in ends {
-        if end <= start && end != diff.len() {
-            continue;
-        }
-        let line = &diff[start..end];
-        start = end;
-        if line.is_empty() {
-            continue;
-        }
-        let body = line.trim_end_matches(['\n', '\r']);
-        let nl = &line[body.len()..];
-        let code = if body.starts_with("---") || body.starts_with("+++") {
-            "1"
-        } else if body.starts_with('-') {
-            "31"
-        } else if body.starts_with('+') {
-            "32"
-        } else if body.starts_with("@@") {
-            "36"
-        } else {
-            out.push_str(line);
-            continue;
-        };
-        out.push_str(&format!("\x1b[{code}m{body}\x1b[0m{nl}"));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,14 +277,5 @@ mod tests {
         assert_eq!(header_name("a/", "plain/한글.yaml"), "a/plain/한글.yaml");
         assert_eq!(header_name("a/", "with space.yaml"), "a/with space.yaml\t");
         assert_eq!(header_name("a/", "tab\t.yaml"), "\"a/tab\\t.yaml\"");
-    }
-
-    #[test]
-    fn colorize_marks_lines() {
-        let c = colorize("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n ctx\n");
-        assert!(c.contains("\x1b[31m-old\x1b[0m\n"));
-        assert!(c.contains("\x1b[32m+new\x1b[0m\n"));
-        assert!(c.contains(" ctx\n"));
-        assert!(c.starts_with("\x1b[1m--- a/x\x1b[0m\n"));
     }
 }

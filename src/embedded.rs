@@ -398,18 +398,8 @@ pub fn bare_hosts(text: &str) -> Vec<Found> {
     out
 }
 
-/// Standard base64 with padding (the one codec is `secret`'s).
-pub fn base64_encode(s: &str) -> String {
-    crate::secret::base64(s.as_bytes())
-}
-
-/// Decodes canonical standard base64 (padding required, no white space) to
-/// UTF-8 text.
-pub fn base64_decode(s: &str) -> Option<String> {
-    let text = String::from_utf8(crate::secret::decode_base64(s)?).ok()?;
-    // Only the canonical encoding: re-encoding gives back the same text.
-    (base64_encode(&text) == s).then_some(text)
-}
+/// Standard base64 of a text, and its strict decoding ([`crate::base64`]).
+pub use crate::base64::{decode_text as base64_decode, encode_text as base64_encode};
 
 #[cfg(test)]
 mod tests {

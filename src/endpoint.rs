@@ -8,6 +8,16 @@
 //! port is 1-65535 followed by `/`, `?`, `#` or the end of the URL. Text that starts
 //! like a URL but breaks those rules is one bad token: it is skipped and the search
 //! goes on right after its `https://`, so it never hides a real endpoint after it.
+//!
+//! One rule for an endpoint's extent, whoever reads the text (plain values,
+//! JSON, embedded documents, every escape form: they all search the decoded
+//! value with [`find_all`]): a DNS name's trailing dot before a port or a path
+//! is an absolute name's, part of the extent but not of the name
+//! (`host_name_end`); `host:` followed by anything but a port or an end is
+//! no URL; a path runs to the first byte that ends a URL in YAML, JSON or
+//! prose, or the first Unicode white space (`url_end`); the same for a bare
+//! host. The host in a URL of another scheme is found only to be reported
+//! ([`Found::rewritable`]).
 
 use anyhow::{bail, Result};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -29,6 +39,10 @@ pub struct Endpoint {
     /// Rancher cluster proxy path (`/k8s/clusters/c-xxxxx`), part of the identity;
     /// empty for every other endpoint.
     pub path: String,
+    /// Written as an absolute DNS name, with a trailing dot (`https://h.:6443`):
+    /// the same name as without it (not part of [`Endpoint::key`]); a `--to`
+    /// written so is written so.
+    pub absolute: bool,
 }
 
 impl Endpoint {
@@ -54,14 +68,33 @@ impl Endpoint {
             }
             bail!("{flag} {s:?}: the URL has no valid host[:port] (a port is 1-65535), {example}");
         };
-        let tail = &s[a.proxy_end..];
+        let mut tail = &s[a.proxy_end..];
+        // On the command line a final dot is the absolute name's, never a sentence's.
+        let mut absolute = a.absolute;
+        if !absolute && a.port.is_none() && a.proxy_end == a.end && tail.starts_with('.') {
+            absolute = true;
+            tail = &tail[1..];
+        }
         if !(tail.is_empty() || tail == "/") {
             bail!("{flag} {s:?}: only scheme and host[:port] are allowed (or a Rancher cluster proxy path /k8s/clusters/<id>), found {tail:?} after the host");
         }
+        let port_text = s[a.host.end..a.end].trim_start_matches('.');
+        if port_text.len() > 2 && port_text.as_bytes()[1] == b'0' {
+            let p = a.port.unwrap_or(0);
+            bail!("{flag} {s:?}: the port {port_text:?} has a leading zero; write it as :{p} (ArgoCD matches cluster URLs as text: rebind would have to write either a URL that names no registered cluster or another spelling than the one given)");
+        }
+        let host = &s[a.host.clone()];
+        // What a rebind writes must be a name DNS can hold (or an IP address).
+        if matches!(flag, "--to" | "--server") && !host.starts_with('[') {
+            if let Err(why) = check_dns_name(host) {
+                bail!("{flag} {s:?}: {host:?} is not a valid DNS name or IP address: {why}");
+            }
+        }
         Ok(Endpoint {
-            host: s[a.host.clone()].to_string(),
+            host: host.to_string(),
             port: a.port,
             path: s[a.end..a.proxy_end].to_string(),
+            absolute,
         })
     }
 
@@ -78,11 +111,21 @@ impl Endpoint {
         format!("https://{}{}", self.authority(), self.path)
     }
 
-    /// `host[:port]` as written.
+    /// `host[:port]` as written (an absolute name keeps its trailing dot).
     pub fn authority(&self) -> String {
+        let dot = if self.absolute { "." } else { "" };
         match self.port {
-            Some(p) => format!("{}:{p}", self.host),
-            None => self.host.clone(),
+            Some(p) => format!("{}{dot}:{p}", self.host),
+            None => format!("{}{dot}", self.host),
+        }
+    }
+
+    /// The host as a bare host is written (`host`, or `host.` for an absolute name).
+    fn bare_host(&self) -> String {
+        if self.absolute {
+            format!("{}.", self.host)
+        } else {
+            self.host.clone()
         }
     }
 
@@ -95,6 +138,40 @@ impl Endpoint {
     pub fn shape(&self) -> Shape {
         shape_at(&self.host, self.port, &self.path)
     }
+}
+
+/// Why `host` is not a name DNS can hold (RFC 1035/1123): letters, digits
+/// and `-` in labels of 1-63 characters that neither start nor end with `-`,
+/// 253 characters in all; a name whose last label is all digits must be an
+/// IPv4 address.
+fn check_dns_name(host: &str) -> std::result::Result<(), String> {
+    if host.len() > 253 {
+        return Err(format!("{} characters, DNS allows 253", host.len()));
+    }
+    for label in host.split('.') {
+        if label.is_empty() || label.len() > 63 {
+            return Err(format!(
+                "the label {label:?} has {} characters, DNS allows 1-63",
+                label.len()
+            ));
+        }
+        if let Some(c) = label
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            return Err(format!(
+                "the label {label:?} holds {c:?}; a host name holds only letters, digits and '-'"
+            ));
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err(format!("the label {label:?} starts or ends with '-'"));
+        }
+    }
+    let last = host.rsplit('.').next().unwrap_or(host);
+    if last.bytes().all(|b| b.is_ascii_digit()) && host.parse::<Ipv4Addr>().is_err() {
+        return Err("it reads as an IPv4 address but is not one".into());
+    }
+    Ok(())
 }
 
 /// Whether `s` starts with `https://` (any case).
@@ -222,6 +299,18 @@ pub(crate) fn contains(hay: &str, needle: &str) -> bool {
     memchr::memmem::find(hay.as_bytes(), needle.as_bytes()).is_some()
 }
 
+/// Whether the lower-case `hay` can hold the (lower-case) `host`: an IPv6
+/// literal is looked for without its brackets, as a bare address is written.
+pub(crate) fn contains_host(hay: &str, host: &str) -> bool {
+    contains(hay, strip_brackets(host))
+}
+
+fn strip_brackets(h: &str) -> &str {
+    h.strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(h)
+}
+
 /// Byte offsets of the non-overlapping occurrences of `needle` in `hay`.
 pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item = usize> + 'h {
     memchr::memmem::find_iter(hay.as_bytes(), needle.as_bytes())
@@ -231,7 +320,7 @@ pub(crate) fn find_iter<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item
 /// wherever it is (managed-cluster and in-cluster hosts, and `hosts`)? Any
 /// other URL is an endpoint only at a cluster position.
 pub fn may_hold_named(lower: &str, hosts: &[String]) -> bool {
-    PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains(lower, h))
+    PREFILTER[1..].iter().any(|n| n.is_in(lower)) || hosts.iter().any(|h| contains_host(lower, h))
 }
 
 /// The first look at a whole file, ignoring ASCII case: can it hold an
@@ -259,7 +348,10 @@ impl Prefilter {
         let hosts = hosts
             .iter()
             .filter(|h| !h.is_empty())
-            .map(|h| memchr::memmem::Finder::new(h.to_ascii_lowercase().as_bytes()).into_owned())
+            .map(|h| {
+                let h = h.to_ascii_lowercase();
+                memchr::memmem::Finder::new(strip_brackets(&h).as_bytes()).into_owned()
+            })
             .collect();
         Prefilter { hosts, only }
     }
@@ -371,7 +463,9 @@ pub struct Found {
     pub start: usize,
     pub end: usize,
     /// End of the byte range `start..replace_end` that a rewrite replaces:
-    /// `https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare `host[:port]`.
+    /// `https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare
+    /// `host[:port]`; `start` for a host in a URL of another scheme, which is
+    /// never rewritten (see [`Found::rewritable`]).
     pub replace_end: usize,
     /// Host as written (without user info; an IPv6 literal keeps its brackets
     /// when it had them).
@@ -392,6 +486,9 @@ pub struct Found {
 impl Found {
     /// Matching identity (see [`Endpoint::key`]).
     pub fn key(&self) -> String {
+        if !self.rewritable() {
+            return key_of(&self.host, None); // a mention of the host, whatever its port
+        }
         let mut k = key_of(&self.host, self.port);
         k.push_str(&self.path.to_ascii_lowercase());
         k
@@ -403,6 +500,9 @@ impl Found {
     /// `from`'s host and it has no explicit port or the same port (443 when
     /// none): `10.0.0.1:9100` is not `https://10.0.0.1:6443`.
     pub fn matches(&self, from: &Endpoint) -> bool {
+        if !self.rewritable() {
+            return same_host(&self.host, &from.host) && from.path.is_empty();
+        }
         if !self.bare {
             return self.key() == from.key();
         }
@@ -411,6 +511,16 @@ impl Found {
                 && from.host.starts_with('[')
                 && from.host[1..from.host.len() - 1].eq_ignore_ascii_case(&self.host));
         host_eq && from.path.is_empty() && self.port.is_none_or(|p| p == from.port.unwrap_or(443))
+    }
+
+    /// Whether a rewrite may replace it. Not the host in a URL of another
+    /// scheme (`http://`, `wss://`, `grpc://`): that is found, as the whole
+    /// URL with an empty replaced range, only to be reported. It is no
+    /// Kubernetes API endpoint (the API server speaks https), and whether
+    /// the service it names moves with the cluster is for a person to say.
+    /// It is the old endpoint's mention whatever its port.
+    pub fn rewritable(&self) -> bool {
+        self.replace_end > self.start
     }
 
     /// A bare IPv4 or IPv6 address (no scheme): an endpoint only at a position
@@ -432,13 +542,13 @@ impl Found {
     pub fn replacement(&self, to: &Endpoint) -> String {
         if self.bare {
             let host = if !self.host.starts_with('[') && to.host.starts_with('[') {
-                &to.host[1..to.host.len() - 1]
+                to.host[1..to.host.len() - 1].to_string()
             } else {
-                to.host.as_str()
+                to.bare_host()
             };
             match self.port {
                 Some(_) => format!("{host}:{}", to.port.unwrap_or(443)),
-                None => host.to_string(),
+                None => host,
             }
         } else {
             match &self.userinfo {
@@ -447,6 +557,30 @@ impl Found {
             }
         }
     }
+}
+
+/// Whether the bare text at `range` of `text` (raw or decoded) stands alone
+/// as a value: on its line, only white space, quotes, escapes' backslashes
+/// and a key (`serverName:`), a flow item's start (`[`, `{`, `,`) or a
+/// block sequence's `-` come before it, and only the same, a flow item's end
+/// or a comment after it. A bare IP address that does not (prose: "the old
+/// one was 10.0.0.1") never names an API server, whatever key it sits under.
+pub fn stands_alone(text: &str, range: Range<usize>) -> bool {
+    let (Some(before), Some(after)) = (text.get(..range.start), text.get(range.end..)) else {
+        return false;
+    };
+    let before = before.rsplit(['\n', '\r']).next().unwrap_or(before);
+    let after = after.split(['\n', '\r']).next().unwrap_or(after);
+    let quote = |c: char| c == '"' || c == '\'' || c == '\\' || c.is_whitespace();
+    let b = before.trim_end_matches(quote);
+    let a = after.trim_start_matches(quote);
+    let ok_before = b.is_empty()
+        || b.ends_with([':', '[', '{', ','])
+        || b == "-"
+        || b.ends_with(" -")
+        || b.ends_with("\t-");
+    let ok_after = a.is_empty() || a.starts_with([',', ']', '}', '#']);
+    ok_before && ok_after
 }
 
 /// Whether two hosts are the same, ignoring ASCII case and the brackets of
@@ -529,14 +663,22 @@ fn ends_url(b: u8) -> bool {
 
 /// Whether the authority (or a Rancher id) may end before `b[i]`: the end of the
 /// text, `/`, `?`, `#`, a byte that ends a URL in YAML/JSON/prose, a non-ASCII
-/// byte, or punctuation (`.`, `,`, `;`, `:`, `!`) that is itself followed by one
-/// of those (a sentence dot, the colon of a YAML key).
+/// byte, or a run of punctuation (`.`, `,`, `;`, `:`, `!`) followed by one of
+/// those (a sentence dot, the colon of a YAML key, both).
 fn url_boundary(b: &[u8], i: usize) -> bool {
     let end = |c: u8| ends_url(c) || c >= 0x80;
     match b.get(i) {
         None => true,
         Some(&c) if matches!(c, b'/' | b'?' | b'#') || end(c) => true,
-        Some(b'.' | b',' | b';' | b':' | b'!') => b.get(i + 1).is_none_or(|&d| end(d)),
+        // A run of them: `https://h:6443.: x` is a URL ending a sentence
+        // used as a YAML key.
+        Some(b'.' | b',' | b';' | b':' | b'!') => {
+            let run = b[i..]
+                .iter()
+                .take_while(|c| matches!(c, b'.' | b',' | b';' | b':' | b'!'))
+                .count();
+            b.get(i + run).is_none_or(|&d| end(d))
+        }
         _ => false,
     }
 }
@@ -544,7 +686,11 @@ fn url_boundary(b: &[u8], i: usize) -> bool {
 /// The parts of `https://` + authority, as byte ranges into the text.
 struct Authority {
     userinfo: Option<Range<usize>>,
+    /// The host's name (an IPv6 literal with its brackets; an absolute DNS
+    /// name without its trailing dot).
     host: Range<usize>,
+    /// The host is written with the trailing dot of an absolute DNS name.
+    absolute: bool,
     port: Option<u16>,
     /// End of `host[:port]`.
     end: usize,
@@ -577,6 +723,8 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
         None => (None, at),
     };
     let mut i = h;
+    let host_end;
+    let mut is_absolute = false;
     if b.get(h) == Some(&b'[') {
         i += 1;
         while i < b.len() && (b[i].is_ascii_hexdigit() || b[i] == b':' || b[i] == b'.') {
@@ -588,21 +736,26 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
         let inner = std::str::from_utf8(&b[h + 1..i]).ok()?;
         inner.parse::<Ipv6Addr>().ok()?;
         i += 1;
+        host_end = i;
     } else {
         while i < b.len() && is_host_byte(b[i]) {
             i += 1;
         }
-        // A sentence-ending dot is not part of the host.
-        while i > h && b[i - 1] == b'.' {
-            i -= 1;
-        }
-        if i == h || b[h] == b'.' || b[h..i].windows(2).any(|w| w == b"..") {
+        let (name_end, absolute) = host_name_end(b, h, i)?;
+        host_end = name_end;
+        i = name_end + usize::from(absolute);
+        is_absolute = absolute;
+    }
+    let host = h..host_end;
+    let mut port = None;
+    if b.get(i) == Some(&b':') && !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        // `host:x`: another (invalid) port, never the host without one. A
+        // colon that ends the text (`https://h: x`, a YAML key) or an empty
+        // port before a path (`h:/x`) is fine.
+        if !url_boundary(b, i) && b.get(i + 1) != Some(&b'/') {
             return None;
         }
-    }
-    let host = h..i;
-    let mut port = None;
-    if b.get(i) == Some(&b':') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+    } else if b.get(i) == Some(&b':') {
         let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
         let n = std::str::from_utf8(&b[i + 1..i + 1 + digits])
             .ok()?
@@ -619,10 +772,47 @@ fn parse_authority(b: &[u8], at: usize) -> Option<Authority> {
     Some(Authority {
         userinfo,
         host,
+        absolute: is_absolute,
         port,
         end: i,
         proxy_end,
     })
+}
+
+/// Where the name of a DNS host that starts at `b[h]` and whose host bytes
+/// run to `b[scanned]` ends, and whether a trailing dot there belongs to it.
+///
+/// One rule for every reader: the dots at the end of the run are
+/// punctuation (a sentence's full stop, `https://h.`) unless a port or a
+/// path follows them (`h.:6443`, `h./x`, `h.?q`, `h.#f`): then one dot is
+/// the trailing dot of an absolute DNS name, the same name as without it,
+/// and part of the endpoint's extent; more than one is no host at all.
+/// `None` for no host (empty, a leading dot, an empty label).
+fn host_name_end(b: &[u8], h: usize, scanned: usize) -> Option<(usize, bool)> {
+    let mut end = scanned;
+    while end > h && b[end - 1] == b'.' {
+        end -= 1;
+    }
+    if end == h || b[h] == b'.' || b[h..end].windows(2).any(|w| w == b"..") {
+        return None;
+    }
+    Some((end, trailing_dots(b, end, scanned)?))
+}
+
+/// Whether the dots `b[end..scanned]` after a host's name hold the trailing
+/// dot of an absolute name (see [`host_name_end`]); `None` when they make it
+/// no host.
+fn trailing_dots(b: &[u8], end: usize, scanned: usize) -> Option<bool> {
+    let port_or_path = match b.get(scanned) {
+        Some(b':') => b.get(scanned + 1).is_some_and(u8::is_ascii_digit),
+        Some(b'/' | b'?' | b'#') => true,
+        _ => false,
+    };
+    match (scanned - end, port_or_path) {
+        (0, _) | (_, false) => Some(false),
+        (1, true) => Some(true),
+        _ => None,
+    }
 }
 
 /// Parses a bare `:port` at `b[i..]` after a bare host: `Ok(None)` when there is
@@ -665,15 +855,7 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             continue; // a fragment: the host goes on after an escaped line break
         }
         let replace_end = a.proxy_end;
-        let mut end = replace_end;
-        if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
-            while end < bytes.len() && !ends_url(bytes[end]) {
-                end += 1;
-            }
-            while end > replace_end + 1 && matches!(bytes[end - 1], b'.' | b':' | b';') {
-                end -= 1;
-            }
-        }
+        let end = url_end(text, replace_end);
         out.push(Found {
             start: pos,
             end,
@@ -691,6 +873,12 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         .map(|n| (n.text, Some(n)))
         .chain(extra_hosts.iter().map(|h| (h.as_str(), None)));
     for (needle, prebuilt) in needles {
+        // A host given as an absolute name (`h.`) is searched as its name.
+        let needle = if prebuilt.is_none() {
+            needle.strip_suffix('.').unwrap_or(needle)
+        } else {
+            needle
+        };
         if needle.is_empty() {
             continue;
         }
@@ -703,14 +891,22 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         };
         for pos in hits {
             let mut end = pos + needle.len();
-            // The host must end exactly here (a trailing sentence dot is fine).
+            // The host must end exactly here: a trailing dot is a sentence's,
+            // or, before a port, an absolute name's (see `host_name_end`).
             let mut sentence_dot = false;
             if end < bytes.len() && is_host_byte(bytes[end]) {
-                sentence_dot =
-                    bytes[end] == b'.' && bytes.get(end + 1).is_none_or(|b| !is_host_byte(*b));
-                if !sentence_dot {
-                    continue;
+                let run = bytes[end..]
+                    .iter()
+                    .take_while(|b| is_host_byte(**b))
+                    .count();
+                if bytes[end..end + run].iter().any(|&b| b != b'.') {
+                    continue; // a longer host
                 }
+                let Some(absolute) = trailing_dots(bytes, end, end + run) else {
+                    continue;
+                };
+                sentence_dot = !absolute;
+                end += usize::from(absolute);
             }
             let mut start = pos;
             while start > 0 && is_host_byte(bytes[start - 1]) {
@@ -719,12 +915,32 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             if !needle.starts_with('.') && start != pos {
                 continue; // a longer host that merely ends with the --from host
             }
-            let host = &text[start..end];
+            let host = &text[start..pos + needle.len()];
             if host.starts_with('.') || (start == pos && needle.starts_with('.')) {
                 continue;
             }
+            // After `scheme://`: an https URL's host is the URL pass's; the
+            // host of a URL of another scheme (`http://`, `wss://`, `grpc://`)
+            // is reported as that URL, never rewritten.
+            let mut scheme_start = None;
             if start >= 3 && &bytes[start - 3..start] == b"://" {
-                continue; // part of a URL found above
+                let s = start
+                    - 3
+                    - bytes[..start - 3]
+                        .iter()
+                        .rev()
+                        .take_while(|c| {
+                            c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')
+                        })
+                        .count();
+                let scheme = &bytes[s..start - 3];
+                if scheme.is_empty()
+                    || !scheme[0].is_ascii_alphabetic()
+                    || scheme.eq_ignore_ascii_case(b"https")
+                {
+                    continue;
+                }
+                scheme_start = Some(s);
             }
             if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
                 continue; // user@host (an e-mail address), or part of a longer name
@@ -742,6 +958,19 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
                     }
                     Err(()) => continue,
                 }
+            }
+            if let Some(s) = scheme_start {
+                bare.push(Found {
+                    start: s,
+                    end: url_end(text, end),
+                    replace_end: s,
+                    host: host.to_string(),
+                    port,
+                    bare: false,
+                    userinfo: None,
+                    path: String::new(),
+                });
+                continue;
             }
             bare.push(Found {
                 start,
@@ -765,6 +994,34 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
         merged.push(f);
     }
     merged
+}
+
+/// Where a URL whose authority ends at `from` ends: after its path, query
+/// and fragment, if any. They run to the first byte that ends a URL in
+/// YAML, JSON or prose ([`ends_url`]) or the first Unicode white space
+/// (U+0085, U+00A0, U+2028, U+3000, ...: any `White_Space` character), and
+/// give back trailing `.`, `:` and `;` (a sentence's punctuation). Other
+/// non-ASCII characters (an IRI's path) are part of it.
+fn url_end(text: &str, from: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = from;
+    if end < bytes.len() && matches!(bytes[end], b'/' | b'?' | b'#') {
+        while end < bytes.len() && !ends_url(bytes[end]) {
+            if bytes[end] >= 0x80 {
+                let c = text[end..].chars().next().expect("a char boundary");
+                if c.is_whitespace() {
+                    break;
+                }
+                end += c.len_utf8();
+            } else {
+                end += 1;
+            }
+        }
+        while end > from + 1 && matches!(bytes[end - 1], b'.' | b':' | b';') {
+            end -= 1;
+        }
+    }
+    end
 }
 
 /// Whether the text at `i` is `\` + line break (after any dots): what a
@@ -808,6 +1065,11 @@ fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
         {
             continue;
         }
+        // The literal of a URL (`https://[fd00::1]:99999`, `user@[fd00::1]`)
+        // is that URL's, valid or not: never a bare address of its own.
+        if pos >= 2 && b[pos - 1] == b'[' && (b[pos - 2] == b'/' || b[pos - 2] == b'@') {
+            continue;
+        }
         out.push(Found {
             start: pos,
             end,
@@ -833,7 +1095,7 @@ pub fn rewrite_value(value: &str, from: &Endpoint, to: &Endpoint) -> String {
     let mut out = String::with_capacity(value.len());
     let mut last = 0;
     for f in find_in_decoded(value, std::slice::from_ref(&from_host)) {
-        if f.matches(from) {
+        if f.rewritable() && f.matches(from) {
             out.push_str(&value[last..f.start]);
             out.push_str(&f.replacement(to));
             last = f.replace_end;
@@ -1452,6 +1714,11 @@ mod tests {
             ("\"https://h.example.com:6443\"", 6443),
             ("https://h.example.com:6443에서", 6443),
             ("https://h.example.com:65535", 65535),
+            // A sentence's dot before a YAML key's colon (found by the
+            // structured oracle: the raw text and the decoded key disagreed).
+            ("https://h.example.com:6443.: x", 6443),
+            ("https://[fd00::1]:6443.: x", 6443),
+            ("https://h.example.com:6443.", 6443),
         ] {
             let f = find(t);
             assert_eq!(f.len(), 1, "{t}");
@@ -1677,6 +1944,356 @@ mod tests {
             closest(&ep("https://api.ocp.example.com:6444"), &c),
             Some(c[0].as_str())
         );
+    }
+
+    // ---- the extent of a URL ----
+
+    /// Each found piece as `(text, host, port)`.
+    fn extents(t: &str, extra: &[&str]) -> Vec<(String, String, Option<u16>)> {
+        let extra: Vec<String> = extra.iter().map(|s| s.to_ascii_lowercase()).collect();
+        find_all(t, &t.to_ascii_lowercase(), &extra)
+            .iter()
+            .map(|f| (t[f.start..f.end].to_string(), f.host.clone(), f.port))
+            .collect()
+    }
+
+    #[test]
+    fn a_trailing_dot_before_a_port_or_path_is_the_absolute_names() {
+        let h = "api.example.com";
+        let one = |t: &str| extents(t, &[h]);
+        for (t, whole, port) in [
+            (
+                "https://api.example.com.:6443",
+                "https://api.example.com.:6443",
+                Some(6443),
+            ),
+            (
+                "https://API.example.com.:6443/x",
+                "https://API.example.com.:6443/x",
+                Some(6443),
+            ),
+            (
+                "https://api.example.com./x?y",
+                "https://api.example.com./x?y",
+                None,
+            ),
+            (
+                "https://api.example.com.?q",
+                "https://api.example.com.?q",
+                None,
+            ),
+            (
+                "https://api.example.com.#f",
+                "https://api.example.com.#f",
+                None,
+            ),
+            (
+                "https://u:p@api.example.com.:443",
+                "https://u:p@api.example.com.:443",
+                Some(443),
+            ),
+            ("api.example.com.:6443", "api.example.com.:6443", Some(6443)),
+            // A final dot is a sentence's: outside the endpoint.
+            (
+                "see https://api.example.com.",
+                "https://api.example.com",
+                None,
+            ),
+            ("see api.example.com. Then", "api.example.com", None),
+        ] {
+            let f = one(t);
+            assert_eq!(f.len(), 1, "{t}: {f:?}");
+            assert_eq!(f[0].0, whole, "{t}");
+            assert!(
+                f[0].1.eq_ignore_ascii_case(h),
+                "{t}: the name has no dot: {f:?}"
+            );
+            assert_eq!(f[0].2, port, "{t}");
+        }
+        // Two dots are no host; neither is a dot before an invalid port.
+        for t in [
+            "https://api.example.com..:6443",
+            "https://api.example.com..:6443/x",
+            "https://api.example.com.:99999",
+            "https://api.example.com.:6443x",
+            "api.example.com..:6443",
+            "api.example.com.:0",
+        ] {
+            assert_eq!(one(t), vec![], "{t}");
+        }
+        // The port counts: `H.:6443` is `https://H:6443`, never `https://H`.
+        let t = "a: https://api.example.com.:6443\nb: api.example.com.:6443\n";
+        let f = find_all(t, t, &[h.into()]);
+        assert_eq!(f.len(), 2);
+        for f in &f {
+            assert!(f.matches(&ep("https://api.example.com:6443")), "{f:?}");
+            assert!(f.matches(&ep("https://API.example.com.:6443/")), "{f:?}");
+            assert!(!f.matches(&ep("https://api.example.com")), "{f:?}");
+        }
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com:6443"),
+                &ep("https://new.example.com:7443")
+            ),
+            "a: https://new.example.com:7443\nb: new.example.com:7443\n"
+        );
+        // `--to` written as an absolute name is written so.
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com:6443"),
+                &ep("https://new.example.com.:7443")
+            ),
+            "a: https://new.example.com.:7443\nb: new.example.com.:7443\n"
+        );
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://api.example.com"),
+                &ep("https://new.example.com")
+            ),
+            t
+        );
+        // Managed-cluster hosts found by shape follow the same rule.
+        let t = format!("a: https://{EKS}.:443/x b: {EKS}.:443 c: {EKS}.:6443");
+        let f = find(&t);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.port, f.host == EKS))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (&*format!("https://{EKS}.:443/x"), Some(443), true),
+                (&*format!("{EKS}.:443"), Some(443), true),
+                (&*format!("{EKS}.:6443"), Some(6443), true),
+            ]
+        );
+        assert_eq!(f[0].shape(), Shape::Eks);
+    }
+
+    #[test]
+    fn from_and_to_may_be_absolute_names() {
+        let e = ep("https://API.example.com.:6443");
+        assert_eq!(
+            (e.host.as_str(), e.port, e.absolute),
+            ("API.example.com", Some(6443), true)
+        );
+        assert_eq!(e.key(), "api.example.com:6443");
+        assert_eq!(e.url(), "https://API.example.com.:6443");
+        for s in ["https://api.example.com.", "https://api.example.com./"] {
+            let e = ep(s);
+            assert_eq!(
+                (e.host.as_str(), e.absolute, e.key().as_str()),
+                ("api.example.com", true, "api.example.com"),
+                "{s}"
+            );
+            assert_eq!(e.url(), "https://api.example.com.");
+        }
+        for bad in [
+            "https://api.example.com..",
+            "https://api.example.com..:6443",
+            "https://.:6443",
+        ] {
+            assert!(Endpoint::parse("--from", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn unicode_white_space_ends_a_url() {
+        for ws in [
+            '\u{85}', '\u{a0}', '\u{1680}', '\u{2000}', '\u{2009}', '\u{200a}', '\u{2028}',
+            '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+        ] {
+            assert!(ws.is_whitespace());
+            let t = format!(
+                "https://docs.example.com/x{ws}https://{EKS}/y{ws}{EKS}:443{ws}https://{EKS}"
+            );
+            let f = find(&t);
+            let got: Vec<&str> = f.iter().map(|f| &t[f.start..f.end]).collect();
+            assert_eq!(
+                got,
+                vec![
+                    "https://docs.example.com/x",
+                    &*format!("https://{EKS}/y"),
+                    &*format!("{EKS}:443"),
+                    &*format!("https://{EKS}"),
+                ],
+                "U+{:04X}",
+                ws as u32
+            );
+        }
+        // Other non-ASCII text is part of a path (an IRI), and a path's
+        // last punctuation is a sentence's.
+        let t = "https://wiki.example.com/문서/클러스터; next";
+        assert_eq!(
+            extents(t, &[]),
+            vec![(
+                "https://wiki.example.com/문서/클러스터".to_string(),
+                "wiki.example.com".to_string(),
+                None
+            )]
+        );
+    }
+
+    #[test]
+    fn a_url_with_another_or_an_invalid_port_is_never_the_host_without_one() {
+        let from = ep("https://[fd00::1]:6443");
+        let v6 = ["[fd00::1]".to_string()];
+        for t in [
+            "https://[fd00::1]:99999",
+            "https://[fd00::1]:6443x",
+            "https://[fd00::1]:0",
+            "https://[fd00::1]:x",
+            "https://u@[fd00::1]:99999",
+            "https://[fd00::1]:6443:6443",
+        ] {
+            let f = find_all(t, t, &v6);
+            assert!(f.is_empty(), "{t}: {f:?}");
+        }
+        let t = "https://[fd00::1]:7443";
+        let f = find_all(t, t, &v6);
+        assert_eq!(f.len(), 1);
+        assert!(!f[0].matches(&from));
+        for t in [
+            "https://h.example.com:x",
+            "https://h.example.com:6443x",
+            "https://h.example.com:abc/",
+        ] {
+            assert!(find_all(t, t, &["h.example.com".into()]).is_empty(), "{t}");
+        }
+        // A colon that ends the text, or an empty port before a path, is fine.
+        for t in [
+            "https://h.example.com: x",
+            "https://h.example.com:",
+            "https://h.example.com:/x",
+        ] {
+            let f = find_all(t, t, &["h.example.com".into()]);
+            assert_eq!(f.len(), 1, "{t}");
+            assert_eq!(f[0].port, None, "{t}");
+        }
+    }
+
+    #[test]
+    fn to_must_be_a_dns_name_or_an_ip_and_a_port_is_written_as_given() {
+        let long_label = "a".repeat(64);
+        let long_name = format!("{}.com", ["abcdefghi"; 25].join("."));
+        for bad in [
+            "https://-bad.example.com",
+            "https://bad-.example.com",
+            "https://a_b.example.com",
+            &*format!("https://{long_label}.example.com"),
+            &*long_name,
+            "https://999.0.0.1",
+            "https://10.0.0.256:6443",
+        ] {
+            let e = Endpoint::parse("--to", bad);
+            assert!(e.is_err(), "{bad} accepted");
+            // `--from` names what the files hold, whatever it is.
+            if !bad.ends_with(".com") || bad.contains('_') || bad.contains('-') {
+                let _ = Endpoint::parse("--from", bad);
+            }
+        }
+        assert!(Endpoint::parse("--from", "https://a_b.example.com").is_ok());
+        let e = Endpoint::parse("--to", &format!("https://{}.com", "a".repeat(63))).unwrap();
+        assert_eq!(e.host.len(), 67);
+        for good in [
+            "https://10.0.0.2:6443",
+            "https://[fd00::2]:6443",
+            "https://x1.example.com",
+            "https://0abc.gr7.example.com.",
+        ] {
+            assert!(Endpoint::parse("--to", good).is_ok(), "{good}");
+        }
+        // A leading zero is refused (never written as another spelling).
+        for bad in [
+            "https://h.example.com:0443",
+            "https://h.example.com.:06443",
+            "https://[fd00::2]:00443",
+        ] {
+            let e = Endpoint::parse("--to", bad).unwrap_err().to_string();
+            assert!(
+                e.contains("leading zero") && e.contains("write it as :"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            ep("https://h.example.com:443").url(),
+            "https://h.example.com:443"
+        );
+        assert_eq!(
+            ep("https://h.example.com:8443").url(),
+            "https://h.example.com:8443"
+        );
+    }
+
+    #[test]
+    fn a_host_in_a_url_of_another_scheme_is_found_as_that_url_never_rewritable() {
+        let t = "a http://H.example.com:8080/x b wss://h.example.com c grpc+tls://h.example.com.:9/ d https://h.example.com e xhttps://h.example.com f http://h.example.com.evil g 1http://h.example.com";
+        let f = find_all(t, &t.to_ascii_lowercase(), &["h.example.com".into()]);
+        let got: Vec<_> = f
+            .iter()
+            .map(|f| (&t[f.start..f.end], f.port, f.rewritable()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("http://H.example.com:8080/x", Some(8080), false),
+                ("wss://h.example.com", None, false),
+                ("grpc+tls://h.example.com.:9/", Some(9), false),
+                ("https://h.example.com", None, true),
+                ("xhttps://h.example.com", None, false),
+            ]
+        );
+        let from = ep("https://h.example.com:6443");
+        assert!(f
+            .iter()
+            .filter(|f| !f.rewritable())
+            .all(|f| f.matches(&from)));
+        assert!(f
+            .iter()
+            .filter(|f| !f.rewritable())
+            .all(|f| f.key() == "h.example.com"));
+        assert!(!f[3].matches(&from));
+        // A rewrite never touches them.
+        assert_eq!(
+            rewrite_value(
+                t,
+                &ep("https://h.example.com"),
+                &ep("https://n.example.com")
+            ),
+            t.replace(" d https://h.", " d https://n.")
+        );
+    }
+
+    #[test]
+    fn a_bare_value_stands_alone_or_is_prose() {
+        let at = |t: &str| {
+            let s = t.find("10.0.0.1").unwrap();
+            stands_alone(t, s..s + 8)
+        };
+        for t in [
+            "10.0.0.1",
+            "serverName: 10.0.0.1",
+            "  clusterEndpoint: \"10.0.0.1\" # API",
+            "{\"serverName\":\"10.0.0.1\"}",
+            "{\\\"serverName\\\":\\\"10.0.0.1\\\"}",
+            "a: [x, 10.0.0.1]",
+            "- 10.0.0.1",
+            "a\n  10.0.0.1  \nb",
+        ] {
+            assert!(at(t), "{t}");
+        }
+        for t in [
+            "the old one was 10.0.0.1 and stays",
+            "was 10.0.0.1",
+            "10.0.0.1 is old",
+            "clusterEndpoint: 10.0.0.1 or 10.0.0.9",
+            "x-10.0.0.1",
+        ] {
+            assert!(!at(t), "{t}");
+        }
     }
 
     // ---- double-quoted scalars ----

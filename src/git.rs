@@ -17,7 +17,7 @@
 //!   every other entry (staged work stays staged) and gets the new entries.
 //! - A failure after the first write restores HEAD, branches, index and
 //!   working tree; a failure after the commit is in place (the push) is an
-//!   [`AfterCommit`] error, exit code [`EXIT_AFTER_COMMIT`].
+//!   [`AfterCommit`] error, which the command reports with exit code 3.
 
 use crate::rewrite::FilePlan;
 use anyhow::{anyhow, bail, Context, Result};
@@ -25,9 +25,6 @@ use git2::{AttrCheckFlags, AttrValue, BranchType, ErrorCode, Oid, Repository, Si
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-/// Exit code of a run that committed (and switched to) the branch, then failed.
-pub const EXIT_AFTER_COMMIT: u8 = 3;
 
 /// A failure after the commit and branch were made: the working tree, HEAD,
 /// branch and index hold the change; only what follows (the push) is missing.
@@ -99,6 +96,13 @@ pub struct Prepared {
     pub already_done: Option<Oid>,
     /// Held from the checks until the new index is in place.
     lock: std::cell::RefCell<Option<RemoveOnDrop>>,
+}
+
+impl Prepared {
+    /// Releases the index lock [`Repo::lock_and_recheck`] took, if held.
+    pub fn release(&self) {
+        self.lock.borrow_mut().take();
+    }
 }
 
 /// The outcome of committing.
@@ -562,7 +566,7 @@ impl Repo {
     /// again what may have changed since [`Repo::prepare`] (the prompt holds
     /// no lock): no git operation started, HEAD and its branch, the targets'
     /// status and bytes, the branch to create.
-    fn lock_and_recheck(&self, prep: &Prepared, plans: &[FilePlan]) -> Result<()> {
+    pub fn lock_and_recheck(&self, prep: &Prepared, plans: &[FilePlan]) -> Result<()> {
         if prep.lock.borrow().is_some() {
             return Ok(());
         }
@@ -1093,9 +1097,11 @@ pub fn commit_flow_with(
     Ok(committed)
 }
 
-/// Pushes a committed branch to `remote` and records it in `c.pushed_to`. A
-/// failure is an [`AfterCommit`] error (exit code [`EXIT_AFTER_COMMIT`]).
-pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<()> {
+/// Pushes a committed branch to `remote` and records it in `c.pushed_to`;
+/// returns what git said, for the caller to print. A failure is an
+/// [`AfterCommit`] error (the files are committed: exit code 3). A signal
+/// received before the push stops the run here, saying what is left.
+pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
     crate::signals::pause_point("push");
     if let Err(stop) = crate::signals::check() {
         return Err(anyhow::Error::new(stop).context(AfterCommit {
@@ -1105,9 +1111,9 @@ pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<()> {
             cause: format!("not pushed to {remote}"),
         }));
     }
-    push_branch(repo, remote, &c.branch, &c.commit)?;
+    let said = push_branch(repo, remote, &c.branch, &c.commit)?;
     c.pushed_to = Some(remote.to_string());
-    Ok(())
+    Ok(said)
 }
 
 /// Undoes the steps recorded in `undo`, last first.
@@ -1158,8 +1164,10 @@ fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Res
 }
 
 /// `git push --set-upstream <remote> <branch>` with the system git, so the
-/// user's credentials, `insteadOf` rules and proxies apply.
-fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<()> {
+/// user's credentials, `insteadOf` rules and proxies apply. Returns git's
+/// output (stdout and stderr) for the caller to print; on failure it is
+/// part of the error.
+fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<String> {
     let retry = push_retry(remote, branch);
     let after = |cause: String| AfterCommit {
         branch: branch.to_string(),
@@ -1172,20 +1180,28 @@ fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<
         .current_dir(&repo.workdir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .output()
         .map_err(|e| after(format!("pushing to {remote} failed: cannot run git: {e}")))?;
-    if !out.stdout.is_empty() {
-        eprint!("{}", String::from_utf8_lossy(&out.stdout));
-    }
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !out.status.success() {
+        let said = said.trim_end();
+        let said = if said.is_empty() {
+            String::new()
+        } else {
+            format!(":\n{said}")
+        };
         return Err(after(format!(
-            "pushing to {remote} failed (git push: {})",
+            "pushing to {remote} failed (git push: {}){said}",
             out.status
         ))
         .into());
     }
-    Ok(())
+    Ok(said)
 }
 
 /// The command that pushes `branch` to `remote` as rebind would.
@@ -1205,6 +1221,85 @@ fn sq_quote_if_needed(s: &str) -> String {
     } else {
         sq_quote(s)
     }
+}
+
+/// What the repository around `path` says about its remotes and branches,
+/// for the after-merge model ([`crate::feeders`]): every remote's identity,
+/// the remote's default branch, the base branch (`base` as given, else the
+/// remote's default branch, else the current branch's upstream; never
+/// `cutover`), and the branch and tag names. `None` outside a repository.
+pub fn repo_facts(
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+) -> Option<(PathBuf, crate::feeders::RepoFacts)> {
+    let repo = Repository::discover(path).ok()?;
+    let workdir = repo.workdir()?.canonicalize().ok()?;
+    let mut facts = crate::feeders::RepoFacts::default();
+    let remotes = repo.remotes().ok()?;
+    let names: Vec<String> = (0..remotes.len())
+        .filter_map(|i| remotes.get(i).ok().flatten().map(str::to_string))
+        .collect();
+    for name in &names {
+        if let Ok(r) = repo.find_remote(name) {
+            if let Some(id) = r.url().ok().and_then(crate::feeders::repo_identity) {
+                facts.identities.insert(id);
+            }
+        }
+    }
+    // `origin` first, then the others by name.
+    let mut ordered = names.clone();
+    ordered.sort_by_key(|n| (n != "origin", n.clone()));
+    for name in &ordered {
+        let head = format!("refs/remotes/{name}/HEAD");
+        if let Ok(r) = repo.find_reference(&head) {
+            if let Some(t) = r.symbolic_target().ok().flatten() {
+                let prefix = format!("refs/remotes/{name}/");
+                if let Some(b) = t.strip_prefix(&prefix) {
+                    facts.default_branch = Some(b.to_string());
+                    break;
+                }
+            }
+        }
+    }
+    if let Ok(refs) = repo.references() {
+        for r in refs.flatten() {
+            let Ok(n) = r.name() else {
+                continue;
+            };
+            if let Some(t) = n.strip_prefix("refs/tags/") {
+                facts.tags.insert(t.to_string());
+            } else if let Some(b) = n.strip_prefix("refs/heads/") {
+                facts.branches.insert(b.to_string());
+            } else if let Some(rest) = n.strip_prefix("refs/remotes/") {
+                if let Some((_, b)) = rest.split_once('/') {
+                    if b != "HEAD" {
+                        facts.branches.insert(b.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let upstream = || -> Option<String> {
+        let head = repo.head().ok()?;
+        let name = head.shorthand().ok()?.to_string();
+        let branch = repo.find_branch(&name, BranchType::Local).ok()?;
+        let up = branch.upstream().ok()?;
+        let up = up.name().ok()??.to_string();
+        Some(up.split_once('/').map(|(_, b)| b.to_string()).unwrap_or(up))
+    };
+    facts.base = match base {
+        Some(b) => Some((b.to_string(), "--base")),
+        None => facts
+            .default_branch
+            .clone()
+            .map(|b| (b, "the remote's HEAD"))
+            .or_else(|| upstream().map(|b| (b, "the current branch's upstream"))),
+    };
+    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
+        facts.base = None;
+    }
+    Some((workdir, facts))
 }
 
 #[cfg(test)]

@@ -122,7 +122,11 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
                 endpoint: value[decoded.start..decoded.end].to_string(),
                 line,
                 column,
-                kind: Kind::Value,
+                kind: if decoded.rewritable() {
+                    Kind::Value
+                } else {
+                    Kind::Text
+                },
                 yaml_path: Some(ypath.to_string()),
                 position,
                 resource: facts.resource(),
@@ -137,6 +141,11 @@ pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located,
                 escaped,
                 found: raw,
             });
+        }
+    }
+    for o in occurrences.iter_mut().filter(|o| o.kind == Kind::Value) {
+        if !crate::rewrite::bare_ip_names_server(o, text) {
+            o.kind = Kind::Text; // the one rule for bare IPs (see `rewrite`)
         }
     }
     let destinations = if facts.dest_server.is_some() || facts.dest_name.is_some() {
@@ -223,7 +232,7 @@ fn may_hold(
     }
     let lower = value.to_ascii_lowercase();
     if only {
-        return hosts.iter().any(|h| lower.contains(h.as_str()));
+        return hosts.iter().any(|h| endpoint::contains_host(&lower, h));
     }
     if endpoint::may_hold_named(&lower, hosts) {
         return true;

@@ -19,22 +19,27 @@
 //! The command line (the `rebind` binary's `cli` module) only turns flags
 //! into these calls.
 
+pub mod base64;
 pub mod check;
 pub mod config;
 pub mod cutover;
 pub mod diff;
 pub mod embedded;
 pub mod endpoint;
+pub mod feeders;
 pub mod git;
 pub mod json;
 pub mod jsonfile;
 pub mod locate;
+pub mod oidc;
 pub mod output;
 pub mod positions;
+pub mod quote;
 pub mod rewrite;
 pub mod secret;
 pub mod signals;
 pub mod summary;
+pub mod trust;
 pub mod walk;
 pub mod write;
 pub mod yaml;
@@ -336,12 +341,17 @@ enum Outcome {
 /// Reads, classifies and locates one file. The text is kept only with
 /// `only_hosts` (a rebind needs it; a scan or check does not).
 fn process(
-    entry: Entry,
+    mut entry: Entry,
     hosts: &[String],
     want: locate::Want,
     prefilter: &endpoint::Prefilter,
 ) -> Result<Outcome> {
     let only_hosts = want.only;
+    // A kubeconfig without a YAML extension is a manifest all the same.
+    let kubeconfig_by_name = entry.role == Role::Text && walk::kubeconfig_name(&entry.path);
+    if kubeconfig_by_name {
+        entry.role = Role::Yaml;
+    }
     let holds = |bytes: &[u8]| prefilter.scan(bytes).0;
     // An endpoint behind escapes (`\x2e` in a host) is found by reading the
     // escapes, not by the raw bytes.
@@ -415,7 +425,18 @@ fn process(
             })))
         }
         Content::Binary(bytes) => {
-            if holds(&bytes) {
+            if let Some(kind) = walk::archive_kind(&bytes) {
+                return skipped(format!(
+                    "{kind}-compressed file; its contents are not searched, not rewritten"
+                ));
+            }
+            // The prefilter's needles may meet by chance in binary bytes: the
+            // file holds endpoint text only if the endpoint rules find one.
+            if holds(&bytes)
+                && !locate::locate_text(&String::from_utf8_lossy(&bytes), hosts)
+                    .occurrences
+                    .is_empty()
+            {
                 return skipped(
                     "binary file holding endpoint text; not read, not rewritten".into(),
                 );
@@ -441,7 +462,23 @@ fn process(
         }
         Content::Text(text) => {
             let (has, destination) = first_look.unwrap_or_else(|| look(&text));
+            // A file that is not `--include`d but reads as a kubeconfig is
+            // located as YAML; if it does not parse, it stays a text file.
+            let kubeconfig = kubeconfig_by_name
+                || (entry.role == Role::Text && has && walk::looks_like_kubeconfig(&text));
+            if kubeconfig {
+                entry.role = Role::Yaml;
+            }
             let located = match entry.role {
+                Role::Yaml if kubeconfig && has => {
+                    match locate::locate_yaml_for(&text, hosts, want) {
+                        Ok(l) => Ok(l),
+                        Err(_) => {
+                            entry.role = Role::Text;
+                            Ok(locate::locate_text(&text, hosts))
+                        }
+                    }
+                }
                 Role::Yaml if has || destination => locate::locate_yaml_for(&text, hosts, want)
                     .or_else(|e| json_fallback(&entry.rel, &text, hosts, only_hosts, e)),
                 Role::Text if has => Ok(locate::locate_text(&text, hosts)),

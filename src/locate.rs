@@ -663,7 +663,7 @@ impl<'a> Locator<'a> {
             v.into()
         };
         if only {
-            return hosts.iter().any(|h| endpoint::contains(&lower, h));
+            return hosts.iter().any(|h| endpoint::contains_host(&lower, h));
         }
         if bare_key || endpoint::may_hold_named(&lower, hosts) {
             return true;
@@ -1070,7 +1070,9 @@ impl<'a> Locator<'a> {
             // 127.0.0.1`, a DNS server, an IP in a longer string) it is a
             // mention, never rewritten: the verification expects exactly the
             // planned ranges rebound (`value_range`).
-            let kind = if f.is_bare_ip() && position.is_none() {
+            let other_scheme =
+                !f.rewritable() || escaped.as_ref().is_some_and(|e| !e.found.rewritable());
+            let kind = if (f.is_bare_ip() && position.is_none()) || other_scheme {
                 Kind::Text
             } else {
                 Kind::Value
@@ -1093,6 +1095,9 @@ impl<'a> Locator<'a> {
             });
             o.resource = doc.resource_at(&c.path);
             o.position = position;
+            if o.kind == Kind::Value && !crate::rewrite::bare_ip_names_server(&o, text) {
+                o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
+            }
             // A bare TLS name (`serverName`, `tls-server-name`) follows its
             // cluster's URL in a rebind; it is no cluster of its own.
             o.cluster_position = position.is_some() && (!o.found.bare || managed_host);

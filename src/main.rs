@@ -1,47 +1,53 @@
-//! The `rebind` binary: parses arguments, runs the command through the
-//! library, and maps the outcome to an exit code (see [`rebind::output::Exit`]).
+//! The `rebind` binary: parses and resolves the command line, runs the
+//! command through the library, and hands its outcome to
+//! [`rebind::output::conclude`], which renders a failure and maps the exit
+//! code (see [`rebind::output::Exit`]).
 
 mod cli;
 
 use clap::Parser;
-use rebind::output::{ColorChoice, Exit, Sink};
+use rebind::output::{conclude, usage_error, Exit, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
-    let color = ColorChoice::from(cli.color).enabled();
-    let mut sink = Sink::stdio(color, cli.quiet);
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(), // --help, --version
+        Err(e) => {
+            // clap's own usage error on stderr; asked for JSON, the JSON
+            // error report on stdout too.
+            let _ = e.print();
+            let text = e.to_string();
+            let head = text.split("\n\n").next().unwrap_or_default();
+            let head = head.strip_prefix("error: ").unwrap_or(head);
+            let message: Vec<&str> = head.lines().map(str::trim).collect();
+            let message = message.join(" ");
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let mut sink = Sink::stdio(false, false);
+            let exit = usage_error(&mut sink, &cli::command_names(), &args, &message);
+            return ExitCode::from(exit.code());
+        }
+    };
+    let run = cli.resolve();
+    let mut sink = Sink::stdio(run.color, run.quiet);
     if let Err(e) = rebind::signals::install() {
         sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
         return ExitCode::from(Exit::Error.code());
     }
-    let exit = match cli::run(cli, &mut sink) {
-        Ok(exit) => exit,
-        Err(e) => {
-            sink.error(&format!("{e:#}"));
-            // A signal stopped the run: 128 + its number, as shells expect.
-            if let Some(i) = e
-                .chain()
-                .find_map(|c| c.downcast_ref::<rebind::signals::Interrupted>())
-            {
-                let _ = sink.finish();
-                return ExitCode::from(i.exit_code());
-            }
-            if e.chain()
-                .any(|c| c.is::<rebind::git::AfterCommit>() || c.is::<rebind::output::Partial>())
-            {
-                Exit::AfterCommit
-            } else {
-                Exit::Error
-            }
-        }
+    let outcome = cli::run(run.command, &mut sink);
+    // A signal stopped the run: rendered as any failure, but the exit code
+    // is 128 + the signal's number, as shells expect.
+    let interrupted = match &outcome {
+        Err(f) => f
+            .error
+            .chain()
+            .find_map(|c| c.downcast_ref::<rebind::signals::Interrupted>())
+            .copied(),
+        Ok(_) => None,
     };
-    let exit = match sink.finish() {
-        Some(msg) => {
-            sink.error(&msg);
-            Exit::Error
-        }
-        None => exit,
-    };
-    ExitCode::from(exit.code())
+    let exit = conclude(&mut sink, run.name, run.format, outcome);
+    match interrupted {
+        Some(i) => ExitCode::from(i.exit_code()),
+        None => ExitCode::from(exit.code()),
+    }
 }

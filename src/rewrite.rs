@@ -9,7 +9,7 @@ use crate::endpoint::{self, Endpoint};
 use crate::locate::{self, Encoding, Kind, Occurrence};
 use crate::yaml::{mask_templates, Events};
 use crate::Inventory;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
@@ -45,7 +45,15 @@ impl FilePlan {
 pub struct Mention {
     pub rel: String,
     pub occurrence: Occurrence,
+    /// Why it is not rewritten, where its kind does not say it.
+    pub why: Option<&'static str>,
 }
+
+/// Why the old host in a URL of another scheme is not rewritten.
+pub const OTHER_SCHEME: &str = "another scheme than https: not the API endpoint; change it by hand if that service moves with the cluster";
+
+/// Why a bare IP address in a value is not rewritten.
+pub const BARE_IP: &str = "a bare IP address names the API server only standing alone in a serverName, tls-server-name or clusterEndpoint value";
 
 /// A file that holds the old endpoint but cannot be rewritten safely.
 #[derive(Debug, Clone)]
@@ -80,6 +88,9 @@ pub struct Plan {
     /// The repository's own cluster registrations for `from` that this plan
     /// rebinds: no second Secret is needed, but their credentials must change.
     pub registrations: Vec<RegistrationNote>,
+    /// After the merge: which Application carries each rewritten file to
+    /// the hub, from which revision, in which order ([`crate::feeders`]).
+    pub after_merge: Option<crate::feeders::Report>,
 }
 
 /// A cluster registration (Secret or ExternalSecret) the repository declares,
@@ -106,6 +117,7 @@ impl Plan {
             errors: Vec::new(),
             already_rebound: false,
             registrations: Vec::new(),
+            after_merge: None,
         }
     }
 
@@ -122,6 +134,42 @@ impl Plan {
 /// Whether an occurrence is the endpoint `from` (see `endpoint::Found::matches`).
 pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
     o.found.matches(from)
+}
+
+/// Whether `o` is a value that reads as the endpoint `e`: what a rebind to
+/// `e` leaves behind. A bare IP address in any value counts (a bare DNS
+/// host named by `--from` is rewritten in any value; rebound to an IP, it
+/// is one the next run finds but does not rewrite), so the same rebind run
+/// again is already done.
+pub fn holds(o: &Occurrence, e: &Endpoint) -> bool {
+    let value = o.kind == Kind::Value || (o.event.is_some() && o.found.is_bare_ip());
+    value && o.found.rewritable() && matches(o, e)
+}
+
+/// The refusal of a rebind whose `--from` no value holds, only comments,
+/// text files, template actions or other mentions: nothing would be
+/// rewritten, and a gate must not read that as done.
+pub fn only_mentioned(plan: &Plan) -> String {
+    let mut msg = format!(
+        "{} is in no value, only in {}, which rebind never rewrites; fix them by hand if they matter (or pass the --from a value holds); nothing written:",
+        plan.from.url(),
+        crate::output::count(plan.mentions.len(), "mention")
+    );
+    for m in &plan.mentions {
+        let o = &m.occurrence;
+        msg.push_str(&format!(
+            "\n  {}:{}:{}: {} {}",
+            m.rel,
+            o.line,
+            o.column,
+            o.kind.as_str(),
+            endpoint::redact(&o.endpoint)
+        ));
+        if let Some(why) = m.why {
+            msg.push_str(&format!(" ({why})"));
+        }
+    }
+    msg
 }
 
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
@@ -170,17 +218,44 @@ fn plan_source(
     let mut changes = Vec::new();
     let mut mentions = Vec::new();
     for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-        if o.kind == Kind::Value {
+        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+        let why = if !f.rewritable() || !o.found.rewritable() {
+            Some(OTHER_SCHEME)
+        } else if o.event.is_some() && !bare_ip_names_server(o, &src.text) {
+            Some(BARE_IP)
+        } else {
+            None
+        };
+        if o.kind == Kind::Value && why.is_none() {
             changes.push(o.clone());
         } else {
+            // Reported, never rewritten (every reader: YAML, JSON, embedded).
+            let mut o = o.clone();
+            if o.kind == Kind::Value {
+                o.kind = Kind::Text;
+            }
             mentions.push(Mention {
                 rel: rel.clone(),
-                occurrence: o.clone(),
+                occurrence: o,
+                why,
             });
         }
     }
     if changes.is_empty() {
         return (mentions, None);
+    }
+    if let Some(o) = changes.iter().find(|o| dot_after_no_name(o, &src.text, to)) {
+        let error = PlanError {
+            rel: rel.clone(),
+            line: o.line,
+            column: o.column,
+            message: format!(
+                "{:?} is followed by a dot (an absolute DNS name's, or a full stop), which after --to {} would follow an IP address or a port and name no host; remove the dot by hand (or end the sentence otherwise) and run rebind again; nothing written",
+                o.endpoint,
+                to.url()
+            ),
+        };
+        return (mentions, Some(Err(error)));
     }
     let new = match splice(&src.text, &changes, to, located.proof.json) {
         Ok(new) => new,
@@ -194,7 +269,7 @@ fn plan_source(
             return (mentions, Some(Err(error)));
         }
     };
-    let outcome = match verify(located, &src.text, &new, &changes, from, to) {
+    let outcome = match verify_inner(located, &src.text, &new, &changes, from, to) {
         Ok(()) => Ok(FilePlan {
             path: src.entry.path.clone(),
             rel: rel.clone(),
@@ -203,14 +278,61 @@ fn plan_source(
             changes,
             is_config: false,
         }),
-        Err(message) => Err(PlanError {
+        Err(Refusal::Message(message)) => Err(PlanError {
             rel: rel.clone(),
             line: changes[0].line,
             column: changes[0].column,
             message,
         }),
+        Err(Refusal::At(line, column, message)) => Err(PlanError {
+            rel: rel.clone(),
+            line,
+            column,
+            message,
+        }),
+        Err(Refusal::Keys(c)) => Err(c.error(rel)),
     };
     (mentions, Some(outcome))
+}
+
+/// The one rule for a bare IP address (no scheme) in a value: it names the
+/// API server, and is rewritten, only where a bare host does
+/// (`tlsClientConfig.serverName`, `tls-server-name`, karpenter's
+/// `clusterEndpoint`) and only standing alone there
+/// ([`endpoint::stands_alone`]); anywhere else, prose inside such a value
+/// included, it is a mention. Anything else passes.
+pub fn bare_ip_names_server(o: &Occurrence, text: &str) -> bool {
+    let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+    if !f.is_bare_ip() || o.encoding.is_some() {
+        return true;
+    }
+    o.position.is_some_and(|p| p.accepts_bare_host())
+        && endpoint::stands_alone(text, o.found.start..o.found.end)
+}
+
+/// Whether rewriting `o` to `to` would leave a dot after something that
+/// is no host name: the old text ends with its host, a dot follows it
+/// (`https://h.` at the end of a value reads as the absolute name `h.`),
+/// and the new text ends with an IP address, or with a port where the old
+/// ended with its host (`10.0.0.2.`, `h:6443.` name no host). A dot that
+/// already followed a port stays after the new one.
+fn dot_after_no_name(o: &Occurrence, text: &str, to: &Endpoint) -> bool {
+    let f = &o.found;
+    let old_ends_with_host = f.port.is_none() && f.path.is_empty();
+    let (new_ends_with_host, new_ends_with_port) = if f.bare {
+        (f.port.is_none(), f.port.is_some())
+    } else {
+        let tail = to.path.is_empty();
+        (tail && to.port.is_none(), tail && to.port.is_some())
+    };
+    let no_name = (new_ends_with_host && endpoint::is_ip(&to.host))
+        || (new_ends_with_port && old_ends_with_host);
+    no_name
+        && o.encoding.is_none()
+        && o.escaped.is_none()
+        && text
+            .get(f.replace_end..)
+            .is_some_and(|a| a.starts_with('.'))
 }
 
 /// Replaces each change's scheme-and-authority (or bare host) bytes. A
@@ -450,6 +572,11 @@ impl Fx {
 /// event (scalars, styles, anchors, tags, structure) is unchanged. A file
 /// that reads only as JSON is checked by `jsonfile::verify` against
 /// `old_text` instead.
+///
+/// Whatever the reader, a rewrite that makes two keys of one mapping equal
+/// (`https://H:6443` and `https://h:6443`; an old- and a new-keyed entry under
+/// `--allow-merge`) is refused, naming both keys: a YAML or JSON reader
+/// would keep only one of them.
 pub fn verify(
     old: &locate::Located,
     old_text: &str,
@@ -458,8 +585,261 @@ pub fn verify(
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<(), String> {
+    verify_inner(old, old_text, new_text, changes, from, to).map_err(|r| match r {
+        Refusal::Message(m) | Refusal::At(_, _, m) => m,
+        Refusal::Keys(c) => c.error("").to_string(),
+    })
+}
+
+/// Why a rewrite is refused.
+enum Refusal {
+    Message(String),
+    /// At a change's line and column.
+    At(usize, usize, String),
+    Keys(KeyCollision),
+}
+
+/// Two keys of one mapping that a rewrite makes equal.
+struct KeyCollision {
+    /// Each key as written before the rewrite, with its line and column.
+    first: (String, usize, usize),
+    second: (String, usize, usize),
+    /// What both would read after it.
+    both: String,
+}
+
+impl KeyCollision {
+    /// Located at the first key, naming both as `path:line:column`.
+    fn error(&self, rel: &str) -> PlanError {
+        let (a, al, ac) = &self.first;
+        let (b, bl, bc) = &self.second;
+        let at = |l: &usize, c: &usize| {
+            if rel.is_empty() {
+                format!("{l}:{c}")
+            } else {
+                format!("{rel}:{l}:{c}")
+            }
+        };
+        PlanError {
+            rel: rel.to_string(),
+            line: *al,
+            column: *ac,
+            message: format!(
+                "the rewrite would make two keys of one mapping equal: {a:?} ({}) and {b:?} ({}) would both read {:?}, and a YAML or JSON reader keeps only one of them; merge or rename them by hand, then run rebind again; nothing written",
+                at(al, ac),
+                at(bl, bc),
+                self.both
+            ),
+        }
+    }
+}
+
+/// The keys of one mapping being read (see [`Keys`]).
+struct KeyFrame {
+    is_map: bool,
+    expect_key: bool,
+    /// Scalar keys: event index, value, byte offset.
+    keys: Vec<(usize, String, usize)>,
+    /// One of its keys is rewritten.
+    touched: bool,
+}
+
+/// Follows the mappings of an event stream and finds two keys of one
+/// mapping that read the same after a rewrite but did not before.
+struct Keys<'a> {
+    stack: Vec<KeyFrame>,
+    /// The rewritten scalars' old events, by index.
+    old: &'a BTreeMap<usize, Event>,
+    planned: &'a BTreeSet<usize>,
+    /// The first pair found: event indexes and the value both read.
+    found: Option<(usize, usize, String)>,
+}
+
+impl<'a> Keys<'a> {
+    fn new(old: &'a BTreeMap<usize, Event>, planned: &'a BTreeSet<usize>) -> Keys<'a> {
+        Keys {
+            stack: Vec::new(),
+            old,
+            planned,
+            found: None,
+        }
+    }
+
+    /// A node of the current collection is complete.
+    fn node_done(&mut self) {
+        if let Some(top) = self.stack.last_mut().filter(|f| f.is_map) {
+            top.expect_key = !top.expect_key;
+        }
+    }
+
+    fn event(&mut self, index: usize, ev: &Event, off: usize) {
+        match ev {
+            Event::MappingStart(..) | Event::SequenceStart(..) => self.stack.push(KeyFrame {
+                is_map: matches!(ev, Event::MappingStart(..)),
+                expect_key: true,
+                keys: Vec::new(),
+                touched: false,
+            }),
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some(f) = self.stack.pop() {
+                    if f.touched && self.found.is_none() {
+                        self.check(&f);
+                    }
+                }
+                self.node_done();
+            }
+            Event::Scalar(v, ..) => {
+                let planned = self.planned.contains(&index);
+                if let Some(top) = self.stack.last_mut().filter(|f| f.is_map && f.expect_key) {
+                    top.keys.push((index, v.clone(), off));
+                    top.touched |= planned;
+                }
+                self.node_done();
+            }
+            Event::Alias(_) => self.node_done(),
+            _ => {}
+        }
+    }
+
+    /// The value key `index` read before the rewrite.
+    fn old_value<'v>(&'v self, index: usize, new: &'v str) -> &'v str {
+        match self.old.get(&index) {
+            Some(Event::Scalar(v, ..)) if self.planned.contains(&index) => v,
+            _ => new,
+        }
+    }
+
+    fn check(&mut self, f: &KeyFrame) {
+        let mut by_value: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (k, (_, v, _)) in f.keys.iter().enumerate() {
+            by_value.entry(v.as_str()).or_default().push(k);
+        }
+        for (i, (ei, vi, _)) in f.keys.iter().enumerate() {
+            let Some(same) = by_value.get(vi.as_str()) else {
+                continue;
+            };
+            for &j in same.iter().filter(|&&j| j > i) {
+                let (ej, vj, _) = &f.keys[j];
+                let touched = self.planned.contains(ei) || self.planned.contains(ej);
+                if touched && self.old_value(*ei, vi) != self.old_value(*ej, vj) {
+                    self.found = Some((*ei, *ej, vi.clone()));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// When a rewrite no longer parses at line `line`: the change that wrote an
+/// IPv6 `to` (its brackets, or a bare address's colons) into a plain
+/// scalar, on that line if one did, which is the likely cause (in a flow
+/// collection, `[`, `]` and `, ` end a plain scalar).
+fn bracket_in_plain<'c>(
+    old: &Proof,
+    changes: &'c [Occurrence],
+    to: &Endpoint,
+    line: usize,
+) -> Option<&'c Occurrence> {
+    if !to.host.starts_with('[') {
+        return None;
+    }
+    let plain = |o: &&Occurrence| {
+        o.event.and_then(|e| old.held.get(&e)).is_some_and(|ev| {
+            matches!(
+                ev,
+                Event::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain, ..)
+            )
+        })
+    };
+    let mut candidates = changes.iter().filter(plain);
+    let first = candidates.clone().next();
+    candidates.find(|o| o.line == line).or(first)
+}
+
+/// The collision of keys `a` and `b` (event indexes of the old text's
+/// stream), located in the old text (parsed again: this is rare).
+fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
+    let index = crate::yaml::LineIndex::new(old_text);
+    let owned;
+    let src = match mask_templates(old_text).filter(|_| masked) {
+        Some((m, _)) => {
+            owned = m;
+            owned.as_str()
+        }
+        None => old_text,
+    };
+    let mut found: HashMap<usize, (String, usize)> = HashMap::new();
+    for (i, item) in Events::new(src).enumerate().take(a.max(b) + 1) {
+        if let (true, Ok((Event::Scalar(v, ..), off))) = (i == a || i == b, item) {
+            found.insert(i, (v, off));
+        }
+    }
+    let key = |i: usize| match found.get(&i) {
+        Some((v, off)) => {
+            let (l, c) = index.position(old_text, *off);
+            (v.clone(), l, c)
+        }
+        None => (String::new(), 0, 0),
+    };
+    KeyCollision {
+        first: key(a),
+        second: key(b),
+        both,
+    }
+}
+
+/// [`Keys`] for a file that reads only as JSON: object members by their
+/// object's path.
+fn json_key_collision(old_text: &str, new_text: &str) -> Option<KeyCollision> {
+    let old = crate::json::tokenize(old_text).ok()?;
+    let new = crate::json::tokenize(new_text).ok()?;
+    if old.tokens.len() != new.tokens.len() {
+        return None; // the byte-for-byte check names what differs
+    }
+    let mut objects: HashMap<Vec<crate::json::Seg>, HashMap<&str, usize>> = HashMap::new();
+    for (i, t) in new.tokens.iter().enumerate() {
+        let (true, Some(v)) = (t.is_key(), t.str_value()) else {
+            continue;
+        };
+        let mut path = new.path(t);
+        path.pop();
+        let seen = objects.entry(path).or_default();
+        match seen.get(v) {
+            Some(&j) if old.tokens[i].str_value() != old.tokens[j].str_value() => {
+                let key = |k: usize| {
+                    let t = &old.tokens[k];
+                    let (l, c) = crate::json::position(old_text, t.range.start);
+                    (t.str_value().unwrap_or_default().to_string(), l, c)
+                };
+                return Some(KeyCollision {
+                    first: key(j),
+                    second: key(i),
+                    both: v.to_string(),
+                });
+            }
+            Some(_) => {}
+            None => {
+                seen.insert(v, i);
+            }
+        }
+    }
+    None
+}
+
+fn verify_inner(
+    old: &locate::Located,
+    old_text: &str,
+    new_text: &str,
+    changes: &[Occurrence],
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
     if old.proof.json {
-        return crate::jsonfile::verify(old_text, new_text, changes, from, to);
+        if let Some(c) = json_key_collision(old_text, new_text) {
+            return Err(Refusal::Keys(c));
+        }
+        return crate::jsonfile::verify(old_text, new_text, changes, from, to)
+            .map_err(Refusal::Message);
     }
     let planned: BTreeMap<usize, &Occurrence> = changes
         .iter()
@@ -471,23 +851,55 @@ pub fn verify(
             ranges.entry(e).or_default().push(o);
         }
     }
-    // Every scalar that may hold an endpoint is compared whole; the rest by digest.
+    // Every scalar that may hold an endpoint is compared whole; the rest by
+    // digest. The same pass follows each mapping's keys.
     let old = &old.proof;
-    let keep = old.held.keys().copied().collect();
-    let new = Proof::of(new_text, old.masked, &keep)
-        .map_err(|e| format!("the rewritten file no longer parses ({e}); nothing written"))?;
+    let keep: BTreeSet<usize> = old.held.keys().copied().collect();
+    let planned_set: BTreeSet<usize> = planned.keys().copied().collect();
+    let mut keys = Keys::new(&old.held, &planned_set);
+    let mut new = Proof::new(old.masked);
+    let owned;
+    let src = match mask_templates(new_text).filter(|_| old.masked) {
+        Some((m, _)) => {
+            owned = m;
+            owned.as_str()
+        }
+        None => new_text,
+    };
+    for (i, item) in Events::new(src).enumerate() {
+        let (ev, off) = item.map_err(|(l, c, m)| {
+            let e = format!("{l}:{c}: {m}");
+            match bracket_in_plain(old, changes, to, l) {
+                Some(o) => Refusal::At(o.line, o.column, format!(
+                    "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
+                    to.url(),
+                    o.endpoint
+                )),
+                None => Refusal::Message(format!(
+                    "the rewritten file no longer parses ({e}); nothing written"
+                )),
+            }
+        })?;
+        keys.event(i, &ev, off);
+        new.observe(i, ev, keep.contains(&i));
+    }
     let (count, new_held) = (new.event_count, new.held);
     if count != old.event_count {
-        return Err(format!(
+        return Err(Refusal::Message(format!(
             "the rewritten file has {count} parser events instead of {}; nothing written",
             old.event_count
-        ));
+        )));
+    }
+    if let Some((a, b, both)) = keys.found.take() {
+        return Err(Refusal::Keys(keys_collide(
+            old_text, old.masked, a, b, both,
+        )));
     }
     if new.digest != old.digest {
-        return Err(
+        return Err(Refusal::Message(
             "verification failed: something besides the planned scalars changed; nothing written"
                 .into(),
-        );
+        ));
     }
     for (i, before) in &old.held {
         let expected = match (planned.get(i), before) {
@@ -504,10 +916,10 @@ pub fn verify(
                 };
                 let decoded = embedded::base64_decode(new_value);
                 if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-                    return Err(format!(
+                    return Err(Refusal::Message(format!(
                         "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
                         o.line, o.column
-                    ));
+                    )));
                 }
                 Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
             }
@@ -524,11 +936,83 @@ pub fn verify(
                 .get(i)
                 .map(|o| format!(" at {}:{}", o.line, o.column))
                 .unwrap_or_default();
-            return Err(format!(
+            return Err(Refusal::Message(format!(
                 "verification failed{at}: expected {expected:?} after the rewrite, found {:?}; nothing written",
                 new_held.get(i)
-            ));
+            )));
+        }
+        // A string that is a document of its own (Helm `values: |`, a
+        // Secret's `config`, a kustomize patch): its keys by the same rule.
+        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) =
+            (planned.get(i), before, new_held.get(i))
+        {
+            if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
+                if let Some(c) = inner_key_collision(v, nv, o) {
+                    return Err(Refusal::Keys(c));
+                }
+            }
         }
     }
     Ok(())
+}
+
+/// Two keys of one mapping inside the string `old` (a YAML or JSON
+/// document) that read the same in `new` but did not before. Each key is
+/// placed in the file by the string's own lines and columns, shifted to
+/// where the occurrence `o` sits (exact for a block scalar and a one-line
+/// string).
+fn inner_key_collision(old: &str, new: &str, o: &Occurrence) -> Option<KeyCollision> {
+    let events =
+        |t: &str| -> Option<Vec<(Event, usize)>> { Events::new(t).collect::<Result<_, _>>().ok() };
+    let (before, after) = (events(old)?, events(new)?);
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut old_scalars = BTreeMap::new();
+    let mut changed = BTreeSet::new();
+    for (i, ((b, _), (a, _))) in before.iter().zip(&after).enumerate() {
+        if let Event::Scalar(bv, ..) = b {
+            old_scalars.insert(i, b.clone());
+            if !matches!(a, Event::Scalar(av, ..) if av == bv) {
+                changed.insert(i);
+            }
+        }
+    }
+    if changed.is_empty() {
+        return None;
+    }
+    let mut keys = Keys::new(&old_scalars, &changed);
+    for (i, (ev, off)) in after.iter().enumerate() {
+        keys.event(i, ev, *off);
+    }
+    let (a, b, both) = keys.found?;
+    // Where the occurrence sits in the string, and in the file.
+    let at = o.value_range.as_ref().map_or(0, |r| r.start).min(old.len());
+    let line_of = |off: usize| old[..off].matches('\n').count();
+    let col_of = |off: usize| {
+        old[..off]
+            .rsplit('\n')
+            .next()
+            .map_or(0, |l| l.chars().count())
+    };
+    let (oline, ocol) = (line_of(at), col_of(at));
+    let key = |i: usize| {
+        let (Event::Scalar(v, ..), off) = &before[i] else {
+            return (String::new(), o.line, o.column);
+        };
+        let off = (*off).min(old.len());
+        let shift = |file: usize, inner: usize, at: usize| {
+            (file as isize + inner as isize - at as isize).max(1) as usize
+        };
+        (
+            v.clone(),
+            shift(o.line, line_of(off), oline),
+            shift(o.column, col_of(off), ocol),
+        )
+    };
+    Some(KeyCollision {
+        first: key(a),
+        second: key(b),
+        both,
+    })
 }

@@ -6,8 +6,9 @@
 //!   share; [`spec`] validates them against Kubernetes' own rules and builds
 //!   the [`Spec`]; [`render`] turns it into YAML.
 //! - [`write_manifest`] / [`write_private`] put a manifest on disk: created
-//!   fresh (mode 0600), never through a symbolic link or into a hard-linked
-//!   file, and, when it holds a real token, never inside a git work tree.
+//!   fresh (mode 0600) through the one writer ([`crate::write`]), never
+//!   through a symbolic link or into a hard-linked file, and, when it holds a
+//!   real token, never inside a git work tree.
 //! - [`find_registrations`] looks through a repository for the cluster Secrets
 //!   (and ExternalSecret templates) that already register a server, and
 //!   [`Search::duplicate_warning`] says when a new Secret would be a second one.
@@ -15,12 +16,15 @@
 //! The token is never invented: it is the `${ARGOCD_CLUSTER_TOKEN}`
 //! placeholder unless the caller passes a value read from the environment.
 
+use crate::base64::decode as decode_base64;
 use crate::endpoint::Endpoint;
 use crate::positions;
+use crate::quote::scalar;
+use crate::write;
 use anyhow::{bail, Context, Result};
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
 use yaml_rust2::scanner::Marker;
@@ -554,7 +558,7 @@ pub fn ca_from_file(path: &Path) -> Result<String> {
             path.display()
         );
     }
-    Ok(base64(&bytes))
+    Ok(crate::base64::encode(&bytes))
 }
 
 /// Checks a `--ca-data` value is strict, canonical base64 of something.
@@ -565,150 +569,62 @@ pub fn validate_ca_data(s: &str) -> Result<()> {
     Ok(())
 }
 
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+/// The `config` JSON ArgoCD reads from a cluster Secret, in the key order of
+/// ArgoCD's examples.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClusterConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    aws_auth_config: Option<AwsAuthConfig<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bearer_token: Option<&'a str>,
+    tls_client_config: TlsClientConfig<'a>,
 }
 
-/// Decodes strict standard base64: the alphabet, length a multiple of 4, at
-/// most two `=` and only at the end, unused bits zero. `None` otherwise.
-pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
-    let b = s.as_bytes();
-    if b.is_empty() || !b.len().is_multiple_of(4) {
-        return None;
-    }
-    let pad = b.iter().rev().take_while(|&&c| c == b'=').count();
-    if pad > 2 {
-        return None;
-    }
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in &b[..b.len() - pad] {
-        acc = (acc << 6) | value(c)?;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    (acc == 0).then_some(out)
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct AwsAuthConfig<'a> {
+    cluster_name: &'a str,
+    #[serde(rename = "roleARN")]
+    role_arn: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<&'a str>,
 }
 
-/// A YAML scalar for `s`: plain only when every YAML 1.1 and 1.2 reader takes
-/// it as that string (it starts with a letter, holds nothing but letters,
-/// digits and `-_./:@+=`, does not end in `:`, and is not a boolean or null
-/// word); double-quoted otherwise.
-fn scalar(s: &str) -> String {
-    let b = s.as_bytes();
-    let reserved = matches!(
-        s.to_ascii_lowercase().as_str(),
-        "y" | "n" | "yes" | "no" | "true" | "false" | "on" | "off" | "null"
-    );
-    let plain = !b.is_empty()
-        && b[0].is_ascii_alphabetic()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || b"-_./:@+=".contains(&c))
-        && !s.ends_with(':')
-        && !reserved;
-    if plain {
-        s.to_string()
-    } else {
-        quoted(s)
-    }
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TlsClientConfig<'a> {
+    insecure: bool,
+    ca_data: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_name: Option<&'a str>,
 }
 
-/// `s` double-quoted, valid both as a JSON string and as a YAML double-quoted
-/// scalar: control characters, line and paragraph separators, BOM and
-/// non-characters escaped as `\uXXXX`.
-fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control()
-                || matches!(
-                    c,
-                    '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}'
-                ) =>
-            {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// The `config` JSON: fixed key order as in ArgoCD's examples, two-space indent.
+/// The `config` JSON, two-space indent, strings escaped by
+/// [`crate::quote::escape_into`] (it is embedded in a YAML block scalar).
 fn config_json(spec: &Spec, token: Option<&str>, ca: &str) -> String {
-    let mut j = String::from("{\n");
-    match &spec.auth {
+    let aws = match &spec.auth {
         Auth::Aws {
             cluster_name,
             role_arn,
             profile,
-        } => {
-            let _ = write!(
-                j,
-                "  \"awsAuthConfig\": {{\n    \"clusterName\": {},\n    \"roleARN\": {}",
-                quoted(cluster_name),
-                quoted(role_arn)
-            );
-            if let Some(p) = profile {
-                let _ = write!(j, ",\n    \"profile\": {}", quoted(p));
-            }
-            j.push_str("\n  },\n");
-        }
-        _ => {
-            let _ = writeln!(
-                j,
-                "  \"bearerToken\": {},",
-                quoted(token.unwrap_or(TOKEN_PLACEHOLDER))
-            );
-        }
-    }
-    let _ = write!(
-        j,
-        "  \"tlsClientConfig\": {{\n    \"insecure\": false,\n    \"caData\": {}",
-        quoted(ca)
-    );
-    if let Some(sni) = &spec.server_name {
-        let _ = write!(j, ",\n    \"serverName\": {}", quoted(sni));
-    }
-    j.push_str("\n  }\n}");
-    j
+        } => Some(AwsAuthConfig {
+            cluster_name,
+            role_arn,
+            profile: profile.as_deref(),
+        }),
+        _ => None,
+    };
+    let config = ClusterConfig {
+        bearer_token: aws.is_none().then(|| token.unwrap_or(TOKEN_PLACEHOLDER)),
+        aws_auth_config: aws,
+        tls_client_config: TlsClientConfig {
+            insecure: false,
+            ca_data: ca,
+            server_name: spec.server_name.as_deref(),
+        },
+    };
+    crate::quote::json_pretty(&config)
 }
 
 fn indent(text: &str, by: usize) -> String {
@@ -745,7 +661,6 @@ fn cluster_fields(out: &mut String, spec: &Spec, at: usize) {
 
 /// Renders the manifest.
 pub fn render(spec: &Spec) -> String {
-    let ca = spec.ca_data.as_deref().unwrap_or(CA_PLACEHOLDER);
     let mut labels = vec![(SECRET_TYPE_LABEL.to_string(), "cluster".to_string())];
     labels.extend(
         spec.labels
@@ -753,83 +668,94 @@ pub fn render(spec: &Spec) -> String {
             .filter(|(k, _)| k != SECRET_TYPE_LABEL)
             .cloned(),
     );
-    let mut y = String::new();
     match &spec.auth {
         Auth::External {
             store,
             store_kind,
             key,
-        } => {
-            let token = "{{ .token }}";
-            let ca_ref = if spec.ca_data.is_some() {
-                ca
-            } else {
-                "{{ .caData }}"
-            };
-            let _ = writeln!(
-                y,
-                "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:"
-            );
-            let _ = writeln!(
-                y,
-                "  name: {}\n  namespace: {}",
-                scalar(&spec.secret_name),
-                scalar(&spec.namespace)
-            );
-            let _ = writeln!(y, "spec:\n  refreshInterval: 1h\n  secretStoreRef:");
-            let _ = writeln!(
-                y,
-                "    kind: {}\n    name: {}",
-                scalar(store_kind),
-                scalar(store)
-            );
-            let _ = writeln!(
-                y,
-                "  target:\n    name: {}\n    creationPolicy: Owner",
-                scalar(&spec.secret_name)
-            );
-            let _ = writeln!(
-                y,
-                "    template:\n      engineVersion: v2\n      type: Opaque\n      metadata:"
-            );
-            map_block(&mut y, "labels", &labels, 8);
-            map_block(&mut y, "annotations", &spec.annotations, 8);
-            y.push_str("      data:\n");
-            cluster_fields(&mut y, spec, 8);
-            y.push_str("        config: |\n");
-            y.push_str(&indent(&config_json(spec, Some(token), ca_ref), 10));
-            y.push_str("  data:\n");
-            let mut refs = vec![("token", "token")];
-            if spec.ca_data.is_none() {
-                refs.push(("caData", "caData"));
-            }
-            for (secret_key, property) in refs {
-                let _ = writeln!(
-                    y,
-                    "    - secretKey: {secret_key}\n      remoteRef:\n        key: {}\n        property: {property}",
-                    scalar(key)
-                );
-            }
-        }
-        auth => {
-            let token = match auth {
-                Auth::Bearer { token } => Some(token.as_str()),
-                _ => None,
-            };
-            let _ = writeln!(y, "apiVersion: v1\nkind: Secret\nmetadata:");
-            let _ = writeln!(
-                y,
-                "  name: {}\n  namespace: {}",
-                scalar(&spec.secret_name),
-                scalar(&spec.namespace)
-            );
-            map_block(&mut y, "labels", &labels, 2);
-            map_block(&mut y, "annotations", &spec.annotations, 2);
-            y.push_str("type: Opaque\nstringData:\n");
-            cluster_fields(&mut y, spec, 2);
-            y.push_str("  config: |\n");
-            y.push_str(&indent(&config_json(spec, token, ca), 4));
-        }
+        } => render_external(spec, &labels, store, store_kind, key),
+        Auth::Bearer { token } => render_secret(spec, &labels, Some(token)),
+        Auth::Aws { .. } => render_secret(spec, &labels, None),
+    }
+}
+
+/// The cluster Secret itself, with `token` (or the placeholder) in `config`.
+fn render_secret(spec: &Spec, labels: &[(String, String)], token: Option<&str>) -> String {
+    let ca = spec.ca_data.as_deref().unwrap_or(CA_PLACEHOLDER);
+    let mut y = String::new();
+    let _ = writeln!(y, "apiVersion: v1\nkind: Secret\nmetadata:");
+    let _ = writeln!(
+        y,
+        "  name: {}\n  namespace: {}",
+        scalar(&spec.secret_name),
+        scalar(&spec.namespace)
+    );
+    map_block(&mut y, "labels", labels, 2);
+    map_block(&mut y, "annotations", &spec.annotations, 2);
+    y.push_str("type: Opaque\nstringData:\n");
+    cluster_fields(&mut y, spec, 2);
+    y.push_str("  config: |\n");
+    y.push_str(&indent(&config_json(spec, token, ca), 4));
+    y
+}
+
+/// The ExternalSecret whose template renders the cluster Secret from the
+/// store's `token` (and `caData`, unless given).
+fn render_external(
+    spec: &Spec,
+    labels: &[(String, String)],
+    store: &str,
+    store_kind: &str,
+    key: &str,
+) -> String {
+    let ca_ref = spec.ca_data.as_deref().unwrap_or("{{ .caData }}");
+    let mut y = String::new();
+    let _ = writeln!(
+        y,
+        "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:"
+    );
+    let _ = writeln!(
+        y,
+        "  name: {}\n  namespace: {}",
+        scalar(&spec.secret_name),
+        scalar(&spec.namespace)
+    );
+    let _ = writeln!(y, "spec:\n  refreshInterval: 1h\n  secretStoreRef:");
+    let _ = writeln!(
+        y,
+        "    kind: {}\n    name: {}",
+        scalar(store_kind),
+        scalar(store)
+    );
+    let _ = writeln!(
+        y,
+        "  target:\n    name: {}\n    creationPolicy: Owner",
+        scalar(&spec.secret_name)
+    );
+    let _ = writeln!(
+        y,
+        "    template:\n      engineVersion: v2\n      type: Opaque\n      metadata:"
+    );
+    map_block(&mut y, "labels", labels, 8);
+    map_block(&mut y, "annotations", &spec.annotations, 8);
+    y.push_str("      data:\n");
+    cluster_fields(&mut y, spec, 8);
+    y.push_str("        config: |\n");
+    y.push_str(&indent(
+        &config_json(spec, Some("{{ .token }}"), ca_ref),
+        10,
+    ));
+    y.push_str("  data:\n");
+    let mut refs = vec![("token", "token")];
+    if spec.ca_data.is_none() {
+        refs.push(("caData", "caData"));
+    }
+    for (secret_key, property) in refs {
+        let _ = writeln!(
+            y,
+            "    - secretKey: {secret_key}\n      remoteRef:\n        key: {}\n        property: {property}",
+            scalar(key)
+        );
     }
     y
 }
@@ -837,17 +763,6 @@ pub fn render(spec: &Spec) -> String {
 // ---------------------------------------------------------------------------
 // Writing a manifest to a file
 // ---------------------------------------------------------------------------
-
-#[cfg(unix)]
-fn link_count(m: &fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    m.nlink()
-}
-
-#[cfg(not(unix))]
-fn link_count(_: &fs::Metadata) -> u64 {
-    1
-}
 
 /// The git work tree (or git directory) `dir` (a resolved directory) lies in.
 pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
@@ -864,109 +779,46 @@ pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
         .map(|r| r.workdir().unwrap_or(r.path()).to_path_buf())
 }
 
-/// Checks that a manifest may be written at `path`, and returns the path it
-/// resolves to (every directory component resolved). Refused: a final
-/// component that is a symbolic link, not a regular file, or a file with more
-/// than one hard link; and, when the manifest `holds_token`, any path that
-/// resolves inside a git work tree.
+/// Checks that a manifest may be written at `path` ([`write::check_output`]:
+/// a final component that is a symbolic link, not a regular file, or a file
+/// with more than one hard link is refused), and returns the path it resolves
+/// to. When the manifest `holds_token`, any path that resolves inside a git
+/// work tree is refused too.
 pub fn check_target(path: &Path, holds_token: bool) -> Result<PathBuf> {
-    let shown = path.display();
-    let name = match path.file_name() {
-        Some(n) if !path.to_string_lossy().ends_with(['/', '\\']) => n,
-        _ => bail!("{shown}: not a file name"),
-    };
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let dir = parent
-        .canonicalize()
-        .with_context(|| format!("{shown}: cannot resolve the directory {}", parent.display()))?;
-    if !dir.is_dir() {
-        bail!("{shown}: {} is not a directory", parent.display());
-    }
-    let target = dir.join(name);
-    match fs::symlink_metadata(&target) {
-        Ok(m) if m.file_type().is_symlink() => {
-            let to = fs::read_link(&target)
-                .map(|t| format!(" (to {})", t.display()))
-                .unwrap_or_default();
-            bail!("{shown}: is a symbolic link{to}; refusing to write through it (remove it or choose another path)");
-        }
-        Ok(m) if !m.is_file() => bail!("{shown}: exists and is not a regular file"),
-        Ok(m) if link_count(&m) > 1 => bail!(
-            "{shown}: has {} hard links; writing it would change the other names too (one may be a file tracked in a repository): remove it or choose another path",
-            link_count(&m)
-        ),
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("{shown}: cannot inspect")),
-    }
-    if holds_token {
-        if let Some(repo) = enclosing_repository(&dir) {
-            bail!(
-                "{shown}: resolves to {}, inside the git work tree {}; a real token must never land in a repository: write to stdout or to a path outside any repository",
-                target.display(),
-                repo.display()
-            );
-        }
-    }
+    let target = write::check_output(path)?;
+    outside_repositories(path, &target, holds_token)?;
     Ok(target)
 }
 
-/// Writes a manifest to `path`: checked with [`check_target`], written to a
-/// new file (mode 0600) in the same directory, fsynced, checked again and
-/// renamed over the target, so an existing file is replaced whole and never
-/// keeps its old permissions.
-pub fn write_manifest(path: &Path, text: &str, holds_token: bool) -> Result<()> {
-    let target = check_target(path, holds_token)?;
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let shown = path.display();
-    let (tmp, mut file) = (0..100)
-        .find_map(|n| {
-            let tmp = dir.join(format!(".{name}.rebind-{}-{n}.tmp", std::process::id()));
-            let mut o = fs::OpenOptions::new();
-            o.write(true).create_new(true);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                o.mode(0o600);
-            }
-            match o.open(&tmp) {
-                Ok(f) => Some(Ok((tmp, f))),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
-                Err(e) => Some(Err(e)),
-            }
-        })
-        .unwrap_or_else(|| Err(io::Error::other("no free temporary file name")))
-        .with_context(|| format!("{shown}: cannot create a file in {}", dir.display()))?;
-    let done = (|| -> Result<()> {
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(fs::Permissions::from_mode(0o600))?;
-        }
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        // The target may have been swapped for a link since the first check.
-        if check_target(path, holds_token)? != target {
-            bail!("{shown}: its directory changed while writing");
-        }
-        fs::rename(&tmp, &target)?;
-        Ok(())
-    })();
-    if let Err(e) = done {
-        let _ = fs::remove_file(&tmp);
-        return Err(e.context(format!("{shown}: cannot write")));
+/// Refuses, for a manifest that `holds_token`, a `target` (resolved from
+/// `path`) inside a git work tree.
+fn outside_repositories(path: &Path, target: &Path, holds_token: bool) -> Result<()> {
+    if !holds_token {
+        return Ok(());
     }
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
+    let dir = target.parent().unwrap_or(Path::new("."));
+    if let Some(repo) = enclosing_repository(dir) {
+        bail!(
+            "{}: resolves to {}, inside the git work tree {}; a real token must never land in a repository: write to stdout or to a path outside any repository",
+            path.display(),
+            target.display(),
+            repo.display()
+        );
     }
     Ok(())
+}
+
+/// Writes a manifest to `path` through the one writer ([`write::write_file`]):
+/// checked with [`check_target`] before and after, mode 0600, replacing an
+/// existing file whole (it never keeps its old permissions).
+pub fn write_manifest(path: &Path, text: &str, holds_token: bool) -> Result<()> {
+    write::write_file(
+        path,
+        text.as_bytes(),
+        write::Mode::Private,
+        write::Existing::Replace,
+        &|target| outside_repositories(path, target, holds_token),
+    )
 }
 
 /// [`write_manifest`] for a manifest holding a real token: never inside a git work tree.
@@ -1450,70 +1302,6 @@ fn credentials(doc: &Node, reg: &positions::Registration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_known_vectors() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-            if !i.is_empty() {
-                assert_eq!(decode_base64(o).as_deref(), Some(i.as_bytes()));
-            }
-        }
-    }
-
-    #[test]
-    fn base64_decoding_is_strict() {
-        for bad in [
-            "", "====", "A===", "Zg=", "Zg", "Zm9v=", "Zh==", "Zm9=", "Zm 9v", "Zm9v\n", "Z=g=",
-            "Zm-_",
-        ] {
-            assert_eq!(decode_base64(bad), None, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn scalars_quote_what_yaml_would_misread() {
-        assert_eq!(scalar("cluster-a"), "cluster-a");
-        assert_eq!(scalar("https://a.b:6443"), "https://a.b:6443");
-        assert_eq!(scalar("true"), "\"true\"");
-        assert_eq!(scalar("0123"), "\"0123\"");
-        assert_eq!(scalar("a: b"), "\"a: b\"");
-        assert_eq!(scalar("#x"), "\"#x\"");
-        for s in [
-            "0b101",
-            "1_000",
-            "2024-01-01",
-            "12:30",
-            "190:20:30",
-            "yes",
-            "On",
-            "Y",
-            "~",
-            "null",
-            ".inf",
-            "-.Inf",
-            ".NaN",
-            "0o17",
-            "017",
-            "0x1F",
-            "+1",
-            "1e3",
-            "=",
-            "<<",
-            "a:",
-            "",
-        ] {
-            assert!(scalar(s).starts_with('"'), "{s}");
-        }
-        assert_eq!(scalar("a\u{2028}b"), "\"a\\u2028b\"");
-        assert_eq!(scalar("a\u{7f}\"\\"), "\"a\\u007f\\\"\\\\\"");
-    }
 
     #[test]
     fn labels_are_validated() {

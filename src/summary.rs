@@ -209,6 +209,35 @@ impl Summary {
         self.tallies().filter(|t| t.is_workload()).collect()
     }
 
+    /// One cluster per workload endpoint, for `rebind init`: named by its
+    /// best hint, else `cluster-N`; a name given twice gets `-2`, `-3`...
+    /// suffixes. Each expects its current counts.
+    pub fn init_clusters(&self) -> Vec<crate::config::InitCluster> {
+        let mut used = std::collections::BTreeSet::new();
+        let mut clusters = Vec::new();
+        for (i, t) in self.workload().into_iter().enumerate() {
+            let base = t
+                .best_hint()
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("cluster-{}", i + 1));
+            let mut name = base.clone();
+            let mut n = 2;
+            while !used.insert(name.clone()) {
+                name = format!("{base}-{n}");
+                n += 1;
+            }
+            clusters.push(crate::config::InitCluster {
+                name,
+                endpoint: t.display.clone(),
+                expect: crate::config::Expect {
+                    files: Some(t.value_files),
+                    occurrences: Some(t.values),
+                },
+            });
+        }
+        clusters
+    }
+
     /// The summary of a whole inventory.
     pub fn of(inv: &crate::Inventory) -> Summary {
         let mut s = Summary::keeping_tier_names();

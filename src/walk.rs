@@ -785,6 +785,60 @@ pub fn classify(bytes: Vec<u8>) -> Content {
 }
 
 /// A NUL byte in the first 8 KiB (of a file with no UTF-16/32 byte order mark).
+/// Whether a file's name says it is a kubeconfig although it has no YAML
+/// extension: `kubeconfig` (a trailing `~` backup included), `*.kubeconfig`,
+/// or `config` in a `.kube` folder. Such a file is read as YAML; any other
+/// file is judged by its content ([`looks_like_kubeconfig`]).
+pub fn kubeconfig_name(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let name = name.strip_suffix('~').unwrap_or(name);
+    let in_dot_kube = || {
+        path.parent()
+            .and_then(|p| p.file_name())
+            .is_some_and(|d| d == ".kube")
+    };
+    name.eq_ignore_ascii_case("kubeconfig")
+        || (name.len() > ".kubeconfig".len() && name.to_ascii_lowercase().ends_with(".kubeconfig"))
+        || (name == "config" && in_dot_kube())
+}
+
+/// Whether a text reads as a kubeconfig: top-level `apiVersion: v1` and
+/// `kind: Config` lines (kubectl writes `kind` after `contexts`, so both are
+/// looked for anywhere at the top level, not only at the start).
+pub fn looks_like_kubeconfig(text: &str) -> bool {
+    let top = |key: &str, want: &str| {
+        text.lines().any(|l| {
+            l.strip_prefix(key).is_some_and(|rest| {
+                let v = rest.split(" #").next().unwrap_or("").trim();
+                v.trim_matches(|c| c == '"' || c == '\'') == want
+            })
+        })
+    };
+    memchr::memmem::find(text.as_bytes(), b"kind:").is_some()
+        && top("kind:", "Config")
+        && top("apiVersion:", "v1")
+}
+
+/// The kind of compressed archive `bytes` are, by their magic number: its
+/// contents are not text, so it is named once and never searched (a match
+/// in compressed bytes would be chance, not endpoint text).
+pub fn archive_kind(bytes: &[u8]) -> Option<&'static str> {
+    const MAGIC: [(&[u8], &str); 6] = [
+        (b"\x1f\x8b", "gzip"),
+        (b"PK\x03\x04", "zip"),
+        (b"BZh", "bzip2"),
+        (b"\xfd7zXZ\x00", "xz"),
+        (b"\x28\xb5\x2f\xfd", "zstd"),
+        (b"7z\xbc\xaf\x27\x1c", "7z"),
+    ];
+    MAGIC
+        .iter()
+        .find(|(m, _)| bytes.starts_with(m))
+        .map(|(_, k)| *k)
+}
+
 fn looks_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8192)].contains(&0)
 }

@@ -1,13 +1,16 @@
 //! `rebind diff` and `rebind apply`: plan a rebind, show it, and (apply)
 //! write it on a new git branch or in place.
 
-use super::{warn_skipped, ApplyArgs, RebindArgs};
-use anyhow::{bail, Context, Result};
+use super::{warn_skipped, ApplyArgs, DiffArgs, RebindArgs};
+use anyhow::{anyhow, bail, Context, Result};
 use rebind::cutover::{self, Request};
-use rebind::output::{count, json, text, Exit, Format, Sink};
+use rebind::output::{
+    count, github, json, rules, sarif, text, Exit, Failure, Finding, Format, Outcome, Sink,
+};
 use rebind::rewrite::Plan;
 use rebind::{git, secret, Inventory};
 use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
 
 impl RebindArgs {
     /// The library's rebind request.
@@ -21,6 +24,10 @@ impl RebindArgs {
             allow_merge: self.allow_merge,
             expect_from_audit: self.expect_from_audit.clone(),
             walk: self.walk.request(),
+            base: self.base.clone(),
+            branch: None,
+            live: self.live.clone(),
+            require_deploys: self.require_deploys,
         }
     }
 }
@@ -48,11 +55,9 @@ fn show_plan(sink: &mut Sink, plan: &Plan, inv: &Inventory, to_stderr: bool) {
     }
 }
 
-pub fn diff(a: RebindArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a
-        .format
-        .resolve("diff", &[Format::Text, Format::Json, Format::Github])?;
-    let (plan, inv) = cutover::plan(&a.request())?;
+pub fn diff(a: DiffArgs, sink: &mut Sink) -> Outcome {
+    let format = a.format.get();
+    let (plan, inv) = cutover::plan(&a.rebind.request())?;
     let status = if plan.files.is_empty() {
         "nothing_to_change"
     } else {
@@ -66,17 +71,29 @@ pub fn diff(a: RebindArgs, sink: &mut Sink) -> Result<Exit> {
             &inv.skipped,
         ))),
         Format::Github => {
-            sink.out(&text::plan_github(&plan));
+            sink.out(&github::render(&Finding::from_plan(&plan)));
             warn_skipped(sink, &inv.skipped);
         }
-        _ => show_plan(sink, &plan, &inv, false),
+        Format::Sarif => {
+            sink.out(&sarif::render(
+                &Finding::from_plan(&plan),
+                &[rules::PENDING, rules::MENTION, rules::UNSAFE],
+            ));
+            warn_skipped(sink, &inv.skipped);
+        }
+        Format::Text => show_plan(sink, &plan, &inv, false),
     }
-    cutover::fail_on_errors(&plan)?;
+    fail_on_errors(&plan)?;
     Ok(if plan.files.is_empty() {
         Exit::Ok
     } else {
         Exit::Pending
     })
+}
+
+/// Refuses a plan with files that cannot be rewritten, naming each.
+fn fail_on_errors(plan: &Plan) -> Result<(), Failure> {
+    cutover::fail_on_errors(plan).map_err(|e| Failure::from(e).at(&plan.errors))
 }
 
 /// Asks on the terminal; true only for an explicit yes.
@@ -90,19 +107,43 @@ fn confirm(sink: &mut Sink, question: &str) -> Result<bool> {
     ))
 }
 
-pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a
-        .rebind
-        .format
-        .resolve("apply", &[Format::Text, Format::Json])?;
-    let json_out = format == Format::Json;
-    let (plan, inv) = cutover::plan(&a.rebind.request())?;
+/// An `apply` resolved from its flags before anything is shown or
+/// written: the plan, the Secret to write, where the repository search
+/// starts.
+struct ApplyRun {
+    json: bool,
+    plan: Plan,
+    inv: Inventory,
+    secret_spec: Option<secret::Spec>,
+    start: PathBuf,
+}
+
+impl ApplyRun {
+    fn report(&self, status: &'static str) -> json::PlanReport<'_> {
+        json::PlanReport::new("apply", status, &self.plan, &self.inv.skipped)
+    }
+}
+
+fn resolve(a: &ApplyArgs) -> Result<ApplyRun, Failure> {
+    let mut request = a.rebind.request();
+    request.branch = a.branch.clone();
+    let (plan, inv) = cutover::plan(&request)?;
     rebind::signals::pause_point("planned");
-    cutover::fail_on_errors(&plan)?;
+    fail_on_errors(&plan)?;
     let secret_options = a.secret.options();
     if a.secret_out.is_none() && !secret_options.is_empty() {
-        bail!("the cluster Secret flags (--secret-name, --aws-role-arn, --external-secret, ...) shape the Secret --secret-out writes: pass --cluster-name NAME --secret-out FILE too");
+        return Err(anyhow!("the cluster Secret flags (--secret-name, --aws-role-arn, --external-secret, ...) shape the Secret --secret-out writes: pass --cluster-name NAME --secret-out FILE too").into());
     }
+    // An output that is one of the files this run rewrites (or the other
+    // output) is refused before anything else about it is checked.
+    let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &a.review_out {
+        outputs.push(("--review-out", p));
+    }
+    if let Some(p) = &a.secret_out {
+        outputs.push(("--secret-out", p));
+    }
+    rebind::write::check_outputs(&outputs, &plan.files)?;
     let secret_spec = match &a.cluster_name {
         Some(name) => Some(secret::spec(&secret_options, name, &plan.to.url())?),
         None => None,
@@ -115,241 +156,162 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Result<Exit> {
             )
         })?;
     }
-    let skipped = &inv.skipped;
-    let report = |status, plan| json::PlanReport::new("apply", status, plan, skipped);
-    let start = a.rebind.walk.request().repo_start();
+    Ok(ApplyRun {
+        json: a.format.get() == Format::Json,
+        plan,
+        inv,
+        secret_spec,
+        start: a.rebind.walk.request().repo_start(),
+    })
+}
+
+pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
+    let run = resolve(&a)?;
+    let plan = &run.plan;
     if plan.files.is_empty() && !a.no_commit {
         // A re-run on the branch an earlier run made (its push failed, say):
         // HEAD is that run's commit, so the change is done; finish the rest.
-        if let Some(repo) = git::open(&start).ok().flatten() {
+        if let Some(repo) = git::open(&run.start).ok().flatten() {
             if let Some((branch, commit)) = repo.head_cutover(&plan.from.url(), &plan.to.url()) {
-                let done = Done {
-                    repo: &repo,
-                    branch,
-                    commit: commit.to_string(),
-                };
-                return finish_done(
-                    &a,
-                    sink,
-                    &plan,
-                    secret_spec.as_ref(),
-                    &start,
-                    done,
-                    json_out,
-                    skipped,
-                );
+                return already_done(&a, &run, sink, &repo, None, &branch, &commit.to_string());
             }
         }
     }
     if plan.files.is_empty() {
-        if json_out {
-            sink.out(&json::render(&report("nothing_to_change", &plan)));
+        if run.json {
+            sink.out(&json::render(&run.report("nothing_to_change")));
         } else {
-            show_plan(sink, &plan, &inv, false);
+            show_plan(sink, plan, &run.inv, false);
             sink.say("Nothing to change.\n");
         }
         return Ok(Exit::Ok);
     }
     // The git flow's checks all run before anything is shown or written.
+    let git = match prepare_git(&a, &run)? {
+        Git::AlreadyDone(repo, prep, commit) => {
+            let commit = commit.to_string();
+            return already_done(&a, &run, sink, &repo, Some(&prep), &prep.branch, &commit);
+        }
+        Git::Flow(repo, prep) => Some((repo, prep)),
+        Git::NoCommit => None,
+    };
+    if !a.yes {
+        let branch = git.as_ref().map(|(_, prep)| prep.branch.as_str());
+        if !confirmed(&run, sink, branch)? {
+            return Ok(Exit::Pending);
+        }
+    } else if !run.json {
+        show_plan(sink, plan, &run.inv, false);
+    }
+    let committed = write_and_commit(&a, &run, sink, git.as_ref())?;
+    finish(&run, sink, committed.as_ref());
+    Ok(Exit::Ok)
+}
+
+/// What the git flow found before anything is written.
+enum Git {
+    /// `--no-commit`: the files are rewritten in place.
+    NoCommit,
+    /// A repository ready to take the commit.
+    Flow(git::Repo, git::Prepared),
+    /// The branch already holds exactly this change, as this commit (a
+    /// re-run); the index lock is taken again while the outputs are written.
+    AlreadyDone(git::Repo, git::Prepared, git2::Oid),
+}
+
+fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
+    let plan = &run.plan;
+    let start = &run.start;
     let mut outputs: Vec<(&str, &std::path::Path)> = Vec::new();
     if let Some(p) = &a.review_out {
         outputs.push(("--review-out", p));
     }
-    if let (Some(_), Some(p)) = (&secret_spec, &a.secret_out) {
+    if let (Some(_), Some(p)) = (&run.secret_spec, &a.secret_out) {
         outputs.push(("--secret-out", p));
     }
-    let git = if a.no_commit {
+    if a.no_commit {
         for (flag, path) in &outputs {
             rebind::write::check_creatable(flag, path)?;
         }
-        None
-    } else {
-        let Some(repo) = git::open(&start)? else {
-            bail!(
-                "{} is not in a git repository: pass --no-commit to rewrite the files in place; nothing written",
+        return Ok(Git::NoCommit);
+    }
+    let Some(repo) = git::open(start)? else {
+        return Err(anyhow!(
+            "{} is not in a git repository: pass --no-commit to rewrite the files in place; nothing written",
+            start.display()
+        )
+        .into());
+    };
+    let default = git::default_branch(&plan.to.host);
+    for p in a.rebind.walk.paths.iter().skip(1) {
+        let other = git::open(if p.is_file() {
+            p.parent().unwrap_or(p)
+        } else {
+            p
+        })?;
+        if other.is_none_or(|r| r.workdir() != repo.workdir()) {
+            return Err(anyhow!(
+                "{}: not in the same git repository as {}; nothing written",
+                p.display(),
                 start.display()
-            );
-        };
-        let default = git::default_branch(&plan.to.host);
-        for p in a.rebind.walk.paths.iter().skip(1) {
-            let other = git::open(if p.is_file() {
-                p.parent().unwrap_or(p)
-            } else {
-                p
-            })?;
-            if other.is_none_or(|r| r.workdir() != repo.workdir()) {
-                bail!(
-                    "{}: not in the same git repository as {}; nothing written",
-                    p.display(),
-                    start.display()
-                );
-            }
+            )
+            .into());
         }
-        let prep = repo.prepare(
-            &plan.files,
-            a.branch.as_deref(),
-            &default,
-            a.push.as_deref(),
-            &outputs,
-        )?;
-        if let Some(commit) = prep.already_done {
-            let done = Done {
-                repo: &repo,
-                branch: prep.branch.clone(),
-                commit: commit.to_string(),
-            };
-            return finish_done(
-                &a,
-                sink,
-                &plan,
-                secret_spec.as_ref(),
-                &start,
-                done,
-                json_out,
-                skipped,
-            );
-        }
-        Some((repo, prep))
-    };
-    if !a.yes {
-        if !std::io::stdin().is_terminal() {
-            bail!("refusing to write without confirmation: stdin is not a terminal; review with `rebind diff` and pass --yes");
-        }
-        // With JSON on stdout, the plan and the prompt go to stderr.
-        show_plan(sink, &plan, &inv, json_out);
-        let what = format!(
-            "{} in {}",
-            count(plan.change_count(), "change"),
-            count(plan.manifest_count(), "file")
-        );
-        let q = match &git {
-            Some((_, prep)) => format!("Create branch {} with {what}?", prep.branch),
-            None => format!("Rewrite {what} in place?"),
-        };
-        if !confirm(sink, &q)? {
-            sink.info("Nothing written.\n");
-            if json_out {
-                sink.out(&json::render(&report("declined", &plan)));
-            }
-            return Ok(Exit::Pending);
-        }
-    } else if !json_out {
-        show_plan(sink, &plan, &inv, false);
     }
-    let mut committed = match &git {
-        Some((repo, prep)) => Some(git::commit_flow(
-            repo,
-            prep,
-            &plan.files,
-            &text::commit_message(&plan),
-            None,
-        )?),
-        None => {
-            write_in_place(&start, &plan)?;
-            None
-        }
-    };
-    // The files are written (and committed) now: a failure from here on is
-    // not "nothing written" (exit 2) but exit 3, saying what exists.
-    let outputs = write_outputs(
-        &a,
-        sink,
-        &plan,
-        secret_spec.as_ref(),
-        &start,
-        committed.as_ref().map(|c| c.branch.as_str()),
-    );
-    if let Err(e) = outputs {
-        let cause = format!("{e:#}");
-        return Err(match &committed {
-            Some(c) => anyhow::Error::new(git::AfterCommit {
-                branch: c.branch.clone(),
-                commit: c.commit.clone(),
-                retry: "the same rebind apply command again: the branch already holds the change, so it only writes the review and the Secret".into(),
-                cause,
-            }),
-            None => anyhow::Error::new(rebind::output::Partial(format!(
-                "{cause}; the files ARE rewritten in place (nothing else was written)"
-            ))),
-        });
-    }
-    // Last, so that a failed push (exit 3) leaves every output written.
-    if let (Some((repo, _)), Some(c), Some(remote)) = (&git, committed.as_mut(), &a.push) {
-        git::push(repo, remote, c)?;
-    }
-    if json_out {
-        let mut r = report("applied", &plan);
-        r.written = true;
-        if let Some(c) = &committed {
-            r.branch = Some(c.branch.clone());
-            r.commit = Some(c.commit.clone());
-            r.pushed_to = c.pushed_to.clone();
-        }
-        sink.out(&json::render(&r));
-    } else {
-        let mut msg = format!(
-            "Rewrote {} in {}",
-            count(plan.change_count(), "occurrence"),
-            count(plan.manifest_count(), "file")
-        );
-        if let Some(c) = &committed {
-            msg.push_str(&format!(
-                " and committed them as {} on branch {} (now checked out)",
-                &c.commit[..12],
-                c.branch
-            ));
-            if let Some(r) = &c.pushed_to {
-                msg.push_str(&format!("; pushed to {r}"));
-            }
-        }
-        msg.push_str(".\n");
-        sink.say(&msg);
-    }
-    Ok(Exit::Ok)
+    let prep = repo.prepare(
+        &plan.files,
+        a.branch.as_deref(),
+        &default,
+        a.push.as_deref(),
+        &outputs,
+    )?;
+    Ok(match prep.already_done {
+        Some(commit) => Git::AlreadyDone(repo, prep, commit),
+        None => Git::Flow(repo, prep),
+    })
 }
 
-/// A change an earlier run already committed: `commit` on `branch`.
-struct Done<'r> {
-    repo: &'r git::Repo,
-    branch: String,
-    commit: String,
-}
-
-/// A re-run whose change is already committed: the outputs are written
-/// again (the retry of a failed one), the branch is pushed when `--push`
-/// asks (the retry of a failed push), and the report names the branch and
-/// the commit.
-#[allow(clippy::too_many_arguments)]
-fn finish_done(
+/// A re-run whose change is already committed, as `commit` on `branch`:
+/// the outputs are written again (the retry of a failed one; under the
+/// index lock when `prep` is the repository's state, checked again), the
+/// branch is pushed when `--push` asks (the retry of a failed push), and
+/// the report names the branch and the commit.
+fn already_done(
     a: &ApplyArgs,
+    run: &ApplyRun,
     sink: &mut Sink,
-    plan: &Plan,
-    secret_spec: Option<&secret::Spec>,
-    start: &std::path::Path,
-    done: Done,
-    json_out: bool,
-    skipped: &[rebind::walk::Skipped],
-) -> Result<Exit> {
-    write_outputs(a, sink, plan, secret_spec, start, Some(&done.branch))?;
+    repo: &git::Repo,
+    prep: Option<&git::Prepared>,
+    branch: &str,
+    commit: &str,
+) -> Outcome {
+    if let Some(prep) = prep {
+        repo.lock_and_recheck(prep, &run.plan.files)?;
+    }
+    write_outputs(a, sink, run, Some(branch))?;
+    if let Some(prep) = prep {
+        // Released before the push: its hooks may run git.
+        prep.release();
+    }
     let mut c = git::Committed {
-        branch: done.branch,
-        commit: done.commit,
+        branch: branch.to_string(),
+        commit: commit.to_string(),
         pushed_to: None,
     };
     if let Some(remote) = &a.push {
-        git::push(done.repo, remote, &mut c)?;
+        let said = git::push(repo, remote, &mut c).map_err(Failure::after_write)?;
+        sink.info(&said);
     }
-    if json_out {
-        let mut r = json::PlanReport::new("apply", "already_done", plan, skipped);
+    if run.json {
+        let mut r = run.report("already_done");
         r.branch = Some(c.branch.clone());
         r.commit = Some(c.commit.clone());
         r.pushed_to = c.pushed_to.clone();
         sink.out(&json::render(&r));
     } else {
         let mut msg = format!(
-            "Branch {} already holds exactly this change (commit {})",
-            c.branch,
-            &c.commit[..12.min(c.commit.len())]
+            "Branch {branch} already holds exactly this change (commit {})",
+            &commit[..12.min(commit.len())]
         );
         match &c.pushed_to {
             Some(r) => msg.push_str(&format!("; pushed to {r}.\n")),
@@ -358,6 +320,82 @@ fn finish_done(
         sink.say(&msg);
     }
     Ok(Exit::Ok)
+}
+
+/// Shows the plan and asks; false when declined (nothing written). Refuses
+/// when there is no terminal to ask on.
+fn confirmed(run: &ApplyRun, sink: &mut Sink, branch: Option<&str>) -> Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        bail!("refusing to write without confirmation: stdin is not a terminal; review with `rebind diff` and pass --yes");
+    }
+    let plan = &run.plan;
+    // With JSON on stdout, the plan and the prompt go to stderr.
+    show_plan(sink, plan, &run.inv, run.json);
+    let what = format!(
+        "{} in {}",
+        count(plan.change_count(), "change"),
+        count(plan.manifest_count(), "file")
+    );
+    let q = match branch {
+        Some(b) => format!("Create branch {b} with {what}?"),
+        None => format!("Rewrite {what} in place?"),
+    };
+    if confirm(sink, &q)? {
+        return Ok(true);
+    }
+    sink.info("Nothing written.\n");
+    if run.json {
+        sink.out(&json::render(&run.report("declined")));
+    }
+    Ok(false)
+}
+
+/// Writes the files (and commits them in the git flow), then the outputs,
+/// then pushes. A failure once the files are written is exit 3, saying
+/// what exists.
+fn write_and_commit(
+    a: &ApplyArgs,
+    run: &ApplyRun,
+    sink: &mut Sink,
+    git: Option<&(git::Repo, git::Prepared)>,
+) -> Result<Option<git::Committed>, Failure> {
+    let plan = &run.plan;
+    let mut committed = match git {
+        Some((repo, prep)) => Some(git::commit_flow(
+            repo,
+            prep,
+            &plan.files,
+            &text::commit_message(plan),
+            None,
+        )?),
+        None => {
+            write_in_place(&run.start, plan)?;
+            None
+        }
+    };
+    // The files are written (and committed) now: a failure from here on is
+    // not "nothing written" (exit 2) but exit 3, saying what exists.
+    let branch = committed.as_ref().map(|c| c.branch.clone());
+    if let Err(e) = write_outputs(a, sink, run, branch.as_deref()) {
+        let cause = format!("{e:#}");
+        return Err(Failure::after_write(match &committed {
+            Some(c) => anyhow::Error::new(git::AfterCommit {
+                branch: c.branch.clone(),
+                commit: c.commit.clone(),
+                retry: "the same rebind apply command again: the branch already holds the change, so it only writes the review and the Secret".into(),
+                cause,
+            }),
+            None => anyhow!(
+                "{cause}; the files ARE rewritten in place (nothing else was written)"
+            ),
+        }));
+    }
+    // Last, so that a failed push (exit 3) leaves every output written.
+    if let (Some((repo, _)), Some(c), Some(remote)) = (git, committed.as_mut(), &a.push) {
+        let said = git::push(repo, remote, c).map_err(Failure::after_write)?;
+        sink.info(&said);
+    }
+    Ok(committed)
 }
 
 /// `apply --no-commit`: writes the files under the tree's lock (the git
@@ -391,6 +429,39 @@ fn write_in_place(start: &std::path::Path, plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// The report of a finished apply.
+fn finish(run: &ApplyRun, sink: &mut Sink, committed: Option<&git::Committed>) {
+    let plan = &run.plan;
+    if run.json {
+        let mut r = run.report("applied");
+        r.written = true;
+        if let Some(c) = committed {
+            r.branch = Some(c.branch.clone());
+            r.commit = Some(c.commit.clone());
+            r.pushed_to = c.pushed_to.clone();
+        }
+        sink.out(&json::render(&r));
+        return;
+    }
+    let mut msg = format!(
+        "Rewrote {} in {}",
+        count(plan.change_count(), "occurrence"),
+        count(plan.manifest_count(), "file")
+    );
+    if let Some(c) = committed {
+        msg.push_str(&format!(
+            " and committed them as {} on branch {} (now checked out)",
+            &c.commit[..12],
+            c.branch
+        ));
+        if let Some(r) = &c.pushed_to {
+            msg.push_str(&format!("; pushed to {r}"));
+        }
+    }
+    msg.push_str(".\n");
+    sink.say(&msg);
+}
+
 /// Writes `--secret-out` (unless the repository's own registration is
 /// rebound) and `--review-out`. Called once the files are written, and
 /// again by a re-run whose branch already holds the change: that re-run is
@@ -398,11 +469,10 @@ fn write_in_place(start: &std::path::Path, plan: &Plan) -> Result<()> {
 fn write_outputs(
     a: &ApplyArgs,
     sink: &mut Sink,
-    plan: &Plan,
-    secret_spec: Option<&secret::Spec>,
-    start: &std::path::Path,
+    run: &ApplyRun,
     branch: Option<&str>,
 ) -> Result<()> {
+    let (plan, secret_spec, start) = (&run.plan, run.secret_spec.as_ref(), &run.start);
     if let (Some(_), Some(path), Some(r)) = (secret_spec, &a.secret_out, plan.registrations.first())
     {
         // One registration per server: the repository's own is rebound.
@@ -425,8 +495,14 @@ fn write_outputs(
     }
     if let Some(path) = &a.review_out {
         let md = text::review_markdown(plan, branch);
-        std::fs::write(path, md)
-            .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
+        rebind::write::write_file(
+            path,
+            md.as_bytes(),
+            rebind::write::Mode::Keep,
+            rebind::write::Existing::Replace,
+            &|_| Ok(()),
+        )
+        .with_context(|| format!("--review-out {}: cannot write", path.display()))?;
     }
     Ok(())
 }

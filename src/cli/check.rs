@@ -2,15 +2,12 @@
 
 use super::{warn_skipped, CheckArgs};
 use anyhow::Result;
-use rebind::output::{json, text, Exit, Format, Sink};
+use rebind::output::{github, json, rules, sarif, text, Exit, Finding, Format, Outcome, Sink};
 use rebind::{check, config, inventory, walk};
 use std::path::PathBuf;
 
-pub fn run(a: CheckArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.resolve(
-        "check",
-        &[Format::Text, Format::Json, Format::Sarif, Format::Github],
-    )?;
+/// The config and the walk `check` runs on, from its flags.
+fn resolve(a: &CheckArgs) -> Result<(config::Config, walk::Walk)> {
     let start = a
         .files
         .first()
@@ -39,24 +36,35 @@ pub fn run(a: CheckArgs, sink: &mut Sink) -> Result<Exit> {
         exclude: cfg.exclude.clone(),
         config_path: Some(cfg.path.clone()),
     })?;
+    Ok((cfg, walk))
+}
+
+pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {
+    let format = a.format.get();
+    let (cfg, walk) = resolve(&a)?;
     let hosts: Vec<String> = cfg
         .clusters
         .iter()
         .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
         .collect();
     let inv = inventory(&walk, &hosts, false)?;
-    let findings = check::check(&inv, &cfg, a.allow_unknown);
-    let failed = findings
-        .iter()
-        .any(|f| f.severity == check::Severity::Error);
+    let found = check::check(&inv, &cfg, a.allow_unknown);
+    let failed = found.iter().any(|f| f.severity == check::Severity::Error);
+    let findings: Vec<Finding> = found.iter().map(Finding::from_check).collect();
     match format {
         Format::Json => sink.out(&json::render(&json::CheckReport::new(
             &findings,
             &inv.skipped,
         ))),
-        Format::Sarif => sink.out(&format!("{:#}\n", json::check_sarif(&findings))),
-        Format::Github => sink.out(&text::check_github(&findings)),
-        Format::Text => sink.say(&text::check_text(&findings)),
+        Format::Sarif => sink.out(&sarif::render(
+            &findings,
+            &[rules::RETIRED, rules::UNKNOWN, rules::UNREAD],
+        )),
+        Format::Github => sink.out(&github::render(&findings)),
+        Format::Text => {
+            let fixes: Vec<&str> = found.iter().filter_map(|f| f.fix.as_deref()).collect();
+            sink.say(&text::check_text(&findings, &fixes))
+        }
     }
     if format != Format::Json {
         warn_skipped(sink, &inv.skipped);

@@ -19,6 +19,7 @@ Examples:
   rebind scan                                  # every endpoint under ., with summaries
   rebind scan apps/ --from \"$OLD\"              # only the old endpoint (and its bare host)
   rebind scan --format json | jq '.endpoints[] | {endpoint, file_count}'
+  rebind scan --from \"$OLD\" --format sarif > endpoints.sarif   # for code scanning
 
 Exit codes:
   0  listed (also when nothing was found)
@@ -30,6 +31,7 @@ Examples:
   rebind diff --cluster prod --to \"$NEW\"       # --from taken from .rebind.yaml
   rebind diff --from \"$OLD\" --to \"$NEW\" --format json > audit.json || rc=$?
                                                # the audit: rebind apply --expect-from-audit audit.json
+  rebind diff --from \"$OLD\" --to \"$NEW\" --format github   # CI: annotate the lines it would change
 
 Exit codes:
   0  nothing to change (or already rebound)
@@ -78,6 +80,26 @@ Exit codes:
   0  clean (warnings allowed)
   1  findings: a retired or undeclared endpoint
   2  usage or input error (no .rebind.yaml, a bad config)";
+
+pub const FEEDERS: &str = "\
+Examples:
+  rebind feeders                               # every Application manifest: who syncs it, from where
+  rebind feeders --base main --format json     # the model as JSON, against the branch you merge into
+
+Exit codes:
+  0  printed
+  2  usage or input error";
+
+pub const IDENTITY: &str = "\
+Examples:
+  rebind identity                                             # every EKS OIDC issuer reference
+  rebind identity --describe-from old.json --describe-to new.json
+                                  # coverage: which trust statements the new cluster lacks
+
+Exit codes:
+  0  nothing trusts only the old issuer (or no issuers given)
+  1  a trust statement trusts only the old issuer: add the new one before the cutover
+  2  usage or input error";
 
 pub const COMPLETIONS: &str = "\
 Examples:

@@ -8,25 +8,25 @@
 //! name get `-2`, `-3`... suffixes.
 
 use super::InitArgs;
-use anyhow::{bail, Context, Result};
-use rebind::output::{count, json, Exit, Format, Sink};
+use anyhow::anyhow;
+use rebind::output::{count, json, Exit, Format, Outcome, Sink};
 use rebind::summary::Summary;
 use rebind::{config, each_source, walk, Item};
-use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.resolve("init", &[Format::Text, Format::Json])?;
+pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
+    let format = a.format.get();
     let root = a.path.unwrap_or_else(|| PathBuf::from("."));
     if !root.is_dir() {
-        bail!("{}: not a directory", root.display());
+        return Err(anyhow!("{}: not a directory", root.display()).into());
     }
     let target = root.join(config::FILE_NAME);
     if target.exists() {
-        bail!(
+        return Err(anyhow!(
             "{}: already exists; refusing to overwrite it",
             target.display()
-        );
+        )
+        .into());
     }
     let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
     let mut summary = Summary::default();
@@ -39,36 +39,22 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
             summary.add(&s);
         }
     })?;
-    let mut used = std::collections::BTreeSet::new();
-    let mut clusters = Vec::new();
-    for (i, t) in summary.workload().into_iter().enumerate() {
-        let mut name = t
-            .best_hint()
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("cluster-{}", i + 1));
-        let base = name.clone();
-        let mut n = 2;
-        while !used.insert(name.clone()) {
-            name = format!("{base}-{n}");
-            n += 1;
-        }
-        clusters.push(config::InitCluster {
-            name,
-            endpoint: t.display.clone(),
-            expect: config::Expect {
-                files: Some(t.value_files),
-                occurrences: Some(t.values),
-            },
-        });
-    }
+    let clusters = summary.init_clusters();
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&target)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .with_context(|| format!("{}: cannot write", target.display()))?;
+    rebind::write::write_file(
+        &target,
+        text.as_bytes(),
+        rebind::write::Mode::Keep,
+        rebind::write::Existing::Refuse,
+        &|_| Ok(()),
+    )?;
+    report(sink, format, &target, &clusters);
+    Ok(Exit::Ok)
+}
+
+/// What `init` wrote, in the format asked for.
+fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::InitCluster]) {
     if format == Format::Json {
         sink.out(&json::render(&json::InitReport {
             schema_version: rebind::output::SCHEMA_VERSION,
@@ -85,14 +71,14 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
                 .collect(),
             written: true,
         }));
-        return Ok(Exit::Ok);
+        return;
     }
     let mut msg = format!(
         "Wrote {} with {}:\n",
         target.display(),
         count(clusters.len(), "cluster")
     );
-    for c in &clusters {
+    for c in clusters {
         msg.push_str(&format!(
             "  {}: {} ({} in {})\n",
             c.name,
@@ -102,5 +88,4 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Result<Exit> {
         ));
     }
     sink.say(&msg);
-    Ok(Exit::Ok)
 }

@@ -2,21 +2,30 @@
 //! turns its flags into a library request once, runs the pipeline and
 //! renders the outcome through the output layer.
 //!
+//! [`Cli::resolve`] settles everything about the run that is not the
+//! command's own work (output format, colour, `-q`) before anything runs;
+//! each command returns an [`Outcome`] and `main` hands it to
+//! [`rebind::output::conclude`], the one place that renders a failure and
+//! maps the exit code.
+//!
 //! To add a command: a variant of [`Command`] with its `Args`, a module
-//! here with `run(args, &mut Sink) -> Result<Exit>`, and a line in [`run`].
+//! here with `run(args, &mut Sink) -> Outcome`, and a line in [`run`] and
+//! [`Command::name`].
 
 mod apply;
 mod check;
 mod completions;
+mod feeders;
 mod help;
+mod identity;
 mod init;
 mod scan;
 mod secret;
 
-use anyhow::{bail, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 use rebind::cutover::Scope;
-use rebind::output::{ColorChoice, Exit, Format, Sink};
+use rebind::output::{Format, Outcome, Sink};
 use std::path::PathBuf;
 
 /// Rebind hard-coded Kubernetes API endpoints in a GitOps repository, byte-exact.
@@ -30,80 +39,101 @@ pub struct Cli {
     #[arg(
         long,
         global = true,
-        value_enum,
         default_value = "auto",
-        value_name = "WHEN"
+        value_name = "WHEN",
+        value_parser = PossibleValuesParser::new(["auto", "always", "never"]).map(|s| match s.as_str() {
+            "always" => anstream::ColorChoice::Always,
+            "never" => anstream::ColorChoice::Never,
+            _ => anstream::ColorChoice::Auto,
+        })
     )]
-    pub color: ColorArg,
+    pub color: anstream::ColorChoice,
     /// Print nothing but errors (the exit code still tells the outcome).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorArg {
-    Auto,
-    Always,
-    Never,
+/// A command line resolved before any work: the command, the output format
+/// it writes, colour and `-q`.
+pub struct Resolved {
+    pub command: Command,
+    pub name: &'static str,
+    pub format: Format,
+    pub color: bool,
+    pub quiet: bool,
 }
 
-impl From<ColorArg> for ColorChoice {
-    fn from(c: ColorArg) -> ColorChoice {
-        match c {
-            ColorArg::Auto => ColorChoice::Auto,
-            ColorArg::Always => ColorChoice::Always,
-            ColorArg::Never => ColorChoice::Never,
+impl Cli {
+    pub fn resolve(self) -> Resolved {
+        Resolved {
+            name: self.command.name(),
+            format: self.command.format(),
+            color: rebind::output::color_enabled(self.color),
+            quiet: self.quiet,
+            command: self.command,
         }
     }
 }
 
-/// `--format` and its `--json` alias.
+/// `--format` (text or json) and its `--json` alias: for the commands that
+/// write one report (`apply`, `secret`, `init`).
 #[derive(Debug, Args)]
 pub struct FormatArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
-    pub format: FormatArg,
+    pub format: PlainFormat,
     /// Same as --format json.
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlainFormat {
+    Text,
+    Json,
+}
+
 impl FormatArgs {
-    /// The format asked for, if the command supports it.
-    pub fn resolve(&self, command: &str, allowed: &[Format]) -> Result<Format> {
-        let f = if self.json {
-            Format::Json
-        } else {
-            self.format.into()
-        };
-        if !allowed.contains(&f) {
-            let name = |f: Format| format!("{f:?}").to_ascii_lowercase();
-            let names: Vec<String> = allowed.iter().map(|&a| name(a)).collect();
-            bail!(
-                "{command} --format {}: not supported by {command} (it writes {})",
-                name(f),
-                names.join(", ")
-            );
+    pub fn get(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) | (_, PlainFormat::Json) => Format::Json,
+            (false, PlainFormat::Text) => Format::Text,
         }
-        Ok(f)
     }
 }
 
+/// `--format` with the CI formats too (SARIF, GitHub annotations), and
+/// `--json`: for the commands that report places in files (`scan`, `diff`,
+/// `check`).
+#[derive(Debug, Args)]
+pub struct ReportFormatArgs {
+    /// Output format: text, json, sarif (SARIF 2.1.0), github (GitHub
+    /// Actions annotations).
+    #[arg(long, value_enum, default_value = "text", value_name = "FORMAT")]
+    pub format: ReportFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    pub json: bool,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
+pub enum ReportFormat {
     Text,
     Json,
     Sarif,
     Github,
 }
 
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::Text => Format::Text,
-            FormatArg::Json => Format::Json,
-            FormatArg::Sarif => Format::Sarif,
-            FormatArg::Github => Format::Github,
+impl ReportFormatArgs {
+    pub fn get(&self) -> Format {
+        if self.json {
+            return Format::Json;
+        }
+        match self.format {
+            ReportFormat::Text => Format::Text,
+            ReportFormat::Json => Format::Json,
+            ReportFormat::Sarif => Format::Sarif,
+            ReportFormat::Github => Format::Github,
         }
     }
 }
@@ -116,7 +146,7 @@ pub enum Command {
     /// Show exactly what `apply` would write, as a unified diff; writes nothing.
     /// Exit 1 when there are changes pending, 0 when there is nothing to change.
     #[command(after_help = help::DIFF)]
-    Diff(RebindArgs),
+    Diff(DiffArgs),
     /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
     #[command(after_help = help::APPLY)]
     Apply(Box<ApplyArgs>),
@@ -129,6 +159,14 @@ pub enum Command {
     /// Fail (exit 1) on retired or undeclared endpoints; for pre-commit and CI.
     #[command(after_help = help::CHECK)]
     Check(CheckArgs),
+    /// After the merge: which Application or ApplicationSet syncs each
+    /// Application manifest, from which revision, and in which order.
+    #[command(after_help = help::FEEDERS)]
+    Feeders(FeedersArgs),
+    /// EKS OIDC issuers: every reference, and the trust statements the new
+    /// cluster's pods would be denied by (exit 1 when one trusts only the old issuer).
+    #[command(after_help = help::IDENTITY)]
+    Identity(IdentityArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(after_help = help::COMPLETIONS)]
     Completions(CompletionsArgs),
@@ -159,6 +197,81 @@ pub struct InitArgs {
     pub format: FormatArgs,
 }
 
+impl Command {
+    /// The command's name, as the JSON reports' `command` says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Scan(_) => "scan",
+            Command::Diff(_) => "diff",
+            Command::Apply(_) => "apply",
+            Command::Secret(_) => "secret",
+            Command::Init(_) => "init",
+            Command::Check(_) => "check",
+            Command::Feeders(_) => "feeders",
+            Command::Identity(_) => "identity",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+        }
+    }
+
+    /// The output format asked for (text for the commands without one).
+    pub fn format(&self) -> Format {
+        match self {
+            Command::Scan(a) => a.format.get(),
+            Command::Diff(a) => a.format.get(),
+            Command::Apply(a) => a.format.get(),
+            Command::Secret(a) => a.format.get(),
+            Command::Init(a) => a.format.get(),
+            Command::Check(a) => a.format.get(),
+            Command::Feeders(a) => a.format.get(),
+            Command::Identity(a) => a.format.get(),
+            Command::Completions(_) | Command::Man(_) => Format::Text,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct FeedersArgs {
+    /// The tree to read (default: .); the git work tree around it when one
+    /// of its remotes is the repository the Applications name.
+    pub path: Option<PathBuf>,
+    /// The branch a cutover merges into (default: the remote's HEAD, else
+    /// the current branch's upstream).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The live Applications and ApplicationSets (`kubectl get
+    /// applications.argoproj.io -A -o json`): their specs win over git's,
+    /// and every difference is reported.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct IdentityArgs {
+    /// Files or directories (default: `.`).
+    pub paths: Vec<PathBuf>,
+    /// `aws eks describe-cluster` JSON of the old cluster (its issuer).
+    #[arg(long, value_name = "FILE")]
+    pub describe_from: Option<PathBuf>,
+    /// `aws eks describe-cluster` JSON of the new cluster.
+    #[arg(long, value_name = "FILE")]
+    pub describe_to: Option<PathBuf>,
+    /// The old cluster's issuer URL (when no describe file is given).
+    #[arg(long, value_name = "URL")]
+    pub oidc_from: Option<String>,
+    /// The new cluster's issuer URL.
+    #[arg(long, value_name = "URL")]
+    pub oidc_to: Option<String>,
+    /// The old cluster's API endpoint: only to suggest which issuer in the
+    /// tree is probably its (never acted on).
+    #[arg(long, value_name = "URL")]
+    pub from: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArgs,
+}
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Files to check (as pre-commit passes them); default: the whole repository.
@@ -170,7 +283,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub allow_unknown: bool,
     #[command(flatten)]
-    pub format: FormatArgs,
+    pub format: ReportFormatArgs,
 }
 
 /// Which files to look at.
@@ -209,7 +322,7 @@ pub struct ScanArgs {
     #[arg(long, value_name = "URL")]
     pub from: Vec<String>,
     #[command(flatten)]
-    pub format: FormatArgs,
+    pub format: ReportFormatArgs,
 }
 
 #[derive(Debug, Args)]
@@ -241,16 +354,37 @@ pub struct RebindArgs {
         conflicts_with_all = ["expect_files", "expect_occurrences"]
     )]
     pub expect_from_audit: Option<PathBuf>,
+    /// The branch the cutover merges into, for the after-merge review
+    /// (default: the remote's HEAD, else the current branch's upstream).
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The live Applications (`kubectl get applications.argoproj.io -A -o
+    /// json`): their specs win over git's in the after-merge review.
+    #[arg(long, value_name = "FILE")]
+    pub live: Option<PathBuf>,
+    /// Refuse (exit 2, nothing written) when a rewritten file would not
+    /// deploy on merge: its parent is pinned, tracks another branch, does
+    /// not include it, or is not in this repository.
+    #[arg(long)]
+    pub require_deploys: bool,
     #[command(flatten)]
     pub walk: WalkArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
     #[command(flatten)]
-    pub format: FormatArgs,
+    pub rebind: RebindArgs,
+    #[command(flatten)]
+    pub format: ReportFormatArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
     #[command(flatten)]
     pub rebind: RebindArgs,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// Do not ask for confirmation.
     #[arg(long, short = 'y')]
     pub yes: bool,
@@ -299,17 +433,28 @@ pub struct SecretArgs {
     pub format: FormatArgs,
 }
 
-/// Runs a parsed command line with its output going to `sink`.
-pub fn run(cli: Cli, sink: &mut Sink) -> Result<Exit> {
-    match cli.command {
+/// The names of the commands, as typed.
+pub fn command_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect()
+}
+
+/// Runs a resolved command with its output going to `sink`.
+pub fn run(command: Command, sink: &mut Sink) -> Outcome {
+    match command {
         Command::Scan(a) => scan::run(a, sink),
         Command::Diff(a) => apply::diff(a, sink),
         Command::Apply(a) => apply::apply(*a, sink),
-        Command::Secret(a) => secret::run(*a, sink),
+        Command::Secret(a) => Ok(secret::run(*a, sink)?),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
-        Command::Completions(a) => completions::completions(a, sink),
-        Command::Man(a) => completions::man(a, sink),
+        Command::Completions(a) => Ok(completions::completions(a, sink)?),
+        Command::Man(a) => Ok(completions::man(a, sink)?),
+        Command::Feeders(a) => Ok(feeders::run(a, sink)?),
+        Command::Identity(a) => Ok(identity::run(a, sink)?),
     }
 }
 

@@ -7,7 +7,7 @@ use rebind::secret::{self, SecretOptions};
 use std::path::{Path, PathBuf};
 
 pub fn run(a: SecretArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.resolve("secret", &[Format::Text, Format::Json])?;
+    let format = a.format.get();
     let spec = secret::spec(&a.opts.options(), &a.name, &a.server)?;
     // Before anything is searched or written: may --out take this manifest?
     if let Some(out) = &a.out {

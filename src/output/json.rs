@@ -3,47 +3,56 @@
 //! same fields (`null`/`false` where a field does not apply). Counts are
 //! numbers named `*_count`; lists are named for what they hold.
 //! The README's "JSON output" section documents these shapes.
+//!
+//! The plan report is also read back (`apply --expect-from-audit` reads a
+//! `diff --format json` audit through [`PlanReport`]), so its strings are
+//! `Cow`s: borrowed when written, owned when read.
 
-use super::SCHEMA_VERSION;
-use crate::check::{Finding, Severity};
+use super::{Finding, SCHEMA_VERSION};
 use crate::endpoint::Shape;
 use crate::locate::Occurrence;
 use crate::rewrite::{Plan, PlanError};
 use crate::summary::{Summary, Tally};
 use crate::walk::Skipped;
-use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::cell::RefCell;
+
+/// A string of a report: borrowed when written, owned when read back.
+pub type Str<'a> = Cow<'a, str>;
 
 /// One endpoint occurrence.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct OccurrenceJson<'a> {
-    pub path: &'a str,
+    pub path: Str<'a>,
     pub line: usize,
     pub column: usize,
     /// As written, with any password in user info hidden.
     pub endpoint: String,
     /// `value`, `comment`, `text` or `template`.
-    pub kind: &'static str,
-    pub yaml_path: Option<&'a str>,
-    pub resource: Option<&'a str>,
+    pub kind: Str<'a>,
+    pub yaml_path: Option<Str<'a>>,
+    pub resource: Option<Str<'a>>,
     pub cluster_position: bool,
     /// The cluster position's name (see the README's "Endpoint rules").
-    pub position: Option<&'static str>,
-    pub shape: &'static str,
+    pub position: Option<Str<'a>>,
+    pub shape: Str<'a>,
 }
 
 impl<'a> OccurrenceJson<'a> {
     pub fn new(path: &'a str, o: &'a Occurrence) -> OccurrenceJson<'a> {
         OccurrenceJson {
-            path,
+            path: path.into(),
             line: o.line,
             column: o.column,
             endpoint: crate::endpoint::redact(&o.endpoint),
-            kind: o.kind.as_str(),
-            yaml_path: o.yaml_path.as_deref(),
-            resource: o.resource.as_deref(),
+            kind: o.kind.as_str().into(),
+            yaml_path: o.yaml_path.as_deref().map(Cow::from),
+            resource: o.resource.as_deref().map(Cow::from),
             cluster_position: o.cluster_position,
-            position: o.position.map(|p| p.as_str()),
-            shape: shape_name(o.shape()),
+            position: o.position.map(|p| p.as_str().into()),
+            shape: shape_name(o.shape()).into(),
         }
     }
 }
@@ -52,38 +61,75 @@ pub fn shape_name(s: Shape) -> &'static str {
     s.name()
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct SkippedJson<'a> {
-    pub path: &'a str,
-    pub reason: &'a str,
+    pub path: Str<'a>,
+    pub reason: Str<'a>,
 }
 
 pub fn skipped(s: &[Skipped]) -> Vec<SkippedJson<'_>> {
     s.iter()
         .map(|s| SkippedJson {
-            path: &s.rel,
-            reason: &s.reason,
+            path: s.rel.as_str().into(),
+            reason: s.reason.as_str().into(),
         })
         .collect()
 }
 
-#[derive(Debug, Serialize)]
+/// An error: where (`null` when it is not at a place in a file) and what.
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ErrorJson<'a> {
-    pub path: &'a str,
-    pub line: usize,
-    pub column: usize,
-    pub message: &'a str,
+    pub path: Option<Str<'a>>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: Str<'a>,
+}
+
+impl<'a> ErrorJson<'a> {
+    /// A located error, from the one finding model.
+    pub fn at(f: &Finding<'a>) -> ErrorJson<'a> {
+        ErrorJson {
+            path: Some(f.path.into()),
+            line: Some(f.line),
+            column: Some(f.column),
+            message: f.message.clone(),
+        }
+    }
 }
 
 pub fn errors(e: &[PlanError]) -> Vec<ErrorJson<'_>> {
     e.iter()
-        .map(|e| ErrorJson {
-            path: &e.rel,
-            line: e.line,
-            column: e.column,
-            message: &e.message,
-        })
+        .map(|e| ErrorJson::at(&Finding::from_error(e)))
         .collect()
+}
+
+/// What every command prints with `--format json` when it refuses or
+/// fails before its own report: the command and its errors, on stdout.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ErrorReport<'a> {
+    pub schema_version: u32,
+    pub command: Str<'a>,
+    pub errors: Vec<ErrorJson<'a>>,
+}
+
+impl<'a> ErrorReport<'a> {
+    /// The errors at places in files, or else the one message.
+    pub fn new(command: &'a str, located: &[Finding<'a>], message: &'a str) -> ErrorReport<'a> {
+        let mut errors: Vec<ErrorJson> = located.iter().map(ErrorJson::at).collect();
+        if errors.is_empty() {
+            errors.push(ErrorJson {
+                path: None,
+                line: None,
+                column: None,
+                message: message.into(),
+            });
+        }
+        ErrorReport {
+            schema_version: SCHEMA_VERSION,
+            command: command.into(),
+            errors,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -124,8 +170,8 @@ pub struct TiersJson<'a> {
 }
 
 /// The part of `scan --format json` that follows the streamed `occurrences`
-/// list: the streamed head is `{"schema_version":1,"command":"scan","occurrences":[`.
-#[derive(Debug, Serialize)]
+/// list.
+#[derive(Debug)]
 pub struct ScanTail<'a> {
     pub occurrence_count: usize,
     pub endpoints: Vec<EndpointJson<'a>>,
@@ -153,24 +199,133 @@ impl<'a> ScanTail<'a> {
             errors: errors(errs),
         }
     }
+
+    /// Its fields, as entries of the report's map.
+    fn entries<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
+        m.serialize_entry("occurrence_count", &self.occurrence_count)?;
+        m.serialize_entry("endpoints", &self.endpoints)?;
+        m.serialize_entry("tiers", &self.tiers)?;
+        m.serialize_entry("skipped", &self.skipped)?;
+        m.serialize_entry("errors", &self.errors)
+    }
 }
 
-/// The opening of the streamed scan report.
-pub fn scan_head() -> String {
-    format!("{{\"schema_version\":{SCHEMA_VERSION},\"command\":\"scan\",\"occurrences\":[")
+/// What the scan's walk hands back once every file is read.
+pub struct ScanRest {
+    pub listed: usize,
+    pub summary: Summary,
+    pub skipped: Vec<Skipped>,
+    pub errors: Vec<PlanError>,
 }
 
-/// The streamed scan report's closing part (after the last occurrence).
-pub fn scan_tail(tail: &ScanTail) -> String {
-    let v = serde_json::to_value(tail).expect("the scan summary serialises");
-    let body = serde_json::to_string(&v).expect("a JSON value serialises");
-    // `{"a":..}` -> `],"a":..}`
-    format!("],{}\n", &body[1..])
+/// The walk of a streamed scan: it calls its argument once per occurrence,
+/// as files are read, and returns the rest of the report.
+pub type Feed<'f> = &'f mut dyn FnMut(&str, &Occurrence);
+
+/// `scan --format json`, written while the files are read: the serialiser
+/// runs the walk when it reaches `occurrences`, so each occurrence is
+/// written as soon as its file is read, then the summary that needs every
+/// file.
+pub struct ScanStream<F> {
+    walk: RefCell<Option<F>>,
+    failed: RefCell<Option<anyhow::Error>>,
 }
 
-#[derive(Debug, Serialize)]
+impl<F> ScanStream<F>
+where
+    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
+{
+    pub fn new(walk: F) -> ScanStream<F> {
+        ScanStream {
+            walk: RefCell::new(Some(walk)),
+            failed: RefCell::new(None),
+        }
+    }
+
+    /// Runs the walk, writing the report to `out` (with a final newline).
+    /// Returns the walk's own error if it failed.
+    pub fn write(self, out: impl std::io::Write) -> anyhow::Result<()> {
+        let mut ser = serde_json::Serializer::new(out);
+        let written = self.serialize(&mut ser);
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        written?;
+        std::io::Write::write_all(&mut ser.into_inner(), b"\n")?;
+        Ok(())
+    }
+}
+
+impl<F> Serialize for ScanStream<F>
+where
+    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("schema_version", &SCHEMA_VERSION)?;
+        map.serialize_entry("command", "scan")?;
+        let rest = RefCell::new(None);
+        map.serialize_entry(
+            "occurrences",
+            &Occurrences {
+                stream: self,
+                rest: &rest,
+            },
+        )?;
+        let rest: ScanRest = rest
+            .into_inner()
+            .ok_or_else(|| S::Error::custom("the walk did not finish"))?;
+        ScanTail::new(rest.listed, &rest.summary, &rest.skipped, &rest.errors).entries(&mut map)?;
+        map.end()
+    }
+}
+
+/// The streamed `occurrences` list: serialising it runs the walk.
+struct Occurrences<'s, F> {
+    stream: &'s ScanStream<F>,
+    rest: &'s RefCell<Option<ScanRest>>,
+}
+
+impl<F> Serialize for Occurrences<'_, F>
+where
+    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::Error;
+        let walk = self
+            .stream
+            .walk
+            .borrow_mut()
+            .take()
+            .ok_or_else(|| S::Error::custom("a scan stream is written once"))?;
+        let mut seq = s.serialize_seq(None)?;
+        let mut failed = None;
+        let walked = walk(&mut |rel, o| {
+            if failed.is_none() {
+                if let Err(e) = seq.serialize_element(&OccurrenceJson::new(rel, o)) {
+                    failed = Some(e);
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        match walked {
+            Ok(rest) => *self.rest.borrow_mut() = Some(rest),
+            Err(e) => {
+                let msg = format!("{e:#}");
+                *self.stream.failed.borrow_mut() = Some(e);
+                return Err(S::Error::custom(msg));
+            }
+        }
+        seq.end()
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
 pub struct FileJson<'a> {
-    pub path: &'a str,
+    pub path: Str<'a>,
     pub change_count: usize,
     pub changes: Vec<OccurrenceJson<'a>>,
     /// The file's unified diff.
@@ -178,33 +333,34 @@ pub struct FileJson<'a> {
 }
 
 /// A cluster registration the repository declares and the plan rebinds.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct RegistrationJson<'a> {
-    pub path: &'a str,
+    pub path: Str<'a>,
     pub line: usize,
     pub column: usize,
-    pub resource: &'a str,
+    pub resource: Str<'a>,
     /// What it reads the token and CA from.
-    pub reads: &'a str,
+    pub reads: Str<'a>,
 }
 
-/// `diff` and `apply`: the plan and what was done with it.
-#[derive(Debug, Serialize)]
+/// `diff` and `apply`: the plan and what was done with it. Also read back:
+/// `apply --expect-from-audit` reads a `diff` report through this type.
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PlanReport<'a> {
     pub schema_version: u32,
-    pub command: &'static str,
+    pub command: Str<'a>,
     pub from: String,
     pub to: String,
     /// `pending` (diff), `applied`, `nothing_to_change`, `already_done`
     /// (the branch holds this change), `declined`.
-    pub status: &'static str,
+    pub status: Str<'a>,
     pub file_count: usize,
     pub change_count: usize,
     pub files: Vec<FileJson<'a>>,
     /// Comments, text and template actions naming the old endpoint: not rewritten.
     pub mentions: Vec<OccurrenceJson<'a>>,
     /// Other files the run writes (the repo config), by path.
-    pub also_written: Vec<&'a str>,
+    pub also_written: Vec<Str<'a>>,
     /// The repository's own cluster registrations this plan rebinds.
     pub registrations: Vec<RegistrationJson<'a>>,
     /// The review notes (what is left to do after the rebind).
@@ -215,6 +371,17 @@ pub struct PlanReport<'a> {
     pub branch: Option<String>,
     pub commit: Option<String>,
     pub pushed_to: Option<String>,
+    /// After the merge: one row per resource of each rewritten file (which
+    /// parent feeds it, from which revision, whether it deploys on merge).
+    #[serde(default)]
+    pub feeders: Vec<super::feeders::FeederJson>,
+    /// The sync order a person follows after the merge.
+    #[serde(default)]
+    pub sync_order: Vec<super::feeders::StepJson>,
+    /// Notes on the after-merge model (assumptions, waves without health,
+    /// live differences).
+    #[serde(default)]
+    pub after_merge_notes: Vec<String>,
 }
 
 impl<'a> PlanReport<'a> {
@@ -227,16 +394,16 @@ impl<'a> PlanReport<'a> {
         let manifests: Vec<_> = plan.files.iter().filter(|f| !f.is_config).collect();
         PlanReport {
             schema_version: SCHEMA_VERSION,
-            command,
+            command: command.into(),
             from: plan.from.url(),
             to: plan.to.url(),
-            status,
+            status: status.into(),
             file_count: manifests.len(),
             change_count: plan.change_count(),
             files: manifests
                 .iter()
                 .map(|f| FileJson {
-                    path: &f.rel,
+                    path: f.rel.as_str().into(),
                     change_count: f.changes.len(),
                     changes: f
                         .changes
@@ -255,17 +422,17 @@ impl<'a> PlanReport<'a> {
                 .files
                 .iter()
                 .filter(|f| f.is_config)
-                .map(|f| f.rel.as_str())
+                .map(|f| f.rel.as_str().into())
                 .collect(),
             registrations: plan
                 .registrations
                 .iter()
                 .map(|r| RegistrationJson {
-                    path: &r.rel,
+                    path: r.rel.as_str().into(),
                     line: r.line,
                     column: r.column,
-                    resource: &r.resource,
-                    reads: &r.reads,
+                    resource: r.resource.as_str().into(),
+                    reads: r.reads.as_str().into(),
                 })
                 .collect(),
             notes: super::text::notes(plan),
@@ -275,6 +442,21 @@ impl<'a> PlanReport<'a> {
             branch: None,
             commit: None,
             pushed_to: None,
+            feeders: plan
+                .after_merge
+                .as_ref()
+                .map(super::feeders::json_rows)
+                .unwrap_or_default(),
+            sync_order: plan
+                .after_merge
+                .as_ref()
+                .map(super::feeders::json_order)
+                .unwrap_or_default(),
+            after_merge_notes: plan
+                .after_merge
+                .as_ref()
+                .map(|r| r.notes.iter().chain(&r.live).cloned().collect())
+                .unwrap_or_default(),
         }
     }
 }
@@ -286,7 +468,7 @@ pub struct FindingJson<'a> {
     pub column: usize,
     pub severity: &'static str,
     pub rule: &'static str,
-    pub message: &'a str,
+    pub message: Str<'a>,
 }
 
 /// `check --format json`.
@@ -300,18 +482,11 @@ pub struct CheckReport<'a> {
     pub skipped: Vec<SkippedJson<'a>>,
 }
 
-pub fn severity_name(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    }
-}
-
 impl<'a> CheckReport<'a> {
-    pub fn new(findings: &'a [Finding], skip: &'a [Skipped]) -> CheckReport<'a> {
+    pub fn new(findings: &[Finding<'a>], skip: &'a [Skipped]) -> CheckReport<'a> {
         let errors = findings
             .iter()
-            .filter(|f| f.severity == Severity::Error)
+            .filter(|f| f.level == super::Level::Error)
             .count();
         CheckReport {
             schema_version: SCHEMA_VERSION,
@@ -321,60 +496,17 @@ impl<'a> CheckReport<'a> {
             findings: findings
                 .iter()
                 .map(|f| FindingJson {
-                    path: &f.rel,
+                    path: f.path,
                     line: f.line,
                     column: f.column,
-                    severity: severity_name(f.severity),
-                    rule: f.rule.id(),
-                    message: &f.message,
+                    severity: f.level.as_str(),
+                    rule: f.rule.id,
+                    message: f.message.clone(),
                 })
                 .collect(),
             skipped: skipped(skip),
         }
     }
-}
-
-/// `check --format sarif`: SARIF 2.1.0, one result per finding.
-pub fn check_sarif(findings: &[Finding]) -> serde_json::Value {
-    use crate::check::Rule;
-    use serde_json::json;
-    let rules: Vec<serde_json::Value> = [
-        (Rule::Retired, "A retired endpoint of a cluster declared in .rebind.yaml is committed."),
-        (Rule::Unknown, "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml."),
-        (Rule::Unread, "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8)."),
-    ]
-    .iter()
-    .map(|(r, text)| json!({"id": r.id(), "shortDescription": {"text": text}}))
-    .collect();
-    let results: Vec<serde_json::Value> = findings
-        .iter()
-        .map(|f| {
-            json!({
-                "ruleId": f.rule.id(),
-                "level": severity_name(f.severity),
-                "message": {"text": f.message},
-                "locations": [{
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": f.rel},
-                        "region": {"startLine": f.line, "startColumn": f.column},
-                    }
-                }],
-            })
-        })
-        .collect();
-    json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "rebind",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
-    })
 }
 
 /// `init --format json`.

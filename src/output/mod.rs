@@ -1,16 +1,34 @@
-//! Everything rebind prints goes through here: the [`Sink`] for stdout and
-//! stderr (a closed pipe or a full disk ends output quietly, never a panic),
-//! the output [`Format`] and colour choice, the process [`Exit`] codes, and
-//! the renderers: [`text`] for people, [`json`] for machines (typed reports,
-//! each with `schema_version`), SARIF and GitHub workflow commands for CI.
+//! Everything rebind prints goes through here (a test fails on a print
+//! anywhere else but `main.rs`): the [`Sink`] for stdout and stderr (a
+//! closed pipe or a full disk ends output quietly, never a panic), the
+//! output [`Format`] and colour choice, the process [`Exit`] codes, the one
+//! error type [`Failure`] (it carries its exit code) and [`conclude`], the
+//! one place a command's [`Outcome`] becomes an exit code and a failure is
+//! rendered; and the renderers: [`text`] for people, [`json`] for machines
+//! (typed reports, each with `schema_version`), [`sarif`] (SARIF 2.1.0) and
+//! [`github`] (GitHub Actions workflow commands) for CI.
 //!
-//! To add an output format: add a [`Format`] variant, render each report in
-//! it next to the others (see `text` and `json`), and let the commands that
-//! support it accept it (`cli`).
+//! Every located thing a run reports (a `check` finding, a pending change, a
+//! mention that is not rewritten, a scan occurrence, a file that cannot be
+//! rewritten) becomes one [`Finding`]; SARIF ([`sarif`]) and GitHub workflow
+//! commands ([`github`]) render only that model, and the JSON reports build
+//! their located lists from it.
+//!
+//! To add an output format: add a [`Format`] variant and a module beside
+//! `text`, `json`, `sarif` and `github` (a located report renders
+//! `&[Finding]`), say what a failure looks like in it in [`conclude`], and
+//! add it to the `--format` value enum of the commands that write it
+//! (`cli/mod.rs`: `FormatArgs` or `ReportFormatArgs`), which is what their
+//! `--help` lists.
 
+pub mod feeders;
+pub mod github;
+pub mod identity;
 pub mod json;
+pub mod sarif;
 pub mod text;
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// The JSON reports' schema version; bumped on any incompatible change.
@@ -21,10 +39,197 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub enum Format {
     Text,
     Json,
-    /// SARIF 2.1.0 (`check`).
+    /// SARIF 2.1.0 (`scan`, `diff`, `check`).
     Sarif,
-    /// GitHub Actions workflow commands (`::error file=...::`; `diff`, `check`).
+    /// GitHub Actions workflow commands (`::error file=...::`; `scan`, `diff`, `check`).
     Github,
+}
+
+/// How much a [`Finding`] matters: SARIF's `level`, GitHub's command name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// Fails the run (`check`), or a change the cutover will make (`diff`).
+    Error,
+    /// Worth a look; does not fail the run.
+    Warning,
+    /// Information (a `scan` occurrence).
+    Note,
+}
+
+impl Level {
+    /// SARIF's `level` value; also JSON's `severity`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+}
+
+/// A rule a [`Finding`] reports under: its id and a one-line description
+/// (SARIF's `reportingDescriptor`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    pub id: &'static str,
+    pub description: &'static str,
+}
+
+/// One reported thing at a place in a file, as every format shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding<'a> {
+    /// The file, as rebind shows paths (relative to the current directory
+    /// where that reads better).
+    pub path: &'a str,
+    pub line: usize,
+    pub column: usize,
+    pub level: Level,
+    pub rule: Rule,
+    pub message: Cow<'a, str>,
+}
+
+pub mod rules {
+    //! Every rule a [`super::Finding`] can carry.
+    use super::Rule;
+
+    pub const RETIRED: Rule = Rule {
+        id: "retired-endpoint",
+        description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
+    };
+    pub const UNKNOWN: Rule = Rule {
+        id: "unknown-endpoint",
+        description: "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml.",
+    };
+    pub const UNREAD: Rule = Rule {
+        id: "unread-file",
+        description: "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8).",
+    };
+    pub const PENDING: Rule = Rule {
+        id: "pending-change",
+        description: "A value holds the old endpoint: the rebind rewrites it.",
+    };
+    pub const MENTION: Rule = Rule {
+        id: "mention",
+        description: "A comment, text file or template action names the old endpoint: reported, never rewritten.",
+    };
+    pub const UNSAFE: Rule = Rule {
+        id: "cannot-rewrite",
+        description: "A file holds the old endpoint but cannot be rewritten safely (it does not parse, or the rewrite would change its meaning).",
+    };
+    pub const UNPARSED: Rule = Rule {
+        id: "unparsed-file",
+        description:
+            "A YAML file holds an endpoint but does not parse: its endpoints are listed as text.",
+    };
+    pub const ENDPOINT: Rule = Rule {
+        id: "endpoint",
+        description: "A Kubernetes API endpoint in a YAML or JSON value.",
+    };
+    pub const ENDPOINT_MENTION: Rule = Rule {
+        id: "endpoint-mention",
+        description: "A Kubernetes API endpoint in a comment, text file or template action.",
+    };
+}
+
+impl<'a> Finding<'a> {
+    /// A `check` finding.
+    pub fn from_check(f: &'a crate::check::Finding) -> Finding<'a> {
+        use crate::check::{Rule as R, Severity};
+        Finding {
+            path: &f.rel,
+            line: f.line,
+            column: f.column,
+            level: match f.severity {
+                Severity::Error => Level::Error,
+                Severity::Warning => Level::Warning,
+            },
+            rule: match f.rule {
+                R::Retired => rules::RETIRED,
+                R::Unknown => rules::UNKNOWN,
+                R::Unread => rules::UNREAD,
+            },
+            message: Cow::Borrowed(&f.message),
+        }
+    }
+
+    /// A file that cannot be rewritten (or, in `scan`, parsed).
+    pub fn from_error(e: &'a crate::rewrite::PlanError) -> Finding<'a> {
+        Finding {
+            path: &e.rel,
+            line: e.line,
+            column: e.column,
+            level: Level::Error,
+            rule: rules::UNSAFE,
+            message: Cow::Borrowed(&e.message),
+        }
+    }
+
+    /// A `scan` occurrence: a note, since scan only lists.
+    pub fn from_occurrence(path: &'a str, o: &crate::locate::Occurrence) -> Finding<'a> {
+        let mut message = format!(
+            "{} {}",
+            o.kind.as_str(),
+            crate::endpoint::redact(&o.endpoint)
+        );
+        if let Some(p) = &o.yaml_path {
+            message.push_str(&format!(" at {p}"));
+        }
+        if let Some(r) = &o.resource {
+            message.push_str(&format!(" ({r})"));
+        }
+        Finding {
+            path,
+            line: o.line,
+            column: o.column,
+            level: Level::Note,
+            rule: if o.kind == crate::locate::Kind::Value {
+                rules::ENDPOINT
+            } else {
+                rules::ENDPOINT_MENTION
+            },
+            message: Cow::Owned(message),
+        }
+    }
+
+    /// Every line a plan touches (its changes, as errors: each is a line the
+    /// cutover will rewrite), then its mentions (warnings), then the files it
+    /// cannot rewrite.
+    pub fn from_plan(plan: &'a crate::rewrite::Plan) -> Vec<Finding<'a>> {
+        let from = plan.from.url();
+        let to = plan.to.url();
+        let mut out = Vec::new();
+        for f in &plan.files {
+            for o in &f.changes {
+                out.push(Finding {
+                    path: &f.rel,
+                    line: o.line,
+                    column: o.column,
+                    level: Level::Error,
+                    rule: rules::PENDING,
+                    message: Cow::Owned(format!(
+                        "{from} is still here ({}); rebind it with: rebind apply --from {from} --to {to}",
+                        o.yaml_path.as_deref().unwrap_or("value"),
+                    )),
+                });
+            }
+        }
+        for m in &plan.mentions {
+            let o = &m.occurrence;
+            out.push(Finding {
+                path: &m.rel,
+                line: o.line,
+                column: o.column,
+                level: Level::Warning,
+                rule: rules::MENTION,
+                message: Cow::Owned(format!(
+                    "{from} is mentioned in a {} (not rewritten)",
+                    o.kind.as_str()
+                )),
+            });
+        }
+        out.extend(plan.errors.iter().map(Finding::from_error));
+        out
+    }
 }
 
 /// The process exit code, as documented in the README.
@@ -42,18 +247,83 @@ pub enum Exit {
     AfterCommit = 3,
 }
 
-/// A run that wrote something (files rewritten in place) and then failed:
-/// exit [`Exit::AfterCommit`], never "nothing written".
+/// Why a command failed, and the exit code that says so: the one error
+/// type commands return. Any other error converts into it as a usage or
+/// input error (exit 2, nothing written); [`Failure::after_write`] marks
+/// one that came after the first write (exit 3).
 #[derive(Debug)]
-pub struct Partial(pub String);
+pub struct Failure {
+    pub exit: Exit,
+    pub error: anyhow::Error,
+    /// The errors at places in files, for the JSON error report (the
+    /// message already lists them for people).
+    pub located: Vec<crate::rewrite::PlanError>,
+}
 
-impl std::fmt::Display for Partial {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl Failure {
+    /// A failure after something was written: exit 3.
+    pub fn after_write(error: impl Into<anyhow::Error>) -> Failure {
+        Failure {
+            exit: Exit::AfterCommit,
+            error: error.into(),
+            located: Vec::new(),
+        }
+    }
+
+    /// The same failure, with the file errors it is about.
+    pub fn at(mut self, located: &[crate::rewrite::PlanError]) -> Failure {
+        self.located = located.to_vec();
+        self
     }
 }
 
-impl std::error::Error for Partial {}
+impl<E: Into<anyhow::Error>> From<E> for Failure {
+    fn from(e: E) -> Failure {
+        Failure {
+            exit: Exit::Error,
+            error: e.into(),
+            located: Vec::new(),
+        }
+    }
+}
+
+/// What a command returns: how it ended, or why it failed.
+pub type Outcome = Result<Exit, Failure>;
+
+/// The one place an outcome becomes an exit code and, on failure, an error:
+/// `error: ...` on stderr, and with `--format json` a JSON error report on
+/// stdout unless the command's own report is already there. Then stdout is
+/// flushed; a failure to write it fails the run.
+pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> Exit {
+    let exit = match outcome {
+        Ok(exit) => exit,
+        Err(f) => {
+            let message = format!("{:#}", f.error);
+            sink.error(&message);
+            // A machine format gets its own account of the failure, unless
+            // the command's report is already out.
+            if !sink.wrote_out() {
+                let located: Vec<Finding> = f.located.iter().map(Finding::from_error).collect();
+                match format {
+                    Format::Json => sink.out(&json::render(&json::ErrorReport::new(
+                        command, &located, &message,
+                    ))),
+                    Format::Sarif => sink.out(&sarif::render_failure(&located, &message)),
+                    Format::Github => sink.out(&github::failure(&located, &message)),
+                    Format::Text => {}
+                }
+            }
+            f.exit
+        }
+    };
+    match sink.finish() {
+        Some(msg) => {
+            sink.error(&msg);
+            Exit::Error
+        }
+        None => exit,
+    }
+}
 
 impl Exit {
     pub fn code(self) -> u8 {
@@ -82,29 +352,38 @@ pub fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-/// Whether to colour output: `--color`, then `NO_COLOR`/`CLICOLOR_FORCE`, then
-/// whether stdout is a terminal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ColorChoice {
-    #[default]
-    Auto,
-    Always,
-    Never,
+/// A usage error the argument parser found (and printed on stderr): when
+/// the arguments ask for JSON (`--json`, `--format json`) of a command, its
+/// JSON error report goes to stdout too, as for every other refusal. Exit 2.
+pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> Exit {
+    let json = args.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--format=json"
+            || (a == "--format" && args.get(i + 1).is_some_and(|v| v == "json"))
+    });
+    let command = args.iter().find(|a| commands.contains(a));
+    if let (true, Some(command)) = (json, command) {
+        sink.out(&json::render(&json::ErrorReport::new(
+            command,
+            &[],
+            message,
+        )));
+    }
+    if let Some(msg) = sink.finish() {
+        sink.error(&msg);
+    }
+    Exit::Error
 }
 
-impl ColorChoice {
-    /// Resolves `auto` the way `anstream` does (`NO_COLOR`, `CLICOLOR_FORCE`,
-    /// `CLICOLOR`, `TERM=dumb`, and whether stdout is a terminal).
-    pub fn enabled(self) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => !matches!(
-                anstream::AutoStream::choice(&io::stdout()),
-                anstream::ColorChoice::Never
-            ),
-        }
-    }
+/// Whether to colour: `--color always|never`, or for `auto` what `anstream`
+/// decides for stdout (`NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`,
+/// `TERM=dumb`, and whether stdout is a terminal).
+pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
+    let choice = match choice {
+        anstream::ColorChoice::Auto => anstream::AutoStream::choice(&io::stdout()),
+        c => c,
+    };
+    choice != anstream::ColorChoice::Never
 }
 
 /// What went wrong writing standard output, if anything besides the reader
@@ -125,6 +404,8 @@ pub struct Sink {
     out: io::BufWriter<Box<dyn Write>>,
     err: Box<dyn Write>,
     state: State,
+    /// Something was written to stdout (the command's report has begun).
+    out_written: bool,
     err_closed: bool,
     /// Colour the text output.
     pub color: bool,
@@ -138,6 +419,7 @@ impl Sink {
             out: io::BufWriter::with_capacity(64 * 1024, out),
             err,
             state: State::Open,
+            out_written: false,
             err_closed: false,
             color,
             quiet,
@@ -162,10 +444,26 @@ impl Sink {
     /// Report output (the listing, the diff, the JSON). Dropped with `-q`
     /// unless it is machine output, which is what was asked for.
     pub fn out(&mut self, s: &str) {
+        self.out_bytes(s.as_bytes());
+    }
+
+    fn out_bytes(&mut self, b: &[u8]) {
+        self.out_written |= !b.is_empty();
         if matches!(self.state, State::Open) {
-            let r = self.out.write_all(s.as_bytes());
+            let r = self.out.write_all(b);
             self.note_out(r);
         }
+    }
+
+    /// Whether anything has been written to stdout.
+    pub fn wrote_out(&self) -> bool {
+        self.out_written
+    }
+
+    /// Stdout as an `io::Write` for a serialiser (machine output; its
+    /// failures are the sink's, reported by [`Sink::finish`]).
+    pub fn writer(&mut self) -> impl Write + '_ {
+        SinkOut(self)
     }
 
     /// Human report text: dropped with `-q`.
@@ -227,6 +525,18 @@ impl Sink {
     }
 }
 
+struct SinkOut<'s>(&'s mut Sink);
+
+impl Write for SinkOut<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.out_bytes(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +573,81 @@ mod tests {
         s.out("x");
         s.error("e");
         assert!(s.finish().unwrap().contains("cannot write standard output"));
+    }
+
+    /// A buffer both the sink and the test can see.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Shared {
+        fn text(&self) -> String {
+            String::from_utf8(self.0.borrow().clone()).unwrap()
+        }
+    }
+
+    /// Concludes `outcome` in `format`, after `before` went to stdout:
+    /// the exit and what reached stdout and stderr.
+    fn concluded(format: Format, before: &str, outcome: Outcome) -> (Exit, String, String) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
+        sink.out(before);
+        let exit = conclude(&mut sink, "diff", format, outcome);
+        (exit, out.text(), err.text())
+    }
+
+    #[test]
+    fn the_failure_carries_its_exit_code() {
+        assert_eq!(
+            concluded(Format::Text, "", Ok(Exit::Pending)).0,
+            Exit::Pending
+        );
+        let (exit, out, err) = concluded(Format::Text, "", Err(anyhow::anyhow!("bad --to").into()));
+        assert_eq!(
+            (exit, out.as_str(), err.as_str()),
+            (Exit::Error, "", "error: bad --to\n")
+        );
+        let after = Failure::after_write(anyhow::anyhow!("push failed"));
+        let (exit, _, err) = concluded(Format::Text, "", Err(after));
+        assert_eq!((exit.code(), err.as_str()), (3, "error: push failed\n"));
+    }
+
+    #[test]
+    fn a_failure_is_reported_in_the_machine_format_once() {
+        let (exit, out, _) = concluded(Format::Json, "", Err(anyhow::anyhow!("bad --to").into()));
+        assert_eq!(exit, Exit::Error);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["command"], "diff");
+        assert_eq!(v["errors"][0]["message"], "bad --to");
+        assert!(v["errors"][0]["path"].is_null());
+        // The command's own report is out: no second document.
+        let (_, out, _) = concluded(Format::Json, "{}\n", Err(anyhow::anyhow!("x").into()));
+        assert_eq!(out, "{}\n");
+        let located = crate::rewrite::PlanError {
+            rel: "a b.yaml".into(),
+            line: 2,
+            column: 3,
+            message: "not valid YAML".into(),
+        };
+        let f = Failure::from(anyhow::anyhow!("1 file cannot be rewritten")).at(&[located]);
+        let (_, out, _) = concluded(Format::Github, "", Err(f));
+        assert_eq!(out, "::error file=a b.yaml,line=2,col=3::not valid YAML\n");
+        let (_, out, _) = concluded(Format::Github, "", Err(anyhow::anyhow!("50%").into()));
+        assert_eq!(out, "::error::50%25\n");
+        let (_, out, _) = concluded(Format::Sarif, "", Err(anyhow::anyhow!("no config").into()));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
+        let (_, out, _) = concluded(Format::Text, "", Err(anyhow::anyhow!("x").into()));
+        assert_eq!(out, "");
     }
 
     #[test]

@@ -2,8 +2,7 @@
 //! table, what is not rewritten), skipped files, the commit message and the
 //! Markdown review, and `check` findings.
 
-use super::{count, count_as};
-use crate::check::{Finding, Severity};
+use super::{count, count_as, Finding, Level};
 use crate::diff;
 use crate::locate::Occurrence;
 use crate::rewrite::{FilePlan, Mention, Plan};
@@ -84,8 +83,9 @@ pub fn scan_summary(sum: &Summary) -> String {
 
 fn mention_line(m: &Mention) -> String {
     let o = &m.occurrence;
+    let why = m.why.map(|w| format!(" ({w})")).unwrap_or_default();
     format!(
-        "  {}:{}:{}: {} {}\n",
+        "  {}:{}:{}: {} {}{why}\n",
         m.rel,
         o.line,
         o.column,
@@ -155,7 +155,7 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     let diffs = crate::par_map(plan.files.len(), crate::cores(), |i| {
         let d = diff::unified(&plan.files[i]);
         if color {
-            diff::colorize(&d)
+            colorize(&d)
         } else {
             d
         }
@@ -196,7 +196,50 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
             s.push_str(&mention_line(m));
         }
     }
+    if let Some(r) = &plan.after_merge {
+        s.push('\n');
+        s.push_str(&super::feeders::text(r));
+    }
     s
+}
+
+/// A unified diff with colour for a terminal: headers bold, removed lines
+/// red, added lines green, hunk headers cyan. Each line's end (LF or CRLF)
+/// stays outside the colour; a line ends at LF, CRLF or a lone CR, as in
+/// the diff itself.
+pub fn colorize(diff: &str) -> String {
+    use anstyle::{AnsiColor, Style};
+    let mut out = String::with_capacity(diff.len() + 64);
+    let b = diff.as_bytes();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        if c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')) {
+            lines.push(&diff[start..=i]);
+            start = i + 1;
+        }
+    }
+    if start < diff.len() {
+        lines.push(&diff[start..]);
+    }
+    for line in lines {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let nl = &line[body.len()..];
+        let style = if body.starts_with("---") || body.starts_with("+++") {
+            Style::new().bold()
+        } else if body.starts_with('-') {
+            AnsiColor::Red.on_default()
+        } else if body.starts_with('+') {
+            AnsiColor::Green.on_default()
+        } else if body.starts_with("@@") {
+            AnsiColor::Cyan.on_default()
+        } else {
+            out.push_str(line);
+            continue;
+        };
+        let _ = write!(out, "{style}{body}{style:#}{nl}");
+    }
+    out
 }
 
 /// Skipped files as warning lines for stderr.
@@ -330,38 +373,43 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     for n in notes(plan) {
         let _ = writeln!(s, "- {n}");
     }
+    if let Some(r) = &plan.after_merge {
+        s.push('\n');
+        s.push_str(&super::feeders::markdown(
+            r,
+            &plan.from.url(),
+            &plan.to.url(),
+        ));
+    }
     s
 }
 
 /// `check` findings as lines: `path:line:column: message` (warnings say
-/// so), then a count and how to fix what was found.
-pub fn check_text(findings: &[Finding]) -> String {
+/// so), then a count and how to fix what was found (`fixes`: the command or
+/// step for each finding that has one).
+pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
     let mut s: String = findings
         .iter()
         .map(|f| {
-            let w = if f.severity == Severity::Warning {
+            let w = if f.level == Level::Warning {
                 "warning: "
             } else {
                 ""
             };
-            format!("{}:{}:{}: {w}{}\n", f.rel, f.line, f.column, f.message)
+            format!("{}:{}:{}: {w}{}\n", f.path, f.line, f.column, f.message)
         })
         .collect();
-    let errors = findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    let warnings = findings.len() - errors;
     if findings.is_empty() {
         return s; // silent when clean, as a pre-commit hook should be
     }
+    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
     let _ = writeln!(
         s,
         "\ncheck: {}, {}.",
         count(errors, "error"),
-        count(warnings, "warning")
+        count(findings.len() - errors, "warning")
     );
-    let mut fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
+    let mut fixes = fixes.to_vec();
     fixes.sort_unstable();
     fixes.dedup();
     if !fixes.is_empty() {
@@ -373,75 +421,24 @@ pub fn check_text(findings: &[Finding]) -> String {
     s
 }
 
-/// Escapes a value of a GitHub workflow command (`%`, CR, LF; and in
-/// properties also `:` and `,`).
-fn gh_escape(s: &str, property: bool) -> String {
-    let mut out = s
-        .replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A");
-    if property {
-        out = out.replace(':', "%3A").replace(',', "%2C");
-    }
-    out
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn gh_line(level: &str, rel: &str, line: usize, col: usize, msg: &str) -> String {
-    format!(
-        "::{level} file={},line={line},col={col}::{}\n",
-        gh_escape(rel, true),
-        gh_escape(msg, false)
-    )
-}
-
-/// `check --format github`: one workflow command per finding, so each shows
-/// as an annotation on the pull request's diff.
-pub fn check_github(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| {
-            let level = match f.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-            };
-            gh_line(level, &f.rel, f.line, f.column, &f.message)
-        })
-        .collect()
-}
-
-/// `diff --format github`: one annotation per pending change and mention.
-pub fn plan_github(plan: &Plan) -> String {
-    let mut s = String::new();
-    for f in &plan.files {
-        for o in &f.changes {
-            s.push_str(&gh_line(
-                "error",
-                &f.rel,
-                o.line,
-                o.column,
-                &format!(
-                    "{} is still here ({}); rebind it with: rebind apply --from {} --to {}",
-                    plan.from.url(),
-                    o.yaml_path.as_deref().unwrap_or("value"),
-                    plan.from.url(),
-                    plan.to.url()
-                ),
-            ));
-        }
+    #[test]
+    fn colorize_marks_lines_and_keeps_line_ends_outside() {
+        let c = colorize(
+            "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\r\n+new\n ctx\n\\ No newline at end of file\n",
+        );
+        assert_eq!(
+            c,
+            "\x1b[1m--- a/x\x1b[0m\n\x1b[1m+++ b/x\x1b[0m\n\x1b[36m@@ -1 +1 @@\x1b[0m\n\x1b[31m-old\x1b[0m\r\n\x1b[32m+new\x1b[0m\n ctx\n\\ No newline at end of file\n"
+        );
+        assert_eq!(colorize(""), "");
+        assert_eq!(colorize("-no end"), "\x1b[31m-no end\x1b[0m");
+        assert_eq!(
+            colorize("-a\r+b\r"),
+            "\x1b[31m-a\x1b[0m\r\x1b[32m+b\x1b[0m\r"
+        );
     }
-    for m in &plan.mentions {
-        let o = &m.occurrence;
-        s.push_str(&gh_line(
-            "warning",
-            &m.rel,
-            o.line,
-            o.column,
-            &format!(
-                "{} is mentioned in a {} (not rewritten)",
-                plan.from.url(),
-                o.kind.as_str()
-            ),
-        ));
-    }
-    s
 }

@@ -1,0 +1,1471 @@
+//! After the merge: which Application or ApplicationSet of this repository
+//! carries each rewritten file to the hub, from which revision, under which
+//! sync policy, and in which order a person must sync them.
+//!
+//! A rebind rewrites files *inside* Application manifests, so the change
+//! travels in two hops: the file reaches the hub when its **parent** (the
+//! Application or ApplicationSet whose source covers that file's path in this
+//! repository) syncs it from the parent's `targetRevision`; then each child
+//! reconciles to its new destination under its own sync policy. This module
+//! answers, from the repository alone, whether merging the cutover branch
+//! into the base branch deploys anything, and what a person must still do.
+//!
+//! It owns ArgoCD's source rules (repository URL identity, revision kinds,
+//! directory `recurse`/`include`/`exclude`, kustomization `resources`, Helm
+//! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
+//! manifests arrive as decoded documents ([`Manifest`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use yaml_rust2::Yaml;
+
+/// A repository URL as identity: lower-case `host/path`, without scheme,
+/// user, port, a trailing `/` or `.git`. `git@host:org/repo`,
+/// `ssh://git@host:22/org/repo.git` and `https://host/org/repo` are the same
+/// repository (the transport differs, the repository does not). `None` for
+/// what names no repository on a host (a local path, an empty string).
+pub fn repo_identity(url: &str) -> Option<String> {
+    let url = url.trim().to_ascii_lowercase();
+    let (rest, scp) = match url.split_once("://") {
+        Some((_, rest)) => (rest.to_string(), false),
+        None => (url.clone(), true),
+    };
+    // `user@host:org/repo` (scp-like) has no scheme and a `:` before any `/`.
+    let (authority, path) = if scp {
+        let colon = rest.find(':')?;
+        if rest[..colon].contains('/') {
+            return None;
+        }
+        (rest[..colon].to_string(), rest[colon + 1..].to_string())
+    } else {
+        match rest.split_once('/') {
+            Some((a, p)) => (a.to_string(), p.to_string()),
+            None => return None,
+        }
+    };
+    let host = authority.rsplit('@').next().unwrap_or("");
+    let host = match host.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.ends_with(']') => h,
+        _ => host,
+    };
+    let path = path.trim_matches('/');
+    let path = path
+        .strip_suffix(".git")
+        .unwrap_or(path)
+        .trim_end_matches('/');
+    if host.is_empty() || path.is_empty() {
+        return None;
+    }
+    Some(format!("{host}/{path}"))
+}
+
+/// What the repository says about its branches: the base branch a cutover
+/// merges into, the remote's default branch (what `HEAD` means to ArgoCD),
+/// and the branch and tag names a `targetRevision` may be.
+#[derive(Debug, Clone, Default)]
+pub struct RepoFacts {
+    /// Identities ([`repo_identity`]) of every git remote.
+    pub identities: BTreeSet<String>,
+    /// The branch a merge lands on, and where that came from.
+    pub base: Option<(String, &'static str)>,
+    /// The remote's default branch (`refs/remotes/<remote>/HEAD`).
+    pub default_branch: Option<String>,
+    /// Branch names (remote-tracking without the remote, and local).
+    pub branches: BTreeSet<String>,
+    pub tags: BTreeSet<String>,
+}
+
+/// What a `targetRevision` (or a git generator's `revision`) names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revision {
+    /// The base branch (directly, or as `HEAD` when the remote's default
+    /// branch is the base branch): merging deploys.
+    Base,
+    /// `HEAD` or empty while the base branch is unknown: assumed to be the
+    /// branch a merge lands on, and said so.
+    HeadAssumed,
+    /// Another branch: merging into the base does not deploy.
+    Branch(String),
+    /// A tag, a semantic-version range or a commit: pinned.
+    Pinned(String, &'static str),
+    /// Neither a branch nor a tag of this clone.
+    Unknown(String),
+}
+
+impl Revision {
+    /// Whether merging into the base branch reaches this revision.
+    pub fn tracks_base(&self) -> bool {
+        matches!(self, Revision::Base | Revision::HeadAssumed)
+    }
+
+    /// The short name of the kind, as JSON reports it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Revision::Base => "base",
+            Revision::HeadAssumed => "head",
+            Revision::Branch(_) => "branch",
+            Revision::Pinned(_, kind) => kind,
+            Revision::Unknown(_) => "unknown",
+        }
+    }
+}
+
+/// Classifies a git revision as ArgoCD resolves it: empty and `HEAD` are the
+/// remote's default branch; a name is a branch or a tag of the remote; 40
+/// hex digits are a commit; `*`, `^`, `~`, `>`, `<`, `=` or `x` parts make a
+/// semantic-version range over tags.
+pub fn classify(rev: &str, facts: &RepoFacts) -> Revision {
+    let rev = rev.trim();
+    let base = facts.base.as_ref().map(|(b, _)| b.as_str());
+    if rev.is_empty() || rev == "HEAD" {
+        return match (&facts.default_branch, base) {
+            (Some(d), Some(b)) if d == b => Revision::Base,
+            (Some(d), Some(_)) => Revision::Branch(format!("HEAD ({d})")),
+            (_, _) => Revision::HeadAssumed,
+        };
+    }
+    let name = rev
+        .strip_prefix("refs/heads/")
+        .or_else(|| rev.strip_prefix("origin/"))
+        .unwrap_or(rev);
+    if Some(name) == base {
+        return Revision::Base;
+    }
+    if let Some(tag) = rev.strip_prefix("refs/tags/") {
+        return Revision::Pinned(tag.to_string(), "tag");
+    }
+    if facts.branches.contains(name) {
+        return Revision::Branch(name.to_string());
+    }
+    if facts.tags.contains(rev) {
+        return Revision::Pinned(rev.to_string(), "tag");
+    }
+    if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Revision::Pinned(rev.to_string(), "commit");
+    }
+    if is_semver_range(rev) {
+        return Revision::Pinned(rev.to_string(), "semver range");
+    }
+    if looks_like_version(rev) {
+        return Revision::Pinned(rev.to_string(), "tag");
+    }
+    if rev.len() >= 7 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Revision::Pinned(rev.to_string(), "commit");
+    }
+    Revision::Unknown(rev.to_string())
+}
+
+fn looks_like_version(rev: &str) -> bool {
+    let v = rev.strip_prefix('v').unwrap_or(rev);
+    let mut parts = v.split(['.', '-', '+']);
+    parts
+        .next()
+        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        && v.contains('.')
+}
+
+fn is_semver_range(rev: &str) -> bool {
+    rev.contains(['*', '^', '~', '>', '<', '='])
+        || rev.contains(" - ")
+        || rev.contains("||")
+        || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
+}
+
+/// `spec.source.directory` of a directory source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directory {
+    pub recurse: bool,
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+}
+
+/// One source of an Application (or of an ApplicationSet's template).
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    pub repo_url: String,
+    pub path: Option<String>,
+    pub target_revision: String,
+    pub chart: Option<String>,
+    pub ref_name: Option<String>,
+    pub directory: Directory,
+    pub value_files: Vec<String>,
+    pub helm: bool,
+    pub kustomize: bool,
+}
+
+/// An Application or ApplicationSet found in the repository.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// `/`-separated path of its file, relative to the repository root.
+    pub file: String,
+    pub kind: &'static str,
+    pub name: String,
+    pub sources: Vec<Source>,
+    /// Sync policy automated (and not `enabled: false`).
+    pub automated: bool,
+    pub wave: i64,
+    /// An ApplicationSet's git generators.
+    pub git_generators: Vec<GitGenerator>,
+}
+
+impl App {
+    /// `Kind/name`.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.kind, self.name)
+    }
+}
+
+/// One decoded document of a file, as the readers hand it over.
+pub struct Manifest<'a> {
+    pub file: &'a str,
+    pub doc: &'a Yaml,
+}
+
+fn s<'a>(y: &'a Yaml, key: &str) -> &'a Yaml {
+    &y[key]
+}
+
+fn text(y: &Yaml) -> Option<String> {
+    match y {
+        Yaml::String(s) => Some(s.clone()),
+        Yaml::Integer(i) => Some(i.to_string()),
+        Yaml::Real(r) => Some(r.clone()),
+        Yaml::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn source_of(y: &Yaml) -> Source {
+    let dir = s(y, "directory");
+    Source {
+        repo_url: text(s(y, "repoURL")).unwrap_or_default(),
+        path: text(s(y, "path")),
+        target_revision: text(s(y, "targetRevision")).unwrap_or_default(),
+        chart: text(s(y, "chart")),
+        ref_name: text(s(y, "ref")),
+        directory: Directory {
+            recurse: matches!(s(dir, "recurse"), Yaml::Boolean(true))
+                || text(s(dir, "recurse")).as_deref() == Some("true"),
+            include: text(s(dir, "include")).filter(|s| !s.is_empty()),
+            exclude: text(s(dir, "exclude")).filter(|s| !s.is_empty()),
+        },
+        value_files: s(s(y, "helm"), "valueFiles")
+            .as_vec()
+            .map(|v| v.iter().filter_map(text).collect())
+            .unwrap_or_default(),
+        helm: !s(y, "helm").is_badvalue(),
+        kustomize: !s(y, "kustomize").is_badvalue(),
+    }
+}
+
+fn automated(spec: &Yaml) -> bool {
+    let a = s(s(spec, "syncPolicy"), "automated");
+    match a {
+        Yaml::BadValue | Yaml::Null => false,
+        Yaml::Hash(_) => !matches!(s(a, "enabled"), Yaml::Boolean(false)),
+        _ => false,
+    }
+}
+
+/// The Application or ApplicationSet a document is, if it is one.
+pub fn app_of(m: &Manifest) -> Option<App> {
+    let kind = match text(s(m.doc, "kind"))?.as_str() {
+        "Application" => "Application",
+        "ApplicationSet" => "ApplicationSet",
+        _ => return None,
+    };
+    let meta = s(m.doc, "metadata");
+    let name = text(s(meta, "name")).unwrap_or_default();
+    let wave = text(s(s(meta, "annotations"), "argocd.argoproj.io/sync-wave"))
+        .and_then(|w| w.trim().parse().ok())
+        .unwrap_or(0);
+    let spec = if kind == "Application" {
+        s(m.doc, "spec")
+    } else {
+        s(s(s(m.doc, "spec"), "template"), "spec")
+    };
+    let mut sources = Vec::new();
+    if !s(spec, "source").is_badvalue() {
+        sources.push(source_of(s(spec, "source")));
+    }
+    if let Some(list) = s(spec, "sources").as_vec() {
+        sources.extend(list.iter().map(source_of));
+    }
+    let mut git_generators = Vec::new();
+    if kind == "ApplicationSet" {
+        collect_git_generators(s(s(m.doc, "spec"), "generators"), &mut git_generators);
+    }
+    Some(App {
+        file: m.file.to_string(),
+        kind,
+        name,
+        sources,
+        automated: automated(spec),
+        wave,
+        git_generators,
+    })
+}
+
+/// An ApplicationSet's git generator: the files it reads from a
+/// repository at a revision of its own (which may differ from the
+/// template's `targetRevision`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitGenerator {
+    pub repo_url: String,
+    pub revision: String,
+    /// `files[].path` globs (not `directories`: those read no file).
+    pub files: Vec<String>,
+}
+
+/// Git generators, matrix and merge generators' children included.
+fn collect_git_generators(gens: &Yaml, out: &mut Vec<GitGenerator>) {
+    for g in gens.as_vec().into_iter().flatten() {
+        let git = s(g, "git");
+        if !git.is_badvalue() {
+            out.push(GitGenerator {
+                repo_url: text(s(git, "repoURL")).unwrap_or_default(),
+                revision: text(s(git, "revision")).unwrap_or_default(),
+                files: s(git, "files")
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| text(s(f, "path")))
+                    .collect(),
+            });
+        }
+        for nested in ["matrix", "merge"] {
+            collect_git_generators(s(s(g, nested), "generators"), out);
+        }
+    }
+}
+
+/// Glob matching as ArgoCD's directory `include`/`exclude` use it: `{a,b}`
+/// alternatives, `*` (any run of characters, `/` included), `?`, `[...]`.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    alternatives(pattern)
+        .iter()
+        .any(|p| glob_one(p.as_bytes(), text.as_bytes()))
+}
+
+fn alternatives(pattern: &str) -> Vec<String> {
+    let Some(open) = pattern.find('{') else {
+        return vec![pattern.to_string()];
+    };
+    let Some(close) = pattern[open..].find('}').map(|c| open + c) else {
+        return vec![pattern.to_string()];
+    };
+    let (head, body, tail) = (
+        &pattern[..open],
+        &pattern[open + 1..close],
+        &pattern[close + 1..],
+    );
+    body.split(',')
+        .flat_map(|alt| alternatives(&format!("{head}{alt}{tail}")))
+        .collect()
+}
+
+fn glob_one(p: &[u8], t: &[u8]) -> bool {
+    match p.first() {
+        None => t.is_empty(),
+        Some(b'*') => (0..=t.len()).any(|i| glob_one(&p[1..], &t[i..])),
+        Some(b'?') => !t.is_empty() && glob_one(&p[1..], &t[1..]),
+        Some(b'[') => {
+            let Some(end) = p.iter().skip(1).position(|&b| b == b']').map(|e| e + 1) else {
+                return t.first() == Some(&b'[') && glob_one(&p[1..], &t[1..]);
+            };
+            let Some(&c) = t.first() else { return false };
+            let class = &p[1..end];
+            let (neg, class) = match class.first() {
+                Some(b'!') | Some(b'^') => (true, &class[1..]),
+                _ => (false, class),
+            };
+            let mut hit = false;
+            let mut i = 0;
+            while i < class.len() {
+                if i + 2 < class.len() && class[i + 1] == b'-' {
+                    hit |= class[i] <= c && c <= class[i + 2];
+                    i += 3;
+                } else {
+                    hit |= class[i] == c;
+                    i += 1;
+                }
+            }
+            hit != neg && glob_one(&p[end + 1..], &t[1..])
+        }
+        Some(&b) => t.first() == Some(&b) && glob_one(&p[1..], &t[1..]),
+    }
+}
+
+/// Whether a source covers a file, and if not, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cover {
+    Yes,
+    No(String),
+}
+
+/// What the tree offers the coverage rules: kustomizations and chart
+/// markers, read from the repository root on demand.
+pub trait Tree {
+    fn exists(&self, rel: &str) -> bool;
+    /// The decoded kustomization in a directory, if there is one.
+    fn kustomization(&self, dir: &str) -> Option<Yaml>;
+}
+
+/// The tree on disk below `root`.
+pub struct DiskTree {
+    pub root: PathBuf,
+}
+
+const KUSTOMIZATION_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+impl Tree for DiskTree {
+    fn exists(&self, rel: &str) -> bool {
+        self.root.join(rel).exists()
+    }
+
+    fn kustomization(&self, dir: &str) -> Option<Yaml> {
+        KUSTOMIZATION_NAMES.iter().find_map(|n| {
+            let text = std::fs::read_to_string(self.root.join(join(dir, n))).ok()?;
+            yaml_rust2::YamlLoader::load_from_str(&text)
+                .ok()?
+                .into_iter()
+                .next()
+        })
+    }
+}
+
+fn join(dir: &str, rel: &str) -> String {
+    let mut parts: Vec<&str> = dir
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for p in rel.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
+    let dir = join(dir, "");
+    if dir.is_empty() {
+        return Some(file);
+    }
+    file.strip_prefix(&dir)?.strip_prefix('/')
+}
+
+/// Every file a kustomization directory pulls in (resources, patches,
+/// components, generators' files), following listed directories that hold
+/// their own kustomization. Depth-limited against cycles.
+fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let Some(k) = tree.kustomization(dir) else {
+        return;
+    };
+    let mut listed: Vec<String> = Vec::new();
+    for key in [
+        "resources",
+        "bases",
+        "components",
+        "patchesStrategicMerge",
+        "crds",
+    ] {
+        listed.extend(s(&k, key).as_vec().into_iter().flatten().filter_map(text));
+    }
+    for key in ["patches", "patchesJson6902"] {
+        for p in s(&k, key).as_vec().into_iter().flatten() {
+            listed.extend(text(s(p, "path")));
+        }
+    }
+    for key in ["configMapGenerator", "secretGenerator"] {
+        for g in s(&k, key).as_vec().into_iter().flatten() {
+            for f in s(g, "files")
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .filter_map(text)
+            {
+                listed.push(f.rsplit('=').next().unwrap_or(&f).to_string());
+            }
+        }
+    }
+    for entry in listed {
+        if entry.contains("://") || entry.starts_with("github.com/") {
+            continue;
+        }
+        let rel = join(dir, &entry);
+        if tree.kustomization(&rel).is_some() {
+            kustomize_files(tree, &rel, out, depth + 1);
+        } else {
+            out.insert(rel);
+        }
+    }
+    for n in KUSTOMIZATION_NAMES {
+        out.insert(join(dir, n));
+    }
+}
+
+/// Whether `source` (of this repository) covers `file`.
+pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
+    let path = source.path.clone().unwrap_or_default();
+    let Some(rel) = under(file, &path) else {
+        return Cover::No(format!("not under the source path `{path}`"));
+    };
+    let dir = join(&path, "");
+    if tree.kustomization(&dir).is_some() {
+        let mut files = BTreeSet::new();
+        kustomize_files(tree, &dir, &mut files, 0);
+        return if files.contains(file) {
+            Cover::Yes
+        } else {
+            Cover::No(format!(
+                "the kustomization in `{}` does not list it",
+                if dir.is_empty() { "." } else { &dir }
+            ))
+        };
+    }
+    // The tree decides the source's type, as it decides what ArgoCD can
+    // render: a chart where `Chart.yaml` is, a kustomization where one is,
+    // else plain files (a `helm:` block on a directory of plain files
+    // renders nothing more).
+    if tree.exists(&join(&dir, "Chart.yaml")) {
+        if rel.starts_with("templates/") {
+            return Cover::Yes;
+        }
+        let named = source.value_files.iter().any(|v| join(&dir, v) == file);
+        return if rel == "values.yaml" || named {
+            Cover::Yes
+        } else {
+            Cover::No(format!(
+                "the chart in `{dir}` neither renders it (not under templates/) nor uses it as a values file"
+            ))
+        };
+    }
+    let lower = rel.to_ascii_lowercase();
+    if ![".yaml", ".yml", ".json"]
+        .iter()
+        .any(|e| lower.ends_with(e))
+    {
+        return Cover::No("a directory source reads only .yaml, .yml and .json files".into());
+    }
+    if rel.contains('/') && !source.directory.recurse {
+        return Cover::No(format!(
+            "directory.recurse is off and the file is in a subdirectory of `{path}`"
+        ));
+    }
+    if let Some(inc) = &source.directory.include {
+        if !glob_match(inc, rel) {
+            return Cover::No(format!("directory.include `{inc}` leaves it out"));
+        }
+    }
+    if let Some(exc) = &source.directory.exclude {
+        if glob_match(exc, rel) {
+            return Cover::No(format!("directory.exclude `{exc}` leaves it out"));
+        }
+    }
+    Cover::Yes
+}
+
+/// The verdict for one rewritten file and one parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Merging deploys it, and hop 1 is automated.
+    Deploys,
+    /// Merging puts it on the revision the parent tracks, but the parent has
+    /// no automated sync: someone must sync it.
+    ManualSync,
+    TracksBranch(String),
+    Pinned(String, &'static str),
+    UnknownRevision(String),
+    NotIncluded(String),
+    NoFeeder,
+}
+
+impl Verdict {
+    /// Whether merging the cutover branch reaches the hub (possibly after a
+    /// manual sync).
+    pub fn deploys_on_merge(&self) -> bool {
+        matches!(self, Verdict::Deploys | Verdict::ManualSync)
+    }
+
+    pub fn key(&self) -> &'static str {
+        match self {
+            Verdict::Deploys => "deploys_on_merge",
+            Verdict::ManualSync => "manual_sync",
+            Verdict::TracksBranch(_) => "tracks_other_branch",
+            Verdict::Pinned(..) => "pinned",
+            Verdict::UnknownRevision(_) => "unknown_revision",
+            Verdict::NotIncluded(_) => "not_included",
+            Verdict::NoFeeder => "no_feeder",
+        }
+    }
+
+    /// A sentence a person acts on.
+    pub fn sentence(&self, parent: Option<&str>) -> String {
+        let p = parent.unwrap_or("the parent");
+        match self {
+            Verdict::Deploys => "deploys on merge (automated sync)".into(),
+            Verdict::ManualSync => format!("deploys on merge after a manual sync of {p}"),
+            Verdict::TracksBranch(b) => {
+                format!("{p} tracks {b}: merging into the base branch does not deploy")
+            }
+            Verdict::Pinned(r, k) => {
+                format!("{p} is pinned to {k} {r}: merging does not deploy")
+            }
+            Verdict::UnknownRevision(r) => format!(
+                "{p} tracks `{r}`, neither a branch nor a tag of this clone: merging may not deploy"
+            ),
+            Verdict::NotIncluded(why) => format!("not included by {p}: {why}"),
+            Verdict::NoFeeder => {
+                "no Application or ApplicationSet in this repository feeds it (a root created by hand or kept elsewhere: declare it under `feeders:` in .rebind.yaml)".into()
+            }
+        }
+    }
+}
+
+/// A parent of a file, and how it reaches it.
+struct Parent<'a> {
+    app: &'a App,
+    cover: Cover,
+    /// The revision that decides: the source's (or the `ref` source's)
+    /// `targetRevision`, or the git generator's `revision`.
+    revision: String,
+    automated: bool,
+}
+
+/// One row of the after-merge table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub file: String,
+    /// `Kind/name` of each resource in the file that the rebind touches.
+    pub resources: Vec<String>,
+    /// The parent (`Kind/name`) and its file.
+    pub feeder: Option<(String, String)>,
+    pub revision: Option<String>,
+    pub revision_kind: Option<&'static str>,
+    pub tracks_base: bool,
+    pub hop1_automated: Option<bool>,
+    /// Each child Application's own automated sync (hop 2).
+    pub hop2_automated: Option<bool>,
+    pub wave: i64,
+    pub verdict: Verdict,
+}
+
+/// Every Application and ApplicationSet, and the facts about the repository.
+pub struct Model {
+    pub apps: Vec<App>,
+    pub facts: RepoFacts,
+    /// Whether a source's repoURL was matched by a git remote (`false`: no
+    /// remote names any source, so sources whose path exists in the tree
+    /// were taken as this repository, and the report says so).
+    pub identity_from_remotes: bool,
+    /// Whether an `argocd-cm` in the tree makes Applications report health
+    /// (so sync waves between child Applications wait for health).
+    pub app_health: bool,
+}
+
+impl Model {
+    /// Whether a source reads from this repository (and is not a Helm chart
+    /// repository).
+    pub fn is_this_repo(&self, src: &Source, tree: &dyn Tree) -> bool {
+        src.chart.is_none() && self.is_this_repo_url(src, tree)
+    }
+
+    /// Whether a source's repoURL is this repository (a chart source's
+    /// included: its `ref` may still point here).
+    fn is_this_repo_url(&self, src: &Source, tree: &dyn Tree) -> bool {
+        match repo_identity(&src.repo_url) {
+            Some(id) if self.identity_from_remotes => self.facts.identities.contains(&id),
+            Some(_) => match src.path.as_deref() {
+                Some(p) => !p.contains("{{") && tree.exists(&join(p, "")),
+                // A `ref` source has no path: it is this repository when
+                // another source of the tree's Applications names it.
+                None => src.ref_name.is_some(),
+            },
+            None => false,
+        }
+    }
+
+    /// The parents of `file`: each source of this repository whose path
+    /// holds it (covering it or not, with the reason), each multi-source
+    /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
+    /// generator whose `files` glob reads it.
+    fn parents(&self, file: &str, tree: &dyn Tree) -> Vec<Parent<'_>> {
+        let mut out = Vec::new();
+        for app in &self.apps {
+            for src in &app.sources {
+                if !self.is_this_repo_url(src, tree) {
+                    continue;
+                }
+                if let Some(r) = &src.ref_name {
+                    let wanted = format!("${r}/{file}");
+                    if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
+                        out.push(Parent {
+                            app,
+                            cover: Cover::Yes,
+                            revision: src.target_revision.clone(),
+                            automated: app.automated,
+                        });
+                    }
+                    if src.path.is_none() {
+                        continue;
+                    }
+                }
+                if src.chart.is_some() {
+                    continue;
+                }
+                let cover = covers(src, file, tree);
+                if cover == Cover::Yes || under(file, src.path.as_deref().unwrap_or("")).is_some() {
+                    out.push(Parent {
+                        app,
+                        cover,
+                        revision: src.target_revision.clone(),
+                        automated: app.automated,
+                    });
+                }
+            }
+            for g in &app.git_generators {
+                let this = repo_identity(&g.repo_url).is_some_and(|id| {
+                    !self.identity_from_remotes || self.facts.identities.contains(&id)
+                });
+                if this && g.files.iter().any(|glob| glob_match(glob, file)) {
+                    // The ApplicationSet controller reads the generator's
+                    // files by itself (it polls); its Applications then
+                    // sync under the template's policy.
+                    out.push(Parent {
+                        app,
+                        cover: Cover::Yes,
+                        revision: g.revision.clone(),
+                        automated: true,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The after-merge rows for the rewritten files.
+    pub fn rows(&self, rewritten: &[(String, Vec<String>)], tree: &dyn Tree) -> Vec<Row> {
+        let mut rows = Vec::new();
+        for (file, resources) in rewritten {
+            let children: Vec<&App> = self.apps.iter().filter(|a| &a.file == file).collect();
+            let hop2 = if children.is_empty() {
+                None
+            } else {
+                Some(children.iter().all(|c| c.automated))
+            };
+            let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
+            let parents = self.parents(file, tree);
+            if parents.is_empty() {
+                rows.push(Row {
+                    file: file.clone(),
+                    resources: resources.clone(),
+                    feeder: None,
+                    revision: None,
+                    revision_kind: None,
+                    tracks_base: false,
+                    hop1_automated: None,
+                    hop2_automated: hop2,
+                    wave,
+                    verdict: Verdict::NoFeeder,
+                });
+                continue;
+            }
+            for Parent {
+                app,
+                cover,
+                revision: rev,
+                automated,
+            } in parents
+            {
+                let revision = classify(&rev, &self.facts);
+                let verdict = match (&cover, &revision) {
+                    (Cover::No(why), _) => Verdict::NotIncluded(why.clone()),
+                    (_, Revision::Branch(b)) => Verdict::TracksBranch(b.clone()),
+                    (_, Revision::Pinned(r, k)) => Verdict::Pinned(r.clone(), k),
+                    (_, Revision::Unknown(r)) => Verdict::UnknownRevision(r.clone()),
+                    _ if automated => Verdict::Deploys,
+                    _ => Verdict::ManualSync,
+                };
+                rows.push(Row {
+                    file: file.clone(),
+                    resources: resources.clone(),
+                    feeder: Some((app.id(), app.file.clone())),
+                    revision: Some(if rev.is_empty() { "HEAD".into() } else { rev }),
+                    revision_kind: Some(revision.kind()),
+                    tracks_base: revision.tracks_base(),
+                    hop1_automated: Some(automated),
+                    hop2_automated: hop2,
+                    wave,
+                    verdict,
+                });
+            }
+        }
+        rows
+    }
+
+    /// The order a person follows after the merge: each parent that needs a
+    /// manual sync (parents before children), then the child Applications
+    /// by ascending wave. Each step says whether it is automatic.
+    pub fn order(&self, rows: &[Row]) -> Vec<Step> {
+        let mut steps = Vec::new();
+        let mut parents: BTreeMap<String, bool> = BTreeMap::new();
+        for r in rows.iter().filter(|r| r.verdict.deploys_on_merge()) {
+            if let (Some((p, _)), Some(auto)) = (&r.feeder, r.hop1_automated) {
+                parents.insert(p.clone(), auto);
+            }
+        }
+        // Parents fed by other parents come after them.
+        let depth = |id: &str| -> usize {
+            let mut d = 0;
+            let mut cur = self.apps.iter().find(|a| a.id() == id);
+            let mut seen = BTreeSet::new();
+            while let Some(app) = cur {
+                if !seen.insert(app.id()) {
+                    break;
+                }
+                let up = self.apps.iter().find(|p| {
+                    p.id() != app.id()
+                        && p.sources
+                            .iter()
+                            .any(|s| under(&app.file, s.path.as_deref().unwrap_or("-")).is_some())
+                });
+                if up.is_some() {
+                    d += 1;
+                }
+                cur = up;
+            }
+            d
+        };
+        let mut ps: Vec<(usize, String, bool)> = parents
+            .into_iter()
+            .map(|(p, a)| (depth(&p), p, a))
+            .collect();
+        ps.sort();
+        for (_, p, auto) in ps {
+            steps.push(Step {
+                what: p,
+                wave: None,
+                automated: auto,
+            });
+        }
+        let mut kids: Vec<(i64, String, bool)> = Vec::new();
+        let parent_ids: BTreeSet<String> = steps.iter().map(|s| s.what.clone()).collect();
+        for r in rows.iter().filter(|r| r.verdict.deploys_on_merge()) {
+            for app in self.apps.iter().filter(|a| a.file == r.file) {
+                let id = app.id();
+                if !parent_ids.contains(&id) && !kids.iter().any(|(_, k, _)| *k == id) {
+                    kids.push((app.wave, id, app.automated));
+                }
+            }
+        }
+        kids.sort();
+        for (w, id, auto) in kids {
+            steps.push(Step {
+                what: id,
+                wave: Some(w),
+                automated: auto,
+            });
+        }
+        steps
+    }
+
+    /// Whether sync waves between the child Applications cannot gate on
+    /// health: more than one wave among them and no Application health
+    /// customisation in an `argocd-cm` of the repository.
+    pub fn waves_without_health(&self, steps: &[Step]) -> bool {
+        let waves: BTreeSet<i64> = steps.iter().filter_map(|s| s.wave).collect();
+        waves.len() > 1 && !self.app_health
+    }
+}
+
+/// One step of the after-merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// `Kind/name`.
+    pub what: String,
+    /// The child's sync wave (`None` for a parent).
+    pub wave: Option<i64>,
+    pub automated: bool,
+}
+
+/// Whether an `argocd-cm` (as a ConfigMap, or as Helm values `configs.cm` of
+/// an Application installing ArgoCD) declares an Application health check.
+pub fn declares_app_health(doc: &Yaml) -> bool {
+    const KEY: &str = "resource.customizations.health.argoproj.io_Application";
+    let cm_data = |data: &Yaml| -> bool {
+        !s(data, KEY).is_badvalue()
+            || text(s(data, "resource.customizations"))
+                .is_some_and(|t| t.contains("argoproj.io/Application") && t.contains("health"))
+    };
+    let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
+        && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cm");
+    if is_cm && cm_data(s(doc, "data")) {
+        return true;
+    }
+    let helm = s(s(s(doc, "spec"), "source"), "helm");
+    if cm_data(s(s(s(helm, "valuesObject"), "configs"), "cm")) {
+        return true;
+    }
+    text(s(helm, "values")).is_some_and(|v| v.contains(KEY))
+}
+
+/// Reads every Application, ApplicationSet and `argocd-cm` below `root`
+/// from the given files (`/`-separated paths relative to `root`).
+pub fn read_apps(root: &Path, files: &[String]) -> (Vec<App>, bool) {
+    let mut apps = Vec::new();
+    let mut health = false;
+    for rel in files {
+        let Ok(raw) = std::fs::read_to_string(root.join(rel)) else {
+            continue;
+        };
+        if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
+            continue;
+        }
+        let raw = raw[crate::yaml::bom_len(&raw)..].to_string();
+        let text = match crate::yaml::mask_templates(&raw) {
+            Some((masked, _)) => masked,
+            None => raw,
+        };
+        let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(&text) else {
+            continue;
+        };
+        for doc in &docs {
+            health |= declares_app_health(doc);
+            let m = Manifest { file: rel, doc };
+            if let Some(app) = app_of(&m) {
+                apps.push(app);
+            }
+        }
+    }
+    (apps, health)
+}
+
+/// The after-merge answer for one rebind (or, without one, for every file
+/// an Application in the tree feeds): the rows, the order, the notes.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub base: Option<(String, &'static str)>,
+    pub rows: Vec<Row>,
+    pub order: Vec<Step>,
+    pub notes: Vec<String>,
+    /// Where the live state (`--live`) differs from git.
+    pub live: Vec<String>,
+}
+
+impl Report {
+    /// The rows that would not deploy on merge (what `--require-deploys`
+    /// refuses).
+    pub fn blocking(&self) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(|r| !r.verdict.deploys_on_merge())
+    }
+}
+
+/// The report for the `rewritten` files (`/`-separated, relative to the
+/// model's root, each with the resources the rebind touches in it).
+pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -> Report {
+    let tree = DiskTree {
+        root: root.to_path_buf(),
+    };
+    let rows = model.rows(rewritten, &tree);
+    let order = model.order(&rows);
+    let mut notes = Vec::new();
+    if model.facts.base.is_none() {
+        notes.push(
+            "the base branch is unknown (no --base, no remote HEAD, no upstream): `HEAD` is taken as the branch the cutover merges into".to_string(),
+        );
+    }
+    if !model.identity_from_remotes && rows.iter().any(|r| r.feeder.is_some()) {
+        notes.push(
+            "no git remote names a source's repoURL: a source was taken as this repository because its path exists in the tree".to_string(),
+        );
+    }
+    if model.waves_without_health(&order) {
+        notes.push(
+            "sync waves between child Applications do not wait for their health: no argocd-cm in this repository declares resource.customizations.health.argoproj.io_Application, so a later wave may start before an earlier one is healthy".to_string(),
+        );
+    }
+    Report {
+        base: model.facts.base.clone(),
+        rows,
+        order,
+        notes,
+        live: Vec::new(),
+    }
+}
+
+/// Applies a live dump (`kubectl get applications.argoproj.io -A -o json`,
+/// and the same for ApplicationSets; a `List` or a single object, JSON or
+/// YAML) to the model: the live spec of an Application wins over the
+/// committed one, and every difference that matters after the merge
+/// (sources, revisions, sync policy, wave) is returned as a finding. A live
+/// Application the repository does not hold (a root created by hand) joins
+/// the model as a parent, its file shown as `(live)`.
+pub fn apply_live(model: &mut Model, text: &str, origin: &str) -> Result<Vec<String>, String> {
+    let docs = yaml_rust2::YamlLoader::load_from_str(text)
+        .map_err(|e| format!("{origin}: not JSON or YAML: {e}"))?;
+    let mut findings = Vec::new();
+    let mut seen = 0usize;
+    for doc in &docs {
+        let items: Vec<&Yaml> = match s(doc, "items").as_vec() {
+            Some(items) => items.iter().collect(),
+            None => vec![doc],
+        };
+        for item in items {
+            let Some(live) = app_of(&Manifest {
+                file: "(live)",
+                doc: item,
+            }) else {
+                continue;
+            };
+            seen += 1;
+            match model
+                .apps
+                .iter_mut()
+                .find(|a| a.kind == live.kind && a.name == live.name)
+            {
+                Some(git) => {
+                    findings.extend(differences(git, &live));
+                    let file = std::mem::take(&mut git.file);
+                    *git = App { file, ..live };
+                }
+                None => {
+                    findings.push(format!(
+                        "{} is live but not in this repository (created by hand or kept elsewhere); its live spec is used",
+                        live.id()
+                    ));
+                    model.apps.push(live);
+                }
+            }
+        }
+    }
+    if seen == 0 {
+        return Err(format!(
+            "{origin}: holds no Application or ApplicationSet (expected `kubectl get applications.argoproj.io -A -o json`)"
+        ));
+    }
+    Ok(findings)
+}
+
+/// What differs between the committed and the live spec of one app.
+fn differences(git: &App, live: &App) -> Vec<String> {
+    let id = git.id();
+    let mut out = Vec::new();
+    let revs = |a: &App| -> Vec<String> {
+        a.sources
+            .iter()
+            .map(|s| {
+                if s.target_revision.is_empty() {
+                    "HEAD".to_string()
+                } else {
+                    s.target_revision.clone()
+                }
+            })
+            .collect()
+    };
+    if revs(git) != revs(live) {
+        out.push(format!(
+            "{id}: live targetRevision {} differs from git's {} ({}): the live value is what ArgoCD syncs",
+            revs(live).join(", "),
+            revs(git).join(", "),
+            git.file
+        ));
+    }
+    let paths = |a: &App| -> Vec<String> {
+        a.sources
+            .iter()
+            .map(|s| format!("{} {}", s.repo_url, s.path.clone().unwrap_or_default()))
+            .collect()
+    };
+    if paths(git) != paths(live) {
+        out.push(format!(
+            "{id}: live sources ({}) differ from git's ({})",
+            paths(live).join("; "),
+            paths(git).join("; ")
+        ));
+    }
+    if git.automated != live.automated {
+        let word = |b: bool| if b { "automated" } else { "manual" };
+        out.push(format!(
+            "{id}: live sync policy is {}, git says {}",
+            word(live.automated),
+            word(git.automated)
+        ));
+    }
+    if git.wave != live.wave {
+        out.push(format!(
+            "{id}: live sync wave {} differs from git's {}",
+            live.wave, git.wave
+        ));
+    }
+    out
+}
+
+/// The report for a planned rebind: the rewritten manifests (the repo
+/// config is not one) with the resources each change sits in.
+pub fn for_plans(
+    plans: &[crate::rewrite::FilePlan],
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+    live: Option<&Path>,
+) -> anyhow::Result<Report> {
+    let (root, mut model) = build(path, base, cutover);
+    let live_findings = read_live(&mut model, live)?;
+    let rewritten: Vec<(String, Vec<String>)> = plans
+        .iter()
+        .filter(|p| !p.is_config)
+        .map(|p| {
+            let abs = p.path.canonicalize().unwrap_or_else(|_| p.path.clone());
+            let rel = abs
+                .strip_prefix(&root)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_else(|_| p.rel.clone());
+            let mut resources: Vec<String> = Vec::new();
+            for c in &p.changes {
+                if let Some(r) = &c.resource {
+                    if !resources.contains(r) {
+                        resources.push(r.clone());
+                    }
+                }
+            }
+            (rel, resources)
+        })
+        .collect();
+    let mut r = report(&model, &root, &rewritten);
+    r.live = live_findings;
+    Ok(r)
+}
+
+/// Reads `--live FILE` (if given) into the model; see [`apply_live`].
+pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<String>> {
+    let Some(path) = live else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read --live: {e}", path.display()))?;
+    apply_live(model, &text, &path.display().to_string()).map_err(anyhow::Error::msg)
+}
+
+/// The model for the tree at `path`: the repository root ArgoCD resolves
+/// source paths against, and every Application and ApplicationSet in it.
+///
+/// The root is the git work tree when one of its remotes is the repository
+/// some Application's source names; the model then reads the whole work
+/// tree (a root Application may live outside `path`). Otherwise (no git
+/// repository, or no remote named by any source) the root is `path` itself
+/// and a source counts as this repository when its path exists in the tree;
+/// [`Model::identity_from_remotes`] says which.
+pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf, Model) {
+    let tree_root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let tree_root = if tree_root.is_file() {
+        tree_root
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(tree_root)
+    } else {
+        tree_root
+    };
+    let git = crate::git::repo_facts(&tree_root, base, cutover);
+    let (local, local_health) = read_apps(&tree_root, &yaml_files(&tree_root));
+    let named = |apps: &[App], facts: &RepoFacts| {
+        apps.iter()
+            .flat_map(|a| &a.sources)
+            .any(|s| repo_identity(&s.repo_url).is_some_and(|id| facts.identities.contains(&id)))
+    };
+    match git {
+        Some((workdir, facts)) if named(&local, &facts) => {
+            let (apps, app_health) = if workdir == tree_root {
+                (local, local_health)
+            } else {
+                read_apps(&workdir, &yaml_files(&workdir))
+            };
+            let model = Model {
+                apps,
+                facts,
+                identity_from_remotes: true,
+                app_health,
+            };
+            (workdir, model)
+        }
+        _ => {
+            // The enclosing repository (if any) is not the one the
+            // Applications name: its branches say nothing about theirs.
+            let facts = RepoFacts {
+                base: base.map(|b| (b.to_string(), "--base")),
+                ..RepoFacts::default()
+            };
+            let model = Model {
+                apps: local,
+                facts,
+                identity_from_remotes: false,
+                app_health: local_health,
+            };
+            (tree_root, model)
+        }
+    }
+}
+
+/// The YAML and JSON files below `root` (gitignore-aware, default globs),
+/// `/`-separated and relative to it.
+fn yaml_files(root: &Path) -> Vec<String> {
+    let req = crate::walk::WalkRequest::for_paths(&[root.to_path_buf()]);
+    let Ok(walk) = crate::walk::discover(&req) else {
+        return Vec::new();
+    };
+    walk.files()
+        .filter_map(|f| match f {
+            crate::walk::Found::Entry(e) if e.role == crate::walk::Role::Yaml => e
+                .path
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repository_urls_compare_as_argocd_places_them() {
+        let same = [
+            "https://github.com/Example/Platform-GitOps.git",
+            "https://github.com/example/platform-gitops",
+            "https://github.com/example/platform-gitops/",
+            "git@github.com:example/platform-gitops.git",
+            "ssh://git@github.com/example/platform-gitops.git",
+            "ssh://git@github.com:22/example/platform-gitops",
+            "https://user@github.com/example/platform-gitops.git",
+        ];
+        for u in same {
+            assert_eq!(
+                repo_identity(u).as_deref(),
+                Some("github.com/example/platform-gitops"),
+                "{u}"
+            );
+        }
+        assert_ne!(
+            repo_identity("https://github.com/example/platform-gitops-old"),
+            repo_identity("https://github.com/example/platform-gitops")
+        );
+        assert_eq!(repo_identity("/srv/git/repo"), None);
+        assert_eq!(repo_identity(""), None);
+    }
+
+    fn facts() -> RepoFacts {
+        RepoFacts {
+            base: Some(("main".into(), "--base")),
+            default_branch: Some("main".into()),
+            branches: ["main", "release", "rebind/x"].map(String::from).into(),
+            tags: ["v1.2.0"].map(String::from).into(),
+            ..RepoFacts::default()
+        }
+    }
+
+    #[test]
+    fn revisions_are_classified_like_argocd_resolves_them() {
+        let f = facts();
+        assert_eq!(classify("", &f), Revision::Base);
+        assert_eq!(classify("HEAD", &f), Revision::Base);
+        assert_eq!(classify("main", &f), Revision::Base);
+        assert_eq!(classify("refs/heads/main", &f), Revision::Base);
+        assert_eq!(classify("release", &f), Revision::Branch("release".into()));
+        assert_eq!(
+            classify("v1.2.0", &f),
+            Revision::Pinned("v1.2.0".into(), "tag")
+        );
+        assert_eq!(
+            classify("v9.9.9", &f),
+            Revision::Pinned("v9.9.9".into(), "tag")
+        );
+        assert_eq!(
+            classify("1.*", &f),
+            Revision::Pinned("1.*".into(), "semver range")
+        );
+        assert_eq!(
+            classify(">=1.2.0 <2", &f),
+            Revision::Pinned(">=1.2.0 <2".into(), "semver range")
+        );
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(classify(sha, &f), Revision::Pinned(sha.into(), "commit"));
+        assert_eq!(
+            classify("feature-x", &f),
+            Revision::Unknown("feature-x".into())
+        );
+        let mut other = facts();
+        other.base = Some(("release".into(), "--base"));
+        assert_eq!(
+            classify("HEAD", &other),
+            Revision::Branch("HEAD (main)".into())
+        );
+        let unknown = RepoFacts::default();
+        assert_eq!(classify("", &unknown), Revision::HeadAssumed);
+    }
+
+    #[test]
+    fn globs_follow_argocd_directory_patterns() {
+        assert!(glob_match("*.yaml", "a.yaml"));
+        assert!(glob_match("*.yaml", "sub/a.yaml"));
+        assert!(glob_match("{*.yml,*.yaml}", "a.yml"));
+        assert!(!glob_match("{*.yml,*.yaml}", "a.json"));
+        assert!(glob_match("some-directory/*", "some-directory/x.yaml"));
+        assert!(!glob_match("some-directory/*", "other/x.yaml"));
+        assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
+        assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
+        assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
+    }
+
+    struct Fake {
+        files: Vec<&'static str>,
+        kustomizations: Vec<(&'static str, &'static str)>,
+    }
+
+    impl Tree for Fake {
+        fn exists(&self, rel: &str) -> bool {
+            self.files
+                .iter()
+                .any(|f| *f == rel || f.starts_with(&format!("{rel}/")) || rel.is_empty())
+        }
+        fn kustomization(&self, dir: &str) -> Option<Yaml> {
+            let (_, text) = self.kustomizations.iter().find(|(d, _)| *d == dir)?;
+            yaml_rust2::YamlLoader::load_from_str(text)
+                .ok()?
+                .into_iter()
+                .next()
+        }
+    }
+
+    fn dir_source(path: &str, recurse: bool) -> Source {
+        Source {
+            repo_url: "https://git.example.com/p.git".into(),
+            path: Some(path.into()),
+            directory: Directory {
+                recurse,
+                ..Directory::default()
+            },
+            ..Source::default()
+        }
+    }
+
+    #[test]
+    fn directory_sources_cover_by_recurse_include_and_exclude() {
+        let t = Fake {
+            files: vec!["apps/a.yaml", "apps/sub/b.yaml", "apps/README.md"],
+            kustomizations: vec![],
+        };
+        assert_eq!(
+            covers(&dir_source("apps", false), "apps/a.yaml", &t),
+            Cover::Yes
+        );
+        assert!(matches!(
+            covers(&dir_source("apps", false), "apps/sub/b.yaml", &t),
+            Cover::No(why) if why.contains("recurse is off")
+        ));
+        assert_eq!(
+            covers(&dir_source("apps", true), "apps/sub/b.yaml", &t),
+            Cover::Yes
+        );
+        assert!(matches!(
+            covers(&dir_source("apps", true), "apps/README.md", &t),
+            Cover::No(_)
+        ));
+        let mut inc = dir_source("apps", true);
+        inc.directory.include = Some("sub/*".into());
+        assert!(matches!(covers(&inc, "apps/a.yaml", &t), Cover::No(w) if w.contains("include")));
+        let mut exc = dir_source("apps", true);
+        exc.directory.exclude = Some("{a.yaml}".into());
+        assert!(matches!(covers(&exc, "apps/a.yaml", &t), Cover::No(w) if w.contains("exclude")));
+        assert!(matches!(
+            covers(&dir_source("other", true), "apps/a.yaml", &t),
+            Cover::No(_)
+        ));
+        assert_eq!(covers(&dir_source(".", false), "top.yaml", &t), Cover::Yes);
+    }
+
+    #[test]
+    fn kustomize_sources_cover_only_what_the_kustomization_lists() {
+        let t = Fake {
+            files: vec![
+                "apps/kustomization.yaml",
+                "apps/a.yaml",
+                "apps/b.yaml",
+                "apps/nested/c.yaml",
+            ],
+            kustomizations: vec![
+                (
+                    "apps",
+                    "resources: [a.yaml, nested]\npatches: [{path: p.yaml}]\n",
+                ),
+                ("apps/nested", "resources: [c.yaml]\n"),
+            ],
+        };
+        let src = dir_source("apps", false);
+        assert_eq!(covers(&src, "apps/a.yaml", &t), Cover::Yes);
+        assert_eq!(covers(&src, "apps/nested/c.yaml", &t), Cover::Yes);
+        assert_eq!(covers(&src, "apps/p.yaml", &t), Cover::Yes);
+        assert!(matches!(
+            covers(&src, "apps/b.yaml", &t),
+            Cover::No(w) if w.contains("does not list it")
+        ));
+    }
+
+    fn load(text: &str) -> Vec<App> {
+        yaml_rust2::YamlLoader::load_from_str(text)
+            .unwrap()
+            .iter()
+            .filter_map(|doc| {
+                app_of(&Manifest {
+                    file: "f.yaml",
+                    doc,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn applications_and_applicationsets_are_read_with_policy_and_wave() {
+        let apps = load(
+            "kind: Application\nmetadata: {name: a, annotations: {argocd.argoproj.io/sync-wave: \"-1\"}}\nspec:\n  source: {repoURL: r, path: p, targetRevision: v1.0.0, directory: {recurse: true}}\n  syncPolicy: {automated: {prune: true}}\n---\nkind: Application\nmetadata: {name: off}\nspec:\n  sources: [{repoURL: r, path: p}, {repoURL: r, ref: values}]\n  syncPolicy: {automated: {enabled: false}}\n---\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators:\n  - matrix: {generators: [{git: {repoURL: r, revision: release}}, {list: {elements: []}}]}\n  template:\n    spec:\n      source: {repoURL: r, path: q}\n      syncPolicy: {automated: {}}\n",
+        );
+        assert_eq!(apps.len(), 3);
+        assert_eq!((apps[0].wave, apps[0].automated), (-1, true));
+        assert!(apps[0].sources[0].directory.recurse);
+        assert_eq!(apps[0].sources[0].target_revision, "v1.0.0");
+        assert!(!apps[1].automated);
+        assert_eq!(apps[1].sources.len(), 2);
+        assert_eq!(apps[1].sources[1].ref_name.as_deref(), Some("values"));
+        assert!(apps[2].automated);
+        assert_eq!(
+            apps[2].git_generators,
+            vec![GitGenerator {
+                repo_url: "r".into(),
+                revision: "release".into(),
+                files: vec![],
+            }]
+        );
+    }
+
+    #[test]
+    fn application_health_customisation_is_recognised() {
+        let yes = yaml_rust2::YamlLoader::load_from_str(
+            "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.argoproj.io_Application: |\n    hs = {}\n",
+        )
+        .unwrap();
+        assert!(declares_app_health(&yes[0]));
+        let no = yaml_rust2::YamlLoader::load_from_str(
+            "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {url: https://argocd.example.com}\n",
+        )
+        .unwrap();
+        assert!(!declares_app_health(&no[0]));
+    }
+}

@@ -1,0 +1,750 @@
+//! EKS OIDC issuers: the rules that say what text names a cluster's issuer
+//! (as a URL, as the scheme-less host path of IAM condition keys, or inside
+//! an `oidc-provider` ARN), and the reading of IAM trust policies that
+//! trust one.
+//!
+//! A rebuilt EKS cluster gets a new issuer. Every IAM role its pods assume
+//! through IRSA trusts an issuer by name, so a role that trusts only the old
+//! one denies the new cluster's pods their AWS credentials, with no error at
+//! deploy time. This module finds every reference and tells, per trust
+//! statement, which cluster issuers it trusts.
+
+use serde::Deserialize;
+use std::collections::BTreeSet;
+use yaml_rust2::Yaml;
+
+/// An EKS cluster's OIDC issuer: `oidc.eks.<region>.amazonaws.com[.cn]/id/<ID>`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Issuer {
+    pub region: String,
+    /// The issuer id as written (EKS writes 32 upper-case hex digits).
+    pub id: String,
+    /// Under `amazonaws.com.cn` (the China partition).
+    pub china: bool,
+}
+
+impl Issuer {
+    /// The scheme-less form IAM uses in condition keys and provider ARNs.
+    pub fn host_path(&self) -> String {
+        let suffix = if self.china { ".cn" } else { "" };
+        format!(
+            "oidc.eks.{}.amazonaws.com{suffix}/id/{}",
+            self.region, self.id
+        )
+    }
+
+    /// The issuer URL, as `aws eks describe-cluster` gives it.
+    pub fn url(&self) -> String {
+        format!("https://{}", self.host_path())
+    }
+
+    /// Parses an issuer in any of its forms (URL, host path, provider ARN).
+    pub fn parse(s: &str) -> Option<Issuer> {
+        let found = find(s.trim());
+        match found.as_slice() {
+            [one] if one.start == 0 || s.trim().starts_with("arn:") => Some(one.issuer.clone()),
+            _ => None,
+        }
+    }
+
+    /// Ids compare case-insensitively (IAM compares the host path as
+    /// written; EKS always writes upper case).
+    pub fn same(&self, other: &Issuer) -> bool {
+        self.region == other.region
+            && self.china == other.china
+            && self.id.eq_ignore_ascii_case(&other.id)
+    }
+}
+
+/// How a reference spells the issuer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Form {
+    /// `https://oidc.eks.../id/ID`.
+    Url,
+    /// `oidc.eks.../id/ID`, with the condition key's suffix (`sub`, `aud`,
+    /// `amr`) when one follows.
+    HostPath { key: Option<String> },
+    /// `arn:<partition>:iam::<account>:oidc-provider/oidc.eks.../id/ID`.
+    ProviderArn { partition: String, account: String },
+}
+
+impl Form {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Form::Url => "issuer URL",
+            Form::HostPath { key: Some(_) } => "condition key",
+            Form::HostPath { key: None } => "issuer host path",
+            Form::ProviderArn { .. } => "provider ARN",
+        }
+    }
+}
+
+/// One reference found in a text: the byte range of the whole reference
+/// (ARN prefix, scheme and condition suffix included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub issuer: Issuer,
+    pub form: Form,
+    pub start: usize,
+    pub end: usize,
+}
+
+const PARTITIONS: [&str; 3] = ["aws", "aws-cn", "aws-us-gov"];
+
+fn is_region(r: &str) -> bool {
+    // `us-east-1`, `us-gov-west-1`, `cn-northwest-1`, `ap-southeast-5`, `eu-isoe-west-1`.
+    let parts: Vec<&str> = r.split('-').collect();
+    parts.len() >= 3
+        && parts[0].len() == 2
+        && parts[0].bytes().all(|b| b.is_ascii_lowercase())
+        && parts[1..parts.len() - 1]
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase()))
+        && parts[parts.len() - 1].bytes().all(|b| b.is_ascii_digit())
+        && !parts[parts.len() - 1].is_empty()
+}
+
+fn is_id(id: &str) -> bool {
+    (16..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Every issuer reference in `text`, in order. Another OIDC provider (a CI
+/// token issuer, an identity provider) is never one, and neither is an id
+/// alone: the `oidc.eks.<region>.amazonaws.com/id/` host path is required.
+pub fn find(text: &str) -> Vec<Found> {
+    let mut out = Vec::new();
+    let lower = text.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find("oidc.eks.").map(|i| i + from) {
+        from = i + 1;
+        if let Some(f) = at(text, &lower, i) {
+            from = f.end;
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The reference whose host starts at byte `i` (`oidc.eks.`), if it is one.
+fn at(text: &str, lower: &str, i: usize) -> Option<Found> {
+    let rest = &lower[i + "oidc.eks.".len()..];
+    let dot = rest.find('.')?;
+    let region = &rest[..dot];
+    if !is_region(region) {
+        return None;
+    }
+    let after = &rest[dot..];
+    let (china, tail) = if let Some(t) = after.strip_prefix(".amazonaws.com.cn/id/") {
+        (true, t)
+    } else if let Some(t) = after.strip_prefix(".amazonaws.com/id/") {
+        (false, t)
+    } else {
+        return None;
+    };
+    let id_len = tail.bytes().take_while(|b| b.is_ascii_hexdigit()).count();
+    let id_start = lower.len() - tail.len();
+    let id = &text[id_start..id_start + id_len];
+    if !is_id(id) {
+        return None;
+    }
+    // A hex digit or letter glued on means a longer word, not this id.
+    if lower[id_start + id_len..]
+        .bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    let issuer = Issuer {
+        region: region.to_string(),
+        id: id.to_string(),
+        china,
+    };
+    let mut end = id_start + id_len;
+    // Before the host: a scheme, an ARN prefix, or nothing.
+    let before = &lower[..i];
+    let (start, form) = if before.ends_with("https://") {
+        (i - "https://".len(), Form::Url)
+    } else if let Some((start, partition, account)) = arn_prefix(before) {
+        (start, Form::ProviderArn { partition, account })
+    } else {
+        let key = ["sub", "aud", "amr"].iter().find_map(|k| {
+            lower[end..]
+                .strip_prefix(':')
+                .and_then(|r| r.strip_prefix(k))
+                .filter(|r| !r.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric()))
+                .map(|_| k.to_string())
+        });
+        if let Some(k) = &key {
+            end += 1 + k.len();
+        }
+        (i, Form::HostPath { key })
+    };
+    Some(Found {
+        issuer,
+        form,
+        start,
+        end,
+    })
+}
+
+/// `arn:<partition>:iam::<12 digits>:oidc-provider/` ending `before`.
+fn arn_prefix(before: &str) -> Option<(usize, String, String)> {
+    let b = before.strip_suffix(":oidc-provider/")?;
+    let account_start = b.len() - b.bytes().rev().take_while(|c| c.is_ascii_digit()).count();
+    let account = &b[account_start..];
+    if account.len() != 12 {
+        return None;
+    }
+    let b = b[..account_start].strip_suffix(":iam::")?;
+    let partition = PARTITIONS
+        .iter()
+        .find(|p| b.ends_with(&format!("arn:{p}")))?;
+    let start = b.len() - format!("arn:{partition}").len();
+    Some((start, partition.to_string(), account.to_string()))
+}
+
+/// A dynamic trust: the issuer is read from the cluster at apply time
+/// (Terraform's `data.aws_eks_cluster.X.identity[0].oidc[0].issuer`, the
+/// EKS module's `oidc_provider_arn`), so a rebuild needs nothing here.
+pub fn dynamic_trusts(text: &str) -> Vec<(usize, &'static str)> {
+    const SIGNS: [(&str, &str); 4] = [
+        (
+            ".identity[0].oidc[0].issuer",
+            "the cluster's issuer, read at apply time",
+        ),
+        (
+            "module.eks.oidc_provider_arn",
+            "the EKS module's provider ARN output",
+        ),
+        ("module.eks.oidc_provider", "the EKS module's issuer output"),
+        (
+            "aws_iam_openid_connect_provider.",
+            "a provider resource of the same configuration",
+        ),
+    ];
+    let mut out = Vec::new();
+    for (sign, what) in SIGNS {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(sign).map(|i| i + from) {
+            out.push((i, what));
+            from = i + sign.len();
+        }
+    }
+    out.sort();
+    out.dedup_by_key(|(i, _)| *i);
+    out
+}
+
+/// One statement of a trust policy that federates through an EKS issuer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustStatement {
+    /// `Sid`, else the statement's index.
+    pub sid: String,
+    /// The accounts of its `oidc-provider` principals.
+    pub accounts: BTreeSet<String>,
+    /// The issuers it trusts (principals and condition keys together).
+    pub issuers: Vec<Issuer>,
+}
+
+/// What a trust statement means for a cutover.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coverage {
+    /// Trusts the old issuer and not the new: the new cluster's pods will
+    /// be denied; add the new issuer before the cutover.
+    OldOnly,
+    /// Trusts both: ready; remove the old issuer after the teardown.
+    Both,
+    /// Trusts the new issuer only.
+    NewOnly,
+    /// Trusts neither: another cluster's role.
+    Neither,
+}
+
+impl Coverage {
+    pub fn key(self) -> &'static str {
+        match self {
+            Coverage::OldOnly => "old_only",
+            Coverage::Both => "old_and_new",
+            Coverage::NewOnly => "new_only",
+            Coverage::Neither => "neither",
+        }
+    }
+
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Coverage::OldOnly => {
+                "trusts only the old issuer: the new cluster's pods will be denied; add the new issuer before the cutover"
+            }
+            Coverage::Both => "trusts both: ready; remove the old issuer after the old cluster is torn down",
+            Coverage::NewOnly => "trusts only the new issuer",
+            Coverage::Neither => "trusts neither issuer (another cluster's role)",
+        }
+    }
+}
+
+impl TrustStatement {
+    pub fn coverage(&self, old: &Issuer, new: &Issuer) -> Coverage {
+        let has = |i: &Issuer| self.issuers.iter().any(|x| x.same(i));
+        match (has(old), has(new)) {
+            (true, false) => Coverage::OldOnly,
+            (true, true) => Coverage::Both,
+            (false, true) => Coverage::NewOnly,
+            (false, false) => Coverage::Neither,
+        }
+    }
+}
+
+fn yaml_text(y: &Yaml) -> Option<&str> {
+    match y {
+        Yaml::String(s) => Some(s),
+        _ => None,
+    }
+}
+
+fn each(y: &Yaml) -> Vec<&Yaml> {
+    match y {
+        Yaml::Array(a) => a.iter().collect(),
+        Yaml::BadValue | Yaml::Null => Vec::new(),
+        other => vec![other],
+    }
+}
+
+/// Every string of a value, keys included (condition keys are keys).
+fn strings<'a>(y: &'a Yaml, out: &mut Vec<&'a str>) {
+    match y {
+        Yaml::String(s) => out.push(s),
+        Yaml::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Yaml::Hash(h) => {
+            for (k, v) in h {
+                strings(k, out);
+                strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The federated trust statements of one policy document (a mapping with
+/// `Statement`).
+fn statements_of(policy: &Yaml) -> Vec<TrustStatement> {
+    let mut out = Vec::new();
+    for (n, st) in each(&policy["Statement"]).into_iter().enumerate() {
+        let principals = each(&st["Principal"]["Federated"]);
+        let mut accounts = BTreeSet::new();
+        let mut issuers: Vec<Issuer> = Vec::new();
+        for p in principals {
+            let mut texts = Vec::new();
+            strings(p, &mut texts);
+            for t in texts {
+                for f in find(t) {
+                    if let Form::ProviderArn { account, .. } = &f.form {
+                        accounts.insert(account.clone());
+                    }
+                    if !issuers.iter().any(|i| i.same(&f.issuer)) {
+                        issuers.push(f.issuer);
+                    }
+                }
+            }
+        }
+        if issuers.is_empty() {
+            continue;
+        }
+        let mut texts = Vec::new();
+        strings(&st["Condition"], &mut texts);
+        for t in texts {
+            for f in find(t) {
+                if !issuers.iter().any(|i| i.same(&f.issuer)) {
+                    issuers.push(f.issuer);
+                }
+            }
+        }
+        let sid = yaml_text(&st["Sid"])
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("statement {}", n + 1));
+        out.push(TrustStatement {
+            sid,
+            accounts,
+            issuers,
+        });
+    }
+    out
+}
+
+/// A trust document found in a file: where (the path of keys to it) and
+/// its federated statements.
+#[derive(Debug, Clone)]
+pub struct TrustDoc {
+    /// `Kind/name` of the manifest, or the CloudFormation resource, if any.
+    pub resource: Option<String>,
+    /// The path to the policy (`spec.assumeRolePolicyDocument (JSON string)`).
+    pub at: String,
+    pub statements: Vec<TrustStatement>,
+}
+
+/// Every trust document in one decoded YAML/JSON document: mappings with a
+/// `Statement`, and strings that are JSON policies (ACK's
+/// `assumeRolePolicyDocument`, Crossplane's `assumeRolePolicy`).
+pub fn trust_docs(doc: &Yaml) -> Vec<TrustDoc> {
+    let resource = match (yaml_text(&doc["kind"]), yaml_text(&doc["metadata"]["name"])) {
+        (Some(k), Some(n)) => Some(format!("{k}/{n}")),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    walk(doc, &mut String::new(), &resource, &mut out, 0);
+    out
+}
+
+fn walk(
+    y: &Yaml,
+    path: &mut String,
+    resource: &Option<String>,
+    out: &mut Vec<TrustDoc>,
+    depth: usize,
+) {
+    if depth > 64 {
+        return;
+    }
+    match y {
+        Yaml::Hash(h) => {
+            if !y["Statement"].is_badvalue() {
+                let statements = statements_of(y);
+                if !statements.is_empty() {
+                    out.push(TrustDoc {
+                        resource: resource.clone(),
+                        at: if path.is_empty() {
+                            ".".into()
+                        } else {
+                            path.clone()
+                        },
+                        statements,
+                    });
+                }
+                return;
+            }
+            for (k, v) in h {
+                let key = match k {
+                    Yaml::String(s) => s.clone(),
+                    _ => continue,
+                };
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key);
+                // A CloudFormation role is named by its logical id.
+                let res = if matches!(&v["Type"], Yaml::String(t) if t == "AWS::IAM::Role") {
+                    Some(format!("AWS::IAM::Role/{key}"))
+                } else {
+                    resource.clone()
+                };
+                walk(v, path, &res, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        Yaml::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk(v, path, resource, out, depth + 1);
+                path.truncate(len);
+            }
+        }
+        Yaml::String(s) if s.contains("Statement") && s.trim_start().starts_with('{') => {
+            if let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(s) {
+                for d in &docs {
+                    let mut inner = Vec::new();
+                    walk(d, &mut String::new(), resource, &mut inner, depth + 1);
+                    for mut t in inner {
+                        t.at = format!("{path} (JSON string)");
+                        out.push(t);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `aws eks describe-cluster` output: the cluster's name, ARN, endpoint
+/// and issuer together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    pub name: String,
+    pub arn: Option<String>,
+    pub endpoint: String,
+    pub issuer: Issuer,
+}
+
+#[derive(Deserialize)]
+struct DescribeFile {
+    cluster: DescribeCluster,
+}
+
+#[derive(Deserialize)]
+struct DescribeCluster {
+    name: String,
+    arn: Option<String>,
+    endpoint: String,
+    identity: DescribeIdentity,
+}
+
+#[derive(Deserialize)]
+struct DescribeIdentity {
+    oidc: DescribeOidc,
+}
+
+#[derive(Deserialize)]
+struct DescribeOidc {
+    issuer: String,
+}
+
+/// Reads `aws eks describe-cluster --output json`.
+pub fn parse_describe(text: &str) -> Result<Described, String> {
+    let f: DescribeFile = serde_json::from_str(text).map_err(|e| {
+        format!("not `aws eks describe-cluster` JSON (cluster.name, .endpoint, .identity.oidc.issuer): {e}")
+    })?;
+    let issuer = Issuer::parse(&f.cluster.identity.oidc.issuer).ok_or_else(|| {
+        format!(
+            "cluster.identity.oidc.issuer `{}` is not an EKS issuer URL",
+            f.cluster.identity.oidc.issuer
+        )
+    })?;
+    Ok(Described {
+        name: f.cluster.name,
+        arn: f.cluster.arn,
+        endpoint: f.cluster.endpoint,
+        issuer,
+    })
+}
+
+/// The EKS endpoint host's 32-hex id, when the endpoint is an EKS one. In
+/// every public sample it equals the cluster's issuer id; that is not a
+/// documented contract, so it is only ever offered as a labelled
+/// suggestion.
+pub fn endpoint_id(endpoint: &str) -> Option<String> {
+    let host = endpoint.strip_prefix("https://").unwrap_or(endpoint);
+    let first = host.split(['.', '/', ':']).next()?;
+    (first.len() == 32 && first.bytes().all(|b| b.is_ascii_hexdigit()) && host.contains(".eks."))
+        .then(|| first.to_ascii_uppercase())
+}
+
+/// One issuer reference in a file of the tree.
+#[derive(Debug, Clone)]
+pub struct Reference {
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    pub found: Found,
+    /// Read as YAML/JSON (a value or a key) or as text (HCL, tfvars,
+    /// shell: a mention to act on by hand).
+    pub in_manifest: bool,
+}
+
+/// A trust document with the file it is in.
+#[derive(Debug, Clone)]
+pub struct FileTrust {
+    pub rel: String,
+    pub doc: TrustDoc,
+}
+
+/// Everything the identity inventory found below the walked paths.
+#[derive(Debug, Clone, Default)]
+pub struct Inventory {
+    pub references: Vec<Reference>,
+    /// Dynamic trusts (file, line, what): nothing to change.
+    pub dynamic: Vec<(String, usize, &'static str)>,
+    pub trusts: Vec<FileTrust>,
+    /// `eks.amazonaws.com/role-arn` annotations (file, line, role ARN): a
+    /// hint only, when a role's name carries the old cluster's name.
+    pub role_arns: Vec<(String, usize, String)>,
+}
+
+/// Reads every file of the walk for issuer references, dynamic trusts and
+/// trust documents.
+pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
+    use crate::walk::{Found as W, Role};
+    let mut inv = Inventory::default();
+    for item in walk.files() {
+        let W::Entry(e) = item else { continue };
+        let Ok(bytes) = std::fs::read(&e.path) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let index = crate::yaml::LineIndex::new(&text);
+        // JSON may write `/` as `\/`; the same line, read with it undone.
+        let unescaped = text.replace("\\/", "/");
+        let view = if unescaped.len() != text.len() {
+            &unescaped
+        } else {
+            &text
+        };
+        let view_index = crate::yaml::LineIndex::new(view);
+        for f in find(view) {
+            let (line, column) = view_index.position(view, f.start);
+            inv.references.push(Reference {
+                rel: e.rel.clone(),
+                line,
+                column,
+                found: f,
+                in_manifest: e.role == Role::Yaml,
+            });
+        }
+        const ROLE_ARN: &str = "eks.amazonaws.com/role-arn";
+        let mut from = 0;
+        while let Some(i) = text[from..].find(ROLE_ARN).map(|i| i + from) {
+            from = i + ROLE_ARN.len();
+            let rest = text[from..].trim_start_matches(['"', '\'', ':', ' ', '=']);
+            let arn: String = rest
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ',' | '}'))
+                .collect();
+            if arn.starts_with("arn:") && arn.contains(":role/") {
+                inv.role_arns
+                    .push((e.rel.clone(), index.position(&text, i).0, arn));
+            }
+        }
+        for (at, what) in dynamic_trusts(&text) {
+            inv.dynamic
+                .push((e.rel.clone(), index.position(&text, at).0, what));
+        }
+        if e.role == Role::Yaml && text.contains("Statement") {
+            let body = &text[crate::yaml::bom_len(&text)..];
+            let masked = crate::yaml::mask_templates(body).map(|(m, _)| m);
+            let body = masked.as_deref().unwrap_or(body);
+            if let Ok(docs) = yaml_rust2::YamlLoader::load_from_str(body) {
+                for d in &docs {
+                    for doc in trust_docs(d) {
+                        inv.trusts.push(FileTrust {
+                            rel: e.rel.clone(),
+                            doc,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
+
+    #[test]
+    fn every_form_is_found_with_its_extent() {
+        let url = format!("https://oidc.eks.ap-northeast-2.amazonaws.com/id/{ID}");
+        let f = find(&format!("issuer: {url}\n"));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].form, Form::Url);
+        assert_eq!(&format!("issuer: {url}\n")[f[0].start..f[0].end], url);
+
+        let key = format!("\"oidc.eks.us-gov-west-1.amazonaws.com/id/{ID}:sub\": \"system:serviceaccount:kube-system:karpenter\"");
+        let f = find(&key);
+        assert_eq!(
+            f[0].form,
+            Form::HostPath {
+                key: Some("sub".into())
+            }
+        );
+        assert_eq!(f[0].issuer.region, "us-gov-west-1");
+        assert!(key[f[0].start..f[0].end].ends_with(":sub"));
+
+        for (partition, host) in [
+            ("aws", "oidc.eks.us-east-1.amazonaws.com"),
+            ("aws-cn", "oidc.eks.cn-northwest-1.amazonaws.com.cn"),
+            ("aws-us-gov", "oidc.eks.us-gov-east-1.amazonaws.com"),
+        ] {
+            let arn = format!("arn:{partition}:iam::123456789012:oidc-provider/{host}/id/{ID}");
+            let f = find(&format!("Federated: {arn}"));
+            assert_eq!(f.len(), 1, "{arn}");
+            assert_eq!(
+                f[0].form,
+                Form::ProviderArn {
+                    partition: partition.into(),
+                    account: "123456789012".into()
+                }
+            );
+            assert_eq!(&format!("Federated: {arn}")[f[0].start..f[0].end], arn);
+            assert_eq!(f[0].issuer.china, partition == "aws-cn");
+        }
+    }
+
+    #[test]
+    fn other_oidc_providers_and_bare_ids_are_never_cluster_issuers() {
+        let negatives = [
+            "https://token.actions.githubusercontent.com",
+            "token.actions.githubusercontent.com:sub",
+            "arn:aws:iam::123456789012:oidc-provider/token.actions.githubusercontent.com",
+            "https://gitlab.com",
+            "https://accounts.google.com",
+            "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0",
+            "https://oidc.circleci.com/org/5f2c8a1e-9b3d-4c7a-8e6f-1b2d3c4a5e6f",
+            "https://app.terraform.io",
+            "https://sts.windows.net/9188040d-6c67-4c5b-b112-36a304b66dad/",
+            "https://oidc.eks.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+            "https://oidc.eks.ap-northeast-2.amazonaws.com/id/",
+            "oidc.eks.ap-northeast-2.amazonaws.com.evil.example/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+            "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+            "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com",
+            "https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6FXYZ",
+        ];
+        for n in negatives {
+            assert!(find(n).is_empty(), "{n}: {:?}", find(n));
+        }
+    }
+
+    #[test]
+    fn statements_report_their_issuers_and_coverage() {
+        let policy = format!(
+            r#"{{"Version":"2012-10-17","Statement":[
+              {{"Sid":"Old","Effect":"Allow","Principal":{{"Federated":"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{ID}"}},
+               "Action":"sts:AssumeRoleWithWebIdentity",
+               "Condition":{{"StringEquals":{{"oidc.eks.eu-west-1.amazonaws.com/id/{ID}:sub":"system:serviceaccount:a:b"}}}}}},
+              {{"Effect":"Allow","Principal":{{"Service":"ec2.amazonaws.com"}},"Action":"sts:AssumeRole"}}]}}"#
+        );
+        let docs = yaml_rust2::YamlLoader::load_from_str(&policy).unwrap();
+        let t = trust_docs(&docs[0]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].statements.len(), 1);
+        let st = &t[0].statements[0];
+        assert_eq!(st.sid, "Old");
+        assert_eq!(st.accounts, ["111122223333".to_string()].into());
+        let old =
+            Issuer::parse(&format!("https://oidc.eks.eu-west-1.amazonaws.com/id/{ID}")).unwrap();
+        let new = Issuer::parse(
+            "https://oidc.eks.eu-west-1.amazonaws.com/id/0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A",
+        )
+        .unwrap();
+        assert_eq!(st.coverage(&old, &new), Coverage::OldOnly);
+        assert_eq!(st.coverage(&new, &old), Coverage::NewOnly);
+    }
+
+    #[test]
+    fn embedded_json_policies_are_read() {
+        let ack = format!(
+            "apiVersion: iam.services.k8s.aws/v1alpha1\nkind: Role\nmetadata: {{name: karpenter}}\nspec:\n  assumeRolePolicyDocument: |\n    {{\"Statement\": [{{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{ID}\"}}}}]}}\n"
+        );
+        let docs = yaml_rust2::YamlLoader::load_from_str(&ack).unwrap();
+        let t = trust_docs(&docs[0]);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert_eq!(t[0].resource.as_deref(), Some("Role/karpenter"));
+        assert_eq!(t[0].at, "spec.assumeRolePolicyDocument (JSON string)");
+    }
+
+    #[test]
+    fn describe_cluster_output_is_read() {
+        let d = parse_describe(&format!(
+            r#"{{"cluster": {{"name": "prod-blue", "arn": "arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue", "endpoint": "https://{ID}.gr7.eu-west-1.eks.amazonaws.com", "identity": {{"oidc": {{"issuer": "https://oidc.eks.eu-west-1.amazonaws.com/id/{ID}"}}}}}}}}"#
+        ))
+        .unwrap();
+        assert_eq!(d.name, "prod-blue");
+        assert_eq!(d.issuer.id, ID);
+        assert_eq!(endpoint_id(&d.endpoint).as_deref(), Some(ID));
+        assert!(parse_describe("{}").is_err());
+    }
+}

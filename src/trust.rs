@@ -1,0 +1,650 @@
+//! The safe identity change: add trust for the new cluster's OIDC issuer
+//! next to each statement that trusts the old one (`--trust add`), and later
+//! remove the statements that trust only a retired issuer (`--trust
+//! remove-retired`), format-preserving and verified like every rewrite.
+//!
+//! During a blue/green overlap both clusters run: replacing the old issuer
+//! by the new one would cut the old cluster off and break rollback. So a
+//! statement is never rewritten in place; a copy that names the new issuer
+//! is inserted after it, byte for byte the same otherwise (its `Sid`, if
+//! any, gets a suffix: IAM wants `Sid`s unique). After the teardown the old
+//! statements are removed.
+//!
+//! Where statements are edited: JSON arrays (a JSON trust-policy file, or a
+//! JSON policy inside a YAML block scalar, whose indentation is JSON
+//! whitespace) and YAML block sequences (CloudFormation). Anything else
+//! (flow sequences in YAML, JSON inside quoted YAML strings, Terraform) is
+//! reported, never edited. The decoded data after an edit must equal the
+//! data before plus (or minus) exactly those statements, or nothing is
+//! written.
+
+use crate::oidc::{self, Issuer};
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// An element of a statement list, by byte range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+/// Skips a JSON string starting at `i` (a `"`); returns the index after it.
+fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The elements of the JSON array whose `[` is at `open`, and the index of
+/// its `]`.
+fn json_elements(b: &[u8], open: usize) -> Option<(Vec<Span>, usize)> {
+    let mut spans = Vec::new();
+    let mut depth = 0usize;
+    let mut i = open + 1;
+    let mut start: Option<usize> = None;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                start.get_or_insert(i);
+                i = skip_string(b, i)?;
+                continue;
+            }
+            b'{' | b'[' => {
+                start.get_or_insert(i);
+                depth += 1;
+            }
+            b'}' | b']' if depth > 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    if let Some(s) = start.take() {
+                        spans.push(Span {
+                            start: s,
+                            end: i + 1,
+                        });
+                    }
+                }
+            }
+            b']' => return Some((spans, i)),
+            b',' if depth == 0 => {
+                if let Some(s) = start.take() {
+                    spans.push(Span {
+                        start: s,
+                        end: trim_end(b, i),
+                    });
+                }
+            }
+            c if !c.is_ascii_whitespace() => {
+                start.get_or_insert(i);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn trim_end(b: &[u8], mut end: usize) -> usize {
+    while end > 0 && b[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    end
+}
+
+/// Every `"Statement": [` array in `text` (JSON, or JSON inside a YAML
+/// block scalar): its elements.
+fn json_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = text[from..].find("\"Statement\"").map(|k| k + from) {
+        from = k + 1;
+        let mut i = k + "\"Statement\"".len();
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if b.get(i) != Some(&b':') {
+            continue;
+        }
+        i += 1;
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'[') {
+            continue;
+        }
+        if let Some(list) = json_elements(b, i) {
+            out.push(list);
+        }
+    }
+    out
+}
+
+/// Every YAML block sequence under a `Statement:` key: its items, each from
+/// the start of its `- ` line to the start of the next item (or the end of
+/// the sequence).
+fn yaml_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
+    let mut out = Vec::new();
+    let lines: Vec<(usize, &str)> = {
+        let mut v = Vec::new();
+        let mut pos = 0;
+        for l in text.split_inclusive('\n') {
+            v.push((pos, l));
+            pos += l.len();
+        }
+        v
+    };
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    for (n, (_, l)) in lines.iter().enumerate() {
+        let t = l.trim_end();
+        if t.trim_start() != "Statement:" {
+            continue;
+        }
+        let key_indent = indent(t);
+        let mut items: Vec<Span> = Vec::new();
+        let mut item_indent: Option<usize> = None;
+        let mut end = text.len();
+        for (pos, l) in &lines[n + 1..] {
+            let body = l.trim_end();
+            if body.trim().is_empty() || body.trim_start().starts_with('#') {
+                continue;
+            }
+            let ind = indent(body);
+            let is_item = body[ind..].starts_with("- ") || &body[ind..] == "-";
+            if ind < key_indent || (ind == key_indent && !is_item) {
+                end = *pos;
+                break;
+            }
+            match item_indent {
+                None if is_item => item_indent = Some(ind),
+                None => {
+                    end = *pos;
+                    break;
+                }
+                _ => {}
+            }
+            if is_item && Some(ind) == item_indent {
+                if let Some(last) = items.last_mut() {
+                    last.end = *pos;
+                }
+                items.push(Span {
+                    start: *pos,
+                    end: text.len(),
+                });
+            } else if ind < item_indent.unwrap_or(0) {
+                end = *pos;
+                break;
+            }
+        }
+        if let Some(last) = items.last_mut() {
+            last.end = last.end.min(end);
+        }
+        if !items.is_empty() {
+            out.push((items, end));
+        }
+    }
+    out
+}
+
+/// `text` with every spelling of `old`'s host path replaced by `new`'s.
+fn swap_issuer(text: &str, old: &Issuer, new: &Issuer) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for f in oidc::find(text) {
+        if !f.issuer.same(old) {
+            continue;
+        }
+        let host = text[f.start..f.end]
+            .to_ascii_lowercase()
+            .find("oidc.eks.")
+            .map(|h| f.start + h)
+            .unwrap_or(f.start);
+        let host_end = host + old.host_path().len();
+        out.push_str(&text[last..host]);
+        out.push_str(&new.host_path());
+        last = host_end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// Whether a statement's principal federates through `issuer` (a provider
+/// ARN, or the host path inside one whose account is not literal); a
+/// condition key alone does not make a trust.
+fn trusts(text: &str, issuer: &Issuer) -> bool {
+    oidc::find(text).iter().any(|f| {
+        f.issuer.same(issuer)
+            && matches!(
+                f.form,
+                oidc::Form::ProviderArn { .. }
+                    | oidc::Form::HostPath { key: None }
+                    | oidc::Form::Url
+            )
+    })
+}
+
+/// A `Sid` made unique for the copy (IAM wants `Sid`s unique in a policy).
+fn new_sid(copy: &str, new: &Issuer) -> String {
+    let suffix: String = new.id.chars().take(8).collect();
+    for (open, close) in [("\"Sid\"", "\""), ("Sid:", "\n")] {
+        if let Some(k) = copy.find(open) {
+            let after = k + open.len();
+            let rest = &copy[after..];
+            let (value_start, value_end) = if open.starts_with('"') {
+                let Some(q) = rest.find('"') else { continue };
+                let Some(e) = rest[q + 1..].find(close) else {
+                    continue;
+                };
+                (after + q + 1, after + q + 1 + e)
+            } else {
+                let line_end = rest.find(close).unwrap_or(rest.len());
+                let v = rest[..line_end].trim();
+                let v_start = after + rest.find(v).unwrap_or(0);
+                (v_start, v_start + v.len())
+            };
+            let v = &copy[value_start..value_end];
+            if v.is_empty() {
+                continue;
+            }
+            return format!("{}{v}{suffix}{}", &copy[..value_start], &copy[value_end..]);
+        }
+    }
+    copy.to_string()
+}
+
+/// Condition keys of `statement` (JSON or YAML text) for `issuer`:
+/// `host/id/ID:sub` and the like, lower-cased.
+fn condition_keys(statement: &str, issuer: &Issuer) -> Vec<String> {
+    oidc::find(statement)
+        .into_iter()
+        .filter(|f| f.issuer.same(issuer))
+        .filter_map(|f| match f.form {
+            oidc::Form::HostPath { key: Some(k) } => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What an edit did, for the review.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    /// 1-based line of the statement copied (or removed).
+    pub line: usize,
+    pub what: String,
+}
+
+/// Adds, after each statement of `text` that trusts `old`, a copy that
+/// trusts `new` (unless its list already trusts `new`). Returns the new text
+/// (or `None` when nothing is to add) and the edits. Errors name what
+/// cannot be done (a colliding condition key, a statement list rebind does
+/// not edit) and nothing is changed then.
+pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Option<(String, Vec<Edit>)>, String> {
+    let mut inserts: Vec<(usize, String)> = Vec::new();
+    let mut edits = Vec::new();
+    let index = crate::yaml::LineIndex::new(text);
+    let json = json_statement_lists(text);
+    let lists: Vec<(Vec<Span>, usize, bool)> = json
+        .into_iter()
+        .map(|(s, e)| (s, e, true))
+        .chain(
+            yaml_statement_lists(text)
+                .into_iter()
+                .map(|(s, e)| (s, e, false)),
+        )
+        .collect();
+    for (items, _, is_json) in &lists {
+        let list_trusts_new = items.iter().any(|s| trusts(&text[s.start..s.end], new));
+        if list_trusts_new {
+            continue;
+        }
+        for (n, s) in items.iter().enumerate() {
+            let st = &text[s.start..s.end];
+            if !trusts(st, old) || !st.contains("Federated") {
+                continue;
+            }
+            // A key for the new issuer already in the statement would be
+            // duplicated by the copy.
+            let old_keys = condition_keys(st, old);
+            if let Some(k) = condition_keys(st, new)
+                .into_iter()
+                .find(|k| old_keys.contains(k))
+            {
+                let (line, col) = index.position(text, s.start);
+                return Err(format!(
+                    "{line}:{col}: the statement already has the condition key {}:{k}; the copy for the new issuer would collide with it",
+                    new.host_path()
+                ));
+            }
+            let copy = new_sid(&swap_issuer(st, old, new), new);
+            let (line, _) = index.position(text, s.start);
+            let insert = if *is_json {
+                // The separator the list already uses between elements, else
+                // a line break and the element's own indentation.
+                let sep = if n + 1 < items.len() {
+                    text[s.end..items[n + 1].start].to_string()
+                } else if n > 0 {
+                    text[items[n - 1].end..s.start].to_string()
+                } else {
+                    let line_start = text[..s.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+                    let lead = &text[line_start..s.start];
+                    if lead.trim().is_empty() && line_start > 0 {
+                        format!(",\n{lead}")
+                    } else {
+                        ", ".to_string()
+                    }
+                };
+                (s.end, format!("{sep}{copy}"))
+            } else {
+                let copy = if copy.ends_with('\n') {
+                    copy
+                } else {
+                    format!("\n{copy}")
+                };
+                (s.end, copy)
+            };
+            inserts.push(insert);
+            edits.push(Edit {
+                line,
+                what: "trust for the new issuer added after this statement".into(),
+            });
+        }
+    }
+    if inserts.is_empty() {
+        return Ok(None);
+    }
+    inserts.sort_by_key(|(at, _)| *at);
+    let mut out =
+        String::with_capacity(text.len() + inserts.iter().map(|i| i.1.len()).sum::<usize>());
+    let mut last = 0;
+    for (at, s) in &inserts {
+        out.push_str(&text[last..*at]);
+        out.push_str(s);
+        last = *at;
+    }
+    out.push_str(&text[last..]);
+    verify(text, &out, old, new, Change::Added)?;
+    Ok(Some((out, edits)))
+}
+
+/// Removes each statement of `text` that trusts `retired` and no other
+/// issuer, with its separator. Returns the new text and the edits.
+pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Option<(String, Vec<Edit>)>, String> {
+    let index = crate::yaml::LineIndex::new(text);
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut edits = Vec::new();
+    let lists: Vec<(Vec<Span>, bool)> = json_statement_lists(text)
+        .into_iter()
+        .map(|(s, _)| (s, true))
+        .chain(
+            yaml_statement_lists(text)
+                .into_iter()
+                .map(|(s, _)| (s, false)),
+        )
+        .collect();
+    for (items, is_json) in &lists {
+        let only_retired = |s: &Span| {
+            let found = oidc::find(&text[s.start..s.end]);
+            !found.is_empty() && found.iter().all(|f| f.issuer.same(retired))
+        };
+        let remove: Vec<usize> = (0..items.len())
+            .filter(|&n| only_retired(&items[n]))
+            .collect();
+        if remove.len() == items.len() {
+            let (line, col) = index.position(text, items[0].start);
+            return Err(format!(
+                "{line}:{col}: every statement of this policy trusts only the retired issuer; removing them would leave an empty policy: delete the role instead"
+            ));
+        }
+        for &n in &remove {
+            let s = items[n];
+            let cut = if *is_json {
+                // The element and the separator before it (after it, for
+                // the first element).
+                if n > 0 {
+                    (items[n - 1].end, s.end)
+                } else {
+                    (s.start, items[n + 1].start)
+                }
+            } else {
+                (s.start, s.end)
+            };
+            cuts.push(cut);
+            edits.push(Edit {
+                line: index.position(text, s.start).0,
+                what: "statement trusting only the retired issuer removed".into(),
+            });
+        }
+    }
+    if cuts.is_empty() {
+        return Ok(None);
+    }
+    cuts.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (a, b) in &cuts {
+        out.push_str(&text[last..(*a).max(last)]);
+        last = last.max(*b);
+    }
+    out.push_str(&text[last..]);
+    verify(text, &out, retired, retired, Change::Removed)?;
+    Ok(Some((out, edits)))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Added,
+    Removed,
+}
+
+/// The decoded documents, with JSON policies inside strings decoded too.
+fn decode(text: &str) -> Result<Vec<Yaml>, String> {
+    let body = &text[crate::yaml::bom_len(text)..];
+    let docs = YamlLoader::load_from_str(body).map_err(|e| e.to_string())?;
+    Ok(docs.into_iter().map(expand).collect())
+}
+
+fn expand(y: Yaml) -> Yaml {
+    match y {
+        Yaml::String(s) if s.contains("Statement") && s.trim_start().starts_with('{') => {
+            match YamlLoader::load_from_str(&s) {
+                Ok(mut d) if d.len() == 1 => expand(d.remove(0)),
+                _ => Yaml::String(s),
+            }
+        }
+        Yaml::Array(a) => Yaml::Array(a.into_iter().map(expand).collect()),
+        Yaml::Hash(h) => Yaml::Hash(h.into_iter().map(|(k, v)| (k, expand(v))).collect()),
+        other => other,
+    }
+}
+
+/// Drops from `after` every statement that `before`'s same list lacks,
+/// returning them; the rest of the tree is kept as is.
+fn split_statements(before: &Yaml, after: &Yaml, extra: &mut Vec<Yaml>) -> Yaml {
+    match (before, after) {
+        (Yaml::Hash(b), Yaml::Hash(a)) => Yaml::Hash(
+            a.iter()
+                .map(|(k, v)| {
+                    let v = match (k, b.get(k)) {
+                        (Yaml::String(key), Some(bv)) if key == "Statement" => match (bv, v) {
+                            (Yaml::Array(bs), Yaml::Array(as_)) => {
+                                let mut kept = Vec::new();
+                                let mut bi = 0;
+                                for item in as_ {
+                                    if bi < bs.len() && &bs[bi] == item {
+                                        kept.push(item.clone());
+                                        bi += 1;
+                                    } else {
+                                        extra.push(item.clone());
+                                    }
+                                }
+                                Yaml::Array(kept)
+                            }
+                            _ => v.clone(),
+                        },
+                        (_, Some(bv)) => split_statements(bv, v, extra),
+                        _ => v.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        (Yaml::Array(b), Yaml::Array(a)) if b.len() == a.len() => Yaml::Array(
+            b.iter()
+                .zip(a)
+                .map(|(bv, av)| split_statements(bv, av, extra))
+                .collect(),
+        ),
+        _ => after.clone(),
+    }
+}
+
+/// The decoded data after the edit must equal the data before plus (or
+/// minus) exactly the statements edited: each added one trusting the new
+/// issuer where its original trusted the old; each removed one trusting
+/// only the retired issuer.
+fn verify(
+    before: &str,
+    after: &str,
+    old: &Issuer,
+    new: &Issuer,
+    change: Change,
+) -> Result<(), String> {
+    let b = decode(before).map_err(|e| format!("before the edit: {e}"))?;
+    let a = decode(after)
+        .map_err(|e| format!("verification failed: the edited text does not parse: {e}"))?;
+    if a.len() != b.len() {
+        return Err("verification failed: the number of documents changed".into());
+    }
+    for (bd, ad) in b.iter().zip(&a) {
+        let mut extra = Vec::new();
+        let (small, large) = match change {
+            Change::Added => (bd, ad),
+            Change::Removed => (ad, bd),
+        };
+        let rest = split_statements(small, large, &mut extra);
+        if &rest != small {
+            return Err(
+                "verification failed: something besides the trust statements changed".into(),
+            );
+        }
+        for st in &extra {
+            let mut texts = Vec::new();
+            yaml_strings(st, &mut texts);
+            let found: Vec<Issuer> = texts
+                .iter()
+                .flat_map(|t| oidc::find(t))
+                .map(|f| f.issuer)
+                .collect();
+            let ok = match change {
+                Change::Added => found.iter().all(|i| i.same(new)) && !found.is_empty(),
+                Change::Removed => found.iter().all(|i| i.same(old)) && !found.is_empty(),
+            };
+            if !ok {
+                return Err("verification failed: an edited statement names another issuer".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
+    match y {
+        Yaml::String(s) => out.push(s.clone()),
+        Yaml::Array(a) => a.iter().for_each(|v| yaml_strings(v, out)),
+        Yaml::Hash(h) => {
+            for (k, v) in h {
+                yaml_strings(k, out);
+                yaml_strings(v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
+    const NEW: &str = "0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A";
+
+    fn issuer(id: &str) -> Issuer {
+        Issuer::parse(&format!("https://oidc.eks.eu-west-1.amazonaws.com/id/{id}")).unwrap()
+    }
+
+    fn policy(ids: &[&str]) -> String {
+        let sts: Vec<String> = ids
+            .iter()
+            .enumerate()
+            .map(|(n, id)| {
+                format!(
+                    "    {{\n      \"Sid\": \"S{n}\",\n      \"Effect\": \"Allow\",\n      \"Principal\": {{\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{id}\"}},\n      \"Condition\": {{\"StringEquals\": {{\"oidc.eks.eu-west-1.amazonaws.com/id/{id}:sub\": \"system:serviceaccount:a:b\"}}}}\n    }}"
+                )
+            })
+            .collect();
+        format!(
+            "{{\n  \"Version\": \"2012-10-17\",\n  \"Statement\": [\n{}\n  ]\n}}\n",
+            sts.join(",\n")
+        )
+    }
+
+    #[test]
+    fn add_then_remove_round_trips_to_the_new_issuer_only() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let before = policy(&[OLD]);
+        let (added, edits) = add(&before, &old, &new).unwrap().unwrap();
+        assert_eq!(edits.len(), 1);
+        assert!(
+            added.starts_with(&before[..before.find("\n  ]").unwrap()]),
+            "{added}"
+        );
+        assert!(
+            added.contains(&format!("\"Sid\": \"S0{}\"", &NEW[..8])),
+            "{added}"
+        );
+        // Adding again is nothing to do.
+        assert_eq!(add(&added, &old, &new).unwrap(), None);
+        let (removed, _) = remove_retired(&added, &old).unwrap().unwrap();
+        let want = policy(&[NEW]).replace("\"S0\"", &format!("\"S0{}\"", &NEW[..8]));
+        assert_eq!(removed, want);
+    }
+
+    #[test]
+    fn a_colliding_condition_key_is_refused() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let text = policy(&[OLD]).replace(
+            "\"system:serviceaccount:a:b\"}",
+            &format!("\"system:serviceaccount:a:b\", \"oidc.eks.eu-west-1.amazonaws.com/id/{NEW}:sub\": \"x\"}}"),
+        );
+        let err = add(&text, &old, &new).unwrap_err();
+        assert!(err.contains(":sub"), "{err}");
+    }
+
+    #[test]
+    fn yaml_block_sequences_get_the_copy_after_the_item() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let text = format!(
+            "Resources:\n  Role:\n    Type: AWS::IAM::Role\n    Properties:\n      AssumeRolePolicyDocument:\n        Statement:\n          - Effect: Allow  # IRSA\n            Principal:\n              Federated: arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{OLD}\n            Condition:\n              StringLike:\n                oidc.eks.eu-west-1.amazonaws.com/id/{OLD}:sub: system:serviceaccount:kube-system:*\n      RoleName: r\n"
+        );
+        let (added, _) = add(&text, &old, &new).unwrap().unwrap();
+        let item =
+            &text[text.find("          - Effect").unwrap()..text.find("      RoleName").unwrap()];
+        assert_eq!(
+            added,
+            text.replace(item, &format!("{item}{}", item.replace(OLD, NEW)))
+        );
+        let (back, _) = remove_retired(&added, &old).unwrap().unwrap();
+        assert_eq!(back, text.replace(OLD, NEW));
+    }
+
+    #[test]
+    fn a_policy_that_would_be_emptied_is_refused() {
+        let err = remove_retired(&policy(&[OLD]), &issuer(OLD)).unwrap_err();
+        assert!(err.contains("delete the role"), "{err}");
+    }
+}

@@ -1,0 +1,53 @@
+//! `diff` end to end: lone-CR files get their hunk, odd file names are quoted
+//! the way git quotes them.
+
+use crate::common::*;
+use std::fs;
+
+fn app(br: &str) -> String {
+    [
+        "apiVersion: argoproj.io/v1alpha1",
+        "kind: Application",
+        "metadata:",
+        "  name: guestbook",
+        "spec:",
+        "  destination:",
+        &format!("    server: {OLD}"),
+        "    namespace: default",
+        "",
+    ]
+    .join(br)
+}
+
+#[test]
+fn a_lone_cr_file_change_shows_a_hunk() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("apps")).unwrap();
+    fs::write(dir.path().join("apps/cr.yaml"), app("\r")).unwrap();
+    let out = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let d = stdout(&out);
+    assert!(
+        d.contains("--- a/apps/cr.yaml\n+++ b/apps/cr.yaml\n@@ -4,5 +4,5 @@\n"),
+        "{d:?}"
+    );
+    assert!(
+        d.contains(&format!("-    server: {OLD}\r+    server: {NEW}\r")),
+        "{d:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_with_a_newline_is_quoted_in_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("apps")).unwrap();
+    fs::write(dir.path().join("apps/na\nme.yaml"), app("\n")).unwrap();
+    let out = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let d = stdout(&out);
+    assert!(
+        d.contains("--- \"a/apps/na\\nme.yaml\"\n+++ \"b/apps/na\\nme.yaml\"\n@@ "),
+        "{d:?}"
+    );
+}

@@ -1,0 +1,551 @@
+//! The after-merge model on repositories made here, each with a remote
+//! whose `HEAD` is set, in the families a person who knows ArgoCD would
+//! check: which parent feeds each file, from which revision, and whether
+//! merging into the base branch deploys it.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const REPO_HTTPS: &str = "https://git.example.com/platform/gitops.git";
+const REPO_SSH: &str = "git@git.example.com:platform/gitops.git";
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A repository with `files` committed on `main`, a remote `origin` at
+/// `remote_url` whose `HEAD` is `main`, a remote branch `release` and a tag
+/// `v1.4.0`.
+fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        write(d.path(), rel, text);
+    }
+    git_init_commit(d.path());
+    git(d.path(), &["remote", "add", "origin", remote_url]);
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/origin/release", "HEAD"],
+    );
+    git(
+        d.path(),
+        &[
+            "symbolic-ref",
+            "refs/remotes/origin/HEAD",
+            "refs/remotes/origin/main",
+        ],
+    );
+    git(d.path(), &["tag", "v1.4.0"]);
+    d
+}
+
+fn root_app(name: &str, repo_url: &str, path: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {repo_url}\n    path: {path}\n{extra}  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n"
+    )
+}
+
+fn child(name: &str, wave: i64, automated: bool) -> String {
+    let policy = if automated {
+        "  syncPolicy:\n    automated: {prune: true}\n"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  annotations:\n    argocd.argoproj.io/sync-wave: \"{wave}\"\nspec:\n  source:\n    repoURL: https://charts.example.com\n    chart: {name}\n    targetRevision: 1.0.0\n  destination:\n    server: {OLD}\n    namespace: {name}\n{policy}"
+    )
+}
+
+/// `rebind feeders --format json` in `dir`: the rows by file.
+fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
+    let mut args = vec!["feeders", "--format", "json"];
+    args.extend_from_slice(extra);
+    let o = rebind(dir, &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    (v["feeders"].as_array().unwrap().clone(), v)
+}
+
+fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r["file"] == file)
+        .unwrap_or_else(|| panic!("no row for {file}: {rows:#?}"))
+}
+
+#[test]
+fn a_root_on_head_without_automated_sync_needs_a_manual_sync() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/root.yaml",
+                root_app("root", REPO_HTTPS, "apps", ""),
+            ),
+            ("apps/karpenter.yaml", child("karpenter", 1, true)),
+            ("apps/keda.yaml", child("keda", -1, false)),
+        ],
+    );
+    let (rows, v) = feeders(d.path(), &[]);
+    assert_eq!(v["base"], "main");
+    let r = row(&rows, "apps/karpenter.yaml");
+    assert_eq!(r["feeder"], "Application/root");
+    assert_eq!(r["revision"], "HEAD");
+    assert_eq!(r["revision_kind"], "base");
+    assert_eq!(r["tracks_base"], true);
+    assert_eq!(r["hop1_automated"], false);
+    assert_eq!(r["hop2_automated"], true);
+    assert_eq!(r["verdict"], "manual_sync");
+    assert_eq!(r["wave"], 1);
+    // Parents first, then the children by ascending wave.
+    let order: Vec<(&str, Option<i64>)> = v["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["resource"].as_str().unwrap(), s["wave"].as_i64()))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("Application/root", None),
+            ("Application/keda", Some(-1)),
+            ("Application/karpenter", Some(1)),
+        ]
+    );
+    // Two waves among child Applications and no health customisation.
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("do not wait for their health"), "{notes}");
+}
+
+#[test]
+fn pinned_and_other_branch_roots_do_not_deploy_on_merge() {
+    for (rev, kind, verdict) in [
+        ("v1.4.0", "tag", "pinned"),
+        ("release", "branch", "tracks_other_branch"),
+        (
+            "0123456789abcdef0123456789abcdef01234567",
+            "commit",
+            "pinned",
+        ),
+        ("1.*", "semver range", "pinned"),
+        ("main", "base", "deploys_on_merge"),
+    ] {
+        let extra = format!("    targetRevision: {rev:?}\n  syncPolicy:\n    automated: {{}}\n");
+        let d = repo(
+            REPO_HTTPS,
+            &[
+                ("root.yaml", root_app("root", REPO_HTTPS, "apps", &extra)),
+                ("apps/a.yaml", child("a", 0, true)),
+            ],
+        );
+        let (rows, _) = feeders(d.path(), &[]);
+        let r = row(&rows, "apps/a.yaml");
+        assert_eq!(r["revision_kind"], kind, "{rev}: {r}");
+        assert_eq!(r["verdict"], verdict, "{rev}: {r}");
+    }
+}
+
+#[test]
+fn ssh_and_https_spellings_name_the_same_repository() {
+    for (remote, app_url) in [
+        (REPO_SSH, REPO_HTTPS),
+        (REPO_HTTPS, "ssh://git@git.example.com/Platform/GitOps"),
+        ("https://git.example.com/platform/gitops", REPO_SSH),
+    ] {
+        let d = repo(
+            remote,
+            &[
+                ("root.yaml", root_app("root", app_url, "apps", "")),
+                ("apps/a.yaml", child("a", 0, true)),
+            ],
+        );
+        let (rows, v) = feeders(d.path(), &[]);
+        assert_eq!(
+            row(&rows, "apps/a.yaml")["feeder"],
+            "Application/root",
+            "{remote} {app_url}"
+        );
+        assert!(
+            !v["notes"].to_string().contains("no git remote names"),
+            "{remote} {app_url}: {v}"
+        );
+    }
+    // Another repository on the same host feeds nothing here.
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    "https://git.example.com/platform/gitops-old.git",
+                    "apps",
+                    "",
+                ),
+            ),
+            ("other.yaml", root_app("other", REPO_HTTPS, "elsewhere", "")),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("elsewhere/x.yaml", child("x", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "no_feeder");
+}
+
+#[test]
+fn directory_recurse_off_and_kustomizations_leave_files_out() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/team/b.yaml", child("b", 0, true)),
+            (
+                "kust-root.yaml",
+                root_app(
+                    "kroot",
+                    REPO_HTTPS,
+                    "kapps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "kapps/kustomization.yaml",
+                "resources:\n- listed.yaml\n".into(),
+            ),
+            ("kapps/listed.yaml", child("listed", 0, true)),
+            ("kapps/forgotten.yaml", child("forgotten", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    let b = row(&rows, "apps/team/b.yaml");
+    assert_eq!(b["verdict"], "not_included");
+    assert!(
+        b["reason"].as_str().unwrap().contains("recurse is off"),
+        "{b}"
+    );
+    assert_eq!(
+        row(&rows, "kapps/listed.yaml")["verdict"],
+        "deploys_on_merge"
+    );
+    let f = row(&rows, "kapps/forgotten.yaml");
+    assert_eq!(f["verdict"], "not_included");
+    assert!(
+        f["reason"].as_str().unwrap().contains("does not list it"),
+        "{f}"
+    );
+}
+
+#[test]
+fn an_applicationset_generator_revision_decides_for_the_files_it_reads() {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: release\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: workloads\n      destination:\n        server: '{{{{server}}}}'\n      syncPolicy:\n        automated: {{}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/clusters.yaml", appset),
+            (
+                "clusters/prod.json",
+                format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n"),
+            ),
+            ("workloads/w.yaml", child("w", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let c = row(&rows, "clusters/prod.json");
+    assert_eq!(c["feeder"], "ApplicationSet/clusters", "{c}");
+    assert_eq!(c["revision"], "release");
+    assert_eq!(c["verdict"], "tracks_other_branch");
+    let w = row(&rows, "workloads/w.yaml");
+    assert_eq!(w["revision"], "main");
+    assert_eq!(w["verdict"], "deploys_on_merge");
+}
+
+#[test]
+fn a_multi_source_ref_revision_decides_for_values_files() {
+    let app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\nspec:\n  sources:\n  - repoURL: https://charts.karpenter.sh\n    chart: karpenter\n    targetRevision: 1.0.6\n    helm:\n      valueFiles:\n      - $values/values/karpenter-prod.yaml\n  - repoURL: {REPO_HTTPS}\n    targetRevision: v1.4.0\n    ref: values\n  destination:\n    server: {OLD}\n    namespace: karpenter\n  syncPolicy:\n    automated: {{}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/karpenter.yaml", app),
+            (
+                "values/karpenter-prod.yaml",
+                format!("settings:\n  clusterEndpoint: {OLD}\n"),
+            ),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let v = row(&rows, "values/karpenter-prod.yaml");
+    assert_eq!(v["feeder"], "Application/karpenter", "{v}");
+    assert_eq!(v["revision"], "v1.4.0");
+    assert_eq!(v["verdict"], "pinned");
+    assert_eq!(
+        row(&rows, "apps/karpenter.yaml")["verdict"],
+        "deploys_on_merge"
+    );
+}
+
+#[test]
+fn an_application_health_customisation_lets_waves_gate() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  resource.customizations.health.argoproj.io_Application: |\n    hs = {}\n    hs.status = \"Progressing\"\n    return hs\n";
+    for (with_cm, gated) in [(true, true), (false, false)] {
+        let mut files = vec![
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", "")),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/b.yaml", child("b", 5, true)),
+        ];
+        if with_cm {
+            files.push(("argocd/argocd-cm.yaml", cm.to_string()));
+        }
+        let d = repo(REPO_HTTPS, &files);
+        let (_, v) = feeders(d.path(), &[]);
+        let notes = v["notes"].to_string();
+        assert_eq!(
+            !notes.contains("do not wait for their health"),
+            gated,
+            "{notes}"
+        );
+    }
+}
+
+#[test]
+fn base_is_the_flag_then_the_remote_head() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app("root", REPO_HTTPS, "apps", "    targetRevision: release\n"),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, v) = feeders(d.path(), &[]);
+    assert_eq!(v["base_from"], "the remote's HEAD");
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "tracks_other_branch");
+    let (rows, v) = feeders(d.path(), &["--base", "release"]);
+    assert_eq!(v["base"], "release");
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "manual_sync");
+}
+
+#[test]
+fn the_shipped_example_waits_for_a_manual_sync_of_app_root() {
+    let (rows, v) = feeders(&fixture(), &[]);
+    for f in [
+        "apps/karpenter.yaml",
+        "apps/keda.yaml",
+        "apps/node-local-dns.json",
+    ] {
+        let r = row(&rows, f);
+        assert_eq!(r["feeder"], "Application/app-root", "{r}");
+        assert_eq!(r["verdict"], "manual_sync", "{r}");
+    }
+    assert_eq!(v["order"][0]["resource"], "Application/app-root");
+    assert_eq!(v["order"][0]["automated"], false);
+}
+
+#[test]
+fn a_live_dump_wins_over_git_and_every_difference_is_reported() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("tenants/t.yaml", child("t", 0, true)),
+        ],
+    );
+    let live = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
+                "metadata": {"name": "root", "namespace": "argocd"},
+                "spec": {
+                    "source": {"repoURL": REPO_HTTPS, "path": "apps", "targetRevision": "release"},
+                    "syncPolicy": {"automated": {"prune": true}}
+                }
+            },
+            {
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
+                "metadata": {"name": "tenants-root", "namespace": "argocd"},
+                "spec": {"source": {"repoURL": REPO_SSH, "path": "tenants"}}
+            }
+        ]
+    });
+    let dump = d.path().join("live.json");
+    std::fs::write(&dump, live.to_string()).unwrap();
+    let (rows, v) = feeders(d.path(), &["--live", dump.to_str().unwrap()]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["revision"], "release", "{a}");
+    assert_eq!(a["verdict"], "tracks_other_branch");
+    let t = row(&rows, "tenants/t.yaml");
+    assert_eq!(t["feeder"], "Application/tenants-root", "{t}");
+    assert_eq!(t["feeder_file"], "(live)");
+    assert_eq!(t["verdict"], "manual_sync");
+    let diffs = v["live_differences"].to_string();
+    assert!(
+        diffs.contains("live targetRevision release differs from git's HEAD"),
+        "{diffs}"
+    );
+    assert!(
+        diffs.contains("tenants-root is live but not in this repository"),
+        "{diffs}"
+    );
+
+    std::fs::write(&dump, "{\"kind\": \"List\", \"items\": []}").unwrap();
+    let o = rebind(d.path(), &["feeders", "--live", dump.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("holds no Application"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn require_deploys_refuses_exactly_the_rows_that_would_not_deploy() {
+    let pinned = "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {}\n";
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "pinned-root.yaml",
+                root_app("pinned", REPO_HTTPS, "frozen", pinned),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("frozen/b.yaml", child("b", 0, true)),
+        ],
+    );
+    let before = tree(d.path());
+    // Without the flag: the audit shows both rows, pending (exit 1).
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap();
+    assert_eq!(row(rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    assert_eq!(row(rows, "frozen/b.yaml")["verdict"], "pinned");
+    // With it: refused, naming the pinned file and only it; nothing written.
+    for cmd in [
+        vec!["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+        vec![
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+        vec![
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--no-commit",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+    ] {
+        let o = rebind(d.path(), &cmd);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert!(err.contains("frozen/b.yaml"), "{err}");
+        assert!(err.contains("pinned to tag v1.4.0"), "{err}");
+        assert!(!err.contains("apps/a.yaml"), "{err}");
+        assert_eq!(tree(d.path()), before, "{cmd:?} wrote something");
+    }
+    // Once the pinned root tracks the base branch, the same apply runs.
+    write(
+        d.path(),
+        "pinned-root.yaml",
+        &root_app(
+            "pinned",
+            REPO_HTTPS,
+            "frozen",
+            "    targetRevision: main\n  syncPolicy:\n    automated: {}\n",
+        ),
+    );
+    git(d.path(), &["commit", "-qam", "track main"]);
+    let o = rebind(
+        d.path(),
+        &[
+            "apply",
+            "--require-deploys",
+            "--yes",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn the_review_json_of_the_shipped_example() {
+    let o = rebind(
+        &fixture(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let part = serde_json::json!({
+        "feeders": v["feeders"],
+        "sync_order": v["sync_order"],
+        "after_merge_notes": v["after_merge_notes"],
+    });
+    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("feeders_json", serde_json::to_string_pretty(&part).unwrap());
+    });
+}

@@ -1,0 +1,213 @@
+//! The identity inventory on `testdata/identity/`: every EKS OIDC issuer
+//! reference and no false one, and per role what a person would say about
+//! the new cluster's pods.
+
+use crate::common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/identity")
+}
+
+fn identity(args: &[&str]) -> (Option<i32>, Value) {
+    let mut all = vec!["identity", "--format", "json"];
+    all.extend_from_slice(args);
+    let o = rebind(&dir(), &all);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&o), stderr(&o)));
+    (o.status.code(), v)
+}
+
+/// Every reference in the fixture, by (file, line, form), as written there.
+/// Never found: the Crossplane role trusting GitHub Actions' token issuer,
+/// the ServiceAccount's role ARN, the EKS endpoints.
+const REFERENCES: [(&str, usize, &str); 18] = [
+    ("README.md", 3, "issuer URL"),
+    ("ack/external-dns-role.yaml", 16, "provider ARN"),
+    ("ack/external-dns-role.yaml", 18, "condition key"),
+    ("ack/external-dns-role.yaml", 23, "provider ARN"),
+    ("ack/external-dns-role.yaml", 25, "condition key"),
+    // `!Sub arn:aws:iam::${AWS::AccountId}:oidc-provider/...`: the account
+    // is no literal, so it is the issuer's host path that is found.
+    ("cloudformation/irsa-roles.yaml", 13, "issuer host path"),
+    ("cloudformation/irsa-roles.yaml", 17, "condition key"),
+    ("cloudformation/irsa-roles.yaml", 18, "condition key"),
+    ("cloudformation/irsa-roles.yaml", 26, "provider ARN"),
+    ("describe/mismatch.json", 6, "issuer URL"),
+    ("describe/new.json", 7, "issuer URL"),
+    ("describe/old.json", 7, "issuer URL"),
+    ("iam/karpenter-trust.json", 8, "provider ARN"),
+    ("iam/karpenter-trust.json", 13, "condition key"),
+    ("iam/karpenter-trust.json", 14, "condition key"),
+    ("terraform/irsa.tf", 7, "provider ARN"),
+    ("terraform/irsa.tf", 11, "condition key"),
+    ("terraform/prod.tfvars", 3, "provider ARN"),
+];
+
+#[test]
+fn the_inventory_finds_every_reference_and_no_false_one() {
+    let (code, v) = identity(&[]);
+    assert_eq!(code, Some(0), "{v}");
+    let found: Vec<(String, usize, String)> = v["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["path"].as_str().unwrap().to_string(),
+                r["line"].as_u64().unwrap() as usize,
+                r["form"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut want: Vec<(String, usize, String)> = REFERENCES
+        .iter()
+        .map(|(p, l, f)| (p.to_string(), *l, f.to_string()))
+        .collect();
+    want.sort();
+    let mut got = found.clone();
+    got.sort();
+    assert_eq!(got, want);
+    // Each reported place starts the reference in the file, read here.
+    for r in v["references"].as_array().unwrap() {
+        let text = std::fs::read_to_string(dir().join(r["path"].as_str().unwrap())).unwrap();
+        let line = text
+            .lines()
+            .nth(r["line"].as_u64().unwrap() as usize - 1)
+            .unwrap();
+        let at: String = line
+            .chars()
+            .skip(r["column"].as_u64().unwrap() as usize - 1)
+            .collect();
+        let prefix = match r["form"].as_str().unwrap() {
+            "issuer URL" => "https://oidc.eks.",
+            "provider ARN" => "arn:aws:iam::111122223333:oidc-provider/oidc.eks.",
+            _ => "oidc.eks.",
+        };
+        assert!(at.starts_with(prefix), "{r}: {at}");
+    }
+    // Terraform is report-only: its references are text mentions.
+    for r in v["references"].as_array().unwrap() {
+        let in_tf = r["path"].as_str().unwrap().starts_with("terraform/");
+        assert_eq!(
+            r["kind"] == "text",
+            in_tf || r["path"] == "README.md",
+            "{r}"
+        );
+    }
+    let dynamic: Vec<u64> = v["dynamic"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(dynamic, vec![22, 26]);
+}
+
+fn coverage(v: &Value) -> Vec<(String, Option<String>, String)> {
+    v["trusts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["path"].as_str().unwrap().to_string(),
+                t["resource"].as_str().map(str::to_string),
+                t["coverage"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn coverage_says_per_role_what_the_new_cluster_lacks() {
+    let (code, v) = identity(&[
+        "--describe-from",
+        "describe/old.json",
+        "--describe-to",
+        "describe/new.json",
+    ]);
+    assert_eq!(code, Some(1), "old-only roles are pending work: {v}");
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        coverage(&v),
+        vec![
+            (
+                s("ack/external-dns-role.yaml"),
+                Some(s("Role/external-dns")),
+                s("old_and_new")
+            ),
+            (
+                s("cloudformation/irsa-roles.yaml"),
+                Some(s("AWS::IAM::Role/AlbControllerRole")),
+                s("old_only")
+            ),
+            (
+                s("cloudformation/irsa-roles.yaml"),
+                Some(s("AWS::IAM::Role/GreenOnlyRole")),
+                s("new_only")
+            ),
+            (s("iam/karpenter-trust.json"), None, s("old_only")),
+        ]
+    );
+    assert_eq!(v["old_only_count"], 2);
+    // The role named after the old cluster is a hint, not a finding.
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("finance-prod-blue-karpenter"), "{notes}");
+
+    // The same from explicit issuers.
+    let (code, w) = identity(&[
+        "--oidc-from",
+        "https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+        "--oidc-to",
+        "arn:aws:iam::111122223333:oidc-provider/oidc.eks.ap-northeast-2.amazonaws.com/id/0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A",
+    ]);
+    assert_eq!(code, Some(1));
+    assert_eq!(coverage(&w), coverage(&v));
+}
+
+#[test]
+fn the_endpoint_id_is_only_ever_a_labelled_suggestion() {
+    let (code, v) = identity(&["--from", OLD]);
+    assert_eq!(code, Some(0), "a suggestion is never acted on: {v}");
+    assert!(v["old_issuer"].is_null());
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("suggestion (not a documented contract)"),
+        "{notes}"
+    );
+    // A describe file whose endpoint id is not its issuer id is said.
+    let (_, v) = identity(&[
+        "--describe-from",
+        "describe/old.json",
+        "--describe-to",
+        "describe/mismatch.json",
+    ]);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("is not its issuer id"), "{notes}");
+}
+
+#[test]
+fn half_a_pair_or_a_bad_issuer_is_refused() {
+    for args in [
+        vec!["identity", "--describe-from", "describe/old.json"],
+        vec![
+            "identity",
+            "--oidc-from",
+            "https://token.actions.githubusercontent.com",
+            "--oidc-to",
+            "https://oidc.eks.ap-northeast-2.amazonaws.com/id/0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A",
+        ],
+        vec![
+            "identity",
+            "--describe-from",
+            "README.md",
+            "--describe-to",
+            "describe/new.json",
+        ],
+    ] {
+        let o = rebind(&dir(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -545,6 +545,8 @@ pub struct Reference {
 #[derive(Debug, Clone)]
 pub struct FileTrust {
     pub rel: String,
+    /// The path to open.
+    pub path: std::path::PathBuf,
     pub doc: TrustDoc,
 }
 
@@ -619,6 +621,7 @@ pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
                     for doc in trust_docs(d) {
                         inv.trusts.push(FileTrust {
                             rel: e.rel.clone(),
+                            path: e.path.clone(),
                             doc,
                         });
                     }

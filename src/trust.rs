@@ -270,6 +270,12 @@ fn condition_keys(statement: &str, issuer: &Issuer) -> Vec<String> {
         .collect()
 }
 
+/// An edited text and what was edited, or `None` when nothing is to edit.
+pub type Edited = Option<(String, Vec<Edit>)>;
+
+/// The file plans of a `--trust` change and each edit, by file.
+pub type Planned = (Vec<crate::rewrite::FilePlan>, Vec<(String, Edit)>);
+
 /// What an edit did, for the review.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
@@ -283,7 +289,7 @@ pub struct Edit {
 /// (or `None` when nothing is to add) and the edits. Errors name what
 /// cannot be done (a colliding condition key, a statement list rebind does
 /// not edit) and nothing is changed then.
-pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Option<(String, Vec<Edit>)>, String> {
+pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
     let mut inserts: Vec<(usize, String)> = Vec::new();
     let mut edits = Vec::new();
     let index = crate::yaml::LineIndex::new(text);
@@ -373,7 +379,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Option<(String, Vec
 
 /// Removes each statement of `text` that trusts `retired` and no other
 /// issuer, with its separator. Returns the new text and the edits.
-pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Option<(String, Vec<Edit>)>, String> {
+pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
     let index = crate::yaml::LineIndex::new(text);
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut edits = Vec::new();
@@ -564,6 +570,66 @@ fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
         }
         _ => {}
     }
+}
+
+/// What `--trust` asks for.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Add trust for `new` beside every statement that trusts `old`.
+    Add { old: Issuer, new: Issuer },
+    /// Remove the statements that trust only one of these retired issuers.
+    RemoveRetired(Vec<Issuer>),
+}
+
+/// Plans the edit on every file holding a trust document: the file plans
+/// (written like every rewrite, all or nothing) and each edit, by file.
+/// Any refusal names `path:line:column` and plans nothing.
+pub fn plan(files: &[(std::path::PathBuf, String)], action: &Action) -> anyhow::Result<Planned> {
+    let mut plans = Vec::new();
+    let mut edits = Vec::new();
+    for (path, rel) in files {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("{rel}: cannot read: {e}"))?;
+        let mut current = text.clone();
+        let mut file_edits = Vec::new();
+        let steps: Vec<Result<Edited, String>> = match action {
+            Action::Add { old, new } => vec![add(&current, old, new)],
+            Action::RemoveRetired(retired) => {
+                let mut out = Vec::new();
+                for r in retired {
+                    let step = remove_retired(&current, r);
+                    if let Ok(Some((t, _))) = &step {
+                        current = t.clone();
+                    }
+                    out.push(step);
+                }
+                current = text.clone();
+                out
+            }
+        };
+        for step in steps {
+            match step {
+                Ok(Some((t, e))) => {
+                    current = t;
+                    file_edits.extend(e);
+                }
+                Ok(None) => {}
+                Err(e) => anyhow::bail!("{rel}:{e}; nothing written"),
+            }
+        }
+        if current != text {
+            edits.extend(file_edits.into_iter().map(|e| (rel.clone(), e)));
+            plans.push(crate::rewrite::FilePlan {
+                path: path.clone(),
+                rel: rel.clone(),
+                old: text.into(),
+                new: current.into(),
+                changes: Vec::new(),
+                is_config: false,
+            });
+        }
+    }
+    Ok((plans, edits))
 }
 
 #[cfg(test)]

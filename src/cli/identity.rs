@@ -1,7 +1,7 @@
 //! `rebind identity`: every EKS OIDC issuer reference, and which trust
 //! statements the new cluster's pods will be denied by.
 
-use super::IdentityArgs;
+use super::{IdentityArgs, TrustChange};
 use anyhow::{anyhow, bail, Result};
 use rebind::oidc::{self, Issuer};
 use rebind::output::identity::{IdentityReport, Pair};
@@ -100,6 +100,9 @@ pub fn run(a: IdentityArgs, sink: &mut Sink) -> Result<Exit> {
     let walk = walk::discover(&walk::WalkRequest::for_paths(&paths))?;
     let inv = oidc::inventory(&walk);
     let (pair, notes) = pair(&a, &inv)?;
+    if let Some(change) = a.trust {
+        return trust(&a, change, &inv, pair.as_ref(), sink);
+    }
     let report = IdentityReport::new(&inv, pair.as_ref(), notes);
     match format {
         Format::Json => sink.out(&output::json::render(&report)),
@@ -110,4 +113,77 @@ pub fn run(a: IdentityArgs, sink: &mut Sink) -> Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// `--trust add` / `--trust remove-retired`: the diff, and with --yes the
+/// write (all or nothing, each file verified before).
+fn trust(
+    a: &IdentityArgs,
+    change: TrustChange,
+    inv: &oidc::Inventory,
+    pair: Option<&Pair>,
+    sink: &mut Sink,
+) -> Result<Exit> {
+    let action = match change {
+        TrustChange::Add => {
+            let Some(p) = pair else {
+                bail!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to");
+            };
+            rebind::trust::Action::Add {
+                old: p.old.clone(),
+                new: p.new.clone(),
+            }
+        }
+        TrustChange::RemoveRetired => {
+            if a.oidc_retired.is_empty() {
+                bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable)");
+            }
+            let retired = a
+                .oidc_retired
+                .iter()
+                .map(|s| issuer("--oidc-retired", s))
+                .collect::<Result<Vec<_>>>()?;
+            rebind::trust::Action::RemoveRetired(retired)
+        }
+    };
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    for t in &inv.trusts {
+        if !files.iter().any(|(_, r)| *r == t.rel) {
+            files.push((t.path.clone(), t.rel.clone()));
+        }
+    }
+    let (plans, edits) = rebind::trust::plan(&files, &action)?;
+    let mut text = String::new();
+    for p in &plans {
+        text.push_str(&rebind::diff::unified(p));
+    }
+    for (rel, e) in &edits {
+        text.push_str(&format!("{rel}:{}: {}\n", e.line, e.what));
+    }
+    if plans.is_empty() {
+        text.push_str("Nothing to change.\n");
+    }
+    if a.format.get() == Format::Json {
+        sink.out(&output::json::render(&serde_json::json!({
+            "schema_version": 1,
+            "command": "identity",
+            "trust": match change { TrustChange::Add => "add", TrustChange::RemoveRetired => "remove-retired" },
+            "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": rebind::diff::unified(p)})).collect::<Vec<_>>(),
+            "edits": edits.iter().map(|(rel, e)| serde_json::json!({"path": rel, "line": e.line, "what": e.what})).collect::<Vec<_>>(),
+            "written": a.yes && !plans.is_empty(),
+        })));
+    } else {
+        sink.say(&text);
+    }
+    if plans.is_empty() {
+        return Ok(Exit::Ok);
+    }
+    if !a.yes {
+        return Ok(Exit::Pending);
+    }
+    rebind::write::write_all(&plans)?;
+    if a.format.get() != Format::Json {
+        sink.say(&format!("Wrote {}.\n", output::count(plans.len(), "file")));
+    }
+    Ok(Exit::Ok)
 }

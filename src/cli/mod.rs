@@ -268,8 +268,28 @@ pub struct IdentityArgs {
     /// tree is probably its (never acted on).
     #[arg(long, value_name = "URL")]
     pub from: Option<String>,
+    /// The safe change: `add` copies each statement that trusts the old
+    /// issuer into one that trusts the new (before the cutover);
+    /// `remove-retired` removes the statements that trust only a retired
+    /// issuer (after the old cluster is torn down). Shown as a diff;
+    /// written with --yes.
+    #[arg(long, value_enum, value_name = "CHANGE")]
+    pub trust: Option<TrustChange>,
+    /// A retired issuer, for --trust remove-retired (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub oidc_retired: Vec<String>,
+    /// Write the --trust change (all or nothing, verified); without it the
+    /// change is only shown and the exit code is 1.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
     #[command(flatten)]
     pub format: FormatArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TrustChange {
+    Add,
+    RemoveRetired,
 }
 
 #[derive(Debug, Args)]

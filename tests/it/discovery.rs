@@ -22,6 +22,7 @@
 //! are printed per category (a false hit counts against the folder it is in)
 //! and overall; `inventory_finds_every_site_and_nothing_else` requires 100% of both.
 
+use crate::common::copy_dir;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -474,19 +475,6 @@ fn inventory_finds_every_site_and_nothing_else() {
         pct(all.matched, all.truth),
         pct(all.matched, all.listed)
     );
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// `init` on the corpus declares exactly the truth's clusters, each under the

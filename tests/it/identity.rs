@@ -211,3 +211,95 @@ fn half_a_pair_or_a_bad_issuer_is_refused() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
     }
 }
+
+const OLD_ISSUER: &str =
+    "https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
+const OLD_ID: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
+const NEW_ID: &str = "0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A";
+
+#[test]
+fn trust_add_then_remove_retired_leaves_only_the_new_issuer_byte_exact() {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&dir(), d.path());
+    let before = tree(d.path());
+    let describe = [
+        "--describe-from",
+        "describe/old.json",
+        "--describe-to",
+        "describe/new.json",
+    ];
+    // Shown, not written, without --yes.
+    let mut args = vec!["identity", "--trust", "add"];
+    args.extend(describe);
+    let o = rebind(d.path(), &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("+++ b/iam/karpenter-trust.json"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(tree(d.path()), before);
+    // Written with --yes: each old-only role gains the new issuer, and the
+    // coverage says every role is ready.
+    args.push("--yes");
+    let o = rebind(d.path(), &args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut cov = vec!["identity", "--format", "json"];
+    cov.extend(describe);
+    let o = rebind(d.path(), &cov);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    for t in v["trusts"].as_array().unwrap() {
+        assert_ne!(t["coverage"], "old_only", "{t}");
+    }
+    // A second add is nothing to do.
+    let o = rebind(d.path(), &args);
+    assert!(stdout(&o).contains("Nothing to change."), "{}", stdout(&o));
+    // After the teardown: remove what trusts only the old issuer.
+    let o = rebind(
+        d.path(),
+        &[
+            "identity",
+            "--trust",
+            "remove-retired",
+            "--oidc-retired",
+            OLD_ISSUER,
+            "--yes",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after = tree(d.path());
+    let text = |t: &std::collections::BTreeMap<String, Vec<u8>>, p: &str| {
+        String::from_utf8(t[p].clone()).unwrap()
+    };
+    // The JSON policy and the CloudFormation role: the issuer swapped, the
+    // statement's Sid suffixed, every other byte as before.
+    assert_eq!(
+        text(&after, "iam/karpenter-trust.json"),
+        text(&before, "iam/karpenter-trust.json")
+            .replace(OLD_ID, NEW_ID)
+            .replace("\"KarpenterIRSA\"", "\"KarpenterIRSA0D1E2F3A\"")
+    );
+    assert_eq!(
+        text(&after, "cloudformation/irsa-roles.yaml"),
+        text(&before, "cloudformation/irsa-roles.yaml").replace(OLD_ID, NEW_ID)
+    );
+    // The ACK role trusted both: its old statement is gone, with its comma.
+    let ack = text(&before, "ack/external-dns-role.yaml");
+    let blue_start = ack.find("{\n          \"Sid\": \"Blue\"").unwrap();
+    let green_start = ack.find("{\n          \"Sid\": \"Green\"").unwrap();
+    let want = format!("{}{}", &ack[..blue_start], &ack[green_start..]);
+    assert_eq!(text(&after, "ack/external-dns-role.yaml"), want);
+    // Nothing else changed.
+    for (p, bytes) in &before {
+        if ![
+            "iam/karpenter-trust.json",
+            "cloudformation/irsa-roles.yaml",
+            "ack/external-dns-role.yaml",
+        ]
+        .contains(&p.as_str())
+        {
+            assert_eq!(&after[p], bytes, "{p}");
+        }
+    }
+}

@@ -8,7 +8,7 @@
 //! plain replacement of those sites; and `scan --from NEW` afterwards must
 //! find NEW where the old endpoint was, and `scan --from OLD` no value.
 
-use crate::common::{rebind, stderr, stdout, tree};
+use crate::common::{copy_dir, rebind, stderr, stdout, tree};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -124,19 +124,6 @@ fn offset(text: &str, line: usize, column: usize) -> usize {
         .nth(column - 1)
         .map(|(i, _)| start + i)
         .unwrap()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// Rebinds every URL of `category` in turn (each on a fresh copy) and checks

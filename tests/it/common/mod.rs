@@ -22,7 +22,8 @@ pub fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/app-of-apps")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies the tree `from` into `to` (created), files and directories only.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();

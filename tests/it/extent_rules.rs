@@ -3,9 +3,7 @@
 //! port is not the endpoint, and `--to` is a name DNS can hold, written as
 //! given.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::path::Path;
 

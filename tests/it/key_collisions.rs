@@ -2,9 +2,7 @@
 //! both keys as `path:line:column`, whatever reads the file (YAML, or JSON
 //! only); nothing is written.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 
 const FROM: &str = "https://old.example.com:6443";

@@ -3,9 +3,7 @@
 //! again is done (a bare host rebound to an IP), and a `--from` that only
 //! mentions hold is refused, not passed.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::fs;
 
 fn apply(dir: &std::path::Path, from: &str, to: &str) -> (Option<i32>, String) {

@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     };
     let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
-    if let Err(e) = rebind::signals::install() {
+    if let Err(e) = rebind::signals::install(say_on_signal) {
         sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
         return ExitCode::from(Exit::Error.code());
     }
@@ -50,4 +50,11 @@ fn main() -> ExitCode {
         Some(i) => ExitCode::from(i.exit_code()),
         None => ExitCode::from(exit.code()),
     }
+}
+
+/// What the signal thread says, on stderr; a closed or full stderr (the
+/// terminal hung up) is ignored.
+fn say_on_signal(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\nrebind: {message}");
 }

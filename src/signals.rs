@@ -18,7 +18,6 @@
 //! Without [`install`] (the library used on its own, tests) no signal is
 //! caught and [`stop_requested`] stays `None`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Mutex;
@@ -71,9 +70,22 @@ impl std::fmt::Display for Interrupted {
 
 impl std::error::Error for Interrupted {}
 
+/// How the signal thread tells the user what it does (the binary's stderr;
+/// it must not panic on a closed stream: a panic there would leave the
+/// signal unanswered).
+static SAY: std::sync::OnceLock<fn(&str)> = std::sync::OnceLock::new();
+
+fn say(message: &str) {
+    if let Some(f) = SAY.get() {
+        f(message);
+    }
+}
+
 /// Catches SIGINT, SIGTERM and SIGHUP for the rest of the process (see the
-/// module documentation).
-pub fn install() -> std::io::Result<()> {
+/// module documentation); `say` prints the one line the signal thread has
+/// to say.
+pub fn install(say: fn(&str)) -> std::io::Result<()> {
+    let _ = SAY.set(say);
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
     std::thread::Builder::new()
@@ -93,24 +105,17 @@ fn on_signal(signal: i32) {
         for f in &st.files {
             let _ = std::fs::remove_file(f);
         }
-        // Not eprintln!: stderr may be a closed pipe (a hangup), and a
-        // panic here would leave the signal unanswered.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nrebind: {}; nothing written",
-            Interrupted(signal)
-        );
+        say(&format!("{}; nothing written", Interrupted(signal)));
         std::process::exit(i32::from(Interrupted(signal).exit_code()));
     }
     if STOP
         .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
         .is_ok()
     {
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nrebind: {} received: finishing the current step, then stopping (restoring what was written, if the change is not complete)",
+        say(&format!(
+            "{} received: finishing the current step, then stopping (restoring what was written, if the change is not complete)",
             name(signal)
-        );
+        ));
     }
 }
 

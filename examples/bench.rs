@@ -5,7 +5,14 @@
 //! pip install ruamel.yaml         # the format-aware yardstick (skipped when missing)
 //! cargo run --release --example bench -- [--files 20000] [--runs 5] [--dir DIR]
 //! cargo run --release --example bench -- --files 80000 --runs 3   # memory stays flat
+//! cargo run --release --example bench -- --files 2000 --commit-files 20000   # git flow vs files
 //! ```
+//!
+//! The two `5000 files` rows time `apply` on a second repository (git
+//! initialised, every file holding the old endpoint), with `--no-commit` and
+//! with the git flow (stage, commit, branch): the git flow's cost over
+//! `--no-commit` should grow in step with the number of files
+//! (`--commit-files N`, 0 skips them).
 //!
 //! The `parse-only` row is this program run as `bench --parse-only DIR`: the
 //! parse floor (every candidate file's yaml-rust2 events pulled on all cores,
@@ -199,12 +206,19 @@ fn main() {
     let mut files = 20_000;
     let mut runs = 5;
     let mut dir: Option<PathBuf> = None;
+    let mut commit_files = 5_000;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--files" => files = args.next().and_then(|v| v.parse().ok()).expect("--files N"),
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             "--dir" => dir = args.next().map(PathBuf::from),
+            "--commit-files" => {
+                commit_files = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--commit-files N")
+            }
             other => panic!("unknown argument {other}; see the doc comment of examples/bench.rs"),
         }
     }
@@ -336,6 +350,64 @@ fn main() {
         format!("{rb} apply --no-commit --yes --from {OLD} --to {NEW} copy"),
         Some(&fresh_copy),
     );
+    // The git flow against --no-commit on the same tree: a repository where
+    // every one of --commit-files files holds the old endpoint (so all of
+    // them are rewritten, staged and committed).
+    if commit_files > 0 && have("git", &["--version"]) {
+        let crepo = base.join("commit-repo");
+        let _ = std::fs::remove_dir_all(&crepo);
+        for i in 0..commit_files {
+            let d = crepo.join(format!("apps/team-{}", i % 50));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(
+                d.join(format!("app-{i}.yaml")),
+                format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app-{i}\nspec:\n  destination:\n    server: {OLD}\n    namespace: ns-{i}\n"),
+            )
+            .unwrap();
+        }
+        let git = |args: &[&str]| {
+            let st = Command::new("git")
+                .args([
+                    "-c",
+                    "user.name=bench",
+                    "-c",
+                    "user.email=bench@example.com",
+                ])
+                .args(args)
+                .current_dir(&crepo)
+                .stdout(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(st.success(), "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "base"]);
+        let ccopy = base.join("commit-copy");
+        let fresh = || {
+            let _ = std::fs::remove_dir_all(&ccopy);
+            let st = Command::new("cp")
+                .args(["-a"])
+                .arg(&crepo)
+                .arg(&ccopy)
+                .status()
+                .unwrap();
+            assert!(st.success());
+            assert!(Command::new("sync").status().unwrap().success());
+        };
+        let who = "GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com";
+        bench(
+            &format!("rebind apply --no-commit --yes ({commit_files} files rewritten)"),
+            format!("cd commit-copy && {rb} apply --no-commit --yes --from {OLD} --to {NEW}"),
+            Some(&fresh),
+        );
+        bench(
+            &format!("rebind apply --yes, git flow ({commit_files} files committed)"),
+            format!("cd commit-copy && {who} {rb} apply --yes --from {OLD} --to {NEW}"),
+            Some(&fresh),
+        );
+        let _ = std::fs::remove_dir_all(&ccopy);
+    }
     if have("python3", &["-c", "import ruamel.yaml"]) {
         let py = format!(
             "import os, sys\nfrom ruamel.yaml import YAML\ny = YAML()\ny.preserve_quotes = True\nfor root, _, names in os.walk('copy'):\n    for n in names:\n        p = os.path.join(root, n)\n        if not n.endswith('.yaml'):\n            continue\n        with open(p) as f:\n            docs = list(y.load_all(f))\n        s = open(p).read()\n        if '{OLD_HOST}' not in s:\n            continue\n        import io\n        out = io.StringIO()\n        y.dump_all(docs, out)\n        open(p, 'w').write(out.getvalue().replace('{OLD}', '{NEW}'))\n"

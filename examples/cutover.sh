@@ -29,8 +29,11 @@
 #   examples/cutover.sh NEW_URL OLD_URL OLD_CLUSTER_NAME REMOTE [REPO]
 #
 # Exit codes: 0 done (or nothing to do: already rebound); 2 the audit or the
-# apply refused, nothing written; 3 committed but the push failed (the retry
-# is printed).
+# apply refused, nothing written; 3 committed but the push failed: run the
+# same command again to push (from the new branch or the original one).
+# The branch and the commit named are the ones rebind reports, never the
+# branch checked out. The output directory is kept when the apply wrote
+# something (exit 0 after an apply, or 3) and removed on every other exit.
 set -euo pipefail
 # Everything this script creates (audit, review, Secret) is private to you.
 umask 077
@@ -55,24 +58,34 @@ root=$(git rev-parse --show-toplevel) || die "$repo is not in a git repository"
 git remote get-url "$remote" >/dev/null 2>&1 || die "no git remote named $remote in $root"
 
 out=$(mktemp -d "${TMPDIR:-/tmp}/rebind-cutover.XXXXXX")
+# Removed on every exit unless the apply wrote what it holds (keep=true).
+keep=false
+cleanup() {
+    if ! $keep; then
+        rm -rf -- "$out"
+    fi
+}
+trap cleanup EXIT
 case "$out/" in
 "$root"/*) die "$out is inside the repository; set TMPDIR to a directory outside it" ;;
 esac
 audit=$out/audit.json
 review=$out/review.md
 secret=$out/cluster-secret.yaml
-say "Outputs: $out"
+report=$out/apply.json
+
+# A top-level string field of rebind's JSON report ($report), or nothing.
+field() {
+    sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" "$report" | head -n 1
+}
 
 # 1. Audit: exactly what would change. diff exits 1 when changes are pending,
 #    which is the expected case here, not a failure.
 rc=0
 "$rebind" diff --from "$old" --to "$new" --format json >"$audit" || rc=$?
 case $rc in
-0)
-    say "Nothing to change: $root holds no $old value (already rebound?). Audit: $audit"
-    exit 0
-    ;;
-1) say "Audit: $audit" ;;
+0) ;;
+1) say "Outputs: $out"; say "Audit: $audit" ;;
 *) die "the audit failed (rebind diff exit $rc); nothing written" ;;
 esac
 
@@ -103,22 +116,41 @@ if $own_registration || [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
     secret_args=() # none, or written below with the token by `rebind secret`
 fi
 rc=0
-"$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes \
-    --review-out "$review" "${secret_args[@]}" \
-    ${BRANCH:+--branch "$BRANCH"} --push "$remote" 2>"$out/apply.log" || rc=$?
+retry=false
+if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
+    # Nothing left to rewrite here. When HEAD is the commit an earlier run
+    # made (its push failed), rebind reports it and pushes it; otherwise
+    # there is nothing to do.
+    "$rebind" apply "${target[@]}" --to "$new" --yes --format json \
+        ${BRANCH:+--branch "$BRANCH"} --push "$remote" >"$report" 2>"$out/apply.log" || rc=$?
+    if [[ $rc -eq 0 && $(field status) != already_done ]]; then
+        say "Nothing to change: $root holds no $old value (already rebound?)"
+        exit 0
+    fi
+    # The review and the Secret are the first run's; none is written now.
+    retry=true
+else
+    "$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes \
+        --review-out "$review" "${secret_args[@]}" --format json \
+        ${BRANCH:+--branch "$BRANCH"} --push "$remote" >"$report" 2>"$out/apply.log" || rc=$?
+fi
 cat "$out/apply.log" >&2
-branch=$(git branch --show-current)
-commit=$(git rev-parse HEAD)
 case $rc in
-0) ;;
+0) keep=true ;;
 3)
-    printf 'cutover: committed on %s but the push failed; retry with:\n  git -C %q push --set-upstream %q %q\n' \
-        "$branch" "$root" "$remote" "$branch" >&2
+    keep=true
+    printf 'cutover: committed, but the push failed (rebind says what is left, above); run this same command again to push (from any branch), or the git push it printed. Outputs: %s\n' "$out" >&2
     exit 3
     ;;
 *) die "rebind apply refused (exit $rc); nothing written" ;;
 esac
-if ! $own_registration && [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+# The branch and the commit are the ones rebind made (or found done), never
+# whatever is checked out.
+branch=$(field branch)
+commit=$(field commit)
+[[ -n $branch && -n $commit ]] || die "rebind's report names no branch or commit: $report"
+[[ $(field pushed_to) == "$remote" ]] || die "rebind's report says $branch was not pushed to $remote: $report"
+if ! $retry && ! $own_registration && [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
     rc=0
     "$rebind" secret --name "$cluster" --server "$new" \
         --token-env ARGOCD_CLUSTER_TOKEN --out "$secret" --repo "$root" 2>"$out/secret.log" || rc=$?
@@ -138,7 +170,12 @@ fi
 # 4. What is left: the hub and the clusters are changed by people.
 ctx=${context:+ --context $context}
 say ""
-say "Pushed $branch to $remote. Review: $review"
+if $retry; then
+    say "Pushed $branch ($commit) to $remote: the earlier run's commit, its push retried."
+    say "The review and the cluster Secret are in the earlier run's output directory."
+    exit 0
+fi
+say "Pushed $branch ($commit) to $remote. Review: $review"
 if $own_registration; then
     say "Secret for $cluster: the repository's own (rebound in this commit)"
 else

@@ -56,14 +56,29 @@ pub struct Repo {
     workdir: PathBuf,
 }
 
-/// A file we created (`.git/index.lock`, a key file), removed when dropped.
-struct RemoveOnDrop {
+/// A file we created (`.git/index.lock`, a key file), removed when dropped
+/// (and by a signal that ends the run before its first write).
+pub struct RemoveOnDrop {
     path: PathBuf,
+}
+
+impl RemoveOnDrop {
+    /// Creates `path` (it must not exist) with `bytes`.
+    fn create_new(path: PathBuf, bytes: &[u8]) -> std::io::Result<RemoveOnDrop> {
+        crate::signals::create(&path, || {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?
+                .write_all(bytes)
+        })?;
+        Ok(RemoveOnDrop { path })
+    }
 }
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        crate::signals::remove(&self.path);
     }
 }
 
@@ -81,6 +96,13 @@ pub struct Prepared {
     pub already_done: Option<Oid>,
     /// Held from the checks until the new index is in place.
     lock: std::cell::RefCell<Option<RemoveOnDrop>>,
+}
+
+impl Prepared {
+    /// Releases the index lock [`Repo::lock_and_recheck`] took, if held.
+    pub fn release(&self) {
+        self.lock.borrow_mut().take();
+    }
 }
 
 /// The outcome of committing.
@@ -122,17 +144,109 @@ pub struct Faults {
     pub fail_after: Option<Step>,
 }
 
-/// Opens the repository holding `path`, or `None` when it is in none.
-pub fn open(path: &Path) -> Result<Option<Repo>> {
-    let repo = match Repository::discover(path) {
-        Ok(r) => r,
-        Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(
-                anyhow!(e).context(format!("{}: cannot open git repository", path.display()))
-            )
+/// Refusal for a lock file that exists.
+fn lock_held(path: &Path) -> anyhow::Error {
+    anyhow!(
+        "{}: exists: another git or rebind process seems to be running in this repository, or one crashed; if none is running, remove that file and run rebind again; nothing written",
+        path.display()
+    )
+}
+
+/// Takes the lock file `path` (create, exclusive) guarding `what`.
+pub fn lock_file(path: PathBuf, what: &str) -> Result<RemoveOnDrop> {
+    match RemoveOnDrop::create_new(path.clone(), b"") {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(lock_held(&path)),
+        Err(e) => Err(anyhow!(e).context(format!(
+            "{}: cannot lock {what}; nothing written",
+            path.display()
+        ))),
+    }
+}
+
+/// The lock an `apply --no-commit` run holds while it writes: the git index
+/// lock of the repository holding `start` (the one the git flow takes), else
+/// `.rebind.lock` in `start` itself. Two runs on the same tree never write at
+/// once; the second one refuses, or finds the files changed since it
+/// planned them and refuses then.
+pub fn lock_tree(start: &Path) -> Result<RemoveOnDrop> {
+    match open(start) {
+        Ok(Some(repo)) => repo.lock_index(),
+        _ => {
+            let dir = if start.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                start
+            };
+            let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+            lock_file(dir.join(".rebind.lock"), "the tree")
         }
+    }
+}
+
+/// A work-tree-relative path as git spells it: bytes, `/`-separated.
+fn rel_key(rel: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        rel.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        rel.to_string_lossy().replace('\\', "/").into_bytes()
+    }
+}
+
+fn env_path(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Opens the repository holding `path`, or `None` when it is in none. Like
+/// git, `GIT_DIR` names the repository (then the work tree is `GIT_WORK_TREE`,
+/// else `core.worktree`, else the current directory) and `GIT_WORK_TREE`
+/// names the work tree.
+pub fn open(path: &Path) -> Result<Option<Repo>> {
+    let cannot = |e: git2::Error| {
+        anyhow!(e).context(format!("{}: cannot open git repository", path.display()))
     };
+    let git_dir = env_path("GIT_DIR");
+    let work_tree = env_path("GIT_WORK_TREE");
+    let repo = match &git_dir {
+        Some(dir) => Repository::open_ext(
+            dir,
+            git2::RepositoryOpenFlags::NO_SEARCH | git2::RepositoryOpenFlags::NO_DOTGIT,
+            std::iter::empty::<&std::ffi::OsStr>(),
+        )
+        .map_err(|e| {
+            anyhow!(e).context(format!(
+                "GIT_DIR={}: cannot open git repository",
+                dir.display()
+            ))
+        })?,
+        None => match Repository::discover(path) {
+            Ok(r) => r,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
+            Err(e) => return Err(cannot(e)),
+        },
+    };
+    let set_workdir = |repo: &Repository, dir: &Path| -> Result<()> {
+        repo.set_workdir(dir, false).map_err(|e| {
+            anyhow!(e).context(format!("{}: cannot use it as the work tree", dir.display()))
+        })
+    };
+    if let Some(wt) = &work_tree {
+        set_workdir(&repo, wt)?;
+    } else if git_dir.is_some()
+        && repo
+            .config()
+            .ok()
+            .and_then(|c| c.get_path("core.worktree").ok())
+            .is_none()
+    {
+        set_workdir(&repo, &std::env::current_dir()?)?;
+    }
     let Some(workdir) = repo.workdir() else {
         bail!(
             "{}: is in a bare git repository; nothing to rewrite",
@@ -140,6 +254,16 @@ pub fn open(path: &Path) -> Result<Option<Repo>> {
         );
     };
     let workdir = workdir.canonicalize()?;
+    if git_dir.is_some() || work_tree.is_some() {
+        let inside = path.canonicalize().is_ok_and(|p| p.starts_with(&workdir));
+        if !inside {
+            bail!(
+                "{}: lies outside the git work tree {} (GIT_DIR / GIT_WORK_TREE); nothing written",
+                path.display(),
+                workdir.display()
+            );
+        }
+    }
     Ok(Some(Repo { repo, workdir }))
 }
 
@@ -298,23 +422,18 @@ impl Repo {
     }
 
     /// Takes `.git/index.lock` the way git does (create, exclusive).
-    fn lock_index(&self) -> Result<RemoveOnDrop> {
+    pub fn lock_index(&self) -> Result<RemoveOnDrop> {
+        lock_file(self.repo.path().join("index.lock"), "the git index")
+    }
+
+    /// Refuses early when another process holds `.git/index.lock` (the lock
+    /// itself is taken after the prompt, by [`commit_flow`]).
+    fn check_index_unlocked(&self) -> Result<()> {
         let path = self.repo.path().join("index.lock");
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(_) => Ok(RemoveOnDrop { path }),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => bail!(
-                "{}: exists: another git process seems to be running in this repository, or one crashed; if no git process is running, remove that file and run rebind again; nothing written",
-                path.display()
-            ),
-            Err(e) => Err(anyhow!(e).context(format!(
-                "{}: cannot lock the git index; nothing written",
-                path.display()
-            ))),
+        if path.exists() {
+            return Err(lock_held(&path));
         }
+        Ok(())
     }
 
     fn index_error(&self, e: git2::Error) -> anyhow::Error {
@@ -349,6 +468,7 @@ impl Repo {
         push: Option<&str>,
         outputs: &[(&str, &Path)],
     ) -> Result<Prepared> {
+        self.check_no_operation()?;
         let head = match self.repo.head() {
             Ok(h) => h,
             Err(e) if e.code() == ErrorCode::UnbornBranch => {
@@ -385,37 +505,8 @@ impl Repo {
                 );
             }
         }
-        let lock = self.lock_index()?;
-        let index = self.repo.index().map_err(|e| self.index_error(e))?;
-        let mut dirty = Vec::new();
-        for rel in &rel_paths {
-            let shown = rel.display();
-            if let Some(e) = index.get_path(rel, 0) {
-                if e.flags_extended & (1 << 14) != 0 {
-                    bail!("{shown}: is marked skip-worktree in the git index, so git ignores its working-tree bytes; undo that with `git update-index --no-skip-worktree {shown}` (or `git sparse-checkout` if it is sparse), or pass --no-commit; nothing written");
-                }
-                if e.flags & 0x8000 != 0 {
-                    bail!("{shown}: is marked assume-unchanged in the git index, so a local edit to it would be committed unseen; undo that with `git update-index --no-assume-unchanged {shown}` and check `git status`, or pass --no-commit; nothing written");
-                }
-            }
-            let st = self
-                .repo
-                .status_file(rel)
-                .map_err(|e| anyhow!(e).context(format!("{shown}: cannot read its git status")))?;
-            if st.intersects(Status::IGNORED) {
-                bail!("{shown}: is not tracked by git and is ignored (.gitignore); it cannot be committed without `git add -f`: track it first, or pass --no-commit; nothing written");
-            } else if st.intersects(Status::WT_NEW) {
-                dirty.push(format!("  {shown} (not tracked by git)"));
-            } else if !st.is_empty() && st != Status::CURRENT {
-                dirty.push(format!("  {shown} (has uncommitted changes)"));
-            }
-        }
-        if !dirty.is_empty() {
-            bail!(
-                "refusing to commit: files to rewrite differ from HEAD; commit or stash them first (or use --no-commit); nothing written:\n{}",
-                dirty.join("\n")
-            );
-        }
+        self.check_index_unlocked()?;
+        self.check_targets(&rel_paths)?;
         self.identities()?;
         let blobs = plans
             .iter()
@@ -445,7 +536,18 @@ impl Repo {
             let want = self.tree_for(&rel_paths, &blobs, head)?;
             let same = tip.tree_id() == want && tip.parent_ids().any(|p| p == head);
             if !same {
-                bail!("branch {branch} already exists and holds something else; pass --branch NAME or delete it; nothing written");
+                let subject = tip.summary().ok().flatten().unwrap_or("").to_string();
+                let parent = tip
+                    .parent_ids()
+                    .next()
+                    .map_or("no parent".to_string(), |p| format!("made from {p}"));
+                let push_hint = push
+                    .map(|r| format!(" push it with `{}`,", push_retry(r, &branch)))
+                    .unwrap_or_default();
+                bail!(
+                    "branch {branch} already exists and holds something else than this change made from HEAD {head}: its tip is {} (\"{subject}\", {parent}); if it is this change made by an earlier run from another commit,{push_hint} review it with `git log -p {branch}`, or switch to it and run rebind again; otherwise pass --branch NAME or delete it; nothing written",
+                    tip.id()
+                );
             }
             already_done = Some(tip.id());
         }
@@ -456,8 +558,192 @@ impl Repo {
             head,
             head_ref,
             already_done,
-            lock: std::cell::RefCell::new(Some(lock)),
+            lock: std::cell::RefCell::new(None),
         })
+    }
+
+    /// Takes the index lock (held until the new index is in place) and checks
+    /// again what may have changed since [`Repo::prepare`] (the prompt holds
+    /// no lock): no git operation started, HEAD and its branch, the targets'
+    /// status and bytes, the branch to create.
+    pub fn lock_and_recheck(&self, prep: &Prepared, plans: &[FilePlan]) -> Result<()> {
+        if prep.lock.borrow().is_some() {
+            return Ok(());
+        }
+        let lock = self.lock_index()?;
+        self.check_no_operation()?;
+        let moved = || {
+            anyhow!(
+                "HEAD moved since rebind planned the change (it was {} on {}); run rebind again; nothing written",
+                prep.head,
+                prep.head_ref.as_deref().unwrap_or("a detached HEAD")
+            )
+        };
+        let head = self.repo.head().map_err(|_| moved())?;
+        let head_ref = if self.repo.head_detached()? {
+            None
+        } else {
+            head.name().ok().map(str::to_string)
+        };
+        if head.peel_to_commit()?.id() != prep.head || head_ref != prep.head_ref {
+            return Err(moved());
+        }
+        for p in plans {
+            let same = std::fs::read(&p.path).is_ok_and(|b| b == p.old.as_bytes());
+            if !same {
+                bail!(
+                    "{}: changed on disk since it was planned; run rebind again; nothing written",
+                    p.rel
+                );
+            }
+        }
+        self.check_targets(&prep.rel_paths)?;
+        let exists = self
+            .repo
+            .find_branch(&prep.branch, BranchType::Local)
+            .is_ok();
+        if exists != prep.already_done.is_some() {
+            bail!(
+                "branch {} was created or deleted since rebind planned the change; run rebind again; nothing written",
+                prep.branch
+            );
+        }
+        *prep.lock.borrow_mut() = Some(lock);
+        Ok(())
+    }
+
+    /// Refuses while git is in the middle of an operation (merge, rebase,
+    /// cherry-pick, revert, bisect, am) or the index has unmerged entries: a
+    /// branch switched to and a commit made then would land where the
+    /// operation put HEAD (mid-rebase: on the branch being rebased).
+    fn check_no_operation(&self) -> Result<()> {
+        use git2::RepositoryState as S;
+        let (what, finish) = match self.repo.state() {
+            S::Clean => ("", ""),
+            S::Merge => ("a merge", "`git merge --continue` (after resolving) or `git merge --abort`"),
+            S::Revert | S::RevertSequence => ("a revert", "`git revert --continue` or `git revert --abort`"),
+            S::CherryPick | S::CherryPickSequence => (
+                "a cherry-pick",
+                "`git cherry-pick --continue` or `git cherry-pick --abort`",
+            ),
+            S::Bisect => ("a bisect", "`git bisect reset`"),
+            S::Rebase | S::RebaseInteractive | S::RebaseMerge => {
+                ("a rebase", "`git rebase --continue` or `git rebase --abort`")
+            }
+            S::ApplyMailbox => ("`git am`", "`git am --continue` or `git am --abort`"),
+            S::ApplyMailboxOrRebase => (
+                "`git am` or a rebase",
+                "`git am --continue` / `git am --abort`, or `git rebase --continue` / `git rebase --abort`",
+            ),
+        };
+        if !what.is_empty() {
+            bail!(
+                "git is in the middle of {what} in {}; finish it with {finish} (`git status` shows where it stands), then run rebind again; nothing written",
+                self.workdir.display()
+            );
+        }
+        let index = self.repo.index().map_err(|e| self.index_error(e))?;
+        if index.has_conflicts() {
+            let mut paths: Vec<String> = index
+                .conflicts()?
+                .filter_map(|c| c.ok())
+                .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+                .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+                .collect();
+            paths.dedup();
+            bail!(
+                "the git index has unmerged entries (a conflict not yet resolved): {}; resolve them and `git add` them (or `git reset --merge`), then run rebind again; nothing written",
+                paths.join(", ")
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks that every target is plainly tracked and unchanged from HEAD:
+    /// not skip-worktree, assume-unchanged, ignored, untracked or modified.
+    /// One status pass for all targets.
+    fn check_targets(&self, rel_paths: &[PathBuf]) -> Result<()> {
+        let index = self.repo.index().map_err(|e| self.index_error(e))?;
+        for rel in rel_paths {
+            let shown = rel.display();
+            if let Some(e) = index.get_path(rel, 0) {
+                if e.flags_extended & (1 << 14) != 0 {
+                    bail!("{shown}: is marked skip-worktree in the git index, so git ignores its working-tree bytes; undo that with `git update-index --no-skip-worktree {shown}` (or `git sparse-checkout` if it is sparse), or pass --no-commit; nothing written");
+                }
+                if e.flags & 0x8000 != 0 {
+                    bail!("{shown}: is marked assume-unchanged in the git index, so a local edit to it would be committed unseen; undo that with `git update-index --no-assume-unchanged {shown}` and check `git status`, or pass --no-commit; nothing written");
+                }
+            }
+        }
+        let statuses = self.statuses_of(rel_paths)?;
+        let mut dirty = Vec::new();
+        for rel in rel_paths {
+            let shown = rel.display();
+            let st = statuses
+                .get(&rel_key(rel))
+                .copied()
+                .unwrap_or(Status::CURRENT);
+            if st.intersects(Status::IGNORED) {
+                bail!("{shown}: is not tracked by git and is ignored (.gitignore); it cannot be committed without `git add -f`: track it first, or pass --no-commit; nothing written");
+            } else if st.intersects(Status::WT_NEW) {
+                dirty.push(format!("  {shown} (not tracked by git)"));
+            } else if !st.is_empty() && st != Status::CURRENT {
+                dirty.push(format!("  {shown} (has uncommitted changes)"));
+            }
+        }
+        if !dirty.is_empty() {
+            bail!(
+                "refusing to commit: files to rewrite differ from HEAD; commit or stash them first (or use --no-commit); nothing written:\n{}",
+                dirty.join("\n")
+            );
+        }
+        Ok(())
+    }
+
+    /// The git status of each of `rel_paths` that is not current, from one
+    /// status pass limited to exactly those paths.
+    fn statuses_of(
+        &self,
+        rel_paths: &[PathBuf],
+    ) -> Result<std::collections::HashMap<Vec<u8>, Status>> {
+        let mut opts = git2::StatusOptions::new();
+        opts.include_untracked(true)
+            .include_ignored(true)
+            .recurse_untracked_dirs(true)
+            .recurse_ignored_dirs(true)
+            .disable_pathspec_match(true)
+            .exclude_submodules(true);
+        for rel in rel_paths {
+            opts.pathspec(rel_key(rel));
+        }
+        let list = self.repo.statuses(Some(&mut opts)).map_err(|e| {
+            anyhow!(e).context("cannot read the git status of the files to rewrite")
+        })?;
+        Ok(list
+            .iter()
+            .map(|e| (e.path_bytes().to_vec(), e.status()))
+            .collect())
+    }
+
+    /// HEAD's branch (`None` when detached: then its commit) and commit,
+    /// when HEAD is a commit the git flow made rebinding `from` to `to` (its
+    /// message says so): a re-run on the branch an earlier run made.
+    pub fn head_cutover(&self, from: &str, to: &str) -> Option<(String, Oid)> {
+        let head = self.repo.head().ok()?;
+        let commit = head.peel_to_commit().ok()?;
+        let msg = commit.message_raw_bytes();
+        let body = format!("from\n  {from}\nto\n  {to}\n");
+        let ours =
+            msg.starts_with(b"rebind: ") && msg.windows(body.len()).any(|w| w == body.as_bytes());
+        if !ours {
+            return None;
+        }
+        let branch = if self.repo.head_detached().ok()? {
+            commit.id().to_string()
+        } else {
+            head.shorthand().ok()?.to_string()
+        };
+        Some((branch, commit.id()))
     }
 
     /// A branch `a/b` cannot be made next to a branch `a` or `a/b/c`.
@@ -630,10 +916,11 @@ impl Repo {
                         .repo
                         .path()
                         .join(format!("rebind-signingkey-{}.pub", std::process::id()));
-                    std::fs::write(&path, format!("{pubkey}\n"))
-                        .with_context(|| format!("{}: cannot write", path.display()))?;
+                    let _ = std::fs::remove_file(&path);
+                    _temp =
+                        RemoveOnDrop::create_new(path.clone(), format!("{pubkey}\n").as_bytes())
+                            .with_context(|| format!("{}: cannot write", path.display()))?;
                     c.arg(&path).arg("-U");
-                    _temp = RemoveOnDrop { path };
                 } else {
                     let path = match (key.strip_prefix("~/"), std::env::var_os("HOME")) {
                         (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
@@ -726,17 +1013,33 @@ pub fn commit_flow_with(
     push: Option<&str>,
     faults: Faults,
 ) -> Result<Committed> {
+    repo.lock_and_recheck(prep, plans)?;
+    crate::signals::pause_point("locked");
     let commit = repo.commit(prep, message)?;
+    // After each step: a test's pause, an injected fault, a signal's stop.
     let fault = |s: Step| -> Result<()> {
+        crate::signals::pause_point(&format!("{s:?}").to_ascii_lowercase());
         if faults.fail_after == Some(s) {
             bail!("injected fault after step {s:?}");
         }
+        crate::signals::check()?;
         Ok(())
     };
     let mut undo = Undo::default();
     let temp = repo.temp_index();
+    crate::signals::enter_critical();
     let mut run = || -> Result<()> {
-        crate::write::write_all(plans)?;
+        let paused = |n: usize| {
+            if n == 0 {
+                crate::signals::pause_point("writing");
+            }
+        };
+        let hooks = crate::write::Hooks {
+            after_rename: Some(&paused),
+            ..Default::default()
+        };
+        // All or nothing: a failure inside leaves every file as it was.
+        crate::write::write_all_with(plans, &hooks)?;
         undo.wrote = true;
         fault(Step::Write)?;
         repo.stage(prep, &temp)?;
@@ -796,8 +1099,18 @@ pub fn commit_flow_with(
 
 /// Pushes a committed branch to `remote` and records it in `c.pushed_to`;
 /// returns what git said, for the caller to print. A failure is an
-/// [`AfterCommit`] error (the files are committed: exit code 3).
+/// [`AfterCommit`] error (the files are committed: exit code 3). A signal
+/// received before the push stops the run here, saying what is left.
 pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
+    crate::signals::pause_point("push");
+    if let Err(stop) = crate::signals::check() {
+        return Err(anyhow::Error::new(stop).context(AfterCommit {
+            branch: c.branch.clone(),
+            commit: c.commit.clone(),
+            retry: push_retry(remote, &c.branch),
+            cause: format!("not pushed to {remote}"),
+        }));
+    }
     let said = push_branch(repo, remote, &c.branch, &c.commit)?;
     c.pushed_to = Some(remote.to_string());
     Ok(said)
@@ -855,11 +1168,7 @@ fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Res
 /// output (stdout and stderr) for the caller to print; on failure it is
 /// part of the error.
 fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<String> {
-    let retry = format!(
-        "git push --set-upstream {} {}",
-        sq_quote_if_needed(remote),
-        sq_quote_if_needed(branch)
-    );
+    let retry = push_retry(remote, branch);
     let after = |cause: String| AfterCommit {
         branch: branch.to_string(),
         commit: commit.to_string(),
@@ -893,6 +1202,15 @@ fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<
         .into());
     }
     Ok(said)
+}
+
+/// The command that pushes `branch` to `remote` as rebind would.
+fn push_retry(remote: &str, branch: &str) -> String {
+    format!(
+        "git push --set-upstream {} {}",
+        sq_quote_if_needed(remote),
+        sq_quote_if_needed(branch)
+    )
 }
 
 fn sq_quote_if_needed(s: &str) -> String {

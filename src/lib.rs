@@ -37,6 +37,7 @@ pub mod positions;
 pub mod quote;
 pub mod rewrite;
 pub mod secret;
+pub mod signals;
 pub mod summary;
 pub mod templates;
 pub mod trust;

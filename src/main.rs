@@ -6,7 +6,7 @@
 mod cli;
 
 use clap::Parser;
-use rebind::output::{conclude, usage_error, Sink};
+use rebind::output::{conclude, usage_error, Exit, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -30,7 +30,31 @@ fn main() -> ExitCode {
     };
     let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
+    if let Err(e) = rebind::signals::install(say_on_signal) {
+        sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
+        return ExitCode::from(Exit::Error.code());
+    }
     let outcome = cli::run(run.command, &mut sink);
+    // A signal stopped the run: rendered as any failure, but the exit code
+    // is 128 + the signal's number, as shells expect.
+    let interrupted = match &outcome {
+        Err(f) => f
+            .error
+            .chain()
+            .find_map(|c| c.downcast_ref::<rebind::signals::Interrupted>())
+            .copied(),
+        Ok(_) => None,
+    };
     let exit = conclude(&mut sink, run.name, run.format, outcome);
-    ExitCode::from(exit.code())
+    match interrupted {
+        Some(i) => ExitCode::from(i.exit_code()),
+        None => ExitCode::from(exit.code()),
+    }
+}
+
+/// What the signal thread says, on stderr; a closed or full stderr (the
+/// terminal hung up) is ignored.
+fn say_on_signal(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\nrebind: {message}");
 }

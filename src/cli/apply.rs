@@ -128,6 +128,7 @@ fn resolve(a: &ApplyArgs) -> Result<ApplyRun, Failure> {
     let mut request = a.rebind.request();
     request.branch = a.branch.clone();
     let (plan, inv) = cutover::plan(&request)?;
+    rebind::signals::pause_point("planned");
     fail_on_errors(&plan)?;
     let secret_options = a.secret.options();
     if a.secret_out.is_none() && !secret_options.is_empty() {
@@ -167,6 +168,15 @@ fn resolve(a: &ApplyArgs) -> Result<ApplyRun, Failure> {
 pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
     let run = resolve(&a)?;
     let plan = &run.plan;
+    if plan.files.is_empty() && !a.no_commit {
+        // A re-run on the branch an earlier run made (its push failed, say):
+        // HEAD is that run's commit, so the change is done; finish the rest.
+        if let Some(repo) = git::open(&run.start).ok().flatten() {
+            if let Some((branch, commit)) = repo.head_cutover(&plan.from.url(), &plan.to.url()) {
+                return already_done(&a, &run, sink, &repo, None, &branch, &commit.to_string());
+            }
+        }
+    }
     if plan.files.is_empty() {
         if run.json {
             sink.out(&json::render(&run.report("nothing_to_change")));
@@ -178,7 +188,10 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
     }
     // The git flow's checks all run before anything is shown or written.
     let git = match prepare_git(&a, &run)? {
-        Git::AlreadyDone(_repo, prep) => return already_done(&a, &run, sink, &prep.branch),
+        Git::AlreadyDone(repo, prep, commit) => {
+            let commit = commit.to_string();
+            return already_done(&a, &run, sink, &repo, Some(&prep), &prep.branch, &commit);
+        }
         Git::Flow(repo, prep) => Some((repo, prep)),
         Git::NoCommit => None,
     };
@@ -201,10 +214,9 @@ enum Git {
     NoCommit,
     /// A repository ready to take the commit.
     Flow(git::Repo, git::Prepared),
-    /// The branch already holds exactly this change (a re-run); the
-    /// repository stays prepared (its index lock held) until the outputs
-    /// are written.
-    AlreadyDone(git::Repo, git::Prepared),
+    /// The branch already holds exactly this change, as this commit (a
+    /// re-run); the index lock is taken again while the outputs are written.
+    AlreadyDone(git::Repo, git::Prepared, git2::Oid),
 }
 
 fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
@@ -254,23 +266,58 @@ fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
         &outputs,
     )?;
     Ok(match prep.already_done {
-        Some(_) => Git::AlreadyDone(repo, prep),
+        Some(commit) => Git::AlreadyDone(repo, prep, commit),
         None => Git::Flow(repo, prep),
     })
 }
 
-/// A re-run whose branch already holds the change: the outputs are written
-/// again (the retry of a failed one), nothing else.
-fn already_done(a: &ApplyArgs, run: &ApplyRun, sink: &mut Sink, branch: &str) -> Outcome {
+/// A re-run whose change is already committed, as `commit` on `branch`:
+/// the outputs are written again (the retry of a failed one; under the
+/// index lock when `prep` is the repository's state, checked again), the
+/// branch is pushed when `--push` asks (the retry of a failed push), and
+/// the report names the branch and the commit.
+fn already_done(
+    a: &ApplyArgs,
+    run: &ApplyRun,
+    sink: &mut Sink,
+    repo: &git::Repo,
+    prep: Option<&git::Prepared>,
+    branch: &str,
+    commit: &str,
+) -> Outcome {
+    if let Some(prep) = prep {
+        repo.lock_and_recheck(prep, &run.plan.files)?;
+    }
     write_outputs(a, sink, run, Some(branch))?;
+    if let Some(prep) = prep {
+        // Released before the push: its hooks may run git.
+        prep.release();
+    }
+    let mut c = git::Committed {
+        branch: branch.to_string(),
+        commit: commit.to_string(),
+        pushed_to: None,
+    };
+    if let Some(remote) = &a.push {
+        let said = git::push(repo, remote, &mut c).map_err(Failure::after_write)?;
+        sink.info(&said);
+    }
     if run.json {
         let mut r = run.report("already_done");
-        r.branch = Some(branch.to_string());
+        r.branch = Some(c.branch.clone());
+        r.commit = Some(c.commit.clone());
+        r.pushed_to = c.pushed_to.clone();
         sink.out(&json::render(&r));
     } else {
-        sink.say(&format!(
-            "Branch {branch} already holds exactly this change; nothing to do.\n"
-        ));
+        let mut msg = format!(
+            "Branch {branch} already holds exactly this change (commit {})",
+            &commit[..12.min(commit.len())]
+        );
+        match &c.pushed_to {
+            Some(r) => msg.push_str(&format!("; pushed to {r}.\n")),
+            None => msg.push_str("; nothing to do.\n"),
+        }
+        sink.say(&msg);
     }
     Ok(Exit::Ok)
 }
@@ -322,7 +369,7 @@ fn write_and_commit(
             None,
         )?),
         None => {
-            rebind::write::write_all(&plan.files)?;
+            write_in_place(&run.start, plan)?;
             None
         }
     };
@@ -349,6 +396,37 @@ fn write_and_commit(
         sink.info(&said);
     }
     Ok(committed)
+}
+
+/// `apply --no-commit`: writes the files under the tree's lock (the git
+/// index lock where there is a repository), so that a concurrent run cannot
+/// write between this run's last check and its renames. A signal during the
+/// write puts every file back.
+fn write_in_place(start: &std::path::Path, plan: &Plan) -> Result<()> {
+    let _lock = git::lock_tree(start)?;
+    rebind::signals::pause_point("locked");
+    rebind::signals::enter_critical();
+    let paused = |n: usize| {
+        if n == 0 {
+            rebind::signals::pause_point("writing");
+        }
+    };
+    let hooks = rebind::write::Hooks {
+        after_rename: Some(&paused),
+        ..Default::default()
+    };
+    rebind::write::write_all_with(&plan.files, &hooks)?;
+    if let Err(stop) = rebind::signals::check() {
+        let back: Vec<_> = plan.files.iter().map(|f| f.reversed()).collect();
+        let what = match rebind::write::write_all(&back) {
+            Ok(()) => "every file was put back as it was; nothing written".to_string(),
+            Err(e) => {
+                format!("putting the files back failed: {e:#}; the files ARE rewritten in place")
+            }
+        };
+        return Err(anyhow::Error::new(stop).context(what));
+    }
+    Ok(())
 }
 
 /// The report of a finished apply.

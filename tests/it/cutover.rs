@@ -68,6 +68,11 @@ impl Area {
 
     /// Runs the cutover script with the built rebind and the stubs on PATH.
     fn cutover(&self, args: &[&str], token: Option<&str>) -> Output {
+        self.cutover_in(args, token, &self.root.join("tmp"))
+    }
+
+    /// [`Area::cutover`] with `TMPDIR` set to `tmp`.
+    fn cutover_in(&self, args: &[&str], token: Option<&str>, tmp: &Path) -> Output {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
         let bin = Path::new(env!("CARGO_BIN_EXE_rebind")).parent().unwrap();
         let path = format!(
@@ -81,7 +86,7 @@ impl Area {
             .args(args)
             .current_dir(&self.root)
             .env("PATH", path)
-            .env("TMPDIR", self.root.join("tmp"))
+            .env("TMPDIR", tmp)
             .env("NO_COLOR", "1")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("BRANCH")
@@ -271,7 +276,11 @@ fn cutover_forward_then_rollback_restores_the_manifests() {
         "{out}"
     );
     assert!(out.contains("teardown"), "{out}");
-    assert!(out.contains(&format!("Pushed {branch} to origin")), "{out}");
+    let tip = git(&repo, &["rev-parse", &branch]);
+    assert!(
+        out.contains(&format!("Pushed {branch} ({}) to origin", tip.trim())),
+        "{out}"
+    );
 
     // Rollback: the same script, endpoints swapped, on the pushed branch;
     // no token, so the Secret is the placeholder form from `apply`.
@@ -444,10 +453,103 @@ fn cutover_of_a_rebound_tree_is_nothing_to_do() {
     let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let head = git(&repo, &["rev-parse", "HEAD"]);
+    // Again on the branch it made: its commit is reported (and pushed
+    // again, which changes nothing), no new commit.
+    let branch = git(&repo, &["branch", "--show-current"]).trim().to_string();
+    let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "Pushed {branch} ({}) to origin: the earlier run's commit",
+            head.trim()
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head, "no new commit");
+    // Merged: nothing to change, and the run leaves no output directory.
+    git(&repo, &["switch", "-q", "main"]);
+    git(&repo, &["merge", "-q", "--no-ff", "-m", "merge", &branch]);
+    let dirs = area.out_dirs().len();
     let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("Nothing to change"), "{}", stdout(&o));
-    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head, "no new commit");
+    assert_eq!(
+        area.out_dirs().len(),
+        dirs,
+        "the output directory is removed"
+    );
+}
+
+#[test]
+fn cutover_run_again_after_a_rejected_push_pushes_the_cutover_commit() {
+    // From the original branch (checked out again) and from the new one.
+    for back_to_main in [true, false] {
+        let area = Area::new();
+        let repo = area.repo();
+        let repo_arg = repo.to_str().unwrap();
+        let hook = area.root.join("remote.git/hooks/pre-receive");
+        std::fs::write(&hook, "#!/bin/sh\necho rejected by policy >&2\nexit 1\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
+        assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+        let branch = git(&repo, &["branch", "--show-current"]).trim().to_string();
+        let commit = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+        let main = git(&repo, &["rev-parse", "main"]).trim().to_string();
+        if back_to_main {
+            git(&repo, &["switch", "-q", "main"]);
+        }
+        std::fs::remove_file(&hook).unwrap();
+        let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
+        let out = stdout(&o);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{back_to_main}: {out}\n{}",
+            stderr(&o)
+        );
+        assert_pushed_with_upstream(&area, &branch);
+        assert!(
+            out.contains(&format!("Pushed {branch} ({commit}) to origin")),
+            "{back_to_main}: {out}"
+        );
+        assert!(
+            !out.contains(&main),
+            "{back_to_main}: names main's commit: {out}"
+        );
+        if back_to_main {
+            // The rollback offered is the cutover commit's revert.
+            assert!(out.contains(&format!("git revert {commit}")), "{out}");
+        }
+    }
+}
+
+#[test]
+fn cutover_removes_its_directory_when_it_refuses_tmpdir_in_the_repo() {
+    let area = Area::new();
+    let repo = area.repo();
+    let inside = repo.join("scratch");
+    std::fs::create_dir(&inside).unwrap();
+    let o = area.cutover_in(
+        &[OLD, NEW, "prod-new", "origin", repo.to_str().unwrap()],
+        None,
+        &inside,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is inside the repository"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_dir(&inside).unwrap().count(),
+        0,
+        "nothing left under TMPDIR"
+    );
 }
 
 #[test]
@@ -498,6 +600,11 @@ fn cutover_refuses_a_failed_audit_and_writes_nothing() {
     assert_eq!(git(&repo, &["branch", "--show-current"]).trim(), "main");
     assert_eq!(worktree(&repo), before);
     assert_eq!(area.calls("kubectl"), "");
+    assert_eq!(
+        area.out_dirs(),
+        Vec::<PathBuf>::new(),
+        "nothing left under TMPDIR"
+    );
 }
 
 // --- apply --expect-from-audit ---------------------------------------------

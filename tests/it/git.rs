@@ -84,11 +84,18 @@ fn apply_commits_on_a_new_branch_and_checks_it_out() {
     );
     assert!(stdout(&out).contains(&format!("on branch {BRANCH}")));
 
-    // Running it again changes nothing.
+    // Running it again changes nothing, and names the commit that holds it.
     let head = git(d, &["rev-parse", "HEAD"]);
     let again = apply(d, &[]);
     assert_eq!(again.status.code(), Some(0));
-    assert!(stdout(&again).contains("Nothing to change."));
+    assert!(
+        stdout(&again).contains(&format!(
+            "Branch {BRANCH} already holds exactly this change (commit {}); nothing to do.",
+            &head[..12]
+        )),
+        "{}",
+        stdout(&again)
+    );
     assert_eq!(git(d, &["rev-parse", "HEAD"]), head);
 }
 

@@ -23,6 +23,9 @@ mod fuzz_regressions;
 mod git;
 mod git_faults;
 mod git_flow;
+#[cfg(unix)]
+mod git_signals;
+mod git_state;
 mod identity;
 mod inventory_apply;
 mod json_files;

@@ -20,6 +20,20 @@
 #                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}
 #                          placeholder (it never enters the repository)
 #   REBIND                 the rebind binary (default: rebind on PATH)
+#   DESCRIBE_FROM, DESCRIBE_TO
+#                          `aws eks describe-cluster --output json` of the old
+#                          and the new cluster: the cutover is refused while an
+#                          IAM role in the repository trusts only the old
+#                          cluster's OIDC issuer (its pods on the new cluster
+#                          would be denied AWS credentials); add the new issuer
+#                          first (`rebind identity ... --trust add --yes`)
+#
+# The cutover is refused (exit 2, nothing written) when merging it would not
+# deploy a rewritten file: its parent Application is pinned, tracks another
+# branch, does not include it, or is not in the repository (rebind
+# --require-deploys; declare a root kept elsewhere under feeders: in
+# .rebind.yaml). The sync order printed at the end comes from rebind's
+# after-merge model.
 #
 # The audit, the review and the Secret are written to a new directory under
 # ${TMPDIR:-/tmp}, never into the repository; the script prints where.
@@ -74,15 +88,44 @@ review=$out/review.md
 secret=$out/cluster-secret.yaml
 report=$out/apply.json
 
+# The sync order of rebind's after-merge model in $report: one line per
+# step, `resource<TAB>wave<TAB>automated` (wave `null` for a parent).
+sync_steps() {
+    awk '
+        /^  "sync_order": \[/ { on = 1; next }
+        on && /^  \]/ { exit }
+        on && /"resource":/ { r = $0; sub(/.*"resource": "/, "", r); sub(/",?$/, "", r) }
+        on && /"wave":/ { w = $0; sub(/.*"wave": /, "", w); sub(/,$/, "", w) }
+        on && /"automated":/ { a = $0; sub(/.*"automated": /, "", a); sub(/,$/, "", a); print r "\t" w "\t" a }
+    ' "$report"
+}
+
 # A top-level string field of rebind's JSON report ($report), or nothing.
 field() {
     sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" "$report" | head -n 1
 }
 
+# 0. The new cluster's identity: no role may trust only the old issuer.
+if [[ -n ${DESCRIBE_FROM:-} || -n ${DESCRIBE_TO:-} ]]; then
+    [[ -n ${DESCRIBE_FROM:-} && -n ${DESCRIBE_TO:-} ]] || die "set both DESCRIBE_FROM and DESCRIBE_TO"
+    rc=0
+    "$rebind" identity --describe-from "$DESCRIBE_FROM" --describe-to "$DESCRIBE_TO" >"$out/identity.txt" || rc=$?
+    case $rc in
+    0) say "Identity: every role that trusts the old issuer trusts the new one too" ;;
+    1)
+        cat "$out/identity.txt" >&2
+        die "IAM roles trust only the old cluster's OIDC issuer: first run  $rebind identity --describe-from $DESCRIBE_FROM --describe-to $DESCRIBE_TO --trust add --yes  merge it and let the IAM change apply, then run this again; nothing written"
+        ;;
+    *) die "the identity check failed (rebind identity exit $rc); nothing written" ;;
+    esac
+fi
+
 # 1. Audit: exactly what would change. diff exits 1 when changes are pending,
-#    which is the expected case here, not a failure.
+#    which is the expected case here, not a failure. A rebind whose merge
+#    would not deploy a rewritten file is refused here.
 rc=0
-"$rebind" diff --from "$old" --to "$new" --format json >"$audit" || rc=$?
+"$rebind" diff --from "$old" --to "$new" --require-deploys --format json >"$audit" 2>"$out/audit.log" || rc=$?
+cat "$out/audit.log" >&2
 case $rc in
 0) ;;
 1) say "Outputs: $out"; say "Audit: $audit" ;;
@@ -130,7 +173,7 @@ if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
     # The review and the Secret are the first run's; none is written now.
     retry=true
 else
-    "$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes \
+    "$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes --require-deploys \
         --review-out "$review" "${secret_args[@]}" --format json \
         ${BRANCH:+--branch "$BRANCH"} --push "$remote" >"$report" 2>"$out/apply.log" || rc=$?
 fi
@@ -201,7 +244,30 @@ else
 fi
 say "       argocd cluster list    # after the merge at the latest: $new is listed"
 say "  2. Open a pull request for $branch (its description: $review) and merge it."
-if [[ -n $apps ]]; then
+steps=$(sync_steps)
+if [[ -n $steps ]]; then
+    say "  3. After the merge, sync in this order (rebind's after-merge model; the"
+    say "     review says which parent carries each file and from which revision):"
+    n=0
+    while IFS=$'\t' read -r res wave auto; do
+        n=$((n + 1))
+        name=${res#*/}
+        at=""
+        [[ $wave == null ]] || at="wave $wave: "
+        if [[ $res == ApplicationSet/* ]]; then
+            if [[ $auto == true ]]; then
+                how="its generated Applications sync automatically; watch them"
+            else
+                how="sync each Application it generates (no automated policy in its template)"
+            fi
+        elif [[ $auto == true ]]; then
+            how="automated: argocd app wait $name --sync --health --timeout 900"
+        else
+            how="argocd app sync $name && argocd app wait $name --health --timeout 900"
+        fi
+        say "       $n. $at$res: $how"
+    done <<<"$steps"
+elif [[ -n $apps ]]; then
     say "  3. Watch the Applications that move from $old sync:"
     say "       argocd app wait $(tr '\n' ' ' <<<"$apps")--sync --health --timeout 900"
 else
@@ -212,7 +278,13 @@ fi
 say "       argocd app list --cluster $new    # Synced and Healthy"
 say "  4. Plan the old cluster's teardown once argocd app list --cluster $old is empty:"
 say "     drain its traffic, remove its cluster Secret from the hub (argocd cluster rm $old),"
-say "     then delete the cluster."
+say "     then delete the cluster. Then remove the old cluster's OIDC issuer from the IAM"
+say "     trust policies (its pods are gone; nothing may assume roles as them):"
+say "       $rebind identity --trust remove-retired --oidc-retired OLD_ISSUER --yes"
+if [[ -z ${DESCRIBE_FROM:-} ]]; then
+    say "     (Before the cutover, the new issuer must be trusted: set DESCRIBE_FROM and"
+    say "     DESCRIBE_TO to the clusters' describe-cluster outputs and the script checks it.)"
+fi
 say ""
 say "Rollback (before the teardown), either:"
 say "  - git revert $commit   # (or the commit it was merged as): the exact original bytes"

@@ -271,10 +271,17 @@ fn cutover_forward_then_rollback_restores_the_manifests() {
         "{out}"
     );
     assert!(!out.contains("kubectl --context hub-admin apply"), "{out}");
+    // The sync order comes from the after-merge model: app-root has no
+    // automated sync, so it is synced by hand first, then its children.
     assert!(
-        out.contains("argocd app wait argocd/istio argocd/keda --sync --health"),
+        out.contains("1. Application/app-root: argocd app sync app-root"),
         "{out}"
     );
+    assert!(
+        out.contains("wave 0: Application/karpenter: automated: argocd app wait karpenter"),
+        "{out}"
+    );
+    assert!(out.contains("--trust remove-retired"), "{out}");
     assert!(out.contains("teardown"), "{out}");
     let tip = git(&repo, &["rev-parse", &branch]);
     assert!(
@@ -796,4 +803,104 @@ fn an_audit_does_not_silence_the_configs_expected_counts() {
     let err = stderr(&o);
     assert!(err.contains("expected 18 occurrences in 7 files"), "{err}");
     assert_eq!(tree(dir.path()), before, "nothing written");
+}
+
+#[test]
+fn cutover_refuses_a_merge_that_would_not_deploy() {
+    let area = Area::new();
+    let repo = area.repo();
+    let repo_arg = repo.to_str().unwrap();
+    // Pin the root to a tag: merging the cutover branch would deploy nothing.
+    let root = repo.join("apps/app-root.yaml");
+    let text = std::fs::read_to_string(&root).unwrap();
+    std::fs::write(
+        &root,
+        text.replace(
+            "    path: apps\n",
+            "    path: apps\n    targetRevision: v2.3.0\n",
+        ),
+    )
+    .unwrap();
+    git(&repo, &["commit", "-qam", "pin the root"]);
+    let before = worktree(&repo);
+    let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--require-deploys"), "{err}");
+    assert!(err.contains("pinned to tag v2.3.0"), "{err}");
+    assert_eq!(git(&repo, &["branch", "--show-current"]).trim(), "main");
+    assert_eq!(worktree(&repo), before);
+    assert!(
+        area.out_dirs().is_empty(),
+        "the output directory is removed"
+    );
+}
+
+#[test]
+fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
+    let area = Area::new();
+    let repo = area.repo();
+    let repo_arg = repo.to_str().unwrap();
+    let identity = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/identity");
+    std::fs::create_dir_all(repo.join("iam")).unwrap();
+    std::fs::copy(
+        identity.join("iam/karpenter-trust.json"),
+        repo.join("iam/karpenter-trust.json"),
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "irsa"]);
+    let before = worktree(&repo);
+    let describe = |f: &str| identity.join("describe").join(f).display().to_string();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
+    let bin = Path::new(env!("CARGO_BIN_EXE_rebind")).parent().unwrap();
+    let run = || {
+        Command::new("bash")
+            .arg(&script)
+            .args([OLD, NEW, "prod-new", "origin", repo_arg])
+            .current_dir(&area.root)
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}:{}",
+                    area.root.join("stubs").display(),
+                    bin.display(),
+                    std::env::var("PATH").unwrap_or_default()
+                ),
+            )
+            .env("TMPDIR", area.root.join("tmp"))
+            .env("DESCRIBE_FROM", describe("old.json"))
+            .env("DESCRIBE_TO", describe("new.json"))
+            .env_remove("ARGOCD_CLUSTER_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(stderr(&o).contains("--trust add --yes"), "{}", stderr(&o));
+    assert_eq!(worktree(&repo), before, "nothing written");
+    // Once the role trusts the new issuer too, the cutover goes ahead.
+    let o = rebind(
+        &repo,
+        &[
+            "identity",
+            "--describe-from",
+            &describe("old.json"),
+            "--describe-to",
+            &describe("new.json"),
+            "--trust",
+            "add",
+            "--yes",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    git(&repo, &["commit", "-qam", "trust the new issuer"]);
+    let o = run();
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("Identity: every role"),
+        "{}",
+        stdout(&o)
+    );
 }

@@ -105,6 +105,9 @@ pub struct Request {
     /// Refuse (exit 2, nothing written) when a rewritten file would not
     /// deploy on merge.
     pub require_deploys: bool,
+    /// The old and the new cluster's OIDC issuers: the review then shows
+    /// which IAM roles in the tree the new cluster's pods will be denied by.
+    pub issuers: Option<(crate::oidc::Issuer, crate::oidc::Issuer)>,
 }
 
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
@@ -343,6 +346,10 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             bail!("{}", crate::output::feeders::refusal(&report).trim_end());
         }
         plan.after_merge = Some(report);
+    }
+    if let Some((old, new)) = &req.issuers {
+        let inv = crate::oidc::inventory(&walk);
+        plan.identity = Some(crate::oidc::CoverageReport::of(&inv, old, new));
     }
     if let (Some(c), Some(cfg)) = (cluster, &cfg) {
         let new = config::rebound(cfg, &c.name, &to)?;

@@ -472,6 +472,104 @@ fn walk(
     }
 }
 
+/// The trust one role gives through EKS issuers, for one account: its
+/// federated statements taken together (a role whose statements trust the
+/// old and the new issuer between them is ready).
+#[derive(Debug, Clone)]
+pub struct RoleTrust {
+    pub rel: String,
+    pub resource: Option<String>,
+    /// The path to the policy in its file.
+    pub at: String,
+    /// The statements (Sid, else their place).
+    pub statements: Vec<String>,
+    /// `None` when the principal's account is not literal.
+    pub account: Option<String>,
+    pub issuers: Vec<Issuer>,
+}
+
+impl RoleTrust {
+    pub fn coverage(&self, old: &Issuer, new: &Issuer) -> Coverage {
+        TrustStatement {
+            sid: String::new(),
+            accounts: BTreeSet::new(),
+            issuers: self.issuers.clone(),
+        }
+        .coverage(old, new)
+    }
+}
+
+/// Every role's trust, one per trust document and account.
+pub fn roles(inv: &Inventory) -> Vec<RoleTrust> {
+    let mut out = Vec::new();
+    for t in &inv.trusts {
+        let mut by_account: Vec<(Option<String>, Vec<&TrustStatement>)> = Vec::new();
+        for st in &t.doc.statements {
+            let accounts: Vec<Option<String>> = if st.accounts.is_empty() {
+                vec![None]
+            } else {
+                st.accounts.iter().cloned().map(Some).collect()
+            };
+            for a in accounts {
+                match by_account.iter_mut().find(|(x, _)| *x == a) {
+                    Some((_, v)) => v.push(st),
+                    None => by_account.push((a, vec![st])),
+                }
+            }
+        }
+        for (account, sts) in by_account {
+            let mut issuers: Vec<Issuer> = Vec::new();
+            for i in sts.iter().flat_map(|s| &s.issuers) {
+                if !issuers.iter().any(|x| x.same(i)) {
+                    issuers.push(i.clone());
+                }
+            }
+            out.push(RoleTrust {
+                rel: t.rel.clone(),
+                resource: t.doc.resource.clone(),
+                at: t.doc.at.clone(),
+                statements: sts.iter().map(|s| s.sid.clone()).collect(),
+                account,
+                issuers,
+            });
+        }
+    }
+    out
+}
+
+/// A cutover's trust coverage: each role with what it means for the new
+/// cluster's pods.
+#[derive(Debug, Clone)]
+pub struct CoverageReport {
+    pub old: Issuer,
+    pub new: Issuer,
+    pub roles: Vec<(RoleTrust, Coverage)>,
+}
+
+impl CoverageReport {
+    pub fn of(inv: &Inventory, old: &Issuer, new: &Issuer) -> CoverageReport {
+        CoverageReport {
+            old: old.clone(),
+            new: new.clone(),
+            roles: roles(inv)
+                .into_iter()
+                .map(|r| {
+                    let c = r.coverage(old, new);
+                    (r, c)
+                })
+                .collect(),
+        }
+    }
+
+    /// Roles the new cluster's pods will be denied by.
+    pub fn old_only(&self) -> usize {
+        self.roles
+            .iter()
+            .filter(|(_, c)| *c == Coverage::OldOnly)
+            .count()
+    }
+}
+
 /// `aws eks describe-cluster` output: the cluster's name, ARN, endpoint
 /// and issuer together.
 #[derive(Debug, Clone, PartialEq, Eq)]

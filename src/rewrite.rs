@@ -91,6 +91,9 @@ pub struct Plan {
     /// After the merge: which Application carries each rewritten file to
     /// the hub, from which revision, in which order ([`crate::feeders`]).
     pub after_merge: Option<crate::feeders::Report>,
+    /// The new cluster's identity: per role, which cluster issuers it
+    /// trusts (when the cutover's issuers are known).
+    pub identity: Option<crate::oidc::CoverageReport>,
 }
 
 /// A cluster registration (Secret or ExternalSecret) the repository declares,
@@ -118,6 +121,7 @@ impl Plan {
             already_rebound: false,
             registrations: Vec::new(),
             after_merge: None,
+            identity: None,
         }
     }
 

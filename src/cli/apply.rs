@@ -13,11 +13,37 @@ use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 
 impl RebindArgs {
-    /// The library's rebind request.
-    fn request(&self) -> Request {
-        Request {
-            to: self.to.clone(),
-            from: self.from.clone(),
+    /// The library's rebind request; a describe-cluster file gives the
+    /// endpoint not given, and the issuers of the review's trust coverage.
+    fn request(&self) -> Result<Request> {
+        let describe =
+            |flag: &str, p: &Option<PathBuf>| -> Result<Option<rebind::oidc::Described>> {
+                let Some(p) = p else { return Ok(None) };
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| anyhow!("{flag} {}: cannot read: {e}", p.display()))?;
+                rebind::oidc::parse_describe(&text)
+                    .map(Some)
+                    .map_err(|e| anyhow!("{flag} {}: {e}", p.display()))
+            };
+        let old = describe("--describe-from", &self.describe_from)?;
+        let new = describe("--describe-to", &self.describe_to)?;
+        let from = self.from.clone().or_else(|| {
+            (self.cluster.is_none())
+                .then(|| old.as_ref().map(|d| d.endpoint.clone()))
+                .flatten()
+        });
+        let to = match (&self.to, &new) {
+            (Some(t), _) => t.clone(),
+            (None, Some(d)) => d.endpoint.clone(),
+            (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
+        };
+        let issuers = match (&old, &new) {
+            (Some(o), Some(n)) => Some((o.issuer.clone(), n.issuer.clone())),
+            _ => None,
+        };
+        Ok(Request {
+            to,
+            from,
             cluster: self.cluster.clone(),
             expect_files: self.expect_files,
             expect_occurrences: self.expect_occurrences,
@@ -28,7 +54,8 @@ impl RebindArgs {
             branch: None,
             live: self.live.clone(),
             require_deploys: self.require_deploys,
-        }
+            issuers,
+        })
     }
 }
 
@@ -57,7 +84,7 @@ fn show_plan(sink: &mut Sink, plan: &Plan, inv: &Inventory, to_stderr: bool) {
 
 pub fn diff(a: DiffArgs, sink: &mut Sink) -> Outcome {
     let format = a.format.get();
-    let (plan, inv) = cutover::plan(&a.rebind.request())?;
+    let (plan, inv) = cutover::plan(&a.rebind.request()?)?;
     let status = if plan.files.is_empty() {
         "nothing_to_change"
     } else {
@@ -125,7 +152,7 @@ impl ApplyRun {
 }
 
 fn resolve(a: &ApplyArgs) -> Result<ApplyRun, Failure> {
-    let mut request = a.rebind.request();
+    let mut request = a.rebind.request()?;
     request.branch = a.branch.clone();
     let (plan, inv) = cutover::plan(&request)?;
     rebind::signals::pause_point("planned");

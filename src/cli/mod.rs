@@ -347,9 +347,19 @@ pub struct ScanArgs {
 
 #[derive(Debug, Args)]
 pub struct RebindArgs {
-    /// The new endpoint: an absolute https:// URL.
-    #[arg(long, value_name = "URL")]
-    pub to: String,
+    /// The new endpoint: an absolute https:// URL (default: the endpoint
+    /// of --describe-to).
+    #[arg(long, value_name = "URL", required_unless_present = "describe_to")]
+    pub to: Option<String>,
+    /// `aws eks describe-cluster` JSON of the old cluster: its endpoint is
+    /// --from (unless given) and its OIDC issuer the old issuer of the
+    /// review's trust coverage.
+    #[arg(long, value_name = "FILE", requires = "describe_to")]
+    pub describe_from: Option<PathBuf>,
+    /// `aws eks describe-cluster` JSON of the new cluster: its endpoint is
+    /// --to (unless given), its issuer the new one.
+    #[arg(long, value_name = "FILE", requires = "describe_from")]
+    pub describe_to: Option<PathBuf>,
     /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
     #[arg(long, value_name = "URL", conflicts_with = "cluster")]
     pub from: Option<String>,

@@ -2,7 +2,7 @@
 //! dynamic trusts, and the trust coverage for a cutover's two issuers.
 
 use crate::oidc::{Coverage, Form, Inventory, Issuer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The old and new issuers of a cutover, and where they came from.
 #[derive(Debug, Clone)]
@@ -27,7 +27,7 @@ pub struct ReferenceJson {
     pub cluster: Option<&'static str>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct TrustJson {
     pub path: String,
     pub resource: Option<String>,
@@ -37,7 +37,108 @@ pub struct TrustJson {
     pub statements: Vec<String>,
     pub account: Option<String>,
     pub issuers: Vec<String>,
-    pub coverage: Option<&'static str>,
+    pub coverage: Option<String>,
+}
+
+impl TrustJson {
+    pub fn new(r: &crate::oidc::RoleTrust, coverage: Option<Coverage>) -> TrustJson {
+        TrustJson {
+            path: r.rel.clone(),
+            resource: r.resource.clone(),
+            at: r.at.clone(),
+            statements: r.statements.clone(),
+            account: r.account.clone(),
+            issuers: r.issuers.iter().map(Issuer::url).collect(),
+            coverage: coverage.map(|c| c.key().to_string()),
+        }
+    }
+}
+
+/// The identity section of a `diff`/`apply` review's JSON: the issuers and
+/// each role's coverage.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ReviewJson {
+    pub old_issuer: String,
+    pub new_issuer: String,
+    pub old_only_count: usize,
+    pub trusts: Vec<TrustJson>,
+}
+
+impl ReviewJson {
+    pub fn new(c: &crate::oidc::CoverageReport) -> ReviewJson {
+        ReviewJson {
+            old_issuer: c.old.url(),
+            new_issuer: c.new.url(),
+            old_only_count: c.old_only(),
+            trusts: c
+                .roles
+                .iter()
+                .map(|(r, cov)| TrustJson::new(r, Some(*cov)))
+                .collect(),
+        }
+    }
+}
+
+fn role_line(t: &TrustJson) -> String {
+    let res = t
+        .resource
+        .as_ref()
+        .map(|r| format!(" [{r}]"))
+        .unwrap_or_default();
+    format!(
+        "{}{res} {} ({}; account {})",
+        t.path,
+        t.at,
+        t.statements.join(", "),
+        t.account.as_deref().unwrap_or("not literal")
+    )
+}
+
+/// The identity section of the text review.
+pub fn review_text(c: &crate::oidc::CoverageReport) -> String {
+    let j = ReviewJson::new(c);
+    let mut out = format!(
+        "The new cluster's identity (old issuer {}, new issuer {}):\n",
+        j.old_issuer, j.new_issuer
+    );
+    if j.trusts.is_empty() {
+        out.push_str("  no IAM trust policy in the tree federates through an EKS issuer\n");
+    }
+    for t in &j.trusts {
+        let what = t.coverage.as_deref().map(coverage_sentence).unwrap_or("");
+        out.push_str(&format!("  {}: {what}\n", role_line(t)));
+    }
+    if j.old_only_count > 0 {
+        out.push_str(&format!(
+            "warning: {} only the old issuer: run `rebind identity --describe-from OLD.json --describe-to NEW.json --trust add --yes` and let the IAM change apply before the cutover\n",
+            super::count_as(j.old_only_count, "role trusts", "roles trust")
+        ));
+    }
+    out
+}
+
+/// The identity section of the review Markdown.
+pub fn review_markdown(c: &crate::oidc::CoverageReport) -> String {
+    let j = ReviewJson::new(c);
+    let mut out = format!(
+        "## The new cluster's identity\n\nOld issuer `{}`, new issuer `{}`.\n\n| role | trust | coverage |\n| --- | --- | --- |\n",
+        j.old_issuer, j.new_issuer
+    );
+    for t in &j.trusts {
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            t.path,
+            role_line(t).replace('|', "\\|"),
+            t.coverage.as_deref().map(coverage_sentence).unwrap_or("")
+        ));
+    }
+    if j.old_only_count > 0 {
+        out.push_str(&format!(
+            "\n> {} only the old issuer: add the new issuer (`rebind identity ... --trust add`) before the cutover.\n",
+            super::count_as(j.old_only_count, "role trusts", "roles trust")
+        ));
+    }
+    out
 }
 
 #[derive(Debug, Serialize)]
@@ -102,52 +203,13 @@ impl IdentityReport {
                 }
             })
             .collect();
-        // One row per trust document and account: a role whose statements
-        // trust the old and the new issuer between them is ready.
-        let mut trusts: Vec<TrustJson> = Vec::new();
-        for t in &inv.trusts {
-            let mut by_account: Vec<(String, Vec<&crate::oidc::TrustStatement>)> = Vec::new();
-            for st in &t.doc.statements {
-                let accounts: Vec<String> = if st.accounts.is_empty() {
-                    vec![String::new()]
-                } else {
-                    st.accounts.iter().cloned().collect()
-                };
-                for a in accounts {
-                    match by_account.iter_mut().find(|(x, _)| *x == a) {
-                        Some((_, v)) => v.push(st),
-                        None => by_account.push((a, vec![st])),
-                    }
-                }
-            }
-            for (account, sts) in by_account {
-                let mut issuers: Vec<Issuer> = Vec::new();
-                for st in &sts {
-                    for i in &st.issuers {
-                        if !issuers.iter().any(|x| x.same(i)) {
-                            issuers.push(i.clone());
-                        }
-                    }
-                }
-                let joined = crate::oidc::TrustStatement {
-                    sid: String::new(),
-                    accounts: Default::default(),
-                    issuers: issuers.clone(),
-                };
-                trusts.push(TrustJson {
-                    path: t.rel.clone(),
-                    resource: t.doc.resource.clone(),
-                    at: t.doc.at.clone(),
-                    statements: sts.iter().map(|s| s.sid.clone()).collect(),
-                    account: (!account.is_empty()).then_some(account),
-                    issuers: issuers.iter().map(Issuer::url).collect(),
-                    coverage: pair.map(|p| joined.coverage(&p.old, &p.new).key()),
-                });
-            }
-        }
+        let trusts: Vec<TrustJson> = crate::oidc::roles(inv)
+            .iter()
+            .map(|r| TrustJson::new(r, pair.map(|p| r.coverage(&p.old, &p.new))))
+            .collect();
         let old_only_count = trusts
             .iter()
-            .filter(|t| t.coverage == Some(Coverage::OldOnly.key()))
+            .filter(|t| t.coverage.as_deref() == Some(Coverage::OldOnly.key()))
             .count();
         IdentityReport {
             schema_version: 1,
@@ -234,7 +296,7 @@ pub fn text(r: &IdentityReport) -> String {
                 .as_ref()
                 .map(|r| format!(" [{r}]"))
                 .unwrap_or_default();
-            let what = match t.coverage {
+            let what = match t.coverage.as_deref() {
                 Some(c) => coverage_sentence(c).to_string(),
                 None => format!("trusts {}", t.issuers.join(", ")),
             };
@@ -249,8 +311,8 @@ pub fn text(r: &IdentityReport) -> String {
     }
     if r.old_only_count > 0 {
         out.push_str(&format!(
-            "\n{} (trust documents) trust only the old issuer: add the new issuer to each before the cutover (or its pods are denied AWS credentials), and remove the old one only after the old cluster is torn down.\n",
-            super::count_as(r.old_only_count, "role", "roles")
+            "\n{} only the old issuer: add the new issuer to each before the cutover (or its pods are denied AWS credentials), and remove the old one only after the old cluster is torn down.\n",
+            super::count_as(r.old_only_count, "role (trust document) trusts", "roles (trust documents) trust")
         ));
     }
     for n in &r.notes {

@@ -441,6 +441,10 @@ pub struct PlanReport<'a> {
     /// live differences).
     #[serde(default)]
     pub after_merge_notes: Vec<String>,
+    /// The new cluster's identity, when the cutover's issuers are known
+    /// (`--describe-from`/`--describe-to`): each role's trust coverage.
+    #[serde(default)]
+    pub identity: Option<super::identity::ReviewJson>,
 }
 
 impl<'a> PlanReport<'a> {
@@ -516,6 +520,7 @@ impl<'a> PlanReport<'a> {
                 .as_ref()
                 .map(|r| r.notes.iter().chain(&r.live).cloned().collect())
                 .unwrap_or_default(),
+            identity: plan.identity.as_ref().map(super::identity::ReviewJson::new),
         }
     }
 }

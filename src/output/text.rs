@@ -204,6 +204,10 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
         s.push('\n');
         s.push_str(&super::feeders::text(r));
     }
+    if let Some(c) = &plan.identity {
+        s.push('\n');
+        s.push_str(&super::identity::review_text(c));
+    }
     s
 }
 
@@ -384,6 +388,10 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
             &plan.from.url(),
             &plan.to.url(),
         ));
+    }
+    if let Some(c) = &plan.identity {
+        s.push('\n');
+        s.push_str(&super::identity::review_markdown(c));
     }
     s
 }

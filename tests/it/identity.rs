@@ -402,3 +402,73 @@ fn init_declares_the_issuer_a_describe_output_gives_for_an_endpoint() {
     let o = rebind(d.path(), &["check"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), d.path());
+    copy_dir(&dir().join("iam"), &d.path().join("iam"));
+    copy_dir(&dir().join("ack"), &d.path().join("ack"));
+    let old = dir().join("describe/old.json");
+    let new = dir().join("describe/new.json");
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    // The endpoints come from the describe files; the review names each
+    // role with what it means for the new cluster's pods.
+    let o = rebind(
+        d.path(),
+        &[
+            "diff",
+            "--describe-from",
+            old,
+            "--describe-to",
+            new,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["from"], OLD);
+    assert_eq!(v["to"], NEW);
+    assert_eq!(v["change_count"], 19);
+    let id = &v["identity"];
+    assert_eq!(id["old_issuer"], OLD_ISSUER);
+    assert_eq!(id["old_only_count"], 1);
+    let cov: Vec<(&str, &str)> = id["trusts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["path"].as_str().unwrap(), t["coverage"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        cov,
+        vec![
+            ("ack/external-dns-role.yaml", "old_and_new"),
+            ("iam/karpenter-trust.json", "old_only")
+        ]
+    );
+    // In the review Markdown too.
+    let review = d.path().join("..").join("review-identity.md");
+    let o = rebind(
+        d.path(),
+        &[
+            "apply",
+            "--describe-from",
+            old,
+            "--describe-to",
+            new,
+            "--no-commit",
+            "--yes",
+            "--review-out",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let md = std::fs::read_to_string(&review).unwrap();
+    std::fs::remove_file(&review).unwrap();
+    assert!(md.contains("## The new cluster's identity"), "{md}");
+    assert!(md.contains("1 role trusts only the old issuer"), "{md}");
+    // Without describe files and without --to: a usage error.
+    let o = rebind(d.path(), &["diff", "--from", NEW]);
+    assert_eq!(o.status.code(), Some(2));
+}

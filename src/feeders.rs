@@ -938,9 +938,57 @@ pub fn declares_app_health(doc: &Node) -> bool {
     text(s(helm, "values")).is_some_and(|v| v.contains(KEY))
 }
 
+/// Whether a manifest may be the parent of one of `targets` (paths relative
+/// to the repository root), judged from its text without parsing it: one of
+/// its `path` values is the root or a folder above a target, it names a
+/// target (a `$ref/...` value file), it has generators (their files are
+/// globs), or it is ArgoCD's own configuration. What cannot be one is not
+/// parsed: a rebind of a large tree reads its Applications, but parses only
+/// the few that matter.
+fn may_feed(raw: &str, targets: &[String]) -> bool {
+    if raw.contains("argocd-cm")
+        || raw.contains("resource.customizations")
+        || raw.contains("generators")
+    {
+        return true;
+    }
+    if targets.iter().any(|t| raw.contains(t.as_str())) {
+        return true;
+    }
+    let b = raw.as_bytes();
+    let mut from = 0;
+    while let Some(i) = raw[from..].find("path").map(|i| i + from) {
+        from = i + 4;
+        let mut j = from;
+        if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
+            j += 1;
+        }
+        while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
+            j += 1;
+        }
+        if b.get(j) != Some(&b':') {
+            continue;
+        }
+        let end = raw[j + 1..]
+            .find(['\n', '\r', ',', '}'])
+            .map_or(raw.len(), |e| j + 1 + e);
+        let value = raw[j + 1..end]
+            .split(" #")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches(['"', '\'']);
+        let dir = join(value, "");
+        if dir.is_empty() || targets.iter().any(|t| under(t, &dir).is_some()) {
+            return true;
+        }
+    }
+    false
+}
+
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
 /// from the given files (`/`-separated paths relative to `root`).
-pub fn read_apps(root: &Path, files: &[String]) -> (Vec<App>, bool) {
+pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> (Vec<App>, bool) {
     let mut apps = Vec::new();
     let mut health = false;
     for rel in files {
@@ -949,6 +997,12 @@ pub fn read_apps(root: &Path, files: &[String]) -> (Vec<App>, bool) {
         };
         if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
             continue;
+        }
+        // A rewritten file's own Applications are the children (hop 2).
+        if let Some(targets) = only_for {
+            if !targets.contains(rel) && !may_feed(&raw, targets) {
+                continue;
+            }
         }
         let text = match yaml::mask_templates(&raw) {
             Some((masked, _)) => masked,
@@ -1168,7 +1222,12 @@ pub fn for_plans(
     live: Option<&Path>,
     declared: &[crate::config::DeclaredFeeder],
 ) -> anyhow::Result<Report> {
-    let (root, mut model) = build(path, base, cutover);
+    let targets: Vec<PathBuf> = plans
+        .iter()
+        .filter(|p| !p.is_config)
+        .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
+        .collect();
+    let (root, mut model) = build_for(path, base, cutover, Some(&targets));
     declare(&mut model, declared);
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
@@ -1216,6 +1275,17 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
 /// and a source counts as this repository when its path exists in the tree;
 /// [`Model::identity_from_remotes`] says which.
 pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf, Model) {
+    build_for(path, base, cutover, None)
+}
+
+/// [`build`] for a rebind: only the manifests that may feed one of
+/// `targets` (absolute paths) are parsed ([`may_feed`]).
+pub fn build_for(
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+    targets: Option<&[PathBuf]>,
+) -> (PathBuf, Model) {
     let tree_root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let tree_root = if tree_root.is_file() {
         tree_root
@@ -1226,7 +1296,20 @@ pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf
         tree_root
     };
     let git = crate::git::repo_facts(&tree_root, base, cutover);
-    let (local, local_health) = read_apps(&tree_root, &yaml_files(&tree_root));
+    let rels_under = |root: &Path| -> Option<Vec<String>> {
+        targets.map(|t| {
+            t.iter()
+                .filter_map(|p| p.strip_prefix(root).ok())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .collect()
+        })
+    };
+    let local_targets = rels_under(&tree_root);
+    let (local, local_health) = read_apps(
+        &tree_root,
+        &yaml_files(&tree_root),
+        local_targets.as_deref(),
+    );
     let named = |apps: &[App], facts: &RepoFacts| {
         apps.iter()
             .flat_map(|a| &a.sources)
@@ -1237,7 +1320,8 @@ pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf
             let (apps, app_health) = if workdir == tree_root {
                 (local, local_health)
             } else {
-                read_apps(&workdir, &yaml_files(&workdir))
+                let targets = rels_under(&workdir);
+                read_apps(&workdir, &yaml_files(&workdir), targets.as_deref())
             };
             let model = Model {
                 apps,

@@ -134,13 +134,19 @@ fn at(text: &str, lower: &str, i: usize) -> Option<Found> {
         return None;
     }
     let after = &rest[dot..];
-    let (china, tail) = if let Some(t) = after.strip_prefix(".amazonaws.com.cn/id/") {
+    // An issuer URL may name the default port (`:443`).
+    let (china, after) = if let Some(t) = after.strip_prefix(".amazonaws.com.cn") {
         (true, t)
-    } else if let Some(t) = after.strip_prefix(".amazonaws.com/id/") {
+    } else if let Some(t) = after.strip_prefix(".amazonaws.com") {
         (false, t)
     } else {
         return None;
     };
+    let port = after.starts_with(":443/id/");
+    let tail = after
+        .strip_prefix(":443")
+        .unwrap_or(after)
+        .strip_prefix("/id/")?;
     let id_len = tail.bytes().take_while(|b| b.is_ascii_hexdigit()).count();
     let id_start = lower.len() - tail.len();
     let id = &text[id_start..id_start + id_len];
@@ -165,8 +171,20 @@ fn at(text: &str, lower: &str, i: usize) -> Option<Found> {
     let before = &lower[..i];
     let (start, form) = if before.ends_with("https://") {
         (i - "https://".len(), Form::Url)
+    } else if port {
+        // `host:443/id/...` is only an issuer as a URL.
+        return None;
     } else if let Some((start, partition, account)) = arn_prefix(before) {
         (start, Form::ProviderArn { partition, account })
+    } else if !before.ends_with(":oidc-provider/")
+        && before
+            .bytes()
+            .last()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'/' | b'_'))
+    {
+        // Part of a longer host or of another URL's path
+        // (`xoidc.eks...`, `https://evil.example/oidc.eks...`).
+        return None;
     } else {
         let key = ["sub", "aud", "amr"].iter().find_map(|k| {
             lower[end..]
@@ -808,6 +826,16 @@ mod tests {
     }
 
     #[test]
+    fn an_issuer_url_may_name_the_default_port() {
+        let f = find(&format!(
+            "issuer: https://oidc.eks.us-east-1.amazonaws.com:443/id/{ID}"
+        ));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].form, Form::Url);
+        assert_eq!(f[0].issuer.region, "us-east-1");
+    }
+
+    #[test]
     fn other_oidc_providers_and_bare_ids_are_never_cluster_issuers() {
         let negatives = [
             "https://token.actions.githubusercontent.com",
@@ -825,6 +853,9 @@ mod tests {
             "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
             "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com",
             "https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6FXYZ",
+            "https://evil.example/oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+            "xoidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F",
+            "a.oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F:sub",
         ];
         for n in negatives {
             assert!(find(n).is_empty(), "{n}: {:?}", find(n));

@@ -184,11 +184,36 @@ fn yaml_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
         if let Some(last) = items.last_mut() {
             last.end = last.end.min(end);
         }
+        // Blank and comment lines after an item belong to what follows it.
+        for item in &mut items {
+            item.end = trim_trailing_comments(text, item.start, item.end);
+        }
         if !items.is_empty() {
             out.push((items, end));
         }
     }
     out
+}
+
+/// `end` moved back over the whole lines before it that are blank or hold
+/// only a comment (never before `start`'s line).
+fn trim_trailing_comments(text: &str, start: usize, mut end: usize) -> usize {
+    while end > start {
+        let body = &text[..end];
+        let body = body.strip_suffix('\n').unwrap_or(body);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        let line_start = body.rfind('\n').map_or(0, |i| i + 1);
+        if line_start <= start {
+            break;
+        }
+        let line = body[line_start..].trim();
+        if line.is_empty() || line.starts_with('#') {
+            end = line_start;
+        } else {
+            break;
+        }
+    }
+    end
 }
 
 /// `text` with every spelling of `old`'s host path replaced by `new`'s.
@@ -231,30 +256,46 @@ fn trusts(text: &str, issuer: &Issuer) -> bool {
 /// A `Sid` made unique for the copy (IAM wants `Sid`s unique in a policy).
 fn new_sid(copy: &str, new: &Issuer) -> String {
     let suffix: String = new.id.chars().take(8).collect();
-    for (open, close) in [("\"Sid\"", "\""), ("Sid:", "\n")] {
-        if let Some(k) = copy.find(open) {
-            let after = k + open.len();
-            let rest = &copy[after..];
-            let (value_start, value_end) = if open.starts_with('"') {
-                let Some(q) = rest.find('"') else { continue };
-                let Some(e) = rest[q + 1..].find(close) else {
-                    continue;
-                };
-                (after + q + 1, after + q + 1 + e)
-            } else {
-                let line_end = rest.find(close).unwrap_or(rest.len());
-                let v = rest[..line_end].trim();
-                let v_start = after + rest.find(v).unwrap_or(0);
-                (v_start, v_start + v.len())
-            };
-            let v = &copy[value_start..value_end];
-            if v.is_empty() {
-                continue;
-            }
-            return format!("{}{v}{suffix}{}", &copy[..value_start], &copy[value_end..]);
+    match sid_range(copy) {
+        Some((a, b)) => format!("{}{}{suffix}{}", &copy[..a], &copy[a..b], &copy[b..]),
+        None => copy.to_string(),
+    }
+}
+
+/// The byte range of a statement's `Sid` value (inside its quotes, without
+/// a trailing comment), in JSON (`"Sid": "x"`) or YAML (`Sid: x`, `'x'`,
+/// `"x"`).
+fn sid_range(text: &str) -> Option<(usize, usize)> {
+    if let Some(k) = text.find("\"Sid\"") {
+        let after = k + "\"Sid\"".len();
+        let q = after + text[after..].find('"')?;
+        let end = q + 1 + text[q + 1..].find('"')?;
+        return Some((q + 1, end));
+    }
+    let k = text.find("Sid:")?;
+    let after = k + "Sid:".len();
+    let line_end = text[after..]
+        .find(['\n', '\r'])
+        .map_or(text.len(), |e| after + e);
+    let rest = &text[after..line_end];
+    let lead = rest.len() - rest.trim_start().len();
+    let start = after + lead;
+    let body = &text[start..line_end];
+    match body.chars().next()? {
+        q @ ('"' | '\'') => {
+            let end = body[1..].find(q)? + 1;
+            Some((start + 1, start + end))
+        }
+        _ => {
+            let v = body.split(" #").next().unwrap_or("").trim_end();
+            (!v.is_empty()).then_some((start, start + v.len()))
         }
     }
-    copy.to_string()
+}
+
+/// The `Sid` of a statement's text, if it has one.
+fn sid_of(text: &str) -> Option<&str> {
+    sid_range(text).map(|(a, b)| &text[a..b])
 }
 
 /// Condition keys of `statement` (JSON or YAML text) for `issuer`:
@@ -327,6 +368,17 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
                 ));
             }
             let copy = new_sid(&swap_issuer(st, old, new), new);
+            if let Some(sid) = sid_of(&copy) {
+                if items
+                    .iter()
+                    .any(|o| sid_of(&text[o.start..o.end]) == Some(sid))
+                {
+                    let (line, col) = index.position(text, s.start);
+                    return Err(format!(
+                        "{line}:{col}: the copy's Sid {sid} is already a Sid of this policy (IAM wants Sids unique); rename one"
+                    ));
+                }
+            }
             let (line, _) = index.position(text, s.start);
             let insert = if *is_json {
                 // The separator the list already uses between elements, else
@@ -339,17 +391,23 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
                     let line_start = text[..s.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
                     let lead = &text[line_start..s.start];
                     if lead.trim().is_empty() && line_start > 0 {
-                        format!(",\n{lead}")
+                        let eol = if text[..line_start].ends_with("\r\n") {
+                            "\r\n"
+                        } else {
+                            "\n"
+                        };
+                        format!(",{eol}{lead}")
                     } else {
                         ", ".to_string()
                     }
                 };
                 (s.end, format!("{sep}{copy}"))
             } else {
+                let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
                 let copy = if copy.ends_with('\n') {
                     copy
                 } else {
-                    format!("\n{copy}")
+                    format!("{eol}{copy}")
                 };
                 (s.end, copy)
             };
@@ -393,13 +451,19 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
         )
         .collect();
     for (items, is_json) in &lists {
-        let only_retired = |s: &Span| {
-            let found = oidc::find(&text[s.start..s.end]);
-            !found.is_empty() && found.iter().all(|f| f.issuer.same(retired))
-        };
-        let remove: Vec<usize> = (0..items.len())
-            .filter(|&n| only_retired(&items[n]))
-            .collect();
+        let mut remove: Vec<usize> = Vec::new();
+        for (n, s) in items.iter().enumerate() {
+            match principals(&text[s.start..s.end], retired) {
+                Principals::OnlyRetired => remove.push(n),
+                Principals::Mixed => {
+                    let (line, col) = index.position(text, s.start);
+                    return Err(format!(
+                        "{line}:{col}: this statement trusts the retired issuer together with other principals; removing it would take their access too: edit it by hand"
+                    ));
+                }
+                Principals::Other => {}
+            }
+        }
         if remove.len() == items.len() {
             let (line, col) = index.position(text, items[0].start);
             return Err(format!(
@@ -439,6 +503,60 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
     out.push_str(&text[last..]);
     verify(text, &out, retired, retired, Change::Removed)?;
     Ok(Some((out, edits)))
+}
+
+/// What a statement's principal is, for removal.
+enum Principals {
+    /// Only `Federated` providers, every one the retired issuer.
+    OnlyRetired,
+    /// The retired issuer and something else (another provider, an AWS
+    /// principal, a service).
+    Mixed,
+    /// No trust in the retired issuer.
+    Other,
+}
+
+/// Reads a statement's text (a JSON object, or a YAML sequence item) and
+/// says what its principal is.
+fn principals(statement: &str, retired: &Issuer) -> Principals {
+    let Ok(docs) = crate::yaml::read_yaml_or_json(statement) else {
+        return Principals::Other;
+    };
+    let Some(doc) = docs.first().map(|d| d.data()) else {
+        return Principals::Other;
+    };
+    let st = match &doc {
+        Yaml::Array(a) if a.len() == 1 => a[0].clone(),
+        other => other.clone(),
+    };
+    let Yaml::Hash(principal) = &st["Principal"] else {
+        return Principals::Other;
+    };
+    let mut retired_seen = false;
+    let mut other = false;
+    for (k, v) in principal {
+        let values: Vec<&Yaml> = match v {
+            Yaml::Array(a) => a.iter().collect(),
+            v => vec![v],
+        };
+        for v in values {
+            let is_retired = k.as_str() == Some("Federated")
+                && v.as_str().is_some_and(|t| {
+                    let f = oidc::find(t);
+                    !f.is_empty() && f.iter().all(|f| f.issuer.same(retired))
+                });
+            if is_retired {
+                retired_seen = true;
+            } else {
+                other = true;
+            }
+        }
+    }
+    match (retired_seen, other) {
+        (true, false) => Principals::OnlyRetired,
+        (true, true) => Principals::Mixed,
+        _ => Principals::Other,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -526,6 +644,9 @@ fn verify(
     if a.len() != b.len() {
         return Err("verification failed: the number of documents changed".into());
     }
+    for ad in &a {
+        duplicate_sids(ad)?;
+    }
     for (bd, ad) in b.iter().zip(&a) {
         let mut extra = Vec::new();
         let (small, large) = match change {
@@ -558,6 +679,34 @@ fn verify(
     Ok(())
 }
 
+/// Refuses a policy whose statements share a `Sid` (IAM rejects it).
+fn duplicate_sids(y: &Yaml) -> Result<(), String> {
+    match y {
+        Yaml::Hash(h) => {
+            for (k, v) in h {
+                if k.as_str() == Some("Statement") {
+                    if let Yaml::Array(sts) = v {
+                        let mut seen = std::collections::HashSet::new();
+                        for st in sts {
+                            if let Some(sid) = st["Sid"].as_str() {
+                                if !seen.insert(sid.to_string()) {
+                                    return Err(format!(
+                                        "the edit would leave two statements with Sid {sid} (IAM wants Sids unique); rename one"
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+                duplicate_sids(v)?;
+            }
+            Ok(())
+        }
+        Yaml::Array(a) => a.iter().try_for_each(duplicate_sids),
+        _ => Ok(()),
+    }
+}
+
 fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
     match y {
         Yaml::String(s) => out.push(s.clone()),
@@ -570,6 +719,49 @@ fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
         }
         _ => {}
     }
+}
+
+/// Refuses when a trust the change is for is still there after it: a role
+/// that trusts only the old issuer (`add`), or a statement that trusts only
+/// a retired one (`remove-retired`), in a form rebind does not edit (a flow
+/// sequence, a single statement object, JSON inside a quoted string or with
+/// escaped slashes). Nothing is then written: the report said the role
+/// needed the change, so "nothing to change" would be a lie.
+fn left_undone(
+    rel: &str,
+    path: &std::path::Path,
+    text: &str,
+    action: &Action,
+) -> anyhow::Result<()> {
+    let Ok(docs) = crate::yaml::read_yaml_or_json(text) else {
+        return Ok(());
+    };
+    let mut inv = oidc::Inventory::default();
+    for d in &docs {
+        for doc in oidc::trust_docs(&d.data()) {
+            inv.trusts.push(oidc::FileTrust {
+                rel: rel.to_string(),
+                path: path.to_path_buf(),
+                doc,
+            });
+        }
+    }
+    for role in oidc::roles(&inv) {
+        let undone = match action {
+            Action::Add { old, new } => role.coverage(old, new) == oidc::Coverage::OldOnly,
+            Action::RemoveRetired(retired) => retired
+                .iter()
+                .any(|r| !role.issuers.is_empty() && role.issuers.iter().all(|i| i.same(r))),
+        };
+        if undone {
+            anyhow::bail!(
+                "{rel}: {} ({}): rebind cannot make this change in place (the statement list is not a JSON array or a YAML block sequence it edits: a flow sequence, a single statement, JSON inside a quoted string or with escaped characters); change it by hand; nothing written",
+                role.at,
+                role.statements.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// What `--trust` asks for.
@@ -617,6 +809,7 @@ pub fn plan(files: &[(std::path::PathBuf, String)], action: &Action) -> anyhow::
                 Err(e) => anyhow::bail!("{rel}:{e}; nothing written"),
             }
         }
+        left_undone(rel, path, &current, action)?;
         if current != text {
             edits.extend(file_edits.into_iter().map(|e| (rel.clone(), e)));
             plans.push(crate::rewrite::FilePlan {

@@ -38,6 +38,10 @@ impl RebindArgs {
             (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
         };
         let issuers = match (&old, &new) {
+            (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
+                "--describe-from and --describe-to name the same OIDC issuer ({}): give the old cluster's and the new cluster's",
+                o.issuer.url()
+            ),
             (Some(o), Some(n)) => Some((o.issuer.clone(), n.issuer.clone())),
             _ => None,
         };

@@ -84,6 +84,10 @@ fn pair(a: &IdentityArgs, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec<St
         }
     }
     match (old, new) {
+        (Some(old), Some(new)) if old.same(&new) => bail!(
+            "the old and the new issuer are the same ({}): give the old cluster's and the new cluster's",
+            old.url()
+        ),
         (Some(old), Some(new)) => Ok((Some(Pair { old, new }), notes)),
         (None, None) => Ok((None, notes)),
         _ => bail!("give both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to"),

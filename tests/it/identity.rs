@@ -472,3 +472,139 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     let o = rebind(d.path(), &["diff", "--from", NEW]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+const A: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+const B: &str = "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB";
+
+fn issuer_url(id: &str) -> String {
+    format!("https://oidc.eks.us-east-1.amazonaws.com/id/{id}")
+}
+
+fn arn(id: &str) -> String {
+    format!("arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/{id}")
+}
+
+/// `identity --trust CHANGE --yes` on one file holding `text`: the exit
+/// code, stderr and the file's bytes afterwards.
+fn trust_on(name: &str, text: &str, change: &[&str]) -> (Option<i32>, String, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join(name), text).unwrap();
+    let (a, b) = (issuer_url(A), issuer_url(B));
+    let mut args = vec!["identity", "--yes"];
+    args.extend_from_slice(change);
+    if change.contains(&"add") {
+        args.extend(["--oidc-from", &a, "--oidc-to", &b]);
+    } else {
+        args.extend(["--oidc-retired", &a]);
+    }
+    let o = rebind(d.path(), &args);
+    let after = std::fs::read_to_string(d.path().join(name)).unwrap();
+    (o.status.code(), stderr(&o), after)
+}
+
+#[test]
+fn trust_changes_it_cannot_make_in_place_are_refused_never_reported_done() {
+    // The same policy, with `/` escaped as JSON allows: coverage reads it,
+    // the edit cannot make it in place.
+    let escaped = format!(
+        "{{\"Statement\": [{{\"Sid\": \"irsa\", \"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}]}}\n",
+        arn(A).replace('/', "\\/")
+    );
+    let (code, err, after) = trust_on("p.json", &escaped, &["--trust", "add"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("cannot make this change in place"), "{err}");
+    assert_eq!(after, escaped);
+    // A statement as a single object, not a list.
+    let single = format!(
+        "{{\"Statement\": {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}}}\n",
+        arn(A)
+    );
+    let (code, err, after) = trust_on("s.json", &single, &["--trust", "add"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(after, single);
+    let (code, err, _) = trust_on("s.json", &single, &["--trust", "remove-retired"]);
+    assert_eq!(code, Some(2), "{err}");
+}
+
+#[test]
+fn trust_add_keeps_sids_unique_and_yaml_comments_where_they_were() {
+    let yaml = format!(
+        "Resources:\r\n  Role:\r\n    Type: AWS::IAM::Role\r\n    Properties:\r\n      AssumeRolePolicyDocument:\r\n        Statement:\r\n          - Sid: 'irsa'   # the IRSA trust\r\n            Effect: Allow\r\n            Principal:\r\n              Federated: {}\r\n\r\n          # Outputs below: do not remove\r\n  Other: {{}}\r\n",
+        arn(A)
+    );
+    let (code, err, after) = trust_on("cfn.yaml", &yaml, &["--trust", "add"]);
+    assert_eq!(code, Some(0), "{err}");
+    let item_end = yaml.find("\r\n\r\n          # Outputs").unwrap() + 2;
+    let item = &yaml[yaml.find("          - Sid").unwrap()..item_end];
+    let copy = item.replace(A, B).replace("'irsa'", "'irsaBBBBBBBB'");
+    assert_eq!(
+        after,
+        format!("{}{copy}{}", &yaml[..item_end], &yaml[item_end..])
+    );
+    assert!(
+        !after.replace("\r\n", "").contains('\n'),
+        "line endings stay CRLF"
+    );
+    // A Sid the copy would take is refused.
+    let taken = yaml.replace(
+        "  Other: {}",
+        "  Taken:\r\n    Statement:\r\n      - Sid: irsaBBBBBBBB\r\n        Principal: {Service: ec2.amazonaws.com}",
+    );
+    let clash = taken.replace(
+        "          # Outputs below: do not remove\r\n",
+        "          - Sid: irsaBBBBBBBB\r\n            Principal: {Service: ec2.amazonaws.com}\r\n",
+    );
+    let (code, err, after) = trust_on("cfn.yaml", &clash, &["--trust", "add"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("Sid"), "{err}");
+    assert_eq!(after, clash);
+}
+
+#[test]
+fn trust_add_on_a_single_crlf_statement_keeps_crlf() {
+    let text = format!(
+        "{{\r\n  \"Statement\": [\r\n    {{\r\n      \"Effect\": \"Allow\",\r\n      \"Principal\": {{\"Federated\": \"{}\"}}\r\n    }}\r\n  ]\r\n}}\r\n",
+        arn(A)
+    );
+    let (code, err, after) = trust_on("p.json", &text, &["--trust", "add"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!after.replace("\r\n", "").contains('\n'), "{after:?}");
+    assert!(after.contains(&arn(B)), "{after}");
+}
+
+#[test]
+fn remove_retired_never_takes_other_principals_with_it() {
+    let text = format!(
+        "{{\"Statement\": [\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\", \"AWS\": \"arn:aws:iam::111122223333:role/admin\"}}}},\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}\n]}}\n",
+        arn(A),
+        arn(B)
+    );
+    let (code, err, after) = trust_on("m.json", &text, &["--trust", "remove-retired"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("other principals"), "{err}");
+    assert_eq!(after, text);
+    // A statement for another provider with a stray condition key stays.
+    let ci = format!(
+        "{{\"Statement\": [\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/token.actions.githubusercontent.com\"}}, \"Condition\": {{\"StringEquals\": {{\"oidc.eks.us-east-1.amazonaws.com/id/{A}:sub\": \"x\"}}}}}},\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}\n]}}\n",
+        arn(B)
+    );
+    let (code, err, after) = trust_on("ci.json", &ci, &["--trust", "remove-retired"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(after, ci);
+}
+
+#[test]
+fn the_same_issuer_as_old_and_new_is_a_usage_error() {
+    let o = rebind(
+        &dir(),
+        &[
+            "identity",
+            "--describe-from",
+            "describe/old.json",
+            "--describe-to",
+            "describe/old.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the same"), "{}", stderr(&o));
+}

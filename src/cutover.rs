@@ -342,6 +342,12 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
                 .map(|c| c.feeders.as_slice())
                 .unwrap_or_default(),
         )?;
+        if req.require_deploys && report.base_unknown {
+            bail!(
+                "--require-deploys: --base {} is no branch of this clone, so nothing can be said to deploy on merge; nothing written",
+                req.base.as_deref().unwrap_or("")
+            );
+        }
         if req.require_deploys && report.blocking().next().is_some() {
             bail!("{}", crate::output::feeders::refusal(&report).trim_end());
         }

@@ -124,10 +124,7 @@ pub fn classify(rev: &str, facts: &RepoFacts) -> Revision {
             (_, _) => Revision::HeadAssumed,
         };
     }
-    let name = rev
-        .strip_prefix("refs/heads/")
-        .or_else(|| rev.strip_prefix("origin/"))
-        .unwrap_or(rev);
+    let name = rev.strip_prefix("refs/heads/").unwrap_or(rev);
     if Some(name) == base {
         return Revision::Base;
     }
@@ -532,11 +529,20 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
 /// Whether `source` (of this repository) covers `file`.
 pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     let path = source.path.clone().unwrap_or_default();
-    let Some(rel) = under(file, &path) else {
-        return Cover::No(format!("not under the source path `{path}`"));
-    };
     let dir = join(&path, "");
-    if tree.kustomization(&dir).is_some() {
+    // A kustomization and a chart's valueFiles may reach outside the
+    // source's path (`../shared`, `../../envs/prod.yaml`).
+    let is_kustomize = tree.kustomization(&dir).is_some();
+    let is_chart = !is_kustomize && tree.exists(&join(&dir, "Chart.yaml"));
+    if is_chart && source.value_files.iter().any(|v| join(&dir, v) == file) {
+        return Cover::Yes;
+    }
+    let rel = under(file, &path);
+    if rel.is_none() && !is_kustomize {
+        return Cover::No(format!("not under the source path `{path}`"));
+    }
+    let rel = rel.unwrap_or(file);
+    if is_kustomize {
         let mut files = BTreeSet::new();
         kustomize_files(tree, &dir, &mut files, 0);
         return if files.contains(file) {
@@ -1032,13 +1038,24 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Where the live state (`--live`) differs from git.
     pub live: Vec<String>,
+    /// `--base` names no branch of the clone (a typo would make every
+    /// revision look like "another branch", or the wrong one "the base").
+    pub base_unknown: bool,
 }
 
 impl Report {
     /// The rows that would not deploy on merge (what `--require-deploys`
     /// refuses).
+    /// A file another parent deploys is not blocked by one that leaves it
+    /// out (a root directory app beside the app that owns the folder).
     pub fn blocking(&self) -> impl Iterator<Item = &Row> {
-        self.rows.iter().filter(|r| !r.verdict.deploys_on_merge())
+        self.rows.iter().filter(|r| {
+            !r.verdict.deploys_on_merge()
+                && !self
+                    .rows
+                    .iter()
+                    .any(|o| o.file == r.file && o.verdict.deploys_on_merge())
+        })
     }
 }
 
@@ -1051,6 +1068,15 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
     let rows = model.rows(rewritten, &tree);
     let order = model.order(&rows);
     let mut notes = Vec::new();
+    let mut base_unknown = false;
+    if let Some((b, "--base")) = &model.facts.base {
+        if !model.facts.branches.is_empty() && !model.facts.branches.contains(b) {
+            base_unknown = true;
+            notes.push(format!(
+                "--base {b} is no branch of this clone (local or remote-tracking): check its spelling; revisions are compared with it as given"
+            ));
+        }
+    }
     if model.facts.base.is_none() {
         notes.push(
             "the base branch is unknown (no --base, no remote HEAD, no upstream): `HEAD` is taken as the branch the cutover merges into".to_string(),
@@ -1072,6 +1098,7 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
         order,
         notes,
         live: Vec::new(),
+        base_unknown,
     }
 }
 
@@ -1304,17 +1331,34 @@ pub fn build_for(
                 .collect()
         })
     };
+    let named = |apps: &[App], facts: &RepoFacts| {
+        apps.iter()
+            .flat_map(|a| &a.sources)
+            .any(|s| repo_identity(&s.repo_url).is_some_and(|id| facts.identities.contains(&id)))
+    };
+    // A folder inside a repository: the repository's Applications decide
+    // (a root Application usually lives outside the folder rebound).
+    if let Some((workdir, facts)) = &git {
+        if *workdir != tree_root {
+            let wt = rels_under(workdir);
+            let (apps, app_health) = read_apps(workdir, &yaml_files(workdir), wt.as_deref());
+            if named(&apps, facts) {
+                let model = Model {
+                    apps,
+                    facts: facts.clone(),
+                    identity_from_remotes: true,
+                    app_health,
+                };
+                return (workdir.clone(), model);
+            }
+        }
+    }
     let local_targets = rels_under(&tree_root);
     let (local, local_health) = read_apps(
         &tree_root,
         &yaml_files(&tree_root),
         local_targets.as_deref(),
     );
-    let named = |apps: &[App], facts: &RepoFacts| {
-        apps.iter()
-            .flat_map(|a| &a.sources)
-            .any(|s| repo_identity(&s.repo_url).is_some_and(|id| facts.identities.contains(&id)))
-    };
     match git {
         Some((workdir, facts)) if named(&local, &facts) => {
             let (apps, app_health) = if workdir == tree_root {

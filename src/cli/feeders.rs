@@ -24,7 +24,7 @@ pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
     // What a rebind could rewrite: every Application manifest, and every
     // file holding a workload endpoint in a value.
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for app in &model.apps {
+    for app in model.apps.iter().filter(|a| root.join(&a.file).is_file()) {
         files.entry(app.file.clone()).or_default().push(app.id());
     }
     let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;

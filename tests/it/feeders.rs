@@ -588,3 +588,125 @@ fn a_root_outside_the_repository_is_declared_in_the_config() {
         assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn review_findings_on_parents_paths_and_revisions() {
+    // A root directory app on `.` (not recursive) beside the app that owns
+    // `apps/`: the file deploys, and --require-deploys does not refuse.
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    ".",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "p1.yaml",
+                root_app(
+                    "p1",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/child.yaml", child("child", 0, true)),
+        ],
+    );
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // From a folder inside the repository: the repository's Applications
+    // and branches still decide.
+    let (rows, v) = feeders(&d.path().join("apps"), &[]);
+    let c = row(&rows, "apps/child.yaml");
+    assert_eq!(c["verdict"], "deploys_on_merge", "{c}");
+    assert_eq!(v["base"], "main");
+    // `origin/main` is no ref of the remote: unknown, never the base.
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: origin/main\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "unknown_revision");
+    // A --base that is no branch: noted, and --require-deploys refuses.
+    let (_, v) = feeders(d.path(), &["--base", "mian"]);
+    assert!(
+        v["notes"].to_string().contains("--base mian is no branch"),
+        "{v}"
+    );
+    let o = rebind(
+        d.path(),
+        &[
+            "diff",
+            "--require-deploys",
+            "--base",
+            "mian",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn kustomizations_and_value_files_reach_outside_the_source_path() {
+    let chart_app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: web}}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: charts/web\n    helm:\n      valueFiles: [../../envs/prod.yaml]\n  destination: {{server: {OLD}}}\n  syncPolicy: {{automated: {{}}}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("apps/web.yaml", chart_app),
+            (
+                "charts/web/Chart.yaml",
+                "name: web\nversion: 1.0.0\n".into(),
+            ),
+            ("envs/prod.yaml", format!("destination:\n  server: {OLD}\n")),
+            (
+                "kroot.yaml",
+                root_app(
+                    "kroot",
+                    REPO_HTTPS,
+                    "overlays/prod",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "overlays/prod/kustomization.yaml",
+                "resources:\n- ../../shared\n".into(),
+            ),
+            (
+                "shared/kustomization.yaml",
+                "resources:\n- sh.yaml\n".into(),
+            ),
+            ("shared/sh.yaml", child("sh", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let v = row(&rows, "envs/prod.yaml");
+    assert_eq!(v["feeder"], "Application/web", "{v}");
+    assert_eq!(v["verdict"], "deploys_on_merge", "{v}");
+    let sh = row(&rows, "shared/sh.yaml");
+    assert_eq!(sh["feeder"], "Application/kroot", "{sh}");
+    assert_eq!(sh["verdict"], "deploys_on_merge", "{sh}");
+}

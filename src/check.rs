@@ -179,7 +179,9 @@ pub fn retired_issuers(inv: &crate::oidc::Inventory, cfg: &Config) -> Vec<Findin
             .as_ref()
             .map(|i| format!("; current is {}", i.url()))
             .unwrap_or_default();
-        let place = if r.in_manifest {
+        let place = if r.in_comment {
+            " (in a comment)"
+        } else if r.in_manifest {
             ""
         } else {
             " (in a text file)"
@@ -188,7 +190,7 @@ pub fn retired_issuers(inv: &crate::oidc::Inventory, cfg: &Config) -> Vec<Findin
             rel: r.rel.clone(),
             line: r.line,
             column: r.column,
-            severity: if r.in_manifest {
+            severity: if r.in_manifest && !r.in_comment {
                 Severity::Error
             } else {
                 Severity::Warning

@@ -654,7 +654,7 @@ pub fn endpoint_id(endpoint: &str) -> Option<String> {
 /// The issuers that `aws eks describe-cluster` outputs in the walk give
 /// for their endpoints: `(endpoint, issuer URL)`. What `init` declares as a
 /// cluster's `oidc_issuer`; the tree shows both, nothing is guessed.
-pub fn described(walk: &crate::walk::Walk) -> Vec<(crate::endpoint::Endpoint, String)> {
+pub fn described(walk: &crate::walk::Walk) -> Vec<(crate::endpoint::Endpoint, String, String)> {
     let mut out = Vec::new();
     for item in walk.files() {
         let crate::walk::Found::Entry(e) = item else {
@@ -671,7 +671,7 @@ pub fn described(walk: &crate::walk::Walk) -> Vec<(crate::endpoint::Endpoint, St
         }
         if let Ok(d) = parse_describe(&text) {
             if let Ok(ep) = crate::endpoint::Endpoint::parse("endpoint", &d.endpoint) {
-                out.push((ep, d.issuer.url()));
+                out.push((ep, d.issuer.url(), e.rel.clone()));
             }
         }
     }
@@ -688,6 +688,8 @@ pub struct Reference {
     /// Read as YAML/JSON (a value or a key) or as text (HCL, tfvars,
     /// shell: a mention to act on by hand).
     pub in_manifest: bool,
+    /// In a YAML comment (a mention, like a text file's).
+    pub in_comment: bool,
 }
 
 /// A trust document with the file it is in.
@@ -706,6 +708,9 @@ pub struct Inventory {
     /// Dynamic trusts (file, line, what): nothing to change.
     pub dynamic: Vec<(String, usize, &'static str)>,
     pub trusts: Vec<FileTrust>,
+    /// Files holding issuer references that could not be read or parsed
+    /// (file, line, column, why): nothing can be said of their trust.
+    pub unread: Vec<(String, usize, usize, String)>,
     /// `eks.amazonaws.com/role-arn` annotations (file, line, role ARN): a
     /// hint only, when a role's name carries the old cluster's name.
     pub role_arns: Vec<(String, usize, String)>,
@@ -721,7 +726,15 @@ pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
         let Ok(bytes) = std::fs::read(&e.path) else {
             continue;
         };
-        let Ok(text) = String::from_utf8(bytes) else {
+        let Ok(text) = String::from_utf8(bytes.clone()) else {
+            if memchr::memmem::find(&bytes.to_ascii_lowercase(), b"oidc.eks.").is_some() {
+                inv.unread.push((
+                    e.rel.clone(),
+                    1,
+                    1,
+                    "not UTF-8: its issuer references were not read".into(),
+                ));
+            }
             continue;
         };
         let index = crate::yaml::LineIndex::new(&text);
@@ -733,14 +746,21 @@ pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
             &text
         };
         let view_index = crate::yaml::LineIndex::new(view);
+        let is_json = e.rel.to_ascii_lowercase().ends_with(".json");
         for f in find(view) {
             let (line, column) = view_index.position(view, f.start);
+            let line_start = view[..f.start].rfind('\n').map_or(0, |i| i + 1);
+            let prefix = &view[line_start..f.start];
+            let in_comment = e.role == Role::Yaml
+                && !is_json
+                && (prefix.trim_start().starts_with('#') || prefix.contains(" #"));
             inv.references.push(Reference {
                 rel: e.rel.clone(),
                 line,
                 column,
                 found: f,
                 in_manifest: e.role == Role::Yaml,
+                in_comment,
             });
         }
         const ROLE_ARN: &str = "eks.amazonaws.com/role-arn";
@@ -764,16 +784,28 @@ pub fn inventory(walk: &crate::walk::Walk) -> Inventory {
         if e.role == Role::Yaml && text.contains("Statement") {
             let masked = crate::yaml::mask_templates(&text).map(|(m, _)| m);
             let body = masked.as_deref().unwrap_or(&text);
-            if let Ok(docs) = crate::yaml::read_yaml_or_json(body) {
-                for d in &docs {
-                    for doc in trust_docs(&d.data()) {
-                        inv.trusts.push(FileTrust {
-                            rel: e.rel.clone(),
-                            path: e.path.clone(),
-                            doc,
-                        });
+            match crate::yaml::read_yaml_or_json(body) {
+                Ok(docs) => {
+                    for d in &docs {
+                        for doc in trust_docs(&d.data()) {
+                            inv.trusts.push(FileTrust {
+                                rel: e.rel.clone(),
+                                path: e.path.clone(),
+                                doc,
+                            });
+                        }
                     }
                 }
+                // A policy that does not parse cannot be shown safe.
+                Err((line, col, why)) if !find(&text).is_empty() => {
+                    inv.unread.push((
+                        e.rel.clone(),
+                        line,
+                        col,
+                        format!("not valid YAML or JSON ({why}): its trust was not evaluated"),
+                    ));
+                }
+                Err(_) => {}
             }
         }
     }

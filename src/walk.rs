@@ -808,6 +808,7 @@ pub fn kubeconfig_name(path: &Path) -> bool {
 /// `kind: Config` lines (kubectl writes `kind` after `contexts`, so both are
 /// looked for anywhere at the top level, not only at the start).
 pub fn looks_like_kubeconfig(text: &str) -> bool {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let top = |key: &str, want: &str| {
         text.lines().any(|l| {
             l.strip_prefix(key).is_some_and(|rest| {

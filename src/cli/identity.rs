@@ -103,6 +103,18 @@ pub fn run(a: IdentityArgs, sink: &mut Sink) -> Result<Exit> {
     };
     let walk = walk::discover(&walk::WalkRequest::for_paths(&paths))?;
     let inv = oidc::inventory(&walk);
+    if !inv.unread.is_empty() {
+        let list: Vec<String> = inv
+            .unread
+            .iter()
+            .map(|(rel, line, col, why)| format!("  {rel}:{line}:{col}: {why}"))
+            .collect();
+        bail!(
+            "{} issuer references that could not be read; nothing can be said of their trust:\n{}",
+            output::count_as(inv.unread.len(), "file holds", "files hold"),
+            list.join("\n")
+        );
+    }
     let (pair, notes) = pair(&a, &inv)?;
     if let Some(change) = a.trust {
         return trust(&a, change, &inv, pair.as_ref(), sink);

@@ -46,10 +46,18 @@ pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
         let Ok(ep) = rebind::endpoint::Endpoint::parse("endpoint", &c.endpoint) else {
             continue;
         };
-        c.oidc_issuer = described
-            .iter()
-            .find(|(e, _)| e.key() == ep.key())
-            .map(|(_, i)| i.clone());
+        let mut found = described.iter().filter(|(e, _, _)| e.key() == ep.key());
+        let Some((_, issuer, first)) = found.next() else {
+            continue;
+        };
+        if let Some((_, other, second)) = found.find(|(_, i, _)| i != issuer) {
+            return Err(anyhow!(
+                "{first} and {second} are describe-cluster outputs for {} with different OIDC issuers ({issuer}, {other}): remove the stale one; nothing written",
+                c.endpoint
+            )
+            .into());
+        }
+        c.oidc_issuer = Some(issuer.clone());
     }
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;

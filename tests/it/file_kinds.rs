@@ -240,3 +240,32 @@ fn the_plain_scan_reports_the_mentions_that_from_would() {
         stdout(&o)
     );
 }
+
+#[test]
+fn a_kubeconfig_with_a_byte_order_mark_is_found_by_its_content() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "admin.conf",
+        &format!("\u{feff}{}", kubeconfig(EDGE)),
+    );
+    let before = std::fs::read(d.path().join("admin.conf")).unwrap();
+    let o = rebind(
+        d.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--from",
+            EDGE,
+            "--to",
+            EDGE_NEW,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after = std::fs::read(d.path().join("admin.conf")).unwrap();
+    let want = String::from_utf8(before)
+        .unwrap()
+        .replacen(EDGE, EDGE_NEW, 1);
+    assert_eq!(String::from_utf8(after).unwrap(), want);
+}

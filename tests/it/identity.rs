@@ -608,3 +608,65 @@ fn the_same_issuer_as_old_and_new_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("the same"), "{}", stderr(&o));
 }
+
+#[test]
+fn unreadable_trust_a_retired_issuer_in_a_comment_and_conflicting_describes() {
+    // A policy that does not parse: the identity report refuses, naming it.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("trunc.json"),
+        format!(
+            "{{\"Statement\": [{{\"Principal\": {{\"Federated\": \"{}\"}}}}]\n",
+            arn(A)
+        ),
+    )
+    .unwrap();
+    let o = rebind(d.path(), &["identity"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("trunc.json:"), "{}", stderr(&o));
+
+    // check: a retired issuer in a YAML comment is a warning, in a value an
+    // error.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join(".rebind.yaml"),
+        format!("clusters:\n  c:\n    endpoint: https://{B}.gr7.us-east-1.eks.amazonaws.com\n    retired_oidc: [{}]\n", issuer_url(A)),
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("t.yaml"),
+        format!("# was {}\nissuer: {}\n", issuer_url(A), issuer_url(A)),
+    )
+    .unwrap();
+    let o = rebind(d.path(), &["check", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let by_line: Vec<(u64, &str)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["line"].as_u64().unwrap(), f["severity"].as_str().unwrap()))
+        .collect();
+    assert_eq!(by_line, vec![(1, "warning"), (2, "error")]);
+
+    // init: two describe outputs giving one endpoint two issuers.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("apps")).unwrap();
+    std::fs::copy(dir().join("describe/old.json"), d.path().join("a.json")).unwrap();
+    let other = std::fs::read_to_string(dir().join("describe/old.json"))
+        .unwrap()
+        .replace(
+            &format!("id/{OLD_ID}"),
+            "id/9A8B7C6D5E4F30211203F4E5D6C7B8A9",
+        );
+    std::fs::write(d.path().join("b.json"), other).unwrap();
+    std::fs::write(
+        d.path().join("apps/app.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a}}\nspec:\n  destination:\n    server: https://{OLD_ID}.gr7.ap-northeast-2.eks.amazonaws.com\n"),
+    )
+    .unwrap();
+    let o = rebind(d.path(), &["init"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("a.json and b.json"), "{}", stderr(&o));
+    assert!(!d.path().join(".rebind.yaml").exists());
+}

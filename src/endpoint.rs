@@ -1373,25 +1373,6 @@ pub fn escape_map(raw_inner: &str) -> Option<Decoded> {
     Some(Decoded { text, spans })
 }
 
-/// `s` written as the body of a double-quoted YAML scalar, with as few escapes
-/// as possible (`"`, `\` and control characters); white space that folding
-/// would eat is caught by the caller's re-decoding.
-fn escape_double(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\x7f' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Replaces, in the body of a double-quoted YAML scalar, the raw bytes that
 /// decode to exactly `decoded_range` of its value with `replacement` (written
 /// literally, escaped only where it must be), and keeps every other raw byte.
@@ -1412,7 +1393,7 @@ pub fn splice_decoded(
         decoded_range,
         replacement,
         escape_map,
-        escape_double,
+        escape_body,
     )
 }
 
@@ -1427,8 +1408,16 @@ pub fn splice_decoded_json(
         decoded_range,
         replacement,
         json_escape_map,
-        escape_json,
+        escape_body,
     )
+}
+
+/// `s` written as the body of a double-quoted string, valid in JSON and in
+/// YAML alike: the one escaper ([`crate::quote::escape_into`]).
+fn escape_body(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    crate::quote::escape_into(&mut out, s);
+    out
 }
 
 fn splice_with(
@@ -1470,23 +1459,6 @@ fn splice_with(
     let mut want = d.text.clone();
     want.replace_range(r, replacement);
     (decode(&out)?.text == want).then_some(out)
-}
-
-/// `s` written as the body of a JSON string (`"`, `\\` and control characters escaped).
-fn escape_json(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The body of a JSON string (the bytes between the quotes), decoded like

@@ -1053,10 +1053,30 @@ impl<'a> Locator<'a> {
             // Hook: values that a chart template renders into a cluster position.
             .or_else(|| templates::position(&path, kind, self.input.followed))
             .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
+        let lit = &self.input.text[f.start..f.end];
+        // A URL inside a cluster registration's `config` is an exec
+        // plugin's argument or environment, a proxy or an identity
+        // provider's host (`execProviderConfig`, `proxyUrl`), never the
+        // cluster: the server is `server`, and the bare `serverName` in it is
+        // found by its key. The config's own document decides; one that
+        // does not parse stays a position, to be safe.
+        if direct == Some(Position::RegistrationConfig)
+            && !f.bare
+            && embedded::looks_embedded(&c.value)
+        {
+            let doc = parsed
+                .entry(ci)
+                .or_insert_with(|| embedded::parse(&c.value));
+            if let Some(p) = doc.as_ref() {
+                return match p.locate(voff, lit, managed_host) {
+                    Some(i) => (Some(i.position), Some(i)),
+                    None => (None, None),
+                };
+            }
+        }
         if direct.is_some() {
             return (direct, None);
         }
-        let lit = &self.input.text[f.start..f.end];
         // Each document is parsed once, however many endpoints it holds.
         let inner = if matches!(c.path.0.first(), Some(Seg::Index(_))) {
             // A file that is a JSON 6902 op list (`patchesJson6902`).

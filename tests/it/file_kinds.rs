@@ -269,3 +269,39 @@ fn a_kubeconfig_with_a_byte_order_mark_is_found_by_its_content() {
         .replacen(EDGE, EDGE_NEW, 1);
     assert_eq!(String::from_utf8(after).unwrap(), want);
 }
+
+/// URLs that are arguments, identity providers, token endpoints or proxies
+/// inside a cluster registration's `config`: never workload endpoints, never
+/// declared by `init`.
+#[test]
+fn exec_plugin_arguments_and_identity_providers_are_not_clusters() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/discovery/cluster-secrets/exec/aks-weu-prod.yaml");
+    let d = tempfile::tempdir().unwrap();
+    std::fs::copy(&src, d.path().join("aks.yaml")).unwrap();
+    let o = rebind(d.path(), &["scan", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let workloads: Vec<&str> = v["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["role"] == "workload")
+        .map(|e| e["endpoint"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        workloads,
+        vec!["https://aks-weu-prod-dns-7c1e9a2b.hcp.westeurope.azmk8s.io:443"]
+    );
+    let o = rebind(d.path(), &["init"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let cfg = std::fs::read_to_string(d.path().join(".rebind.yaml")).unwrap();
+    for not_a_cluster in [
+        "login.microsoftonline.com",
+        "keycloak",
+        "sts.corp",
+        "proxy.corp",
+    ] {
+        assert!(!cfg.contains(not_a_cluster), "{cfg}");
+    }
+    assert!(cfg.contains("aks-weu-prod:"), "{cfg}");
+}

@@ -25,7 +25,9 @@
 //! old URL, `##` its bare host, `@u` the URL with its `h` written `\u0068`,
 //! `@x` the URL with the first `.` or `:` of its host written `\x2e`/`\x3a`,
 //! and `@/` the URL written `https:\/\/...` (escapes mean something only in
-//! double-quoted scalars, which is the point).
+//! double-quoted scalars, which is the point). `%i`, `%a` and `%k` are the
+//! old cluster's OIDC issuer (sharing the endpoint's id) as a URL, a provider
+//! ARN and a condition key: never endpoints, so never changed.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -43,6 +45,8 @@ const EKS: (&str, &str) = (
     "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com",
 );
 const IPV6: (&str, &str) = ("https://[fd00::1]:6443", "https://[fd00::2]:6443");
+/// The EKS pair's old cluster's issuer (host path), with its endpoint's id.
+const ISSUER: &str = "oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
 
 fn expand(raw: &str, old: &str) -> String {
     let rest = &old["https://".len()..];
@@ -64,6 +68,12 @@ fn expand(raw: &str, old: &str) -> String {
         .replace("@u", &format!("\\u0068ttps://{rest}"))
         .replace("@x", &x)
         .replace("@/", &format!("https:\\/\\/{rest}"))
+        // The old cluster's OIDC issuer shares its endpoint's id: as a URL,
+        // a provider ARN and a condition key it is no endpoint, and a rebind
+        // leaves it as it is.
+        .replace("%i", &format!("https://{ISSUER}"))
+        .replace("%a", &format!("arn:aws:iam::111122223333:oidc-provider/{ISSUER}"))
+        .replace("%k", &format!("{ISSUER}:sub"))
 }
 
 fuzz_target!(|data: &[u8]| {

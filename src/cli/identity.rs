@@ -151,14 +151,30 @@ fn trust(
             }
         }
         TrustChange::RemoveRetired => {
-            if a.oidc_retired.is_empty() {
-                bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable)");
-            }
-            let retired = a
+            let mut retired = a
                 .oidc_retired
                 .iter()
                 .map(|s| issuer("--oidc-retired", s))
                 .collect::<Result<Vec<_>>>()?;
+            // Else the issuers `.rebind.yaml` retires (`retired_oidc`).
+            if retired.is_empty() {
+                let start = a
+                    .paths
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from("."));
+                if let Some(cfg) = rebind::config::find(&start) {
+                    let cfg = rebind::config::load(&cfg)?;
+                    retired = cfg
+                        .clusters
+                        .iter()
+                        .flat_map(|c| c.retired_oidc.iter().cloned())
+                        .collect();
+                }
+            }
+            if retired.is_empty() {
+                bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
+            }
             rebind::trust::Action::RemoveRetired(retired)
         }
     };

@@ -265,7 +265,12 @@ pub fn text(r: &IdentityReport) -> String {
             .map(|a| format!(" account {a}"))
             .unwrap_or_default();
         let cluster = x.cluster.map(|c| format!(" [{c}]")).unwrap_or_default();
-        let mention = if x.kind == "text" {
+        let tf = [".tf", ".tfvars", ".hcl"]
+            .iter()
+            .any(|e| x.path.to_ascii_lowercase().ends_with(e));
+        let mention = if tf {
+            " (Terraform: change it in the code, adding the new issuer before the cutover; for the IAM module, add the new provider to oidc_providers)"
+        } else if x.kind == "text" {
             " (text: change by hand)"
         } else {
             ""

@@ -78,6 +78,8 @@ fn fuzz_findings_stay_fixed() {
 
 // The decoded-data oracle, as in fuzz/fuzz_targets/decoded_oracle.rs.
 
+/// The EKS pair's old cluster's issuer (host path), with its endpoint's id.
+const ISSUER: &str = "oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
 const V6_OLD: &str = "https://[fd00::1]:6443";
 const V6_NEW: &str = "https://[fd00::2]:6443";
 
@@ -106,7 +108,16 @@ fn expand(raw: &str) -> (String, &'static str, &'static str) {
         .replace("##", host)
         .replace("@u", &format!("\\u0068ttps://{rest}"))
         .replace("@x", &x)
-        .replace("@/", &format!("https:\\/\\/{rest}"));
+        .replace("@/", &format!("https:\\/\\/{rest}"))
+        // The old cluster's OIDC issuer shares its endpoint's id: as a URL,
+        // a provider ARN and a condition key it is no endpoint, and a rebind
+        // leaves it as it is.
+        .replace("%i", &format!("https://{ISSUER}"))
+        .replace(
+            "%a",
+            &format!("arn:aws:iam::111122223333:oidc-provider/{ISSUER}"),
+        )
+        .replace("%k", &format!("{ISSUER}:sub"));
     (text, old, new)
 }
 
@@ -246,6 +257,9 @@ mod extent_oracle {
             Just("\u{2028}"),
             Just(" "),
             Just(","),
+            Just("%i"),
+            Just("%a"),
+            Just("%k"),
         ]
     }
 

@@ -670,3 +670,34 @@ fn unreadable_trust_a_retired_issuer_in_a_comment_and_conflicting_describes() {
     assert!(stderr(&o).contains("a.json and b.json"), "{}", stderr(&o));
     assert!(!d.path().join(".rebind.yaml").exists());
 }
+
+#[test]
+fn remove_retired_takes_the_retired_issuers_of_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{{\"Statement\": [\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}},\n  {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}\n]}}\n",
+        arn(A),
+        arn(B)
+    );
+    std::fs::write(d.path().join("p.json"), &text).unwrap();
+    std::fs::write(
+        d.path().join(".rebind.yaml"),
+        format!("clusters:\n  c:\n    endpoint: https://{B}.gr7.us-east-1.eks.amazonaws.com\n    oidc_issuer: {}\n    retired_oidc: [{}]\n", issuer_url(B), issuer_url(A)),
+    )
+    .unwrap();
+    let o = rebind(
+        d.path(),
+        &["identity", "--trust", "remove-retired", "--yes"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let after = std::fs::read_to_string(d.path().join("p.json")).unwrap();
+    assert!(!after.contains(A), "{after}");
+    assert!(after.contains(&arn(B)), "{after}");
+    // And the Terraform mention says what to do there.
+    let o = rebind(&dir(), &["identity"]);
+    assert!(
+        stdout(&o).contains("add the new provider to oidc_providers"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -12,9 +12,9 @@
 //!
 //! Where statements are edited: JSON arrays (a JSON trust-policy file, or a
 //! JSON policy inside a YAML block scalar, whose indentation is JSON
-//! whitespace) and YAML block sequences (CloudFormation). Anything else
-//! (flow sequences in YAML, JSON inside quoted YAML strings, Terraform) is
-//! reported, never edited. The decoded data after an edit must equal the
+//! whitespace), YAML flow sequences and YAML block sequences
+//! (CloudFormation). Anything else (a single statement object, JSON inside
+//! quoted YAML strings, Terraform) is refused or reported, never edited. The decoded data after an edit must equal the
 //! data before plus (or minus) exactly those statements, or nothing is
 //! written.
 
@@ -30,11 +30,14 @@ struct Span {
 
 /// Skips a JSON string starting at `i` (a `"`); returns the index after it.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
+    // YAML flow collections also quote with `'` (a quote doubled inside).
+    let quote = b[i];
     i += 1;
     while i < b.len() {
         match b[i] {
-            b'\\' => i += 2,
-            b'"' => return Some(i + 1),
+            b'\\' if quote == b'"' => i += 2,
+            c if c == quote && quote == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 2,
+            c if c == quote => return Some(i + 1),
             _ => i += 1,
         }
     }
@@ -50,7 +53,7 @@ fn json_elements(b: &[u8], open: usize) -> Option<(Vec<Span>, usize)> {
     let mut start: Option<usize> = None;
     while i < b.len() {
         match b[i] {
-            b'"' => {
+            b'"' | b'\'' => {
                 start.get_or_insert(i);
                 i = skip_string(b, i)?;
                 continue;
@@ -101,28 +104,42 @@ fn trim_end(b: &[u8], mut end: usize) -> usize {
 fn json_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(k) = text[from..].find("\"Statement\"").map(|k| k + from) {
-        from = k + 1;
-        let mut i = k + "\"Statement\"".len();
+    // JSON's `"Statement": [`, and a YAML flow sequence `Statement: [`.
+    for key in ["\"Statement\"", "Statement"] {
+        let mut from = 0;
+        while let Some(k) = text[from..].find(key).map(|k| k + from) {
+            from = k + 1;
+            if key == "Statement"
+                && (b.get(k + key.len()) != Some(&b':') || (k > 0 && b[k - 1] == b'"'))
+            {
+                continue;
+            }
+            if let Some(list) = statement_list_at(b, k + key.len()) {
+                out.push(list);
+            }
+        }
+    }
+    out
+}
+
+/// The elements of a `[...]` list after a `Statement` key ending at `i`.
+fn statement_list_at(b: &[u8], mut i: usize) -> Option<(Vec<Span>, usize)> {
+    {
         while i < b.len() && b[i].is_ascii_whitespace() {
             i += 1;
         }
         if b.get(i) != Some(&b':') {
-            continue;
+            return None;
         }
         i += 1;
         while i < b.len() && b[i].is_ascii_whitespace() {
             i += 1;
         }
         if b.get(i) != Some(&b'[') {
-            continue;
+            return None;
         }
-        if let Some(list) = json_elements(b, i) {
-            out.push(list);
-        }
+        json_elements(b, i)
     }
-    out
 }
 
 /// Every YAML block sequence under a `Statement:` key: its items, each from
@@ -755,7 +772,7 @@ fn left_undone(
         };
         if undone {
             anyhow::bail!(
-                "{rel}: {} ({}): rebind cannot make this change in place (the statement list is not a JSON array or a YAML block sequence it edits: a flow sequence, a single statement, JSON inside a quoted string or with escaped characters); change it by hand; nothing written",
+                "{rel}: {} ({}): rebind cannot make this change in place (the statement list is not a JSON array or a YAML sequence it edits: a single statement object, JSON inside a quoted string or with escaped characters); change it by hand; nothing written",
                 role.at,
                 role.statements.join(", ")
             );

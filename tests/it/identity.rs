@@ -701,3 +701,27 @@ fn remove_retired_takes_the_retired_issuers_of_the_config() {
         stdout(&o)
     );
 }
+
+#[test]
+fn yaml_flow_sequences_of_statements_are_edited_in_place() {
+    let text = format!(
+        "AssumeRolePolicyDocument:\n  Statement: [{{Sid: 'irsa', Effect: Allow, Principal: {{Federated: '{}'}}, Action: 'sts:AssumeRoleWithWebIdentity'}}]\n",
+        arn(A)
+    );
+    let (code, err, after) = trust_on("flow.yaml", &text, &["--trust", "add"]);
+    assert_eq!(code, Some(0), "{err}");
+    let item_start = text.find("{Sid").unwrap();
+    let item_end = text.rfind('}').unwrap() + 1;
+    let item = &text[item_start..item_end];
+    let copy = item.replace(A, B).replace("'irsa'", "'irsaBBBBBBBB'");
+    assert_eq!(
+        after,
+        format!("{}, {copy}{}", &text[..item_end], &text[item_end..])
+    );
+    let (code, err, back) = trust_on("flow.yaml", &after, &["--trust", "remove-retired"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        back,
+        format!("{}{copy}{}", &text[..item_start], &text[item_end..])
+    );
+}

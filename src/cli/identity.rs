@@ -60,7 +60,28 @@ fn pair(a: &IdentityArgs, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec<St
     let old = match (from, &a.oidc_from) {
         (Some(d), _) => Some(d.issuer),
         (None, Some(s)) => Some(issuer("--oidc-from", s)?),
-        (None, None) => None,
+        (None, None) => match &a.cluster {
+            // Last, `.rebind.yaml`: the cluster's current issuer is the old one.
+            Some(name) => {
+                let start = a
+                    .paths
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from("."));
+                let path = rebind::config::find(&start).ok_or_else(|| {
+                    anyhow!(
+                        "--cluster {name}: no .rebind.yaml found above {}",
+                        start.display()
+                    )
+                })?;
+                let cfg = rebind::config::load(&path)?;
+                let c = cfg.cluster(name)?;
+                Some(c.oidc_issuer.clone().ok_or_else(|| {
+                    anyhow!("--cluster {name}: {} declares no oidc_issuer for it; give --describe-from or --oidc-from", path.display())
+                })?)
+            }
+            None => None,
+        },
     };
     let new = match (to, &a.oidc_to) {
         (Some(d), _) => Some(d.issuer),

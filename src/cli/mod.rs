@@ -261,6 +261,10 @@ pub struct IdentityArgs {
     /// The old cluster's issuer URL (when no describe file is given).
     #[arg(long, value_name = "URL")]
     pub oidc_from: Option<String>,
+    /// The cluster of `.rebind.yaml` being replaced: its `oidc_issuer` is
+    /// the old issuer when neither --describe-from nor --oidc-from is given.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
     /// The new cluster's issuer URL.
     #[arg(long, value_name = "URL")]
     pub oidc_to: Option<String>,

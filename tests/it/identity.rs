@@ -725,3 +725,30 @@ fn yaml_flow_sequences_of_statements_are_edited_in_place() {
         format!("{}{copy}{}", &text[..item_start], &text[item_end..])
     );
 }
+
+#[test]
+fn the_old_issuer_may_come_from_the_config() {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&dir(), d.path());
+    std::fs::write(
+        d.path().join(".rebind.yaml"),
+        format!("clusters:\n  finance-prod-blue:\n    endpoint: https://{OLD_ID}.gr7.ap-northeast-2.eks.amazonaws.com\n    oidc_issuer: {OLD_ISSUER}\n"),
+    )
+    .unwrap();
+    let o = rebind(
+        d.path(),
+        &[
+            "identity",
+            "--format",
+            "json",
+            "--cluster",
+            "finance-prod-blue",
+            "--describe-to",
+            "describe/new.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["old_issuer"], OLD_ISSUER);
+    assert_eq!(v["old_only_count"], 2);
+}

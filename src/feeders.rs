@@ -430,20 +430,44 @@ pub trait Tree {
 /// The tree on disk below `root`.
 pub struct DiskTree {
     pub root: PathBuf,
+    /// What was looked up already: every parent is asked about every
+    /// rewritten file, and the answers are the same each time.
+    exists: std::cell::RefCell<std::collections::HashMap<String, bool>>,
+    kustomizations: std::cell::RefCell<std::collections::HashMap<String, Option<Node>>>,
+}
+
+impl DiskTree {
+    pub fn new(root: PathBuf) -> DiskTree {
+        DiskTree {
+            root,
+            exists: Default::default(),
+            kustomizations: Default::default(),
+        }
+    }
 }
 
 const KUSTOMIZATION_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 impl Tree for DiskTree {
     fn exists(&self, rel: &str) -> bool {
-        self.root.join(rel).exists()
+        *self
+            .exists
+            .borrow_mut()
+            .entry(rel.to_string())
+            .or_insert_with(|| self.root.join(rel).exists())
     }
 
     fn kustomization(&self, dir: &str) -> Option<Node> {
-        KUSTOMIZATION_NAMES.iter().find_map(|n| {
-            let text = std::fs::read_to_string(self.root.join(join(dir, n))).ok()?;
-            yaml::read_yaml_or_json(&text).ok()?.into_iter().next()
-        })
+        self.kustomizations
+            .borrow_mut()
+            .entry(dir.to_string())
+            .or_insert_with(|| {
+                KUSTOMIZATION_NAMES.iter().find_map(|n| {
+                    let text = std::fs::read_to_string(self.root.join(join(dir, n))).ok()?;
+                    yaml::read_yaml_or_json(&text).ok()?.into_iter().next()
+                })
+            })
+            .clone()
     }
 }
 
@@ -951,14 +975,15 @@ pub fn declares_app_health(doc: &Node) -> bool {
 /// globs), or it is ArgoCD's own configuration. What cannot be one is not
 /// parsed: a rebind of a large tree reads its Applications, but parses only
 /// the few that matter.
-fn may_feed(raw: &str, targets: &[String]) -> bool {
+fn may_feed(raw: &str, targets: &Targets) -> bool {
     if raw.contains("argocd-cm")
         || raw.contains("resource.customizations")
         || raw.contains("generators")
     {
         return true;
     }
-    if targets.iter().any(|t| raw.contains(t.as_str())) {
+    // A `$ref/...` value file names a target whole.
+    if raw.contains('$') && targets.files.iter().any(|t| raw.contains(t.as_str())) {
         return true;
     }
     let b = raw.as_bytes();
@@ -985,11 +1010,41 @@ fn may_feed(raw: &str, targets: &[String]) -> bool {
             .trim()
             .trim_matches(['"', '\'']);
         let dir = join(value, "");
-        if dir.is_empty() || targets.iter().any(|t| under(t, &dir).is_some()) {
+        if dir.is_empty() || targets.dirs.contains(&dir) {
+            return true;
+        }
+        // A path that climbs (`../shared`) is judged by parsing.
+        if value.contains("..") {
             return true;
         }
     }
     false
+}
+
+/// The rewritten files, and every folder above one: what [`may_feed`]
+/// looks up for each manifest, in constant time.
+struct Targets {
+    files: Vec<String>,
+    set: std::collections::HashSet<String>,
+    dirs: std::collections::HashSet<String>,
+}
+
+impl Targets {
+    fn new(files: &[String]) -> Targets {
+        let mut dirs = std::collections::HashSet::new();
+        for f in files {
+            let mut d = f.as_str();
+            while let Some(i) = d.rfind('/') {
+                d = &d[..i];
+                dirs.insert(d.to_string());
+            }
+        }
+        Targets {
+            files: files.to_vec(),
+            set: files.iter().cloned().collect(),
+            dirs,
+        }
+    }
 }
 
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
@@ -997,6 +1052,7 @@ fn may_feed(raw: &str, targets: &[String]) -> bool {
 pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> (Vec<App>, bool) {
     let mut apps = Vec::new();
     let mut health = false;
+    let lookup = only_for.map(Targets::new);
     for rel in files {
         let Ok(raw) = std::fs::read_to_string(root.join(rel)) else {
             continue;
@@ -1005,8 +1061,8 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             continue;
         }
         // A rewritten file's own Applications are the children (hop 2).
-        if let Some(targets) = only_for {
-            if !targets.contains(rel) && !may_feed(&raw, targets) {
+        if let Some(lookup) = &lookup {
+            if !lookup.set.contains(rel) && !may_feed(&raw, lookup) {
                 continue;
             }
         }
@@ -1062,9 +1118,7 @@ impl Report {
 /// The report for the `rewritten` files (`/`-separated, relative to the
 /// model's root, each with the resources the rebind touches in it).
 pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -> Report {
-    let tree = DiskTree {
-        root: root.to_path_buf(),
-    };
+    let tree = DiskTree::new(root.to_path_buf());
     let rows = model.rows(rewritten, &tree);
     let order = model.order(&rows);
     let mut notes = Vec::new();

@@ -555,7 +555,7 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     let path = source.path.clone().unwrap_or_default();
     let dir = join(&path, "");
     // A kustomization and a chart's valueFiles may reach outside the
-    // source's path (`../shared`, `../../envs/prod.yaml`).
+    // source's path (`../common`, `../../envs/prod.yaml`).
     let is_kustomize = tree.kustomization(&dir).is_some();
     let is_chart = !is_kustomize && tree.exists(&join(&dir, "Chart.yaml"));
     if is_chart && source.value_files.iter().any(|v| join(&dir, v) == file) {
@@ -1013,7 +1013,7 @@ fn may_feed(raw: &str, targets: &Targets) -> bool {
         if dir.is_empty() || targets.dirs.contains(&dir) {
             return true;
         }
-        // A path that climbs (`../shared`) is judged by parsing.
+        // A path that climbs (`../common`) is judged by parsing.
         if value.contains("..") {
             return true;
         }

@@ -1233,8 +1233,9 @@ pub fn repo_facts(
     base: Option<&str>,
     cutover: Option<&str>,
 ) -> Option<(PathBuf, crate::feeders::RepoFacts)> {
-    let repo = Repository::discover(path).ok()?;
-    let workdir = repo.workdir()?.canonicalize().ok()?;
+    // The repository as the git flow opens it (`GIT_DIR`/`GIT_WORK_TREE`
+    // honoured).
+    let Repo { repo, workdir } = open(path).ok()??;
     let mut facts = crate::feeders::RepoFacts::default();
     let remotes = repo.remotes().ok()?;
     let names: Vec<String> = (0..remotes.len())

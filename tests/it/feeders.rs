@@ -693,20 +693,20 @@ fn kustomizations_and_value_files_reach_outside_the_source_path() {
             ),
             (
                 "overlays/prod/kustomization.yaml",
-                "resources:\n- ../../shared\n".into(),
+                "resources:\n- ../../common\n".into(),
             ),
             (
-                "shared/kustomization.yaml",
+                "common/kustomization.yaml",
                 "resources:\n- sh.yaml\n".into(),
             ),
-            ("shared/sh.yaml", child("sh", 0, true)),
+            ("common/sh.yaml", child("sh", 0, true)),
         ],
     );
     let (rows, _) = feeders(d.path(), &[]);
     let v = row(&rows, "envs/prod.yaml");
     assert_eq!(v["feeder"], "Application/web", "{v}");
     assert_eq!(v["verdict"], "deploys_on_merge", "{v}");
-    let sh = row(&rows, "shared/sh.yaml");
+    let sh = row(&rows, "common/sh.yaml");
     assert_eq!(sh["feeder"], "Application/kroot", "{sh}");
     assert_eq!(sh["verdict"], "deploys_on_merge", "{sh}");
 }

@@ -640,6 +640,14 @@ pub fn parse_describe(text: &str) -> Result<Described, String> {
     })
 }
 
+/// Reads `aws eks describe-cluster` output from `path`, given by `flag`;
+/// errors name both.
+pub fn read_describe(flag: &str, path: &std::path::Path) -> anyhow::Result<Described> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot read: {e}", path.display()))?;
+    parse_describe(&text).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))
+}
+
 /// The EKS endpoint host's 32-hex id, when the endpoint is an EKS one. In
 /// every public sample it equals the cluster's issuer id; that is not a
 /// documented contract, so it is only ever offered as a labelled

@@ -16,15 +16,11 @@ impl RebindArgs {
     /// The library's rebind request; a describe-cluster file gives the
     /// endpoint not given, and the issuers of the review's trust coverage.
     fn request(&self) -> Result<Request> {
-        let describe =
-            |flag: &str, p: &Option<PathBuf>| -> Result<Option<rebind::oidc::Described>> {
-                let Some(p) = p else { return Ok(None) };
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| anyhow!("{flag} {}: cannot read: {e}", p.display()))?;
-                rebind::oidc::parse_describe(&text)
-                    .map(Some)
-                    .map_err(|e| anyhow!("{flag} {}: {e}", p.display()))
-            };
+        let describe = |flag: &str, p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| rebind::oidc::read_describe(flag, p))
+                .transpose()
+        };
         let old = describe("--describe-from", &self.describe_from)?;
         let new = describe("--describe-to", &self.describe_to)?;
         let from = self.from.clone().or_else(|| {

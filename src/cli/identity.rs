@@ -7,13 +7,7 @@ use rebind::oidc::{self, Issuer};
 use rebind::output::identity::{IdentityReport, Pair};
 use rebind::output::{self, Exit, Format, Sink};
 use rebind::walk;
-use std::path::{Path, PathBuf};
-
-fn describe(flag: &str, path: &Path) -> Result<oidc::Described> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow!("{flag} {}: cannot read: {e}", path.display()))?;
-    oidc::parse_describe(&text).map_err(|e| anyhow!("{flag} {}: {e}", path.display()))
-}
+use std::path::PathBuf;
 
 fn issuer(flag: &str, s: &str) -> Result<Issuer> {
     Issuer::parse(s).ok_or_else(|| {
@@ -28,11 +22,11 @@ fn issuer(flag: &str, s: &str) -> Result<Issuer> {
 fn pair(a: &IdentityArgs, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec<String>)> {
     let mut notes = Vec::new();
     let from = match &a.describe_from {
-        Some(p) => Some(describe("--describe-from", p)?),
+        Some(p) => Some(oidc::read_describe("--describe-from", p)?),
         None => None,
     };
     let to = match &a.describe_to {
-        Some(p) => Some(describe("--describe-to", p)?),
+        Some(p) => Some(oidc::read_describe("--describe-to", p)?),
         None => None,
     };
     for d in from.iter().chain(to.iter()) {

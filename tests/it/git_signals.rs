@@ -90,6 +90,18 @@ fn command(d: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// Whether the binary under test has the pause hook: only debug builds read
+/// it (a `cargo test --release` run says it skips these tests).
+fn pause_hook(test: &str) -> bool {
+    if !cfg!(debug_assertions) {
+        skip(
+            test,
+            "a release build has no pause hook (REBIND_TEST_PAUSE_AT)",
+        );
+    }
+    cfg!(debug_assertions)
+}
+
 /// Starts `rebind ARGS` paused at `step`; returns once it is there.
 fn paused_at(d: &Path, args: &[&str], step: &str) -> Child {
     let marker = d.parent().unwrap().join(format!("paused-{step}"));
@@ -139,6 +151,9 @@ const APPLY: [&str; 6] = ["apply", "--from", OLD, "--to", NEW, "--yes"];
 
 #[test]
 fn a_signal_before_the_commit_is_complete_leaves_the_start_state() {
+    if !pause_hook("git_signals::a_signal_before_the_commit_is_complete_leaves_the_start_state") {
+        return;
+    }
     // (step, signal): every step of the git flow, each signal more than once.
     let steps = [
         ("planned", SIGINT),
@@ -181,6 +196,11 @@ fn a_signal_before_the_commit_is_complete_leaves_the_start_state() {
 
 #[test]
 fn a_signal_after_the_commit_leaves_the_finished_commit_and_says_what_is_left() {
+    if !pause_hook(
+        "git_signals::a_signal_after_the_commit_leaves_the_finished_commit_and_says_what_is_left",
+    ) {
+        return;
+    }
     // The finished state, from a run nobody stops.
     let (_ref_dir, r) = repo();
     let o = command(&r, &APPLY).stdin(Stdio::null()).output().unwrap();
@@ -220,6 +240,9 @@ fn a_signal_after_the_commit_leaves_the_finished_commit_and_says_what_is_left() 
 
 #[test]
 fn a_signal_during_a_no_commit_write_puts_every_file_back() {
+    if !pause_hook("git_signals::a_signal_during_a_no_commit_write_puts_every_file_back") {
+        return;
+    }
     for (step, signal) in [("locked", SIGINT), ("writing", SIGTERM)] {
         let (_dir, d) = repo();
         let before = state(&d);
@@ -369,6 +392,9 @@ fn answered_yes_the_prompt_run_commits() {
 
 #[test]
 fn a_hangup_with_stderr_closed_still_ends_the_run() {
+    if !pause_hook("git_signals::a_hangup_with_stderr_closed_still_ends_the_run") {
+        return;
+    }
     // The terminal is gone: writing the message fails, the exit must not.
     let (_dir, d) = repo();
     let before = state(&d);

@@ -738,6 +738,32 @@ fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
     }
 }
 
+/// The text after `action`, and its edits; each retired issuer's removal
+/// edits what the previous one left.
+fn edit(text: &str, action: &Action) -> Result<(String, Vec<Edit>), String> {
+    let mut current = text.to_string();
+    let mut edits = Vec::new();
+    let mut take = |edited: Edited, current: &mut String| {
+        if let Some((t, e)) = edited {
+            *current = t;
+            edits.extend(e);
+        }
+    };
+    match action {
+        Action::Add { old, new } => {
+            let edited = add(&current, old, new)?;
+            take(edited, &mut current);
+        }
+        Action::RemoveRetired(retired) => {
+            for r in retired {
+                let edited = remove_retired(&current, r)?;
+                take(edited, &mut current);
+            }
+        }
+    }
+    Ok((current, edits))
+}
+
 /// Refuses when a trust the change is for is still there after it: a role
 /// that trusts only the old issuer (`add`), or a statement that trusts only
 /// a retired one (`remove-retired`), in a form rebind does not edit (a flow
@@ -799,33 +825,8 @@ pub fn plan(files: &[(std::path::PathBuf, String)], action: &Action) -> anyhow::
     for (path, rel) in files {
         let text = std::fs::read_to_string(path)
             .map_err(|e| anyhow::anyhow!("{rel}: cannot read: {e}"))?;
-        let mut current = text.clone();
-        let mut file_edits = Vec::new();
-        let steps: Vec<Result<Edited, String>> = match action {
-            Action::Add { old, new } => vec![add(&current, old, new)],
-            Action::RemoveRetired(retired) => {
-                let mut out = Vec::new();
-                for r in retired {
-                    let step = remove_retired(&current, r);
-                    if let Ok(Some((t, _))) = &step {
-                        current = t.clone();
-                    }
-                    out.push(step);
-                }
-                current = text.clone();
-                out
-            }
-        };
-        for step in steps {
-            match step {
-                Ok(Some((t, e))) => {
-                    current = t;
-                    file_edits.extend(e);
-                }
-                Ok(None) => {}
-                Err(e) => anyhow::bail!("{rel}:{e}; nothing written"),
-            }
-        }
+        let (current, file_edits) =
+            edit(&text, action).map_err(|e| anyhow::anyhow!("{rel}:{e}; nothing written"))?;
         left_undone(rel, path, &current, action)?;
         if current != text {
             edits.extend(file_edits.into_iter().map(|e| (rel.clone(), e)));

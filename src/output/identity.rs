@@ -296,22 +296,11 @@ pub fn text(r: &IdentityReport) -> String {
             ),
         }
         for t in &r.trusts {
-            let res = t
-                .resource
-                .as_ref()
-                .map(|r| format!(" [{r}]"))
-                .unwrap_or_default();
             let what = match t.coverage.as_deref() {
                 Some(c) => coverage_sentence(c).to_string(),
                 None => format!("trusts {}", t.issuers.join(", ")),
             };
-            out.push_str(&format!(
-                "  {}{res} {} ({}; account {}): {what}\n",
-                t.path,
-                t.at,
-                t.statements.join(", "),
-                t.account.as_deref().unwrap_or("not literal")
-            ));
+            out.push_str(&format!("  {}: {what}\n", role_line(t)));
         }
     }
     if r.old_only_count > 0 {

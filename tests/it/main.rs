@@ -45,6 +45,7 @@ mod secret_out;
 mod secret_search;
 mod secret_tokens;
 mod snapshots;
+mod structure;
 mod templates;
 mod walk_order;
 mod walk_paths;

@@ -28,7 +28,7 @@
 use crate::locate::Destination;
 use crate::positions::{self, Position, Seg, YamlPath};
 use crate::walk::{Entry, Walk};
-use crate::yaml::{mask_templates, Events, MAX_DEPTH};
+use crate::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -182,60 +182,127 @@ fn whole_value(p: Position) -> bool {
 /// Reads every chart in the walk. Files that cannot be read are left to the
 /// main walk, which names them.
 pub fn follow(walk: &Walk) -> Followed {
-    // One streamed pass keeps only what a chart is made of: `Chart.yaml`,
-    // files in a `templates` folder, `values*.yaml` (memory stays flat in
-    // the size of the tree), each with its path with `.`/`..` resolved.
-    let mut entries = Vec::new();
-    let mut normals = Vec::new();
-    for found in walk.files() {
-        let crate::walk::Found::Entry(e) = found else {
-            continue;
-        };
-        let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let keep = is_chart(name)
-            || is_values(name)
-            || e.path.components().any(|c| c.as_os_str() == "templates");
-        if keep {
-            normals.push(normal(&e.path));
-            entries.push(e);
-        }
-    }
-    let charts: Vec<&Entry> = entries
-        .iter()
-        .filter(|e| {
-            e.path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_chart)
-        })
-        .collect();
+    let files = ChartFiles::collect(walk);
     let mut out = Followed::default();
+    let mut charts: Vec<ChartRead> = files
+        .charts()
+        .map(|dir| files.read_chart(dir, &mut out.notes))
+        .collect();
     if charts.is_empty() {
         return out;
     }
-    let shown: HashMap<&Path, &str> = normals
+    lift_subcharts(&mut charts);
+    let shown: HashMap<&Path, &str> = files
+        .normals
         .iter()
         .map(PathBuf::as_path)
-        .zip(entries.iter().map(|e| e.rel.as_str()))
+        .zip(files.entries.iter().map(|e| e.rel.as_str()))
         .collect();
-    let mut app_values: Option<Vec<(String, Vec<String>)>> = None;
-    // Per chart: its folder, the values paths its templates render into
-    // cluster positions, and its Applications (for the tier table).
-    #[allow(clippy::type_complexity)]
-    let mut read: Vec<(
-        PathBuf,
-        Vec<Flow>,
-        Vec<(PathBuf, Vec<(Destination, Vec<ValuesPath>)>)>,
-    )> = Vec::new();
+    // Read only when a chart has positions: a second streamed pass.
+    let mut apps: Option<Vec<(String, Vec<String>)>> = None;
     for chart in charts {
-        let Some(dir) = chart.path.parent() else {
-            continue;
+        let values = files.values_of(&chart, walk, &mut apps);
+        out.add(chart, values, &shown);
+    }
+    out.notes.sort();
+    out.notes.dedup();
+    out
+}
+
+/// What one chart's templates give: the values paths they render at
+/// cluster positions, and the Applications they render.
+struct ChartRead {
+    /// The chart's folder (`.`/`..` resolved).
+    dir: PathBuf,
+    flows: Vec<Flow>,
+    /// Template file -> the Applications it renders.
+    destinations: Vec<(PathBuf, Vec<Rendered>)>,
+}
+
+/// The files a chart is made of, from one streamed pass over the walk:
+/// `Chart.yaml`, files in a `templates` folder, `values*.yaml` (memory
+/// stays flat in the size of the tree).
+struct ChartFiles {
+    entries: Vec<Entry>,
+    /// Each entry's path with `.`/`..` resolved.
+    normals: Vec<PathBuf>,
+}
+
+impl ChartFiles {
+    fn collect(walk: &Walk) -> ChartFiles {
+        let mut files = ChartFiles {
+            entries: Vec::new(),
+            normals: Vec::new(),
         };
+        for e in walk_entries(walk) {
+            let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let keep = is_chart(name)
+                || is_values(name)
+                || e.path.components().any(|c| c.as_os_str() == "templates");
+            if keep {
+                files.normals.push(normal(&e.path));
+                files.entries.push(e);
+            }
+        }
+        files
+    }
+
+    /// The folder of each chart (each `Chart.yaml`).
+    fn charts(&self) -> impl Iterator<Item = &Path> {
+        self.entries
+            .iter()
+            .filter(|e| {
+                e.path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(is_chart)
+            })
+            .filter_map(|e| e.path.parent())
+    }
+
+    /// Reads the templates of the chart in `dir`; what cannot be followed
+    /// goes to `notes`.
+    fn read_chart(&self, dir: &Path, notes: &mut Vec<Note>) -> ChartRead {
+        let (texts, renders) = self.templates_of(dir);
+        let mut defines = HashMap::new();
+        // The chart's own named templates win over its subcharts'.
+        for (i, (_, t)) in texts.iter().enumerate().rev() {
+            collect_defines(t, i, &mut defines);
+        }
+        let chart = Chart {
+            texts: &texts,
+            defines: &defines,
+        };
+        let mut read = ChartRead {
+            dir: normal(dir),
+            flows: Vec::new(),
+            destinations: Vec::new(),
+        };
+        for (i, (e, _)) in texts.iter().enumerate() {
+            let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if !renders[i]
+                || name.starts_with('_')
+                || !(name.ends_with(".yaml") || name.ends_with(".yml"))
+            {
+                continue; // helpers and NOTES.txt render no manifest of their own
+            }
+            let found = chart.read(i);
+            notes.extend(found.notes);
+            read.flows.extend(found.flows);
+            if !found.destinations.is_empty() {
+                read.destinations.push((e.path.clone(), found.destinations));
+            }
+        }
+        read
+    }
+
+    /// The texts of the chart in `dir`: its templates, then its subcharts'
+    /// helpers (named templates share one namespace in Helm: a library
+    /// chart's `common.labels`), each with whether it renders here (only
+    /// the chart's own templates do).
+    fn templates_of(&self, dir: &Path) -> (Vec<(&Entry, String)>, Vec<bool>) {
         let templates_dir = normal(&dir.join("templates"));
         let subcharts = normal(&dir.join("charts"));
-        // The chart's templates, then its subcharts' helpers: named
-        // templates share one namespace in Helm (a library chart's
-        // `common.labels`), but only the chart's own templates render here.
         let own = |n: &Path| n.starts_with(&templates_dir);
         let helper = |n: &Path| {
             n.starts_with(&subcharts)
@@ -243,7 +310,7 @@ pub fn follow(walk: &Walk) -> Followed {
                 && n.components().any(|c| c.as_os_str() == "templates")
         };
         let mut files: Vec<(&Entry, bool)> = Vec::new();
-        for (e, n) in entries.iter().zip(&normals) {
+        for (e, n) in self.entries.iter().zip(&self.normals) {
             if own(n) {
                 files.push((e, true));
             } else if helper(n) {
@@ -253,72 +320,29 @@ pub fn follow(walk: &Walk) -> Followed {
         files.sort_by_key(|(_, own)| !own);
         let mut texts = Vec::new();
         let mut renders = Vec::new();
-        for (e, own) in &files {
+        for (e, own) in files {
             if let Ok(t) = std::fs::read_to_string(&e.path) {
-                texts.push((*e, t));
-                renders.push(*own);
+                texts.push((e, t));
+                renders.push(own);
             }
         }
-        let mut defines = HashMap::new();
-        // The chart's own named templates win over its subcharts'.
-        for (i, (_, t)) in texts.iter().enumerate().rev() {
-            collect_defines(t, i, &mut defines);
-        }
-        let chart_reader = Chart {
-            texts: &texts,
-            defines: &defines,
-        };
-        let mut flows = Vec::new();
-        let mut pending = Vec::new();
-        for (i, (e, _)) in texts.iter().enumerate() {
-            let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if !renders[i]
-                || name.starts_with('_')
-                || !(name.ends_with(".yaml") || name.ends_with(".yml"))
-            {
-                continue; // helpers and NOTES.txt render no manifest of their own
-            }
-            let found = chart_reader.read(i);
-            out.notes.extend(found.notes);
-            if !found.flows.is_empty() {
-                flows.extend(found.flows.iter().cloned());
-            }
-            if !found.destinations.is_empty() {
-                pending.push((e.path.clone(), found.destinations));
-            }
-        }
-        read.push((normal(dir), flows, pending));
+        (texts, renders)
     }
-    // A subchart's values are the parent's under the subchart's name
-    // (`charts/<name>/`): deepest first, so they climb every level.
-    read.sort_by_key(|(dir, ..)| std::cmp::Reverse(dir.components().count()));
-    for i in 0..read.len() {
-        let dir = read[i].0.clone();
-        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
-            continue;
-        };
-        let parent = dir
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
-            .and_then(Path::parent);
-        let Some(j) = parent.and_then(|p| read.iter().position(|(d, ..)| d == p)) else {
-            continue;
-        };
-        let lifted: Vec<Flow> = read[i]
-            .1
+
+    /// The values files of a chart: `values*.yaml` beside its `Chart.yaml`,
+    /// and the files that Applications in the walk name in
+    /// `helm.valueFiles` for the chart's path (`apps`, read once, the first
+    /// time a chart has positions).
+    fn values_of(
+        &self,
+        chart: &ChartRead,
+        walk: &Walk,
+        apps: &mut Option<Vec<(String, Vec<String>)>>,
+    ) -> BTreeSet<PathBuf> {
+        let mut values: BTreeSet<PathBuf> = self
+            .normals
             .iter()
-            .map(|f| Flow {
-                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
-                ..f.clone()
-            })
-            .collect();
-        read[j].1.extend(lifted);
-    }
-    for (chart_dir, flows, pending) in read {
-        // The chart's values files.
-        let mut values: BTreeSet<PathBuf> = normals
-            .iter()
-            .filter(|n| n.parent() == Some(chart_dir.as_path()))
+            .filter(|n| n.parent() == Some(chart.dir.as_path()))
             .filter(|n| {
                 n.file_name()
                     .and_then(|f| f.to_str())
@@ -326,43 +350,75 @@ pub fn follow(walk: &Walk) -> Followed {
             })
             .cloned()
             .collect();
-        let apps = if flows.is_empty() {
-            &[][..]
-        } else {
-            // A second streamed pass, only when a chart has positions.
-            app_values.get_or_insert_with(|| value_files(walk_entries(walk)))
-        };
+        if chart.flows.is_empty() {
+            return values;
+        }
+        let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
         for (source_path, files) in apps.iter() {
-            if ends_with_path(&chart_dir, source_path) {
+            if ends_with_path(&chart.dir, source_path) {
                 // Keyed by path: a file outside the walk is never looked up.
-                values.extend(files.iter().map(|f| normal(&chart_dir.join(f))));
+                values.extend(files.iter().map(|f| normal(&chart.dir.join(f))));
             }
         }
-        // Where each destination's values come from, for the tier table.
-        for (path, list) in pending {
+        values
+    }
+}
+
+/// A subchart's values are the parent's under the subchart's name
+/// (`charts/<name>/`): its flows are lifted into its parent chart's,
+/// deepest first, so they climb every level.
+fn lift_subcharts(charts: &mut [ChartRead]) {
+    charts.sort_by_key(|c| std::cmp::Reverse(c.dir.components().count()));
+    for i in 0..charts.len() {
+        let dir = &charts[i].dir;
+        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let parent = dir
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
+            .and_then(Path::parent);
+        let Some(j) = parent.and_then(|p| charts.iter().position(|c| c.dir == p)) else {
+            continue;
+        };
+        let lifted: Vec<Flow> = charts[i]
+            .flows
+            .iter()
+            .map(|f| Flow {
+                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
+                ..f.clone()
+            })
+            .collect();
+        charts[j].flows.extend(lifted);
+    }
+}
+
+impl Followed {
+    /// Records what a chart gives once its values files (`values`) are
+    /// known: where each destination's values come from (for the tier
+    /// table), and each flow as a position of every values file.
+    fn add(&mut self, chart: ChartRead, values: BTreeSet<PathBuf>, shown: &HashMap<&Path, &str>) {
+        for (path, list) in chart.destinations {
             let list = list
                 .into_iter()
                 .map(|(mut d, used)| {
                     if !used.is_empty() {
-                        d.from = Some(describe(&used, &values, &shown));
+                        d.from = Some(describe(&used, &values, shown));
                     }
                     d
                 })
                 .collect();
-            out.destinations.insert(normal(&path), list);
+            self.destinations.insert(normal(&path), list);
         }
         for v in values {
-            let list = out.values.entry(v).or_default();
-            for f in &flows {
+            let list = self.values.entry(v).or_default();
+            for f in &chart.flows {
                 if !list.iter().any(|g| g.path == f.path) {
                     list.push(f.clone());
                 }
             }
         }
     }
-    out.notes.sort();
-    out.notes.dedup();
-    out
 }
 
 fn is_chart(name: &str) -> bool {
@@ -636,6 +692,18 @@ struct Scope {
     vars: BTreeMap<String, Val>,
 }
 
+impl Scope {
+    /// The scope of a template (or a named template's body) whose dot and
+    /// `$` are `root`.
+    fn of(root: Val) -> Scope {
+        Scope {
+            dot: root.clone(),
+            root,
+            vars: BTreeMap::new(),
+        }
+    }
+}
+
 /// Splits an expression into words, keeping quoted strings and
 /// parenthesised groups whole, and `|` as a word of its own.
 fn words(expr: &str) -> Vec<String> {
@@ -740,10 +808,13 @@ struct Chart<'c> {
 struct Read {
     flows: Vec<Flow>,
     notes: Vec<Note>,
-    /// The Applications and ApplicationSets rendered, with the values paths
-    /// their destination follows (the values files are not known yet).
-    destinations: Vec<(Destination, Vec<ValuesPath>)>,
+    /// The Applications and ApplicationSets rendered.
+    destinations: Vec<Rendered>,
 }
+
+/// An Application or ApplicationSet a template renders, with the values
+/// paths its destination follows (the values files are not known yet).
+type Rendered = (Destination, Vec<ValuesPath>);
 
 /// A template expanded: the text with block includes inlined, and for each
 /// line, the file and line it comes from.
@@ -752,360 +823,422 @@ struct Expanded {
     origin: Vec<(usize, usize)>,
 }
 
-impl Chart<'_> {
-    fn read(&self, file: usize) -> Read {
-        let mut read = Read::default();
-        let ex = self.expand(file);
-        let rel = |o: (usize, usize)| (self.texts[o.0].0.rel.clone(), o.1);
-        // 0-based line of a byte offset (one index for the whole file).
-        let breaks: Vec<usize> = ex.text.match_indices('\n').map(|(i, _)| i).collect();
-        let line_at = |off: usize| breaks.partition_point(|&b| b < off);
-        let line_of = |off: usize| {
-            let line = line_at(off);
-            ex.origin.get(line).copied().unwrap_or((file, line + 1))
-        };
-        // Scopes of every action, in order.
-        let acts = actions(&ex.text);
-        let mut values: Vec<Option<Vec<Val>>> = vec![None; acts.len()];
-        let root = Scope {
-            dot: Val::Root,
-            root: Val::Root,
-            vars: BTreeMap::new(),
-        };
-        let mut stack = vec![root];
-        // For a `with`/`range` frame, the scope outside it: its `else`
-        // branch runs with the outer dot.
-        let mut outer: Vec<Option<Scope>> = vec![None];
-        for (i, a) in acts.iter().enumerate() {
-            let scope = stack.last().cloned().expect("the root scope stays");
-            let w = words(&a.expr);
-            let first = w.first().map(String::as_str).unwrap_or("");
-            match first {
-                "" => {}
-                _ if a.expr.starts_with("/*") => {}
-                "end" => {
-                    if stack.len() > 1 {
-                        stack.pop();
-                        outer.pop();
-                    }
-                }
-                "if" | "define" | "block" => {
-                    stack.push(scope);
-                    outer.push(None);
-                }
-                "else" => {
-                    if let (Some(Some(o)), Some(top)) = (outer.last(), stack.last_mut()) {
-                        *top = o.clone();
-                    }
-                }
-                CALL => {
-                    outer.push(None);
-                    let arg = self.eval(&w[1..], &scope, 0);
-                    let arg = arg.into_iter().next().unwrap_or(Val::Other);
-                    stack.push(Scope {
-                        dot: arg.clone(),
-                        root: arg,
-                        vars: BTreeMap::new(),
-                    });
-                }
-                "with" | "range" => {
-                    let mut next = scope.clone();
-                    let (vars, expr): (Vec<String>, &[String]) =
-                        match w.iter().position(|x| x == ":=") {
-                            Some(p) => (
-                                w[1..p]
-                                    .join(" ")
-                                    .split(',')
-                                    .map(|v| v.trim().to_string())
-                                    .filter(|v| !v.is_empty())
-                                    .collect(),
-                                &w[p + 1..],
-                            ),
-                            None => (Vec::new(), &w[1..]),
-                        };
-                    let v = self
-                        .eval(expr, &scope, 0)
-                        .into_iter()
-                        .next()
-                        .unwrap_or(Val::Other);
-                    let v = if first == "range" { v.each() } else { v };
-                    match vars.as_slice() {
-                        [e] => {
-                            next.vars.insert(e.to_string(), v.clone());
-                        }
-                        [k, e] => {
-                            next.vars.insert(k.to_string(), Val::Other);
-                            next.vars.insert(e.to_string(), v.clone());
-                        }
-                        _ => {}
-                    }
-                    next.dot = v;
-                    stack.push(next);
-                    outer.push(Some(scope));
-                }
-                _ if w.get(1).is_some_and(|x| x == ":=" || x == "=") => {
-                    let v = self
-                        .eval(&w[2..], &scope, 0)
-                        .into_iter()
-                        .next()
-                        .unwrap_or(Val::Other);
-                    if let Some(s) = stack.last_mut() {
-                        s.vars.insert(first.to_string(), v);
-                    }
-                }
-                _ => values[i] = Some(self.eval(&w, &scope, 0)),
-            }
-        }
+impl Read {
+    fn flow(&mut self, path: ValuesPath, position: Position, (rel, line): &(String, usize)) {
+        self.flows.push(Flow {
+            path,
+            position,
+            template: format!("{rel}:{line}"),
+        });
+    }
 
-        // The manifest: actions masked, parsed, scalars classified.
-        let Some((masked, _)) = mask_templates(&ex.text) else {
-            return read; // no action: nothing to follow
+    fn note(&mut self, (rel, line): &(String, usize), message: String) {
+        self.notes.push(Note {
+            rel: rel.clone(),
+            line: *line,
+            message,
+        });
+    }
+
+    /// A value rendered at a cluster position (`shown`) that the reader
+    /// cannot follow is noted with why; a literal is not a values path.
+    fn unfollowed(&mut self, at: &(String, usize), shown: &str, v: &Val) {
+        match v {
+            Val::Unknown(why) => self.note(at, format!("{shown}: {why}")),
+            Val::Root => self.note(at, format!("{shown}: the whole root context")),
+            Val::Values(_) | Val::Other => {}
+        }
+    }
+}
+
+/// A template file expanded and evaluated: the text, its actions, and
+/// what each output action may render.
+struct Template {
+    ex: Expanded,
+    /// The template file (its index in the chart).
+    file: usize,
+    /// The byte offsets of the line breaks of `ex.text`.
+    breaks: Vec<usize>,
+    acts: Vec<Action>,
+    /// Per action: what it renders ([`Chart::evaluate`]).
+    values: Vec<Option<Vec<Val>>>,
+}
+
+/// A template's manifest as parsed (actions masked): its documents, and
+/// where a block action under a key lands.
+struct Manifest {
+    docs: Vec<TDoc>,
+    /// (0-based line, path of the key on it, document) of every mapping key.
+    keys: Vec<(usize, Vec<Seg>, usize)>,
+}
+
+impl Template {
+    /// The 0-based line of a byte offset (one index for the whole file).
+    fn line_at(&self, off: usize) -> usize {
+        self.breaks.partition_point(|&b| b < off)
+    }
+
+    /// The file and 1-based line a byte offset comes from.
+    fn origin(&self, off: usize) -> (usize, usize) {
+        let line = self.line_at(off);
+        self.ex
+            .origin
+            .get(line)
+            .copied()
+            .unwrap_or((self.file, line + 1))
+    }
+
+    /// Parses the manifest (`masked`: the text with its actions masked,
+    /// offsets unchanged) on the shared path model: each document's naming
+    /// facts, its scalars holding actions, and every key's line.
+    fn manifest(&self, masked: &str) -> Manifest {
+        let mut m = Manifest {
+            docs: vec![TDoc::default()],
+            keys: Vec::new(),
         };
-        let mut docs: Vec<TDoc> = vec![TDoc::default()];
-        // (0-based line, path of the key on it, document) of every mapping key.
-        let mut key_lines: Vec<(usize, Vec<Seg>, usize)> = Vec::new();
-        let mut path: Vec<(bool, Option<String>, usize, bool)> = Vec::new(); // (is_map, key, index, expect_key)
-        for item in Events::new(&masked) {
+        let mut stack: Stack = Stack::new();
+        for (n, item) in Events::new(masked).enumerate() {
             let Ok((ev, off)) = item else {
                 break; // a template that does not parse: nothing more to read
             };
             match ev {
                 Event::DocumentStart => {
-                    if !docs.last().is_some_and(TDoc::is_empty) {
-                        docs.push(TDoc::default());
+                    if !m.docs.last().is_some_and(TDoc::is_empty) {
+                        m.docs.push(TDoc::default());
                     }
-                    path.clear();
+                    stack.clear();
                 }
                 Event::MappingStart(..) | Event::SequenceStart(..) => {
-                    if path.len() >= MAX_DEPTH {
+                    if stack.depth() >= MAX_DEPTH {
                         break; // deeper than rebind reads: the main walk names it
                     }
-                    let is_map = matches!(ev, Event::MappingStart(..));
-                    path.push((is_map, None, 0, true));
+                    stack.open(matches!(ev, Event::MappingStart(..)), n, ());
                 }
                 Event::MappingEnd | Event::SequenceEnd => {
-                    path.pop();
-                    advance(&mut path);
+                    stack.close();
                 }
                 Event::Scalar(v, ..) => {
-                    let is_key = path.last().is_some_and(|f| f.0 && f.3);
-                    if is_key {
-                        if let Some(f) = path.last_mut() {
-                            f.1 = Some(v.clone());
-                        }
+                    let path = stack.path_of(&v);
+                    let doc = m.docs.len() - 1;
+                    if stack.at_key() {
                         // Where a block action under this key lands.
-                        let segs = path_segs(&path);
-                        key_lines.push((line_at(off), segs, docs.len() - 1));
+                        m.keys.push((self.line_at(off), path.0, doc));
                     } else {
-                        let segs = path_segs(&path);
-                        let doc = docs.last_mut().expect("one doc at least");
-                        // The parser's offsets fall on characters of the
-                        // masked text; the original may differ inside an action.
-                        let Some(rest) = ex.text.get(off..) else {
-                            advance(&mut path);
-                            continue;
-                        };
-                        let line_end = rest.find(['\n', '\r']).map_or(ex.text.len(), |p| off + p);
-                        let here: Vec<usize> = acts
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, a)| a.start >= off && a.start < line_end)
-                            .map(|(i, _)| i)
-                            .collect();
-                        let written = if here.is_empty() {
-                            v.clone()
-                        } else {
-                            ex.text[off..line_end].to_string()
-                        };
-                        match positions::fact(&keys_of(&segs)) {
-                            Some(positions::Fact::Kind) if segs.len() == 1 => {
-                                doc.kind = Some(v.clone())
-                            }
-                            Some(positions::Fact::Name) => {
-                                doc.name = Some(if here.is_empty() {
-                                    v.clone()
-                                } else {
-                                    "{{template}}".into()
-                                })
-                            }
-                            Some(positions::Fact::DestinationServer) => doc.server = Some(written),
-                            Some(positions::Fact::DestinationName) => {
-                                doc.dest_name = Some(v.clone())
-                            }
-                            _ => {}
-                        }
-                        if !here.is_empty() {
-                            let raw = ex.text[off..line_end].trim_end();
-                            let raw = raw
-                                .split(" #")
-                                .next()
-                                .unwrap_or(raw)
-                                .trim_matches(['"', '\''])
-                                .trim();
-                            let whole = here.len() == 1 && {
-                                let a = &acts[here[0]];
-                                raw.len() == a.end - a.start
-                            };
-                            doc.scalars.push(TScalar {
-                                path: YamlPath(segs),
-                                actions: here,
-                                whole,
-                                off,
-                            });
-                        }
+                        self.scalar(&v, off, path, &mut m.docs[doc]);
                     }
-                    advance(&mut path);
+                    stack.scalar(&v);
                 }
-                Event::Alias(..) => advance(&mut path),
+                Event::Alias(..) => stack.alias(),
                 _ => {}
             }
         }
+        m
+    }
 
-        // Actions alone on their line that render a block of YAML
-        // (`{{- toYaml .Values.destinations | nindent 4 }}`): they land
-        // under the nearest key above with less indentation.
-        let lines: Vec<&str> = ex.text.split('\n').collect();
-        for (ai, a) in acts.iter().enumerate() {
-            let Some(vals) = &values[ai] else { continue };
-            let line = line_at(a.start);
-            let text = lines.get(line).copied().unwrap_or("");
-            if text.trim().len() != a.end - a.start {
-                continue; // inside a scalar: read with the scalars below
-            }
+    /// A value scalar `v` at `path` (`off`: its offset): its document's
+    /// naming facts, and the scalar itself when it holds actions.
+    fn scalar(&self, v: &str, off: usize, path: YamlPath, doc: &mut TDoc) {
+        // The parser's offsets fall on characters of the masked text; the
+        // original may differ inside an action.
+        let Some(rest) = self.ex.text.get(off..) else {
+            return;
+        };
+        let line_end = rest
+            .find(['\n', '\r'])
+            .map_or(self.ex.text.len(), |p| off + p);
+        let here: Vec<usize> = self
+            .acts
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.start >= off && a.start < line_end)
+            .map(|(i, _)| i)
+            .collect();
+        let written = &self.ex.text[off..line_end];
+        doc.learn(&path.0, v, (!here.is_empty()).then_some(written));
+        if here.is_empty() {
+            return;
+        }
+        let raw = written.trim_end();
+        let raw = raw
+            .split(" #")
+            .next()
+            .unwrap_or(raw)
+            .trim_matches(['"', '\''])
+            .trim();
+        let whole = here.len() == 1 && {
+            let a = &self.acts[here[0]];
+            raw.len() == a.end - a.start
+        };
+        doc.scalars.push(TScalar {
+            path,
+            actions: here,
+            whole,
+            off,
+        });
+    }
+}
+
+/// The scope an action is read in, and the scopes around it: each with,
+/// for a `with`/`range`, the scope outside it (its `else` branch runs with
+/// the outer dot).
+struct Scopes(Vec<(Scope, Option<Scope>)>);
+
+impl Scopes {
+    /// The scopes of a template whose dot and `$` are `root`.
+    fn new(root: Val) -> Scopes {
+        Scopes(vec![(Scope::of(root), None)])
+    }
+
+    fn current(&self) -> &Scope {
+        &self.0.last().expect("the root scope stays").0
+    }
+
+    fn open(&mut self, scope: Scope, outer: Option<Scope>) {
+        self.0.push((scope, outer));
+    }
+
+    /// `end`: the innermost scope closes (the root stays).
+    fn end(&mut self) {
+        if self.0.len() > 1 {
+            self.0.pop();
+        }
+    }
+
+    /// `else` of a `with`/`range`: the outer dot again.
+    fn else_branch(&mut self) {
+        if let Some((top, Some(outer))) = self.0.last_mut() {
+            *top = outer.clone();
+        }
+    }
+
+    /// `$x := v` or `$x = v`, in the innermost scope.
+    fn bind(&mut self, var: &str, v: Val) {
+        if let Some((s, _)) = self.0.last_mut() {
+            s.vars.insert(var.to_string(), v);
+        }
+    }
+}
+
+/// `$x := ...` or `$x = ...`.
+fn is_assignment(w: &[String]) -> bool {
+    w.get(1).is_some_and(|x| x == ":=" || x == "=")
+}
+
+/// The 0-based line of the key a block action (`a`, on `line`) renders
+/// under: the nearest line above with less indentation than the block
+/// (its `nindent`/`indent`, or its own); `None` for an action inside a
+/// scalar.
+fn block_parent(lines: &[&str], line: usize, a: &Action) -> Option<usize> {
+    let text = lines.get(line).copied().unwrap_or("");
+    if text.trim().len() != a.end - a.start {
+        return None; // inside a scalar: read with the scalars
+    }
+    let w = words(&a.expr);
+    let indent = w
+        .iter()
+        .position(|x| x == "nindent" || x == "indent")
+        .and_then(|p| w.get(p + 1)?.parse().ok())
+        .unwrap_or(indentation(text));
+    (0..line).rev().find(|&l| {
+        let t = lines[l];
+        let content = t.trim();
+        !content.is_empty() && !content.starts_with("{{") && indentation(t) < indent
+    })
+}
+
+impl Chart<'_> {
+    /// Reads one template file: the values paths it renders at the table's
+    /// cluster positions, what it renders there that cannot be followed,
+    /// and the Applications it renders.
+    fn read(&self, file: usize) -> Read {
+        let ex = self.expand(file);
+        let acts = actions(&ex.text);
+        let values = self.evaluate(&acts);
+        let breaks = ex.text.match_indices('\n').map(|(i, _)| i).collect();
+        let t = Template {
+            ex,
+            file,
+            breaks,
+            acts,
+            values,
+        };
+        let mut read = Read::default();
+        let Some((masked, _)) = mask_templates(&t.ex.text) else {
+            return read; // no action: nothing to follow
+        };
+        let mut manifest = t.manifest(&masked);
+        self.read_blocks(&t, &mut manifest, &mut read);
+        for doc in &manifest.docs {
+            self.read_document(&t, doc, &mut read);
+        }
+        read
+    }
+
+    /// What each output action renders, read in its scope (`None` for the
+    /// actions that only open, close or bind): `with` and `range` move the
+    /// dot, variables are bound, and a named template's body (inlined by
+    /// [`Chart::expand`]) takes its argument as the dot and `$`.
+    fn evaluate(&self, acts: &[Action]) -> Vec<Option<Vec<Val>>> {
+        let mut values = vec![None; acts.len()];
+        let mut scopes = Scopes::new(Val::Root);
+        for (i, a) in acts.iter().enumerate() {
+            let scope = scopes.current().clone();
             let w = words(&a.expr);
-            let indent = w
-                .iter()
-                .position(|x| x == "nindent" || x == "indent")
-                .and_then(|p| w.get(p + 1)?.parse().ok())
-                .unwrap_or(indentation(text));
-            let Some(parent) = (0..line).rev().find(|&l| {
-                let t = lines[l];
-                let content = t.trim();
-                !content.is_empty() && !content.starts_with("{{") && indentation(t) < indent
-            }) else {
+            let first = w.first().map(String::as_str).unwrap_or("");
+            match first {
+                "" => {}
+                _ if a.expr.starts_with("/*") => {}
+                "end" => scopes.end(),
+                "if" | "define" | "block" => scopes.open(scope, None),
+                "else" => scopes.else_branch(),
+                CALL => scopes.open(Scope::of(self.eval_first(&w[1..], &scope, 0)), None),
+                "with" | "range" => scopes.open(self.enter(&w, &scope), Some(scope)),
+                _ if is_assignment(&w) => scopes.bind(first, self.eval_first(&w[2..], &scope, 0)),
+                _ => values[i] = Some(self.eval(&w, &scope, 0)),
+            }
+        }
+        values
+    }
+
+    /// The scope inside `with X` or `range X` (`w`, the action's words):
+    /// the dot is `X` (an element of it for `range`); `$e := X` binds it to
+    /// `$e`, `$i, $e := X` also binds the index or key to `$i`.
+    fn enter(&self, w: &[String], scope: &Scope) -> Scope {
+        let (vars, expr): (Vec<String>, &[String]) = match w.iter().position(|x| x == ":=") {
+            Some(p) => (
+                w[1..p]
+                    .join(" ")
+                    .split(',')
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .collect(),
+                &w[p + 1..],
+            ),
+            None => (Vec::new(), &w[1..]),
+        };
+        let v = self.eval_first(expr, scope, 0);
+        let v = if w[0] == "range" { v.each() } else { v };
+        let mut next = scope.clone();
+        match vars.as_slice() {
+            [e] => {
+                next.vars.insert(e.to_string(), v.clone());
+            }
+            [k, e] => {
+                next.vars.insert(k.to_string(), Val::Other);
+                next.vars.insert(e.to_string(), v.clone());
+            }
+            _ => {}
+        }
+        next.dot = v;
+        next
+    }
+
+    /// Actions alone on their line that render a block of YAML
+    /// (`{{- toYaml .Values.destinations | nindent 4 }}`): they land under
+    /// the nearest key above with less indentation, and the table's cluster
+    /// positions below that key are followed into the values.
+    fn read_blocks(&self, t: &Template, m: &mut Manifest, read: &mut Read) {
+        let lines: Vec<&str> = t.ex.text.split('\n').collect();
+        for (ai, a) in t.acts.iter().enumerate() {
+            let Some(vals) = &t.values[ai] else { continue };
+            let Some(parent) = block_parent(&lines, t.line_at(a.start), a) else {
                 continue;
             };
-            let Some((_, at, di)) = key_lines.iter().rev().find(|(l, ..)| *l == parent) else {
+            let Some((_, at, di)) = m.keys.iter().rev().find(|(l, ..)| *l == parent) else {
                 continue;
             };
-            let Some(kind) = docs[*di].kind.as_deref() else {
+            let doc = &mut m.docs[*di];
+            let Some(kind) = doc.kind.as_deref() else {
                 continue;
             };
-            let under = positions_under(kind, at, docs[*di].server.as_deref());
+            let under = positions_under(kind, at, doc.server.as_deref());
             if under.is_empty() {
                 continue;
             }
-            let (file_rel, line_no) = rel(line_of(a.start));
+            let here = self.shown(t.origin(a.start));
             let shown = format!(
                 "`{{{{ {} }}}}` renders a block at {} ({kind})",
                 a.expr,
                 YamlPath(at.clone())
             );
             for v in vals {
-                match v {
-                    Val::Values(p) => {
-                        for (position, rest) in &under {
-                            match rest.clone() {
-                                Some(steps) => {
-                                    docs[*di].block_flows.push(p.join(&steps));
-                                    read.flows.push(Flow {
-                                        path: p.join(&steps),
-                                        position: *position,
-                                        template: format!("{file_rel}:{line_no}"),
-                                    });
-                                }
-                                None => read.notes.push(Note {
-                                    rel: file_rel.clone(),
-                                    line: line_no,
-                                    message: format!(
-                                        "{shown}: which of its keys is a {} is not known",
-                                        position.as_str()
-                                    ),
-                                }),
-                            }
-                        }
-                    }
-                    Val::Unknown(why) => read.notes.push(Note {
-                        rel: file_rel.clone(),
-                        line: line_no,
-                        message: format!("{shown}: {why}"),
-                    }),
-                    Val::Root => read.notes.push(Note {
-                        rel: file_rel.clone(),
-                        line: line_no,
-                        message: format!("{shown}: the whole root context"),
-                    }),
-                    Val::Other => {}
-                }
-            }
-        }
-
-        for doc in &docs {
-            let Some(kind) = doc.kind.as_deref() else {
-                continue;
-            };
-            let cx = positions::Context {
-                kind: Some(kind),
-                template_server: doc.server.as_deref(),
-                ..positions::Context::default()
-            };
-            let mut used = doc.block_flows.clone();
-            for s in &doc.scalars {
-                let Some(position) = positions::classify(&s.path, &cx).filter(|p| whole_value(*p))
-                else {
+                let Val::Values(p) = v else {
+                    read.unfollowed(&here, &shown, v);
                     continue;
                 };
-                let (file_rel, line) = rel(line_of(s.off));
-                for &ai in &s.actions {
-                    let a = &acts[ai];
-                    let Some(vals) = &values[ai] else { continue };
-                    let shown = format!("`{{{{ {} }}}}` at {} ({kind})", a.expr, s.path);
-                    for v in vals {
-                        match v {
-                            Val::Values(p) if s.whole => {
-                                used.push(p.clone());
-                                read.flows.push(Flow {
-                                    path: p.clone(),
-                                    position,
-                                    template: format!("{file_rel}:{line}"),
-                                });
-                            }
-                            Val::Values(_) => read.notes.push(Note {
-                                rel: file_rel.clone(),
-                                line,
-                                message: format!("{shown}: the value is built from several parts"),
-                            }),
-                            Val::Unknown(why) => read.notes.push(Note {
-                                rel: file_rel.clone(),
-                                line,
-                                message: format!("{shown}: {why}"),
-                            }),
-                            Val::Root => read.notes.push(Note {
-                                rel: file_rel.clone(),
-                                line,
-                                message: format!("{shown}: the whole root context"),
-                            }),
-                            Val::Other => {}
+                for (position, rest) in &under {
+                    match rest {
+                        Some(steps) => {
+                            doc.block_flows.push(p.join(steps));
+                            read.flow(p.join(steps), *position, &here);
                         }
+                        None => read.note(
+                            &here,
+                            format!(
+                                "{shown}: which of its keys is a {} is not known",
+                                position.as_str()
+                            ),
+                        ),
                     }
                 }
             }
-            if matches!(kind, "Application" | "ApplicationSet")
-                && (doc.server.is_some() || doc.dest_name.is_some())
-            {
-                let d = Destination {
-                    resource: match &doc.name {
-                        Some(n) => format!("{kind}/{n}"),
-                        None => kind.to_string(),
-                    },
-                    server: doc.server.clone(),
-                    name: doc.dest_name.clone(),
-                    from: None,
-                };
-                read.destinations.push((d, used));
+        }
+    }
+
+    /// One document's scalars at the table's cluster positions, followed
+    /// into the values; an Application's destination is kept for the tier
+    /// table with the values paths it follows.
+    fn read_document(&self, t: &Template, doc: &TDoc, read: &mut Read) {
+        let Some(kind) = doc.kind.as_deref() else {
+            return;
+        };
+        let cx = positions::Context {
+            kind: Some(kind),
+            template_server: doc.server.as_deref(),
+            ..positions::Context::default()
+        };
+        let mut used = doc.block_flows.clone();
+        for s in &doc.scalars {
+            let Some(position) = positions::classify(&s.path, &cx).filter(|p| whole_value(*p))
+            else {
+                continue;
+            };
+            let here = self.shown(t.origin(s.off));
+            for &ai in &s.actions {
+                let Some(vals) = &t.values[ai] else { continue };
+                let shown = format!("`{{{{ {} }}}}` at {} ({kind})", t.acts[ai].expr, s.path);
+                for v in vals {
+                    match v {
+                        Val::Values(p) if s.whole => {
+                            used.push(p.clone());
+                            read.flow(p.clone(), position, &here);
+                        }
+                        Val::Values(_) => read.note(
+                            &here,
+                            format!("{shown}: the value is built from several parts"),
+                        ),
+                        v => read.unfollowed(&here, &shown, v),
+                    }
+                }
             }
         }
-        read
+        if let Some(d) = doc.destination(kind) {
+            read.destinations.push((d, used));
+        }
+    }
+
+    /// A line of an expanded text as shown: the template file's walk path
+    /// and the 1-based line there.
+    fn shown(&self, (file, line): (usize, usize)) -> (String, usize) {
+        (self.texts[file].0.rel.clone(), line)
+    }
+
+    /// The first value a pipeline may render.
+    fn eval_first(&self, w: &[String], scope: &Scope, depth: usize) -> Val {
+        self.eval(w, scope, depth)
+            .into_iter()
+            .next()
+            .unwrap_or(Val::Other)
     }
 
     /// Evaluates a pipeline (`words`) in `scope`: what it may render.
@@ -1219,11 +1352,7 @@ impl Chart<'_> {
             let Some(close) = group.rfind(')') else {
                 return Val::Unknown(format!("`{w}`"));
             };
-            let v = self
-                .eval(&words(&group[..close]), scope, depth + 1)
-                .into_iter()
-                .next()
-                .unwrap_or(Val::Other);
+            let v = self.eval_first(&words(&group[..close]), scope, depth + 1);
             let keys: Vec<&str> = group[close + 1..]
                 .split('.')
                 .filter(|k| !k.is_empty())
@@ -1273,40 +1402,24 @@ impl Chart<'_> {
             return vec![Val::Unknown(format!("{name:?} nests too deep"))];
         }
         let body = &self.texts[d.file].1[d.body.clone()];
-        let scope = Scope {
-            dot: arg.clone(),
-            root: arg,
-            vars: BTreeMap::new(),
-        };
-        let mut scopes = vec![scope];
+        let mut scopes = Scopes::new(arg);
         let mut out = Vec::new();
         for a in actions(body) {
             let w = words(&a.expr);
-            let cur = scopes.last().cloned().expect("one scope");
+            let cur = scopes.current().clone();
             match head(&a.expr) {
                 "" | "else" => {}
                 _ if a.expr.starts_with("/*") => {}
-                "end" => {
-                    if scopes.len() > 1 {
-                        scopes.pop();
-                    }
-                }
-                "if" => scopes.push(cur),
+                "end" => scopes.end(),
+                "if" => scopes.open(cur, None),
                 "with" | "range" | "define" | "block" => {
                     return vec![Val::Unknown(format!(
                         "the named template {name:?} uses `{}`",
                         head(&a.expr)
                     ))]
                 }
-                _ if w.get(1).is_some_and(|x| x == ":=" || x == "=") => {
-                    let v = self
-                        .eval(&w[2..], &cur, depth + 1)
-                        .into_iter()
-                        .next()
-                        .unwrap_or(Val::Other);
-                    if let Some(s) = scopes.last_mut() {
-                        s.vars.insert(w[0].clone(), v);
-                    }
+                _ if is_assignment(&w) => {
+                    scopes.bind(&w[0], self.eval_first(&w[2..], &cur, depth + 1))
                 }
                 _ => out.extend(self.eval(&w, &cur, depth + 1)),
             }
@@ -1435,18 +1548,6 @@ fn indentation(line: &str) -> usize {
     line.len() - line.trim_start_matches(' ').len()
 }
 
-fn path_segs(path: &[(bool, Option<String>, usize, bool)]) -> Vec<Seg> {
-    path.iter()
-        .map(|f| {
-            if f.0 {
-                Seg::Key(f.1.clone().unwrap_or_default())
-            } else {
-                Seg::Index(f.2)
-            }
-        })
-        .collect()
-}
-
 /// The table's cluster positions (whole values) of a document of `kind`
 /// that lie below `at`, each with the values steps that lead there from
 /// `at` (`None` when the table does not name them: any key). A position
@@ -1563,17 +1664,6 @@ fn rest_after(pattern: &[positions::P], path: &[Seg]) -> Vec<Vec<positions::P>> 
     }
 }
 
-/// A frame has finished one child: the next is a key (or the next index).
-fn advance(path: &mut [(bool, Option<String>, usize, bool)]) {
-    if let Some(f) = path.last_mut() {
-        if f.0 {
-            f.3 = !f.3;
-        } else {
-            f.2 += 1;
-        }
-    }
-}
-
 /// One document of a template.
 #[derive(Default)]
 struct TDoc {
@@ -1590,6 +1680,44 @@ struct TDoc {
 impl TDoc {
     fn is_empty(&self) -> bool {
         self.kind.is_none() && self.scalars.is_empty()
+    }
+
+    /// Keeps what the value scalar `value` at `path` says of the document:
+    /// its kind, name or destination. `templated`: the scalar's text when
+    /// it holds actions (a templated name is not a name).
+    fn learn(&mut self, path: &[Seg], value: &str, templated: Option<&str>) {
+        match positions::fact(&keys_of(path)) {
+            Some(positions::Fact::Kind) if path.len() == 1 => self.kind = Some(value.to_string()),
+            Some(positions::Fact::Name) => {
+                self.name = Some(match templated {
+                    Some(_) => "{{template}}".into(),
+                    None => value.to_string(),
+                })
+            }
+            Some(positions::Fact::DestinationServer) => {
+                self.server = Some(templated.unwrap_or(value).to_string())
+            }
+            Some(positions::Fact::DestinationName) => self.dest_name = Some(value.to_string()),
+            _ => {}
+        }
+    }
+
+    /// The destination of an Application or ApplicationSet (of `kind`)
+    /// that names one, for the tier table.
+    fn destination(&self, kind: &str) -> Option<Destination> {
+        let named = self.server.is_some() || self.dest_name.is_some();
+        if !matches!(kind, "Application" | "ApplicationSet") || !named {
+            return None;
+        }
+        Some(Destination {
+            resource: match &self.name {
+                Some(n) => format!("{kind}/{n}"),
+                None => kind.to_string(),
+            },
+            server: self.server.clone(),
+            name: self.dest_name.clone(),
+            from: None,
+        })
     }
 }
 
@@ -1645,50 +1773,75 @@ mod tests {
     const PROJECT_HEAD: &str =
         "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: p\nspec:\n  destinations:\n";
 
+    /// Each way a template reaches a values path, alone in an AppProject's
+    /// destinations, then all in one template (each `end` gives the outer
+    /// scope back).
     #[test]
     fn direct_root_range_with_and_variables() {
-        let t = format!(
-            "{PROJECT_HEAD}    - server: {{{{ .Values.hub.server | quote }}}}\n\
-             \x20   - server: '{{{{ $.Values.dr.server }}}}'\n\
-             \x20 {{{{- range .Values.environments }}}}\n\
-             \x20   - server: {{{{ .server }}}}\n\
-             \x20 {{{{- end }}}}\n\
-             \x20 {{{{- range $i, $e := .Values.regions }}}}\n\
-             \x20   - server: {{{{ $e.api.url | default \"https://kubernetes.default.svc\" }}}}\n\
-             \x20 {{{{- end }}}}\n\
-             \x20 {{{{- with .Values.edge }}}}\n\
-             \x20   - server: {{{{ required \"edge.url\" .url }}}}\n\
-             \x20 {{{{- end }}}}\n\
-             \x20 {{{{- $ops := .Values.ops }}}}\n\
-             \x20   - server: {{{{ $ops.server }}}}\n\
-             \x20   - server: {{{{ index .Values \"mgmt\" \"server\" }}}}\n\
-             \x20 {{{{- with .Values.spoke }}}}\n\
-             \x20   - server: {{{{ .server }}}}\n\
-             \x20 {{{{- else }}}}\n\
-             \x20   - server: {{{{ .Values.fallback.server }}}}\n\
-             \x20 {{{{- end }}}}\n\
-             \x20 {{{{- range .Values.urls }}}}\n\
-             \x20   - server: {{{{ . }}}}\n\
-             \x20 {{{{- end }}}}\n"
-        );
-        let (flows, notes) = read(&[("templates/project.yaml", &t)]);
-        assert_eq!(
-            flows,
-            [
-                "dr.server project destination",
-                "edge.url project destination",
-                "environments[].server project destination",
-                "fallback.server project destination",
-                "hub.server project destination",
-                "mgmt.server project destination",
-                "ops.server project destination",
-                "regions[].api.url project destination",
-                "spoke.server project destination",
-                "urls[] project destination",
-            ],
-            "{notes:?}"
-        );
-        assert!(notes.is_empty(), "{notes:?}");
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "a pipe that keeps the value",
+                "    - server: {{ .Values.hub.server | quote }}\n",
+                &["hub.server"],
+            ),
+            (
+                "`$` is the root",
+                "    - server: '{{ $.Values.dr.server }}'\n",
+                &["dr.server"],
+            ),
+            (
+                "`range` moves the dot",
+                "  {{- range .Values.environments }}\n    - server: {{ .server }}\n  {{- end }}\n",
+                &["environments[].server"],
+            ),
+            (
+                "`range` binds the element",
+                "  {{- range $i, $e := .Values.regions }}\n    - server: {{ $e.api.url | default \"https://kubernetes.default.svc\" }}\n  {{- end }}\n",
+                &["regions[].api.url"],
+            ),
+            (
+                "`with` moves the dot",
+                "  {{- with .Values.edge }}\n    - server: {{ required \"edge.url\" .url }}\n  {{- end }}\n",
+                &["edge.url"],
+            ),
+            (
+                "a variable",
+                "  {{- $ops := .Values.ops }}\n    - server: {{ $ops.server }}\n",
+                &["ops.server"],
+            ),
+            (
+                "`index` with literal keys",
+                "    - server: {{ index .Values \"mgmt\" \"server\" }}\n",
+                &["mgmt.server"],
+            ),
+            (
+                "`else` of a `with` has the outer dot",
+                "  {{- with .Values.spoke }}\n    - server: {{ .server }}\n  {{- else }}\n    - server: {{ .Values.fallback.server }}\n  {{- end }}\n",
+                &["fallback.server", "spoke.server"],
+            ),
+            (
+                "`range` over a list of URLs",
+                "  {{- range .Values.urls }}\n    - server: {{ . }}\n  {{- end }}\n",
+                &["urls[]"],
+            ),
+        ];
+        let flows_of = |body: &str| {
+            let (flows, notes) =
+                read(&[("templates/project.yaml", &format!("{PROJECT_HEAD}{body}"))]);
+            assert!(notes.is_empty(), "{body}: {notes:?}");
+            flows
+        };
+        let project = |paths: &mut dyn Iterator<Item = &&str>| {
+            let mut v: Vec<String> = paths.map(|p| format!("{p} project destination")).collect();
+            v.sort();
+            v
+        };
+        for (what, body, want) in cases {
+            assert_eq!(flows_of(body), project(&mut want.iter()), "{what}");
+        }
+        let all: String = cases.iter().map(|(_, body, _)| *body).collect();
+        let want = project(&mut cases.iter().flat_map(|(.., want)| want.iter()));
+        assert_eq!(flows_of(&all), want);
     }
 
     #[test]
@@ -1775,6 +1928,24 @@ mod tests {
         ]) {
             assert!(n.contains(why), "{n} lacks {why}");
         }
+    }
+
+    /// The value of a complex key (`? [x]`) or of an alias used as a key is
+    /// at its own path, never at the key read before it: the locator's
+    /// paths (`?`, `*`), so both readers agree on what is a position.
+    #[test]
+    fn a_value_after_a_complex_or_alias_key_is_not_the_previous_keys() {
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {{ .Values.hub.server }}\n    ? [x]\n    : {{ .Values.complex }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: &k b\nspec:\n  destination:\n    server: {{ .Values.spoke.server }}\n    *k : {{ .Values.aliased }}\n";
+        let (flows, notes) = read(&[("templates/apps.yaml", t)]);
+        assert_eq!(
+            flows,
+            [
+                "hub.server destination server",
+                "spoke.server destination server"
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     /// A value that is not at a cluster position is no position, however

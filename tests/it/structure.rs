@@ -28,8 +28,6 @@ const PENDING: &[(&str, &str)] = &[
         "a_trailing_dot_before_a_port_or_path_is_the_absolute_names",
     ),
     ("src/git.rs", "prepare"),
-    ("src/templates.rs", "follow"),
-    ("src/templates.rs", "read"),
     ("src/trust.rs", "add"),
 ];
 

@@ -4,7 +4,7 @@
 //! counts, and the config update. [`plan`] turns it into a verified
 //! [`Plan`]: the domain decisions live here, not in the command layer.
 
-use crate::config::{self, Config};
+use crate::config::{self, Cluster, Config};
 use crate::endpoint::Endpoint;
 use crate::rewrite::{self, FilePlan, Plan};
 use crate::summary::Summary;
@@ -220,28 +220,67 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     // The config is read once and the tree walked once, whatever is resolved.
     let cfg = req.walk.config()?;
     let walk = req.walk.discover_with(cfg.as_ref())?;
-    let cluster = match &req.cluster {
-        Some(name) => {
-            let Some(cfg) = &cfg else {
-                bail!(
-                    "--cluster {name}: no {} found above {} (run `rebind init`, or pass --config)",
-                    config::FILE_NAME,
-                    req.walk.paths()[0].display()
-                );
-            };
-            Some(cfg.cluster(name)?)
-        }
-        None => None,
+    let named = named_cluster(req, cfg.as_ref())?;
+    let from = source(req, audit.as_ref(), named, &walk)?;
+    if let Some(a) = &audit {
+        a.check_same(&from, &to)?;
+    }
+    let cluster = updated_cluster(cfg.as_ref(), named, &from, &to)?;
+    // One pass finds both: `from` to rewrite, `to` to tell an already
+    // rebound tree (or a merge of two clusters) from a mistake.
+    let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
+    let inv = inventory(&walk, &hosts, true)?;
+    refuse_unread(&inv)?;
+    if from.key() == to.key() {
+        return Ok((Plan::empty(from, to), inv));
+    }
+    let mut plan = rewrite::plan(&inv, &from, &to);
+    settle_what_was_found(req, &mut plan, &inv, &walk, cfg.is_some())?;
+    plan.registrations = registrations(&plan, &req.walk)?;
+    check_counts(req, &plan, audit.as_ref(), cluster)?;
+    if !plan.files.is_empty() {
+        plan.after_merge = Some(after_merge(req, &plan, cfg.as_ref(), &to)?);
+    }
+    if let Some((old, new)) = &req.issuers {
+        let inv = crate::oidc::inventory(&walk);
+        plan.identity = Some(crate::oidc::CoverageReport::of(&inv, old, new));
+    }
+    if let (Some(c), Some(cfg)) = (cluster, &cfg) {
+        plan.files.push(config_update(cfg, c, &to)?);
+    }
+    Ok((plan, inv))
+}
+
+/// The cluster `--cluster` names, which the config must declare.
+fn named_cluster<'c>(req: &Request, cfg: Option<&'c Config>) -> Result<Option<&'c Cluster>> {
+    let Some(name) = &req.cluster else {
+        return Ok(None);
     };
-    let from_arg = req
-        .from
-        .clone()
-        .or_else(|| audit.as_ref().map(|a| a.from.clone()));
-    let from = match (&from_arg, cluster) {
+    let Some(cfg) = cfg else {
+        bail!(
+            "--cluster {name}: no {} found above {} (run `rebind init`, or pass --config)",
+            config::FILE_NAME,
+            req.walk.paths()[0].display()
+        );
+    };
+    cfg.cluster(name).map(Some)
+}
+
+/// The endpoint replaced: the named cluster's, else `--from`, else the
+/// audit's, else the one workload endpoint in the tree. Never the
+/// in-cluster endpoint.
+fn source(
+    req: &Request,
+    audit: Option<&Audit>,
+    named: Option<&Cluster>,
+    walk: &Walk,
+) -> Result<Endpoint> {
+    let from_arg = req.from.clone().or_else(|| audit.map(|a| a.from.clone()));
+    let from = match (&from_arg, named) {
         (_, Some(c)) => c.endpoint.clone(),
         (Some(f), None) => Endpoint::parse("--from", f)?,
         (None, None) => {
-            let found = workload_endpoints(&walk)?;
+            let found = workload_endpoints(walk)?;
             match found.as_slice() {
                 [one] => Endpoint::parse("--from", one)?,
                 [] => bail!("no workload endpoint found under the given paths; pass --from URL"),
@@ -259,116 +298,142 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             from.url()
         );
     }
-    if let Some(a) = &audit {
-        a.check_same(&from, &to)?;
-    }
+    Ok(from)
+}
+
+/// The declared cluster whose endpoint this rebind updates in the config
+/// (the named one, or the one `--from` is the endpoint of), after refusing
+/// a `--to` that is another cluster's endpoint.
+fn updated_cluster<'c>(
+    cfg: Option<&'c Config>,
+    named: Option<&'c Cluster>,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<Option<&'c Cluster>> {
+    let Some(cfg) = cfg else {
+        return Ok(named);
+    };
     // `--from` a declared cluster's endpoint updates that cluster exactly as
     // `--cluster` does; and no rebind may point at another cluster's endpoint.
-    let cluster = match (cluster, &cfg) {
-        (None, Some(cfg)) => config::cluster_for_endpoint(cfg, &from),
-        (c, _) => c,
-    };
+    let cluster = named.or_else(|| config::cluster_for_endpoint(cfg, from));
     // `--from` a retired endpoint to its cluster's current one finishes a
     // move the config already records (a manifest merged with the old URL
     // since): that cluster is the one moving, and the config stays as it is.
-    let finishing = match (cluster, &cfg) {
-        (None, Some(cfg)) => config::owner_of(cfg, &from).filter(|c| c.endpoint.key() == to.key()),
-        _ => None,
+    let finishing = match cluster {
+        None => config::owner_of(cfg, from).filter(|c| c.endpoint.key() == to.key()),
+        Some(_) => None,
     };
-    if let Some(cfg) = &cfg {
-        config::check_target(cfg, cluster.or(finishing).map(|c| c.name.as_str()), &to)?;
-    }
-    // One pass finds both: `from` to rewrite, `to` to tell an already
-    // rebound tree (or a merge of two clusters) from a mistake.
-    let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
-    let inv = inventory(&walk, &hosts, true)?;
-    refuse_unread(&inv)?;
-    if from.key() == to.key() {
-        return Ok((Plan::empty(from, to), inv));
-    }
-    let mut plan = rewrite::plan(&inv, &from, &to);
+    config::check_target(cfg, cluster.or(finishing).map(|c| c.name.as_str()), to)?;
+    Ok(cluster)
+}
+
+/// A plan that rewrites nothing: the tree is already rebound to `--to`,
+/// or `--from` is only mentioned, or a mistake (refused, naming what is
+/// there). A plan that rewrites into a tree that already uses `--to` for
+/// workloads, without a config, is a merge of two clusters: refused
+/// unless `--allow-merge`.
+fn settle_what_was_found(
+    req: &Request,
+    plan: &mut Plan,
+    inv: &Inventory,
+    walk: &Walk,
+    has_config: bool,
+) -> Result<()> {
     let to_present = inv
         .sources
         .iter()
-        .any(|s| s.occurrences().iter().any(|o| rewrite::holds(o, &to)));
+        .any(|s| s.occurrences().iter().any(|o| rewrite::holds(o, &plan.to)));
     if plan.files.is_empty() && plan.errors.is_empty() {
         if to_present {
             plan.already_rebound = true;
         } else {
-            resolve_nothing_found(&plan, &walk, inv.files, &req.walk)?;
+            resolve_nothing_found(plan, walk, inv.files, &req.walk)?;
         }
-    } else if to_present && cfg.is_none() && !req.allow_merge {
+    } else if to_present && !has_config && !req.allow_merge {
         bail!(
             "--to {} is already a workload endpoint in this tree: rebinding {} to it would move those applications onto a cluster other Applications already use (merging two clusters). If that is what you want, pass --allow-merge; nothing written",
-            to.url(),
-            from.url()
+            plan.to.url(),
+            plan.from.url()
         );
     }
-    plan.registrations = registrations(&plan, &req.walk)?;
-    // Explicit counts replace the config's; an audit is checked as well as
-    // the config's counts (both must hold).
-    let explicit = match (req.expect_files, req.expect_occurrences) {
-        (None, None) => None,
-        (f, o) => Some((f, o)),
-    };
-    if let Some(a) = &audit {
-        expect_guard(&plan, Some(a.file_count), Some(a.change_count)).map_err(|e| {
+    Ok(())
+}
+
+/// Refuses a plan whose counts differ from those expected: the audit's,
+/// and the explicit `--expect-*` ones, else the cluster's in the config
+/// (the audit's and the others must all hold).
+fn check_counts(
+    req: &Request,
+    plan: &Plan,
+    audit: Option<&Audit>,
+    cluster: Option<&Cluster>,
+) -> Result<()> {
+    if let Some(a) = audit {
+        expect_guard(plan, Some(a.file_count), Some(a.change_count)).map_err(|e| {
             anyhow!(
                 "--expect-from-audit {}: the tree no longer matches the audit: {e}",
                 a.path.display()
             )
         })?;
     }
+    let explicit = match (req.expect_files, req.expect_occurrences) {
+        (None, None) => None,
+        (f, o) => Some((f, o)),
+    };
     let expect = explicit.or_else(|| {
         cluster
             .and_then(|c| c.expect)
             .map(|e| (e.files, e.occurrences))
     });
-    if let Some((files, occurrences)) = expect {
-        expect_guard(&plan, files, occurrences)?;
+    match expect {
+        Some((files, occurrences)) => expect_guard(plan, files, occurrences),
+        None => Ok(()),
     }
-    if !plan.files.is_empty() {
-        let branch = req
-            .branch
-            .clone()
-            .unwrap_or_else(|| crate::git::default_branch(&to.host));
-        let report = crate::feeders::for_plans(
-            &plan.files,
-            &req.walk.repo_start(),
-            req.base.as_deref(),
-            Some(&branch),
-            req.live.as_deref(),
-            cfg.as_ref()
-                .map(|c| c.feeders.as_slice())
-                .unwrap_or_default(),
-        )?;
-        if req.require_deploys && report.base_unknown {
-            bail!(
-                "--require-deploys: --base {} is no branch of this clone, so nothing can be said to deploy on merge; nothing written",
-                req.base.as_deref().unwrap_or("")
-            );
-        }
-        if req.require_deploys && report.blocking().next().is_some() {
-            bail!("{}", crate::output::feeders::refusal(&report).trim_end());
-        }
-        plan.after_merge = Some(report);
+}
+
+/// What deploys on merge of the rewritten files; with `--require-deploys`,
+/// refuses a plan of which something would not.
+fn after_merge(
+    req: &Request,
+    plan: &Plan,
+    cfg: Option<&Config>,
+    to: &Endpoint,
+) -> Result<crate::feeders::Report> {
+    let branch = req
+        .branch
+        .clone()
+        .unwrap_or_else(|| crate::git::default_branch(&to.host));
+    let report = crate::feeders::for_plans(
+        &plan.files,
+        &req.walk.repo_start(),
+        req.base.as_deref(),
+        Some(&branch),
+        req.live.as_deref(),
+        cfg.map(|c| c.feeders.as_slice()).unwrap_or_default(),
+    )?;
+    if req.require_deploys && report.base_unknown {
+        bail!(
+            "--require-deploys: --base {} is no branch of this clone, so nothing can be said to deploy on merge; nothing written",
+            req.base.as_deref().unwrap_or("")
+        );
     }
-    if let Some((old, new)) = &req.issuers {
-        let inv = crate::oidc::inventory(&walk);
-        plan.identity = Some(crate::oidc::CoverageReport::of(&inv, old, new));
+    if req.require_deploys && report.blocking().next().is_some() {
+        bail!("{}", crate::output::feeders::refusal(&report).trim_end());
     }
-    if let (Some(c), Some(cfg)) = (cluster, &cfg) {
-        let new = config::rebound(cfg, &c.name, &to)?;
-        plan.files.push(FilePlan {
-            path: cfg.path.clone(),
-            rel: walk::display_path(&cfg.path),
-            old: cfg.text.as_str().into(),
-            new: new.into(),
-            changes: Vec::new(),
-            is_config: true,
-        });
-    }
-    Ok((plan, inv))
+    Ok(report)
+}
+
+/// The config with the cluster `c`'s endpoint moved to `to`.
+fn config_update(cfg: &Config, c: &Cluster, to: &Endpoint) -> Result<FilePlan> {
+    let new = config::rebound(cfg, &c.name, to)?;
+    Ok(FilePlan {
+        path: cfg.path.clone(),
+        rel: walk::display_path(&cfg.path),
+        old: cfg.text.as_str().into(),
+        new: new.into(),
+        changes: Vec::new(),
+        is_config: true,
+    })
 }
 
 /// The workload endpoints under `walk` (a full scan).

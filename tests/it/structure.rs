@@ -21,7 +21,6 @@ const PENDING: &[(&str, &str)] = &[
     ("src/rewrite.rs", "plan_source"),
     // Being split on this branch, one commit each.
     ("src/config.rs", "rebound"),
-    ("src/cutover.rs", "plan"),
     ("src/endpoint.rs", "find_all"),
     (
         "src/endpoint.rs",

@@ -916,6 +916,13 @@ fn bare_port(b: &[u8], i: usize) -> Result<Option<(u16, usize)>, ()> {
 /// Results are sorted by `start` and never overlap. A malformed URL is skipped
 /// as one token; the search resumes right after its `https://`.
 pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
+    let mut out = find_urls(text, lower);
+    out.extend(find_bare(text, lower, extra_hosts));
+    without_overlaps(out)
+}
+
+/// Every `https://` URL in `text` (`lower`: see [`find_all`]).
+fn find_urls(text: &str, lower: &str) -> Vec<Found> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     for pos in HTTPS.find_iter(lower) {
@@ -941,6 +948,12 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             path: text[a.end..a.proxy_end].to_string(),
         });
     }
+    out
+}
+
+/// Every bare occurrence of a managed-cluster host suffix and of the
+/// `extra_hosts` in `text` (`lower`: see [`find_all`]).
+fn find_bare(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
     let mut bare = Vec::new();
     let needles = MANAGED_SUFFIXES
         .iter()
@@ -963,111 +976,131 @@ pub fn find_all(text: &str, lower: &str, extra_hosts: &[String]) -> Vec<Found> {
             Some(n) => n.find_iter(lower).collect(),
             None => find_iter(lower, needle).collect(),
         };
-        for pos in hits {
-            let mut end = pos + needle.len();
-            // The host must end exactly here: a trailing dot is a sentence's,
-            // or, before a port, an absolute name's (see `host_name_end`).
-            let mut sentence_dot = false;
-            if end < bytes.len() && is_host_byte(bytes[end]) {
-                let run = bytes[end..]
-                    .iter()
-                    .take_while(|b| is_host_byte(**b))
-                    .count();
-                if bytes[end..end + run].iter().any(|&b| b != b'.') {
-                    continue; // a longer host
-                }
-                let Some(absolute) = trailing_dots(bytes, end, end + run) else {
-                    continue;
-                };
-                sentence_dot = !absolute;
-                end += usize::from(absolute);
-            }
-            let mut start = pos;
-            while start > 0 && is_host_byte(bytes[start - 1]) {
-                start -= 1;
-            }
-            if !needle.starts_with('.') && start != pos {
-                continue; // a longer host that merely ends with the --from host
-            }
-            let host = &text[start..pos + needle.len()];
-            if host.starts_with('.') || (start == pos && needle.starts_with('.')) {
-                continue;
-            }
-            // After `scheme://`: an https URL's host is the URL pass's; the
-            // host of a URL of another scheme (`http://`, `wss://`, `grpc://`)
-            // is reported as that URL, never rewritten.
-            let mut scheme_start = None;
-            if start >= 3 && &bytes[start - 3..start] == b"://" {
-                let s = start
-                    - 3
-                    - bytes[..start - 3]
-                        .iter()
-                        .rev()
-                        .take_while(|c| {
-                            c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')
-                        })
-                        .count();
-                let scheme = &bytes[s..start - 3];
-                if scheme.is_empty()
-                    || !scheme[0].is_ascii_alphabetic()
-                    || scheme.eq_ignore_ascii_case(b"https")
-                {
-                    continue;
-                }
-                scheme_start = Some(s);
-            }
-            if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
-                continue; // user@host (an e-mail address), or part of a longer name
-            }
-            if continues_before(bytes, start) || continues_after(bytes, end) {
-                continue; // a fragment of a host split by an escaped line break
-            }
-            let mut port = None;
-            if !sentence_dot {
-                match bare_port(bytes, end) {
-                    Ok(None) => {}
-                    Ok(Some((p, e))) => {
-                        port = Some(p);
-                        end = e;
-                    }
-                    Err(()) => continue,
-                }
-            }
-            if let Some(s) = scheme_start {
-                bare.push(Found {
-                    start: s,
-                    end: url_end(text, end),
-                    replace_end: s,
-                    host: host.to_string(),
-                    port,
-                    bare: false,
-                    userinfo: None,
-                    path: String::new(),
-                });
-                continue;
-            }
-            bare.push(Found {
-                start,
-                end,
-                replace_end: end,
-                host: host.to_string(),
-                port,
-                bare: true,
-                userinfo: None,
-                path: String::new(),
-            });
+        bare.extend(
+            hits.into_iter()
+                .filter_map(|pos| bare_at(text, pos, needle)),
+        );
+    }
+    bare
+}
+
+/// The endpoint that the host `needle` (a whole host, or a suffix starting
+/// with `.`) found at `pos` is part of: a bare host with its `:port`, or a
+/// URL of a scheme other than https. `None` when it is no host of its own:
+/// part of a longer host or name, an e-mail address, an https URL's host
+/// (the URL pass finds those), a fragment split by an escaped line break,
+/// or followed by a malformed port.
+fn bare_at(text: &str, pos: usize, needle: &str) -> Option<Found> {
+    let bytes = text.as_bytes();
+    let (mut end, sentence_dot) = bare_host_end(bytes, pos + needle.len())?;
+    let mut start = pos;
+    while start > 0 && is_host_byte(bytes[start - 1]) {
+        start -= 1;
+    }
+    if !needle.starts_with('.') && start != pos {
+        return None; // a longer host that merely ends with the --from host
+    }
+    let host = &text[start..pos + needle.len()];
+    if host.starts_with('.') || (start == pos && needle.starts_with('.')) {
+        return None;
+    }
+    let lead = lead(bytes, start)?;
+    if start > 0 && matches!(bytes[start - 1], b'@' | b'.') {
+        return None; // user@host (an e-mail address), or part of a longer name
+    }
+    if continues_before(bytes, start) || continues_after(bytes, end) {
+        return None; // a fragment of a host split by an escaped line break
+    }
+    let mut port = None;
+    if !sentence_dot {
+        if let Some((p, e)) = bare_port(bytes, end).ok()? {
+            port = Some(p);
+            end = e;
         }
     }
-    out.extend(bare);
-    out.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
-    let mut merged: Vec<Found> = Vec::with_capacity(out.len());
-    for f in out {
-        if merged.last().is_some_and(|l| f.start < l.end) {
+    let found = Found {
+        start,
+        end,
+        replace_end: end,
+        host: host.to_string(),
+        port,
+        bare: true,
+        userinfo: None,
+        path: String::new(),
+    };
+    Some(match lead {
+        Lead::Bare => found,
+        Lead::OtherScheme(s) => Found {
+            start: s,
+            end: url_end(text, end),
+            replace_end: s,
+            bare: false,
+            ..found
+        },
+    })
+}
+
+/// Where a bare host whose name ends at `end` ends, and whether a dot
+/// after it is a sentence's: the host must end exactly there; one trailing
+/// dot before a port or a path is an absolute name's (see
+/// [`host_name_end`]). `None` for a longer host.
+fn bare_host_end(b: &[u8], end: usize) -> Option<(usize, bool)> {
+    if end >= b.len() || !is_host_byte(b[end]) {
+        return Some((end, false));
+    }
+    let run = b[end..].iter().take_while(|c| is_host_byte(**c)).count();
+    if b[end..end + run].iter().any(|&c| c != b'.') {
+        return None; // a longer host
+    }
+    let absolute = trailing_dots(b, end, end + run)?;
+    Some((end + usize::from(absolute), !absolute))
+}
+
+/// What comes before a bare host.
+enum Lead {
+    /// No `scheme://`: the host stands alone.
+    Bare,
+    /// The `scheme://` of a URL of another scheme (`http://`, `wss://`,
+    /// `grpc://`), starting here: reported as that URL, never rewritten.
+    OtherScheme(usize),
+}
+
+/// What comes before a bare host starting at `start`; `None` after
+/// `https://` (an https URL's host is the URL pass's) or after a `://`
+/// with no scheme.
+fn lead(b: &[u8], start: usize) -> Option<Lead> {
+    if start < 3 || &b[start - 3..start] != b"://" {
+        return Some(Lead::Bare);
+    }
+    let s = start
+        - 3
+        - b[..start - 3]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+            .count();
+    let scheme = &b[s..start - 3];
+    if scheme.is_empty()
+        || !scheme[0].is_ascii_alphabetic()
+        || scheme.eq_ignore_ascii_case(b"https")
+    {
+        return None;
+    }
+    Some(Lead::OtherScheme(s))
+}
+
+/// The endpoints sorted by start, the longest first, each that overlaps
+/// one kept before it dropped.
+fn without_overlaps(mut found: Vec<Found>) -> Vec<Found> {
+    found.sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
+    let mut kept: Vec<Found> = Vec::with_capacity(found.len());
+    for f in found {
+        if kept.last().is_some_and(|l| f.start < l.end) {
             continue;
         }
-        merged.push(f);
+        kept.push(f);
     }
-    merged
+    kept
 }
 
 /// Where a URL whose authority ends at `from` ends: after its path, query
@@ -2004,7 +2037,11 @@ mod tests {
             );
             assert_eq!(f[0].2, port, "{t}");
         }
-        // Two dots are no host; neither is a dot before an invalid port.
+    }
+
+    /// Two dots are no host; neither is a dot before an invalid port.
+    #[test]
+    fn two_dots_or_a_dot_before_a_bad_port_are_no_host() {
         for t in [
             "https://api.example.com..:6443",
             "https://api.example.com..:6443/x",
@@ -2013,11 +2050,16 @@ mod tests {
             "api.example.com..:6443",
             "api.example.com.:0",
         ] {
-            assert_eq!(one(t), vec![], "{t}");
+            assert_eq!(extents(t, &["api.example.com"]), vec![], "{t}");
         }
-        // The port counts: `H.:6443` is `https://H:6443`, never `https://H`.
+    }
+
+    /// The port counts: `H.:6443` is `https://H:6443`, never `https://H`;
+    /// `--to` written as an absolute name is written so.
+    #[test]
+    fn an_absolute_names_port_counts() {
         let t = "a: https://api.example.com.:6443\nb: api.example.com.:6443\n";
-        let f = find_all(t, t, &[h.into()]);
+        let f = find_all(t, t, &["api.example.com".into()]);
         assert_eq!(f.len(), 2);
         for f in &f {
             assert!(f.matches(&ep("https://api.example.com:6443")), "{f:?}");
@@ -2032,7 +2074,6 @@ mod tests {
             ),
             "a: https://new.example.com:7443\nb: new.example.com:7443\n"
         );
-        // `--to` written as an absolute name is written so.
         assert_eq!(
             rewrite_value(
                 t,
@@ -2049,7 +2090,11 @@ mod tests {
             ),
             t
         );
-        // Managed-cluster hosts found by shape follow the same rule.
+    }
+
+    /// Managed-cluster hosts found by shape follow the same rule.
+    #[test]
+    fn managed_hosts_found_by_shape_may_be_absolute_names() {
         let t = format!("a: https://{EKS}.:443/x b: {EKS}.:443 c: {EKS}.:6443");
         let f = find(&t);
         let got: Vec<_> = f

@@ -21,11 +21,6 @@ const PENDING: &[(&str, &str)] = &[
     ("src/rewrite.rs", "plan_source"),
     // Being split on this branch, one commit each.
     ("src/config.rs", "rebound"),
-    ("src/endpoint.rs", "find_all"),
-    (
-        "src/endpoint.rs",
-        "a_trailing_dot_before_a_port_or_path_is_the_absolute_names",
-    ),
     ("src/git.rs", "prepare"),
     ("src/trust.rs", "add"),
 ];

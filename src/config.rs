@@ -887,80 +887,101 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
     if c.endpoint.key() == to.key() {
         return Ok(cfg.text.clone());
     }
-    let text = &cfg.text;
-    let p = cfg.path.display();
+    let mut edits = vec![endpoint_edit(cfg, c, to)?];
+    let old = c.endpoint_text.trim_end_matches('/');
+    match &c.retired_node {
+        Some(list) => edits.extend(retired_edits(&cfg.text, c, list, to, old)),
+        None => edits.push(new_retired(&cfg.text, c, old)),
+    }
+    let out = apply_edits(&cfg.text, edits);
+    check_rebound(cfg, c, to, &out)?;
+    Ok(out)
+}
+
+/// A replacement of the bytes `.0...1` of a text by `.2`.
+type Edit = (usize, usize, String);
+
+/// The edit of cluster `c`'s endpoint to `to`, in place (inside its quotes).
+fn endpoint_edit(cfg: &Config, c: &Cluster, to: &Endpoint) -> Result<Edit> {
     let en = &c.endpoint_node;
     let quoted = matches!(
         &en.value,
         Value::Scalar(_, TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted)
     );
     let at = en.start + usize::from(quoted);
-    if text.get(at..at + c.endpoint_text.len()) != Some(c.endpoint_text.as_str()) {
+    let end = at + c.endpoint_text.len();
+    if cfg.text.get(at..end) != Some(c.endpoint_text.as_str()) {
         bail!(
-            "{p}:{}: cannot update the endpoint of {name} in place (escaped text); edit it by hand",
-            en.line
+            "{}:{}: cannot update the endpoint of {} in place (escaped text); edit it by hand",
+            cfg.path.display(),
+            en.line,
+            c.name
         );
     }
-    let old = c.endpoint_text.trim_end_matches('/').to_string();
-    let mut edits: Vec<(usize, usize, String)> = vec![(at, at + c.endpoint_text.len(), to.url())];
-    let nl = line_ending(text);
-    match &c.retired_node {
-        Some(r) => {
-            let Value::Seq(items) = &r.value else {
-                unreachable!("retired is a list")
-            };
-            let flow = text.as_bytes().get(r.start) == Some(&b'[');
-            let spans: Vec<(usize, usize)> = items
-                .iter()
-                .map(|i| (i.start, scalar_end(text, i.start, flow)))
-                .collect();
-            let hit = c.retired.iter().position(|e| e.key() == to.key());
-            let last = items.len().wrapping_sub(1);
-            match hit {
-                // The last item, or the only one: it becomes the old endpoint.
-                Some(k) if k == last => edits.push((spans[k].0, spans[k].1, old.clone())),
-                Some(k) => {
-                    if flow {
-                        let gone = if k == 0 {
-                            (spans[0].0, spans[1].0)
-                        } else {
-                            (spans[k - 1].1, spans[k].1)
-                        };
-                        edits.push((gone.0, gone.1, String::new()));
-                        edits.push((spans[last].1, spans[last].1, format!(", {old}")));
-                    } else {
-                        let gone = (line_start(text, spans[k].0), after_line(text, spans[k].1));
-                        edits.push((gone.0, gone.1, String::new()));
-                        let prefix = &text[line_start(text, spans[last].0)..spans[last].0];
-                        let end = line_end(text, spans[last].1);
-                        edits.push((end, end, format!("{nl}{prefix}{old}")));
-                    }
-                }
-                None if flow && items.is_empty() => edits.push((r.end, r.end, old.clone())),
-                None if flow => edits.push((spans[last].1, spans[last].1, format!(", {old}"))),
-                None => {
-                    let prefix = &text[line_start(text, spans[last].0)..spans[last].0];
-                    let end = line_end(text, spans[last].1);
-                    edits.push((end, end, format!("{nl}{prefix}{old}")));
-                }
-            }
-        }
-        None => {
-            if text.as_bytes().get(c.map_node.start) == Some(&b'{') {
-                edits.push((
-                    c.map_node.end,
-                    c.map_node.end,
-                    format!(", retired: [{old}]"),
-                ));
+    Ok((at, end, to.url()))
+}
+
+/// The edits of cluster `c`'s `retired` list (`list`, block or flow): `to`
+/// removed when it is there, and the `old` endpoint appended (the last
+/// item, or the only one, when it is `to`, becomes `old`).
+fn retired_edits(text: &str, c: &Cluster, list: &Node, to: &Endpoint, old: &str) -> Vec<Edit> {
+    let Value::Seq(items) = &list.value else {
+        unreachable!("retired is a list")
+    };
+    let flow = text.as_bytes().get(list.start) == Some(&b'[');
+    let spans: Vec<(usize, usize)> = items
+        .iter()
+        .map(|i| (i.start, scalar_end(text, i.start, flow)))
+        .collect();
+    let hit = c.retired.iter().position(|e| e.key() == to.key());
+    let last = items.len().wrapping_sub(1);
+    // The old endpoint as a new last item of a block list.
+    let append_line = || {
+        let prefix = &text[line_start(text, spans[last].0)..spans[last].0];
+        let end = line_end(text, spans[last].1);
+        (end, end, format!("{}{prefix}{old}", line_ending(text)))
+    };
+    match hit {
+        Some(k) if k == last => vec![(spans[k].0, spans[k].1, old.to_string())],
+        Some(k) if flow => {
+            let gone = if k == 0 {
+                (spans[0].0, spans[1].0)
             } else {
-                let ls = line_start(text, en.start);
-                let key_line = &text[ls..en.start];
-                let indent: String = key_line.chars().take_while(|c| *c == ' ').collect();
-                let end = line_end(text, en.start);
-                edits.push((end, end, format!("{nl}{indent}retired: [{old}]")));
-            }
+                (spans[k - 1].1, spans[k].1)
+            };
+            vec![
+                (gone.0, gone.1, String::new()),
+                (spans[last].1, spans[last].1, format!(", {old}")),
+            ]
         }
+        Some(k) => {
+            let gone = (line_start(text, spans[k].0), after_line(text, spans[k].1));
+            vec![(gone.0, gone.1, String::new()), append_line()]
+        }
+        None if flow && items.is_empty() => vec![(list.end, list.end, old.to_string())],
+        None if flow => vec![(spans[last].1, spans[last].1, format!(", {old}"))],
+        None => vec![append_line()],
     }
+}
+
+/// The edit that gives cluster `c`, which has no `retired` list, one
+/// holding the `old` endpoint: after its endpoint's line, or at the end of
+/// a flow mapping.
+fn new_retired(text: &str, c: &Cluster, old: &str) -> Edit {
+    if text.as_bytes().get(c.map_node.start) == Some(&b'{') {
+        let end = c.map_node.end;
+        return (end, end, format!(", retired: [{old}]"));
+    }
+    let start = c.endpoint_node.start;
+    let key_line = &text[line_start(text, start)..start];
+    let indent: String = key_line.chars().take_while(|c| *c == ' ').collect();
+    let end = line_end(text, start);
+    let nl = line_ending(text);
+    (end, end, format!("{nl}{indent}retired: [{old}]"))
+}
+
+/// `text` with the `edits` (which do not overlap) made.
+fn apply_edits(text: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.0, e.1));
     let mut out = String::with_capacity(text.len() + 128);
     let mut last = 0;
@@ -970,16 +991,23 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
         last = e;
     }
     out.push_str(&text[last..]);
-    // Verify: it parses, and says what we meant.
-    let check = parse(&cfg.path, &out)
+    out
+}
+
+/// Refuses an updated config (`out`) that does not read back as planned:
+/// cluster `c` at `to` with its old endpoint retired (and `to` no longer
+/// retired), every other cluster as it was.
+fn check_rebound(cfg: &Config, c: &Cluster, to: &Endpoint, out: &str) -> Result<()> {
+    let p = cfg.path.display();
+    let check = parse(&cfg.path, out)
         .with_context(|| format!("{p}: the updated config does not read back"))?;
-    let nc = check.cluster(name)?;
+    let nc = check.cluster(&c.name)?;
     let keys = |v: &[Endpoint]| v.iter().map(Endpoint::key).collect::<Vec<_>>();
     let mut want = keys(&c.retired);
     want.retain(|k| *k != to.key());
     want.push(c.endpoint.key());
     let others_kept = check.clusters.iter().zip(&cfg.clusters).all(|(n, o)| {
-        n.name == o.name && (n.name == name || n.endpoint == o.endpoint && n.retired == o.retired)
+        n.name == o.name && (n.name == c.name || n.endpoint == o.endpoint && n.retired == o.retired)
     });
     let ok = nc.endpoint.key() == to.key()
         && keys(&nc.retired) == want
@@ -988,7 +1016,7 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
     if !ok {
         bail!("{p}: the updated config does not read back as planned; edit it by hand");
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -20,7 +20,6 @@ const PENDING: &[(&str, &str)] = &[
     ("src/rewrite.rs", "verify_inner"),
     ("src/rewrite.rs", "plan_source"),
     // Being split on this branch, one commit each.
-    ("src/config.rs", "rebound"),
     ("src/git.rs", "prepare"),
     ("src/trust.rs", "add"),
 ];

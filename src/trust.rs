@@ -348,22 +348,11 @@ pub struct Edit {
 /// cannot be done (a colliding condition key, a statement list rebind does
 /// not edit) and nothing is changed then.
 pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
+    let index = crate::yaml::LineIndex::new(text);
     let mut inserts: Vec<(usize, String)> = Vec::new();
     let mut edits = Vec::new();
-    let index = crate::yaml::LineIndex::new(text);
-    let json = json_statement_lists(text);
-    let lists: Vec<(Vec<Span>, usize, bool)> = json
-        .into_iter()
-        .map(|(s, e)| (s, e, true))
-        .chain(
-            yaml_statement_lists(text)
-                .into_iter()
-                .map(|(s, e)| (s, e, false)),
-        )
-        .collect();
-    for (items, _, is_json) in &lists {
-        let list_trusts_new = items.iter().any(|s| trusts(&text[s.start..s.end], new));
-        if list_trusts_new {
+    for (items, is_json) in &statement_lists(text) {
+        if items.iter().any(|s| trusts(&text[s.start..s.end], new)) {
             continue;
         }
         for (n, s) in items.iter().enumerate() {
@@ -371,66 +360,15 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
             if !trusts(st, old) || !st.contains("Federated") {
                 continue;
             }
-            // A key for the new issuer already in the statement would be
-            // duplicated by the copy.
-            let old_keys = condition_keys(st, old);
-            if let Some(k) = condition_keys(st, new)
-                .into_iter()
-                .find(|k| old_keys.contains(k))
-            {
-                let (line, col) = index.position(text, s.start);
-                return Err(format!(
-                    "{line}:{col}: the statement already has the condition key {}:{k}; the copy for the new issuer would collide with it",
-                    new.host_path()
-                ));
-            }
-            let copy = new_sid(&swap_issuer(st, old, new), new);
-            if let Some(sid) = sid_of(&copy) {
-                if items
-                    .iter()
-                    .any(|o| sid_of(&text[o.start..o.end]) == Some(sid))
-                {
-                    let (line, col) = index.position(text, s.start);
-                    return Err(format!(
-                        "{line}:{col}: the copy's Sid {sid} is already a Sid of this policy (IAM wants Sids unique); rename one"
-                    ));
-                }
-            }
-            let (line, _) = index.position(text, s.start);
+            let copy = copy_for(text, &index, items, *s, old, new)?;
             let insert = if *is_json {
-                // The separator the list already uses between elements, else
-                // a line break and the element's own indentation.
-                let sep = if n + 1 < items.len() {
-                    text[s.end..items[n + 1].start].to_string()
-                } else if n > 0 {
-                    text[items[n - 1].end..s.start].to_string()
-                } else {
-                    let line_start = text[..s.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-                    let lead = &text[line_start..s.start];
-                    if lead.trim().is_empty() && line_start > 0 {
-                        let eol = if text[..line_start].ends_with("\r\n") {
-                            "\r\n"
-                        } else {
-                            "\n"
-                        };
-                        format!(",{eol}{lead}")
-                    } else {
-                        ", ".to_string()
-                    }
-                };
-                (s.end, format!("{sep}{copy}"))
+                format!("{}{copy}", json_separator(text, items, n))
             } else {
-                let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
-                let copy = if copy.ends_with('\n') {
-                    copy
-                } else {
-                    format!("{eol}{copy}")
-                };
-                (s.end, copy)
+                yaml_item(text, copy)
             };
-            inserts.push(insert);
+            inserts.push((s.end, insert));
             edits.push(Edit {
-                line,
+                line: index.position(text, s.start).0,
                 what: "trust for the new issuer added after this statement".into(),
             });
         }
@@ -438,6 +376,100 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
     if inserts.is_empty() {
         return Ok(None);
     }
+    let out = insert_all(text, inserts);
+    verify(text, &out, old, new, Change::Added)?;
+    Ok(Some((out, edits)))
+}
+
+/// Every statement list of a policy text, JSON then YAML, each with
+/// whether it is JSON.
+fn statement_lists(text: &str) -> Vec<(Vec<Span>, bool)> {
+    json_statement_lists(text)
+        .into_iter()
+        .map(|(s, _)| (s, true))
+        .chain(
+            yaml_statement_lists(text)
+                .into_iter()
+                .map(|(s, _)| (s, false)),
+        )
+        .collect()
+}
+
+/// The copy of the statement `s` (of the list `items`) that trusts `new`
+/// instead of `old`, under a Sid of its own. Refused when a condition key
+/// for `new` is already in the statement (the copy would duplicate it) or
+/// the copy's Sid is already one of the list's.
+fn copy_for(
+    text: &str,
+    index: &crate::yaml::LineIndex,
+    items: &[Span],
+    s: Span,
+    old: &Issuer,
+    new: &Issuer,
+) -> Result<String, String> {
+    let st = &text[s.start..s.end];
+    let (line, col) = index.position(text, s.start);
+    let old_keys = condition_keys(st, old);
+    if let Some(k) = condition_keys(st, new)
+        .into_iter()
+        .find(|k| old_keys.contains(k))
+    {
+        return Err(format!(
+            "{line}:{col}: the statement already has the condition key {}:{k}; the copy for the new issuer would collide with it",
+            new.host_path()
+        ));
+    }
+    let copy = new_sid(&swap_issuer(st, old, new), new);
+    if let Some(sid) = sid_of(&copy) {
+        if items
+            .iter()
+            .any(|o| sid_of(&text[o.start..o.end]) == Some(sid))
+        {
+            return Err(format!(
+                "{line}:{col}: the copy's Sid {sid} is already a Sid of this policy (IAM wants Sids unique); rename one"
+            ));
+        }
+    }
+    Ok(copy)
+}
+
+/// What goes between the JSON statement `items[n]` and a copy inserted
+/// after it: the separator the list already uses between elements, else a
+/// line break and the element's own indentation.
+fn json_separator(text: &str, items: &[Span], n: usize) -> String {
+    let s = items[n];
+    if n + 1 < items.len() {
+        return text[s.end..items[n + 1].start].to_string();
+    }
+    if n > 0 {
+        return text[items[n - 1].end..s.start].to_string();
+    }
+    let line_start = text[..s.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let lead = &text[line_start..s.start];
+    if lead.trim().is_empty() && line_start > 0 {
+        let eol = if text[..line_start].ends_with("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        format!(",{eol}{lead}")
+    } else {
+        ", ".to_string()
+    }
+}
+
+/// A copied YAML statement as inserted after the item it copies: on a
+/// line of its own.
+fn yaml_item(text: &str, copy: String) -> String {
+    if copy.ends_with('\n') {
+        return copy;
+    }
+    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    format!("{eol}{copy}")
+}
+
+/// `text` with each `(at, what)` of `inserts` inserted at its byte offset.
+fn insert_all(text: &str, mut inserts: Vec<(usize, String)>) -> String {
     inserts.sort_by_key(|(at, _)| *at);
     let mut out =
         String::with_capacity(text.len() + inserts.iter().map(|i| i.1.len()).sum::<usize>());
@@ -448,8 +480,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
         last = *at;
     }
     out.push_str(&text[last..]);
-    verify(text, &out, old, new, Change::Added)?;
-    Ok(Some((out, edits)))
+    out
 }
 
 /// Removes each statement of `text` that trusts `retired` and no other
@@ -458,16 +489,7 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
     let index = crate::yaml::LineIndex::new(text);
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut edits = Vec::new();
-    let lists: Vec<(Vec<Span>, bool)> = json_statement_lists(text)
-        .into_iter()
-        .map(|(s, _)| (s, true))
-        .chain(
-            yaml_statement_lists(text)
-                .into_iter()
-                .map(|(s, _)| (s, false)),
-        )
-        .collect();
-    for (items, is_json) in &lists {
+    for (items, is_json) in &statement_lists(text) {
         let mut remove: Vec<usize> = Vec::new();
         for (n, s) in items.iter().enumerate() {
             match principals(&text[s.start..s.end], retired) {

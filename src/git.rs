@@ -469,6 +469,42 @@ impl Repo {
         outputs: &[(&str, &Path)],
     ) -> Result<Prepared> {
         self.check_no_operation()?;
+        let (head, head_ref) = self.head_to_branch_from(branch.is_some())?;
+        let branch = branch.unwrap_or(default).to_string();
+        if !git2::Branch::name_is_valid(&branch)? {
+            bail!("--branch {branch:?}: not a valid branch name; nothing written");
+        }
+        self.check_branch_names(&branch)?;
+        let rel_paths = self.committable_paths(plans)?;
+        self.check_index_unlocked()?;
+        self.check_targets(&rel_paths)?;
+        self.identities()?;
+        let blobs = plans
+            .iter()
+            .zip(&rel_paths)
+            .map(|(p, rel)| self.staged_blob(rel, p.new.as_bytes()))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(remote) = push {
+            self.check_remote(remote)?;
+        }
+        for (flag, path) in outputs {
+            crate::write::check_creatable(flag, path)?;
+        }
+        let already_done = self.already_done(&branch, &rel_paths, &blobs, head, push)?;
+        Ok(Prepared {
+            branch,
+            rel_paths,
+            blobs,
+            head,
+            head_ref,
+            already_done,
+            lock: std::cell::RefCell::new(None),
+        })
+    }
+
+    /// The commit HEAD points at, and the name of its branch (`None` when
+    /// detached, allowed only when the branch to create is `named`).
+    fn head_to_branch_from(&self, named: bool) -> Result<(Oid, Option<String>)> {
         let head = match self.repo.head() {
             Ok(h) => h,
             Err(e) if e.code() == ErrorCode::UnbornBranch => {
@@ -477,7 +513,7 @@ impl Repo {
             Err(e) => return Err(anyhow!(e).context("cannot read HEAD")),
         };
         let detached = self.repo.head_detached()?;
-        if detached && branch.is_none() {
+        if detached && !named {
             bail!("HEAD is detached; pass --branch NAME to say which branch to create, or --no-commit; nothing written");
         }
         let head_ref = if detached {
@@ -485,12 +521,13 @@ impl Repo {
         } else {
             head.name().ok().map(str::to_string)
         };
-        let head = head.peel_to_commit()?.id();
-        let branch = branch.unwrap_or(default).to_string();
-        if !git2::Branch::name_is_valid(&branch)? {
-            bail!("--branch {branch:?}: not a valid branch name; nothing written");
-        }
-        self.check_branch_names(&branch)?;
+        Ok((head.peel_to_commit()?.id(), head_ref))
+    }
+
+    /// The planned files' paths in the repository; refused when one is
+    /// inside a submodule (or a nested repository), which a commit here
+    /// cannot change.
+    fn committable_paths(&self, plans: &[FilePlan]) -> Result<Vec<PathBuf>> {
         let rel_paths = plans
             .iter()
             .map(|p| self.rel(&p.path))
@@ -505,61 +542,58 @@ impl Repo {
                 );
             }
         }
-        self.check_index_unlocked()?;
-        self.check_targets(&rel_paths)?;
-        self.identities()?;
-        let blobs = plans
-            .iter()
-            .zip(&rel_paths)
-            .map(|(p, rel)| self.staged_blob(rel, p.new.as_bytes()))
-            .collect::<Result<Vec<_>>>()?;
-        if let Some(remote) = push {
-            if self.repo.find_remote(remote).is_err() {
-                let known = self.repo.remotes()?;
-                let known: Vec<&str> = known.iter().flatten().flatten().collect();
-                bail!(
-                    "--push {remote}: no such remote (this repository has {}); nothing written",
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                );
+        Ok(rel_paths)
+    }
+
+    /// Refuses a `--push` remote the repository does not have.
+    fn check_remote(&self, remote: &str) -> Result<()> {
+        if self.repo.find_remote(remote).is_ok() {
+            return Ok(());
+        }
+        let known = self.repo.remotes()?;
+        let known: Vec<&str> = known.iter().flatten().flatten().collect();
+        bail!(
+            "--push {remote}: no such remote (this repository has {}); nothing written",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
             }
+        );
+    }
+
+    /// The tip of `branch`, the branch to create, when it already exists
+    /// and holds exactly this change (`blobs` at `rel_paths`) made from
+    /// `head` (an earlier run that stopped after its commit); refused when
+    /// it holds something else.
+    fn already_done(
+        &self,
+        branch: &str,
+        rel_paths: &[PathBuf],
+        blobs: &[Oid],
+        head: Oid,
+        push: Option<&str>,
+    ) -> Result<Option<Oid>> {
+        let Ok(existing) = self.repo.find_branch(branch, BranchType::Local) else {
+            return Ok(None);
+        };
+        let tip = existing.get().peel_to_commit()?;
+        let want = self.tree_for(rel_paths, blobs, head)?;
+        if tip.tree_id() == want && tip.parent_ids().any(|p| p == head) {
+            return Ok(Some(tip.id()));
         }
-        for (flag, path) in outputs {
-            crate::write::check_creatable(flag, path)?;
-        }
-        let mut already_done = None;
-        if let Ok(existing) = self.repo.find_branch(&branch, BranchType::Local) {
-            let tip = existing.get().peel_to_commit()?;
-            let want = self.tree_for(&rel_paths, &blobs, head)?;
-            let same = tip.tree_id() == want && tip.parent_ids().any(|p| p == head);
-            if !same {
-                let subject = tip.summary().ok().flatten().unwrap_or("").to_string();
-                let parent = tip
-                    .parent_ids()
-                    .next()
-                    .map_or("no parent".to_string(), |p| format!("made from {p}"));
-                let push_hint = push
-                    .map(|r| format!(" push it with `{}`,", push_retry(r, &branch)))
-                    .unwrap_or_default();
-                bail!(
-                    "branch {branch} already exists and holds something else than this change made from HEAD {head}: its tip is {} (\"{subject}\", {parent}); if it is this change made by an earlier run from another commit,{push_hint} review it with `git log -p {branch}`, or switch to it and run rebind again; otherwise pass --branch NAME or delete it; nothing written",
-                    tip.id()
-                );
-            }
-            already_done = Some(tip.id());
-        }
-        Ok(Prepared {
-            branch,
-            rel_paths,
-            blobs,
-            head,
-            head_ref,
-            already_done,
-            lock: std::cell::RefCell::new(None),
-        })
+        let subject = tip.summary().ok().flatten().unwrap_or("").to_string();
+        let parent = tip
+            .parent_ids()
+            .next()
+            .map_or("no parent".to_string(), |p| format!("made from {p}"));
+        let push_hint = push
+            .map(|r| format!(" push it with `{}`,", push_retry(r, branch)))
+            .unwrap_or_default();
+        bail!(
+            "branch {branch} already exists and holds something else than this change made from HEAD {head}: its tip is {} (\"{subject}\", {parent}); if it is this change made by an earlier run from another commit,{push_hint} review it with `git log -p {branch}`, or switch to it and run rebind again; otherwise pass --branch NAME or delete it; nothing written",
+            tip.id()
+        );
     }
 
     /// Takes the index lock (held until the new index is in place) and checks

@@ -488,3 +488,35 @@ fn subchart_helpers_are_followed_and_subchart_templates_stay_theirs() {
     assert_eq!(got, want);
     assert_eq!(scan["notes"], serde_json::json!([]));
 }
+
+/// A template value after a complex key (`? [x]`) or an alias used as a
+/// key is not at the key read before it (`destination.server` here): the
+/// values paths it names are no cluster positions, and `scan` does not
+/// take their URLs for workload endpoints.
+#[test]
+fn a_value_after_a_complex_or_alias_key_is_no_chart_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("chart");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/apps.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: &k a\nspec:\n  destination:\n    server: {{ .Values.hub }}\n    ? [x]\n    : {{ .Values.complex }}\n    *k : {{ .Values.aliased }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        "hub: https://hub.example.com:6443\ncomplex: https://hub.example.com:6443\naliased: https://hub.example.com:6443\n",
+    )
+    .unwrap();
+    let got: Vec<(u64, String)> = values(&scan_json(dir.path(), "chart"))
+        .into_iter()
+        .filter(|v| v.0 == "chart/values.yaml")
+        .map(|v| (v.1, v.4))
+        .collect();
+    assert_eq!(got, [(1, CHART_VALUE.to_string())]);
+}

@@ -798,6 +798,8 @@ const MAX_CALLS: usize = 8;
 /// How deep parenthesised expressions are read.
 const MAX_NESTING: usize = 64;
 
+/// One chart as its templates are read: the texts of its templates (and
+/// of its subcharts' helpers), and its named templates.
 struct Chart<'c> {
     texts: &'c [(&'c Entry, String)],
     defines: &'c HashMap<String, Define>,
@@ -1442,6 +1444,9 @@ impl Chart<'_> {
         ex
     }
 
+    /// Appends `range` of template `file` to `ex`, re-indented to
+    /// `indent` when it is a named template's body inlined as a block;
+    /// `depth` counts the includes being expanded.
     fn expand_into(
         &self,
         file: usize,

@@ -106,7 +106,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every `fn` with a body in `text`, nested ones included.
+/// Every `fn` with a body in `text`, nested ones included (a `fn $name`
+/// inside `macro_rules!` is a template, not a function, and is left out).
 fn functions(text: &str) -> Vec<Function> {
     let code = mask(text);
     let line_of = |i: usize| code[..i].iter().filter(|&&c| c == '\n').count() + 1;

@@ -204,47 +204,9 @@ fn plan_source(
     let rel = &src.entry.rel;
     let located = match &src.located {
         Ok(l) => l,
-        Err(e) => {
-            let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
-            let error = (n > 0).then(|| PlanError {
-                rel: rel.clone(),
-                line: e.line,
-                column: e.column,
-                message: format!(
-                    "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
-                    e.message,
-                    from.url()
-                ),
-            });
-            return (Vec::new(), error.map(Err));
-        }
+        Err(e) => return (Vec::new(), unparsed_source(rel, e, from).map(Err)),
     };
-    let mut changes = Vec::new();
-    let mut mentions = Vec::new();
-    for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
-        let why = if !f.rewritable() || !o.found.rewritable() {
-            Some(OTHER_SCHEME)
-        } else if o.event.is_some() && !bare_ip_names_server(o, &src.text) {
-            Some(BARE_IP)
-        } else {
-            None
-        };
-        if o.kind == Kind::Value && why.is_none() {
-            changes.push(o.clone());
-        } else {
-            // Reported, never rewritten (every reader: YAML, JSON, embedded).
-            let mut o = o.clone();
-            if o.kind == Kind::Value {
-                o.kind = Kind::Text;
-            }
-            mentions.push(Mention {
-                rel: rel.clone(),
-                occurrence: o,
-                why,
-            });
-        }
-    }
+    let (changes, mentions) = sort_occurrences(rel, located, &src.text, from);
     if changes.is_empty() {
         return (mentions, None);
     }
@@ -282,21 +244,60 @@ fn plan_source(
             changes,
             is_config: false,
         }),
-        Err(Refusal::Message(message)) => Err(PlanError {
-            rel: rel.clone(),
-            line: changes[0].line,
-            column: changes[0].column,
-            message,
-        }),
-        Err(Refusal::At(line, column, message)) => Err(PlanError {
-            rel: rel.clone(),
-            line,
-            column,
-            message,
-        }),
-        Err(Refusal::Keys(c)) => Err(c.error(rel)),
+        Err(r) => Err(r.error(rel, &changes)),
     };
     (mentions, Some(outcome))
+}
+
+/// Why a file that does not parse is not rewritten, if it holds `from`.
+fn unparsed_source(rel: &str, e: &locate::ParseError, from: &Endpoint) -> Option<PlanError> {
+    let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
+    (n > 0).then(|| PlanError {
+        rel: rel.to_string(),
+        line: e.line,
+        column: e.column,
+        message: format!(
+            "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
+            e.message,
+            from.url()
+        ),
+    })
+}
+
+/// A located file's occurrences of `from`: the values to rewrite, and the
+/// mentions reported but never rewritten (every reader: YAML, JSON, embedded).
+fn sort_occurrences(
+    rel: &str,
+    located: &locate::Located,
+    text: &str,
+    from: &Endpoint,
+) -> (Vec<Occurrence>, Vec<Mention>) {
+    let mut changes = Vec::new();
+    let mut mentions = Vec::new();
+    for o in located.occurrences.iter().filter(|o| matches(o, from)) {
+        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+        let why = if !f.rewritable() || !o.found.rewritable() {
+            Some(OTHER_SCHEME)
+        } else if o.event.is_some() && !bare_ip_names_server(o, text) {
+            Some(BARE_IP)
+        } else {
+            None
+        };
+        if o.kind == Kind::Value && why.is_none() {
+            changes.push(o.clone());
+            continue;
+        }
+        let mut o = o.clone();
+        if o.kind == Kind::Value {
+            o.kind = Kind::Text;
+        }
+        mentions.push(Mention {
+            rel: rel.to_string(),
+            occurrence: o,
+            why,
+        });
+    }
+    (changes, mentions)
 }
 
 /// The one rule for a bare IP address (no scheme) in a value: it names the
@@ -603,6 +604,24 @@ enum Refusal {
     Keys(KeyCollision),
 }
 
+impl Refusal {
+    /// The refusal as a plan error in `rel` (a bare message is placed at
+    /// the first change).
+    fn error(self, rel: &str, changes: &[Occurrence]) -> PlanError {
+        let (line, column, message) = match self {
+            Refusal::Message(m) => (changes[0].line, changes[0].column, m),
+            Refusal::At(line, column, m) => (line, column, m),
+            Refusal::Keys(c) => return c.error(rel),
+        };
+        PlanError {
+            rel: rel.to_string(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
 /// Two keys of one mapping that a rewrite makes equal.
 struct KeyCollision {
     /// Each key as written before the rewrite, with its line and column.
@@ -638,6 +657,10 @@ impl KeyCollision {
     }
 }
 
+/// Two keys of one mapping that read the same after a rewrite: their
+/// event indexes and the value both read.
+type SameKeys = (usize, usize, String);
+
 /// The keys of one mapping being read (see [`Keys`]).
 struct KeyFrame {
     is_map: bool,
@@ -655,8 +678,8 @@ struct Keys<'a> {
     /// The rewritten scalars' old events, by index.
     old: &'a BTreeMap<usize, Event>,
     planned: &'a BTreeSet<usize>,
-    /// The first pair found: event indexes and the value both read.
-    found: Option<(usize, usize, String)>,
+    /// The first pair found.
+    found: Option<SameKeys>,
 }
 
 impl<'a> Keys<'a> {
@@ -845,21 +868,70 @@ fn verify_inner(
         return crate::jsonfile::verify(old_text, new_text, changes, from, to)
             .map_err(Refusal::Message);
     }
-    let planned: BTreeMap<usize, &Occurrence> = changes
-        .iter()
-        .filter_map(|o| o.event.map(|e| (e, o)))
-        .collect();
-    let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
-    for o in changes {
-        if let Some(e) = o.event {
-            ranges.entry(e).or_default().push(o);
-        }
+    let planned = Planned::of(changes);
+    let old = &old.proof;
+    let (new, collision) = reparse(old, new_text, changes, to, &planned)?;
+    if new.event_count != old.event_count {
+        return Err(Refusal::Message(format!(
+            "the rewritten file has {} parser events instead of {}; nothing written",
+            new.event_count, old.event_count
+        )));
     }
+    if let Some((a, b, both)) = collision {
+        return Err(Refusal::Keys(keys_collide(
+            old_text, old.masked, a, b, both,
+        )));
+    }
+    if new.digest != old.digest {
+        return Err(Refusal::Message(
+            "verification failed: something besides the planned scalars changed; nothing written"
+                .into(),
+        ));
+    }
+    check_held(old, &new.held, &planned, from, to)
+}
+
+/// A file's planned changes by the parser event of their scalar.
+struct Planned<'c> {
+    /// One change of each scalar (where it is reported).
+    by_event: BTreeMap<usize, &'c Occurrence>,
+    /// Every change of each scalar (the ranges rebound in its value).
+    ranges: BTreeMap<usize, Vec<&'c Occurrence>>,
+}
+
+impl<'c> Planned<'c> {
+    fn of(changes: &'c [Occurrence]) -> Planned<'c> {
+        let by_event = changes
+            .iter()
+            .filter_map(|o| o.event.map(|e| (e, o)))
+            .collect();
+        let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
+        for o in changes {
+            if let Some(e) = o.event {
+                ranges.entry(e).or_default().push(o);
+            }
+        }
+        Planned { by_event, ranges }
+    }
+
+    fn events(&self) -> BTreeSet<usize> {
+        self.by_event.keys().copied().collect()
+    }
+}
+
+/// The proof of the rewritten text, read as the old one was (masked when
+/// it was), holding the same events; and the first two keys of one
+/// mapping that the rewrite makes equal (event indexes, the value both read).
+fn reparse(
+    old: &Proof,
+    new_text: &str,
+    changes: &[Occurrence],
+    to: &Endpoint,
+    planned: &Planned,
+) -> Result<(Proof, Option<SameKeys>), Refusal> {
     // Every scalar that may hold an endpoint is compared whole; the rest by
     // digest. The same pass follows each mapping's keys.
-    let old = &old.proof;
-    let keep: BTreeSet<usize> = old.held.keys().copied().collect();
-    let planned_set: BTreeSet<usize> = planned.keys().copied().collect();
+    let planned_set = planned.events();
     let mut keys = Keys::new(&old.held, &planned_set);
     let mut new = Proof::new(old.masked);
     let owned;
@@ -871,91 +943,116 @@ fn verify_inner(
         None => new_text,
     };
     for (i, item) in Events::new(src).enumerate() {
-        let (ev, off) = item.map_err(|(l, c, m)| {
-            let e = format!("{l}:{c}: {m}");
-            match bracket_in_plain(old, changes, to, l) {
-                Some(o) => Refusal::At(o.line, o.column, format!(
-                    "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
-                    to.url(),
-                    o.endpoint
-                )),
-                None => Refusal::Message(format!(
-                    "the rewritten file no longer parses ({e}); nothing written"
-                )),
-            }
-        })?;
+        let (ev, off) = item.map_err(|failure| unparsable(old, changes, to, failure))?;
         keys.event(i, &ev, off);
-        new.observe(i, ev, keep.contains(&i));
+        let hold = old.held.contains_key(&i);
+        new.observe(i, ev, hold);
     }
-    let (count, new_held) = (new.event_count, new.held);
-    if count != old.event_count {
-        return Err(Refusal::Message(format!(
-            "the rewritten file has {count} parser events instead of {}; nothing written",
-            old.event_count
-        )));
+    Ok((new, keys.found.take()))
+}
+
+/// Why a rewritten file that no longer parses is refused.
+fn unparsable(
+    old: &Proof,
+    changes: &[Occurrence],
+    to: &Endpoint,
+    (l, c, m): crate::yaml::ParseFailure,
+) -> Refusal {
+    let e = format!("{l}:{c}: {m}");
+    match bracket_in_plain(old, changes, to, l) {
+        Some(o) => Refusal::At(o.line, o.column, format!(
+            "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
+            to.url(),
+            o.endpoint
+        )),
+        None => Refusal::Message(format!(
+            "the rewritten file no longer parses ({e}); nothing written"
+        )),
     }
-    if let Some((a, b, both)) = keys.found.take() {
-        return Err(Refusal::Keys(keys_collide(
-            old_text, old.masked, a, b, both,
-        )));
-    }
-    if new.digest != old.digest {
-        return Err(Refusal::Message(
-            "verification failed: something besides the planned scalars changed; nothing written"
-                .into(),
-        ));
-    }
+}
+
+/// Checks each held scalar of the rewritten file: a planned one reads as
+/// its old value rebound (a base64 one decodes so), any other is unchanged;
+/// a planned string that is a document of its own keeps its keys apart.
+fn check_held(
+    old: &Proof,
+    new_held: &BTreeMap<usize, Event>,
+    planned: &Planned,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
     for (i, before) in &old.held {
-        let expected = match (planned.get(i), before) {
-            // A base64 value must decode to the old value rebound.
-            (Some(o), Event::Scalar(v, style, anchor, tag))
-                if o.encoding == Some(Encoding::Base64) =>
-            {
-                let rebound = embedded::base64_decode(v)
-                    .map(|d| endpoint::rewrite_value(&d, from, to))
-                    .unwrap_or_default();
-                let new_value = match new_held.get(i) {
-                    Some(Event::Scalar(nv, ..)) => nv.as_str(),
-                    _ => "",
-                };
-                let decoded = embedded::base64_decode(new_value);
-                if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-                    return Err(Refusal::Message(format!(
-                        "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
-                        o.line, o.column
-                    )));
-                }
-                Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
-            }
-            (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
-                expected_value(v, ranges.get(i).map_or(&[][..], |r| &r[..]), from, to),
-                *style,
-                *anchor,
-                tag.clone(),
-            ),
-            _ => before.clone(),
-        };
-        if new_held.get(i) != Some(&expected) {
-            let at = planned
-                .get(i)
+        let o = planned.by_event.get(i).copied();
+        let after = new_held.get(i);
+        let ranges = planned.ranges.get(i).map_or(&[][..], |r| &r[..]);
+        let expected = expected_event(before, o, ranges, after, from, to)?;
+        if after != Some(&expected) {
+            let at = o
                 .map(|o| format!(" at {}:{}", o.line, o.column))
                 .unwrap_or_default();
             return Err(Refusal::Message(format!(
-                "verification failed{at}: expected {expected:?} after the rewrite, found {:?}; nothing written",
-                new_held.get(i)
+                "verification failed{at}: expected {expected:?} after the rewrite, found {after:?}; nothing written"
             )));
         }
         // A string that is a document of its own (Helm `values: |`, a
         // Secret's `config`, a kustomize patch): its keys by the same rule.
-        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) =
-            (planned.get(i), before, new_held.get(i))
-        {
+        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) = (o, before, after) {
             if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
                 if let Some(c) = inner_key_collision(v, nv, o) {
                     return Err(Refusal::Keys(c));
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// What the held event `before` must read after the rewrite: rebound where
+/// `o` plans a change (`ranges` are all of that scalar's changes),
+/// unchanged elsewhere. A base64 value must decode to the old value
+/// rebound; it is checked here, against the event found `after`.
+fn expected_event(
+    before: &Event,
+    o: Option<&Occurrence>,
+    ranges: &[&Occurrence],
+    after: Option<&Event>,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<Event, Refusal> {
+    let (Some(o), Event::Scalar(v, style, anchor, tag)) = (o, before) else {
+        return Ok(before.clone());
+    };
+    let value = if o.encoding == Some(Encoding::Base64) {
+        let new_value = match after {
+            Some(Event::Scalar(nv, ..)) => nv.as_str(),
+            _ => "",
+        };
+        rebound_base64(v, new_value, o, from, to)?;
+        new_value.to_string()
+    } else {
+        expected_value(v, ranges, from, to)
+    };
+    Ok(Event::Scalar(value, *style, *anchor, tag.clone()))
+}
+
+/// Checks that the base64 value `new_value` decodes to the old value `v`
+/// decoded and rebound.
+fn rebound_base64(
+    v: &str,
+    new_value: &str,
+    o: &Occurrence,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
+    let rebound = embedded::base64_decode(v)
+        .map(|d| endpoint::rewrite_value(&d, from, to))
+        .unwrap_or_default();
+    let decoded = embedded::base64_decode(new_value);
+    if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
+        return Err(Refusal::Message(format!(
+            "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
+            o.line, o.column
+        )));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 use crate::embedded;
 use crate::endpoint::{self, Endpoint};
 use crate::locate::{self, Encoding, Kind, Occurrence};
-use crate::yaml::{mask_templates, Events};
+use crate::yaml::{parsed_text, template_actions, Events};
 use crate::Inventory;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -204,7 +204,7 @@ fn plan_source(
     let rel = &src.entry.rel;
     let located = match &src.located {
         Ok(l) => l,
-        Err(e) => return (Vec::new(), unparsed_source(rel, e, from).map(Err)),
+        Err(e) => return unparsed_source(rel, e, from),
     };
     let (changes, mentions) = sort_occurrences(rel, located, &src.text, from);
     if changes.is_empty() {
@@ -249,10 +249,29 @@ fn plan_source(
     (mentions, Some(outcome))
 }
 
-/// Why a file that does not parse is not rewritten, if it holds `from`.
-fn unparsed_source(rel: &str, e: &locate::ParseError, from: &Endpoint) -> Option<PlanError> {
-    let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
-    (n > 0).then(|| PlanError {
+/// A file that does not parse: its template mentions of `from` (template
+/// text whatever the rest of the file is), and why it is not rewritten if
+/// it holds `from` anywhere else.
+fn unparsed_source(
+    rel: &str,
+    e: &locate::ParseError,
+    from: &Endpoint,
+) -> (Vec<Mention>, Option<Result<FilePlan, PlanError>>) {
+    let (templated, other): (Vec<&Occurrence>, Vec<&Occurrence>) = e
+        .occurrences
+        .iter()
+        .filter(|o| matches(o, from))
+        .partition(|o| o.kind == Kind::Template);
+    let mentions = templated
+        .into_iter()
+        .map(|o| Mention {
+            rel: rel.to_string(),
+            occurrence: o.clone(),
+            why: None,
+        })
+        .collect();
+    let n = other.len();
+    let error = (n > 0).then(|| PlanError {
         rel: rel.to_string(),
         line: e.line,
         column: e.column,
@@ -261,7 +280,8 @@ fn unparsed_source(rel: &str, e: &locate::ParseError, from: &Endpoint) -> Option
             e.message,
             from.url()
         ),
-    })
+    });
+    (mentions, error.map(Err))
 }
 
 /// A located file's occurrences of `from`: the values to rewrite, and the
@@ -492,16 +512,9 @@ impl Proof {
 
     /// The proof of `text` (parsed masked if `masked`), holding the events in `keep`.
     pub fn of(text: &str, masked: bool, keep: &BTreeSet<usize>) -> Result<Proof, String> {
-        let owned;
-        let src = match mask_templates(text).filter(|_| masked) {
-            Some((m, _)) => {
-                owned = m;
-                owned.as_str()
-            }
-            None => text,
-        };
+        let src = parsed_text(text, masked);
         let mut proof = Proof::new(masked);
-        for (i, item) in Events::new(src).enumerate() {
+        for (i, item) in Events::new(&src).enumerate() {
             let (ev, _) = item.map_err(|(l, c, m)| format!("{l}:{c}: {m}"))?;
             let hold = keep.contains(&i);
             proof.observe(i, ev, hold);
@@ -787,16 +800,9 @@ fn bracket_in_plain<'c>(
 /// stream), located in the old text (parsed again: this is rare).
 fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
     let index = crate::yaml::LineIndex::new(old_text);
-    let owned;
-    let src = match mask_templates(old_text).filter(|_| masked) {
-        Some((m, _)) => {
-            owned = m;
-            owned.as_str()
-        }
-        None => old_text,
-    };
+    let src = parsed_text(old_text, masked);
     let mut found: HashMap<usize, (String, usize)> = HashMap::new();
-    for (i, item) in Events::new(src).enumerate().take(a.max(b) + 1) {
+    for (i, item) in Events::new(&src).enumerate().take(a.max(b) + 1) {
         if let (true, Ok((Event::Scalar(v, ..), off))) = (i == a || i == b, item) {
             found.insert(i, (v, off));
         }
@@ -861,6 +867,7 @@ fn verify_inner(
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<(), Refusal> {
+    same_actions(old_text, new_text)?;
     if old.proof.json {
         if let Some(c) = json_key_collision(old_text, new_text) {
             return Err(Refusal::Keys(c));
@@ -889,6 +896,37 @@ fn verify_inner(
         ));
     }
     check_held(old, &new.held, &planned, from, to)
+}
+
+/// Checks that the rewrite left every template action as it was: the same
+/// actions, by the one rule that finds them ([`template_actions`]), with the
+/// same text. Endpoint text inside an action is a mention, never a change.
+fn same_actions(old_text: &str, new_text: &str) -> Result<(), Refusal> {
+    let (old, new) = (template_actions(old_text), template_actions(new_text));
+    let text = |t: &'_ str, &(s, e): &(usize, usize)| t[s..e].to_string();
+    let differs = old
+        .iter()
+        .zip(&new)
+        .find(|(a, b)| old_text[a.0..a.1] != new_text[b.0..b.1]);
+    if old.len() == new.len() && differs.is_none() {
+        return Ok(());
+    }
+    let (at, what) = match differs {
+        Some((a, b)) => (
+            a.0,
+            format!("{:?} became {:?}", text(old_text, a), text(new_text, b)),
+        ),
+        None => (
+            old.get(new.len()).map_or(0, |a| a.0),
+            format!("{} actions became {}", old.len(), new.len()),
+        ),
+    };
+    let (line, column) = crate::yaml::LineIndex::new(old_text).position(old_text, at);
+    Err(Refusal::At(
+        line,
+        column,
+        format!("verification failed: the rewrite changed a template action ({what}); template actions are never rewritten; nothing written"),
+    ))
 }
 
 /// A file's planned changes by the parser event of their scalar.
@@ -934,15 +972,8 @@ fn reparse(
     let planned_set = planned.events();
     let mut keys = Keys::new(&old.held, &planned_set);
     let mut new = Proof::new(old.masked);
-    let owned;
-    let src = match mask_templates(new_text).filter(|_| old.masked) {
-        Some((m, _)) => {
-            owned = m;
-            owned.as_str()
-        }
-        None => new_text,
-    };
-    for (i, item) in Events::new(src).enumerate() {
+    let src = parsed_text(new_text, old.masked);
+    for (i, item) in Events::new(&src).enumerate() {
         let (ev, off) = item.map_err(|failure| unparsable(old, changes, to, failure))?;
         keys.event(i, &ev, off);
         let hold = old.held.contains_key(&i);
@@ -1116,4 +1147,37 @@ fn inner_key_collision(old: &str, new: &str, o: &Occurrence) -> Option<KeyCollis
         second: key(b),
         both,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = "https://old.example.com";
+
+    /// The verifier reads a file's template actions by the locator's rule
+    /// and refuses a rewrite that touched one, even where the parser never
+    /// sees it (the file parses only with its actions masked).
+    #[test]
+    fn a_rewritten_action_is_refused() {
+        let from = Endpoint::parse("--from", OLD).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let old = format!(
+            "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {OLD}\n    name: {{{{ default \"{OLD}\" .x }}}}\n{{{{- end }}}}\n"
+        );
+        let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
+        assert!(located.proof.masked);
+        let changes: Vec<Occurrence> = located
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .cloned()
+            .collect();
+        assert_eq!(changes.len(), 1);
+        let right = splice(&old, &changes, &to, false).unwrap();
+        assert!(verify(&located, &old, &right, &changes, &from, &to).is_ok());
+        let wrong = right.replace(OLD, "https://new.example.com");
+        let refused = verify(&located, &old, &wrong, &changes, &from, &to).unwrap_err();
+        assert!(refused.contains("changed a template action"), "{refused}");
+    }
 }

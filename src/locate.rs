@@ -546,11 +546,11 @@ impl<'a> Input<'a> {
     }
 
     /// Whether the endpoint text `f` is template text: inside an action, or
-    /// with its host or port continued by one (`https://h{{ .x }}`,
-    /// `https://h.{{ .domain }}`, a bare host after `{{ .x }}.`), which
-    /// renders another endpoint. Text that merely shares a line or a
-    /// scalar with an action (`https://h/{{ .path }}`, `https://h # {{ x }}`)
-    /// is not.
+    /// with its host or port continued by an action that writes text
+    /// (`https://h{{ .x }}`, `https://h.{{ .domain }}`, a bare host after
+    /// `{{ .x }}.`): the file then renders another endpoint. Text that merely
+    /// shares a line or a scalar with an action (`https://h/{{ .path }}`,
+    /// `https://h # {{ x }}`, `{{ if .on }}https://h{{ end }}`) is not.
     fn in_action(&self, f: &Found) -> bool {
         let actions = self.actions;
         if actions.is_empty() {

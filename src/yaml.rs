@@ -139,7 +139,7 @@ fn action_end(b: &[u8], from: usize) -> Option<usize> {
             b'\\' if b.get(i + 1) == Some(&b'"') => i = escaped_quoted_end(b, i + 2)?,
             b'\\' => i += 2,
             q @ (b'"' | b'\'') => i = quoted_end(b, i + 1, q)?,
-            b'`' => i = i + 1 + b[i + 1..].iter().position(|&c| c == b'`')? + 1,
+            b'`' => i = i + 1 + memchr::memchr(b'`', &b[i + 1..])? + 1,
             _ => i += 1,
         }
     }
@@ -207,7 +207,7 @@ fn escaped_quoted_end(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// The first offset of `needle` in `hay`.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 /// Replaces each `{{ ... }}` action ([`template_actions`]) with same-length

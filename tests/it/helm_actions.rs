@@ -314,6 +314,27 @@ fn a_file_that_never_parses_reports_its_actions_as_mentions() {
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("not valid YAML"), "{out}");
     assert!(out.contains("it holds 1 occurrence(s)"), "{out}");
+    // Beside a file with a value, the mention no longer stops the run.
+    let dir = dir_with(&text);
+    let value = format!("{HEAD}  destination:\n    server: {OLD}\n");
+    fs::write(dir.path().join("b.yaml"), &value).unwrap();
+    let (code, out) = run(dir.path(), "apply");
+    assert_eq!(code, Some(0), "{out}");
+    let (line, col) = old_at(&text);
+    assert!(out.contains(&format!("a.yaml:{line}:{col}")), "{out}");
+    assert_eq!(fs::read_to_string(dir.path().join("a.yaml")).unwrap(), text);
+    assert_eq!(
+        fs::read_to_string(dir.path().join("b.yaml")).unwrap(),
+        value.replace(OLD, NEW)
+    );
+    // `check` keeps its rule: a file that does not parse cannot prove a
+    // mention harmless, so the retired endpoint in it fails the check.
+    let config = format!("clusters:\n  prod:\n    endpoint: {NEW}\n    retired: [{OLD}]\n");
+    fs::write(dir.path().join(".rebind.yaml"), &config).unwrap();
+    let out = rebind(dir.path(), &["check"]);
+    let all = stdout(&out) + &stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("(in a template action)"), "{all}");
 }
 
 #[test]

@@ -341,22 +341,23 @@ pub fn locate_yaml_following(
     followed: &[templates::Flow],
 ) -> Result<Located, ParseError> {
     let index = LineIndex::new(text);
+    let actions = yaml::template_actions(text);
     // YAML allows no NUL character; the parser would take it as a line break
     // and every position after it would be wrong.
     if let Some(at) = text.find('\0') {
         let found = endpoint::find_all(text, &text.to_ascii_lowercase(), extra_hosts);
         let (line, column) = index.position(text, at);
+        let mut input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
+        input.actions = &actions;
         return Err(parse_error(
-            text,
-            &index,
-            found,
-            extra_hosts,
+            input,
             (line, column, "a NUL byte, which YAML does not allow".into()),
         ));
     }
-    let found = raw_finds(text, extra_hosts, want.only);
+    let found = clip_at_actions(raw_finds(text, extra_hosts, want.only), &actions);
     let mut input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Yaml);
     input.followed = followed;
+    input.actions = &actions;
     // The parser's lines are the file's: one line index serves both (a
     // BOM shifts the first line's columns, so then the events index their own).
     let events = |t| {
@@ -370,12 +371,17 @@ pub fn locate_yaml_following(
         Ok(l) => return Ok(l),
         Err(e) => e,
     };
-    if let Some((masked, ranges)) = mask_templates(text) {
-        if let Ok(l) = Locator::new(input, &ranges).run(events(&masked)) {
+    if !actions.is_empty() {
+        let masked = yaml::mask(text, &actions);
+        let reading = Input {
+            parsed: &masked,
+            ..input
+        };
+        if let Ok(l) = Locator::new(reading, &actions).run(events(&masked)) {
             return Ok(l);
         }
     }
-    Err(parse_error(text, &index, found, extra_hosts, first))
+    Err(parse_error(input, first))
 }
 
 /// Locates every endpoint occurrence in `text`, a JSON text the YAML parser
@@ -390,8 +396,10 @@ pub fn locate_json_for(
 ) -> Result<Located, crate::json::Error> {
     let doc = crate::json::tokenize(text)?;
     let index = LineIndex::new(text);
-    let found = raw_finds(text, extra_hosts, want.only);
-    let input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Json);
+    let actions = yaml::template_actions(text);
+    let found = clip_at_actions(raw_finds(text, extra_hosts, want.only), &actions);
+    let mut input = Input::new(text, &index, &found, extra_hosts, want, Grammar::Json);
+    input.actions = &actions;
     let mut located = Locator::new(input, &[])
         .run(doc.events(text).map(Ok))
         .map_err(|(line, column, message)| crate::json::Error {
@@ -420,6 +428,22 @@ fn raw_finds(text: &str, hosts: &[String], only: bool) -> Vec<Found> {
     }
 }
 
+/// Ends each piece of endpoint text where a template action starts inside
+/// its path (`https://h/{{ .Values.path }}`): what the action renders is
+/// not written in the file.
+fn clip_at_actions(mut found: Vec<Found>, actions: &[(usize, usize)]) -> Vec<Found> {
+    if actions.is_empty() {
+        return found;
+    }
+    for f in &mut found {
+        let next = actions.partition_point(|&(s, _)| s < f.replace_end);
+        if let Some(&(s, _)) = actions.get(next).filter(|&&(s, _)| s < f.end) {
+            f.end = s;
+        }
+    }
+    found
+}
+
 /// Adds the bare hosts found by key to `found` (sorted, never overlapping).
 fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
     if bare.is_empty() {
@@ -438,17 +462,22 @@ fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
     merged
 }
 
-fn parse_error(
-    text: &str,
-    index: &LineIndex,
-    found: Vec<Found>,
-    extra_hosts: &[String],
-    (line, column, message): ParseFailure,
-) -> ParseError {
-    let occurrences = found
-        .into_iter()
-        .filter(|f| is_endpoint(f, extra_hosts, false))
-        .map(|f| occurrence(text, index, f, Kind::Text))
+/// A file that does not parse: its endpoint text is plain text, or a
+/// template mention inside a template action (which no parse decides).
+fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseError {
+    let occurrences = input
+        .found
+        .iter()
+        .filter(|f| is_endpoint(f, input.hosts, false))
+        .cloned()
+        .map(|f| {
+            let kind = if input.in_action(&f) {
+                Kind::Template
+            } else {
+                Kind::Text
+            };
+            occurrence(input.text, input.index, f, kind)
+        })
         .collect();
     ParseError {
         line,
@@ -483,6 +512,13 @@ struct Input<'a> {
     grammar: Grammar,
     /// Template-followed positions of this file (see `templates`).
     followed: &'a [templates::Flow],
+    /// The file's template actions ([`yaml::template_actions`]): endpoint
+    /// text in them is a template mention, whether or not the file parses
+    /// as it is.
+    actions: &'a [(usize, usize)],
+    /// The text the parser reads: `text`, or its masked copy (same length,
+    /// same bytes outside the actions).
+    parsed: &'a str,
 }
 
 impl<'a> Input<'a> {
@@ -504,7 +540,45 @@ impl<'a> Input<'a> {
             escapes: text.contains('\\'),
             grammar,
             followed: &[],
+            actions: &[],
+            parsed: text,
         }
+    }
+
+    /// Whether the endpoint text `f` is template text: inside an action, or
+    /// with its host or port continued by an action that writes text
+    /// (`https://h{{ .x }}`, `https://h.{{ .domain }}`, a bare host after
+    /// `{{ .x }}.`): the file then renders another endpoint. Text that merely
+    /// shares a line or a scalar with an action (`https://h/{{ .path }}`,
+    /// `https://h # {{ x }}`, `{{ if .on }}https://h{{ end }}`) is not.
+    fn in_action(&self, f: &Found) -> bool {
+        let actions = self.actions;
+        if actions.is_empty() {
+            return false;
+        }
+        if in_ranges(actions, f.start) {
+            return true;
+        }
+        let b = self.text.as_bytes();
+        let authority = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b':');
+        let after = f.replace_end
+            + b.get(f.replace_end..)
+                .map_or(0, |rest| rest.iter().take_while(|c| authority(c)).count());
+        let renders = |k: usize| {
+            let (s, e) = actions[k];
+            yaml::action_renders(&self.text[s..e])
+        };
+        if let Ok(k) = actions.binary_search_by_key(&after, |&(s, _)| s) {
+            if renders(k) {
+                return true;
+            }
+        }
+        let host = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-');
+        let before = f.start - b[..f.start].iter().rev().take_while(|c| host(c)).count();
+        f.bare
+            && actions
+                .binary_search_by_key(&before, |&(_, e)| e)
+                .is_ok_and(renders)
     }
 }
 
@@ -746,7 +820,7 @@ impl<'a> Locator<'a> {
                 doc: self.docs.len() - 1,
                 value: value.to_string(),
                 escaped_body: if quoted {
-                    escaped_body(text, off)
+                    escaped_body(self.input.parsed, off)
                 } else {
                     None
                 },
@@ -919,6 +993,16 @@ impl<'a> Locator<'a> {
         }
         let mut parsed = ParsedDocs::new();
         for item in items {
+            // Read through a scalar's escapes, and inside a template action:
+            // a mention, once (raw text found in it is one already, as
+            // when the file is read masked).
+            if self.input.in_action(&item.f) {
+                let next = found.partition_point(|f| f.end <= item.f.start);
+                if found.get(next).is_none_or(|f| f.start >= item.f.end) {
+                    occurrences.extend(self.mention(item.f));
+                }
+                continue;
+            }
             occurrences.extend(self.value_occurrence(item, &mut parsed));
         }
         occurrences.sort_by_key(|o| o.found.start);
@@ -949,9 +1033,10 @@ impl<'a> Locator<'a> {
     /// find, its candidate and offset in the value (`usize::MAX` when it lies
     /// in a body read through escapes); and the finds in those decoded values.
     fn assign(&self) -> (Vec<Option<(usize, usize)>>, Vec<Item>) {
-        let Input {
-            text, found, hosts, ..
-        } = self.input;
+        let Input { found, hosts, .. } = self.input;
+        // Scalars are compared with the text the parser read (masked or not):
+        // endpoint text outside actions reads the same in both.
+        let text = self.input.parsed;
         let mut assigned: Vec<Option<(usize, usize)>> = vec![None; found.len()];
         // Scalars read through escapes: their occurrences come from the
         // decoded value, and raw text inside their body is theirs.
@@ -961,7 +1046,8 @@ impl<'a> Locator<'a> {
                 continue;
             };
             for (fi, f) in found.iter().enumerate() {
-                if f.start >= body.start && f.start < body.end {
+                // (Text inside an action is a mention, not the scalar's.)
+                if f.start >= body.start && f.start < body.end && !self.input.in_action(f) {
                     assigned[fi] = Some((ci, usize::MAX));
                 }
             }
@@ -984,7 +1070,7 @@ impl<'a> Locator<'a> {
                 if f.start >= c.span_end {
                     break;
                 }
-                if assigned[fi].is_some() || in_ranges(self.masked, f.start) {
+                if assigned[fi].is_some() || self.input.in_action(f) {
                     continue;
                 }
                 if let Some(p) = value_offset(text, c, f, cursor, hosts, &mut in_value) {
@@ -1001,7 +1087,7 @@ impl<'a> Locator<'a> {
         if !is_endpoint(&f, self.input.hosts, false) {
             return None;
         }
-        let kind = if in_ranges(self.masked, f.start) {
+        let kind = if self.input.in_action(&f) {
             Kind::Template
         } else {
             Kind::Comment
@@ -1551,12 +1637,15 @@ fn decoded_finds<'v>(
     })
 }
 
+/// Whether `at` lies in one of `ranges` (sorted, apart).
 fn in_ranges(ranges: &[(usize, usize)], at: usize) -> bool {
-    ranges.iter().any(|&(s, e)| at >= s && at < e)
+    in_ranges_overlap(ranges, at, 1)
 }
 
+/// Whether `at..at + len` overlaps one of `ranges` (sorted, apart).
 fn in_ranges_overlap(ranges: &[(usize, usize)], at: usize, len: usize) -> bool {
-    ranges.iter().any(|&(s, e)| s < at + len && e > at)
+    let first = ranges.partition_point(|&(_, e)| e <= at);
+    ranges.get(first).is_some_and(|&(s, _)| s < at + len)
 }
 
 #[cfg(test)]

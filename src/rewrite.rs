@@ -7,7 +7,7 @@
 use crate::embedded;
 use crate::endpoint::{self, Endpoint};
 use crate::locate::{self, Encoding, Kind, Occurrence};
-use crate::yaml::{mask_templates, Events};
+use crate::yaml::{parsed_text, template_actions, Events};
 use crate::Inventory;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -204,47 +204,9 @@ fn plan_source(
     let rel = &src.entry.rel;
     let located = match &src.located {
         Ok(l) => l,
-        Err(e) => {
-            let n = e.occurrences.iter().filter(|o| matches(o, from)).count();
-            let error = (n > 0).then(|| PlanError {
-                rel: rel.clone(),
-                line: e.line,
-                column: e.column,
-                message: format!(
-                    "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
-                    e.message,
-                    from.url()
-                ),
-            });
-            return (Vec::new(), error.map(Err));
-        }
+        Err(e) => return unparsed_source(rel, e, from),
     };
-    let mut changes = Vec::new();
-    let mut mentions = Vec::new();
-    for o in located.occurrences.iter().filter(|o| matches(o, from)) {
-        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
-        let why = if !f.rewritable() || !o.found.rewritable() {
-            Some(OTHER_SCHEME)
-        } else if o.event.is_some() && !bare_ip_names_server(o, &src.text) {
-            Some(BARE_IP)
-        } else {
-            None
-        };
-        if o.kind == Kind::Value && why.is_none() {
-            changes.push(o.clone());
-        } else {
-            // Reported, never rewritten (every reader: YAML, JSON, embedded).
-            let mut o = o.clone();
-            if o.kind == Kind::Value {
-                o.kind = Kind::Text;
-            }
-            mentions.push(Mention {
-                rel: rel.clone(),
-                occurrence: o,
-                why,
-            });
-        }
-    }
+    let (changes, mentions) = sort_occurrences(rel, located, &src.text, from);
     if changes.is_empty() {
         return (mentions, None);
     }
@@ -282,21 +244,80 @@ fn plan_source(
             changes,
             is_config: false,
         }),
-        Err(Refusal::Message(message)) => Err(PlanError {
-            rel: rel.clone(),
-            line: changes[0].line,
-            column: changes[0].column,
-            message,
-        }),
-        Err(Refusal::At(line, column, message)) => Err(PlanError {
-            rel: rel.clone(),
-            line,
-            column,
-            message,
-        }),
-        Err(Refusal::Keys(c)) => Err(c.error(rel)),
+        Err(r) => Err(r.error(rel, &changes)),
     };
     (mentions, Some(outcome))
+}
+
+/// A file that does not parse: its template mentions of `from` (template
+/// text whatever the rest of the file is), and why it is not rewritten if
+/// it holds `from` anywhere else.
+fn unparsed_source(
+    rel: &str,
+    e: &locate::ParseError,
+    from: &Endpoint,
+) -> (Vec<Mention>, Option<Result<FilePlan, PlanError>>) {
+    let (templated, other): (Vec<&Occurrence>, Vec<&Occurrence>) = e
+        .occurrences
+        .iter()
+        .filter(|o| matches(o, from))
+        .partition(|o| o.kind == Kind::Template);
+    let mentions = templated
+        .into_iter()
+        .map(|o| Mention {
+            rel: rel.to_string(),
+            occurrence: o.clone(),
+            why: None,
+        })
+        .collect();
+    let n = other.len();
+    let error = (n > 0).then(|| PlanError {
+        rel: rel.to_string(),
+        line: e.line,
+        column: e.column,
+        message: format!(
+            "not valid YAML ({}); it holds {n} occurrence(s) of {}, so nothing is rewritten until it is fixed or excluded",
+            e.message,
+            from.url()
+        ),
+    });
+    (mentions, error.map(Err))
+}
+
+/// A located file's occurrences of `from`: the values to rewrite, and the
+/// mentions reported but never rewritten (every reader: YAML, JSON, embedded).
+fn sort_occurrences(
+    rel: &str,
+    located: &locate::Located,
+    text: &str,
+    from: &Endpoint,
+) -> (Vec<Occurrence>, Vec<Mention>) {
+    let mut changes = Vec::new();
+    let mut mentions = Vec::new();
+    for o in located.occurrences.iter().filter(|o| matches(o, from)) {
+        let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
+        let why = if !f.rewritable() || !o.found.rewritable() {
+            Some(OTHER_SCHEME)
+        } else if o.event.is_some() && !bare_ip_names_server(o, text) {
+            Some(BARE_IP)
+        } else {
+            None
+        };
+        if o.kind == Kind::Value && why.is_none() {
+            changes.push(o.clone());
+            continue;
+        }
+        let mut o = o.clone();
+        if o.kind == Kind::Value {
+            o.kind = Kind::Text;
+        }
+        mentions.push(Mention {
+            rel: rel.to_string(),
+            occurrence: o,
+            why,
+        });
+    }
+    (changes, mentions)
 }
 
 /// The one rule for a bare IP address (no scheme) in a value: it names the
@@ -491,16 +512,9 @@ impl Proof {
 
     /// The proof of `text` (parsed masked if `masked`), holding the events in `keep`.
     pub fn of(text: &str, masked: bool, keep: &BTreeSet<usize>) -> Result<Proof, String> {
-        let owned;
-        let src = match mask_templates(text).filter(|_| masked) {
-            Some((m, _)) => {
-                owned = m;
-                owned.as_str()
-            }
-            None => text,
-        };
+        let src = parsed_text(text, masked);
         let mut proof = Proof::new(masked);
-        for (i, item) in Events::new(src).enumerate() {
+        for (i, item) in Events::new(&src).enumerate() {
             let (ev, _) = item.map_err(|(l, c, m)| format!("{l}:{c}: {m}"))?;
             let hold = keep.contains(&i);
             proof.observe(i, ev, hold);
@@ -603,6 +617,24 @@ enum Refusal {
     Keys(KeyCollision),
 }
 
+impl Refusal {
+    /// The refusal as a plan error in `rel` (a bare message is placed at
+    /// the first change).
+    fn error(self, rel: &str, changes: &[Occurrence]) -> PlanError {
+        let (line, column, message) = match self {
+            Refusal::Message(m) => (changes[0].line, changes[0].column, m),
+            Refusal::At(line, column, m) => (line, column, m),
+            Refusal::Keys(c) => return c.error(rel),
+        };
+        PlanError {
+            rel: rel.to_string(),
+            line,
+            column,
+            message,
+        }
+    }
+}
+
 /// Two keys of one mapping that a rewrite makes equal.
 struct KeyCollision {
     /// Each key as written before the rewrite, with its line and column.
@@ -638,6 +670,10 @@ impl KeyCollision {
     }
 }
 
+/// Two keys of one mapping that read the same after a rewrite: their
+/// event indexes and the value both read.
+type SameKeys = (usize, usize, String);
+
 /// The keys of one mapping being read (see [`Keys`]).
 struct KeyFrame {
     is_map: bool,
@@ -655,8 +691,8 @@ struct Keys<'a> {
     /// The rewritten scalars' old events, by index.
     old: &'a BTreeMap<usize, Event>,
     planned: &'a BTreeSet<usize>,
-    /// The first pair found: event indexes and the value both read.
-    found: Option<(usize, usize, String)>,
+    /// The first pair found.
+    found: Option<SameKeys>,
 }
 
 impl<'a> Keys<'a> {
@@ -764,16 +800,9 @@ fn bracket_in_plain<'c>(
 /// stream), located in the old text (parsed again: this is rare).
 fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
     let index = crate::yaml::LineIndex::new(old_text);
-    let owned;
-    let src = match mask_templates(old_text).filter(|_| masked) {
-        Some((m, _)) => {
-            owned = m;
-            owned.as_str()
-        }
-        None => old_text,
-    };
+    let src = parsed_text(old_text, masked);
     let mut found: HashMap<usize, (String, usize)> = HashMap::new();
-    for (i, item) in Events::new(src).enumerate().take(a.max(b) + 1) {
+    for (i, item) in Events::new(&src).enumerate().take(a.max(b) + 1) {
         if let (true, Ok((Event::Scalar(v, ..), off))) = (i == a || i == b, item) {
             found.insert(i, (v, off));
         }
@@ -838,6 +867,7 @@ fn verify_inner(
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<(), Refusal> {
+    same_actions(old_text, new_text)?;
     if old.proof.json {
         if let Some(c) = json_key_collision(old_text, new_text) {
             return Err(Refusal::Keys(c));
@@ -845,56 +875,16 @@ fn verify_inner(
         return crate::jsonfile::verify(old_text, new_text, changes, from, to)
             .map_err(Refusal::Message);
     }
-    let planned: BTreeMap<usize, &Occurrence> = changes
-        .iter()
-        .filter_map(|o| o.event.map(|e| (e, o)))
-        .collect();
-    let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
-    for o in changes {
-        if let Some(e) = o.event {
-            ranges.entry(e).or_default().push(o);
-        }
-    }
-    // Every scalar that may hold an endpoint is compared whole; the rest by
-    // digest. The same pass follows each mapping's keys.
+    let planned = Planned::of(changes);
     let old = &old.proof;
-    let keep: BTreeSet<usize> = old.held.keys().copied().collect();
-    let planned_set: BTreeSet<usize> = planned.keys().copied().collect();
-    let mut keys = Keys::new(&old.held, &planned_set);
-    let mut new = Proof::new(old.masked);
-    let owned;
-    let src = match mask_templates(new_text).filter(|_| old.masked) {
-        Some((m, _)) => {
-            owned = m;
-            owned.as_str()
-        }
-        None => new_text,
-    };
-    for (i, item) in Events::new(src).enumerate() {
-        let (ev, off) = item.map_err(|(l, c, m)| {
-            let e = format!("{l}:{c}: {m}");
-            match bracket_in_plain(old, changes, to, l) {
-                Some(o) => Refusal::At(o.line, o.column, format!(
-                    "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
-                    to.url(),
-                    o.endpoint
-                )),
-                None => Refusal::Message(format!(
-                    "the rewritten file no longer parses ({e}); nothing written"
-                )),
-            }
-        })?;
-        keys.event(i, &ev, off);
-        new.observe(i, ev, keep.contains(&i));
-    }
-    let (count, new_held) = (new.event_count, new.held);
-    if count != old.event_count {
+    let (new, collision) = reparse(old, new_text, changes, to, &planned)?;
+    if new.event_count != old.event_count {
         return Err(Refusal::Message(format!(
-            "the rewritten file has {count} parser events instead of {}; nothing written",
-            old.event_count
+            "the rewritten file has {} parser events instead of {}; nothing written",
+            new.event_count, old.event_count
         )));
     }
-    if let Some((a, b, both)) = keys.found.take() {
+    if let Some((a, b, both)) = collision {
         return Err(Refusal::Keys(keys_collide(
             old_text, old.masked, a, b, both,
         )));
@@ -905,57 +895,195 @@ fn verify_inner(
                 .into(),
         ));
     }
-    for (i, before) in &old.held {
-        let expected = match (planned.get(i), before) {
-            // A base64 value must decode to the old value rebound.
-            (Some(o), Event::Scalar(v, style, anchor, tag))
-                if o.encoding == Some(Encoding::Base64) =>
-            {
-                let rebound = embedded::base64_decode(v)
-                    .map(|d| endpoint::rewrite_value(&d, from, to))
-                    .unwrap_or_default();
-                let new_value = match new_held.get(i) {
-                    Some(Event::Scalar(nv, ..)) => nv.as_str(),
-                    _ => "",
-                };
-                let decoded = embedded::base64_decode(new_value);
-                if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-                    return Err(Refusal::Message(format!(
-                        "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
-                        o.line, o.column
-                    )));
-                }
-                Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
+    check_held(old, &new.held, &planned, from, to)
+}
+
+/// Checks that the rewrite left every template action as it was: the same
+/// actions, by the one rule that finds them ([`template_actions`]), with the
+/// same text. Endpoint text inside an action is a mention, never a change.
+fn same_actions(old_text: &str, new_text: &str) -> Result<(), Refusal> {
+    let (old, new) = (template_actions(old_text), template_actions(new_text));
+    let text = |t: &'_ str, &(s, e): &(usize, usize)| t[s..e].to_string();
+    let differs = old
+        .iter()
+        .zip(&new)
+        .find(|(a, b)| old_text[a.0..a.1] != new_text[b.0..b.1]);
+    if old.len() == new.len() && differs.is_none() {
+        return Ok(());
+    }
+    let (at, what) = match differs {
+        Some((a, b)) => (
+            a.0,
+            format!("{:?} became {:?}", text(old_text, a), text(new_text, b)),
+        ),
+        None => (
+            old.get(new.len()).map_or(0, |a| a.0),
+            format!("{} actions became {}", old.len(), new.len()),
+        ),
+    };
+    let (line, column) = crate::yaml::LineIndex::new(old_text).position(old_text, at);
+    Err(Refusal::At(
+        line,
+        column,
+        format!("verification failed: the rewrite changed a template action ({what}); template actions are never rewritten; nothing written"),
+    ))
+}
+
+/// A file's planned changes by the parser event of their scalar.
+struct Planned<'c> {
+    /// One change of each scalar (where it is reported).
+    by_event: BTreeMap<usize, &'c Occurrence>,
+    /// Every change of each scalar (the ranges rebound in its value).
+    ranges: BTreeMap<usize, Vec<&'c Occurrence>>,
+}
+
+impl<'c> Planned<'c> {
+    fn of(changes: &'c [Occurrence]) -> Planned<'c> {
+        let by_event = changes
+            .iter()
+            .filter_map(|o| o.event.map(|e| (e, o)))
+            .collect();
+        let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
+        for o in changes {
+            if let Some(e) = o.event {
+                ranges.entry(e).or_default().push(o);
             }
-            (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
-                expected_value(v, ranges.get(i).map_or(&[][..], |r| &r[..]), from, to),
-                *style,
-                *anchor,
-                tag.clone(),
-            ),
-            _ => before.clone(),
-        };
-        if new_held.get(i) != Some(&expected) {
-            let at = planned
-                .get(i)
+        }
+        Planned { by_event, ranges }
+    }
+
+    fn events(&self) -> BTreeSet<usize> {
+        self.by_event.keys().copied().collect()
+    }
+}
+
+/// The proof of the rewritten text, read as the old one was (masked when
+/// it was), holding the same events; and the first two keys of one
+/// mapping that the rewrite makes equal (event indexes, the value both read).
+fn reparse(
+    old: &Proof,
+    new_text: &str,
+    changes: &[Occurrence],
+    to: &Endpoint,
+    planned: &Planned,
+) -> Result<(Proof, Option<SameKeys>), Refusal> {
+    // Every scalar that may hold an endpoint is compared whole; the rest by
+    // digest. The same pass follows each mapping's keys.
+    let planned_set = planned.events();
+    let mut keys = Keys::new(&old.held, &planned_set);
+    let mut new = Proof::new(old.masked);
+    let src = parsed_text(new_text, old.masked);
+    for (i, item) in Events::new(&src).enumerate() {
+        let (ev, off) = item.map_err(|failure| unparsable(old, changes, to, failure))?;
+        keys.event(i, &ev, off);
+        let hold = old.held.contains_key(&i);
+        new.observe(i, ev, hold);
+    }
+    Ok((new, keys.found.take()))
+}
+
+/// Why a rewritten file that no longer parses is refused.
+fn unparsable(
+    old: &Proof,
+    changes: &[Occurrence],
+    to: &Endpoint,
+    (l, c, m): crate::yaml::ParseFailure,
+) -> Refusal {
+    let e = format!("{l}:{c}: {m}");
+    match bracket_in_plain(old, changes, to, l) {
+        Some(o) => Refusal::At(o.line, o.column, format!(
+            "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
+            to.url(),
+            o.endpoint
+        )),
+        None => Refusal::Message(format!(
+            "the rewritten file no longer parses ({e}); nothing written"
+        )),
+    }
+}
+
+/// Checks each held scalar of the rewritten file: a planned one reads as
+/// its old value rebound (a base64 one decodes so), any other is unchanged;
+/// a planned string that is a document of its own keeps its keys apart.
+fn check_held(
+    old: &Proof,
+    new_held: &BTreeMap<usize, Event>,
+    planned: &Planned,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
+    for (i, before) in &old.held {
+        let o = planned.by_event.get(i).copied();
+        let after = new_held.get(i);
+        let ranges = planned.ranges.get(i).map_or(&[][..], |r| &r[..]);
+        let expected = expected_event(before, o, ranges, after, from, to)?;
+        if after != Some(&expected) {
+            let at = o
                 .map(|o| format!(" at {}:{}", o.line, o.column))
                 .unwrap_or_default();
             return Err(Refusal::Message(format!(
-                "verification failed{at}: expected {expected:?} after the rewrite, found {:?}; nothing written",
-                new_held.get(i)
+                "verification failed{at}: expected {expected:?} after the rewrite, found {after:?}; nothing written"
             )));
         }
         // A string that is a document of its own (Helm `values: |`, a
         // Secret's `config`, a kustomize patch): its keys by the same rule.
-        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) =
-            (planned.get(i), before, new_held.get(i))
-        {
+        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) = (o, before, after) {
             if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
                 if let Some(c) = inner_key_collision(v, nv, o) {
                     return Err(Refusal::Keys(c));
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// What the held event `before` must read after the rewrite: rebound where
+/// `o` plans a change (`ranges` are all of that scalar's changes),
+/// unchanged elsewhere. A base64 value must decode to the old value
+/// rebound; it is checked here, against the event found `after`.
+fn expected_event(
+    before: &Event,
+    o: Option<&Occurrence>,
+    ranges: &[&Occurrence],
+    after: Option<&Event>,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<Event, Refusal> {
+    let (Some(o), Event::Scalar(v, style, anchor, tag)) = (o, before) else {
+        return Ok(before.clone());
+    };
+    let value = if o.encoding == Some(Encoding::Base64) {
+        let new_value = match after {
+            Some(Event::Scalar(nv, ..)) => nv.as_str(),
+            _ => "",
+        };
+        rebound_base64(v, new_value, o, from, to)?;
+        new_value.to_string()
+    } else {
+        expected_value(v, ranges, from, to)
+    };
+    Ok(Event::Scalar(value, *style, *anchor, tag.clone()))
+}
+
+/// Checks that the base64 value `new_value` decodes to the old value `v`
+/// decoded and rebound.
+fn rebound_base64(
+    v: &str,
+    new_value: &str,
+    o: &Occurrence,
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
+    let rebound = embedded::base64_decode(v)
+        .map(|d| endpoint::rewrite_value(&d, from, to))
+        .unwrap_or_default();
+    let decoded = embedded::base64_decode(new_value);
+    if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
+        return Err(Refusal::Message(format!(
+            "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
+            o.line, o.column
+        )));
     }
     Ok(())
 }
@@ -1019,4 +1147,37 @@ fn inner_key_collision(old: &str, new: &str, o: &Occurrence) -> Option<KeyCollis
         second: key(b),
         both,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OLD: &str = "https://old.example.com";
+
+    /// The verifier reads a file's template actions by the locator's rule
+    /// and refuses a rewrite that touched one, even where the parser never
+    /// sees it (the file parses only with its actions masked).
+    #[test]
+    fn a_rewritten_action_is_refused() {
+        let from = Endpoint::parse("--from", OLD).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let old = format!(
+            "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {OLD}\n    name: {{{{ default \"{OLD}\" .x }}}}\n{{{{- end }}}}\n"
+        );
+        let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
+        assert!(located.proof.masked);
+        let changes: Vec<Occurrence> = located
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .cloned()
+            .collect();
+        assert_eq!(changes.len(), 1);
+        let right = splice(&old, &changes, &to, false).unwrap();
+        assert!(verify(&located, &old, &right, &changes, &from, &to).is_ok());
+        let wrong = right.replace(OLD, "https://new.example.com");
+        let refused = verify(&located, &old, &wrong, &changes, &from, &to).unwrap_err();
+        assert!(refused.contains("changed a template action"), "{refused}");
+    }
 }

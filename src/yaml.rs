@@ -77,29 +77,168 @@ impl LineIndex {
     }
 }
 
-/// Replaces each `{{ ... }}` action with same-length filler so a Helm template
-/// parses and byte offsets hold: spaces when the action is alone on its line,
-/// `x` otherwise; line breaks inside an action are kept. Returns the masked text
-/// and the masked byte ranges, or `None` when there is no action.
-pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
-    let b = text.as_bytes();
+/// The byte ranges of a text's Helm (Go template) actions, in order: each
+/// from its `{{` to the `}}` that closes it, as Go's template lexer reads an
+/// action. A `}}` inside a quoted or raw string, a character constant or a
+/// `/* */` comment does not close it; an action may span lines; the trim
+/// markers `{{-` and `-}}` are part of it; a backslash outside a string is
+/// an escape of the YAML string the action is written in (`\"`). An
+/// action the lexer cannot read so (a string broken by a line end) ends at
+/// the first `}}`; a `{{` that no `}}` follows is no action (Helm refuses
+/// it), and its text is read as written.
+///
+/// The one rule for what is template text: the locator reads every endpoint
+/// inside these ranges as a template mention, masks them when a file does
+/// not parse as it is ([`mask_templates`]), and the rewrite's verifier
+/// requires them unchanged.
+pub fn template_actions(text: &str) -> Vec<(usize, usize)> {
     let mut ranges = Vec::new();
+    // Past the last `}}`, no `{{` is closed: nothing more to read.
+    let Some(last_close) = text.rfind("}}") else {
+        return ranges;
+    };
     let mut i = 0;
-    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
+    while let Some(rel) = text.get(i..last_close).and_then(|s| s.find("{{")) {
         let start = i + rel;
-        let Some(close) = text[start + 2..].find("}}") else {
-            ranges.push((start, b.len()));
-            break;
-        };
-        let end = start + 2 + close + 2;
-        ranges.push((start, end));
-        i = end;
+        let b = text.as_bytes();
+        let lenient = || find(&b[start + 2..], b"}}").map(|p| start + 2 + p + 2);
+        match action_end(b, start + 2).or_else(lenient) {
+            Some(end) => {
+                ranges.push((start, end));
+                i = end;
+            }
+            None => i = start + 2,
+        }
     }
+    ranges
+}
+
+/// Where the action whose `{{` ends at `from` ends (after its `}}`), read by
+/// Go's template lexer; `None` when Go would refuse it.
+fn action_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    // A left trim marker is `-` and a space; then a comment may open.
+    if b.get(i) == Some(&b'-') && b.get(i + 1).is_some_and(u8::is_ascii_whitespace) {
+        i += 2;
+    }
+    if b[i..].starts_with(b"/*") {
+        let close = i + 2 + find(&b[i + 2..], b"*/")? + 2;
+        let rest = &b[close..];
+        return if rest.starts_with(b"}}") {
+            Some(close + 2)
+        } else if rest.len() > 1 && rest[0].is_ascii_whitespace() && rest[1..].starts_with(b"-}}") {
+            Some(close + 4)
+        } else {
+            None
+        };
+    }
+    while i < b.len() {
+        match b[i] {
+            b'}' if b.get(i + 1) == Some(&b'}') => return Some(i + 2),
+            // Written inside a double-quoted YAML string: `\"` quotes.
+            b'\\' if b.get(i + 1) == Some(&b'"') => i = escaped_quoted_end(b, i + 2)?,
+            b'\\' => i += 2,
+            q @ (b'"' | b'\'') => i = quoted_end(b, i + 1, q)?,
+            b'`' => i = i + 1 + memchr::memchr(b'`', &b[i + 1..])? + 1,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Whether the action `action` (`{{ ... }}`) writes text where it stands:
+/// not a comment, a control keyword (`if`, `else`, `end`, `range`, `with`,
+/// `define`, `break`, `continue`) or a variable's assignment.
+pub fn action_renders(action: &str) -> bool {
+    let inner = action.strip_prefix("{{").unwrap_or(action);
+    let inner = inner
+        .strip_prefix('-')
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
+        .unwrap_or(inner)
+        .trim_start();
+    if inner.starts_with("/*") {
+        return false;
+    }
+    let word_end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(inner.len());
+    let (word, rest) = inner.split_at(word_end);
+    const CONTROL: [&str; 8] = [
+        "if", "else", "end", "range", "with", "define", "break", "continue",
+    ];
+    if CONTROL.contains(&word) {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let assigns = rest.starts_with(":=") || (rest.starts_with('=') && !rest.starts_with("=="));
+    !(word.starts_with('$') && assigns)
+}
+
+/// After the interpreted string or character constant whose body starts at
+/// `i` and which `quote` closes; `None` at a line end or the end of the text.
+fn quoted_end(b: &[u8], mut i: usize, quote: u8) -> Option<usize> {
+    while i < b.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1).is_some_and(|&c| c != b'\n') => i += 2,
+            b'\n' | b'\r' | b'\\' => return None,
+            c if c == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// After the Go string whose body starts at `i`, written inside a
+/// double-quoted YAML string (`\"https://h\"`, where Go's own escapes are
+/// `\\` and a YAML escape); `None` at a line end or the end of the text.
+fn escaped_quoted_end(b: &[u8], mut i: usize) -> Option<usize> {
+    while i < b.len() {
+        match (b[i], b.get(i + 1)) {
+            (b'\n' | b'\r', _) | (b'\\', None) => return None,
+            (b'\\', Some(b'"')) => return Some(i + 2),
+            // Go's escape, then the character it escapes (a YAML escape too).
+            (b'\\', Some(b'\\')) => i += if b.get(i + 2) == Some(&b'\\') { 4 } else { 3 },
+            (b'\\', Some(_)) => i += 2,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The first offset of `needle` in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay, needle)
+}
+
+/// Replaces each `{{ ... }}` action ([`template_actions`]) with same-length
+/// filler so a Helm template parses and byte offsets hold: spaces when the
+/// action is alone on its line, `x` otherwise; line breaks inside an action
+/// are kept. Returns the masked text and the masked byte ranges, or `None`
+/// when there is no action.
+pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
+    let ranges = template_actions(text);
     if ranges.is_empty() {
         return None;
     }
+    Some((mask(text, &ranges), ranges))
+}
+
+/// The text the parser reads for a file: as it is, or with its template
+/// actions masked when `masked` (the file parsed only so). The locator, the
+/// proof of a file and the rewrite's verifier all read through this.
+pub fn parsed_text(text: &str, masked: bool) -> std::borrow::Cow<'_, str> {
+    match mask_templates(text).filter(|_| masked) {
+        Some((m, _)) => m.into(),
+        None => text.into(),
+    }
+}
+
+/// `text` with the byte ranges `ranges` (sorted, apart) masked as
+/// [`mask_templates`] does.
+pub fn mask(text: &str, ranges: &[(usize, usize)]) -> String {
+    let b = text.as_bytes();
     let mut out = b.to_vec();
-    for &(s, e) in &ranges {
+    for &(s, e) in ranges {
         let line_start = b[..s]
             .iter()
             .rposition(|&c| c == b'\n')
@@ -117,8 +256,9 @@ pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
             }
         }
     }
-    // Only ASCII bytes were written over whole actions, so this stays UTF-8.
-    String::from_utf8(out).ok().map(|s| (s, ranges))
+    // Only ASCII bytes were written over whole actions, which start and
+    // end on ASCII bytes, so this stays UTF-8 (and the same length).
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// Deepest nesting of collections accepted; deeper input is an error, not a
@@ -742,6 +882,65 @@ mod tests {
             m,
             "                   \nname: app-xxxxxxxxxxxxxxxxx\n          \n"
         );
+    }
+
+    #[test]
+    fn actions_are_read_as_go_lexes_them() {
+        fn spans(t: &str) -> Vec<&str> {
+            template_actions(t)
+                .into_iter()
+                .map(|(s, e)| &t[s..e])
+                .collect()
+        }
+        // A `}}` inside a string, a raw string or a comment does not close.
+        let t = r#"a: {{ printf "%s}}" .x }} b: {{ `}}` }} {{/* }} */}} {{- /* x */ -}}"#;
+        assert_eq!(
+            spans(t),
+            vec![
+                r#"{{ printf "%s}}" .x }}"#,
+                "{{ `}}` }}",
+                "{{/* }} */}}",
+                "{{- /* x */ -}}"
+            ]
+        );
+        // Spanning lines; inside a double-quoted YAML string (`\"`).
+        let t = "s: {{ .a\n  | default \"h\" }}\nq: \"{{ default \\\"}}\\\" .b }}\"\n";
+        assert_eq!(
+            spans(t),
+            vec!["{{ .a\n  | default \"h\" }}", "{{ default \\\"}}\\\" .b }}"]
+        );
+        // A string broken by a line end: the first `}}` closes.
+        assert_eq!(spans("{{ \"a\n }} x }}"), vec!["{{ \"a\n }}"]);
+        // Never closed: no action; a later one still counts.
+        assert!(spans("a: {{ x\nb: y\n").is_empty());
+        assert_eq!(spans("a: }} {{ x\nb: {{ y }}"), vec!["{{ x\nb: {{ y }}"]);
+        assert!(spans("a: {{ x }").is_empty());
+    }
+
+    #[test]
+    fn actions_that_write_nothing() {
+        for a in [
+            "{{ end }}",
+            "{{- else if .x }}",
+            "{{ if .a }}",
+            "{{- range $k, $v := .x }}",
+            "{{/* c */}}",
+            "{{- /* c */ -}}",
+            "{{ $x := .a }}",
+            "{{ $x = 1 }}",
+        ] {
+            assert!(!action_renders(a), "{a}");
+        }
+        for a in [
+            "{{ .Values.x }}",
+            "{{ $x }}",
+            "{{ $x | quote }}",
+            "{{ include \"a\" . }}",
+            "{{ ending }}",
+            "{{ eq $x 1 }}",
+        ] {
+            assert!(action_renders(a), "{a}");
+        }
     }
 
     #[test]

@@ -17,9 +17,17 @@ fn parse_error(src: &Source) -> Option<PlanError> {
             line: e.line,
             column: e.column,
             message: format!(
-                "not valid YAML ({}); its {} are listed as text",
+                "not valid YAML ({}); its {} are listed as text{}",
                 e.message,
-                rebind::output::count(e.occurrences.len(), "endpoint occurrence")
+                rebind::output::count(e.occurrences.len(), "endpoint occurrence"),
+                if e.occurrences
+                    .iter()
+                    .any(|o| o.kind == rebind::locate::Kind::Template)
+                {
+                    " (inside a template action: as template)"
+                } else {
+                    ""
+                }
             ),
         }),
         _ => None,

@@ -26,6 +26,7 @@ mod git_flow;
 #[cfg(unix)]
 mod git_signals;
 mod git_state;
+mod helm_actions;
 mod identity;
 mod inventory_apply;
 mod json_files;

@@ -737,13 +737,16 @@ fn ends_url(b: u8) -> bool {
 
 /// Whether the authority (or a Rancher id) may end before `b[i]`: the end of the
 /// text, `/`, `?`, `#`, a byte that ends a URL in YAML/JSON/prose, a non-ASCII
-/// byte, or a run of punctuation (`.`, `,`, `;`, `:`, `!`) followed by one of
-/// those (a sentence dot, the colon of a YAML key, both).
+/// byte, the `{{` that opens a template action (the locator decides what an
+/// action right after a port means), or a run of punctuation (`.`, `,`, `;`,
+/// `:`, `!`) followed by one of those (a sentence dot, the colon of a YAML
+/// key, both).
 fn url_boundary(b: &[u8], i: usize) -> bool {
     let end = |c: u8| ends_url(c) || c >= 0x80;
     match b.get(i) {
         None => true,
         Some(&c) if matches!(c, b'/' | b'?' | b'#') || end(c) => true,
+        Some(b'{') => b.get(i + 1) == Some(&b'{'),
         // A run of them: `https://h:6443.: x` is a URL ending a sentence
         // used as a YAML key.
         Some(b'.' | b',' | b';' | b':' | b'!') => {

@@ -242,6 +242,9 @@ fn an_action_right_after_the_host_or_port_makes_a_mention() {
         format!("    server: {OLD}{{{{ .Values.suffix }}}}\n"),
         format!("    server: {OLD}.{{{{ .Values.domain }}}}\n"),
         format!("    server: \"{OLD}{{{{ .Values.suffix }}}}\"\n"),
+        // A port the action continues: found, and a mention, never unseen.
+        format!("    server: {OLD}:443{{{{ .Values.port_suffix }}}}\n"),
+        format!("    server: '{OLD}:443{{{{- .Values.port_suffix -}}}}'\n"),
     ] {
         let text = format!("{HEAD}  destination:\n{case}    namespace: x\n");
         assert_only_a_mention(&text, &case);

@@ -315,7 +315,10 @@ fn sq_quote(s: &str) -> String {
 }
 
 /// Runs `cmd` with `input` on stdin; returns stdout, or what went wrong.
-fn run_filter(mut cmd: Command, input: &[u8]) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+pub(crate) fn run_filter(
+    mut cmd: Command,
+    input: &[u8],
+) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -356,6 +359,18 @@ fn run_filter(mut cmd: Command, input: &[u8]) -> std::result::Result<(Vec<u8>, V
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// The repository's git directory (`.git`, or a worktree's).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// The URL `remote` pushes to as configured (`pushurl`, else `url`),
+    /// before any `insteadOf` rewriting: the host the user named.
+    pub fn push_url(&self, remote: &str) -> Option<String> {
+        self.config_string(&format!("remote.{remote}.pushurl"))
+            .or_else(|| self.config_string(&format!("remote.{remote}.url")))
     }
 
     fn rel(&self, path: &Path) -> Result<PathBuf> {
@@ -1213,7 +1228,7 @@ fn push_retry(remote: &str, branch: &str) -> String {
     )
 }
 
-fn sq_quote_if_needed(s: &str) -> String {
+pub(crate) fn sq_quote_if_needed(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,".contains(c))
     {

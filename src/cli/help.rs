@@ -42,6 +42,8 @@ pub const APPLY: &str = "\
 Examples:
   rebind apply --from \"$OLD\" --to \"$NEW\"       # review, confirm, commit on rebind/<new host>
   rebind apply --from \"$OLD\" --to \"$NEW\" --expect-from-audit audit.json --yes --push origin
+  rebind apply --from \"$OLD\" --to \"$NEW\" --yes --push origin --pr --pr-label cutover
+                                               # and open the pull request (gh or glab)
   rebind apply --cluster prod --to \"$NEW\" --no-commit --yes
   (examples/cutover.sh is the whole cutover: audit, guarded apply, push, next steps)
 
@@ -49,7 +51,7 @@ Exit codes:
   0  rewritten (or nothing to change, or the branch already holds this change)
   1  declined at the prompt; nothing written
   2  usage or input error, or a guard refused; nothing written
-  3  files written (committed), then a later step (push, --review-out, --secret-out) failed; the message says how to finish";
+  3  files written (committed), then a later step (push, --pr, --review-out, --secret-out) failed; the message says how to finish";
 
 pub const SECRET: &str = "\
 Examples:

@@ -34,6 +34,8 @@ mod key_collisions;
 mod nothing_silent;
 mod output;
 mod output_formats;
+#[cfg(unix)]
+mod pr;
 mod props;
 mod reader_keys;
 mod reader_model;

@@ -505,7 +505,7 @@ fn open_pr(
     let body = if run.plan.files.is_empty() {
         std::fs::read_to_string(&file).map_err(|e| {
             after(
-                format!("the same rebind apply command on the branch {} was made from (it renders the review again)", c.branch),
+                format!("the same rebind apply command, from the branch {} was made from (there it renders the review again)", c.branch),
                 format!("the review of {} is rendered from the files before the change, and {} cannot be read ({e})", c.commit, file.display()),
             )
         })?

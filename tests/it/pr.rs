@@ -138,8 +138,13 @@ fn which(tool: &str) -> PathBuf {
 /// stubs for `clients` on PATH.
 fn setup(url: &str, clients: &[&str]) -> Setup {
     let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join("app.yaml"), app(OLD)).unwrap();
+    setup_in(repo, url, clients)
+}
+
+/// [`setup`] on the files already in `repo`.
+fn setup_in(repo: tempfile::TempDir, url: &str, clients: &[&str]) -> Setup {
     let d = repo.path();
-    std::fs::write(d.join("app.yaml"), app(OLD)).unwrap();
     git_init_commit(d);
     let remotes = tempfile::tempdir().unwrap();
     git(remotes.path(), &["init", "-q", "--bare", "gitops.git"]);
@@ -621,4 +626,89 @@ fn the_base_is_the_reviews_base() {
     let create = &s.calls()[1].0;
     let at = create.iter().position(|a| a == "--base").unwrap();
     assert_eq!(create[at + 1], "release");
+}
+
+/// `examples/cutover.sh` opens the pull request when the remote is on
+/// GitHub and gh is on PATH, and prints its URL from rebind's report; with
+/// `PR=0` it does not.
+#[test]
+fn the_cutover_script_opens_the_pull_request() {
+    for pr in ["", "0"] {
+        let s = setup_in(
+            temp_fixture(),
+            "https://github.com/acme/gitops.git",
+            &["gh"],
+        );
+        let tmp = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
+        let bin = s.stubs.path().join("bin");
+        let out = Command::new("bash")
+            .arg(script)
+            .args([OLD, NEW, "finance-prod-green", "origin"])
+            .current_dir(s.dir())
+            .env(
+                "PATH",
+                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+            )
+            .env("REBIND", env!("CARGO_BIN_EXE_rebind"))
+            .env("TMPDIR", tmp.path())
+            .env("PR", pr)
+            .env("NO_COLOR", "1")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("BRANCH")
+            .env_remove("ARGOCD_CLUSTER_TOKEN")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let said = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+        let url = "https://github.com/acme/gitops/pull/7";
+        if pr == "0" {
+            assert!(s.calls().is_empty());
+            assert!(!said.contains(url), "{said}");
+            assert!(said.contains("2. Open a pull request for"), "{said}");
+            continue;
+        }
+        assert!(said.contains(&format!("\nPull request: {url}\n")), "{said}");
+        assert!(
+            said.contains(&format!("2. Review and merge the pull request {url}")),
+            "{said}"
+        );
+        let calls = s.calls();
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[1].0[..3], strs(&["gh", "pr", "create"])[..]);
+        // The body is the review the script kept.
+        let review = said
+            .lines()
+            .find_map(|l| l.split_once(". Review: ").map(|(_, r)| r.to_string()))
+            .unwrap();
+        assert_eq!(calls[1].1, std::fs::read_to_string(review).unwrap());
+    }
+}
+
+/// A first run without `--pr` kept no body: on the branch itself (where the
+/// review cannot be rendered: the files are rebound) `--pr` is exit 3 and
+/// says to run from the branch it was made from, which opens it.
+#[test]
+fn pr_added_on_a_rerun_from_the_branch_itself_needs_the_original_branch() {
+    let s = setup("https://github.com/acme/gitops.git", &["gh"]);
+    let out = s.run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.run(&["--pr"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains(&s.head()) && err.contains(BRANCH), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the same rebind apply command, from the branch {BRANCH} was made from"
+        )),
+        "{err}"
+    );
+    assert!(s.calls().is_empty());
+    git(s.dir(), &["switch", "-q", "main"]);
+    let out = s.run(&["--pr"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let calls = s.calls();
+    assert_eq!(calls[1].0[2], "create");
+    assert!(calls[1].1.starts_with("# rebind: "), "{}", calls[1].1);
 }

@@ -496,9 +496,16 @@ fn open_pr(
         })
     };
     let again = "the same rebind apply command again".to_string();
-    let Some(target) =
-        pr_target(a, run, repo, &c.branch).map_err(|e| after(again.clone(), format!("{e:#}")))?
-    else {
+    // Checked before the first write, so only a remote changed since fails
+    // here: its "nothing written" is no longer true.
+    let checked = pr_target(a, run, repo, &c.branch).map_err(|e| {
+        let e = format!("{e:#}");
+        after(
+            again.clone(),
+            e.trim_end_matches("; nothing written").to_string(),
+        )
+    });
+    let Some(target) = checked? else {
         return Ok(None);
     };
     let file = repo.git_dir().join(format!("rebind-pr-{}.md", c.commit));

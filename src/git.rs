@@ -366,11 +366,23 @@ impl Repo {
         self.repo.path()
     }
 
-    /// The URL `remote` pushes to as configured (`pushurl`, else `url`),
-    /// before any `insteadOf` rewriting: the host the user named.
-    pub fn push_url(&self, remote: &str) -> Option<String> {
-        self.config_string(&format!("remote.{remote}.pushurl"))
-            .or_else(|| self.config_string(&format!("remote.{remote}.url")))
+    /// The URLs that name where `remote` pushes, most telling first: the
+    /// push URL and the URL with `pushInsteadOf`/`insteadOf` applied (what
+    /// git connects to), then both as configured (the host the user named,
+    /// when a rewrite points elsewhere, a mirror or a local path). No
+    /// duplicates; empty when there is no such remote.
+    pub fn push_urls(&self, remote: &str) -> Vec<String> {
+        let mut urls = Vec::new();
+        if let Ok(r) = self.repo.find_remote(remote) {
+            urls.extend(r.pushurl().ok().flatten().map(str::to_string));
+            urls.extend(r.url().ok().map(str::to_string));
+        }
+        for key in ["pushurl", "url"] {
+            urls.extend(self.config_string(&format!("remote.{remote}.{key}")));
+        }
+        let mut seen = std::collections::HashSet::new();
+        urls.retain(|u| !u.is_empty() && seen.insert(u.clone()));
+        urls
     }
 
     fn rel(&self, path: &Path) -> Result<PathBuf> {

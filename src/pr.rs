@@ -80,6 +80,18 @@ impl Remote {
     }
 }
 
+/// The client and the repository from a remote's URLs (most telling first,
+/// as [`crate::git::Repo::push_urls`] lists them): the first whose host
+/// names GitHub or GitLab, or with `client` given, the first that names a
+/// host and a repository.
+pub fn choose(urls: &[String], client: Option<Client>) -> Option<(Client, Remote)> {
+    let remotes = || urls.iter().filter_map(|u| Remote::parse(u));
+    match client {
+        Some(c) => remotes().next().map(|r| (c, r)),
+        None => remotes().find_map(|r| Some((Client::for_host(&r.host)?, r))),
+    }
+}
+
 /// The pull request to open or update: where, from which branch, into
 /// which, and how it is presented.
 #[derive(Debug, Clone)]
@@ -398,6 +410,35 @@ mod tests {
         );
         assert_eq!(Client::for_host("git.acme.corp"), None);
         assert_eq!(Client::for_host("github-to-gitlab.acme.corp"), None);
+    }
+
+    #[test]
+    fn the_first_url_naming_a_known_host_chooses() {
+        let urls = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let gh = |path: &str| Remote {
+            host: "github.com".into(),
+            path: path.into(),
+        };
+        // A rewrite to a local path or an unknown host: the configured URL.
+        let u = urls(&[
+            "/srv/mirror.git",
+            "https://git.corp/x/y",
+            "git@github.com:a/b",
+        ]);
+        assert_eq!(choose(&u, None), Some((Client::Gh, gh("a/b"))));
+        // Named, the first URL with a host and a repository.
+        assert_eq!(
+            choose(&u, Some(Client::Glab)),
+            Some((
+                Client::Glab,
+                Remote {
+                    host: "git.corp".into(),
+                    path: "x/y".into()
+                }
+            ))
+        );
+        assert_eq!(choose(&urls(&["/srv/a.git"]), Some(Client::Gh)), None);
+        assert_eq!(choose(&urls(&["https://git.corp/x/y"]), None), None);
     }
 
     fn target(client: Client) -> Target {

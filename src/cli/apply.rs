@@ -448,14 +448,15 @@ fn pr_target(
     let (true, Some(remote)) = (a.pr, &a.push) else {
         return Ok(None);
     };
-    let url = repo
-        .push_url(remote)
-        .ok_or_else(|| anyhow!("--push {remote}: no such remote, or it has no URL, so --pr cannot tell where to open the pull request; nothing written"))?;
-    let Some(parsed) = pr::Remote::parse(&url) else {
-        bail!("--pr: the remote {remote}'s URL {url} names no host and repository to open a pull request on; nothing written");
-    };
-    let Some(client) = a.pr_client.or_else(|| pr::Client::for_host(&parsed.host)) else {
-        bail!("--pr: cannot tell whether {} (the remote {remote}: {url}) is GitHub or GitLab: pass --pr-client gh or --pr-client glab; nothing written", parsed.host);
+    let urls = repo.push_urls(remote);
+    if urls.is_empty() {
+        bail!("--push {remote}: no such remote, or it has no URL, so --pr cannot tell where to open the pull request; nothing written");
+    }
+    let Some((client, parsed)) = pr::choose(&urls, a.pr_client) else {
+        bail!(
+            "--pr: cannot tell whether the remote {remote} ({}) is on GitHub or GitLab: pass --pr-client gh or --pr-client glab (the host must be named in its URL); nothing written",
+            urls.join(", ")
+        );
     };
     let base = match &run.plan.after_merge {
         Some(report) => report.base.clone(),

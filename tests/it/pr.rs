@@ -712,3 +712,26 @@ fn pr_added_on_a_rerun_from_the_branch_itself_needs_the_original_branch() {
     assert_eq!(calls[1].0[2], "create");
     assert!(calls[1].1.starts_with("# rebind: "), "{}", calls[1].1);
 }
+
+/// The host is read from the URL git connects to (a shortcut expanded by
+/// `insteadOf`) when the configured one names none, and the push goes
+/// where `pushurl` says.
+#[test]
+fn an_insteadof_shortcut_names_the_host() {
+    let s = setup("https://github.com/acme/gitops.git", &["gh", "glab"]);
+    let d = s.dir();
+    git(d, &["config", "url.git@gitlab.com:.insteadOf", "lab:"]);
+    git(d, &["remote", "set-url", "origin", "lab:acme/gitops.git"]);
+    git(
+        d,
+        &[
+            "config",
+            "remote.origin.pushurl",
+            s.bare().to_str().unwrap(),
+        ],
+    );
+    let out = s.run(&["--pr"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(s.calls()[0].0, glab_list("https://gitlab.com/acme/gitops"));
+    assert_eq!(git(&s.bare(), &["rev-parse", BRANCH]).trim(), s.head());
+}

@@ -34,7 +34,6 @@ mod key_collisions;
 mod nothing_silent;
 mod output;
 mod output_formats;
-#[cfg(unix)]
 mod pr;
 mod props;
 mod reader_keys;

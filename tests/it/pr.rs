@@ -3,6 +3,7 @@
 //! call's argv and standard input and answer like the real clients. The
 //! remote reads as a GitHub or GitLab URL while `url.<bare>.insteadOf`
 //! sends the push to a local bare repository.
+#![cfg(unix)]
 
 use crate::common::*;
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ Exit codes:
   0  success, or nothing to change
   1  findings (check), changes pending (diff), or declined at the prompt (apply)
   2  usage or input error; nothing written
-  3  files written (committed), then a later step (push, --review-out, --secret-out) failed";
+  3  files written (committed), then a later step (push, --pr, --review-out, --secret-out) failed";
 
 pub const SCAN: &str = "\
 Examples:
@@ -45,7 +45,7 @@ Examples:
   rebind apply --from \"$OLD\" --to \"$NEW\" --yes --push origin --pr --pr-label cutover
                                                # and open the pull request (gh or glab)
   rebind apply --cluster prod --to \"$NEW\" --no-commit --yes
-  (examples/cutover.sh is the whole cutover: audit, guarded apply, push, next steps)
+  (examples/cutover.sh is the whole cutover: audit, guarded apply, push, pull request, next steps)
 
 Exit codes:
   0  rewritten (or nothing to change, or the branch already holds this change)

@@ -118,20 +118,30 @@ pr_url() {
     sed -n '/^  "pull_request": {/,/^  }/s/^    "url": "\(.*\)",\{0,1\}$/\1/p' "$report" | head -n 1
 }
 
-# --pr when REMOTE is on GitHub or GitLab (by its host's name, as rebind
-# chooses) and that host's client is on PATH, unless PR=0.
+# --pr when REMOTE is on GitHub or GitLab and that host's client is on
+# PATH, unless PR=0. As rebind chooses: the first of the push URL and the
+# URL with insteadOf applied, then both as configured, whose host's name
+# says github or gitlab.
 pr_args=()
 if [[ ${PR:-} != 0 ]]; then
-    url=$(git config --get "remote.$remote.pushurl" || git config --get "remote.$remote.url" || true)
-    host=${url#*://}
-    host=${host#*@}
-    host=$(printf '%s' "${host%%[:/]*}" | tr '[:upper:]' '[:lower:]')
     client=""
-    case $host in
-    *github*gitlab* | *gitlab*github*) ;;
-    *github*) client=gh ;;
-    *gitlab*) client=glab ;;
-    esac
+    while IFS= read -r url; do
+        host=${url#*://}
+        host=${host#*@}
+        host=$(printf '%s' "${host%%[:/]*}" | tr '[:upper:]' '[:lower:]')
+        case $host in
+        *github*gitlab* | *gitlab*github*) ;;
+        *github*) client=gh ;;
+        *gitlab*) client=glab ;;
+        esac
+        [[ -z $client ]] || break
+    done < <(
+        # (errexit holds in here too: a URL not set must not end the list)
+        git remote get-url --push "$remote" 2>/dev/null || true
+        git remote get-url "$remote" 2>/dev/null || true
+        git config --get "remote.$remote.pushurl" || true
+        git config --get "remote.$remote.url" || true
+    )
     if [[ -n $client ]] && command -v "$client" >/dev/null; then
         pr_args=(--pr)
     fi

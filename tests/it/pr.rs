@@ -629,6 +629,32 @@ fn the_base_is_the_reviews_base() {
     assert_eq!(create[at + 1], "release");
 }
 
+/// Runs `examples/cutover.sh OLD NEW finance-prod-green origin` in the
+/// repository, the stubs first on PATH, `PR` set to `pr`; with the
+/// script's `TMPDIR` (its outputs), removed when dropped.
+fn cutover(s: &Setup, pr: &str) -> (Output, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
+    let bin = s.stubs.path().join("bin");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = Command::new("bash")
+        .arg(script)
+        .args([OLD, NEW, "finance-prod-green", "origin"])
+        .current_dir(s.dir())
+        .env("PATH", path)
+        .env("REBIND", env!("CARGO_BIN_EXE_rebind"))
+        .env("TMPDIR", tmp.path())
+        .env("PR", pr)
+        .env("NO_COLOR", "1")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("BRANCH")
+        .env_remove("ARGOCD_CLUSTER_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (out, tmp)
+}
+
 /// `examples/cutover.sh` opens the pull request when the remote is on
 /// GitHub and gh is on PATH, and prints its URL from rebind's report; with
 /// `PR=0` it does not.
@@ -640,27 +666,7 @@ fn the_cutover_script_opens_the_pull_request() {
             "https://github.com/acme/gitops.git",
             &["gh"],
         );
-        let tmp = tempfile::tempdir().unwrap();
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
-        let bin = s.stubs.path().join("bin");
-        let out = Command::new("bash")
-            .arg(script)
-            .args([OLD, NEW, "finance-prod-green", "origin"])
-            .current_dir(s.dir())
-            .env(
-                "PATH",
-                format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
-            )
-            .env("REBIND", env!("CARGO_BIN_EXE_rebind"))
-            .env("TMPDIR", tmp.path())
-            .env("PR", pr)
-            .env("NO_COLOR", "1")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env_remove("BRANCH")
-            .env_remove("ARGOCD_CLUSTER_TOKEN")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+        let (out, _tmp) = cutover(&s, pr);
         let said = stdout(&out);
         assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
         let url = "https://github.com/acme/gitops/pull/7";
@@ -684,6 +690,42 @@ fn the_cutover_script_opens_the_pull_request() {
             .find_map(|l| l.split_once(". Review: ").map(|(_, r)| r.to_string()))
             .unwrap();
         assert_eq!(calls[1].1, std::fs::read_to_string(review).unwrap());
+    }
+}
+
+/// The script chooses the client as rebind does: from the URL git pushes
+/// to when it names the host (an `insteadOf` shortcut), and passes no
+/// `--pr` when that client is not on PATH.
+#[test]
+fn the_cutover_script_reads_the_host_as_rebind_does() {
+    for clients in [&["glab"][..], &["gh"][..]] {
+        let s = setup_in(
+            temp_fixture(),
+            "https://github.com/acme/gitops.git",
+            clients,
+        );
+        let d = s.dir();
+        git(d, &["config", "url.git@gitlab.com:.insteadOf", "lab:"]);
+        git(d, &["remote", "set-url", "origin", "lab:acme/gitops.git"]);
+        git(
+            d,
+            &[
+                "config",
+                "remote.origin.pushurl",
+                s.bare().to_str().unwrap(),
+            ],
+        );
+        let (out, _tmp) = cutover(&s, "");
+        let said = stdout(&out);
+        assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
+        if clients == ["gh"] {
+            assert!(s.calls().is_empty(), "gh is not GitLab's client");
+            assert!(said.contains("2. Open a pull request for"), "{said}");
+            continue;
+        }
+        let url = "https://gitlab.com/acme/gitops/-/merge_requests/7";
+        assert!(said.contains(&format!("\nPull request: {url}\n")), "{said}");
+        assert_eq!(s.calls()[0].0, glab_list("https://gitlab.com/acme/gitops"));
     }
 }
 

@@ -102,6 +102,19 @@ impl Setup {
         git(self.dir(), &["rev-parse", "HEAD"]).trim().to_string()
     }
 
+    /// `origin` becomes `lab:acme/gitops.git`, a shortcut `insteadOf`
+    /// expands to GitLab, and pushes to the bare repository (`pushurl`).
+    fn lab_shortcut(&self) {
+        let d = self.dir();
+        git(d, &["config", "url.git@gitlab.com:.insteadOf", "lab:"]);
+        git(d, &["remote", "set-url", "origin", "lab:acme/gitops.git"]);
+        let bare = self.bare();
+        git(
+            d,
+            &["config", "remote.origin.pushurl", bare.to_str().unwrap()],
+        );
+    }
+
     /// Where the run kept the pull request's body.
     fn body_file(&self) -> PathBuf {
         let head = self.head();
@@ -704,17 +717,7 @@ fn the_cutover_script_reads_the_host_as_rebind_does() {
             "https://github.com/acme/gitops.git",
             clients,
         );
-        let d = s.dir();
-        git(d, &["config", "url.git@gitlab.com:.insteadOf", "lab:"]);
-        git(d, &["remote", "set-url", "origin", "lab:acme/gitops.git"]);
-        git(
-            d,
-            &[
-                "config",
-                "remote.origin.pushurl",
-                s.bare().to_str().unwrap(),
-            ],
-        );
+        s.lab_shortcut();
         let (out, _tmp) = cutover(&s, "");
         let said = stdout(&out);
         assert_eq!(out.status.code(), Some(0), "{said}{}", stderr(&out));
@@ -762,17 +765,7 @@ fn pr_added_on_a_rerun_from_the_branch_itself_needs_the_original_branch() {
 #[test]
 fn an_insteadof_shortcut_names_the_host() {
     let s = setup("https://github.com/acme/gitops.git", &["gh", "glab"]);
-    let d = s.dir();
-    git(d, &["config", "url.git@gitlab.com:.insteadOf", "lab:"]);
-    git(d, &["remote", "set-url", "origin", "lab:acme/gitops.git"]);
-    git(
-        d,
-        &[
-            "config",
-            "remote.origin.pushurl",
-            s.bare().to_str().unwrap(),
-        ],
-    );
+    s.lab_shortcut();
     let out = s.run(&["--pr"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(s.calls()[0].0, glab_list("https://gitlab.com/acme/gitops"));

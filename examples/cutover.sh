@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cut an ArgoCD GitOps repository over from one Kubernetes API endpoint to
 # another: audit, apply exactly what was audited on a new branch, push it,
-# and print what is left to do on the hub.
+# open its pull request (when gh or glab is here), and print what is left to
+# do on the hub.
 #
 #   examples/cutover.sh OLD_URL NEW_URL CLUSTER_NAME REMOTE [REPO]
 #
@@ -20,6 +21,12 @@
 #                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}
 #                          placeholder (it never enters the repository)
 #   REBIND                 the rebind binary (default: rebind on PATH)
+#   PR                     0: do not open the pull request. Otherwise, when
+#                          REMOTE is on GitHub (gh) or GitLab (glab), as its
+#                          host's name says, and that client is on PATH, the
+#                          branch's pull request is opened with the review as
+#                          its body (rebind apply --pr; the client runs with
+#                          your login), or its body updated on a re-run
 #   DESCRIBE_FROM, DESCRIBE_TO
 #                          `aws eks describe-cluster --output json` of the old
 #                          and the new cluster: the cutover is refused while an
@@ -43,8 +50,9 @@
 #   examples/cutover.sh NEW_URL OLD_URL OLD_CLUSTER_NAME REMOTE [REPO]
 #
 # Exit codes: 0 done (or nothing to do: already rebound); 2 the audit or the
-# apply refused, nothing written; 3 committed but the push failed: run the
-# same command again to push (from the new branch or the original one).
+# apply refused, nothing written; 3 committed but the push or the pull
+# request failed: run the same command again to finish (from the new branch
+# or the original one).
 # The branch and the commit named are the ones rebind reports, never the
 # branch checked out. The output directory is kept when the apply wrote
 # something (exit 0 after an apply, or 3) and removed on every other exit.
@@ -104,6 +112,40 @@ sync_steps() {
 field() {
     sed -n "s/^  \"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" "$report" | head -n 1
 }
+
+# The URL of the pull request rebind opened or updated ($report), or nothing.
+pr_url() {
+    sed -n '/^  "pull_request": {/,/^  }/s/^    "url": "\(.*\)",\{0,1\}$/\1/p' "$report" | head -n 1
+}
+
+# --pr when REMOTE is on GitHub or GitLab and that host's client is on
+# PATH, unless PR=0. As rebind chooses: the first of the push URL and the
+# URL with insteadOf applied, then both as configured, whose host's name
+# says github or gitlab.
+pr_args=()
+if [[ ${PR:-} != 0 ]]; then
+    client=""
+    while IFS= read -r url; do
+        host=${url#*://}
+        host=${host#*@}
+        host=$(printf '%s' "${host%%[:/]*}" | tr '[:upper:]' '[:lower:]')
+        case $host in
+        *github*gitlab* | *gitlab*github*) ;;
+        *github*) client=gh ;;
+        *gitlab*) client=glab ;;
+        esac
+        [[ -z $client ]] || break
+    done < <(
+        # (errexit holds in here too: a URL not set must not end the list)
+        git remote get-url --push "$remote" 2>/dev/null || true
+        git remote get-url "$remote" 2>/dev/null || true
+        git config --get "remote.$remote.pushurl" || true
+        git config --get "remote.$remote.url" || true
+    )
+    if [[ -n $client ]] && command -v "$client" >/dev/null; then
+        pr_args=(--pr)
+    fi
+fi
 
 # 0. The new cluster's identity: no role may trust only the old issuer.
 if [[ -n ${DESCRIBE_FROM:-} || -n ${DESCRIBE_TO:-} ]]; then
@@ -165,7 +207,7 @@ if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
     # made (its push failed), rebind reports it and pushes it; otherwise
     # there is nothing to do.
     "$rebind" apply "${target[@]}" --to "$new" --yes --format json \
-        ${BRANCH:+--branch "$BRANCH"} --push "$remote" >"$report" 2>"$out/apply.log" || rc=$?
+        ${BRANCH:+--branch "$BRANCH"} --push "$remote" "${pr_args[@]}" >"$report" 2>"$out/apply.log" || rc=$?
     if [[ $rc -eq 0 && $(field status) != already_done ]]; then
         say "Nothing to change: $root holds no $old value (already rebound?)"
         exit 0
@@ -175,14 +217,14 @@ if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
 else
     "$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes --require-deploys \
         --review-out "$review" "${secret_args[@]}" --format json \
-        ${BRANCH:+--branch "$BRANCH"} --push "$remote" >"$report" 2>"$out/apply.log" || rc=$?
+        ${BRANCH:+--branch "$BRANCH"} --push "$remote" "${pr_args[@]}" >"$report" 2>"$out/apply.log" || rc=$?
 fi
 cat "$out/apply.log" >&2
 case $rc in
 0) keep=true ;;
 3)
     keep=true
-    printf 'cutover: committed, but the push failed (rebind says what is left, above); run this same command again to push (from any branch), or the git push it printed. Outputs: %s\n' "$out" >&2
+    printf 'cutover: committed, but the push or the pull request failed (rebind says what is left, above); run this same command again to finish (from any branch), or the command it printed. Outputs: %s\n' "$out" >&2
     exit 3
     ;;
 *) die "rebind apply refused (exit $rc); nothing written" ;;
@@ -193,6 +235,10 @@ branch=$(field branch)
 commit=$(field commit)
 [[ -n $branch && -n $commit ]] || die "rebind's report names no branch or commit: $report"
 [[ $(field pushed_to) == "$remote" ]] || die "rebind's report says $branch was not pushed to $remote: $report"
+pr=$(pr_url)
+if [[ ${#pr_args[@]} -gt 0 && -z $pr ]]; then
+    die "rebind's report names no pull request for $branch: $report"
+fi
 if ! $retry && ! $own_registration && [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
     rc=0
     "$rebind" secret --name "$cluster" --server "$new" \
@@ -215,10 +261,12 @@ ctx=${context:+ --context $context}
 say ""
 if $retry; then
     say "Pushed $branch ($commit) to $remote: the earlier run's commit, its push retried."
+    [[ -z $pr ]] || say "Pull request: $pr"
     say "The review and the cluster Secret are in the earlier run's output directory."
     exit 0
 fi
 say "Pushed $branch ($commit) to $remote. Review: $review"
+[[ -z $pr ]] || say "Pull request: $pr"
 if $own_registration; then
     say "Secret for $cluster: the repository's own (rebound in this commit)"
 else
@@ -243,7 +291,11 @@ else
     say "       envsubst < $secret | kubectl$ctx apply -f -"
 fi
 say "       argocd cluster list    # after the merge at the latest: $new is listed"
-say "  2. Open a pull request for $branch (its description: $review) and merge it."
+if [[ -n $pr ]]; then
+    say "  2. Review and merge the pull request $pr (its description is the review)."
+else
+    say "  2. Open a pull request for $branch (its description: $review) and merge it."
+fi
 steps=$(sync_steps)
 if [[ -n $steps ]]; then
     say "  3. After the merge, sync in this order (rebind's after-merge model; the"

@@ -25,10 +25,18 @@ use std::path::{Path, PathBuf};
 /// repository (the transport differs, the repository does not). `None` for
 /// what names no repository on a host (a local path, an empty string).
 pub fn repo_identity(url: &str) -> Option<String> {
-    let url = url.trim().to_ascii_lowercase();
+    let (host, path) = host_and_path(url)?;
+    Some(format!("{host}/{path}").to_ascii_lowercase())
+}
+
+/// The host (without user and port) and the repository path (without a
+/// `/` at either end or a `.git` suffix) of a remote URL, as written; the
+/// spellings [`repo_identity`] takes.
+pub fn host_and_path(url: &str) -> Option<(String, String)> {
+    let url = url.trim();
     let (rest, scp) = match url.split_once("://") {
         Some((_, rest)) => (rest.to_string(), false),
-        None => (url.clone(), true),
+        None => (url.to_string(), true),
     };
     // `user@host:org/repo` (scp-like) has no scheme and a `:` before any `/`.
     let (authority, path) = if scp {
@@ -49,14 +57,17 @@ pub fn repo_identity(url: &str) -> Option<String> {
         _ => host,
     };
     let path = path.trim_matches('/');
-    let path = path
-        .strip_suffix(".git")
-        .unwrap_or(path)
-        .trim_end_matches('/');
+    let path = match path.len().checked_sub(4) {
+        Some(at) if path.is_char_boundary(at) && path[at..].eq_ignore_ascii_case(".git") => {
+            &path[..at]
+        }
+        _ => path,
+    }
+    .trim_end_matches('/');
     if host.is_empty() || path.is_empty() {
         return None;
     }
-    Some(format!("{host}/{path}"))
+    Some((host.to_string(), path.to_string()))
 }
 
 /// What the repository says about its branches: the base branch a cutover

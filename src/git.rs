@@ -315,7 +315,10 @@ fn sq_quote(s: &str) -> String {
 }
 
 /// Runs `cmd` with `input` on stdin; returns stdout, or what went wrong.
-fn run_filter(mut cmd: Command, input: &[u8]) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+pub(crate) fn run_filter(
+    mut cmd: Command,
+    input: &[u8],
+) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -356,6 +359,30 @@ fn run_filter(mut cmd: Command, input: &[u8]) -> std::result::Result<(Vec<u8>, V
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// The repository's git directory (`.git`, or a worktree's).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// The URLs that name where `remote` pushes, most telling first: the
+    /// push URL and the URL with `pushInsteadOf`/`insteadOf` applied (what
+    /// git connects to), then both as configured (the host the user named,
+    /// when a rewrite points elsewhere, a mirror or a local path). No
+    /// duplicates; empty when there is no such remote.
+    pub fn push_urls(&self, remote: &str) -> Vec<String> {
+        let mut urls = Vec::new();
+        if let Ok(r) = self.repo.find_remote(remote) {
+            urls.extend(r.pushurl().ok().flatten().map(str::to_string));
+            urls.extend(r.url().ok().map(str::to_string));
+        }
+        for key in ["pushurl", "url"] {
+            urls.extend(self.config_string(&format!("remote.{remote}.{key}")));
+        }
+        let mut seen = std::collections::HashSet::new();
+        urls.retain(|u| !u.is_empty() && seen.insert(u.clone()));
+        urls
     }
 
     fn rel(&self, path: &Path) -> Result<PathBuf> {
@@ -1247,7 +1274,7 @@ fn push_retry(remote: &str, branch: &str) -> String {
     )
 }
 
-fn sq_quote_if_needed(s: &str) -> String {
+pub(crate) fn sq_quote_if_needed(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,".contains(c))
     {

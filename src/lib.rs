@@ -34,6 +34,7 @@ pub mod locate;
 pub mod oidc;
 pub mod output;
 pub mod positions;
+pub mod pr;
 pub mod quote;
 pub mod rewrite;
 pub mod secret;

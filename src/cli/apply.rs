@@ -8,7 +8,7 @@ use rebind::output::{
     count, github, json, rules, sarif, text, Exit, Failure, Finding, Format, Outcome, Sink,
 };
 use rebind::rewrite::Plan;
-use rebind::{git, secret, Inventory};
+use rebind::{git, pr, secret, Inventory};
 use std::io::{BufRead, IsTerminal};
 use std::path::PathBuf;
 
@@ -230,8 +230,8 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
     } else if !run.json {
         show_plan(sink, plan, &run.inv, false);
     }
-    let committed = write_and_commit(&a, &run, sink, git.as_ref())?;
-    finish(&run, sink, committed.as_ref());
+    let (committed, pr) = write_and_commit(&a, &run, sink, git.as_ref())?;
+    finish(&run, sink, committed.as_ref(), pr.as_ref());
     Ok(Exit::Ok)
 }
 
@@ -285,6 +285,8 @@ fn prepare_git(a: &ApplyArgs, run: &ApplyRun) -> Result<Git, Failure> {
             .into());
         }
     }
+    // Before the blobs go into the object database.
+    pr_target(a, run, &repo, a.branch.as_deref().unwrap_or(&default))?;
     let prep = repo.prepare(
         &plan.files,
         a.branch.as_deref(),
@@ -312,6 +314,7 @@ fn already_done(
     branch: &str,
     commit: &str,
 ) -> Outcome {
+    pr_target(a, run, repo, branch)?;
     if let Some(prep) = prep {
         repo.lock_and_recheck(prep, &run.plan.files)?;
     }
@@ -329,11 +332,13 @@ fn already_done(
         let said = git::push(repo, remote, &mut c).map_err(Failure::after_write)?;
         sink.info(&said);
     }
+    let pr = open_pr(a, run, repo, &c)?;
     if run.json {
         let mut r = run.report("already_done");
         r.branch = Some(c.branch.clone());
         r.commit = Some(c.commit.clone());
         r.pushed_to = c.pushed_to.clone();
+        r.pull_request = pr.as_ref().map(json::PullRequestJson::new);
         sink.out(&json::render(&r));
     } else {
         let mut msg = format!(
@@ -343,6 +348,9 @@ fn already_done(
         match &c.pushed_to {
             Some(r) => msg.push_str(&format!("; pushed to {r}.\n")),
             None => msg.push_str("; nothing to do.\n"),
+        }
+        if let Some(pr) = &pr {
+            msg.push_str(&text::pull_request_line(pr));
         }
         sink.say(&msg);
     }
@@ -378,14 +386,14 @@ fn confirmed(run: &ApplyRun, sink: &mut Sink, branch: Option<&str>) -> Result<bo
 }
 
 /// Writes the files (and commits them in the git flow), then the outputs,
-/// then pushes. A failure once the files are written is exit 3, saying
-/// what exists.
+/// then pushes and opens the pull request. A failure once the files are
+/// written is exit 3, saying what exists.
 fn write_and_commit(
     a: &ApplyArgs,
     run: &ApplyRun,
     sink: &mut Sink,
     git: Option<&(git::Repo, git::Prepared)>,
-) -> Result<Option<git::Committed>, Failure> {
+) -> Result<(Option<git::Committed>, Option<pr::Opened>), Failure> {
     let plan = &run.plan;
     let mut committed = match git {
         Some((repo, prep)) => Some(git::commit_flow(
@@ -418,11 +426,112 @@ fn write_and_commit(
         }));
     }
     // Last, so that a failed push (exit 3) leaves every output written.
+    let mut pr = None;
     if let (Some((repo, _)), Some(c), Some(remote)) = (git, committed.as_mut(), &a.push) {
         let said = git::push(repo, remote, c).map_err(Failure::after_write)?;
         sink.info(&said);
+        pr = open_pr(a, run, repo, c)?;
     }
-    Ok(committed)
+    Ok((committed, pr))
+}
+
+/// What `--pr` opens, checked before anything is written: the client (from
+/// `--pr-client`, else the push remote's host), the repository, the base
+/// (the after-merge model's, else found the same way), the title (the
+/// commit's subject). `None` without `--pr`.
+fn pr_target(
+    a: &ApplyArgs,
+    run: &ApplyRun,
+    repo: &git::Repo,
+    branch: &str,
+) -> Result<Option<pr::Target>> {
+    let (true, Some(remote)) = (a.pr, &a.push) else {
+        return Ok(None);
+    };
+    let urls = repo.push_urls(remote);
+    if urls.is_empty() {
+        bail!("--push {remote}: no such remote, or it has no URL, so --pr cannot tell where to open the pull request; nothing written");
+    }
+    let Some((client, parsed)) = pr::choose(&urls, a.pr_client) else {
+        bail!(
+            "--pr: cannot tell whether the remote {remote} ({}) is on GitHub or GitLab: pass --pr-client gh or --pr-client glab (the host must be named in its URL); nothing written",
+            urls.join(", ")
+        );
+    };
+    let base = match &run.plan.after_merge {
+        Some(report) => report.base.clone(),
+        None => git::repo_facts(&run.start, a.rebind.base.as_deref(), Some(branch))
+            .and_then(|(_, facts)| facts.base),
+    };
+    let message = text::commit_message(&run.plan);
+    Ok(Some(pr::Target {
+        client,
+        remote: parsed,
+        head: branch.to_string(),
+        base: base.map(|(b, _)| b),
+        title: message.lines().next().unwrap_or_default().to_string(),
+        draft: a.pr_draft,
+        labels: a.pr_label.clone(),
+        reviewers: a.pr_reviewer.clone(),
+    }))
+}
+
+/// `--pr`, after the push: opens the pull request of the committed branch
+/// or updates the body of its open one. The body, the review Markdown, is
+/// kept in the git directory as `rebind-pr-<commit>.md`, which the command
+/// to finish by hand reads, and which a re-run on the branch itself (where
+/// the review cannot be rendered again: the files are rebound) sends again.
+/// A failure is exit 3 naming the branch, the commit and that command.
+fn open_pr(
+    a: &ApplyArgs,
+    run: &ApplyRun,
+    repo: &git::Repo,
+    c: &git::Committed,
+) -> Result<Option<pr::Opened>, Failure> {
+    let after = |retry: String, cause: String| {
+        Failure::after_write(git::AfterCommit {
+            branch: c.branch.clone(),
+            commit: c.commit.clone(),
+            retry,
+            cause: format!("the branch is pushed, but its pull request is not opened: {cause}"),
+        })
+    };
+    let again = "the same rebind apply command again".to_string();
+    // Checked before the first write, so only a remote changed since fails
+    // here: its "nothing written" is no longer true.
+    let checked = pr_target(a, run, repo, &c.branch).map_err(|e| {
+        let e = format!("{e:#}");
+        after(
+            again.clone(),
+            e.trim_end_matches("; nothing written").to_string(),
+        )
+    });
+    let Some(target) = checked? else {
+        return Ok(None);
+    };
+    let file = repo.git_dir().join(format!("rebind-pr-{}.md", c.commit));
+    let body = if run.plan.files.is_empty() {
+        std::fs::read_to_string(&file).map_err(|e| {
+            after(
+                format!("the same rebind apply command, from the branch {} was made from (there it renders the review again)", c.branch),
+                format!("the review of {} is rendered from the files before the change, and {} cannot be read ({e})", c.commit, file.display()),
+            )
+        })?
+    } else {
+        let md = text::review_markdown(&run.plan, Some(&c.branch));
+        rebind::write::write_file(
+            &file,
+            md.as_bytes(),
+            rebind::write::Mode::Keep,
+            rebind::write::Existing::Replace,
+            &|_| Ok(()),
+        )
+        .map_err(|e| after(again.clone(), format!("{e:#}")))?;
+        md
+    };
+    pr::open_or_update(&target, &body, &file, repo.workdir())
+        .map(Some)
+        .map_err(|u| after(u.by_hand, format!("{:#}", u.cause)))
 }
 
 /// `apply --no-commit`: writes the files under the tree's lock (the git
@@ -457,7 +566,12 @@ fn write_in_place(start: &std::path::Path, plan: &Plan) -> Result<()> {
 }
 
 /// The report of a finished apply.
-fn finish(run: &ApplyRun, sink: &mut Sink, committed: Option<&git::Committed>) {
+fn finish(
+    run: &ApplyRun,
+    sink: &mut Sink,
+    committed: Option<&git::Committed>,
+    pr: Option<&pr::Opened>,
+) {
     let plan = &run.plan;
     if run.json {
         let mut r = run.report("applied");
@@ -467,6 +581,7 @@ fn finish(run: &ApplyRun, sink: &mut Sink, committed: Option<&git::Committed>) {
             r.commit = Some(c.commit.clone());
             r.pushed_to = c.pushed_to.clone();
         }
+        r.pull_request = pr.map(json::PullRequestJson::new);
         sink.out(&json::render(&r));
         return;
     }
@@ -486,6 +601,9 @@ fn finish(run: &ApplyRun, sink: &mut Sink, committed: Option<&git::Committed>) {
         }
     }
     msg.push_str(".\n");
+    if let Some(pr) = pr {
+        msg.push_str(&text::pull_request_line(pr));
+    }
     sink.say(&msg);
 }
 

@@ -12,7 +12,7 @@ Exit codes:
   0  success, or nothing to change
   1  findings (check), changes pending (diff), or declined at the prompt (apply)
   2  usage or input error; nothing written
-  3  files written (committed), then a later step (push, --review-out, --secret-out) failed";
+  3  files written (committed), then a later step (push, --pr, --review-out, --secret-out) failed";
 
 pub const SCAN: &str = "\
 Examples:
@@ -42,14 +42,16 @@ pub const APPLY: &str = "\
 Examples:
   rebind apply --from \"$OLD\" --to \"$NEW\"       # review, confirm, commit on rebind/<new host>
   rebind apply --from \"$OLD\" --to \"$NEW\" --expect-from-audit audit.json --yes --push origin
+  rebind apply --from \"$OLD\" --to \"$NEW\" --yes --push origin --pr --pr-label cutover
+                                               # and open the pull request (gh or glab)
   rebind apply --cluster prod --to \"$NEW\" --no-commit --yes
-  (examples/cutover.sh is the whole cutover: audit, guarded apply, push, next steps)
+  (examples/cutover.sh is the whole cutover: audit, guarded apply, push, pull request, next steps)
 
 Exit codes:
   0  rewritten (or nothing to change, or the branch already holds this change)
   1  declined at the prompt; nothing written
   2  usage or input error, or a guard refused; nothing written
-  3  files written (committed), then a later step (push, --review-out, --secret-out) failed; the message says how to finish";
+  3  files written (committed), then a later step (push, --pr, --review-out, --secret-out) failed; the message says how to finish";
 
 pub const SECRET: &str = "\
 Examples:

@@ -431,6 +431,26 @@ pub struct ApplyArgs {
     /// Push the new branch to this remote after committing.
     #[arg(long, value_name = "REMOTE", conflicts_with = "no_commit")]
     pub push: Option<String>,
+    /// After the push, open the pull request (GitHub, with gh) or merge
+    /// request (GitLab, with glab) from the branch, or update the body of
+    /// the open one: title the commit subject, body the review Markdown,
+    /// base the branch the review was computed against. The client is
+    /// chosen from the push remote's URL and runs with your login.
+    #[arg(long, requires = "push")]
+    pub pr: bool,
+    /// The client for --pr, for a host whose name says neither github nor
+    /// gitlab.
+    #[arg(long, value_enum, value_name = "CLIENT", requires = "pr")]
+    pub pr_client: Option<rebind::pr::Client>,
+    /// Open the pull request as a draft.
+    #[arg(long, requires = "pr")]
+    pub pr_draft: bool,
+    /// Add this label to the pull request (repeatable).
+    #[arg(long, value_name = "LABEL", requires = "pr")]
+    pub pr_label: Vec<String>,
+    /// Ask this reviewer (repeatable).
+    #[arg(long, value_name = "USER", requires = "pr")]
+    pub pr_reviewer: Vec<String>,
     /// Also write the review (summary, diff, notes) as Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub review_out: Option<PathBuf>,

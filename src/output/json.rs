@@ -445,6 +445,31 @@ pub struct PlanReport<'a> {
     /// (`--describe-from`/`--describe-to`): each role's trust coverage.
     #[serde(default)]
     pub identity: Option<super::identity::ReviewJson>,
+    /// The pull request `apply --pr` opened or updated (`null` when not
+    /// asked).
+    #[serde(default)]
+    pub pull_request: Option<PullRequestJson>,
+}
+
+/// A pull (merge) request: its URL, its number, the client that made it
+/// (`gh`, `glab`) and what was done (`opened`, `updated`).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PullRequestJson {
+    pub url: String,
+    pub number: Option<u64>,
+    pub client: String,
+    pub action: String,
+}
+
+impl PullRequestJson {
+    pub fn new(pr: &crate::pr::Opened) -> PullRequestJson {
+        PullRequestJson {
+            url: pr.url.clone(),
+            number: pr.number,
+            client: pr.client.program().to_string(),
+            action: pr.action.to_string(),
+        }
+    }
 }
 
 impl<'a> PlanReport<'a> {
@@ -521,6 +546,7 @@ impl<'a> PlanReport<'a> {
                 .map(|r| r.notes.iter().chain(&r.live).cloned().collect())
                 .unwrap_or_default(),
             identity: plan.identity.as_ref().map(super::identity::ReviewJson::new),
+            pull_request: None,
         }
     }
 }

@@ -433,6 +433,20 @@ pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
     s
 }
 
+/// The line naming the pull request `apply --pr` opened or updated:
+/// `Pull request #7 opened: URL` (GitLab: `Merge request !7 updated: URL`).
+pub fn pull_request_line(pr: &crate::pr::Opened) -> String {
+    let (noun, sigil) = match pr.client {
+        crate::pr::Client::Gh => ("Pull request", '#'),
+        crate::pr::Client::Glab => ("Merge request", '!'),
+    };
+    let number = pr
+        .number
+        .map(|n| format!(" {sigil}{n}"))
+        .unwrap_or_default();
+    format!("{noun}{number} {}: {}\n", pr.action, pr.url)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

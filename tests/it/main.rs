@@ -35,6 +35,7 @@ mod key_collisions;
 mod nothing_silent;
 mod output;
 mod output_formats;
+mod pr;
 mod props;
 mod reader_keys;
 mod reader_model;

@@ -376,3 +376,27 @@ fn json_read_by_either_reader_sees_the_same_action_mention() {
         assert_one_template(dir.path(), "a.json", old_at(&text), &text);
     }
 }
+
+#[test]
+fn a_brace_pair_that_is_no_action_hides_no_value() {
+    // `{{` that Go's grammar cannot read as an action (a comment holding
+    // it, a string broken by a line end) is text: the values after it, up
+    // to a later `}}`, are values and are rewritten.
+    for lead in [
+        "# NOTE: once rendered from {{ .Values.cluster.server\n# (see the old chart); now hard-coded below.\n",
+        "metadata:\n  annotations:\n    note: \"open {{\"\n",
+        "# {{ a; b\n",
+    ] {
+        let text = format!(
+            "{lead}{HEAD}  destination:\n    server: {OLD}\n  project: \"}}}}\"\n  info: '{{{{u}}}}'\n"
+        );
+        let dir = dir_with(&text);
+        let (code, out) = run(dir.path(), "apply");
+        assert_eq!(code, Some(0), "{text}\n{out}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+            text.replace(OLD, NEW),
+            "{text}\n{out}"
+        );
+    }
+}

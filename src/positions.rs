@@ -207,6 +207,13 @@ pub const TABLE: &[Row] = &[
         negative: (Some("ConfigMap"), "stringData.config"),
     },
     Row {
+        kinds: Kinds::Is("Secret"),
+        path: &[K("data"), K("config")],
+        position: Position::RegistrationConfig,
+        positive: (Some("Secret"), "data.config"),
+        negative: (Some("ConfigMap"), "data.config"),
+    },
+    Row {
         kinds: Kinds::Is("ExternalSecret"),
         path: &[
             K("spec"),
@@ -694,17 +701,25 @@ pub const REGISTRATIONS: &[Registration] = &[
 /// by its own kind).
 pub const LIST_ITEMS: &str = "items";
 
+/// The kind whose `data` values are base64, and that key: a Secret's
+/// `data.server`, `data.config`, `data.kubeconfig`... are decoded and then
+/// located like any value whose text is the decoded one.
+pub const BASE64_DATA: (&str, &str) = ("Secret", "data");
+
 /// Whether a scalar at `keys` (mapping keys from the root; for an item of a
-/// `kind: List`, `items` then the item's own keys) is a registration's server
-/// written in base64 (a Secret's `data.server`).
-pub fn base64_server(keys: &[&str]) -> bool {
+/// `kind: List`, `items` then the item's own keys) is a `data` value, base64
+/// in a Secret ([`is_base64_kind`] says, once the kind is known).
+pub fn base64_data(keys: &[&str]) -> bool {
     let keys = match keys.split_first() {
         Some((&LIST_ITEMS, rest)) => rest,
         _ => keys,
     };
-    REGISTRATIONS
-        .iter()
-        .any(|r| r.servers.iter().any(|(p, encoded)| *encoded && *p == keys))
+    matches!(keys, [d, _] if *d == BASE64_DATA.1)
+}
+
+/// Whether a document of `kind` holds base64 in `data` (see [`BASE64_DATA`]).
+pub fn is_base64_kind(kind: Option<&str>) -> bool {
+    kind == Some(BASE64_DATA.0)
 }
 
 /// The key of a ConfigMap `data` entry holding a scalar (it often names the
@@ -958,10 +973,14 @@ mod tests {
 
     #[test]
     fn base64_servers_and_data_keys() {
-        assert!(base64_server(&["data", "server"]));
-        assert!(base64_server(&["items", "data", "server"]));
-        assert!(!base64_server(&["stringData", "server"]));
-        assert!(!base64_server(&["data", "url"]));
+        assert!(base64_data(&["data", "server"]));
+        assert!(base64_data(&["items", "data", "config"]));
+        assert!(base64_data(&["data", "kubeconfig"]));
+        assert!(!base64_data(&["stringData", "server"]));
+        assert!(!base64_data(&["data"]));
+        assert!(!base64_data(&["data", "a", "b"]));
+        assert!(is_base64_kind(Some("Secret")));
+        assert!(!is_base64_kind(Some("ConfigMap")));
         assert_eq!(
             data_entry_key(Some("ConfigMap"), &path("data.prod")),
             Some("prod")

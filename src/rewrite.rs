@@ -363,16 +363,7 @@ pub fn splice(
         let o = &changes[i];
         let Some(esc) = &o.escaped else {
             out.push_str(&text[last..o.found.start]);
-            match o.encoding {
-                None => out.push_str(&o.found.replacement(to)),
-                // A whole-value rewrite: the decoded value rebound, encoded again.
-                Some(Encoding::Base64) => {
-                    let encoded = &text[o.found.start..o.found.replace_end];
-                    out.push_str(
-                        &rewrite_base64(encoded, to).unwrap_or_else(|| encoded.to_string()),
-                    );
-                }
-            }
+            out.push_str(&o.found.replacement(to));
             last = o.found.replace_end;
             i += 1;
             continue;
@@ -384,7 +375,17 @@ pub fn splice(
             .take_while(|c| c.escaped.as_ref().is_some_and(|e| e.inner == esc.inner))
             .count();
         let mut body = text[esc.inner.clone()].to_string();
-        for c in changes[i..i + n].iter().rev() {
+        if o.encoding == Some(Encoding::Base64) {
+            // A whole-value rewrite: the decoded value rebound, encoded again.
+            let edits = base64_edits(&changes[i..i + n], to);
+            body = embedded::rebind_base64(&body, &edits)
+                .map_err(|why| (o.line, o.column, format!("the base64 value {why}")))?;
+        }
+        for c in changes[i..i + n]
+            .iter()
+            .filter(|c| c.encoding.is_none())
+            .rev()
+        {
             let f = &c.escaped.as_ref().expect("taken while escaped").found;
             body = splice_decoded(&body, f.start..f.replace_end, &f.replacement(to))
                 .ok_or_else(|| {
@@ -407,16 +408,13 @@ pub fn splice(
     Ok(out)
 }
 
-/// The base64 value `encoded` (of an endpoint URL) with the endpoint rebound
-/// to `to`, encoded again; `None` when it does not decode.
-fn rewrite_base64(encoded: &str, to: &Endpoint) -> Option<String> {
-    let decoded = embedded::base64_decode(encoded)?;
-    let f = endpoint::find_in_decoded(&decoded, &[])
-        .into_iter()
-        .next()?;
-    let mut new = decoded.clone();
-    new.replace_range(f.start..f.replace_end, &f.replacement(to));
-    Some(embedded::base64_encode(&new))
+/// The edits a base64 value's changes make to its decoded text.
+fn base64_edits(changes: &[Occurrence], to: &Endpoint) -> Vec<(std::ops::Range<usize>, String)> {
+    changes
+        .iter()
+        .filter_map(|c| c.escaped.as_ref())
+        .map(|e| (e.found.start..e.found.replace_end, e.found.replacement(to)))
+        .collect()
 }
 
 /// What a planned scalar must read after the rewrite: its old value with
@@ -907,25 +905,23 @@ fn verify_inner(
     }
     for (i, before) in &old.held {
         let expected = match (planned.get(i), before) {
-            // A base64 value must decode to the old value rebound.
+            // A base64 value must decode to its old decoded text with
+            // exactly the planned ranges rebound, in the same layout.
             (Some(o), Event::Scalar(v, style, anchor, tag))
                 if o.encoding == Some(Encoding::Base64) =>
             {
-                let rebound = embedded::base64_decode(v)
-                    .map(|d| endpoint::rewrite_value(&d, from, to))
-                    .unwrap_or_default();
-                let new_value = match new_held.get(i) {
-                    Some(Event::Scalar(nv, ..)) => nv.as_str(),
-                    _ => "",
+                let planned = ranges.get(i).map_or(&[][..], |r| &r[..]);
+                let Some(new_value) =
+                    embedded::reencoded(v, |d| expected_value(d, planned, from, to))
+                else {
+                    return Err(Refusal::At(
+                        o.line,
+                        o.column,
+                        "verification failed: the base64 value does not decode; nothing written"
+                            .to_string(),
+                    ));
                 };
-                let decoded = embedded::base64_decode(new_value);
-                if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-                    return Err(Refusal::Message(format!(
-                        "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
-                        o.line, o.column
-                    )));
-                }
-                Event::Scalar(new_value.to_string(), *style, *anchor, tag.clone())
+                Event::Scalar(new_value, *style, *anchor, tag.clone())
             }
             (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
                 expected_value(v, ranges.get(i).map_or(&[][..], |r| &r[..]), from, to),
@@ -953,6 +949,18 @@ fn verify_inner(
             if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
                 if let Some(c) = inner_key_collision(v, nv, o) {
                     return Err(Refusal::Keys(c));
+                }
+            }
+            // The same inside a base64 value's decoded document.
+            if let (Some(Encoding::Base64), Some(dv), Some(dnv)) = (
+                o.encoding,
+                embedded::decoded_value(v),
+                embedded::decoded_value(nv),
+            ) {
+                if embedded::looks_embedded(&dv) {
+                    if let Some(c) = inner_key_collision(&dv, &dnv, o) {
+                        return Err(Refusal::Keys(c));
+                    }
                 }
             }
         }

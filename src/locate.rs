@@ -792,6 +792,10 @@ impl<'a> Locator<'a> {
     /// reader. Recorded as a candidate when the decoded text holds endpoint
     /// text (returns whether it is held for verification).
     fn encoded(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+        // Cheap first: `data.KEY` is two levels deep, four in a List's item.
+        if !matches!(self.stack.depth(), 2 | 4) {
+            return false;
+        }
         let keys = self.stack.keys();
         // Keys only: an item of a List adds one sequence level.
         let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));

@@ -236,28 +236,29 @@ fn a_kubeconfig_in_data_is_read_as_one() {
 }
 
 /// Random bytes, a certificate, a document without an endpoint: untouched
-/// and not reported.
+/// and not reported, beside the registration's values that are rewritten.
 #[test]
 fn base64_that_is_no_endpoint_is_left_alone() {
     let pem =
         "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUZ3Jvb3Q=\n-----END CERTIFICATE-----\n";
     let random: Vec<u8> = (0..200u32).map(|i| (i * 7919 % 251) as u8).collect();
-    let old = secret(&format!(
-        "  ca.crt: {}\n  blob: {}\n  values: {}\n  server: {}\n",
+    let others = format!(
+        "  ca.crt: {}\n  blob: {}\n  values: {}\n",
         enc(pem.as_bytes()),
         wrap(&enc(&random), 76, "\n    "),
         enc(b"replicas: 3\nimage: nginx\n"),
-        enc(OLD.as_bytes())
-    ));
+    );
+    let old = registration(OLD, "old.example.com") + &others;
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "s.yaml", &old);
     let scan = stdout(&rebind(dir.path(), &["scan", "."]));
     let lines: Vec<&str> = scan.lines().filter(|l| l.starts_with("s.yaml:")).collect();
-    assert_eq!(lines.len(), 1, "{scan}");
+    assert_eq!(lines.len(), 2, "{scan}");
     assert!(lines[0].contains("data.server"), "{scan}");
+    assert!(lines[1].contains("data.config"), "{scan}");
     let out = apply(dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let want = old.replace(&enc(OLD.as_bytes()), &enc(NEW.as_bytes()));
+    let want = registration(NEW, "new.example.com") + &others;
     assert_eq!(read(dir.path(), "s.yaml"), want);
 }
 
@@ -339,5 +340,49 @@ fn diff_shows_the_decoded_change() {
     assert!(
         !d.contains("ARGOCD_CLUSTER_TOKEN"),
         "the token is not shown: {d}"
+    );
+}
+
+/// A JSON file the YAML parser refuses (a surrogate pair, as Python's
+/// `json.dump` writes it) is read by the JSON reader: its base64 data the
+/// same way, verified by the JSON check.
+#[test]
+fn a_json_only_secret_is_re_encoded_too() {
+    let json = |server: &str, name: &str| {
+        format!(
+            "{{\"kind\": \"Secret\", \"metadata\": {{\"name\": \"\\ud83d\\ude00\"}}, \"data\": {{\"server\": \"{}\", \"config\": \"{}\"}}}}\n",
+            enc(server.as_bytes()),
+            enc(config(name).as_bytes())
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.json", &json(OLD, "old.example.com"));
+    let out = apply(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read(dir.path(), "s.json"), json(NEW, "new.example.com"));
+}
+
+/// `rebind secret`'s search for a Secret registering the same server reads
+/// a wrapped `data.server` as the locator does.
+#[test]
+fn the_duplicate_search_reads_a_wrapped_server() {
+    let repo = tempfile::tempdir().unwrap();
+    let root = repo.path();
+    let server = format!("{NEW}/k8s/clusters/c-m-0123456789abcdef0123456789abcdef0123");
+    std::fs::write(
+        root.join("dup.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: legacy\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: |\n    {}\n",
+            wrap(&enc(server.as_bytes()), 76, "\n    ")
+        ),
+    )
+    .unwrap();
+    crate::common::git_init_commit(root);
+    let out = rebind(root, &["secret", "--name", "green", "--server", &server]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("  Secret argocd/legacy, declared at\n    dup.yaml:"),
+        "{err}"
     );
 }

@@ -1041,16 +1041,12 @@ impl<'a> Locator<'a> {
             Some(e) => c.value.get(e.found.start..e.found.end).unwrap_or(""),
             None => &self.input.text[f.start..f.end],
         };
-        // A URL inside a cluster registration's `config` is an exec
-        // plugin's argument or environment, a proxy or an identity
-        // provider's host (`execProviderConfig`, `proxyUrl`), never the
-        // cluster: the server is `server`, and the bare `serverName` in it is
-        // found by its key. The config's own document decides; one that
-        // does not parse stays a position, to be safe.
-        if direct == Some(Position::RegistrationConfig)
-            && !f.bare
-            && embedded::looks_embedded(&c.value)
-        {
+        // Where the table says the value's own document decides (a
+        // registration's `config`), a URL is located by that document; a
+        // bare host, or a document that does not parse, stays at the row.
+        let document_decides =
+            positions::rule(&path, &cx).is_some_and(|(_, w)| w == positions::Within::Document);
+        if document_decides && !f.bare && embedded::looks_embedded(&c.value) {
             let doc = parsed
                 .entry(ci)
                 .or_insert_with(|| embedded::parse(&c.value));

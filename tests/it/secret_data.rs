@@ -386,3 +386,42 @@ fn the_duplicate_search_reads_a_wrapped_server() {
         "{err}"
     );
 }
+
+/// `data.config` is read by the same embedded-document rule as
+/// `stringData.config`: its bare `serverName` follows the cluster, a URL of
+/// an exec plugin's argument inside it is no cluster.
+#[test]
+fn data_config_is_read_like_string_data_config() {
+    let config = "{\"execProviderConfig\":{\"command\":\"argocd-k8s-auth\",\"args\":[\"--issuer\",\"https://login.example.org/tenant\"]},\"tlsClientConfig\":{\"serverName\":\"old.example.com\"}}";
+    let scan = |data: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "s.yaml",
+            &secret(&format!("  server: {}\n{data}", enc(OLD.as_bytes()))),
+        );
+        let out = stdout(&rebind(dir.path(), &["scan", "."]));
+        out.lines()
+            .filter(|l| l.starts_with("s.yaml:"))
+            .map(|l| {
+                l.split_once(": ")
+                    .unwrap()
+                    .1
+                    .replace("stringData", "data")
+                    .replace(" (base64, whole value)", "")
+            })
+            .collect::<Vec<String>>()
+    };
+    let plain = scan(&format!("stringData:\n  config: '{config}'\n"));
+    let encoded = scan(&format!("  config: {}\n", enc(config.as_bytes())));
+    assert_eq!(encoded, plain);
+    assert_eq!(encoded.len(), 2, "{encoded:?}");
+    assert!(
+        encoded[1].contains("old.example.com  data.config"),
+        "{encoded:?}"
+    );
+    assert!(
+        !encoded.iter().any(|l| l.contains("login.example.org")),
+        "{encoded:?}"
+    );
+}

@@ -425,3 +425,46 @@ fn data_config_is_read_like_string_data_config() {
         "{encoded:?}"
     );
 }
+
+/// The diff of a base64 value wrapped over many lines covers every line it
+/// spans (the change may be deep inside), and applied as a patch (the
+/// decoded lines after the hunks are no part of it) gives what `apply` writes.
+#[test]
+fn the_diff_of_a_long_wrapped_value_is_a_patch() {
+    let mut kubeconfig = String::from("apiVersion: v1\nkind: Config\nusers:\n");
+    for i in 0..30 {
+        kubeconfig.push_str(&format!("- name: user-{i}\n  user:\n    token: t{i}\n"));
+    }
+    kubeconfig.push_str(&format!(
+        "clusters:\n- name: prod\n  cluster:\n    server: {OLD}\n"
+    ));
+    let data = format!(
+        "  kubeconfig: |\n    {}\n",
+        wrap(&enc(kubeconfig.as_bytes()), 76, "\n    ")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let old = secret(&data);
+    write(dir.path(), "s.yaml", &old);
+    let out = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW, "."]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    let patch: String = text
+        .split_inclusive('\n')
+        .take_while(|l| *l != "\n")
+        .filter(|l| !l.starts_with("# "))
+        .collect();
+    assert!(
+        text.contains(&format!("#   -     server: {OLD}\n#   +     server: {NEW}\n")),
+        "{text}"
+    );
+    let (_, patched) = crate::common::patch::apply(&patch, &old).unwrap();
+    let applied = apply(dir.path());
+    assert_eq!(applied.status.code(), Some(0), "{}", stderr(&applied));
+    assert_eq!(patched, read(dir.path(), "s.yaml"));
+    let want = kubeconfig.replace(OLD, NEW);
+    let want = secret(&format!(
+        "  kubeconfig: |\n    {}\n",
+        wrap(&enc(want.as_bytes()), 76, "\n    ")
+    ));
+    assert_eq!(patched, want);
+}

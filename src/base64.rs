@@ -287,7 +287,116 @@ mod tests {
         }
     }
 
+    #[test]
+    fn wrapped_values_decode_in_a_regular_layout_only() {
+        let text = "https://old.example.com:6443/k8s/clusters/c-m-0123456789abcdef";
+        let one = encode_text(text);
+        let lines76: Vec<&str> = Wrap {
+            width: Some(76),
+            sep: "\n",
+        }
+        .lines(&one);
+        assert_eq!(lines76.len(), 2);
+        for (value, width, sep) in [
+            (one.clone(), None, " "),
+            (format!("{one}\n"), None, " "),
+            (lines76.join("\n") + "\n", Some(76), "\n"),
+            (lines76.join(" "), Some(76), " "),
+            (format!("{}\n{}", &one[..10], &one[10..20]), Some(10), "\n"),
+        ] {
+            let (bytes, wrap) = decode_wrapped(&value).expect(&value);
+            if value.len() > 30 {
+                assert_eq!(bytes, text.as_bytes(), "{value:?}");
+            }
+            assert_eq!(wrap, Wrap { width, sep }, "{value:?}");
+        }
+        for bad in [
+            // irregular: lines of two widths, a last line longer than the rest
+            format!("{}\n{}\n{}", &one[..30], &one[30..70], &one[70..]),
+            format!("{}\n{}", &one[..40], &one[40..]),
+            // two separators, a blank line, white space first, no padding
+            format!("{}\n{} {}", &one[..30], &one[30..60], &one[60..]),
+            format!("{}\n\n{}", &one[..44], &one[44..]),
+            format!(" {one}"),
+            one.trim_end_matches('=').to_string(),
+            String::new(),
+        ] {
+            assert_eq!(decode_wrapped(&bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_wrap_writes_its_own_layout() {
+        let w = Wrap {
+            width: Some(4),
+            sep: "\n",
+        };
+        assert_eq!(w.apply("abcdefghij", "\n  "), "abcd\n  efgh\n  ij");
+        let one = Wrap {
+            width: None,
+            sep: " ",
+        };
+        assert_eq!(one.apply("abcdefghij", "\n"), "abcdefghij");
+    }
+
+    #[test]
+    fn lax_decoding_reads_what_a_lax_decoder_would() {
+        let e = encode_text("https://old.example.com:6443");
+        assert_eq!(decode(&e).map(|_| ()), Some(()));
+        let unpadded = e.trim_end_matches('=');
+        assert_eq!(decode(unpadded), None);
+        assert_eq!(
+            decode_lenient(unpadded).as_deref(),
+            Some(&b"https://old.example.com:6443"[..])
+        );
+        let wrapped = format!("{}\n   {}", &e[..7], &e[7..]);
+        assert_eq!(decode_lenient(&wrapped), decode(&e));
+        assert_eq!(decode_lenient("+/8"), decode("+/8="));
+        assert_eq!(decode_lenient("-_8"), decode("+/8="));
+        // Unused bits set: read as if clear.
+        assert_eq!(decode_lenient("Zh=="), decode("Zg=="));
+        for bad in ["", "=", "a", "a!bc", "ab:c"] {
+            assert_eq!(decode_lenient(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn runs_of_base64_are_found_in_text() {
+        let holds = |b: &[u8]| memchr::memmem::find(b, b"https://").is_some();
+        let e = encode_text("{\"server\":\"https://x.example\"}");
+        for text in [
+            format!("data:\n  config: {e}\n"),
+            format!(
+                "data:\n  config: |\n    {}\n    {}\n  other: x\n",
+                &e[..20],
+                &e[20..]
+            ),
+            format!("data:\n  config: \"{e}\"\n  name: abc\n"),
+        ] {
+            assert!(any_run(&text, holds), "{text}");
+        }
+        // A word run into the base64 from the line above is skipped over.
+        assert!(any_run(&format!("abcdefg\n{e}"), holds));
+        assert!(!any_run("kind: Secret\ndata:\n  name: cHJvZA==\n", holds));
+        assert!(!any_run("server: https://x.example\n", holds));
+    }
+
     proptest! {
+        /// Whatever decodes wrapped is written back exactly by its layout.
+        #[test]
+        fn wrapped_decoding_round_trips(
+            bytes in proptest::collection::vec(any::<u8>(), 1..200),
+            width in 1usize..90,
+            literal in any::<bool>(),
+        ) {
+            let sep = if literal { "\n" } else { " " };
+            let w = Wrap { width: Some(width), sep };
+            let value = w.apply(&encode(&bytes), sep);
+            let (back, wrap) = decode_wrapped(&value).unwrap();
+            prop_assert_eq!(&back, &bytes);
+            prop_assert_eq!(wrap.apply(&encode(&back), wrap.sep), value);
+        }
+
         #[test]
         fn round_trips(bytes in proptest::collection::vec(any::<u8>(), 1..64)) {
             prop_assert_eq!(decode(&encode(&bytes)), Some(bytes));

@@ -455,6 +455,73 @@ mod tests {
     }
 
     #[test]
+    fn an_encoded_body_spans_its_lines_in_every_style() {
+        for (text, value) in [
+            ("k: abcd\n", "abcd"),
+            ("k: 'abcd'\n", "abcd"),
+            ("k: \"abcd\"\n", "abcd"),
+            ("k: |\n  abcd\n  ef==\nn: 1\n", "abcd\nef==\n"),
+            ("k: >- # c\n  abcd\n  ef==\n", "abcd ef=="),
+            ("k: abcd\n   ef==\n", "abcd ef=="),
+            ("k: \"abcd\r\n  ef==\"\n", "abcd ef=="),
+        ] {
+            let off = 3;
+            let r = encoded_body(text, off, value).unwrap();
+            let raw: Vec<&str> = text[r].split_ascii_whitespace().collect();
+            assert_eq!(
+                raw,
+                value.split_ascii_whitespace().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+        // Escapes: the text does not read as the value.
+        assert_eq!(encoded_body("k: \"ab\\\n  cd\"\n", 3, "abcd"), None);
+    }
+
+    #[test]
+    fn base64_is_rebound_in_its_own_layout() {
+        let text = "https://old.example.com:6443/a/long/path/making/more/than/one/line";
+        let enc = base64_encode(text);
+        let w = crate::base64::Wrap {
+            width: Some(20),
+            sep: "\n",
+        };
+        let body = w.apply(&enc, "\n      ");
+        let edits = [(8..28, "new.example.com".to_string())];
+        let new = rebind_base64(&body, &edits).unwrap();
+        let want_text = text.replacen("old.example.com:6443", "new.example.com", 1);
+        assert_eq!(new, w.apply(&base64_encode(&want_text), "\n      "));
+        // The scalar's value, as YAML reads it, with its final line break.
+        let value = format!("{}\n", w.apply(&enc, "\n"));
+        assert_eq!(
+            reencoded(&value, |d| d.replacen(
+                "old.example.com:6443",
+                "new.example.com",
+                1
+            )),
+            Some(format!("{}\n", w.apply(&base64_encode(&want_text), "\n")))
+        );
+        assert_eq!(rebind_base64("not base64!", &edits), Err(NOT_REENCODABLE));
+        let padded = base64_encode("https://xy");
+        assert!(padded.ends_with("=="));
+        assert_eq!(rebind_base64(&padded, &[]), Ok(padded.clone()));
+        let unpadded = padded.trim_end_matches('=');
+        assert_eq!(rebind_base64(unpadded, &[]), Err(NOT_REENCODABLE));
+    }
+
+    #[test]
+    fn an_excerpt_is_cut_around_the_change() {
+        let t = format!("{}serverName: old{}\nnext", "a".repeat(40), "b".repeat(40));
+        let at = t.find("old").unwrap();
+        let e = excerpt(&t, at, at + 3);
+        assert_eq!(
+            e,
+            format!("...{}serverName: old{}...", "a".repeat(12), "b".repeat(24))
+        );
+        assert_eq!(excerpt("x\nhttps://h\ny", 2, 11), "https://h");
+    }
+
+    #[test]
     fn a_6902_op_lands_on_a_position() {
         let t = "- op: replace\n  path: /spec/destination/server\n  value: https://a.example:6443\n- op: replace\n  path: /spec/source/repoURL\n  value: https://git.example/x.git\n";
         let at = t.find("https://a").unwrap();

@@ -454,7 +454,9 @@ fn the_diff_of_a_long_wrapped_value_is_a_patch() {
         .filter(|l| !l.starts_with("# "))
         .collect();
     assert!(
-        text.contains(&format!("#   -     server: {OLD}\n#   +     server: {NEW}\n")),
+        text.contains(&format!(
+            "#   -     server: {OLD}\n#   +     server: {NEW}\n"
+        )),
         "{text}"
     );
     let (_, patched) = crate::common::patch::apply(&patch, &old).unwrap();

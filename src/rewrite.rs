@@ -417,6 +417,35 @@ fn base64_edits(changes: &[Occurrence], to: &Endpoint) -> Vec<(std::ops::Range<u
         .collect()
 }
 
+/// What a base64 scalar `v` must read after the rewrite: its decoded text
+/// with exactly the `planned` ranges rebound, encoded again in the same layout.
+fn expected_base64(
+    o: &Occurrence,
+    v: &str,
+    planned: &[&Occurrence],
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<String, Refusal> {
+    embedded::reencoded(v, |d| expected_value(d, planned, from, to)).ok_or_else(|| {
+        Refusal::At(
+            o.line,
+            o.column,
+            "verification failed: the base64 value does not decode; nothing written".into(),
+        )
+    })
+}
+
+/// [`inner_key_collision`] inside a base64 value's decoded document.
+fn base64_key_collision(v: &str, nv: &str, o: &Occurrence) -> Option<KeyCollision> {
+    if o.encoding != Some(Encoding::Base64) {
+        return None;
+    }
+    let (dv, dnv) = (embedded::decoded_value(v)?, embedded::decoded_value(nv)?);
+    embedded::looks_embedded(&dv)
+        .then(|| inner_key_collision(&dv, &dnv, o))
+        .flatten()
+}
+
 /// What a planned scalar must read after the rewrite: its old value with
 /// exactly the planned ranges rebound (an endpoint that locate reports as a
 /// mention stays as it is); without ranges, every occurrence of `from`.
@@ -911,16 +940,7 @@ fn verify_inner(
                 if o.encoding == Some(Encoding::Base64) =>
             {
                 let planned = ranges.get(i).map_or(&[][..], |r| &r[..]);
-                let Some(new_value) =
-                    embedded::reencoded(v, |d| expected_value(d, planned, from, to))
-                else {
-                    return Err(Refusal::At(
-                        o.line,
-                        o.column,
-                        "verification failed: the base64 value does not decode; nothing written"
-                            .to_string(),
-                    ));
-                };
+                let new_value = expected_base64(o, v, planned, from, to)?;
                 Event::Scalar(new_value, *style, *anchor, tag.clone())
             }
             (Some(_), Event::Scalar(v, style, anchor, tag)) => Event::Scalar(
@@ -951,17 +971,8 @@ fn verify_inner(
                     return Err(Refusal::Keys(c));
                 }
             }
-            // The same inside a base64 value's decoded document.
-            if let (Some(Encoding::Base64), Some(dv), Some(dnv)) = (
-                o.encoding,
-                embedded::decoded_value(v),
-                embedded::decoded_value(nv),
-            ) {
-                if embedded::looks_embedded(&dv) {
-                    if let Some(c) = inner_key_collision(&dv, &dnv, o) {
-                        return Err(Refusal::Keys(c));
-                    }
-                }
+            if let Some(c) = base64_key_collision(v, nv, o) {
+                return Err(Refusal::Keys(c));
             }
         }
     }

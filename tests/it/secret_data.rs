@@ -470,3 +470,39 @@ fn the_diff_of_a_long_wrapped_value_is_a_patch() {
     ));
     assert_eq!(patched, want);
 }
+
+/// A rewrite that would make two keys of a decoded document equal is
+/// refused, as in a plain string's document.
+#[test]
+fn keys_colliding_inside_decoded_data_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = format!("{OLD}: a\n{NEW}: b\n");
+    let text = secret(&format!("  clusters: {}\n", enc(doc.as_bytes())));
+    write(dir.path(), "s.yaml", &text);
+    let app = format!(
+        "kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n"
+    );
+    write(dir.path(), "app.yaml", &app);
+    let out = rebind(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--allow-merge",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            ".",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("s.yaml:10:13: the rewrite would make two keys of one mapping equal"),
+        "{err}"
+    );
+    assert_eq!(read(dir.path(), "s.yaml"), text);
+    assert_eq!(read(dir.path(), "app.yaml"), app);
+}

@@ -65,6 +65,12 @@ fn registration(server: &str, server_name: &str) -> String {
     ))
 }
 
+/// An Application aimed at the old endpoint: the run has something else to
+/// rewrite, so a value it missed would pass silently.
+fn application() -> String {
+    format!("kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n")
+}
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
@@ -122,13 +128,7 @@ fn a_file_whose_only_endpoint_is_encoded_is_read() {
         enc(config("old.example.com").as_bytes())
     ));
     write(dir.path(), "secret.yaml", &old);
-    write(
-        dir.path(),
-        "app.yaml",
-        &format!(
-            "kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n"
-        ),
-    );
+    write(dir.path(), "app.yaml", &application());
     let out = apply(dir.path());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let want = secret(&format!(
@@ -307,9 +307,7 @@ fn non_canonical_base64_at_the_endpoint_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let text = secret(&data);
         write(dir.path(), "s.yaml", &text);
-        let app = format!(
-            "kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n"
-        );
+        let app = application();
         write(dir.path(), "app.yaml", &app);
         let diff = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW, "."]);
         assert_eq!(diff.status.code(), Some(2), "{name}: {}", stderr(&diff));
@@ -479,9 +477,7 @@ fn keys_colliding_inside_decoded_data_are_refused() {
     let doc = format!("{OLD}: a\n{NEW}: b\n");
     let text = secret(&format!("  clusters: {}\n", enc(doc.as_bytes())));
     write(dir.path(), "s.yaml", &text);
-    let app = format!(
-        "kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n"
-    );
+    let app = application();
     write(dir.path(), "app.yaml", &app);
     let out = rebind(
         dir.path(),

@@ -259,6 +259,14 @@ pub fn decode_data(value: &str) -> Option<String> {
     }
 }
 
+/// The first look at a file whose endpoints may all be base64: one that
+/// names the kind whose `data` is base64 ([`positions::BASE64_DATA`]) and
+/// holds a run of base64 that decodes to bytes `holds` accepts.
+pub fn holds_encoded(text: &str, holds: impl Fn(&[u8]) -> bool) -> bool {
+    let kind = positions::BASE64_DATA.0.as_bytes();
+    memchr::memmem::find(text.as_bytes(), kind).is_some() && crate::base64::any_run(text, holds)
+}
+
 /// The byte range, in `text`, of the base64 characters of the scalar whose
 /// event starts at `off` and whose value is `value`: from its first
 /// character to its last, the line breaks and indentation between its lines
@@ -507,6 +515,18 @@ mod tests {
         assert_eq!(rebind_base64(&padded, &[]), Ok(padded.clone()));
         let unpadded = padded.trim_end_matches('=');
         assert_eq!(rebind_base64(unpadded, &[]), Err(NOT_REENCODABLE));
+    }
+
+    #[test]
+    fn only_a_file_naming_a_secret_is_decoded_at_the_first_look() {
+        let holds = |b: &[u8]| memchr::memmem::find(b, b"https://").is_some();
+        let data = format!("data:\n  server: {}\n", base64_encode("https://h.example"));
+        assert!(holds_encoded(&format!("kind: Secret\n{data}"), holds));
+        assert!(!holds_encoded(&format!("kind: ConfigMap\n{data}"), holds));
+        assert!(!holds_encoded(
+            "kind: Secret\ndata:\n  a: cHJvZA==\n",
+            holds
+        ));
     }
 
     #[test]

@@ -375,7 +375,7 @@ fn process(
         memchr::memchr(b'\\', text.as_bytes()).is_some() && holds(unescaped(text).as_bytes())
     };
     // ... or behind base64 (a Secret's `data`), by reading it decoded.
-    let holds_encoded = |text: &str| crate::base64::any_run(text, holds);
+    let holds_encoded = |text: &str| crate::embedded::holds_encoded(text, holds);
     let yaml = entry.role == Role::Yaml;
     // The first look at a text: (holds endpoint text, names a destination).
     let look = |text: &str| {

@@ -3,14 +3,17 @@
 //! annotation, a cluster Secret's `config`), JSON 6902 patch op lists (the
 //! rule is [`positions::patch_op`]), bare hosts named by key (`serverName`,
 //! `tls-server-name`: scanned by `endpoint::hosts_after_keys`), and base64
-//! values (`data.server` of a cluster Secret).
+//! values (a Secret's `data`: `server`, a `config` JSON, a kubeconfig),
+//! decoded and then located like any value whose text is the decoded one.
 //!
 //! An embedded document is parsed as what it is and an endpoint in it is
 //! located by the inner document's own kind and path, through the positions
 //! table: nothing here decides what a cluster position is. Rewrites stay byte
 //! splices of the endpoint text in the outer file (the endpoint is written
 //! verbatim inside the string), verified like every rewrite; a base64 value
-//! is the one whole-value rewrite (re-encoded, verified by decoding).
+//! is the one whole-value rewrite: re-encoded in its own layout (line width,
+//! line breaks and indentation, padding), verified by decoding, and shown
+//! decoded in `diff` ([`decoded_changes`]).
 
 use crate::endpoint::Found;
 use crate::positions::{self, Context, Position, Seg, YamlPath};

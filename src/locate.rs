@@ -86,7 +86,8 @@ pub struct Occurrence {
     /// Index of the parser event of the scalar holding it (kind `value`).
     pub event: Option<usize>,
     /// Set when the file holds the endpoint encoded (`found` is then the
-    /// range of the encoded text, `endpoint` the decoded endpoint).
+    /// range of the encoded text, `endpoint` the decoded endpoint, and
+    /// `escaped` where it sits in the decoded text).
     pub encoding: Option<Encoding>,
     /// Found in the scalar's decoded value, not in its raw bytes (a
     /// double-quoted scalar with escapes): see [`Escaped`].
@@ -97,10 +98,12 @@ pub struct Occurrence {
 }
 
 /// An occurrence read through a double-quoted scalar's escapes
-/// (`"\u0068ttps://..."`, `\x2e`, an escaped line break): `found` holds
-/// offsets into the decoded value; `inner` is the raw body's byte range in
-/// the file (between the quotes). A rewrite splices the body through
-/// `endpoint::splice_decoded`, or is refused.
+/// (`"\u0068ttps://..."`, `\x2e`, an escaped line break) or through base64
+/// (a Secret's `data`, [`Encoding::Base64`]): `found` holds offsets into the
+/// decoded value; `inner` is the raw body's byte range in the file (between
+/// the quotes; for base64, the base64 text with the line breaks between its
+/// lines). A rewrite splices the body through `endpoint::splice_decoded`, or
+/// re-encodes it whole (`embedded::rebind_base64`), or is refused.
 #[derive(Debug, Clone)]
 pub struct Escaped {
     pub inner: std::ops::Range<usize>,

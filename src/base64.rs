@@ -133,15 +133,17 @@ pub fn decode_wrapped(value: &str) -> Option<(Vec<u8>, Wrap)> {
 /// both alphabets or the length cannot be base64. Only for reporting a value
 /// that [`decode_wrapped`] refuses.
 pub fn decode_lenient(value: &str) -> Option<Vec<u8>> {
-    let mut s: Vec<u8> = value
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .map(|b| match b {
-            b'-' => b'+',
-            b'_' => b'/',
-            b => b,
-        })
-        .collect();
+    // Most text fails at its first character outside both alphabets.
+    let mut s: Vec<u8> = Vec::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'-' => s.push(b'+'),
+            b'_' => s.push(b'/'),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' | b'=' => s.push(b),
+            b if b.is_ascii_whitespace() => {}
+            _ => return None,
+        }
+    }
     while s.last() == Some(&b'=') {
         s.pop();
     }

@@ -1231,8 +1231,15 @@ impl<'a> Locator<'a> {
         let decoded = item.escaped.as_ref()?.found.clone();
         let mut o = self.value_occurrence(item, parsed)?;
         o.encoding = Some(Encoding::Base64);
-        // Marked wherever paths are shown: the whole value is re-encoded.
-        let shown = format!("{} (base64, whole value)", c.path);
+        // Marked wherever paths are shown: the whole value is re-encoded
+        // (or, not canonical, refused).
+        let body = &self.input.text[o.escaped.as_ref()?.inner.clone()];
+        let how = if embedded::rebind_base64(body, &[]).is_ok() {
+            "whole value"
+        } else {
+            "not canonical: a rebind refuses it"
+        };
+        let shown = format!("{} (base64, {how})", c.path);
         o.yaml_path = o
             .yaml_path
             .map(|p| p.replacen(&c.path.to_string(), &shown, 1));

@@ -312,6 +312,17 @@ fn non_canonical_base64_at_the_endpoint_is_refused() {
         let diff = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW, "."]);
         assert_eq!(diff.status.code(), Some(2), "{name}: {}", stderr(&diff));
         assert!(stderr(&diff).contains(at), "{name}: {}", stderr(&diff));
+        // `scan` lists a URL (a bare `serverName` alone it does not look for).
+        if data.contains("server:") {
+            let listed = stdout(&rebind(dir.path(), &["scan", "."]));
+            let line = listed.lines().find(|l| l.starts_with(at)).unwrap_or("");
+            assert!(
+                line.contains(&format!("value    {OLD}")),
+                "{name}: {listed}"
+            );
+            let how = "data.server (base64, not canonical: a rebind refuses it)";
+            assert!(line.contains(how), "{name}: {listed}");
+        }
         let out = apply(dir.path());
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
         let err = stderr(&out);

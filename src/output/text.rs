@@ -157,7 +157,9 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
     // Each file's diff is worked out on every core, then joined in order.
     let diffs = crate::par_map(plan.files.len(), crate::cores(), |i| {
-        let d = diff::unified(&plan.files[i]);
+        let f = &plan.files[i];
+        let d = diff::unified(f)
+            + &crate::embedded::decoded_changes(&f.rel, &f.old, &f.changes, &plan.to);
         if color {
             colorize(&d)
         } else {
@@ -376,6 +378,9 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     s.push_str("\n## Diff\n\n```diff\n");
     for f in &plan.files {
         s.push_str(&diff::unified(f));
+        s.push_str(&crate::embedded::decoded_changes(
+            &f.rel, &f.old, &f.changes, &plan.to,
+        ));
     }
     s.push_str("```\n\n## Notes\n\n");
     for n in notes(plan) {

@@ -136,7 +136,13 @@ impl Plan {
 }
 
 /// Whether an occurrence is the endpoint `from` (see `endpoint::Found::matches`).
+/// A template mention names `from` by its host alone: its port or path may
+/// be what an action renders (`https://h{{ .x }}:6443`), and it is only
+/// reported, never rewritten, so a port cannot make it unseen.
 pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
+    if o.kind == Kind::Template {
+        return endpoint::same_host(&o.found.host, &from.host);
+    }
     o.found.matches(from)
 }
 

@@ -400,3 +400,30 @@ fn a_brace_pair_that_is_no_action_hides_no_value() {
         );
     }
 }
+
+#[test]
+fn an_action_inside_the_authority_is_a_mention_of_a_from_with_a_port() {
+    // The action renders part of the host; the port written after it is
+    // not the endpoint's port as the file is read: the host names it.
+    let from = format!("{OLD}:6443");
+    for case in [
+        format!("    server: {OLD}{{{{ .x }}}}:6443\n"),
+        format!("    server: {OLD}.{{{{ .domain }}}}:6443\n"),
+        format!("    server: \"{OLD}{{{{ .x }}}}/api\"\n"),
+    ] {
+        let text = format!("{HEAD}  destination:\n{case}    namespace: x\n");
+        for body in [text.clone(), format!("{text}{BREAKER}")] {
+            let dir = dir_with(&body);
+            let before = tree(dir.path());
+            let out = rebind(dir.path(), &["diff", "--from", &from, "--to", NEW]);
+            let said = stdout(&out) + &stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{body}\n{said}");
+            let (line, col) = old_at(&body);
+            assert!(
+                said.contains(&format!("a.yaml:{line}:{col}: template")),
+                "{body}\n{said}"
+            );
+            assert_eq!(tree(dir.path()), before);
+        }
+    }
+}

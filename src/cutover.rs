@@ -9,7 +9,7 @@ use crate::endpoint::Endpoint;
 use crate::rewrite::{self, FilePlan, Plan};
 use crate::summary::Summary;
 use crate::walk::{self, Walk};
-use crate::{inventory, Inventory};
+use crate::{rebind_inventory, Inventory};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -281,7 +281,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     // One pass finds both: `from` to rewrite, `to` to tell an already
     // rebound tree (or a merge of two clusters) from a mistake.
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
-    let inv = inventory(&walk, &hosts, true)?;
+    let (inv, candidates) = rebind_inventory(&walk, &hosts)?;
     refuse_unread(&inv)?;
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
@@ -341,6 +341,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             cfg.as_ref()
                 .map(|c| c.feeders.as_slice())
                 .unwrap_or_default(),
+            candidates.as_ref(),
         )?;
         if req.require_deploys && report.base_unknown {
             bail!(

@@ -976,49 +976,121 @@ pub fn declares_app_health(doc: &Node) -> bool {
 /// parsed: a rebind of a large tree reads its Applications, but parses only
 /// the few that matter.
 fn may_feed(raw: &str, targets: &Targets) -> bool {
-    if raw.contains("argocd-cm")
-        || raw.contains("resource.customizations")
-        || raw.contains("generators")
-    {
+    if always_feeds(raw) {
         return true;
     }
     // A `$ref/...` value file names a target whole.
     if raw.contains('$') && targets.files.iter().any(|t| raw.contains(t.as_str())) {
         return true;
     }
+    path_values(raw).any(|value| {
+        let dir = join(value, "");
+        // A path that climbs (`../common`) is judged by parsing.
+        dir.is_empty() || targets.dirs.contains(&dir) || value.contains("..")
+    })
+}
+
+/// What makes any manifest a possible parent, whatever the targets.
+fn always_feeds(raw: &str) -> bool {
+    raw.contains("argocd-cm")
+        || raw.contains("resource.customizations")
+        || raw.contains("generators")
+}
+
+/// The values of the `path` keys in a manifest's text, read without parsing
+/// it (as [`may_feed`] judges them): quotes and a trailing comment dropped.
+fn path_values(raw: &str) -> impl Iterator<Item = &str> + '_ {
     let b = raw.as_bytes();
     let mut from = 0;
-    while let Some(i) = raw[from..].find("path").map(|i| i + from) {
-        from = i + 4;
-        let mut j = from;
-        if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
-            j += 1;
+    std::iter::from_fn(move || {
+        while let Some(i) = raw[from..].find("path").map(|i| i + from) {
+            from = i + 4;
+            let mut j = from;
+            if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
+                j += 1;
+            }
+            while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
+                j += 1;
+            }
+            if b.get(j) != Some(&b':') {
+                continue;
+            }
+            let end = raw[j + 1..]
+                .find(['\n', '\r', ',', '}'])
+                .map_or(raw.len(), |e| j + 1 + e);
+            let value = raw[j + 1..end]
+                .split(" #")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\'']);
+            return Some(value);
         }
-        while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
-            j += 1;
+        None
+    })
+}
+
+/// What a rebind's walk keeps of a file that may hold an Application, an
+/// ApplicationSet or `argocd-cm`, so that the after-merge review neither
+/// walks nor reads the tree again: its name and what [`may_feed`] asks of
+/// its text, never the text. Once the rewritten files are known, only the
+/// candidates that may feed one are read again and parsed.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// `/`-separated, relative to the walked directory.
+    rel: Box<str>,
+    /// A possible parent whatever the targets: ArgoCD's configuration,
+    /// generators, a `$` (a `$ref/...` value file), a `path` that is the
+    /// root or climbs.
+    always: bool,
+    /// The folders its other `path` values name.
+    dirs: Box<[Box<str>]>,
+}
+
+impl Candidate {
+    /// The candidate a file's text `raw` is (named by `rel`, asked only
+    /// then), or `None` when the after-merge review would not parse it (no
+    /// Application, ApplicationSet or `argocd-cm` in it).
+    pub fn of(raw: &str, rel: impl FnOnce() -> Option<String>) -> Option<Candidate> {
+        if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
+            return None;
         }
-        if b.get(j) != Some(&b':') {
-            continue;
+        let rel = rel()?;
+        let mut always = always_feeds(raw) || raw.contains('$');
+        let mut dirs = Vec::new();
+        for value in path_values(raw) {
+            let dir = join(value, "");
+            always |= dir.is_empty() || value.contains("..");
+            dirs.push(dir.into_boxed_str());
         }
-        let end = raw[j + 1..]
-            .find(['\n', '\r', ',', '}'])
-            .map_or(raw.len(), |e| j + 1 + e);
-        let value = raw[j + 1..end]
-            .split(" #")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches(['"', '\'']);
-        let dir = join(value, "");
-        if dir.is_empty() || targets.dirs.contains(&dir) {
-            return true;
-        }
-        // A path that climbs (`../common`) is judged by parsing.
-        if value.contains("..") {
-            return true;
-        }
+        Some(Candidate {
+            rel: rel.into_boxed_str(),
+            always,
+            dirs: dirs.into_boxed_slice(),
+        })
     }
-    false
+
+    /// The file, `/`-separated, relative to the walked directory.
+    pub fn rel(&self) -> &str {
+        &self.rel
+    }
+
+    /// Whether [`may_feed`] may hold for its text: never `false` where it
+    /// holds (the text is read again and judged exactly).
+    fn may_feed(&self, targets: &Targets) -> bool {
+        self.always
+            || targets.set.contains(&*self.rel)
+            || self.dirs.iter().any(|d| targets.dirs.contains(&**d))
+    }
+}
+
+/// The candidates of one walk of `root` (canonical), in the walk's order:
+/// every file below it that [`yaml_files`] would list and [`read_apps`]
+/// would parse.
+#[derive(Debug, Clone, Default)]
+pub struct Candidates {
+    pub root: PathBuf,
+    pub files: Vec<Candidate>,
 }
 
 /// The rewritten files, and every folder above one: what [`may_feed`]
@@ -1044,6 +1116,29 @@ impl Targets {
             set: files.iter().cloned().collect(),
             dirs,
         }
+    }
+}
+
+/// Every Application, ApplicationSet and `argocd-cm` below `root` that
+/// may feed one of `only_for` (all of them for `None`): from the candidates
+/// a walk of `root` kept, or by walking it.
+fn apps_below(
+    root: &Path,
+    only_for: Option<&[String]>,
+    known: Option<&Candidates>,
+) -> (Vec<App>, bool) {
+    match (known, only_for) {
+        (Some(known), Some(targets)) if known.root == root => {
+            let lookup = Targets::new(targets);
+            let files: Vec<String> = known
+                .files
+                .iter()
+                .filter(|c| c.may_feed(&lookup))
+                .map(|c| c.rel.to_string())
+                .collect();
+            read_apps(root, &files, only_for)
+        }
+        _ => read_apps(root, &yaml_files(root), only_for),
     }
 }
 
@@ -1302,13 +1397,14 @@ pub fn for_plans(
     cutover: Option<&str>,
     live: Option<&Path>,
     declared: &[crate::config::DeclaredFeeder],
+    known: Option<&Candidates>,
 ) -> anyhow::Result<Report> {
     let targets: Vec<PathBuf> = plans
         .iter()
         .filter(|p| !p.is_config)
         .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
         .collect();
-    let (root, mut model) = build_for(path, base, cutover, Some(&targets));
+    let (root, mut model) = build_for(path, base, cutover, Some(&targets), known);
     declare(&mut model, declared);
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
@@ -1356,16 +1452,19 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
 /// and a source counts as this repository when its path exists in the tree;
 /// [`Model::identity_from_remotes`] says which.
 pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf, Model) {
-    build_for(path, base, cutover, None)
+    build_for(path, base, cutover, None, None)
 }
 
 /// [`build`] for a rebind: only the manifests that may feed one of
-/// `targets` (absolute paths) are parsed ([`may_feed`]).
+/// `targets` (absolute paths) are parsed ([`may_feed`]); `known` is what
+/// the rebind's walk kept ([`Candidates`]), read instead of walking its
+/// directory again.
 pub fn build_for(
     path: &Path,
     base: Option<&str>,
     cutover: Option<&str>,
     targets: Option<&[PathBuf]>,
+    known: Option<&Candidates>,
 ) -> (PathBuf, Model) {
     let tree_root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let tree_root = if tree_root.is_file() {
@@ -1395,7 +1494,7 @@ pub fn build_for(
     if let Some((workdir, facts)) = &git {
         if *workdir != tree_root {
             let wt = rels_under(workdir);
-            let (apps, app_health) = read_apps(workdir, &yaml_files(workdir), wt.as_deref());
+            let (apps, app_health) = apps_below(workdir, wt.as_deref(), known);
             if named(&apps, facts) {
                 let model = Model {
                     apps,
@@ -1408,18 +1507,14 @@ pub fn build_for(
         }
     }
     let local_targets = rels_under(&tree_root);
-    let (local, local_health) = read_apps(
-        &tree_root,
-        &yaml_files(&tree_root),
-        local_targets.as_deref(),
-    );
+    let (local, local_health) = apps_below(&tree_root, local_targets.as_deref(), known);
     match git {
         Some((workdir, facts)) if named(&local, &facts) => {
             let (apps, app_health) = if workdir == tree_root {
                 (local, local_health)
             } else {
                 let targets = rels_under(&workdir);
-                read_apps(&workdir, &yaml_files(&workdir), targets.as_deref())
+                apps_below(&workdir, targets.as_deref(), known)
             };
             let model = Model {
                 apps,
@@ -1474,6 +1569,57 @@ fn yaml_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the rebind's walk keeps of a manifest never says "cannot feed"
+    /// where its text says "may feed": the review then reads it again and
+    /// judges it exactly, so reusing the walk changes nothing.
+    #[test]
+    fn a_candidate_may_feed_wherever_its_text_may() {
+        use proptest::prelude::*;
+        let piece = prop::sample::select(vec![
+            "apiVersion: argoproj.io/v1alpha1\n",
+            "kind: ConfigMap\nmetadata: {name: argocd-cm}\n",
+            "  path: apps/prod\n",
+            "  path: 'apps/prod/'\n",
+            "  \"path\" : apps # comment\n",
+            "  path: ./apps/stage\n",
+            "  path: .\n",
+            "  path: ''\n",
+            "  path: ../common\n",
+            "  source: {path: apps/prod, repoURL: x}\n",
+            "  valueFiles: [$values/apps/prod/values.yaml]\n",
+            "  helm: {valueFiles: [apps/prod/values.yaml]}\n",
+            "  generators:\n  - git: {}\n",
+            "  resource.customizations: x\n",
+            "  pathPrefix: apps\n",
+            "  path:\n",
+            "  path: other/dir\n",
+        ]);
+        let target = prop::sample::select(vec![
+            "apps/prod/values.yaml",
+            "apps/stage/a.yaml",
+            "other/dir/x.yaml",
+            "root.yaml",
+            "common/b.yaml",
+        ]);
+        let cases = (
+            prop::collection::vec(piece, 0..8),
+            prop::collection::vec(target, 1..3),
+            prop::sample::select(vec!["apps/prod/values.yaml", "x/app.yaml"]),
+        );
+        proptest!(ProptestConfig::with_cases(2000), |((pieces, targets, rel) in cases)| {
+            let raw: String = pieces.concat();
+            let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+            let lookup = Targets::new(&targets);
+            let exact = lookup.set.contains(rel) || may_feed(&raw, &lookup);
+            let read = raw.contains("argoproj.io") || raw.contains("argocd-cm");
+            let kept = Candidate::of(&raw, || Some(rel.to_string()));
+            prop_assert_eq!(kept.is_some(), read, "{}", raw);
+            if let (Some(c), true) = (kept, exact) {
+                prop_assert!(c.may_feed(&lookup), "{:?} {:?}", raw, targets);
+            }
+        });
+    }
 
     #[test]
     fn repository_urls_compare_as_argocd_places_them() {

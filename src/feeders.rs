@@ -677,6 +677,17 @@ impl Verdict {
     }
 }
 
+/// See [`Model::lookups`].
+struct Lookups<'m> {
+    /// Per app, per source: whether it reads this repository, and whether
+    /// its folder holds a kustomization.
+    sources: Vec<Vec<(bool, bool)>>,
+    /// Per app, per git generator: whether it reads this repository.
+    generators: Vec<Vec<bool>>,
+    /// The Applications each file holds.
+    by_file: std::collections::HashMap<&'m str, Vec<&'m App>>,
+}
+
 /// A parent of a file, and how it reaches it.
 struct Parent<'a> {
     app: &'a App,
@@ -743,15 +754,60 @@ impl Model {
         }
     }
 
+    /// What [`Model::parents`] asks of every app whatever the file, asked
+    /// once per report instead of once per rewritten file.
+    fn lookups(&self, tree: &dyn Tree) -> Lookups<'_> {
+        let mut by_file: std::collections::HashMap<&str, Vec<&App>> = Default::default();
+        for a in &self.apps {
+            by_file.entry(a.file.as_str()).or_default().push(a);
+        }
+        let sources = self
+            .apps
+            .iter()
+            .map(|app| {
+                app.sources
+                    .iter()
+                    .map(|src| {
+                        let this = self.is_this_repo_url(src, tree);
+                        let dir = join(src.path.as_deref().unwrap_or(""), "");
+                        let kustomize =
+                            this && src.chart.is_none() && tree.kustomization(&dir).is_some();
+                        (this, kustomize)
+                    })
+                    .collect()
+            })
+            .collect();
+        let generators = self
+            .apps
+            .iter()
+            .map(|app| {
+                app.git_generators
+                    .iter()
+                    .map(|g| {
+                        repo_identity(&g.repo_url).is_some_and(|id| {
+                            !self.identity_from_remotes || self.facts.identities.contains(&id)
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        Lookups {
+            sources,
+            generators,
+            by_file,
+        }
+    }
+
     /// The parents of `file`: each source of this repository whose path
     /// holds it (covering it or not, with the reason), each multi-source
     /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
     /// generator whose `files` glob reads it.
-    fn parents(&self, file: &str, tree: &dyn Tree) -> Vec<Parent<'_>> {
+    fn parents(&self, file: &str, tree: &dyn Tree, lk: &Lookups) -> Vec<Parent<'_>> {
         let mut out = Vec::new();
-        for app in &self.apps {
-            for src in &app.sources {
-                if !self.is_this_repo_url(src, tree) {
+        for (i, app) in self.apps.iter().enumerate() {
+            for (j, src) in app.sources.iter().enumerate() {
+                let (this, kustomize) = lk.sources[i][j];
+                if !this {
                     continue;
                 }
                 if let Some(r) = &src.ref_name {
@@ -771,8 +827,15 @@ impl Model {
                 if src.chart.is_some() {
                     continue;
                 }
+                // Only a kustomization or a chart's value file reaches a file
+                // outside the source's path ([`covers`]).
+                let path = src.path.as_deref().unwrap_or("");
+                let outside = under(file, path).is_none();
+                if outside && !kustomize && !src.value_files.iter().any(|v| join(path, v) == file) {
+                    continue;
+                }
                 let cover = covers(src, file, tree);
-                if cover == Cover::Yes || under(file, src.path.as_deref().unwrap_or("")).is_some() {
+                if cover == Cover::Yes || !outside {
                     out.push(Parent {
                         app,
                         cover,
@@ -781,11 +844,8 @@ impl Model {
                     });
                 }
             }
-            for g in &app.git_generators {
-                let this = repo_identity(&g.repo_url).is_some_and(|id| {
-                    !self.identity_from_remotes || self.facts.identities.contains(&id)
-                });
-                if this && g.files.iter().any(|glob| glob_match(glob, file)) {
+            for (g, this) in app.git_generators.iter().zip(&lk.generators[i]) {
+                if *this && g.files.iter().any(|glob| glob_match(glob, file)) {
                     // The ApplicationSet controller reads the generator's
                     // files by itself (it polls); its Applications then
                     // sync under the template's policy.
@@ -804,15 +864,19 @@ impl Model {
     /// The after-merge rows for the rewritten files.
     pub fn rows(&self, rewritten: &[(String, Vec<String>)], tree: &dyn Tree) -> Vec<Row> {
         let mut rows = Vec::new();
+        if rewritten.is_empty() {
+            return rows;
+        }
+        let lk = self.lookups(tree);
         for (file, resources) in rewritten {
-            let children: Vec<&App> = self.apps.iter().filter(|a| &a.file == file).collect();
+            let children: &[&App] = lk.by_file.get(file.as_str()).map_or(&[], Vec::as_slice);
             let hop2 = if children.is_empty() {
                 None
             } else {
                 Some(children.iter().all(|c| c.automated))
             };
             let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
-            let parents = self.parents(file, tree);
+            let parents = self.parents(file, tree, &lk);
             if parents.is_empty() {
                 rows.push(Row {
                     file: file.clone(),

@@ -1133,28 +1133,64 @@ impl Candidate {
             dirs: dirs.into_boxed_slice(),
         })
     }
+}
 
-    /// The file, `/`-separated, relative to the walked directory.
-    pub fn rel(&self) -> &str {
-        &self.rel
-    }
-
-    /// Whether [`may_feed`] may hold for its text: never `false` where it
-    /// holds (the text is read again and judged exactly).
-    fn may_feed(&self, targets: &Targets) -> bool {
-        self.always
-            || targets.set.contains(&*self.rel)
-            || self.dirs.iter().any(|d| targets.dirs.contains(&**d))
-    }
+/// Whether [`may_feed`] may hold for a candidate's text: never `false`
+/// where it holds (the text is read again and judged exactly).
+fn may_feed_kept<'a>(
+    rel: &str,
+    always: bool,
+    mut dirs: impl Iterator<Item = &'a str>,
+    targets: &Targets,
+) -> bool {
+    always || targets.set.contains(rel) || dirs.any(|d| targets.dirs.contains(d))
 }
 
 /// The candidates of one walk of `root` (canonical), in the walk's order:
 /// every file below it that [`yaml_files`] would list and [`read_apps`]
-/// would parse.
+/// would parse. Kept in one string (each name, then its folders, each
+/// followed by a NUL, which no path holds): a tree of many Applications
+/// costs about the length of their names and folders.
 #[derive(Debug, Clone, Default)]
 pub struct Candidates {
     pub root: PathBuf,
-    pub files: Vec<Candidate>,
+    text: String,
+    /// Where each candidate starts in `text`, and its `always`.
+    starts: Vec<(usize, bool)>,
+}
+
+impl Candidates {
+    pub fn new(root: PathBuf) -> Candidates {
+        Candidates {
+            root,
+            ..Candidates::default()
+        }
+    }
+
+    pub fn push(&mut self, c: Candidate) {
+        self.starts.push((self.text.len(), c.always));
+        for part in std::iter::once(&c.rel).chain(c.dirs.iter()) {
+            self.text.push_str(part);
+            self.text.push('\0');
+        }
+    }
+
+    /// Each candidate: its name, `always`, and its folders.
+    fn each(&self) -> impl Iterator<Item = (&str, bool, std::str::Split<'_, char>)> {
+        let ends = self.starts.iter().skip(1).map(|s| s.0);
+        let ends = ends.chain(std::iter::once(self.text.len()));
+        self.starts.iter().zip(ends).map(|(&(start, always), end)| {
+            // The record ends with a NUL: drop it, then split.
+            let mut parts = self.text[start..end - 1].split('\0');
+            let rel = parts.next().unwrap_or("");
+            (rel, always, parts)
+        })
+    }
+
+    /// The candidates' names, in the walk's order.
+    pub fn rels(&self) -> impl Iterator<Item = &str> {
+        self.each().map(|(rel, _, _)| rel)
+    }
 }
 
 /// The rewritten files, and every folder above one: what [`may_feed`]
@@ -1195,10 +1231,9 @@ fn apps_below(
         (Some(known), Some(targets)) if known.root == root => {
             let lookup = Targets::new(targets);
             let files: Vec<String> = known
-                .files
-                .iter()
-                .filter(|c| c.may_feed(&lookup))
-                .map(|c| c.rel.to_string())
+                .each()
+                .filter(|(rel, always, dirs)| may_feed_kept(rel, *always, dirs.clone(), &lookup))
+                .map(|(rel, _, _)| rel.to_string())
                 .collect();
             read_apps(root, &files, only_for)
         }
@@ -1680,7 +1715,10 @@ mod tests {
             let kept = Candidate::of(&raw, || Some(rel.to_string()));
             prop_assert_eq!(kept.is_some(), read, "{}", raw);
             if let (Some(c), true) = (kept, exact) {
-                prop_assert!(c.may_feed(&lookup), "{:?} {:?}", raw, targets);
+                let mut all = Candidates::default();
+                all.push(c);
+                let (rel, always, dirs) = all.each().next().unwrap();
+                prop_assert!(may_feed_kept(rel, always, dirs, &lookup), "{:?} {:?}", raw, targets);
             }
         });
     }

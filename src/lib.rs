@@ -128,7 +128,11 @@ fn gather(
         .sole_dir()
         .filter(|sole| candidates && !config_may_feed(sole));
     let mut inv = Inventory::default();
-    let mut kept = Vec::new();
+    let mut kept = feeders::Candidates::new(
+        sole.as_ref()
+            .map(|s| s.canonical.clone())
+            .unwrap_or_default(),
+    );
     inv.files = run(
         walk,
         hosts,
@@ -145,11 +149,7 @@ fn gather(
     // files by the names shown, byte-wise (as `git diff` does).
     inv.sources.sort_by(|a, b| a.entry.rel.cmp(&b.entry.rel));
     inv.skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
-    let candidates = sole.map(|sole| feeders::Candidates {
-        root: sole.canonical,
-        files: kept,
-    });
-    Ok((inv, candidates))
+    Ok((inv, sole.map(|_| kept)))
 }
 
 /// Whether the config in use (which the walk never yields) lies in the
@@ -794,7 +794,7 @@ mod tests {
         assert_eq!(rels.len(), 2, "{rels:?}");
         let known = known.expect("one directory, default globs: the walk is reused");
         assert_eq!(known.root, root.canonicalize().unwrap());
-        let kept: Vec<&str> = known.files.iter().map(|c| c.rel()).collect();
+        let kept: Vec<&str> = known.rels().collect();
         assert_eq!(
             kept,
             [
@@ -817,10 +817,7 @@ mod tests {
         );
         assert!(!walked.contains("\"ignored\""), "{walked}");
         assert_eq!(model(root, Some(&known)), walked);
-        let none = feeders::Candidates {
-            root: known.root.clone(),
-            files: Vec::new(),
-        };
+        let none = feeders::Candidates::new(known.root.clone());
         assert!(!model(root, Some(&none)).contains("\"root\""));
     }
 

@@ -677,13 +677,18 @@ impl Verdict {
     }
 }
 
-/// See [`Model::lookups`].
+/// See [`Model::lookups`]. A source is `(app, source, its folder holds a
+/// kustomization)`, by index.
+#[derive(Default)]
 struct Lookups<'m> {
-    /// Per app, per source: whether it reads this repository, and whether
-    /// its folder holds a kustomization.
-    sources: Vec<Vec<(bool, bool)>>,
-    /// Per app, per git generator: whether it reads this repository.
-    generators: Vec<Vec<bool>>,
+    /// The sources of this repository that reach only below their path,
+    /// by the folder the path names.
+    by_dir: std::collections::HashMap<String, Vec<(usize, usize, bool)>>,
+    /// The sources of this repository that may reach any file.
+    anywhere: Vec<(usize, usize, bool)>,
+    /// Per app with one, its git generators: whether each reads this
+    /// repository.
+    generators: std::collections::HashMap<usize, Vec<bool>>,
     /// The Applications each file holds.
     by_file: std::collections::HashMap<&'m str, Vec<&'m App>>,
 }
@@ -757,108 +762,123 @@ impl Model {
     /// What [`Model::parents`] asks of every app whatever the file, asked
     /// once per report instead of once per rewritten file.
     fn lookups(&self, tree: &dyn Tree) -> Lookups<'_> {
-        let mut by_file: std::collections::HashMap<&str, Vec<&App>> = Default::default();
-        for a in &self.apps {
-            by_file.entry(a.file.as_str()).or_default().push(a);
-        }
-        let sources = self
-            .apps
-            .iter()
-            .map(|app| {
-                app.sources
-                    .iter()
-                    .map(|src| {
-                        let this = self.is_this_repo_url(src, tree);
-                        let dir = join(src.path.as_deref().unwrap_or(""), "");
-                        let kustomize =
-                            this && src.chart.is_none() && tree.kustomization(&dir).is_some();
-                        (this, kustomize)
+        let mut lk = Lookups::default();
+        for (i, app) in self.apps.iter().enumerate() {
+            lk.by_file.entry(app.file.as_str()).or_default().push(app);
+            for (j, src) in app.sources.iter().enumerate() {
+                if !self.is_this_repo_url(src, tree) {
+                    continue;
+                }
+                let path = src.path.as_deref().unwrap_or("");
+                let kustomize =
+                    src.chart.is_none() && tree.kustomization(&join(path, "")).is_some();
+                // Only a `ref`, a kustomization or a chart's value file
+                // reaches a file outside the source's path ([`covers`]).
+                if src.ref_name.is_some() || kustomize || !src.value_files.is_empty() {
+                    lk.anywhere.push((i, j, kustomize));
+                } else if src.chart.is_none() {
+                    lk.by_dir
+                        .entry(join(path, ""))
+                        .or_default()
+                        .push((i, j, false));
+                }
+            }
+            let generators: Vec<bool> = app
+                .git_generators
+                .iter()
+                .map(|g| {
+                    repo_identity(&g.repo_url).is_some_and(|id| {
+                        !self.identity_from_remotes || self.facts.identities.contains(&id)
                     })
-                    .collect()
-            })
-            .collect();
-        let generators = self
-            .apps
-            .iter()
-            .map(|app| {
-                app.git_generators
-                    .iter()
-                    .map(|g| {
-                        repo_identity(&g.repo_url).is_some_and(|id| {
-                            !self.identity_from_remotes || self.facts.identities.contains(&id)
-                        })
-                    })
-                    .collect()
-            })
-            .collect();
-        Lookups {
-            sources,
-            generators,
-            by_file,
+                })
+                .collect();
+            if generators.iter().any(|t| *t) {
+                lk.generators.insert(i, generators);
+            }
         }
+        lk
     }
 
     /// The parents of `file`: each source of this repository whose path
     /// holds it (covering it or not, with the reason), each multi-source
     /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
-    /// generator whose `files` glob reads it.
+    /// generator whose `files` glob reads it. Only the sources that can
+    /// reach the file are asked (by the folders above it), in the apps'
+    /// and sources' order.
     fn parents(&self, file: &str, tree: &dyn Tree, lk: &Lookups) -> Vec<Parent<'_>> {
+        let mut asked: Vec<(usize, usize, bool)> = lk.anywhere.clone();
+        let folders = std::iter::once("").chain(file.match_indices('/').map(|(k, _)| &file[..k]));
+        for dir in folders {
+            asked.extend(lk.by_dir.get(dir).into_iter().flatten());
+        }
+        asked.extend(lk.generators.keys().map(|&i| (i, usize::MAX, false)));
+        asked.sort_unstable();
+        asked.dedup();
         let mut out = Vec::new();
-        for (i, app) in self.apps.iter().enumerate() {
-            for (j, src) in app.sources.iter().enumerate() {
-                let (this, kustomize) = lk.sources[i][j];
-                if !this {
-                    continue;
-                }
-                if let Some(r) = &src.ref_name {
-                    let wanted = format!("${r}/{file}");
-                    if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
-                        out.push(Parent {
-                            app,
-                            cover: Cover::Yes,
-                            revision: src.target_revision.clone(),
-                            automated: app.automated,
-                        });
-                    }
-                    if src.path.is_none() {
-                        continue;
-                    }
-                }
-                if src.chart.is_some() {
-                    continue;
-                }
-                // Only a kustomization or a chart's value file reaches a file
-                // outside the source's path ([`covers`]).
-                let path = src.path.as_deref().unwrap_or("");
-                let outside = under(file, path).is_none();
-                if outside && !kustomize && !src.value_files.iter().any(|v| join(path, v) == file) {
-                    continue;
-                }
-                let cover = covers(src, file, tree);
-                if cover == Cover::Yes || !outside {
+        for (i, j, kustomize) in asked {
+            let app = &self.apps[i];
+            if j == usize::MAX {
+                self.generator_parents(app, file, &lk.generators[&i], &mut out);
+                continue;
+            }
+            let src = &app.sources[j];
+            if let Some(r) = &src.ref_name {
+                let wanted = format!("${r}/{file}");
+                if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
                     out.push(Parent {
                         app,
-                        cover,
+                        cover: Cover::Yes,
                         revision: src.target_revision.clone(),
                         automated: app.automated,
                     });
                 }
-            }
-            for (g, this) in app.git_generators.iter().zip(&lk.generators[i]) {
-                if *this && g.files.iter().any(|glob| glob_match(glob, file)) {
-                    // The ApplicationSet controller reads the generator's
-                    // files by itself (it polls); its Applications then
-                    // sync under the template's policy.
-                    out.push(Parent {
-                        app,
-                        cover: Cover::Yes,
-                        revision: g.revision.clone(),
-                        automated: true,
-                    });
+                if src.path.is_none() {
+                    continue;
                 }
+            }
+            if src.chart.is_some() {
+                continue;
+            }
+            let path = src.path.as_deref().unwrap_or("");
+            let outside = under(file, path).is_none();
+            if outside && !kustomize && !src.value_files.iter().any(|v| join(path, v) == file) {
+                continue;
+            }
+            let cover = covers(src, file, tree);
+            if cover == Cover::Yes || !outside {
+                out.push(Parent {
+                    app,
+                    cover,
+                    revision: src.target_revision.clone(),
+                    automated: app.automated,
+                });
             }
         }
         out
+    }
+
+    /// The git generators of `app` that read `file` (`this`: which read
+    /// this repository).
+    fn generator_parents<'m>(
+        &self,
+        app: &'m App,
+        file: &str,
+        this: &[bool],
+        out: &mut Vec<Parent<'m>>,
+    ) {
+        for (g, this) in app.git_generators.iter().zip(this) {
+            if *this && g.files.iter().any(|glob| glob_match(glob, file)) {
+                // The ApplicationSet controller reads the generator's
+                // files by itself (it polls); its Applications then
+                // sync under the template's policy.
+                out.push(Parent {
+                    app,
+                    cover: Cover::Yes,
+                    revision: g.revision.clone(),
+                    automated: true,
+                });
+            }
+        }
     }
 
     /// The after-merge rows for the rewritten files.

@@ -9,7 +9,7 @@ use crate::endpoint::Endpoint;
 use crate::rewrite::{self, FilePlan, Plan};
 use crate::summary::Summary;
 use crate::walk::{self, Walk};
-use crate::{inventory, Inventory};
+use crate::{rebind_inventory, Inventory};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -229,7 +229,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     // One pass finds both: `from` to rewrite, `to` to tell an already
     // rebound tree (or a merge of two clusters) from a mistake.
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
-    let inv = inventory(&walk, &hosts, true)?;
+    let (inv, candidates) = rebind_inventory(&walk, &hosts)?;
     refuse_unread(&inv)?;
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
@@ -239,7 +239,13 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;
     if !plan.files.is_empty() {
-        plan.after_merge = Some(after_merge(req, &plan, cfg.as_ref(), &to)?);
+        plan.after_merge = Some(after_merge(
+            req,
+            &plan,
+            cfg.as_ref(),
+            &to,
+            candidates.as_ref(),
+        )?);
     }
     if let Some((old, new)) = &req.issuers {
         let inv = crate::oidc::inventory(&walk);
@@ -398,6 +404,7 @@ fn after_merge(
     plan: &Plan,
     cfg: Option<&Config>,
     to: &Endpoint,
+    known: Option<&crate::feeders::Candidates>,
 ) -> Result<crate::feeders::Report> {
     let branch = req
         .branch
@@ -410,6 +417,7 @@ fn after_merge(
         Some(&branch),
         req.live.as_deref(),
         cfg.map(|c| c.feeders.as_slice()).unwrap_or_default(),
+        known,
     )?;
     if req.require_deploys && report.base_unknown {
         bail!(

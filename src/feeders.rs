@@ -688,6 +688,22 @@ impl Verdict {
     }
 }
 
+/// See [`Model::lookups`]. A source is `(app, source, its folder holds a
+/// kustomization)`, by index.
+#[derive(Default)]
+struct Lookups<'m> {
+    /// The sources of this repository that reach only below their path,
+    /// by the folder the path names.
+    by_dir: std::collections::HashMap<String, Vec<(usize, usize, bool)>>,
+    /// The sources of this repository that may reach any file.
+    anywhere: Vec<(usize, usize, bool)>,
+    /// Per app with one, its git generators: whether each reads this
+    /// repository.
+    generators: std::collections::HashMap<usize, Vec<bool>>,
+    /// The Applications each file holds.
+    by_file: std::collections::HashMap<&'m str, Vec<&'m App>>,
+}
+
 /// A parent of a file, and how it reaches it.
 struct Parent<'a> {
     app: &'a App,
@@ -754,76 +770,144 @@ impl Model {
         }
     }
 
-    /// The parents of `file`: each source of this repository whose path
-    /// holds it (covering it or not, with the reason), each multi-source
-    /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
-    /// generator whose `files` glob reads it.
-    fn parents(&self, file: &str, tree: &dyn Tree) -> Vec<Parent<'_>> {
-        let mut out = Vec::new();
-        for app in &self.apps {
-            for src in &app.sources {
+    /// What [`Model::parents`] asks of every app whatever the file, asked
+    /// once per report instead of once per rewritten file.
+    fn lookups(&self, tree: &dyn Tree) -> Lookups<'_> {
+        let mut lk = Lookups::default();
+        for (i, app) in self.apps.iter().enumerate() {
+            lk.by_file.entry(app.file.as_str()).or_default().push(app);
+            for (j, src) in app.sources.iter().enumerate() {
                 if !self.is_this_repo_url(src, tree) {
                     continue;
                 }
-                if let Some(r) = &src.ref_name {
-                    let wanted = format!("${r}/{file}");
-                    if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
-                        out.push(Parent {
-                            app,
-                            cover: Cover::Yes,
-                            revision: src.target_revision.clone(),
-                            automated: app.automated,
-                        });
-                    }
-                    if src.path.is_none() {
-                        continue;
-                    }
+                let path = src.path.as_deref().unwrap_or("");
+                let kustomize =
+                    src.chart.is_none() && tree.kustomization(&join(path, "")).is_some();
+                // Only a `ref`, a kustomization or a chart's value file
+                // reaches a file outside the source's path ([`covers`]).
+                if src.ref_name.is_some() || kustomize || !src.value_files.is_empty() {
+                    lk.anywhere.push((i, j, kustomize));
+                } else if src.chart.is_none() {
+                    lk.by_dir
+                        .entry(join(path, ""))
+                        .or_default()
+                        .push((i, j, false));
                 }
-                if src.chart.is_some() {
-                    continue;
-                }
-                let cover = covers(src, file, tree);
-                if cover == Cover::Yes || under(file, src.path.as_deref().unwrap_or("")).is_some() {
+            }
+            let generators: Vec<bool> = app
+                .git_generators
+                .iter()
+                .map(|g| {
+                    repo_identity(&g.repo_url).is_some_and(|id| {
+                        !self.identity_from_remotes || self.facts.identities.contains(&id)
+                    })
+                })
+                .collect();
+            if generators.iter().any(|t| *t) {
+                lk.generators.insert(i, generators);
+            }
+        }
+        lk
+    }
+
+    /// The parents of `file`: each source of this repository whose path
+    /// holds it (covering it or not, with the reason), each multi-source
+    /// `ref` whose `$ref/...` value file it is, and each ApplicationSet git
+    /// generator whose `files` glob reads it. Only the sources that can
+    /// reach the file are asked (by the folders above it), in the apps'
+    /// and sources' order.
+    fn parents(&self, file: &str, tree: &dyn Tree, lk: &Lookups) -> Vec<Parent<'_>> {
+        let mut asked: Vec<(usize, usize, bool)> = lk.anywhere.clone();
+        let folders = std::iter::once("").chain(file.match_indices('/').map(|(k, _)| &file[..k]));
+        for dir in folders {
+            asked.extend(lk.by_dir.get(dir).into_iter().flatten());
+        }
+        asked.extend(lk.generators.keys().map(|&i| (i, usize::MAX, false)));
+        asked.sort_unstable();
+        asked.dedup();
+        let mut out = Vec::new();
+        for (i, j, kustomize) in asked {
+            let app = &self.apps[i];
+            if j == usize::MAX {
+                self.generator_parents(app, file, &lk.generators[&i], &mut out);
+                continue;
+            }
+            let src = &app.sources[j];
+            if let Some(r) = &src.ref_name {
+                let wanted = format!("${r}/{file}");
+                if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
                     out.push(Parent {
                         app,
-                        cover,
+                        cover: Cover::Yes,
                         revision: src.target_revision.clone(),
                         automated: app.automated,
                     });
                 }
-            }
-            for g in &app.git_generators {
-                let this = repo_identity(&g.repo_url).is_some_and(|id| {
-                    !self.identity_from_remotes || self.facts.identities.contains(&id)
-                });
-                if this && g.files.iter().any(|glob| glob_match(glob, file)) {
-                    // The ApplicationSet controller reads the generator's
-                    // files by itself (it polls); its Applications then
-                    // sync under the template's policy.
-                    out.push(Parent {
-                        app,
-                        cover: Cover::Yes,
-                        revision: g.revision.clone(),
-                        automated: true,
-                    });
+                if src.path.is_none() {
+                    continue;
                 }
+            }
+            if src.chart.is_some() {
+                continue;
+            }
+            let path = src.path.as_deref().unwrap_or("");
+            let outside = under(file, path).is_none();
+            if outside && !kustomize && !src.value_files.iter().any(|v| join(path, v) == file) {
+                continue;
+            }
+            let cover = covers(src, file, tree);
+            if cover == Cover::Yes || !outside {
+                out.push(Parent {
+                    app,
+                    cover,
+                    revision: src.target_revision.clone(),
+                    automated: app.automated,
+                });
             }
         }
         out
     }
 
+    /// The git generators of `app` that read `file` (`this`: which read
+    /// this repository).
+    fn generator_parents<'m>(
+        &self,
+        app: &'m App,
+        file: &str,
+        this: &[bool],
+        out: &mut Vec<Parent<'m>>,
+    ) {
+        for (g, this) in app.git_generators.iter().zip(this) {
+            if *this && g.files.iter().any(|glob| glob_match(glob, file)) {
+                // The ApplicationSet controller reads the generator's
+                // files by itself (it polls); its Applications then
+                // sync under the template's policy.
+                out.push(Parent {
+                    app,
+                    cover: Cover::Yes,
+                    revision: g.revision.clone(),
+                    automated: true,
+                });
+            }
+        }
+    }
+
     /// The after-merge rows for the rewritten files.
     pub fn rows(&self, rewritten: &[(String, Vec<String>)], tree: &dyn Tree) -> Vec<Row> {
         let mut rows = Vec::new();
+        if rewritten.is_empty() {
+            return rows;
+        }
+        let lk = self.lookups(tree);
         for (file, resources) in rewritten {
-            let children: Vec<&App> = self.apps.iter().filter(|a| &a.file == file).collect();
+            let children: &[&App] = lk.by_file.get(file.as_str()).map_or(&[], Vec::as_slice);
             let hop2 = if children.is_empty() {
                 None
             } else {
                 Some(children.iter().all(|c| c.automated))
             };
             let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
-            let parents = self.parents(file, tree);
+            let parents = self.parents(file, tree, &lk);
             if parents.is_empty() {
                 rows.push(Row {
                     file: file.clone(),
@@ -987,49 +1071,157 @@ pub fn declares_app_health(doc: &Node) -> bool {
 /// parsed: a rebind of a large tree reads its Applications, but parses only
 /// the few that matter.
 fn may_feed(raw: &str, targets: &Targets) -> bool {
-    if raw.contains("argocd-cm")
-        || raw.contains("resource.customizations")
-        || raw.contains("generators")
-    {
+    if always_feeds(raw) {
         return true;
     }
     // A `$ref/...` value file names a target whole.
     if raw.contains('$') && targets.files.iter().any(|t| raw.contains(t.as_str())) {
         return true;
     }
+    path_values(raw).any(|value| {
+        let dir = join(value, "");
+        // A path that climbs (`../common`) is judged by parsing.
+        dir.is_empty() || targets.dirs.contains(&dir) || value.contains("..")
+    })
+}
+
+/// What makes any manifest a possible parent, whatever the targets.
+fn always_feeds(raw: &str) -> bool {
+    raw.contains("argocd-cm")
+        || raw.contains("resource.customizations")
+        || raw.contains("generators")
+}
+
+/// The values of the `path` keys in a manifest's text, read without parsing
+/// it (as [`may_feed`] judges them): quotes and a trailing comment dropped.
+fn path_values(raw: &str) -> impl Iterator<Item = &str> + '_ {
     let b = raw.as_bytes();
     let mut from = 0;
-    while let Some(i) = raw[from..].find("path").map(|i| i + from) {
-        from = i + 4;
-        let mut j = from;
-        if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
-            j += 1;
+    std::iter::from_fn(move || {
+        while let Some(i) = raw[from..].find("path").map(|i| i + from) {
+            from = i + 4;
+            let mut j = from;
+            if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
+                j += 1;
+            }
+            while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
+                j += 1;
+            }
+            if b.get(j) != Some(&b':') {
+                continue;
+            }
+            let end = raw[j + 1..]
+                .find(['\n', '\r', ',', '}'])
+                .map_or(raw.len(), |e| j + 1 + e);
+            let value = raw[j + 1..end]
+                .split(" #")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .trim_matches(['"', '\'']);
+            return Some(value);
         }
-        while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
-            j += 1;
+        None
+    })
+}
+
+/// What a rebind's walk keeps of a file that may hold an Application, an
+/// ApplicationSet or `argocd-cm`, so that the after-merge review neither
+/// walks nor reads the tree again: its name and what [`may_feed`] asks of
+/// its text, never the text. Once the rewritten files are known, only the
+/// candidates that may feed one are read again and parsed.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// `/`-separated, relative to the walked directory.
+    rel: Box<str>,
+    /// A possible parent whatever the targets: ArgoCD's configuration,
+    /// generators, a `$` (a `$ref/...` value file), a `path` that is the
+    /// root or climbs.
+    always: bool,
+    /// The folders its other `path` values name.
+    dirs: Box<[Box<str>]>,
+}
+
+impl Candidate {
+    /// The candidate a file's text `raw` is (named by `rel`, asked only
+    /// then), or `None` when the after-merge review would not parse it (no
+    /// Application, ApplicationSet or `argocd-cm` in it).
+    pub fn of(raw: &str, rel: impl FnOnce() -> Option<String>) -> Option<Candidate> {
+        if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
+            return None;
         }
-        if b.get(j) != Some(&b':') {
-            continue;
+        let rel = rel()?;
+        let mut always = always_feeds(raw) || raw.contains('$');
+        let mut dirs = Vec::new();
+        for value in path_values(raw) {
+            let dir = join(value, "");
+            always |= dir.is_empty() || value.contains("..");
+            dirs.push(dir.into_boxed_str());
         }
-        let end = raw[j + 1..]
-            .find(['\n', '\r', ',', '}'])
-            .map_or(raw.len(), |e| j + 1 + e);
-        let value = raw[j + 1..end]
-            .split(" #")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches(['"', '\'']);
-        let dir = join(value, "");
-        if dir.is_empty() || targets.dirs.contains(&dir) {
-            return true;
-        }
-        // A path that climbs (`../common`) is judged by parsing.
-        if value.contains("..") {
-            return true;
+        Some(Candidate {
+            rel: rel.into_boxed_str(),
+            always,
+            dirs: dirs.into_boxed_slice(),
+        })
+    }
+}
+
+/// Whether [`may_feed`] may hold for a candidate's text: never `false`
+/// where it holds (the text is read again and judged exactly).
+fn may_feed_kept<'a>(
+    rel: &str,
+    always: bool,
+    mut dirs: impl Iterator<Item = &'a str>,
+    targets: &Targets,
+) -> bool {
+    always || targets.set.contains(rel) || dirs.any(|d| targets.dirs.contains(d))
+}
+
+/// The candidates of one walk of `root` (canonical), in the walk's order:
+/// every file below it that [`yaml_files`] would list and [`read_apps`]
+/// would parse. Kept in one string (each name, then its folders, each
+/// followed by a NUL, which no path holds): a tree of many Applications
+/// costs about the length of their names and folders.
+#[derive(Debug, Clone, Default)]
+pub struct Candidates {
+    pub root: PathBuf,
+    text: String,
+    /// Where each candidate starts in `text`, and its `always`.
+    starts: Vec<(usize, bool)>,
+}
+
+impl Candidates {
+    pub fn new(root: PathBuf) -> Candidates {
+        Candidates {
+            root,
+            ..Candidates::default()
         }
     }
-    false
+
+    pub fn push(&mut self, c: Candidate) {
+        self.starts.push((self.text.len(), c.always));
+        for part in std::iter::once(&c.rel).chain(c.dirs.iter()) {
+            self.text.push_str(part);
+            self.text.push('\0');
+        }
+    }
+
+    /// Each candidate: its name, `always`, and its folders.
+    fn each(&self) -> impl Iterator<Item = (&str, bool, std::str::Split<'_, char>)> {
+        let ends = self.starts.iter().skip(1).map(|s| s.0);
+        let ends = ends.chain(std::iter::once(self.text.len()));
+        self.starts.iter().zip(ends).map(|(&(start, always), end)| {
+            // The record ends with a NUL: drop it, then split.
+            let mut parts = self.text[start..end - 1].split('\0');
+            let rel = parts.next().unwrap_or("");
+            (rel, always, parts)
+        })
+    }
+
+    /// The candidates' names, in the walk's order.
+    pub fn rels(&self) -> impl Iterator<Item = &str> {
+        self.each().map(|(rel, _, _)| rel)
+    }
 }
 
 /// The rewritten files, and every folder above one: what [`may_feed`]
@@ -1055,6 +1247,28 @@ impl Targets {
             set: files.iter().cloned().collect(),
             dirs,
         }
+    }
+}
+
+/// Every Application, ApplicationSet and `argocd-cm` below `root` that
+/// may feed one of `only_for` (all of them for `None`): from the candidates
+/// a walk of `root` kept, or by walking it.
+fn apps_below(
+    root: &Path,
+    only_for: Option<&[String]>,
+    known: Option<&Candidates>,
+) -> (Vec<App>, bool) {
+    match (known, only_for) {
+        (Some(known), Some(targets)) if known.root == root => {
+            let lookup = Targets::new(targets);
+            let files: Vec<String> = known
+                .each()
+                .filter(|(rel, always, dirs)| may_feed_kept(rel, *always, dirs.clone(), &lookup))
+                .map(|(rel, _, _)| rel.to_string())
+                .collect();
+            read_apps(root, &files, only_for)
+        }
+        _ => read_apps(root, &yaml_files(root), only_for),
     }
 }
 
@@ -1313,13 +1527,14 @@ pub fn for_plans(
     cutover: Option<&str>,
     live: Option<&Path>,
     declared: &[crate::config::DeclaredFeeder],
+    known: Option<&Candidates>,
 ) -> anyhow::Result<Report> {
     let targets: Vec<PathBuf> = plans
         .iter()
         .filter(|p| !p.is_config)
         .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
         .collect();
-    let (root, mut model) = build_for(path, base, cutover, Some(&targets));
+    let (root, mut model) = build_for(path, base, cutover, Some(&targets), known);
     declare(&mut model, declared);
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
@@ -1367,16 +1582,19 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
 /// and a source counts as this repository when its path exists in the tree;
 /// [`Model::identity_from_remotes`] says which.
 pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf, Model) {
-    build_for(path, base, cutover, None)
+    build_for(path, base, cutover, None, None)
 }
 
 /// [`build`] for a rebind: only the manifests that may feed one of
-/// `targets` (absolute paths) are parsed ([`may_feed`]).
+/// `targets` (absolute paths) are parsed ([`may_feed`]); `known` is what
+/// the rebind's walk kept ([`Candidates`]), read instead of walking its
+/// directory again.
 pub fn build_for(
     path: &Path,
     base: Option<&str>,
     cutover: Option<&str>,
     targets: Option<&[PathBuf]>,
+    known: Option<&Candidates>,
 ) -> (PathBuf, Model) {
     let tree_root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let tree_root = if tree_root.is_file() {
@@ -1406,7 +1624,7 @@ pub fn build_for(
     if let Some((workdir, facts)) = &git {
         if *workdir != tree_root {
             let wt = rels_under(workdir);
-            let (apps, app_health) = read_apps(workdir, &yaml_files(workdir), wt.as_deref());
+            let (apps, app_health) = apps_below(workdir, wt.as_deref(), known);
             if named(&apps, facts) {
                 let model = Model {
                     apps,
@@ -1419,18 +1637,14 @@ pub fn build_for(
         }
     }
     let local_targets = rels_under(&tree_root);
-    let (local, local_health) = read_apps(
-        &tree_root,
-        &yaml_files(&tree_root),
-        local_targets.as_deref(),
-    );
+    let (local, local_health) = apps_below(&tree_root, local_targets.as_deref(), known);
     match git {
         Some((workdir, facts)) if named(&local, &facts) => {
             let (apps, app_health) = if workdir == tree_root {
                 (local, local_health)
             } else {
                 let targets = rels_under(&workdir);
-                read_apps(&workdir, &yaml_files(&workdir), targets.as_deref())
+                apps_below(&workdir, targets.as_deref(), known)
             };
             let model = Model {
                 apps,
@@ -1485,6 +1699,60 @@ fn yaml_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the rebind's walk keeps of a manifest never says "cannot feed"
+    /// where its text says "may feed": the review then reads it again and
+    /// judges it exactly, so reusing the walk changes nothing.
+    #[test]
+    fn a_candidate_may_feed_wherever_its_text_may() {
+        use proptest::prelude::*;
+        let piece = prop::sample::select(vec![
+            "apiVersion: argoproj.io/v1alpha1\n",
+            "kind: ConfigMap\nmetadata: {name: argocd-cm}\n",
+            "  path: apps/prod\n",
+            "  path: 'apps/prod/'\n",
+            "  \"path\" : apps # comment\n",
+            "  path: ./apps/stage\n",
+            "  path: .\n",
+            "  path: ''\n",
+            "  path: ../common\n",
+            "  source: {path: apps/prod, repoURL: x}\n",
+            "  valueFiles: [$values/apps/prod/values.yaml]\n",
+            "  helm: {valueFiles: [apps/prod/values.yaml]}\n",
+            "  generators:\n  - git: {}\n",
+            "  resource.customizations: x\n",
+            "  pathPrefix: apps\n",
+            "  path:\n",
+            "  path: other/dir\n",
+        ]);
+        let target = prop::sample::select(vec![
+            "apps/prod/values.yaml",
+            "apps/stage/a.yaml",
+            "other/dir/x.yaml",
+            "root.yaml",
+            "common/b.yaml",
+        ]);
+        let cases = (
+            prop::collection::vec(piece, 0..8),
+            prop::collection::vec(target, 1..3),
+            prop::sample::select(vec!["apps/prod/values.yaml", "x/app.yaml"]),
+        );
+        proptest!(ProptestConfig::with_cases(2000), |((pieces, targets, rel) in cases)| {
+            let raw: String = pieces.concat();
+            let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
+            let lookup = Targets::new(&targets);
+            let exact = lookup.set.contains(rel) || may_feed(&raw, &lookup);
+            let read = raw.contains("argoproj.io") || raw.contains("argocd-cm");
+            let kept = Candidate::of(&raw, || Some(rel.to_string()));
+            prop_assert_eq!(kept.is_some(), read, "{}", raw);
+            if let (Some(c), true) = (kept, exact) {
+                let mut all = Candidates::default();
+                all.push(c);
+                let (rel, always, dirs) = all.each().next().unwrap();
+                prop_assert!(may_feed_kept(rel, always, dirs, &lookup), "{:?} {:?}", raw, targets);
+            }
+        });
+    }
 
     #[test]
     fn repository_urls_compare_as_argocd_places_them() {

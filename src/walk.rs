@@ -141,6 +141,32 @@ impl Walk {
         }
     }
 
+    /// The walk's one directory, when its YAML files are exactly the ones a
+    /// walk of that directory with default globs yields (one directory PATH,
+    /// the default `include`, no `exclude`), the config file aside: what
+    /// lets a later step reuse what this walk read instead of walking again.
+    pub fn sole_dir(&self) -> Option<SoleDir> {
+        let Plan::Paths {
+            filter,
+            config,
+            paths,
+        } = &*self.0
+        else {
+            return None;
+        };
+        let [given] = paths.as_slice() else {
+            return None;
+        };
+        if !given.is_dir || !filter.default_include || !filter.exclude.is_empty() {
+            return None;
+        }
+        Some(SoleDir {
+            given: given.path.clone(),
+            canonical: given.identity.clone()?,
+            config: config.clone(),
+        })
+    }
+
     /// Every entry, walked now (a convenience for small walks and tests).
     pub fn entries(&self) -> Vec<Entry> {
         self.files()
@@ -149,6 +175,27 @@ impl Walk {
                 Found::Skipped(_) => None,
             })
             .collect()
+    }
+}
+
+/// See [`Walk::sole_dir`].
+#[derive(Debug, Clone)]
+pub struct SoleDir {
+    /// The directory as given: every entry's path starts with it.
+    pub given: PathBuf,
+    /// Its canonical path.
+    pub canonical: PathBuf,
+    /// The config in use (canonical), which the walk never yields.
+    pub config: Option<PathBuf>,
+}
+
+impl SoleDir {
+    /// `path` (an entry of the walk) relative to the directory,
+    /// `/`-separated, as a walk of the canonical directory would name it.
+    pub fn rel(&self, path: &Path) -> Option<String> {
+        path.strip_prefix(&self.given)
+            .ok()
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
     }
 }
 
@@ -293,6 +340,8 @@ fn matcher(globs: &[String], flag: &str) -> Result<Gitignore> {
 #[derive(Debug)]
 struct Filter {
     include: Gitignore,
+    /// `include` is [`DEFAULT_INCLUDE`] (given or not).
+    default_include: bool,
     exclude: Gitignore,
     /// Canonical repository root.
     root: Option<PathBuf>,
@@ -344,7 +393,13 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
     let cwd = std::env::current_dir()
         .ok()
         .and_then(|d| d.canonicalize().ok());
+    let mut sorted = include.clone();
+    sorted.sort();
+    sorted.dedup();
+    let mut default = DEFAULT_INCLUDE.map(String::from);
+    default.sort();
     let filter = Filter {
+        default_include: sorted == default,
         include: matcher(&include, "--include")?,
         exclude: matcher(&req.exclude, "--exclude")?,
         root: req.root.as_ref().and_then(|r| r.canonicalize().ok()),
@@ -596,6 +651,7 @@ fn io_reason(err: &std::io::Error) -> String {
 fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
     let prune = Filter {
         include: filter.include.clone(),
+        default_include: filter.default_include,
         exclude: filter.exclude.clone(),
         root: filter.root.clone(),
         cwd: None,

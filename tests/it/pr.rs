@@ -787,7 +787,9 @@ fn a_forks_pull_request_of_the_same_branch_name_is_left_alone() {
     let calls = s.calls();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(&calls[1].0[..3], &strs(&["gh", "pr", "create"])[..]);
-    assert!(!calls.iter().any(|(argv, _)| argv.contains(&"edit".to_string())));
+    assert!(!calls
+        .iter()
+        .any(|(argv, _)| argv.contains(&"edit".to_string())));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["pull_request"]["action"], "opened");
     assert_eq!(report["pull_request"]["number"], 7);

@@ -110,6 +110,51 @@ pub struct Request {
     pub issuers: Option<(crate::oidc::Issuer, crate::oidc::Issuer)>,
 }
 
+/// The endpoints as named on the command line: `--to`/`--from`, and the
+/// `aws eks describe-cluster` files that stand in for them.
+#[derive(Debug, Clone, Default)]
+pub struct Named {
+    pub to: Option<String>,
+    pub from: Option<String>,
+    pub describe_from: Option<PathBuf>,
+    pub describe_to: Option<PathBuf>,
+}
+
+impl Request {
+    /// This request with `to`, `from` and `issuers` taken from `named`: a
+    /// describe-cluster file gives the endpoint not given (the old one only
+    /// without `--cluster`), and the two files' issuers are the review's
+    /// trust coverage; they must differ.
+    pub fn from_describe(mut self, named: &Named) -> Result<Request> {
+        let describe = |flag: &str, p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| crate::oidc::read_describe(flag, p))
+                .transpose()
+        };
+        let old = describe("--describe-from", &named.describe_from)?;
+        let new = describe("--describe-to", &named.describe_to)?;
+        self.from = named.from.clone().or_else(|| {
+            (self.cluster.is_none())
+                .then(|| old.as_ref().map(|d| d.endpoint.clone()))
+                .flatten()
+        });
+        self.to = match (&named.to, &new) {
+            (Some(t), _) => t.clone(),
+            (None, Some(d)) => d.endpoint.clone(),
+            (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
+        };
+        self.issuers = match (old, new) {
+            (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
+                "--describe-from and --describe-to name the same OIDC issuer ({}): give the old cluster's and the new cluster's",
+                o.issuer.url()
+            ),
+            (Some(o), Some(n)) => Some((o.issuer, n.issuer)),
+            _ => None,
+        };
+        Ok(self)
+    }
+}
+
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
 /// the rebind it planned and its counts. Used as the expected counts, so
 /// the apply writes exactly what was reviewed or nothing.

@@ -19,6 +19,7 @@
 //! The command line (the `rebind` binary's `cli` module) only turns flags
 //! into these calls.
 
+pub mod apply;
 pub mod base64;
 pub mod check;
 pub mod config;

@@ -1,7 +1,8 @@
 //! `rebind check`: fails on retired or undeclared endpoints (pre-commit, CI).
 
-use super::{warn_skipped, CheckArgs};
+use super::CheckArgs;
 use anyhow::Result;
+use rebind::output::warn_skipped;
 use rebind::output::{github, json, rules, sarif, text, Exit, Finding, Format, Outcome, Sink};
 use rebind::{check, config, inventory, walk};
 use std::path::PathBuf;

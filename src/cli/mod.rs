@@ -511,10 +511,3 @@ pub fn run(command: Command, sink: &mut Sink) -> Outcome {
         Command::Identity(a) => Ok(identity::run(a, sink)?),
     }
 }
-
-/// Skipped files as warnings on stderr.
-pub fn warn_skipped(sink: &mut Sink, skipped: &[rebind::walk::Skipped]) {
-    for s in skipped {
-        sink.warn(&format!("{}: skipped: {}", s.rel, s.reason));
-    }
-}

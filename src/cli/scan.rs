@@ -1,9 +1,10 @@
 //! `rebind scan`: the inventory, streamed.
 
-use super::{warn_skipped, ScanArgs};
+use super::ScanArgs;
 use anyhow::Result;
 use rebind::endpoint::Endpoint;
 use rebind::locate::Occurrence;
+use rebind::output::warn_skipped;
 use rebind::output::{github, json, rules, sarif, text, Exit, Finding, Format, Outcome, Sink};
 use rebind::rewrite::{self, PlanError};
 use rebind::summary::Summary;

@@ -38,6 +38,7 @@ pub mod positions;
 pub mod pr;
 pub mod quote;
 pub mod rewrite;
+pub mod scan;
 pub mod secret;
 pub mod signals;
 pub mod summary;

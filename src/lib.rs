@@ -29,6 +29,8 @@ pub mod embedded;
 pub mod endpoint;
 pub mod feeders;
 pub mod git;
+pub mod identity;
+pub mod init;
 pub mod json;
 pub mod jsonfile;
 pub mod locate;

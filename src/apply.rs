@@ -648,3 +648,97 @@ fn write_outputs(run: &Run, sink: &mut Sink, branch: Option<&str>) -> Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const OLD: &str = "https://old.example.com";
+    const NEW: &str = "https://new.example.com";
+
+    /// A prompt that answers `answer`, or has no terminal.
+    struct Answer(Option<&'static str>);
+
+    impl Prompt for Answer {
+        fn is_terminal(&self) -> bool {
+            self.0.is_some()
+        }
+        fn read_line(&mut self) -> Result<String> {
+            Ok(self.0.unwrap_or_default().to_string())
+        }
+    }
+
+    /// A buffer both the sink and the test can see.
+    #[derive(Clone, Default)]
+    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// `apply --no-commit` on one manifest, answering `answer`: the outcome
+    /// (exit code, or the error), the manifest after it, and stderr.
+    fn applied(answer: Option<&'static str>) -> (Result<Exit, String>, String, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let app = dir.path().join("app.yaml");
+        std::fs::write(&app, format!("spec:\n  destination:\n    server: {OLD}\n")).unwrap();
+        let o = ApplyOptions {
+            request: Request {
+                to: NEW.into(),
+                from: Some(OLD.into()),
+                walk: cutover::Scope {
+                    paths: vec![dir.path().to_path_buf()],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            no_commit: true,
+            ..Default::default()
+        };
+        let err = Shared::default();
+        let mut sink = Sink::new(
+            Box::new(std::io::sink()),
+            Box::new(err.clone()),
+            false,
+            false,
+        );
+        let outcome = run(&o, &mut sink, &mut Answer(answer)).map_err(|f| format!("{:#}", f.error));
+        let stderr = String::from_utf8(err.0.borrow().clone()).unwrap();
+        (outcome, std::fs::read_to_string(&app).unwrap(), stderr)
+    }
+
+    #[test]
+    fn only_an_explicit_yes_writes() {
+        for yes in ["y\n", "Y\n", "yes\n", " YES \n"] {
+            let (outcome, text, stderr) = applied(Some(yes));
+            assert_eq!(outcome, Ok(Exit::Ok), "{yes:?}");
+            assert!(text.contains(NEW) && !text.contains(OLD), "{yes:?}: {text}");
+            assert!(
+                stderr.contains("Rewrite 1 change in 1 file in place? [y/N] "),
+                "{stderr}"
+            );
+        }
+        for no in ["", "\n", "n\n", "no\n", "yep\n", "y es\n"] {
+            let (outcome, text, stderr) = applied(Some(no));
+            assert_eq!(outcome, Ok(Exit::Pending), "{no:?}");
+            assert!(text.contains(OLD) && !text.contains(NEW), "{no:?}: {text}");
+            assert!(stderr.contains("Nothing written."), "{no:?}: {stderr}");
+        }
+    }
+
+    #[test]
+    fn without_a_terminal_nothing_is_asked_or_written() {
+        let (outcome, text, stderr) = applied(None);
+        let e = outcome.unwrap_err();
+        assert!(e.contains("stdin is not a terminal"), "{e}");
+        assert!(text.contains(OLD) && !text.contains(NEW), "{text}");
+        assert!(!stderr.contains("[y/N]"), "{stderr}");
+    }
+}

@@ -16,8 +16,11 @@
 //!    [`secret`] renders the cluster registration, [`check`] audits a tree
 //!    against the config.
 //!
-//! The command line (the `rebind` binary's `cli` module) only turns flags
-//! into these calls.
+//! Each command is resolved once and run by one entry point taking plain
+//! options: [`apply::run`] and [`apply::diff`], [`scan::run`],
+//! [`check::run`], [`identity::run`], [`init::run`],
+//! [`feeders::command::run`], [`secret::command::run`]. The command line
+//! (the `rebind` binary's `cli` module) only maps flags to those options.
 
 pub mod apply;
 pub mod base64;

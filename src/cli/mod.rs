@@ -1,6 +1,11 @@
 //! The command line: clap definitions, and one module per command that
-//! turns its flags into a library request once, runs the pipeline and
-//! renders the outcome through the output layer.
+//! only maps its flags to the library's options for that command (plain
+//! data, no clap types) and calls the command's entry point
+//! (`rebind::apply::run`, `rebind::scan::run`, ...), where the run is
+//! resolved once and done. No domain decision lives here:
+//! `tests/it/cli_layer.rs` fails when a module here names a library module
+//! that does the work (git, the writer, the walk, the config...) instead of
+//! an entry point.
 //!
 //! [`Cli::resolve`] settles everything about the run that is not the
 //! command's own work (output format, colour, `-q`) before anything runs;
@@ -8,8 +13,9 @@
 //! [`rebind::output::conclude`], the one place that renders a failure and
 //! maps the exit code.
 //!
-//! To add a command: a variant of [`Command`] with its `Args`, a module
-//! here with `run(args, &mut Sink) -> Outcome`, and a line in [`run`] and
+//! To add a command: a variant of [`Command`] with its `Args`, its options
+//! and `run(&Options, &mut Sink) -> Outcome` in a library module, a module
+//! here that maps the flags to the options, and a line in [`run`] and
 //! [`Command::name`].
 
 mod apply;

@@ -18,7 +18,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // `--cluster` flag, a word of a message.
     ("src/secret.rs", "cluster", "the rendered label's value"),
     ("src/cli/mod.rs", "cluster", "a flag name"),
-    ("src/cli/init.rs", "cluster", "a message's noun"),
+    ("src/init.rs", "cluster", "a message's noun"),
     // A Helm template function (`list a b`), not a key.
     ("src/templates.rs", "list", "a template function's name"),
     // A subcommand of gh and glab (`gh pr list`), not a key.

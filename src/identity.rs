@@ -8,7 +8,7 @@
 
 use crate::oidc::{self, Issuer};
 use crate::output::identity::{IdentityReport, Pair};
-use crate::output::{self, Exit, Format, Sink};
+use crate::output::{self, Exit, Format, Outcome, Sink};
 use crate::walk;
 use anyhow::{anyhow, bail, Result};
 use std::path::PathBuf;
@@ -150,7 +150,7 @@ fn pair(a: &IdentityOptions, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec
 
 /// `rebind identity`: the report, or the trust change; exit 1 when a
 /// statement trusts only the old issuer, or a change is shown, not written.
-pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
     let format = a.format;
     let paths = if a.paths.is_empty() {
         vec![PathBuf::from(".")]
@@ -165,15 +165,16 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Result<Exit> {
             .iter()
             .map(|(rel, line, col, why)| format!("  {rel}:{line}:{col}: {why}"))
             .collect();
-        bail!(
+        return Err(anyhow!(
             "{} issuer references that could not be read; nothing can be said of their trust:\n{}",
             output::count_as(inv.unread.len(), "file holds", "files hold"),
             list.join("\n")
-        );
+        )
+        .into());
     }
     let (pair, notes) = pair(a, &inv)?;
     if let Some(change) = a.trust {
-        return trust(a, change, &inv, pair.as_ref(), sink);
+        return Ok(trust(a, change, &inv, pair.as_ref(), sink)?);
     }
     let report = IdentityReport::new(&inv, pair.as_ref(), notes);
     match format {

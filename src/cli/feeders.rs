@@ -2,11 +2,10 @@
 //! [`rebind::feeders::command::FeedersOptions`].
 
 use super::FeedersArgs;
-use anyhow::Result;
 use rebind::feeders::command::{self, FeedersOptions};
-use rebind::output::{Exit, Sink};
+use rebind::output::{Outcome, Sink};
 
-pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: FeedersArgs, sink: &mut Sink) -> Outcome {
     command::run(
         &FeedersOptions {
             path: a.path,

@@ -2,11 +2,10 @@
 //! [`rebind::identity::IdentityOptions`].
 
 use super::{IdentityArgs, TrustChange};
-use anyhow::Result;
 use rebind::identity::{self, IdentityOptions};
-use rebind::output::{Exit, Sink};
+use rebind::output::{Outcome, Sink};
 
-pub fn run(a: IdentityArgs, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: IdentityArgs, sink: &mut Sink) -> Outcome {
     let format = a.format.get();
     let options = IdentityOptions {
         paths: a.paths,

@@ -508,12 +508,12 @@ pub fn run(command: Command, sink: &mut Sink) -> Outcome {
         Command::Scan(a) => scan::run(a, sink),
         Command::Diff(a) => apply::diff(a, sink),
         Command::Apply(a) => apply::apply(*a, sink),
-        Command::Secret(a) => Ok(secret::run(*a, sink)?),
+        Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
         Command::Completions(a) => Ok(completions::completions(a, sink)?),
         Command::Man(a) => Ok(completions::man(a, sink)?),
-        Command::Feeders(a) => Ok(feeders::run(a, sink)?),
-        Command::Identity(a) => Ok(identity::run(a, sink)?),
+        Command::Feeders(a) => feeders::run(a, sink),
+        Command::Identity(a) => identity::run(a, sink),
     }
 }

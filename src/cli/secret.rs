@@ -3,13 +3,12 @@
 //! cluster Secret (shared with `apply --secret-out`).
 
 use super::SecretArgs;
-use anyhow::Result;
-use rebind::output::{Exit, Sink};
+use rebind::output::{Outcome, Sink};
 use rebind::secret::command::{self, SecretCommand};
 use rebind::secret::SecretOptions;
 use std::path::PathBuf;
 
-pub fn run(a: SecretArgs, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {
     command::run(
         &SecretCommand {
             options: a.opts.options(),

@@ -6,9 +6,9 @@
 use crate::endpoint::Shape;
 use crate::feeders;
 use crate::locate::Kind;
-use crate::output::{self, Exit, Format, Sink};
+use crate::output::{self, Exit, Format, Outcome, Sink};
 use crate::{inventory, walk};
-use anyhow::{bail, Result};
+use anyhow::anyhow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -25,11 +25,11 @@ pub struct FeedersOptions {
 }
 
 /// `rebind feeders`: the report; exit 0.
-pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     let format = a.format;
     let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
     if !path.exists() {
-        bail!("{}: no such file or directory", path.display());
+        return Err(anyhow!("{}: no such file or directory", path.display()).into());
     }
     let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
     if let Some(cfg) = crate::config::find(&path) {

@@ -2,9 +2,8 @@
 //! ExternalSecret) for a server, printed or written, with a warning when
 //! the repository already registers that server.
 
-use crate::output::{json, Exit, Format, Sink};
+use crate::output::{json, Exit, Format, Outcome, Sink};
 use crate::secret::{self, SecretOptions};
-use anyhow::Result;
 use std::path::{Path, PathBuf};
 
 /// `rebind secret`, resolved from its flags.
@@ -26,7 +25,7 @@ pub struct SecretCommand {
 /// `rebind secret`: validates the Secret, checks `out` before anything is
 /// searched or written, warns of a registration the repository already
 /// holds for the server, and prints or writes the manifest.
-pub fn run(a: &SecretCommand, sink: &mut Sink) -> Result<Exit> {
+pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
     let format = a.format;
     let spec = secret::spec(&a.options, &a.name, &a.server)?;
     // Before anything is searched or written: may --out take this manifest?

@@ -467,7 +467,7 @@ fn pr_target(run: &Run, repo: &git::Repo, branch: &str) -> Result<Option<pr::Tar
     }
     let Some((client, parsed)) = pr::choose(&urls, options.client) else {
         bail!(
-            "--pr: cannot tell whether the remote {remote} ({}) is on GitHub or GitLab: pass --pr-client gh or --pr-client glab (the host must be named in its URL); nothing written",
+            "--pr: cannot tell whether the remote {remote} ({}) is on GitHub or GitLab: pass --pr-client gh or --pr-client glab (the host must be named in its URL, and the URL must name the repository as OWNER/REPO or GROUP/.../REPO); nothing written",
             urls.join(", ")
         );
     };

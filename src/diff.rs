@@ -17,7 +17,19 @@ const CONTEXT: usize = 3;
 /// changed lines are diffed (with `similar`), and their hunk headers are moved
 /// to the file's line numbers: the cost follows the change, not the file.
 pub fn unified(plan: &FilePlan) -> String {
-    let mut lines: Vec<usize> = plan.changes.iter().map(|o| o.line).collect();
+    // Every line a change spans (a base64 value re-encoded whole may span many).
+    let mut lines: Vec<usize> = plan
+        .changes
+        .iter()
+        .flat_map(|o| {
+            let spans = plan
+                .old
+                .get(o.found.start..o.found.end)
+                .map_or(0, |t| line_ends(t).count());
+            o.line..=o.line + spans
+        })
+        .collect();
+    lines.sort_unstable();
     lines.dedup();
     let same_shape = line_ends(&plan.old).count() == line_ends(&plan.new).count();
     if lines.is_empty() || !same_shape {

@@ -3,14 +3,17 @@
 //! annotation, a cluster Secret's `config`), JSON 6902 patch op lists (the
 //! rule is [`positions::patch_op`]), bare hosts named by key (`serverName`,
 //! `tls-server-name`: scanned by `endpoint::hosts_after_keys`), and base64
-//! values (`data.server` of a cluster Secret).
+//! values (a Secret's `data`: `server`, a `config` JSON, a kubeconfig),
+//! decoded and then located like any value whose text is the decoded one.
 //!
 //! An embedded document is parsed as what it is and an endpoint in it is
 //! located by the inner document's own kind and path, through the positions
 //! table: nothing here decides what a cluster position is. Rewrites stay byte
 //! splices of the endpoint text in the outer file (the endpoint is written
 //! verbatim inside the string), verified like every rewrite; a base64 value
-//! is the one whole-value rewrite (re-encoded, verified by decoding).
+//! is the one whole-value rewrite: re-encoded in its own layout (line width,
+//! line breaks and indentation, padding), verified by decoding, and shown
+//! decoded in `diff` ([`decoded_changes`]).
 
 use crate::endpoint::Found;
 use crate::positions::{self, Context, Position, Seg, YamlPath};
@@ -248,6 +251,200 @@ pub fn bare_hosts(text: &str) -> Vec<Found> {
 /// Standard base64 of a text, and its strict decoding ([`crate::base64`]).
 pub use crate::base64::{decode_text as base64_decode, encode_text as base64_encode};
 
+/// Decodes a `data` value to text: strictly (canonical, on one line or
+/// wrapped regularly) when it can be, else laxly, so that base64 a rebind
+/// refuses to re-encode is still found; `None` when it is no base64 of text
+/// at all (a certificate's DER, random bytes).
+pub fn decode_data(value: &str) -> Option<String> {
+    match crate::base64::decode_wrapped(value) {
+        Some((bytes, _)) => String::from_utf8(bytes).ok(),
+        None => String::from_utf8(crate::base64::decode_lenient(value)?).ok(),
+    }
+}
+
+/// The first look at a file whose endpoints may all be base64: one that
+/// names the kind whose `data` is base64 ([`positions::BASE64_DATA`]) and
+/// holds a run of base64 that decodes to bytes `holds` accepts.
+pub fn holds_encoded(text: &str, holds: impl Fn(&[u8]) -> bool) -> bool {
+    let kind = positions::BASE64_DATA.0.as_bytes();
+    memchr::memmem::find(text.as_bytes(), kind).is_some() && crate::base64::any_run(text, holds)
+}
+
+/// The byte range, in `text`, of the base64 characters of the scalar whose
+/// event starts at `off` and whose value is `value`: from its first
+/// character to its last, the line breaks and indentation between its lines
+/// included (plain, quoted or block scalar). `None` when the text does not
+/// read as the value that way (escapes in a double-quoted scalar).
+pub fn encoded_body(text: &str, off: usize, value: &str) -> Option<std::ops::Range<usize>> {
+    let b = text.as_bytes();
+    let mut i = match b.get(off)? {
+        b'"' | b'\'' => off + 1,
+        // A block scalar's text starts on the line after its header.
+        b'|' | b'>' => off + text[off..].find('\n')? + 1,
+        _ => off,
+    };
+    let mut start = None;
+    for chunk in value.split_ascii_whitespace() {
+        let gap = b[i..]
+            .iter()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count();
+        let broke = b[i..i + gap].iter().any(|&c| c == b'\n' || c == b'\r');
+        if start.is_some() && !broke && gap == 0 {
+            return None;
+        }
+        i += gap;
+        if !text[i..].starts_with(chunk) {
+            return None;
+        }
+        start.get_or_insert(i);
+        i += chunk.len();
+    }
+    Some(start?..i)
+}
+
+/// The white space between the first two lines of a raw base64 body (a
+/// line break and indentation), or `None` for a body on one line.
+fn raw_separator(body: &str) -> Option<&str> {
+    let at = body.find(|c: char| c.is_ascii_whitespace())?;
+    let len = body[at..]
+        .bytes()
+        .take_while(u8::is_ascii_whitespace)
+        .count();
+    Some(&body[at..at + len])
+}
+
+/// Why a raw base64 body cannot be re-encoded exactly.
+pub const NOT_REENCODABLE: &str = "is not canonical base64 on one line or wrapped in lines of one width (as `base64` writes it), or is written with escapes: rebind cannot re-encode it exactly; re-encode it by hand (`base64 -w 0`, or `base64` for 76 columns) and run rebind again; nothing written";
+
+/// The raw base64 body `body` (see [`encoded_body`]) with its decoded text
+/// edited (`edits`: decoded byte ranges and their new text) and encoded
+/// again in the same layout: the same line width and the same line break
+/// and indentation between lines, padding as the standard writes it.
+/// `Err` when the body is not canonical base64 in a regular layout.
+pub fn rebind_base64(
+    body: &str,
+    edits: &[(std::ops::Range<usize>, String)],
+) -> Result<String, &'static str> {
+    let chunks: Vec<&str> = body.split_ascii_whitespace().collect();
+    let (bytes, wrap) = crate::base64::decode_wrapped(&chunks.join("\n")).ok_or(NOT_REENCODABLE)?;
+    let mut decoded = String::from_utf8(bytes).map_err(|_| NOT_REENCODABLE)?;
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+    for (r, new) in edits {
+        if decoded.get(r.clone()).is_none() {
+            return Err(NOT_REENCODABLE);
+        }
+        decoded.replace_range(r, &new);
+    }
+    let sep = raw_separator(body).unwrap_or("\n");
+    Ok(wrap.apply(&base64_encode(&decoded), sep))
+}
+
+/// What a base64 scalar value `value` must read after a rewrite: its decoded
+/// text turned into `expected(decoded)`, encoded again in the same layout,
+/// with the same trailing line break. `None` when it does not decode.
+pub fn reencoded(value: &str, expected: impl FnOnce(&str) -> String) -> Option<String> {
+    let (bytes, wrap) = crate::base64::decode_wrapped(value)?;
+    let decoded = String::from_utf8(bytes).ok()?;
+    let body_len = value.trim_end_matches([' ', '\t', '\n', '\r']).len();
+    let new = wrap.apply(&base64_encode(&expected(&decoded)), wrap.sep);
+    Some(new + &value[body_len..])
+}
+
+/// The decoded text of a base64 scalar value (strictly read), for checks
+/// that compare documents inside it.
+pub fn decoded_value(value: &str) -> Option<String> {
+    let (bytes, _) = crate::base64::decode_wrapped(value)?;
+    String::from_utf8(bytes).ok()
+}
+
+/// What a reviewer reads of the base64 values among `changes` (a file's
+/// planned changes, `old` its text), since nobody reads base64: for each
+/// value rewritten by re-encoding, where it is, then the decoded line around
+/// each change before (`-`) and after (`+`), cut to [`DECODED_CONTEXT`]
+/// characters either side. Every line starts with `#`, after a diff's
+/// hunks, where `patch` and `git apply` skip it. Empty without base64.
+pub fn decoded_changes(
+    rel: &str,
+    old: &str,
+    changes: &[crate::locate::Occurrence],
+    to: &crate::endpoint::Endpoint,
+) -> String {
+    let mut out = String::new();
+    let encoded = changes
+        .iter()
+        .filter(|c| c.encoding == Some(crate::locate::Encoding::Base64));
+    let mut groups: Vec<Vec<&crate::locate::Occurrence>> = Vec::new();
+    for c in encoded {
+        match groups.last_mut() {
+            Some(g)
+                if g[0].escaped.as_ref().map(|e| &e.inner)
+                    == c.escaped.as_ref().map(|e| &e.inner) =>
+            {
+                g.push(c)
+            }
+            _ => groups.push(vec![c]),
+        }
+    }
+    for group in groups {
+        let first = group[0];
+        let Some(inner) = first.escaped.as_ref().map(|e| e.inner.clone()) else {
+            continue;
+        };
+        let body: Vec<&str> = old[inner].split_ascii_whitespace().collect();
+        let Some(decoded) = decoded_value(&body.join("\n")) else {
+            continue;
+        };
+        let path = first.yaml_path.as_deref().unwrap_or("");
+        let path = path.split(" > ").next().unwrap_or(path);
+        out.push_str(&format!(
+            "# {rel}:{}:{}: {path}, decoded:\n",
+            first.line, first.column
+        ));
+        for c in group {
+            let Some(f) = c.escaped.as_ref().map(|e| &e.found) else {
+                continue;
+            };
+            let new = f.replacement(to);
+            let mut after = decoded.clone();
+            after.replace_range(f.start..f.replace_end, &new);
+            let at = f.start;
+            let end_old = f.replace_end;
+            let end_new = at + new.len();
+            out.push_str(&format!("#   - {}\n", excerpt(&decoded, at, end_old)));
+            out.push_str(&format!("#   + {}\n", excerpt(&after, at, end_new)));
+        }
+    }
+    out
+}
+
+/// How many characters of the decoded line [`decoded_changes`] shows on
+/// either side of a change (a registration's token may be on that line).
+pub const DECODED_CONTEXT: usize = 24;
+
+/// The line of `text` holding `start..end`, cut to [`DECODED_CONTEXT`]
+/// characters either side (`...` where cut).
+fn excerpt(text: &str, start: usize, end: usize) -> String {
+    let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |p| p + 1);
+    let line_end = text[end..]
+        .find(['\n', '\r'])
+        .map_or(text.len(), |p| end + p);
+    let before: Vec<char> = text[line_start..start].chars().collect();
+    let after: Vec<char> = text[end..line_end].chars().collect();
+    let mut s = String::new();
+    if before.len() > DECODED_CONTEXT {
+        s.push_str("...");
+    }
+    s.extend(&before[before.len().saturating_sub(DECODED_CONTEXT)..]);
+    s.push_str(&text[start..end]);
+    s.extend(after.iter().take(DECODED_CONTEXT));
+    if after.len() > DECODED_CONTEXT {
+        s.push_str("...");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +463,85 @@ mod tests {
         );
         assert_eq!(base64_decode("aHR0cHM6Ly8xMC44LjAuMjE6NjQ0Mw"), None);
         assert_eq!(base64_decode("a b="), None);
+    }
+
+    #[test]
+    fn an_encoded_body_spans_its_lines_in_every_style() {
+        for (text, value) in [
+            ("k: abcd\n", "abcd"),
+            ("k: 'abcd'\n", "abcd"),
+            ("k: \"abcd\"\n", "abcd"),
+            ("k: |\n  abcd\n  ef==\nn: 1\n", "abcd\nef==\n"),
+            ("k: >- # c\n  abcd\n  ef==\n", "abcd ef=="),
+            ("k: abcd\n   ef==\n", "abcd ef=="),
+            ("k: \"abcd\r\n  ef==\"\n", "abcd ef=="),
+        ] {
+            let off = 3;
+            let r = encoded_body(text, off, value).unwrap();
+            let raw: Vec<&str> = text[r].split_ascii_whitespace().collect();
+            assert_eq!(
+                raw,
+                value.split_ascii_whitespace().collect::<Vec<_>>(),
+                "{text:?}"
+            );
+        }
+        // Escapes: the text does not read as the value.
+        assert_eq!(encoded_body("k: \"ab\\\n  cd\"\n", 3, "abcd"), None);
+    }
+
+    #[test]
+    fn base64_is_rebound_in_its_own_layout() {
+        let text = "https://old.example.com:6443/a/long/path/making/more/than/one/line";
+        let enc = base64_encode(text);
+        let w = crate::base64::Wrap {
+            width: Some(20),
+            sep: "\n",
+        };
+        let body = w.apply(&enc, "\n      ");
+        let edits = [(8..28, "new.example.com".to_string())];
+        let new = rebind_base64(&body, &edits).unwrap();
+        let want_text = text.replacen("old.example.com:6443", "new.example.com", 1);
+        assert_eq!(new, w.apply(&base64_encode(&want_text), "\n      "));
+        // The scalar's value, as YAML reads it, with its final line break.
+        let value = format!("{}\n", w.apply(&enc, "\n"));
+        assert_eq!(
+            reencoded(&value, |d| d.replacen(
+                "old.example.com:6443",
+                "new.example.com",
+                1
+            )),
+            Some(format!("{}\n", w.apply(&base64_encode(&want_text), "\n")))
+        );
+        assert_eq!(rebind_base64("not base64!", &edits), Err(NOT_REENCODABLE));
+        let padded = base64_encode("https://xy");
+        assert!(padded.ends_with("=="));
+        assert_eq!(rebind_base64(&padded, &[]), Ok(padded.clone()));
+        let unpadded = padded.trim_end_matches('=');
+        assert_eq!(rebind_base64(unpadded, &[]), Err(NOT_REENCODABLE));
+    }
+
+    #[test]
+    fn only_a_file_naming_a_secret_is_decoded_at_the_first_look() {
+        let holds = |b: &[u8]| memchr::memmem::find(b, b"https://").is_some();
+        let data = format!("data:\n  server: {}\n", base64_encode("https://h.example"));
+        assert!(holds_encoded(&format!("kind: Secret\n{data}"), holds));
+        assert!(!holds_encoded(&format!("kind: ConfigMap\n{data}"), holds));
+        assert!(!holds_encoded(
+            "kind: Secret\ndata:\n  a: cHJvZA==\n",
+            holds
+        ));
+    }
+
+    #[test]
+    fn an_excerpt_is_cut_around_the_change() {
+        let t = format!("{}serverName: old{}\nnext", "a".repeat(40), "b".repeat(40));
+        let at = t.find("old").unwrap();
+        let e = excerpt(&t, at, at + 3);
+        assert_eq!(
+            e,
+            format!("...{}serverName: old{}...", "a".repeat(12), "b".repeat(24))
+        );
+        assert_eq!(excerpt("x\nhttps://h\ny", 2, 11), "https://h");
     }
 
     #[test]

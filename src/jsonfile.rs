@@ -64,9 +64,22 @@ pub fn verify(
         if planned.last().is_some_and(|c| c.range == t.range) {
             continue;
         }
+        let value = match o.encoding {
+            // Base64 (a Secret's `data`): re-encoded with its text rebound.
+            Some(locate::Encoding::Base64) => {
+                crate::embedded::reencoded(value, |d| endpoint::rewrite_value(d, from, to))
+                    .ok_or_else(|| {
+                        format!(
+                            "verification failed at {}:{}: the base64 value does not decode; nothing written",
+                            o.line, o.column
+                        )
+                    })?
+            }
+            None => endpoint::rewrite_value(value, from, to),
+        };
         planned.push(json::Change {
             range: t.range.clone(),
-            value: endpoint::rewrite_value(value, from, to),
+            value,
         });
     }
     json::verify_same_except(old_text, new_text, &planned)

@@ -382,11 +382,14 @@ fn process(
     let holds_escaped = |text: &str| {
         memchr::memchr(b'\\', text.as_bytes()).is_some() && holds(unescaped(text).as_bytes())
     };
+    // ... or behind base64 (a Secret's `data`), by reading it decoded.
+    let holds_encoded = |text: &str| crate::embedded::holds_encoded(text, holds);
     let yaml = entry.role == Role::Yaml;
     // The first look at a text: (holds endpoint text, names a destination).
     let look = |text: &str| {
         let (has, destination) = prefilter.scan(text.as_bytes());
-        (has || (yaml && holds_escaped(text)), destination)
+        let hidden = yaml && (holds_escaped(text) || holds_encoded(text));
+        (has || hidden, destination)
     };
     let skip = |reason: String, may_hold: bool| {
         Ok(Outcome::Skipped(Skipped {

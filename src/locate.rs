@@ -51,8 +51,10 @@ impl Kind {
 /// How the endpoint text is written in the file, when not as itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
-    /// The whole value is the standard base64 of the endpoint (a cluster
-    /// Secret's `data.server`): a rewrite re-encodes the whole value.
+    /// The value is standard base64 (a Secret's `data`: `server`, a
+    /// `config` JSON, a kubeconfig): the endpoint is found in the decoded
+    /// text (`escaped` holds the base64 text's range and the find in the
+    /// decoded text), and a rewrite re-encodes the whole value.
     Base64,
 }
 
@@ -84,7 +86,8 @@ pub struct Occurrence {
     /// Index of the parser event of the scalar holding it (kind `value`).
     pub event: Option<usize>,
     /// Set when the file holds the endpoint encoded (`found` is then the
-    /// range of the encoded text, `endpoint` the decoded endpoint).
+    /// range of the encoded text, `endpoint` the decoded endpoint, and
+    /// `escaped` where it sits in the decoded text).
     pub encoding: Option<Encoding>,
     /// Found in the scalar's decoded value, not in its raw bytes (a
     /// double-quoted scalar with escapes): see [`Escaped`].
@@ -95,10 +98,12 @@ pub struct Occurrence {
 }
 
 /// An occurrence read through a double-quoted scalar's escapes
-/// (`"\u0068ttps://..."`, `\x2e`, an escaped line break): `found` holds
-/// offsets into the decoded value; `inner` is the raw body's byte range in
-/// the file (between the quotes). A rewrite splices the body through
-/// `endpoint::splice_decoded`, or is refused.
+/// (`"\u0068ttps://..."`, `\x2e`, an escaped line break) or through base64
+/// (a Secret's `data`, [`Encoding::Base64`]): `found` holds offsets into the
+/// decoded value; `inner` is the raw body's byte range in the file (between
+/// the quotes; for base64, the base64 text with the line breaks between its
+/// lines). A rewrite splices the body through `endpoint::splice_decoded`, or
+/// re-encodes it whole (`embedded::rebind_base64`), or is refused.
 #[derive(Debug, Clone)]
 pub struct Escaped {
     pub inner: std::ops::Range<usize>,
@@ -113,19 +118,11 @@ impl Occurrence {
     /// The part of the endpoint text a rewrite replaces, as written
     /// (`https://[userinfo@]host[:port][/k8s/clusters/<id>]`, or the bare host).
     pub fn replaced_text(&self) -> &str {
-        match self.encoding {
-            None => {
-                // Read through escapes: `endpoint` is the decoded text.
-                let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
-                self.endpoint
-                    .get(..f.replace_end - f.start)
-                    .unwrap_or(&self.endpoint)
-            }
-            Some(Encoding::Base64) => endpoint::find_in_decoded(&self.endpoint, &[])
-                .first()
-                .and_then(|f| self.endpoint.get(..f.replace_end))
-                .unwrap_or(&self.endpoint),
-        }
+        // Read through escapes or base64: `endpoint` is the decoded text.
+        let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
+        self.endpoint
+            .get(..f.replace_end - f.start)
+            .unwrap_or(&self.endpoint)
     }
 }
 
@@ -199,6 +196,9 @@ struct Candidate {
     value: String,
     /// A double-quoted scalar whose body has escapes: its raw body's range.
     escaped_body: Option<std::ops::Range<usize>>,
+    /// A base64 value (`value` is then its decoded text): the base64 text's
+    /// range in the file.
+    encoded: Option<std::ops::Range<usize>>,
 }
 
 #[derive(Default)]
@@ -604,22 +604,6 @@ struct Locator<'a> {
     wanted: HashSet<usize>,
     events: usize,
     proof: Proof,
-    /// Base64 values holding an endpoint (`data.server`).
-    encoded: Vec<Encoded>,
-}
-
-/// A scalar whose whole value is the base64 of an endpoint.
-struct Encoded {
-    event: usize,
-    /// Byte range of the base64 text in the file.
-    start: usize,
-    end: usize,
-    /// The endpoint found in the decoded value (offsets in `decoded`).
-    found: Found,
-    decoded: String,
-    path: YamlPath,
-    doc: usize,
-    frame: Option<usize>,
 }
 
 impl<'a> Locator<'a> {
@@ -639,7 +623,6 @@ impl<'a> Locator<'a> {
             wanted: HashSet::new(),
             events: 0,
             proof: Proof::new(!masked.is_empty()),
-            encoded: Vec::new(),
         }
     }
 
@@ -798,7 +781,7 @@ impl<'a> Locator<'a> {
         let mut hold = false;
         if !is_key && !in_key {
             self.record_item_kind(value);
-            hold = self.base64(value, ev_index, off);
+            hold = self.encoded(value, ev_index, off);
         }
         if !hold && self.may_hold(value, is_key) {
             let top = self.stack.top().filter(|f| f.is_map);
@@ -824,6 +807,7 @@ impl<'a> Locator<'a> {
                 } else {
                     None
                 },
+                encoded: None,
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
@@ -879,52 +863,53 @@ impl<'a> Locator<'a> {
         }
     }
 
-    /// A `data.server` value that is the base64 of an endpoint: recorded
-    /// whole (returns whether it is held for verification).
-    fn base64(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
-        if !value.starts_with("aHR0cHM6Ly") {
-            return false; // "https://"
+    /// A Secret `data` value is base64: decoded, it is located like any
+    /// value whose text is the decoded one (a `config` JSON, a kubeconfig, a
+    /// `server` URL), through the same classifier and embedded-document
+    /// reader. Recorded as a candidate when the decoded text holds endpoint
+    /// text (returns whether it is held for verification).
+    fn encoded(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
+        // Cheap first: `data.KEY` is two levels deep, four in a List's item.
+        if !matches!(self.stack.depth(), 2 | 4) {
+            return false;
         }
-        // `data.server` of a Secret, or of a Secret in a `kind: List`.
         let keys = self.stack.keys();
         // Keys only: an item of a List adds one sequence level.
         let levels = keys.len() + usize::from(keys.first() == Some(&positions::LIST_ITEMS));
-        if !positions::base64_server(&keys) || self.stack.depth() != levels {
+        if !positions::base64_data(&keys) || self.stack.depth() != levels {
             return false;
         }
-        let Some(decoded) = embedded::base64_decode(value) else {
+        let Some(decoded) = embedded::decode_data(value) else {
             return false;
         };
-        let trimmed = decoded.trim_end();
-        let hosts = self.input.hosts;
-        let Some(found) = endpoint::find_in_decoded(trimmed, hosts)
-            .into_iter()
-            .find(|f| !f.bare && f.start == 0 && f.end == trimmed.len())
-        else {
-            return false;
-        };
-        if self.input.only && !hosts.iter().any(|h| endpoint::same_host(h, &found.host)) {
+        let finds = raw_finds(&decoded, self.input.hosts, self.input.only);
+        if finds.is_empty() {
             return false;
         }
+        // Where the text cannot be told exactly (escapes), the scalar's first
+        // character stands for it: found and reported, and a rebind refuses
+        // to re-encode it, as it refuses base64 that is not canonical.
         let text = self.input.text;
-        let start = off + usize::from(matches!(text.as_bytes().get(off), Some(b'"' | b'\'')));
-        if text.get(start..start + value.len()) != Some(value) {
-            return false;
-        }
-        let path = self.stack.path();
-        let frame = self.stack.top().map(|f| f.id);
+        let first = text[off..].chars().next().map_or(0, char::len_utf8);
+        let body = embedded::encoded_body(text, off, value).unwrap_or(off..off + first);
+        let top = self.stack.top().filter(|f| f.is_map);
+        let frame = top.map(|f| f.id);
         if let Some(id) = frame {
             self.wanted.insert(id);
         }
-        self.encoded.push(Encoded {
+        self.candidates.push(Candidate {
             event: ev_index,
-            start,
-            end: start + value.len(),
-            found,
-            decoded: trimmed.to_string(),
-            path,
-            doc: self.docs.len() - 1,
+            start: off,
+            span_end: off,
+            path: self.stack.path(),
+            in_key: false,
+            sibling_name: None,
             frame,
+            parent_frame: None,
+            doc: self.docs.len() - 1,
+            value: decoded,
+            escaped_body: None,
+            encoded: Some(body),
         });
         self.doc_needed = true;
         true
@@ -1003,17 +988,14 @@ impl<'a> Locator<'a> {
                 }
                 continue;
             }
-            occurrences.extend(self.value_occurrence(item, &mut parsed));
+            let o = if self.candidates[item.ci].encoded.is_some() {
+                self.encoded_occurrence(item, &mut parsed)
+            } else {
+                self.value_occurrence(item, &mut parsed)
+            };
+            occurrences.extend(o);
         }
         occurrences.sort_by_key(|o| o.found.start);
-        if !self.encoded.is_empty() {
-            occurrences.extend(
-                self.encoded
-                    .iter()
-                    .filter_map(|e| self.encoded_occurrence(e)),
-            );
-            occurrences.sort_by_key(|o| o.found.start);
-        }
         let destinations = self.destinations();
         // Only the scalars that hold a value occurrence are needed to verify a rewrite.
         let mut proof = self.proof;
@@ -1042,6 +1024,10 @@ impl<'a> Locator<'a> {
         // decoded value, and raw text inside their body is theirs.
         let mut items = Vec::new();
         for (ci, c) in self.candidates.iter().enumerate() {
+            if let Some(body) = &c.encoded {
+                items.extend(self.encoded_items(ci, c, body, &mut assigned));
+                continue;
+            }
             let Some(body) = &c.escaped_body else {
                 continue;
             };
@@ -1060,7 +1046,7 @@ impl<'a> Locator<'a> {
             }));
         }
         for (ci, c) in self.candidates.iter().enumerate() {
-            if c.escaped_body.is_some() {
+            if c.escaped_body.is_some() || c.encoded.is_some() {
                 continue;
             }
             let first = found.partition_point(|f| f.start < c.start);
@@ -1139,17 +1125,17 @@ impl<'a> Locator<'a> {
             // Hook: values that a chart template renders into a cluster position.
             .or_else(|| templates::position(&path, kind, self.input.followed))
             .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
-        let lit = &self.input.text[f.start..f.end];
-        // A URL inside a cluster registration's `config` is an exec
-        // plugin's argument or environment, a proxy or an identity
-        // provider's host (`execProviderConfig`, `proxyUrl`), never the
-        // cluster: the server is `server`, and the bare `serverName` in it is
-        // found by its key. The config's own document decides; one that
-        // does not parse stays a position, to be safe.
-        if direct == Some(Position::RegistrationConfig)
-            && !f.bare
-            && embedded::looks_embedded(&c.value)
-        {
+        // The endpoint as the value reads it (through escapes or base64).
+        let lit = match &item.escaped {
+            Some(e) => c.value.get(e.found.start..e.found.end).unwrap_or(""),
+            None => &self.input.text[f.start..f.end],
+        };
+        // Where the table says the value's own document decides (a
+        // registration's `config`), a URL is located by that document; a
+        // bare host, or a document that does not parse, stays at the row.
+        let document_decides =
+            positions::rule(&path, &cx).is_some_and(|(_, w)| w == positions::Within::Document);
+        if document_decides && !f.bare && embedded::looks_embedded(&c.value) {
             let doc = parsed
                 .entry(ci)
                 .or_insert_with(|| embedded::parse(&c.value));
@@ -1253,8 +1239,13 @@ impl<'a> Locator<'a> {
         o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
         o.event = Some(c.event);
         if self.input.names {
+            let decoded_siblings;
             let siblings = match &inner {
                 Some(i) => Some(&i.siblings),
+                None if c.encoded.is_some() => {
+                    decoded_siblings = self.decoded_siblings(c);
+                    decoded_siblings.as_ref()
+                }
                 None => c.frame.and_then(|id| self.siblings.get(&id)),
             };
             let hint = Hints {
@@ -1275,61 +1266,89 @@ impl<'a> Locator<'a> {
         Some(o)
     }
 
-    /// The occurrence a base64 value makes, if it is an endpoint.
-    fn encoded_occurrence(&self, e: &Encoded) -> Option<Occurrence> {
-        let doc = &self.docs[e.doc];
-        let managed_host = e.found.shape() != Shape::Other;
-        let (kind, path, _) = doc.kind_and_path(&e.path);
-        let position = positions::classify(
-            &path,
-            &positions::Context {
-                kind,
-                managed_host,
-                ..positions::Context::default()
-            },
-        );
-        if !is_endpoint(&e.found, self.input.hosts, position.is_some()) {
-            return None;
-        }
-        let f = Found {
-            start: e.start,
-            end: e.end,
-            replace_end: e.end,
-            ..e.found.clone()
-        };
-        let mut o = occurrence(self.input.text, self.input.index, f, Kind::Value);
-        o.endpoint = e.decoded.clone();
-        o.encoding = Some(Encoding::Base64);
-        // Marked wherever paths are shown: the whole value is re-encoded.
-        o.yaml_path = Some(format!("{} (base64, whole value)", e.path));
-        o.resource = doc.resource_at(&e.path);
-        o.position = position;
-        o.cluster_position = position.is_some();
-        o.event = Some(e.event);
-        if self.input.names {
-            let siblings: Option<Vec<(String, String)>> =
-                e.frame.and_then(|id| self.siblings.get(&id)).map(|s| {
-                    s.iter()
-                        .map(|(k, v)| {
-                            let v = embedded::base64_decode(v).unwrap_or_else(|| v.clone());
-                            (k.clone(), v)
-                        })
-                        .collect()
-                });
-            let hint = Hints {
-                position,
-                kind: doc.kind.as_deref(),
-                value: "",
-                siblings: siblings.as_ref(),
-                parent: None,
-                own_key: None,
-            };
-            if let Some((h, from)) = best_hint(&hint, None, &o.found) {
-                o.cluster_hint = Some(h);
-                o.hint_source = from;
+    /// The items of a base64 candidate: each endpoint in its decoded text,
+    /// read through the encoding (`escaped`: the base64 text's range and the
+    /// find in the decoded text; the raw find spans the whole base64 text).
+    /// Raw text inside the base64 text is the candidate's.
+    fn encoded_items(
+        &self,
+        ci: usize,
+        c: &Candidate,
+        body: &std::ops::Range<usize>,
+        assigned: &mut [Option<(usize, usize)>],
+    ) -> Vec<Item> {
+        for (fi, f) in self.input.found.iter().enumerate() {
+            if f.start >= body.start && f.start < body.end.max(body.start + 1) {
+                assigned[fi] = Some((ci, usize::MAX));
             }
         }
+        raw_finds(&c.value, self.input.hosts, self.input.only)
+            .into_iter()
+            .map(|d| {
+                let raw = Found {
+                    start: body.start,
+                    end: body.end,
+                    replace_end: body.end,
+                    ..d.clone()
+                };
+                Item {
+                    f: raw,
+                    ci,
+                    voff: d.start,
+                    escaped: Some(Escaped {
+                        inner: body.clone(),
+                        found: d,
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    /// The occurrence an item of a base64 value makes: a value occurrence of
+    /// the decoded text, in a Secret only (elsewhere `data` is no base64),
+    /// marked as re-encoded whole; a bare IP address by the one rule, read
+    /// in the decoded text.
+    fn encoded_occurrence(&self, item: Item, parsed: &mut ParsedDocs) -> Option<Occurrence> {
+        let c = &self.candidates[item.ci];
+        let (kind, _, _) = self.docs[c.doc].kind_and_path(&c.path);
+        if !positions::is_base64_kind(kind) {
+            return None;
+        }
+        let decoded = item.escaped.as_ref()?.found.clone();
+        let mut o = self.value_occurrence(item, parsed)?;
+        o.encoding = Some(Encoding::Base64);
+        // Marked wherever paths are shown: the whole value is re-encoded
+        // (or, not canonical, refused).
+        let body = &self.input.text[o.escaped.as_ref()?.inner.clone()];
+        let how = if embedded::rebind_base64(body, &[]).is_ok() {
+            "whole value"
+        } else {
+            "not canonical: a rebind refuses it"
+        };
+        let shown = format!("{} (base64, {how})", c.path);
+        o.yaml_path = o
+            .yaml_path
+            .map(|p| p.replacen(&c.path.to_string(), &shown, 1));
+        let names_server = o.position.is_some_and(|p| p.accepts_bare_host())
+            && endpoint::stands_alone(&c.value, decoded.start..decoded.end);
+        if o.kind == Kind::Value && decoded.is_bare_ip() && !names_server {
+            o.kind = Kind::Text;
+        }
         Some(o)
+    }
+
+    /// The cluster-naming siblings of a base64 candidate, decoded (a
+    /// Secret's `data.name`).
+    fn decoded_siblings(&self, c: &Candidate) -> Option<Vec<(String, String)>> {
+        let s = c.frame.and_then(|id| self.siblings.get(&id))?;
+        Some(
+            s.iter()
+                .map(|(k, v)| {
+                    let v = embedded::base64_decode(v).unwrap_or_else(|| v.clone());
+                    (k.clone(), v)
+                })
+                .collect(),
+        )
     }
 
     /// Each document's destination, for the tier table.

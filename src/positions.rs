@@ -128,11 +128,27 @@ pub enum Kinds {
     Any,
 }
 
+/// Which endpoints in a row's value are at its position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Within {
+    /// Every endpoint in the value (a URL, or a bare host where the position
+    /// [accepts one](Position::accepts_bare_host)).
+    Whole,
+    /// The value is a document of its own (a registration's `config`): a
+    /// URL in it is at a position only where that document's own kind and
+    /// path put one (an exec plugin's argument, a proxy or an identity
+    /// provider is no cluster), and one that does not parse stays at the
+    /// row's position, to be safe; a bare host (`serverName`) is at the
+    /// row's position.
+    Document,
+}
+
 /// One row of the table.
 pub struct Row {
     pub kinds: Kinds,
     pub path: &'static [P],
     pub position: Position,
+    pub within: Within,
     /// A (kind, path) that this row matches, and one that it must not.
     pub positive: (Option<&'static str>, &'static str),
     pub negative: (Option<&'static str>, &'static str),
@@ -146,6 +162,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Application"),
         path: &[K("spec"), K("destination"), K("server")],
         position: Position::DestinationServer,
+        within: Within::Whole,
         positive: (Some("Application"), "spec.destination.server"),
         negative: (Some("Application"), "spec.source.repoURL"),
     },
@@ -159,6 +176,7 @@ pub const TABLE: &[Row] = &[
             K("server"),
         ],
         position: Position::DestinationServer,
+        within: Within::Whole,
         positive: (
             Some("ApplicationSet"),
             "spec.template.spec.destination.server",
@@ -169,6 +187,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("ApplicationSet"),
         path: &[Deep, K("list"), K("elements"), I, AnyKey],
         position: Position::ListElement,
+        within: Within::Whole,
         positive: (
             Some("ApplicationSet"),
             "spec.generators[0].list.elements[1].url",
@@ -182,6 +201,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("AppProject"),
         path: &[K("spec"), K("destinations"), I, K("server")],
         position: Position::ProjectDestination,
+        within: Within::Whole,
         positive: (Some("AppProject"), "spec.destinations[0].server"),
         negative: (Some("AppProject"), "spec.sourceRepos[0]"),
     },
@@ -189,6 +209,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Secret"),
         path: &[K("stringData"), K("server")],
         position: Position::Registration,
+        within: Within::Whole,
         positive: (Some("Secret"), "stringData.server"),
         negative: (Some("Secret"), "stringData.url"),
     },
@@ -196,6 +217,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Secret"),
         path: &[K("data"), K("server")],
         position: Position::Registration,
+        within: Within::Whole,
         positive: (Some("Secret"), "data.server"),
         negative: (Some("Secret"), "data.url"),
     },
@@ -203,8 +225,17 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Secret"),
         path: &[K("stringData"), K("config")],
         position: Position::RegistrationConfig,
+        within: Within::Document,
         positive: (Some("Secret"), "stringData.config"),
         negative: (Some("ConfigMap"), "stringData.config"),
+    },
+    Row {
+        kinds: Kinds::Is("Secret"),
+        path: &[K("data"), K("config")],
+        position: Position::RegistrationConfig,
+        within: Within::Document,
+        positive: (Some("Secret"), "data.config"),
+        negative: (Some("ConfigMap"), "data.config"),
     },
     Row {
         kinds: Kinds::Is("ExternalSecret"),
@@ -216,6 +247,7 @@ pub const TABLE: &[Row] = &[
             K("server"),
         ],
         position: Position::Registration,
+        within: Within::Whole,
         positive: (Some("ExternalSecret"), "spec.target.template.data.server"),
         negative: (Some("ExternalSecret"), "spec.target.template.data.name"),
     },
@@ -229,6 +261,7 @@ pub const TABLE: &[Row] = &[
             K("config"),
         ],
         position: Position::RegistrationConfig,
+        within: Within::Document,
         positive: (Some("ExternalSecret"), "spec.target.template.data.config"),
         negative: (Some("ExternalSecret"), "spec.target.name"),
     },
@@ -236,6 +269,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("ConfigMap"),
         path: &[K("data"), K("resource.exclusions"), Deep],
         position: Position::ResourceFilter,
+        within: Within::Whole,
         positive: (Some("ConfigMap"), "data[\"resource.exclusions\"]"),
         negative: (Some("ConfigMap"), "data[\"url\"]"),
     },
@@ -243,6 +277,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("ConfigMap"),
         path: &[K("data"), K("resource.inclusions"), Deep],
         position: Position::ResourceFilter,
+        within: Within::Whole,
         positive: (Some("ConfigMap"), "data[\"resource.inclusions\"]"),
         negative: (Some("Secret"), "data[\"resource.inclusions\"]"),
     },
@@ -250,6 +285,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Any,
         path: &[Deep, K("clusterEndpoint")],
         position: Position::HelmClusterEndpoint,
+        within: Within::Whole,
         positive: (
             Some("Application"),
             "spec.source.helm.valuesObject.settings.clusterEndpoint",
@@ -269,6 +305,7 @@ pub const TABLE: &[Row] = &[
             K("server"),
         ],
         position: Position::StatusCopy,
+        within: Within::Whole,
         positive: (
             Some("Application"),
             "status.sync.comparedTo.destination.server",
@@ -279,6 +316,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Config"),
         path: &[K("clusters"), I, K("cluster"), K("server")],
         position: Position::Kubeconfig,
+        within: Within::Whole,
         positive: (Some("Config"), "clusters[0].cluster.server"),
         negative: (Some("Config"), "clusters[0].cluster.proxy-url"),
     },
@@ -286,6 +324,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::Is("Config"),
         path: &[K("clusters"), I, K("cluster"), K("tls-server-name")],
         position: Position::Kubeconfig,
+        within: Within::Whole,
         positive: (Some("Config"), "clusters[0].cluster.tls-server-name"),
         negative: (Some("ConfigMap"), "clusters[0].cluster.tls-server-name"),
     },
@@ -293,6 +332,7 @@ pub const TABLE: &[Row] = &[
         kinds: Kinds::None,
         path: &[Deep, K("server")],
         position: Position::ValuesServer,
+        within: Within::Whole,
         positive: (None, "clusters[0].server"),
         negative: (None, "vault.server"),
     },
@@ -338,12 +378,18 @@ pub struct Context<'a> {
 
 /// The cluster position of a scalar at `path`, if it is at one.
 pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
+    rule(path, cx).map(|(p, _)| p)
+}
+
+/// The cluster position of a scalar at `path`, if it is at one, and which
+/// endpoints in its value are at it ([`Within`]).
+pub fn rule(path: &YamlPath, cx: &Context) -> Option<(Position, Within)> {
     if path.last_key() == Some(HELM_PARAMETER_VALUE)
         && cx
             .sibling_name
             .is_some_and(|n| n.ends_with("clusterEndpoint"))
     {
-        return Some(Position::HelmParameter);
+        return Some((Position::HelmParameter, Within::Whole));
     }
     let prefix = cx
         .line_prefix
@@ -351,7 +397,7 @@ pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
         .trim_end_matches(['"', '\''])
         .trim_end();
     if prefix.ends_with("clusterEndpoint:") || prefix.ends_with("server:") {
-        return Some(Position::InStringKey);
+        return Some((Position::InStringKey, Within::Whole));
     }
     let row = TABLE
         .iter()
@@ -366,7 +412,7 @@ pub fn classify(path: &YamlPath, cx: &Context) -> Option<Position> {
             return None;
         }
     }
-    Some(row.position)
+    Some((row.position, row.within))
 }
 
 /// A values-file `server` names a cluster at the top level, or when the key
@@ -603,19 +649,41 @@ pub enum Fact {
     SourceWords,
 }
 
-/// Which document fact (if any) a non-key scalar at `keys` gives.
+/// Facts read at fixed paths; the destination's are the table's
+/// [`Position::DestinationServer`] rows ([`fact`]).
+pub const FACTS: &[(&[&str], Fact)] = &[
+    (KIND, Fact::Kind),
+    (NAME, Fact::Name),
+    (&["spec", "project"], Fact::Project),
+    (&["spec", "source", "path"], Fact::SourcePath),
+    (&["spec", "source", "chart"], Fact::SourceWords),
+    (&["spec", "source", "repoURL"], Fact::SourceWords),
+];
+
+/// The key beside a destination's `server` that names it instead.
+pub const DESTINATION_NAME_KEY: &str = NAME_KEY;
+
+/// Which document fact (if any) a non-key scalar at `keys` gives: one of
+/// [`FACTS`], or a destination's server (the path of a
+/// [`Position::DestinationServer`] row of [`TABLE`]) or name (its sibling
+/// [`DESTINATION_NAME_KEY`]).
 pub fn fact(keys: &[&str]) -> Option<Fact> {
-    match keys {
-        ["kind"] => Some(Fact::Kind),
-        ["metadata", "name"] => Some(Fact::Name),
-        ["spec", "destination", "server"]
-        | ["spec", "template", "spec", "destination", "server"] => Some(Fact::DestinationServer),
-        ["spec", "destination", "name"] | ["spec", "template", "spec", "destination", "name"] => {
-            Some(Fact::DestinationName)
-        }
-        ["spec", "project"] => Some(Fact::Project),
-        ["spec", "source", "path"] => Some(Fact::SourcePath),
-        ["spec", "source", "chart" | "repoURL"] => Some(Fact::SourceWords),
+    if let Some((_, f)) = FACTS.iter().find(|(p, _)| *p == keys) {
+        return Some(*f);
+    }
+    let (last, parent) = keys.split_last()?;
+    let destination = |r: &&Row| {
+        r.position == Position::DestinationServer
+            && r.path.len() == keys.len()
+            && r.path
+                .iter()
+                .zip(parent)
+                .all(|(s, k)| matches!(s, K(x) if x == k))
+    };
+    let row = TABLE.iter().find(destination)?;
+    match row.path.last() {
+        Some(K(server)) if server == last => Some(Fact::DestinationServer),
+        Some(K(_)) if *last == DESTINATION_NAME_KEY => Some(Fact::DestinationName),
         _ => None,
     }
 }
@@ -623,10 +691,26 @@ pub fn fact(keys: &[&str]) -> Option<Fact> {
 /// Whether a scalar under `key` can give a fact at all (a cheap test before
 /// [`fact`]): the last key of every fact path.
 pub fn may_be_fact(key: &str) -> bool {
-    matches!(
-        key,
-        "kind" | "name" | "server" | "project" | "path" | "chart" | "repoURL"
-    )
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut keys: Vec<&'static str> = FACTS
+            .iter()
+            .filter_map(|(p, _)| p.last().copied())
+            .collect();
+        keys.push(DESTINATION_NAME_KEY);
+        for r in TABLE
+            .iter()
+            .filter(|r| r.position == Position::DestinationServer)
+        {
+            if let Some(K(k)) = r.path.last() {
+                keys.push(k);
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    })
+    .contains(&key)
 }
 
 /// The deepest path [`fact`] looks at: deeper scalars need not be asked.
@@ -694,17 +778,25 @@ pub const REGISTRATIONS: &[Registration] = &[
 /// by its own kind).
 pub const LIST_ITEMS: &str = "items";
 
+/// The kind whose `data` values are base64, and that key: a Secret's
+/// `data.server`, `data.config`, `data.kubeconfig`... are decoded and then
+/// located like any value whose text is the decoded one.
+pub const BASE64_DATA: (&str, &str) = ("Secret", "data");
+
 /// Whether a scalar at `keys` (mapping keys from the root; for an item of a
-/// `kind: List`, `items` then the item's own keys) is a registration's server
-/// written in base64 (a Secret's `data.server`).
-pub fn base64_server(keys: &[&str]) -> bool {
+/// `kind: List`, `items` then the item's own keys) is a `data` value, base64
+/// in a Secret ([`is_base64_kind`] says, once the kind is known).
+pub fn base64_data(keys: &[&str]) -> bool {
     let keys = match keys.split_first() {
         Some((&LIST_ITEMS, rest)) => rest,
         _ => keys,
     };
-    REGISTRATIONS
-        .iter()
-        .any(|r| r.servers.iter().any(|(p, encoded)| *encoded && *p == keys))
+    matches!(keys, [d, _] if *d == BASE64_DATA.1)
+}
+
+/// Whether a document of `kind` holds base64 in `data` (see [`BASE64_DATA`]).
+pub fn is_base64_kind(kind: Option<&str>) -> bool {
+    kind == Some(BASE64_DATA.0)
 }
 
 /// The key of a ConfigMap `data` entry holding a scalar (it often names the
@@ -958,10 +1050,14 @@ mod tests {
 
     #[test]
     fn base64_servers_and_data_keys() {
-        assert!(base64_server(&["data", "server"]));
-        assert!(base64_server(&["items", "data", "server"]));
-        assert!(!base64_server(&["stringData", "server"]));
-        assert!(!base64_server(&["data", "url"]));
+        assert!(base64_data(&["data", "server"]));
+        assert!(base64_data(&["items", "data", "config"]));
+        assert!(base64_data(&["data", "kubeconfig"]));
+        assert!(!base64_data(&["stringData", "server"]));
+        assert!(!base64_data(&["data"]));
+        assert!(!base64_data(&["data", "a", "b"]));
+        assert!(is_base64_kind(Some("Secret")));
+        assert!(!is_base64_kind(Some("ConfigMap")));
         assert_eq!(
             data_entry_key(Some("ConfigMap"), &path("data.prod")),
             Some("prod")
@@ -984,6 +1080,65 @@ mod tests {
             assert!(fact(keys).is_some(), "{keys:?}");
             assert!(may_be_fact(keys.last().unwrap()), "{keys:?}");
         }
+    }
+
+    /// The destination facts are the table's destination rows, and only those.
+    #[test]
+    fn destination_facts_come_from_the_table() {
+        let rows: Vec<&Row> = TABLE
+            .iter()
+            .filter(|r| r.position == Position::DestinationServer)
+            .collect();
+        assert_eq!(rows.len(), 2);
+        for r in rows {
+            let mut keys: Vec<&str> = r
+                .path
+                .iter()
+                .map(|s| match s {
+                    K(k) => *k,
+                    _ => panic!("a destination row is keys only"),
+                })
+                .collect();
+            assert_eq!(fact(&keys), Some(Fact::DestinationServer), "{keys:?}");
+            assert!(keys.len() <= FACT_DEPTH);
+            *keys.last_mut().unwrap() = DESTINATION_NAME_KEY;
+            assert_eq!(fact(&keys), Some(Fact::DestinationName), "{keys:?}");
+            assert!(may_be_fact(DESTINATION_NAME_KEY));
+            *keys.last_mut().unwrap() = "namespace";
+            assert_eq!(fact(&keys), None, "{keys:?}");
+        }
+        // A project destination's server is a position, not the document's destination.
+        assert_eq!(fact(&["spec", "destinations", "server"]), None);
+        assert_eq!(
+            fact(&["status", "sync", "comparedTo", "destination", "server"]),
+            None
+        );
+        for (p, f) in FACTS {
+            assert_eq!(fact(p), Some(*f));
+            assert!(p.len() <= FACT_DEPTH && may_be_fact(p.last().unwrap()));
+        }
+    }
+
+    /// Where the value's own document decides (a registration's `config`,
+    /// in any form) is a column of the table, not a rule of the locator.
+    #[test]
+    fn registration_configs_let_their_document_decide() {
+        for r in TABLE {
+            let document = r.position == Position::RegistrationConfig;
+            assert_eq!(r.within == Within::Document, document, "{:?}", r.positive);
+            let (kind, p) = r.positive;
+            let want = if document {
+                Within::Document
+            } else {
+                Within::Whole
+            };
+            assert_eq!(rule(&path(p), &cx(kind)).map(|(_, w)| w), Some(want), "{p}");
+        }
+        assert_eq!(
+            rule(&path("data.config"), &cx(Some("Secret"))),
+            Some((Position::RegistrationConfig, Within::Document))
+        );
+        assert!(Position::RegistrationConfig.accepts_bare_host());
     }
 
     #[test]

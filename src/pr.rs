@@ -59,8 +59,10 @@ impl Client {
     }
 }
 
-/// Where a git remote's URL points: the host (no user, no port) and the
-/// repository's path (`owner/repo`, `group/subgroup/repo`; no `.git`).
+/// Where a git remote's URL points: the host (no user; with the port of an
+/// https URL that names one other than 443, the web server the client
+/// talks to) and the repository's path (`owner/repo`,
+/// `group/subgroup/repo`; no `.git`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
     pub host: String,
@@ -70,14 +72,45 @@ pub struct Remote {
 impl Remote {
     /// A remote URL in any spelling [`crate::feeders::repo_identity`]
     /// reads (https, ssh, scp-like `user@host:path`); the host in lower
-    /// case. `None` for a local path.
+    /// case. `None` for a local path, and for a URL that names no
+    /// repository a client could address: fewer than two path segments, an
+    /// empty one, a query or fragment, or characters no owner, group or
+    /// repository name holds.
     pub fn parse(url: &str) -> Option<Remote> {
         let (host, path) = crate::feeders::host_and_path(url)?;
-        Some(Remote {
-            host: host.to_ascii_lowercase(),
-            path,
-        })
+        let segment = |s: &str| {
+            !s.is_empty()
+                && s != "."
+                && s != ".."
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        };
+        let segments: Vec<&str> = path.split('/').collect();
+        if segments.len() < 2 || !segments.iter().all(|s| segment(s)) {
+            return None;
+        }
+        let host = host.to_ascii_lowercase();
+        let host = match https_port(url) {
+            Some(port) if port != 443 => format!("{host}:{port}"),
+            _ => host,
+        };
+        Some(Remote { host, path })
     }
+}
+
+/// The port an `https://` URL names (`https://user@host:8443/...`).
+fn https_port(url: &str) -> Option<u16> {
+    let rest = url.trim();
+    let rest = rest
+        .get(..8)
+        .filter(|s| s.eq_ignore_ascii_case("https://"))
+        .map(|_| &rest[8..])?;
+    let authority = rest.split('/').next()?;
+    let hostport = authority.rsplit('@').next()?;
+    let (_, port) = hostport
+        .rsplit_once(':')
+        .filter(|(h, _)| !h.ends_with('['))?;
+    port.parse().ok()
 }
 
 /// The client and the repository from a remote's URLs (most telling first,
@@ -194,7 +227,10 @@ impl Target {
     /// The call that lists the open pull requests of the branch.
     pub fn list(&self) -> Call {
         let (head, tail): (&str, &[&str]) = match self.client {
-            Client::Gh => ("--head", &["--state", "open", "--json", "number,url"]),
+            Client::Gh => (
+                "--head",
+                &["--state", "open", "--json", "number,url,isCrossRepository"],
+            ),
             Client::Glab => ("--source-branch", &["--output", "json"]),
         };
         let c = self
@@ -250,11 +286,23 @@ impl Target {
             .body(self.client, body, file)
     }
 
-    /// The open pull request in the list call's answer (the first one).
+    /// The open pull request in the list call's answer: the first one whose
+    /// branch is in this repository (one from a fork with a branch of the
+    /// same name is not the cutover's, and is never edited). An entry
+    /// without a number and a URL is an error, never "none": a second pull
+    /// request would be opened.
     pub fn parse_list(&self, answer: &str) -> Result<Option<(u64, String)>> {
         let (number, url) = match self.client {
             Client::Gh => ("number", "url"),
             Client::Glab => ("iid", "web_url"),
+        };
+        let same_repository = |pr: &serde_json::Value| match self.client {
+            Client::Gh => pr.get("isCrossRepository") == Some(&serde_json::Value::Bool(false)),
+            Client::Glab => {
+                let id = |k: &str| pr.get(k).and_then(serde_json::Value::as_u64);
+                id("source_project_id").is_some()
+                    && id("source_project_id") == id("target_project_id")
+            }
         };
         let v: serde_json::Value = serde_json::from_str(answer.trim()).map_err(|e| {
             anyhow!(
@@ -270,28 +318,36 @@ impl Target {
                 answer.trim()
             );
         };
-        Ok(list.first().and_then(|pr| {
-            Some((
-                pr.get(number)?.as_u64()?,
-                pr.get(url)?.as_str()?.to_string(),
-            ))
-        }))
+        let Some(pr) = list.iter().find(|pr| same_repository(pr)) else {
+            return Ok(None);
+        };
+        match (
+            pr.get(number).and_then(serde_json::Value::as_u64),
+            pr.get(url).and_then(serde_json::Value::as_str),
+        ) {
+            (Some(n), Some(u)) => Ok(Some((n, u.to_string()))),
+            _ => bail!(
+                "{} listed an open {} of the branch without a {number} and a {url}: {pr}",
+                self.client.program(),
+                self.client.noun()
+            ),
+        }
     }
 }
 
-/// The pull request's URL in what `create` printed (its last `http(s)://`
-/// word), and the number it ends with.
+/// The pull request's URL in what `create` printed: the first
+/// `http(s)://` word that ends in `/pull/N` or `/merge_requests/N` (a help
+/// link printed beside it is not it), and that number.
 pub fn parse_created(answer: &str) -> Option<(String, Option<u64>)> {
-    let url = answer
+    answer
         .split_whitespace()
-        .rev()
-        .find(|w| w.starts_with("https://") || w.starts_with("http://"))?;
-    let number = url
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .and_then(|n| n.parse().ok());
-    Some((url.to_string(), number))
+        .filter(|w| w.starts_with("https://") || w.starts_with("http://"))
+        .find_map(|url| {
+            let mut tail = url.trim_end_matches('/').rsplit('/');
+            let number = tail.next()?.parse().ok()?;
+            matches!(tail.next(), Some("pull" | "merge_requests"))
+                .then(|| (url.to_string(), Some(number)))
+        })
 }
 
 /// Why the pull request is not opened or updated, and the shell line that
@@ -397,6 +453,22 @@ mod tests {
         for local in ["/srv/git/gitops.git", "../gitops", "file:///srv/gitops.git"] {
             assert_eq!(remote(local), None, "{local}");
         }
+        // No repository a client could address.
+        for odd in [
+            "https://github.com/acme",
+            "https://github.com/acme/gitops?x=1",
+            "https://github.com/acme/gitops#frag",
+            "https://github.com//acme//gitops",
+            "https://github.com/acme/git ops",
+            "https://github.com/acme/../gitops",
+        ] {
+            assert_eq!(remote(odd), None, "{odd}");
+        }
+        // An https port other than 443 is the web server's: kept.
+        assert_eq!(
+            remote("https://gitlab.example.com:8443/a/b/c.git"),
+            Some(("gitlab.example.com:8443".to_string(), "a/b/c".to_string()))
+        );
     }
 
     #[test]
@@ -486,15 +558,41 @@ mod tests {
         let gh = target(Client::Gh);
         assert_eq!(gh.parse_list("[]\n").unwrap(), None);
         assert_eq!(
-            gh.parse_list(r#"[{"number":42,"url":"https://h/a/b/pull/42"}]"#)
+            gh.parse_list(
+                r#"[{"number":42,"url":"https://h/a/b/pull/42","isCrossRepository":false}]"#
+            )
+            .unwrap(),
+            Some((42, "https://h/a/b/pull/42".to_string()))
+        );
+        // A fork's branch of the same name is not the cutover's.
+        assert_eq!(
+            gh.parse_list(r#"[{"number":9,"url":"https://h/a/b/pull/9","isCrossRepository":true},{"number":42,"url":"https://h/a/b/pull/42","isCrossRepository":false}]"#)
                 .unwrap(),
             Some((42, "https://h/a/b/pull/42".to_string()))
         );
+        assert_eq!(
+            gh.parse_list(
+                r#"[{"number":9,"url":"https://h/a/b/pull/9","isCrossRepository":true}]"#
+            )
+            .unwrap(),
+            None
+        );
+        // An entry of this repository without a number: an error, not none.
+        assert!(gh
+            .parse_list(
+                r#"[{"number":"x","url":"https://h/a/b/pull/9","isCrossRepository":false}]"#
+            )
+            .is_err());
         let glab = target(Client::Glab);
         assert_eq!(
-            glab.parse_list(r#"[{"iid":7,"web_url":"https://h/a/-/merge_requests/7","id":99}]"#)
+            glab.parse_list(r#"[{"iid":7,"web_url":"https://h/a/-/merge_requests/7","id":99,"source_project_id":5,"target_project_id":5}]"#)
                 .unwrap(),
             Some((7, "https://h/a/-/merge_requests/7".to_string()))
+        );
+        assert_eq!(
+            glab.parse_list(r#"[{"iid":7,"web_url":"https://h/a/-/merge_requests/7","source_project_id":6,"target_project_id":5}]"#)
+                .unwrap(),
+            None
         );
         assert!(gh.parse_list("not logged in").is_err());
         assert!(gh.parse_list("{}").is_err());
@@ -502,6 +600,12 @@ mod tests {
             parse_created("Creating merge request\n!7 title\n https://h/a/-/merge_requests/7\n"),
             Some(("https://h/a/-/merge_requests/7".to_string(), Some(7)))
         );
+        // A help link printed after the URL is not it.
+        assert_eq!(
+            parse_created("https://github.com/o/r/pull/7\nsee https://docs.github.com/help\n"),
+            Some(("https://github.com/o/r/pull/7".to_string(), Some(7)))
+        );
         assert_eq!(parse_created("done\n"), None);
+        assert_eq!(parse_created("see https://docs.github.com/help\n"), None);
     }
 }

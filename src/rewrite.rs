@@ -136,7 +136,13 @@ impl Plan {
 }
 
 /// Whether an occurrence is the endpoint `from` (see `endpoint::Found::matches`).
+/// A template mention names `from` by its host alone: its port or path may
+/// be what an action renders (`https://h{{ .x }}:6443`), and it is only
+/// reported, never rewritten, so a port cannot make it unseen.
 pub fn matches(o: &Occurrence, from: &Endpoint) -> bool {
+    if o.kind == Kind::Template {
+        return endpoint::same_host(&o.found.host, &from.host);
+    }
     o.found.matches(from)
 }
 
@@ -384,16 +390,7 @@ pub fn splice(
         let o = &changes[i];
         let Some(esc) = &o.escaped else {
             out.push_str(&text[last..o.found.start]);
-            match o.encoding {
-                None => out.push_str(&o.found.replacement(to)),
-                // A whole-value rewrite: the decoded value rebound, encoded again.
-                Some(Encoding::Base64) => {
-                    let encoded = &text[o.found.start..o.found.replace_end];
-                    out.push_str(
-                        &rewrite_base64(encoded, to).unwrap_or_else(|| encoded.to_string()),
-                    );
-                }
-            }
+            out.push_str(&o.found.replacement(to));
             last = o.found.replace_end;
             i += 1;
             continue;
@@ -405,7 +402,17 @@ pub fn splice(
             .take_while(|c| c.escaped.as_ref().is_some_and(|e| e.inner == esc.inner))
             .count();
         let mut body = text[esc.inner.clone()].to_string();
-        for c in changes[i..i + n].iter().rev() {
+        if o.encoding == Some(Encoding::Base64) {
+            // A whole-value rewrite: the decoded value rebound, encoded again.
+            let edits = base64_edits(&changes[i..i + n], to);
+            body = embedded::rebind_base64(&body, &edits)
+                .map_err(|why| (o.line, o.column, format!("the base64 value {why}")))?;
+        }
+        for c in changes[i..i + n]
+            .iter()
+            .filter(|c| c.encoding.is_none())
+            .rev()
+        {
             let f = &c.escaped.as_ref().expect("taken while escaped").found;
             body = splice_decoded(&body, f.start..f.replace_end, &f.replacement(to))
                 .ok_or_else(|| {
@@ -428,16 +435,42 @@ pub fn splice(
     Ok(out)
 }
 
-/// The base64 value `encoded` (of an endpoint URL) with the endpoint rebound
-/// to `to`, encoded again; `None` when it does not decode.
-fn rewrite_base64(encoded: &str, to: &Endpoint) -> Option<String> {
-    let decoded = embedded::base64_decode(encoded)?;
-    let f = endpoint::find_in_decoded(&decoded, &[])
-        .into_iter()
-        .next()?;
-    let mut new = decoded.clone();
-    new.replace_range(f.start..f.replace_end, &f.replacement(to));
-    Some(embedded::base64_encode(&new))
+/// The edits a base64 value's changes make to its decoded text.
+fn base64_edits(changes: &[Occurrence], to: &Endpoint) -> Vec<(std::ops::Range<usize>, String)> {
+    changes
+        .iter()
+        .filter_map(|c| c.escaped.as_ref())
+        .map(|e| (e.found.start..e.found.replace_end, e.found.replacement(to)))
+        .collect()
+}
+
+/// What a base64 scalar `v` must read after the rewrite: its decoded text
+/// with exactly the `planned` ranges rebound, encoded again in the same layout.
+fn expected_base64(
+    o: &Occurrence,
+    v: &str,
+    planned: &[&Occurrence],
+    from: &Endpoint,
+    to: &Endpoint,
+) -> Result<String, Refusal> {
+    embedded::reencoded(v, |d| expected_value(d, planned, from, to)).ok_or_else(|| {
+        Refusal::At(
+            o.line,
+            o.column,
+            "verification failed: the base64 value does not decode; nothing written".into(),
+        )
+    })
+}
+
+/// [`inner_key_collision`] inside a base64 value's decoded document.
+fn base64_key_collision(v: &str, nv: &str, o: &Occurrence) -> Option<KeyCollision> {
+    if o.encoding != Some(Encoding::Base64) {
+        return None;
+    }
+    let (dv, dnv) = (embedded::decoded_value(v)?, embedded::decoded_value(nv)?);
+    embedded::looks_embedded(&dv)
+        .then(|| inner_key_collision(&dv, &dnv, o))
+        .flatten()
 }
 
 /// What a planned scalar must read after the rewrite: its old value with
@@ -1016,7 +1049,7 @@ fn check_held(
         let o = planned.by_event.get(i).copied();
         let after = new_held.get(i);
         let ranges = planned.ranges.get(i).map_or(&[][..], |r| &r[..]);
-        let expected = expected_event(before, o, ranges, after, from, to)?;
+        let expected = expected_event(before, o, ranges, from, to)?;
         if after != Some(&expected) {
             let at = o
                 .map(|o| format!(" at {}:{}", o.line, o.column))
@@ -1033,6 +1066,9 @@ fn check_held(
                     return Err(Refusal::Keys(c));
                 }
             }
+            if let Some(c) = base64_key_collision(v, nv, o) {
+                return Err(Refusal::Keys(c));
+            }
         }
     }
     Ok(())
@@ -1040,13 +1076,12 @@ fn check_held(
 
 /// What the held event `before` must read after the rewrite: rebound where
 /// `o` plans a change (`ranges` are all of that scalar's changes),
-/// unchanged elsewhere. A base64 value must decode to the old value
-/// rebound; it is checked here, against the event found `after`.
+/// unchanged elsewhere. A base64 value must decode to its old decoded text
+/// with exactly the planned ranges rebound, encoded in the same layout.
 fn expected_event(
     before: &Event,
     o: Option<&Occurrence>,
     ranges: &[&Occurrence],
-    after: Option<&Event>,
     from: &Endpoint,
     to: &Endpoint,
 ) -> Result<Event, Refusal> {
@@ -1054,38 +1089,11 @@ fn expected_event(
         return Ok(before.clone());
     };
     let value = if o.encoding == Some(Encoding::Base64) {
-        let new_value = match after {
-            Some(Event::Scalar(nv, ..)) => nv.as_str(),
-            _ => "",
-        };
-        rebound_base64(v, new_value, o, from, to)?;
-        new_value.to_string()
+        expected_base64(o, v, ranges, from, to)?
     } else {
         expected_value(v, ranges, from, to)
     };
     Ok(Event::Scalar(value, *style, *anchor, tag.clone()))
-}
-
-/// Checks that the base64 value `new_value` decodes to the old value `v`
-/// decoded and rebound.
-fn rebound_base64(
-    v: &str,
-    new_value: &str,
-    o: &Occurrence,
-    from: &Endpoint,
-    to: &Endpoint,
-) -> Result<(), Refusal> {
-    let rebound = embedded::base64_decode(v)
-        .map(|d| endpoint::rewrite_value(&d, from, to))
-        .unwrap_or_default();
-    let decoded = embedded::base64_decode(new_value);
-    if rebound.is_empty() || decoded.as_deref() != Some(rebound.as_str()) {
-        return Err(Refusal::Message(format!(
-            "verification failed at {}:{}: the base64 value does not decode to {rebound:?} after the rewrite; nothing written",
-            o.line, o.column
-        )));
-    }
-    Ok(())
 }
 
 /// Two keys of one mapping inside the string `old` (a YAML or JSON

@@ -1130,7 +1130,8 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
             continue;
         };
         let value = if encoded {
-            match decode_base64(value.trim()).and_then(|b| String::from_utf8(b).ok()) {
+            // Wrapped over lines too, as `base64` prints it: the locator's decoding.
+            match crate::embedded::decoded_value(value) {
                 Some(v) => v,
                 None => continue,
             }

@@ -82,10 +82,14 @@ impl LineIndex {
 /// action. A `}}` inside a quoted or raw string, a character constant or a
 /// `/* */` comment does not close it; an action may span lines; the trim
 /// markers `{{-` and `-}}` are part of it; a backslash outside a string is
-/// an escape of the YAML string the action is written in (`\"`). An
-/// action the lexer cannot read so (a string broken by a line end) ends at
-/// the first `}}`; a `{{` that no `}}` follows is no action (Helm refuses
-/// it), and its text is read as written.
+/// an escape of the YAML string the action is written in (`\"`). A `{{`
+/// that Go's template grammar cannot read as an action is no action (Helm
+/// refuses such a template), and its text is read as written: one that no
+/// `}}` follows, one with a string broken by a line end, or one holding,
+/// outside its strings and comments, a character no action may hold (`#`,
+/// `;`, `[`, a lone `{` or `}` ...: a YAML comment or value that merely
+/// holds `{{`). What is not an action is never hidden as one: a value it
+/// would have swallowed stays a value.
 ///
 /// The one rule for what is template text: the locator reads every endpoint
 /// inside these ranges as a template mention, masks them when a file does
@@ -100,9 +104,7 @@ pub fn template_actions(text: &str) -> Vec<(usize, usize)> {
     let mut i = 0;
     while let Some(rel) = text.get(i..last_close).and_then(|s| s.find("{{")) {
         let start = i + rel;
-        let b = text.as_bytes();
-        let lenient = || find(&b[start + 2..], b"}}").map(|p| start + 2 + p + 2);
-        match action_end(b, start + 2).or_else(lenient) {
+        match action_end(text.as_bytes(), start + 2) {
             Some(end) => {
                 ranges.push((start, end));
                 i = end;
@@ -140,10 +142,25 @@ fn action_end(b: &[u8], from: usize) -> Option<usize> {
             b'\\' => i += 2,
             q @ (b'"' | b'\'') => i = quoted_end(b, i + 1, q)?,
             b'`' => i = i + 1 + memchr::memchr(b'`', &b[i + 1..])? + 1,
-            _ => i += 1,
+            c if in_action(c) => i += 1,
+            _ => return None,
         }
     }
     None
+}
+
+/// Whether Go's template grammar may hold `c` in an action outside its
+/// strings and comments: names, fields and variables (`.`, `$`, `_`, and
+/// any non-ASCII byte, which may be a letter), numbers (`+`, `-`), pipes,
+/// parentheses, declarations (`:=`, `=`, `,`) and white space.
+fn in_action(c: u8) -> bool {
+    c.is_ascii_alphanumeric()
+        || c.is_ascii_whitespace()
+        || c >= 0x80
+        || matches!(
+            c,
+            b'.' | b'$' | b'_' | b'+' | b'-' | b'|' | b'(' | b')' | b':' | b'=' | b','
+        )
 }
 
 /// Whether the action `action` (`{{ ... }}`) writes text where it stands:
@@ -909,12 +926,32 @@ mod tests {
             spans(t),
             vec!["{{ .a\n  | default \"h\" }}", "{{ default \\\"}}\\\" .b }}"]
         );
-        // A string broken by a line end: the first `}}` closes.
-        assert_eq!(spans("{{ \"a\n }} x }}"), vec!["{{ \"a\n }}"]);
+        // A string broken by a line end: no action, however many `}}`
+        // follow; a later action still counts.
+        assert!(spans("{{ \"a\n }} x }}").is_empty());
+        assert_eq!(
+            spans("n: \"open {{\"\np: \"}}\" {{ .v }}"),
+            vec!["{{ .v }}"]
+        );
         // Never closed: no action; a later one still counts.
         assert!(spans("a: {{ x\nb: y\n").is_empty());
-        assert_eq!(spans("a: }} {{ x\nb: {{ y }}"), vec!["{{ x\nb: {{ y }}"]);
+        assert_eq!(spans("a: }} {{ x\nb: {{ y }}"), vec!["{{ y }}"]);
         assert!(spans("a: {{ x }").is_empty());
+        // A character no action holds: a comment that merely holds `{{`.
+        for t in [
+            "# from {{ .Values.server\n# (see the chart); done\nx: '{{u}}'}}",
+            "# {{ see #2 }}",
+            "a: [{{ x ]}}",
+            "a: {{ x; y }}",
+            "a: {{ {x} }}",
+            "a: {{ x @ y }}",
+        ] {
+            assert_eq!(spans(t).len(), usize::from(t.contains("'{{u}}'")), "{t}");
+        }
+        // What an action may hold: pipes, parentheses, declarations,
+        // numbers, non-ASCII names, lines.
+        let t = "{{- range $k, $v := (index .Values \"a-b\") | default 1.5e3 }}{{ 이름 }}{{ -1 }}";
+        assert_eq!(spans(t).len(), 3);
     }
 
     #[test]

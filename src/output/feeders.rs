@@ -159,9 +159,13 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
     out.push_str("\n\n| file | fed by | revision | after the merge |\n| --- | --- | --- | --- |\n");
     for r in &report.rows {
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
-            r.file,
-            r.feeder.as_ref().map(|f| f.0.as_str()).unwrap_or("-"),
+            "| {} | {} | {} | {} |\n",
+            super::md_code(&r.file),
+            r.feeder
+                .as_ref()
+                .map(|f| f.0.as_str())
+                .unwrap_or("-")
+                .replace('|', "\\|"),
             revision_cell(r),
             r.verdict
                 .sentence(r.feeder.as_ref().map(|f| f.0.as_str()))

@@ -126,8 +126,8 @@ pub fn review_markdown(c: &crate::oidc::CoverageReport) -> String {
     );
     for t in &j.trusts {
         out.push_str(&format!(
-            "| `{}` | {} | {} |\n",
-            t.path,
+            "| {} | {} | {} |\n",
+            super::md_code(&t.path),
             role_line(t).replace('|', "\\|"),
             t.coverage.as_deref().map(coverage_sentence).unwrap_or("")
         ));

@@ -384,6 +384,37 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
 /// Whether to colour: `--color always|never`, or for `auto` what `anstream`
 /// decides for stdout (`NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`,
 /// `TERM=dumb`, and whether stdout is a terminal).
+/// The longest run of backticks in `s`.
+fn longest_backtick_run(s: &str) -> usize {
+    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// `s` as a Markdown code span that nothing in it can end early: delimited
+/// by more backticks than any run in it (padded with a space where it
+/// starts or ends with one), with `|` escaped so a table cell holds it.
+pub fn md_code(s: &str) -> String {
+    let ticks = "`".repeat(longest_backtick_run(s) + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{}{pad}{ticks}", s.replace('|', "\\|"))
+}
+
+/// `body` as a fenced Markdown code block (`info`: its language) that no
+/// line of the body can close: the fence is longer than any backtick run
+/// in it.
+pub fn md_fence(info: &str, body: &str) -> String {
+    let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
+    let nl = if body.is_empty() || body.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    format!("{fence}{info}\n{body}{nl}{fence}\n")
+}
+
 pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
     let choice = match choice {
         anstream::ColorChoice::Auto => anstream::AutoStream::choice(&io::stdout()),
@@ -552,6 +583,19 @@ impl Write for SinkOut<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn markdown_code_that_its_content_cannot_end() {
+        assert_eq!(super::md_code("a/b.yaml"), "`a/b.yaml`");
+        assert_eq!(super::md_code("a`b"), "``a`b``");
+        assert_eq!(super::md_code("`x"), "`` `x ``");
+        assert_eq!(super::md_code("k|v"), "`k\\|v`");
+        assert_eq!(super::md_fence("diff", "x\n"), "```diff\nx\n```\n");
+        let body = "   ```\n  <!--\n-a\n+b\n";
+        let fenced = super::md_fence("diff", body);
+        assert!(fenced.starts_with("````diff\n") && fenced.ends_with("\n````\n"));
+        assert_eq!(super::md_fence("", "````` x"), "``````\n````` x\n``````\n");
+    }
+
     use super::*;
 
     struct Broken(io::ErrorKind);

@@ -157,7 +157,9 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
     // Each file's diff is worked out on every core, then joined in order.
     let diffs = crate::par_map(plan.files.len(), crate::cores(), |i| {
-        let d = diff::unified(&plan.files[i]);
+        let f = &plan.files[i];
+        let d = diff::unified(f)
+            + &crate::embedded::decoded_changes(&f.rel, &f.old, &f.changes, &plan.to);
         if color {
             colorize(&d)
         } else {
@@ -346,14 +348,14 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
         let (paths, res) = paths_and_resources(f);
         let code = |v: Vec<&str>| {
             v.iter()
-                .map(|p| format!("`{p}`"))
+                .map(|p| super::md_code(p))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         let _ = writeln!(
             s,
-            "| `{}` | {} | {} | {} |",
-            f.rel,
+            "| {} | {} | {} | {} |",
+            super::md_code(&f.rel),
             f.changes.len(),
             code(paths),
             code(res)
@@ -365,19 +367,22 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
             let o = &m.occurrence;
             let _ = writeln!(
                 s,
-                "- `{}:{}:{}` ({})",
-                m.rel,
-                o.line,
-                o.column,
+                "- {} ({})",
+                super::md_code(&format!("{}:{}:{}", m.rel, o.line, o.column)),
                 o.kind.as_str()
             );
         }
     }
-    s.push_str("\n## Diff\n\n```diff\n");
+    s.push_str("\n## Diff\n\n");
+    let mut body = String::new();
     for f in &plan.files {
-        s.push_str(&diff::unified(f));
+        body.push_str(&diff::unified(f));
+        body.push_str(&crate::embedded::decoded_changes(
+            &f.rel, &f.old, &f.changes, &plan.to,
+        ));
     }
-    s.push_str("```\n\n## Notes\n\n");
+    s.push_str(&super::md_fence("diff", &body));
+    s.push_str("\n## Notes\n\n");
     for n in notes(plan) {
         let _ = writeln!(s, "- {n}");
     }

@@ -376,3 +376,54 @@ fn json_read_by_either_reader_sees_the_same_action_mention() {
         assert_one_template(dir.path(), "a.json", old_at(&text), &text);
     }
 }
+
+#[test]
+fn a_brace_pair_that_is_no_action_hides_no_value() {
+    // `{{` that Go's grammar cannot read as an action (a comment holding
+    // it, a string broken by a line end) is text: the values after it, up
+    // to a later `}}`, are values and are rewritten.
+    for lead in [
+        "# NOTE: once rendered from {{ .Values.cluster.server\n# (see the old chart); now hard-coded below.\n",
+        "metadata:\n  annotations:\n    note: \"open {{\"\n",
+        "# {{ a; b\n",
+    ] {
+        let text = format!(
+            "{lead}{HEAD}  destination:\n    server: {OLD}\n  project: \"}}}}\"\n  info: '{{{{u}}}}'\n"
+        );
+        let dir = dir_with(&text);
+        let (code, out) = run(dir.path(), "apply");
+        assert_eq!(code, Some(0), "{text}\n{out}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+            text.replace(OLD, NEW),
+            "{text}\n{out}"
+        );
+    }
+}
+
+#[test]
+fn an_action_inside_the_authority_is_a_mention_of_a_from_with_a_port() {
+    // The action renders part of the host; the port written after it is
+    // not the endpoint's port as the file is read: the host names it.
+    let from = format!("{OLD}:6443");
+    for case in [
+        format!("    server: {OLD}{{{{ .x }}}}:6443\n"),
+        format!("    server: {OLD}.{{{{ .domain }}}}:6443\n"),
+        format!("    server: \"{OLD}{{{{ .x }}}}/api\"\n"),
+    ] {
+        let text = format!("{HEAD}  destination:\n{case}    namespace: x\n");
+        for body in [text.clone(), format!("{text}{BREAKER}")] {
+            let dir = dir_with(&body);
+            let before = tree(dir.path());
+            let out = rebind(dir.path(), &["diff", "--from", &from, "--to", NEW]);
+            let said = stdout(&out) + &stderr(&out);
+            assert_eq!(out.status.code(), Some(2), "{body}\n{said}");
+            let (line, col) = old_at(&body);
+            assert!(
+                said.contains(&format!("a.yaml:{line}:{col}: template")),
+                "{body}\n{said}"
+            );
+            assert_eq!(tree(dir.path()), before);
+        }
+    }
+}

@@ -43,6 +43,7 @@ mod reader_model;
 mod reader_parity;
 mod registration;
 mod secret;
+mod secret_data;
 mod secret_inputs;
 mod secret_out;
 mod secret_search;

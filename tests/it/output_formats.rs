@@ -547,3 +547,54 @@ fn failures_in_the_ci_formats_say_so_in_that_format() {
     let v = sarif(&o, "diff-refused");
     assert_eq!(count_where(&v, "ruleId", "cannot-rewrite"), 1, "{v}");
 }
+
+#[test]
+fn the_review_markdown_cannot_be_closed_or_split_by_file_content() {
+    // A file whose context lines hold a code fence and a comment opener,
+    // and a path holding a backtick and a pipe: the review's diff fence and
+    // table cells must hold them, so every -/+ line stays inside the block.
+    let dir = tempfile::tempdir().unwrap();
+    let name = "we`ird|name.yaml";
+    std::fs::write(
+        dir.path().join(name),
+        "doc: |\n  ```\n  <!--\nserver: https://old.example.com:6443\nmore: |\n  -->\n  ```\n",
+    )
+    .unwrap();
+    let review = dir.path().join("..").join(format!(
+        "review-{}.md",
+        dir.path().file_name().unwrap().to_string_lossy()
+    ));
+    let out = rebind(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--from",
+            "https://old.example.com:6443",
+            "--to",
+            "https://new.example.com:6443",
+            "--review-out",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = std::fs::read_to_string(&review).unwrap();
+    std::fs::remove_file(&review).unwrap();
+    // The fence opening the diff is longer than any backtick run inside.
+    let open = md.find("````diff\n").expect("a four-backtick fence");
+    let body_start = open + "````diff\n".len();
+    let close = body_start + md[body_start..].find("\n````\n").expect("its close") + 1;
+    let body = &md[body_start..close];
+    assert!(
+        body.contains("-server: https://old.example.com:6443"),
+        "{md}"
+    );
+    assert!(
+        body.contains("+server: https://new.example.com:6443"),
+        "{md}"
+    );
+    assert!(!body.contains("````"), "{md}");
+    // The table cell: a code span longer than the backtick, the pipe escaped.
+    assert!(md.contains("| ``we`ird\\|name.yaml`` |"), "{md}");
+}

@@ -27,11 +27,11 @@ case "$prog $1 $2" in
 "gh pr list" | "glab mr list") cat "$log/list.json" 2>/dev/null || echo '[]' ;;
 "gh pr create")
     echo "https://github.com/acme/gitops/pull/7"
-    echo '[{"number":7,"url":"https://github.com/acme/gitops/pull/7"}]' > "$log/list.json"
+    echo '[{"number":7,"url":"https://github.com/acme/gitops/pull/7","isCrossRepository":false}]' > "$log/list.json"
     ;;
 "glab mr create")
     printf '\nCreating merge request for %s into main\n\n!7 rebind (%s)\n https://gitlab.com/acme/gitops/-/merge_requests/7\n\n' "$4" "$4"
-    echo '[{"iid":7,"id":901,"web_url":"https://gitlab.com/acme/gitops/-/merge_requests/7"}]' > "$log/list.json"
+    echo '[{"iid":7,"id":901,"web_url":"https://gitlab.com/acme/gitops/-/merge_requests/7","source_project_id":12,"target_project_id":12}]' > "$log/list.json"
     ;;
 "gh pr edit") echo "https://github.com/acme/gitops/pull/$3" ;;
 "glab mr update") echo "- Updating merge request !$3" ;;
@@ -226,7 +226,7 @@ fn gh_list(repo: &str) -> Vec<String> {
         "--state",
         "open",
         "--json",
-        "number,url",
+        "number,url,isCrossRepository",
     ])
 }
 
@@ -383,7 +383,7 @@ fn an_open_pull_request_is_updated_not_duplicated() {
     let s = setup("https://github.com/acme/gitops.git", &["gh"]);
     std::fs::write(
         s.log().join("list.json"),
-        r#"[{"number":42,"url":"https://github.com/acme/gitops/pull/42"}]"#,
+        r#"[{"number":42,"url":"https://github.com/acme/gitops/pull/42","isCrossRepository":false}]"#,
     )
     .unwrap();
     let (_outs, review) = review_file();
@@ -770,4 +770,25 @@ fn an_insteadof_shortcut_names_the_host() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(s.calls()[0].0, glab_list("https://gitlab.com/acme/gitops"));
     assert_eq!(git(&s.bare(), &["rev-parse", BRANCH]).trim(), s.head());
+}
+
+/// An open pull request from a fork whose branch has the same name is not
+/// the cutover's: it is never edited, and the cutover's own is opened.
+#[test]
+fn a_forks_pull_request_of_the_same_branch_name_is_left_alone() {
+    let s = setup("https://github.com/acme/gitops.git", &["gh"]);
+    std::fs::write(
+        s.log().join("list.json"),
+        r#"[{"number":13,"url":"https://github.com/acme/gitops/pull/13","isCrossRepository":true}]"#,
+    )
+    .unwrap();
+    let out = s.run(&["--pr", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let calls = s.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(&calls[1].0[..3], &strs(&["gh", "pr", "create"])[..]);
+    assert!(!calls.iter().any(|(argv, _)| argv.contains(&"edit".to_string())));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["pull_request"]["action"], "opened");
+    assert_eq!(report["pull_request"]["number"], 7);
 }

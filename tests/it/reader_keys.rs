@@ -17,6 +17,8 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // The value of the secret-type label in the Secret written, the
     // `--cluster` flag, a word of a message.
     ("src/secret.rs", "cluster", "the rendered label's value"),
+    // The rendered Secret's own keys, written, not read.
+    ("src/secret.rs", "labels", "the rendered Secret's key"),
     ("src/cli/mod.rs", "cluster", "a flag name"),
     ("src/init.rs", "cluster", "a message's noun"),
     // A Helm template function (`list a b`), not a key.
@@ -29,11 +31,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
 /// `metadata.name`, a List's `items`): on a position's path, but naming none.
 const STRUCTURAL: &[&str] = &[
     "spec", "template", "data", "status", "sync", "target", "items", "path", "value", "patch",
+    "metadata", "name",
 ];
 
-/// Every key that names a position: the table's, the bare-host keys, the
-/// keys of positions inside strings, and the list of an exported `kind: List`,
-/// less the [`STRUCTURAL`] ones.
+/// Every key that names a position: the table's, the registration search's,
+/// the bare-host keys, the keys of positions inside strings, and the list of
+/// an exported `kind: List`, less the [`STRUCTURAL`] ones.
 fn position_keys() -> Vec<&'static str> {
     let mut keys: Vec<&'static str> = Vec::new();
     for row in positions::TABLE {
@@ -42,6 +45,23 @@ fn position_keys() -> Vec<&'static str> {
                 keys.push(k);
             }
         }
+    }
+    // The registration search's paths: where a registration's server,
+    // labels, Secret name and credentials are.
+    for r in positions::REGISTRATIONS {
+        let mut paths: Vec<&[&'static str]> = r.servers.iter().map(|(p, _)| *p).collect();
+        paths.push(r.labels);
+        paths.extend(r.secret_name);
+        match &r.credentials {
+            positions::Credentials::Config(c) => paths.extend(c.iter()),
+            positions::Credentials::Store {
+                store,
+                refs,
+                key,
+                property,
+            } => paths.extend([*store, *refs, *key, *property]),
+        }
+        keys.extend(paths.into_iter().flatten());
     }
     keys.extend(positions::BARE_HOST_KEYS);
     keys.extend(positions::STRING_POSITION_KEYS);
@@ -115,6 +135,10 @@ fn no_position_key_is_named_outside_the_table() {
         "clusterEndpoint",
         "serverName",
         "tls-server-name",
+        "stringData",
+        "labels",
+        "secretStoreRef",
+        "remoteRef",
     ] {
         assert!(keys.contains(&k), "{k} is a position key");
     }

@@ -1,12 +1,19 @@
 //! `rebind check`: findings for endpoints that must not be committed: a
 //! retired endpoint of a cluster in `.rebind.yaml`, or a workload endpoint at
-//! a cluster position that no cluster in the config declares.
+//! a cluster position that no cluster in the config declares; and the
+//! command itself ([`CheckOptions`] resolved into the config and the walk,
+//! then [`run`]).
 
-use crate::config::Config;
+use crate::config::{self, Config};
 use crate::endpoint::Shape;
 use crate::locate::{Kind, Occurrence};
+use crate::output::{
+    self, github, json, rules, sarif, text, warn_skipped, Exit, Format, Outcome, Sink,
+};
 use crate::rewrite::matches;
-use crate::Inventory;
+use crate::{walk, Inventory};
+use anyhow::Result;
+use std::path::PathBuf;
 
 /// Whether a finding fails the check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,4 +216,92 @@ pub fn retired_issuers(inv: &crate::oidc::Inventory, cfg: &Config) -> Vec<Findin
         });
     }
     out
+}
+
+/// `rebind check`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The files to check (empty: the whole repository the config is in).
+    pub files: Vec<PathBuf>,
+    /// The config (default: `.rebind.yaml` found above the first file).
+    pub config: Option<PathBuf>,
+    /// Undeclared endpoints are warnings, not failures.
+    pub allow_unknown: bool,
+    pub format: Format,
+}
+
+/// The config and the walk `check` runs on, from its flags.
+fn resolve(a: &CheckOptions) -> Result<(config::Config, walk::Walk)> {
+    let start = a
+        .files
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let path = match &a.config {
+        Some(p) => p.clone(),
+        None => config::find(&start).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no {} found above {}; run `rebind init` first",
+                config::FILE_NAME,
+                start.display()
+            )
+        })?,
+    };
+    let cfg = config::load(&path)?;
+    let paths = if a.files.is_empty() {
+        vec![cfg.root()]
+    } else {
+        a.files.clone()
+    };
+    let walk = walk::discover(&walk::WalkRequest {
+        paths,
+        root: Some(cfg.root()),
+        include: cfg.include.clone(),
+        exclude: cfg.exclude.clone(),
+        config_path: Some(cfg.path.clone()),
+    })?;
+    Ok((cfg, walk))
+}
+
+/// `rebind check`: the findings in the format asked for; exit 1 when one
+/// fails the check.
+pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
+    let format = a.format;
+    let (cfg, walk) = resolve(a)?;
+    let hosts: Vec<String> = cfg
+        .clusters
+        .iter()
+        .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
+        .collect();
+    let inv = crate::inventory(&walk, &hosts, false)?;
+    let mut found = check(&inv, &cfg, a.allow_unknown);
+    if cfg.clusters.iter().any(|c| !c.retired_oidc.is_empty()) {
+        found.extend(retired_issuers(&crate::oidc::inventory(&walk), &cfg));
+    }
+    let failed = found.iter().any(|f| f.severity == Severity::Error);
+    let findings: Vec<output::Finding> = found.iter().map(output::Finding::from_check).collect();
+    match format {
+        Format::Json => sink.out(&json::render(&json::CheckReport::new(
+            &findings,
+            &inv.skipped,
+        ))),
+        Format::Sarif => sink.out(&sarif::render(
+            &findings,
+            &[
+                rules::RETIRED,
+                rules::UNKNOWN,
+                rules::UNREAD,
+                rules::RETIRED_ISSUER,
+            ],
+        )),
+        Format::Github => sink.out(&github::render(&findings)),
+        Format::Text => {
+            let fixes: Vec<&str> = found.iter().filter_map(|f| f.fix.as_deref()).collect();
+            sink.say(&text::check_text(&findings, &fixes))
+        }
+    }
+    if format != Format::Json {
+        warn_skipped(sink, &inv.skipped);
+    }
+    Ok(if failed { Exit::Pending } else { Exit::Ok })
 }

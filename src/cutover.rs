@@ -110,6 +110,51 @@ pub struct Request {
     pub issuers: Option<(crate::oidc::Issuer, crate::oidc::Issuer)>,
 }
 
+/// The endpoints as named on the command line: `--to`/`--from`, and the
+/// `aws eks describe-cluster` files that stand in for them.
+#[derive(Debug, Clone, Default)]
+pub struct Named {
+    pub to: Option<String>,
+    pub from: Option<String>,
+    pub describe_from: Option<PathBuf>,
+    pub describe_to: Option<PathBuf>,
+}
+
+impl Request {
+    /// This request with `to`, `from` and `issuers` taken from `named`: a
+    /// describe-cluster file gives the endpoint not given (the old one only
+    /// without `--cluster`), and the two files' issuers are the review's
+    /// trust coverage; they must differ.
+    pub fn from_describe(mut self, named: &Named) -> Result<Request> {
+        let describe = |flag: &str, p: &Option<PathBuf>| {
+            p.as_deref()
+                .map(|p| crate::oidc::read_describe(flag, p))
+                .transpose()
+        };
+        let old = describe("--describe-from", &named.describe_from)?;
+        let new = describe("--describe-to", &named.describe_to)?;
+        self.from = named.from.clone().or_else(|| {
+            (self.cluster.is_none())
+                .then(|| old.as_ref().map(|d| d.endpoint.clone()))
+                .flatten()
+        });
+        self.to = match (&named.to, &new) {
+            (Some(t), _) => t.clone(),
+            (None, Some(d)) => d.endpoint.clone(),
+            (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
+        };
+        self.issuers = match (old, new) {
+            (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
+                "--describe-from and --describe-to name the same OIDC issuer ({}): give the old cluster's and the new cluster's",
+                o.issuer.url()
+            ),
+            (Some(o), Some(n)) => Some((o.issuer, n.issuer)),
+            _ => None,
+        };
+        Ok(self)
+    }
+}
+
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
 /// the rebind it planned and its counts. Used as the expected counts, so
 /// the apply writes exactly what was reviewed or nothing.
@@ -584,4 +629,86 @@ pub fn fail_on_errors(plan: &Plan) -> Result<()> {
         crate::output::count(list.len(), "file"),
         list.join("\n")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn describe(name: &str) -> Option<PathBuf> {
+        Some(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("testdata/identity/describe")
+                .join(name),
+        )
+    }
+
+    const OLD_EP: &str =
+        "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
+
+    const NEW_EP: &str =
+        "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
+
+    #[test]
+    fn the_describe_files_give_the_endpoints_not_given_and_the_issuers() {
+        let both = Named {
+            describe_from: describe("old.json"),
+            describe_to: describe("new.json"),
+            ..Named::default()
+        };
+        let r = Request::default().from_describe(&both).unwrap();
+        assert_eq!((r.from.as_deref(), r.to.as_str()), (Some(OLD_EP), NEW_EP));
+        let (old, new) = r.issuers.expect("both files: the issuers");
+        assert!(
+            old.url().ends_with("/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F"),
+            "{}",
+            old.url()
+        );
+        assert!(!old.same(&new));
+        // The flags win over the files.
+        let flags = Named {
+            to: Some("https://to.example.com".into()),
+            from: Some("https://from.example.com".into()),
+            ..both.clone()
+        };
+        let r = Request::default().from_describe(&flags).unwrap();
+        assert_eq!(
+            (r.from.as_deref(), r.to.as_str()),
+            (Some("https://from.example.com"), "https://to.example.com")
+        );
+        // With --cluster, the old endpoint is the config's, not the file's.
+        let cluster = Request {
+            cluster: Some("prod".into()),
+            ..Request::default()
+        };
+        assert_eq!(cluster.from_describe(&both).unwrap().from, None);
+    }
+
+    #[test]
+    fn the_same_issuer_twice_or_no_new_endpoint_is_refused() {
+        let same = Named {
+            describe_from: describe("old.json"),
+            describe_to: describe("old.json"),
+            ..Named::default()
+        };
+        let e = format!("{:#}", Request::default().from_describe(&same).unwrap_err());
+        assert!(e.contains("name the same OIDC issuer (https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F)"), "{e}");
+        let none = Named::default();
+        let e = format!("{:#}", Request::default().from_describe(&none).unwrap_err());
+        assert_eq!(e, "--to URL (or --describe-to FILE) is required");
+        let unread = Named {
+            to: Some("https://to.example.com".into()),
+            describe_from: describe("absent.json"),
+            describe_to: describe("new.json"),
+            ..Named::default()
+        };
+        let e = format!(
+            "{:#}",
+            Request::default().from_describe(&unread).unwrap_err()
+        );
+        assert!(
+            e.starts_with("--describe-from ") && e.contains("absent.json: cannot read"),
+            "{e}"
+        );
+    }
 }

@@ -14,6 +14,7 @@
 //! directory `recurse`/`include`/`exclude`, kustomization `resources`, Helm
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
+pub mod command;
 
 use crate::yaml::{self, Node, Value};
 use std::collections::{BTreeMap, BTreeSet};

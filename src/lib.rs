@@ -16,9 +16,13 @@
 //!    [`secret`] renders the cluster registration, [`check`] audits a tree
 //!    against the config.
 //!
-//! The command line (the `rebind` binary's `cli` module) only turns flags
-//! into these calls.
+//! Each command is resolved once and run by one entry point taking plain
+//! options: [`apply::run`] and [`apply::diff`], [`scan::run`],
+//! [`check::run`], [`identity::run`], [`init::run`],
+//! [`feeders::command::run`], [`secret::command::run`]. The command line
+//! (the `rebind` binary's `cli` module) only maps flags to those options.
 
+pub mod apply;
 pub mod base64;
 pub mod check;
 pub mod config;
@@ -28,6 +32,8 @@ pub mod embedded;
 pub mod endpoint;
 pub mod feeders;
 pub mod git;
+pub mod identity;
+pub mod init;
 pub mod json;
 pub mod jsonfile;
 pub mod locate;
@@ -37,6 +43,7 @@ pub mod positions;
 pub mod pr;
 pub mod quote;
 pub mod rewrite;
+pub mod scan;
 pub mod secret;
 pub mod signals;
 pub mod summary;

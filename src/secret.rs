@@ -15,6 +15,7 @@
 //!
 //! The token is never invented: it is the `${ARGOCD_CLUSTER_TOKEN}`
 //! placeholder unless the caller passes a value read from the environment.
+pub mod command;
 
 use crate::base64::decode as decode_base64;
 use crate::endpoint::Endpoint;

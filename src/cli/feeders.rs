@@ -1,61 +1,18 @@
-//! `rebind feeders`: the after-merge model of a tree, without a rebind.
+//! `rebind feeders`: its flags as the library's
+//! [`rebind::feeders::command::FeedersOptions`].
 
 use super::FeedersArgs;
-use anyhow::{bail, Result};
-use rebind::endpoint::Shape;
-use rebind::feeders;
-use rebind::locate::Kind;
-use rebind::output::{self, Exit, Format, Sink};
-use rebind::{inventory, walk};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use rebind::feeders::command::{self, FeedersOptions};
+use rebind::output::{Outcome, Sink};
 
-pub fn run(a: FeedersArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.get();
-    let path = a.path.unwrap_or_else(|| PathBuf::from("."));
-    if !path.exists() {
-        bail!("{}: no such file or directory", path.display());
-    }
-    let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
-    if let Some(cfg) = rebind::config::find(&path) {
-        feeders::declare(&mut model, &rebind::config::load(&cfg)?.feeders);
-    }
-    let live = feeders::read_live(&mut model, a.live.as_deref())?;
-    // What a rebind could rewrite: every Application manifest, and every
-    // file holding a workload endpoint in a value.
-    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for app in model.apps.iter().filter(|a| root.join(&a.file).is_file()) {
-        files.entry(app.file.clone()).or_default().push(app.id());
-    }
-    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
-    let inv = inventory(&walk, &[], false)?;
-    for src in &inv.sources {
-        let Ok(rel) = src.entry.path.canonicalize().map(|p| {
-            p.strip_prefix(&root)
-                .map(|r| r.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default()
-        }) else {
-            continue;
-        };
-        for o in src.occurrences() {
-            if o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster {
-                let resources = files.entry(rel.clone()).or_default();
-                if let Some(r) = &o.resource {
-                    if !resources.contains(r) {
-                        resources.push(r.clone());
-                    }
-                }
-            }
-        }
-    }
-    let files: Vec<(String, Vec<String>)> = files.into_iter().collect();
-    let mut report = feeders::report(&model, &root, &files);
-    report.live = live;
-    match format {
-        Format::Json => sink.out(&output::json::render(&output::feeders::FeedersReport::new(
-            &root, &report,
-        ))),
-        _ => sink.say(&output::feeders::text(&report)),
-    }
-    Ok(Exit::Ok)
+pub fn run(a: FeedersArgs, sink: &mut Sink) -> Outcome {
+    command::run(
+        &FeedersOptions {
+            path: a.path,
+            base: a.base,
+            live: a.live,
+            format: a.format.get(),
+        },
+        sink,
+    )
 }

@@ -1,6 +1,11 @@
 //! The command line: clap definitions, and one module per command that
-//! turns its flags into a library request once, runs the pipeline and
-//! renders the outcome through the output layer.
+//! only maps its flags to the library's options for that command (plain
+//! data, no clap types) and calls the command's entry point
+//! (`rebind::apply::run`, `rebind::scan::run`, ...), where the run is
+//! resolved once and done. No domain decision lives here:
+//! `tests/it/cli_layer.rs` fails when a module here names a library module
+//! that does the work (git, the writer, the walk, the config...) instead of
+//! an entry point.
 //!
 //! [`Cli::resolve`] settles everything about the run that is not the
 //! command's own work (output format, colour, `-q`) before anything runs;
@@ -8,8 +13,9 @@
 //! [`rebind::output::conclude`], the one place that renders a failure and
 //! maps the exit code.
 //!
-//! To add a command: a variant of [`Command`] with its `Args`, a module
-//! here with `run(args, &mut Sink) -> Outcome`, and a line in [`run`] and
+//! To add a command: a variant of [`Command`] with its `Args`, its options
+//! and `run(&Options, &mut Sink) -> Outcome` in a library module, a module
+//! here that maps the flags to the options, and a line in [`run`] and
 //! [`Command::name`].
 
 mod apply;
@@ -502,19 +508,12 @@ pub fn run(command: Command, sink: &mut Sink) -> Outcome {
         Command::Scan(a) => scan::run(a, sink),
         Command::Diff(a) => apply::diff(a, sink),
         Command::Apply(a) => apply::apply(*a, sink),
-        Command::Secret(a) => Ok(secret::run(*a, sink)?),
+        Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),
         Command::Check(a) => check::run(a, sink),
         Command::Completions(a) => Ok(completions::completions(a, sink)?),
         Command::Man(a) => Ok(completions::man(a, sink)?),
-        Command::Feeders(a) => Ok(feeders::run(a, sink)?),
-        Command::Identity(a) => Ok(identity::run(a, sink)?),
-    }
-}
-
-/// Skipped files as warnings on stderr.
-pub fn warn_skipped(sink: &mut Sink, skipped: &[rebind::walk::Skipped]) {
-    for s in skipped {
-        sink.warn(&format!("{}: skipped: {}", s.rel, s.reason));
+        Command::Feeders(a) => feeders::run(a, sink),
+        Command::Identity(a) => identity::run(a, sink),
     }
 }

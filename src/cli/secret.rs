@@ -1,40 +1,25 @@
-//! `rebind secret`: the ArgoCD cluster Secret (or ExternalSecret) for a server.
+//! `rebind secret`: its flags as the library's
+//! [`rebind::secret::command::SecretCommand`], and the flags that shape the
+//! cluster Secret (shared with `apply --secret-out`).
 
 use super::SecretArgs;
-use anyhow::Result;
-use rebind::output::{json, Exit, Format, Sink};
-use rebind::secret::{self, SecretOptions};
-use std::path::{Path, PathBuf};
+use rebind::output::{Outcome, Sink};
+use rebind::secret::command::{self, SecretCommand};
+use rebind::secret::SecretOptions;
+use std::path::PathBuf;
 
-pub fn run(a: SecretArgs, sink: &mut Sink) -> Result<Exit> {
-    let format = a.format.get();
-    let spec = secret::spec(&a.opts.options(), &a.name, &a.server)?;
-    // Before anything is searched or written: may --out take this manifest?
-    if let Some(out) = &a.out {
-        secret::check_target(out, spec.holds_token())?;
-    }
-    let warnings = secret::existing_warnings(a.repo.as_deref(), Path::new("."), &spec)?;
-    if !warnings.is_empty() {
-        sink.info(&warnings);
-    }
-    let yaml = secret::render(&spec);
-    if let Some(path) = &a.out {
-        secret::write_manifest(path, &yaml, spec.holds_token())?;
-    }
-    match format {
-        Format::Json => sink.out(&json::render(&json::SecretReport {
-            schema_version: rebind::output::SCHEMA_VERSION,
-            command: "secret",
-            server: spec.server.clone(),
-            // A real token is never printed into JSON that may be logged.
-            manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
-            written_to: a.out.as_ref().map(|p| p.display().to_string()),
-            existing: warnings.lines().map(str::to_string).collect(),
-        })),
-        _ if a.out.is_none() => sink.out(&yaml),
-        _ => {}
-    }
-    Ok(Exit::Ok)
+pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {
+    command::run(
+        &SecretCommand {
+            options: a.opts.options(),
+            name: a.name,
+            server: a.server,
+            out: a.out,
+            repo: a.repo,
+            format: a.format.get(),
+        },
+        sink,
+    )
 }
 
 /// The flags that shape the cluster Secret, shared by `rebind secret` and

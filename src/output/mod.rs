@@ -423,6 +423,13 @@ pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
     choice != anstream::ColorChoice::Never
 }
 
+/// Skipped files as warnings on stderr.
+pub fn warn_skipped(sink: &mut Sink, skipped: &[crate::walk::Skipped]) {
+    for s in skipped {
+        sink.warn(&format!("{}: skipped: {}", s.rel, s.reason));
+    }
+}
+
 /// What went wrong writing standard output, if anything besides the reader
 /// going away.
 #[derive(Debug, Default)]

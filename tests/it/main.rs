@@ -5,6 +5,7 @@
 mod badinput;
 mod cli;
 mod cli_help;
+mod cli_layer;
 mod common;
 mod config;
 mod config_strict;

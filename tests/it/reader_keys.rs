@@ -20,7 +20,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     // The rendered Secret's own keys, written, not read.
     ("src/secret.rs", "labels", "the rendered Secret's key"),
     ("src/cli/mod.rs", "cluster", "a flag name"),
-    ("src/cli/init.rs", "cluster", "a message's noun"),
+    ("src/init.rs", "cluster", "a message's noun"),
     // A Helm template function (`list a b`), not a key.
     ("src/templates.rs", "list", "a template function's name"),
     // A subcommand of gh and glab (`gh pr list`), not a key.

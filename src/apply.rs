@@ -149,6 +149,10 @@ struct Run<'o> {
     inv: Inventory,
     secret_spec: Option<secret::Spec>,
     start: PathBuf,
+    /// `--pr`'s base when no base branch is known: the branch checked out
+    /// when the review was made (what the review takes as the base),
+    /// decided once, before the cutover branch is checked out.
+    pr_base: std::cell::OnceCell<Option<String>>,
 }
 
 impl Run<'_> {
@@ -207,6 +211,7 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
         inv,
         secret_spec,
         start: o.request.walk.repo_start(),
+        pr_base: std::cell::OnceCell::new(),
     })
 }
 
@@ -471,22 +476,48 @@ fn pr_target(run: &Run, repo: &git::Repo, branch: &str) -> Result<Option<pr::Tar
             urls.join(", ")
         );
     };
-    let base = match &run.plan.after_merge {
-        Some(report) => report.base.clone(),
-        None => git::repo_facts(&run.start, run.o.request.base.as_deref(), Some(branch))
-            .and_then(|(_, facts)| facts.base),
-    };
+    for (flag, values) in [
+        ("--pr-label", &options.labels),
+        ("--pr-reviewer", &options.reviewers),
+    ] {
+        if values.iter().any(|v| v.trim().is_empty()) {
+            bail!("{flag}: an empty value names nothing; nothing written");
+        }
+    }
     let message = text::commit_message(&run.plan);
     Ok(Some(pr::Target {
         client,
         remote: parsed,
         head: branch.to_string(),
-        base: base.map(|(b, _)| b),
+        base: Some(pr_base(run, repo, branch)?),
         title: message.lines().next().unwrap_or_default().to_string(),
         draft: options.draft,
         labels: options.labels.clone(),
         reviewers: options.reviewers.clone(),
     }))
+}
+
+/// The branch the pull request merges into: the base the review was
+/// computed against (`--base`, else the remote's HEAD, else the upstream),
+/// else the branch checked out when the review was made, which the review
+/// names as its base. Refused when there is none (a detached HEAD, or a
+/// re-run on the cutover branch itself): the pull request would target a
+/// branch the review did not look at.
+fn pr_base(run: &Run, repo: &git::Repo, branch: &str) -> Result<String> {
+    let known = match &run.plan.after_merge {
+        Some(report) => report.base.clone(),
+        None => git::repo_facts(&run.start, run.o.request.base.as_deref(), Some(branch))
+            .and_then(|(_, facts)| facts.base),
+    };
+    if let Some((base, _)) = known {
+        return Ok(base);
+    }
+    let head = run
+        .pr_base
+        .get_or_init(|| repo.head_branch().filter(|h| h != branch));
+    head.clone().ok_or_else(|| {
+        anyhow!("--pr: the base branch is unknown (no --base, no remote HEAD, no upstream) and no other branch is checked out to take as it: pass --base BRANCH, the branch the pull request merges into; nothing written")
+    })
 }
 
 /// `--pr`, after the push: opens the pull request of the committed branch
@@ -532,7 +563,25 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
     };
     pr::open_or_update(&target, &body, &file, repo.workdir())
         .map(Some)
-        .map_err(|u| after(u.by_hand, format!("{:#}", u.cause)))
+        .map_err(|u| {
+            let stopped = u
+                .cause
+                .chain()
+                .find_map(|c| c.downcast_ref::<signals::Interrupted>())
+                .copied();
+            match stopped {
+                // Exit 128 + the signal, saying what is left.
+                Some(stop) => {
+                    Failure::after_write(anyhow::Error::new(stop).context(git::AfterCommit {
+                        branch: c.branch.clone(),
+                        commit: c.commit.clone(),
+                        retry: u.by_hand,
+                        cause: "the branch is pushed, but its pull request is not opened".into(),
+                    }))
+                }
+                None => after(u.by_hand, format!("{:#}", u.cause)),
+            }
+        })
 }
 
 /// One output file (the review), through the one writer: replaced

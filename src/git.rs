@@ -316,15 +316,39 @@ fn sq_quote(s: &str) -> String {
 
 /// Runs `cmd` with `input` on stdin; returns stdout, or what went wrong.
 pub(crate) fn run_filter(
-    mut cmd: Command,
+    cmd: Command,
     input: &[u8],
 ) -> std::result::Result<(Vec<u8>, Vec<u8>), String> {
+    run_process(cmd, input, false).map_err(|e| match e {
+        Ran::Failed(m) => m,
+        Ran::Interrupted(i) => i.to_string(),
+    })
+}
+
+/// Why a process run by [`run_process`] gave no output.
+#[derive(Debug)]
+pub(crate) enum Ran {
+    /// It could not start, or exited unsuccessfully (its status and stderr).
+    Failed(String),
+    /// A signal asked the run to stop while it ran: it was killed.
+    Interrupted(crate::signals::Interrupted),
+}
+
+/// Runs `cmd` with `input` on its standard input; its standard output and
+/// error. With `on_signal`, a SIGINT/SIGTERM/SIGHUP received while it runs
+/// (or that ended it, as Ctrl-C ends a terminal's process group) kills it
+/// and is the answer: a client that hangs never holds the run.
+pub(crate) fn run_process(
+    mut cmd: Command,
+    input: &[u8],
+    on_signal: bool,
+) -> std::result::Result<(Vec<u8>, Vec<u8>), Ran> {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start it: {e}"))?;
+        .map_err(|e| Ran::Failed(format!("cannot start it: {e}")))?;
     let mut stdin = child.stdin.take().expect("piped");
     let input = input.to_vec();
     let feeder = std::thread::spawn(move || {
@@ -336,22 +360,49 @@ pub(crate) fn run_filter(
         let _ = stderr.read_to_end(&mut err);
         err
     });
-    let mut out = Vec::new();
-    let read = child.stdout.take().expect("piped").read_to_end(&mut out);
+    let mut stdout = child.stdout.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).map(|_| out)
+    });
+    let stopped = || match crate::signals::check() {
+        Err(stop) if on_signal => Some(stop),
+        _ => None,
+    };
+    let status = if on_signal {
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| Ran::Failed(e.to_string()))? {
+                break status;
+            }
+            if let Some(stop) = stopped() {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Ran::Interrupted(stop));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    } else {
+        child.wait().map_err(|e| Ran::Failed(e.to_string()))?
+    };
     let _ = feeder.join();
     let err = reader.join().unwrap_or_default();
-    let status = child.wait().map_err(|e| e.to_string())?;
-    read.map_err(|e| e.to_string())?;
+    let out = out_reader
+        .join()
+        .unwrap_or_else(|_| Ok(Vec::new()))
+        .map_err(|e| Ran::Failed(e.to_string()))?;
+    if let Some(stop) = stopped() {
+        return Err(Ran::Interrupted(stop));
+    }
     if !status.success() {
         let msg = String::from_utf8_lossy(&err).trim().to_string();
-        return Err(format!(
+        return Err(Ran::Failed(format!(
             "{status}{}",
             if msg.is_empty() {
                 String::new()
             } else {
                 format!(": {msg}")
             }
-        ));
+        )));
     }
     Ok((out, err))
 }
@@ -359,6 +410,16 @@ pub(crate) fn run_filter(
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// The branch HEAD is on (`main`, not `refs/heads/main`); `None` when
+    /// HEAD is detached or unborn.
+    pub fn head_branch(&self) -> Option<String> {
+        if self.repo.head_detached().unwrap_or(true) {
+            return None;
+        }
+        let head = self.repo.head().ok()?;
+        head.shorthand().ok().map(str::to_string)
     }
 
     /// The repository's git directory (`.git`, or a worktree's).

@@ -402,13 +402,20 @@ pub fn open_or_update(
     })
 }
 
-/// Runs `call` in `cwd`; its standard output, or an error naming it.
+/// Runs `call` in `cwd`; its standard output, or an error naming it. A
+/// signal before or while it runs stops it: the error is then the
+/// [`crate::signals::Interrupted`] (the run's exit code is 128 + the
+/// signal), never "the client failed".
 fn run(call: &Call, cwd: &Path) -> Result<String> {
+    crate::signals::check()?;
     let mut cmd = std::process::Command::new(call.program);
     cmd.args(&call.args).current_dir(cwd);
-    match crate::git::run_filter(cmd, call.stdin.as_bytes()) {
+    match crate::git::run_process(cmd, call.stdin.as_bytes(), true) {
         Ok((out, _)) => Ok(String::from_utf8_lossy(&out).into_owned()),
-        Err(e) => bail!(
+        Err(crate::git::Ran::Interrupted(stop)) => {
+            Err(anyhow::Error::new(stop).context(format!("`{}` was stopped", call.shell)))
+        }
+        Err(crate::git::Ran::Failed(e)) => bail!(
             "`{}` failed: {e} ({} must be installed, on PATH and logged in: `{} auth status`)",
             call.shell,
             call.program,

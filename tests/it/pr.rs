@@ -19,6 +19,10 @@ echo "$n" > "$log/count"
 prog=${0##*/}
 printf '%s\0' "$prog" "$@" > "$log/$n.args"
 cat > "$log/$n.stdin"
+if [ -e "$log/hang" ]; then
+    echo "$$" > "$log/hanging"
+    sleep 60
+fi
 if [ "$(cat "$log/fail" 2>/dev/null)" = "$2" ]; then
     echo "To get started with $prog, please run: $prog auth login" >&2
     exit 4
@@ -62,19 +66,23 @@ impl Setup {
     }
 
     fn run(&self, extra: &[&str]) -> Output {
+        self.command(extra).output().unwrap()
+    }
+
+    /// The `apply --push origin` command with `extra`, not yet started.
+    fn command(&self, extra: &[&str]) -> Command {
         let mut args = vec![
             "apply", "--from", OLD, "--to", NEW, "--yes", "--push", "origin",
         ];
         args.extend_from_slice(extra);
-        Command::new(env!("CARGO_BIN_EXE_rebind"))
-            .args(&args)
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rebind"));
+        cmd.args(&args)
             .current_dir(self.dir())
             .env("NO_COLOR", "1")
             .env("PATH", &self.path)
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+            .stdin(Stdio::null());
+        cmd
     }
 
     /// Every call the stubs saw: the program and its arguments, and what
@@ -183,7 +191,7 @@ fn setup_in(repo: tempfile::TempDir, url: &str, clients: &[&str]) -> Setup {
             &STUB.replace("__LOG__", &log.display().to_string()),
         );
     }
-    for t in ["git", "cat"] {
+    for t in ["git", "cat", "sleep"] {
         std::os::unix::fs::symlink(which(t), tools.join(t)).unwrap();
     }
     let path = format!("{}:{}", bin.display(), tools.display());
@@ -626,20 +634,53 @@ fn draft_labels_and_reviewers_are_passed_exactly() {
 /// host's default branch); `--base` is passed as given.
 #[test]
 fn the_base_is_the_reviews_base() {
+    let base_of = |s: &Setup| {
+        let create = &s.calls()[1].0;
+        let at = create.iter().position(|a| a == "--base").expect("--base");
+        create[at + 1].clone()
+    };
+    // No base known (no --base, no remote HEAD, no upstream): the review
+    // takes the branch checked out as its base, and so does the pull
+    // request, never the host's default branch.
     let s = setup("https://github.com/acme/gitops.git", &["gh"]);
     git(s.dir(), &["remote", "set-head", "origin", "--delete"]);
+    git(s.dir(), &["switch", "-q", "-c", "release"]);
     let out = s.run(&["--pr"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let create = &s.calls()[1].0;
-    assert!(!create.contains(&"--base".to_string()), "{create:?}");
+    assert_eq!(base_of(&s), "release");
+    // A re-run from the cutover branch itself cannot tell: refused before
+    // anything is written, asking for --base.
+    let before = tree(s.dir());
+    let out = s.run(&["--pr"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("pass --base BRANCH"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(tree(s.dir()), before);
+    let out = s.run(&["--pr", "--base", "release"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
     let s = setup("https://github.com/acme/gitops.git", &["gh"]);
     git(s.dir(), &["branch", "release"]);
     let out = s.run(&["--pr", "--base", "release"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let create = &s.calls()[1].0;
-    let at = create.iter().position(|a| a == "--base").unwrap();
-    assert_eq!(create[at + 1], "release");
+    assert_eq!(base_of(&s), "release");
+}
+
+/// Empty labels and reviewers name nothing: refused before the first write.
+#[test]
+fn an_empty_label_or_reviewer_is_refused_before_any_write() {
+    for flag in ["--pr-label", "--pr-reviewer"] {
+        let s = setup("https://github.com/acme/gitops.git", &["gh"]);
+        let before = tree(s.dir());
+        let out = s.run(&["--pr", flag, " "]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{}", stderr(&out));
+        assert_eq!(tree(s.dir()), before);
+        assert!(s.calls().is_empty());
+    }
 }
 
 /// Runs `examples/cutover.sh OLD NEW finance-prod-green origin` in the
@@ -793,4 +834,63 @@ fn a_forks_pull_request_of_the_same_branch_name_is_left_alone() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["pull_request"]["action"], "opened");
     assert_eq!(report["pull_request"]["number"], 7);
+}
+
+/// SIGTERM (a CI job cancelled, `timeout`) while the client runs: the
+/// client is stopped, and the run ends at once with 128 + 15, naming the
+/// pushed branch, its commit and the pull request left to open, never exit
+/// 0 or "the client failed".
+#[test]
+fn a_signal_while_the_client_runs_stops_it_and_says_what_is_left() {
+    let s = setup("https://github.com/acme/gitops.git", &["gh"]);
+    std::fs::write(s.log().join("hang"), "").unwrap();
+    let started = std::time::Instant::now();
+    let child = s
+        .command(&["--pr", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let hanging = s.log().join("hanging");
+    while !hanging.exists() {
+        assert!(started.elapsed().as_secs() < 60, "the client never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let stub = std::fs::read_to_string(&hanging).unwrap();
+    let kill = |sig: &str, pid: &str| {
+        Command::new("kill")
+            .args([sig, pid])
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(kill("-TERM", &child.id().to_string()));
+    let out = child.wait_with_output().unwrap();
+    // The stub sleeps 60 s: the run did not wait for it.
+    assert!(started.elapsed().as_secs() < 50, "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(143), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(BRANCH), "{err}");
+    assert!(err.contains("pull request is not opened"), "{err}");
+    assert!(err.contains("interrupted by SIGTERM"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains(BRANCH));
+    // The client was stopped, not left running.
+    assert!(!kill("-0", stub.trim()), "the client still runs");
+    // The branch is pushed; no second call was made.
+    assert_eq!(s.calls().len(), 1);
+    let pushed = Command::new("git")
+        .args([
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/{BRANCH}"),
+        ])
+        .current_dir(s.bare())
+        .output()
+        .unwrap();
+    assert!(pushed.status.success());
 }

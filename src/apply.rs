@@ -674,13 +674,9 @@ fn write_outputs(run: &Run, sink: &mut Sink, branch: Option<&str>) -> Result<()>
     {
         // One registration per server: the repository's own is rebound.
         sink.info(&format!(
-            "--secret-out {}: not written: this change rebinds the repository's own registration {} ({}:{}:{}) to {}; a second Secret for the same server would make ArgoCD pick one at random. Put the new cluster's token and CA in {} instead.\n",
+            "--secret-out {}: not written: this change rebinds {}; a second Secret for the same server would make ArgoCD pick one at random. Put the new cluster's token and CA in {} instead.\n",
             path.display(),
-            r.resource,
-            r.rel,
-            r.line,
-            r.column,
-            plan.to.url(),
+            text::own_registration(r, &plan.to, ""),
             r.reads
         ));
     } else if let (Some(spec), Some(path)) = (secret_spec, &o.secret_out) {

@@ -278,16 +278,29 @@ pub fn notes(plan: &Plan) -> Vec<String> {
     }
     for r in &plan.registrations {
         out.push(format!(
-            "This change rebinds the repository's own cluster registration {} (`{}:{}:{}`) to {}; no second Secret is needed, but {} must now hold the NEW cluster's token and CA (they still hold the old cluster's) before these Applications can sync.",
-            r.resource,
-            r.rel,
-            r.line,
-            r.column,
-            plan.to.url(),
+            "This change rebinds {}; no second Secret is needed, but {} must now hold the NEW cluster's token and CA (they still hold the old cluster's) before these Applications can sync.",
+            own_registration(r, &plan.to, "`"),
             r.reads
         ));
     }
     out
+}
+
+/// "the repository's own cluster registration NAME (`path:line:col`) to
+/// URL", the place quoted with `quote` (a backtick in Markdown).
+pub fn own_registration(
+    r: &crate::rewrite::RegistrationNote,
+    to: &crate::endpoint::Endpoint,
+    quote: &str,
+) -> String {
+    format!(
+        "the repository's own cluster registration {} ({quote}{}:{}:{}{quote}) to {}",
+        r.resource,
+        r.rel,
+        r.line,
+        r.column,
+        to.url()
+    )
 }
 
 /// The first label of a host: enough to tell two EKS clusters apart in a subject line.

@@ -49,3 +49,4 @@ mod templates;
 mod walk_order;
 mod walk_paths;
 mod writer_outputs;
+mod yaml_tabs;

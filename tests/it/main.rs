@@ -13,6 +13,7 @@ mod cutover;
 mod diff_apply;
 mod diff_cli;
 mod discovery;
+mod embedded_escapes;
 mod endpoint_cli;
 mod endpoint_props;
 mod extent_gates;

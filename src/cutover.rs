@@ -295,7 +295,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         if to_present {
             plan.already_rebound = true;
         } else {
-            resolve_nothing_found(&plan, &walk, inv.files, &req.walk)?;
+            resolve_nothing_found(&plan, &walk, &inv, &req.walk)?;
         }
     } else if to_present && cfg.is_none() && !req.allow_merge {
         bail!(
@@ -420,8 +420,10 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::Registration
 }
 
 /// `--from` matched no value and `--to` is not there either: it is only
-/// mentioned (fine, said so) or a mistake (an error naming what is there).
-fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) -> Result<()> {
+/// mentioned (fine, said so) or a mistake (an error naming what is there,
+/// and what was not read: a symbolic link is never followed).
+fn resolve_nothing_found(plan: &Plan, walk: &Walk, inv: &Inventory, req: &Scope) -> Result<()> {
+    let files = inv.files;
     if !plan.mentions.is_empty() {
         bail!(rewrite::only_mentioned(plan));
     }
@@ -444,6 +446,9 @@ fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) ->
         if let Some(c) = crate::endpoint::closest(&plan.from, &there) {
             msg.push_str(&format!("\ndid you mean {c}?"));
         }
+    }
+    for s in &inv.skipped {
+        msg.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason));
     }
     bail!(msg)
 }

@@ -46,6 +46,7 @@ mod secret_out;
 mod secret_search;
 mod secret_tokens;
 mod snapshots;
+mod symlinked_manifests;
 mod templates;
 mod walk_order;
 mod walk_paths;

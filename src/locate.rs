@@ -1366,10 +1366,19 @@ fn value_offset(
     if let Some(v) = finds.iter().find(same) {
         return Some(v.start);
     }
+    // Only where the value holds that host's endpoint there: raw text that
+    // reads as the endpoint but is none in the value (a comment after a
+    // scalar holding `https://hhttps://...`, a longer host) is not the
+    // scalar's.
     c.value
         .get(cursor..)
         .and_then(|v| v.find(lit))
         .map(|p| cursor + p)
+        .filter(|&p| {
+            finds
+                .iter()
+                .any(|v| v.start == p && endpoint::same_host(&v.host, &f.host))
+        })
 }
 
 static OPENSHIFT_PORT: Needle = Needle::new(":6443");

@@ -32,6 +32,7 @@ mod inventory_apply;
 mod json_files;
 mod json_props;
 mod key_collisions;
+mod libyaml_oracle;
 mod nothing_silent;
 mod output;
 mod output_formats;

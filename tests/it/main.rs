@@ -14,6 +14,7 @@ mod diff_apply;
 mod diff_cli;
 mod discovery;
 mod embedded_escapes;
+mod emitted_manifests;
 mod endpoint_cli;
 mod endpoint_props;
 mod extent_gates;

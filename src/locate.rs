@@ -1366,18 +1366,20 @@ fn value_offset(
     if let Some(v) = finds.iter().find(same) {
         return Some(v.start);
     }
-    // Only where the value holds that host's endpoint there: raw text that
-    // reads as the endpoint but is none in the value (a comment after a
+    // A URL only where the value holds that host's endpoint there: raw
+    // text that reads as one but is none in the value (a comment after a
     // scalar holding `https://hhttps://...`, a longer host) is not the
-    // scalar's.
+    // scalar's. (A bare host by key, `"serverName": "cp"`, is found by its
+    // key, which the value's finds do not look for.)
     c.value
         .get(cursor..)
         .and_then(|v| v.find(lit))
         .map(|p| cursor + p)
         .filter(|&p| {
-            finds
-                .iter()
-                .any(|v| v.start == p && endpoint::same_host(&v.host, &f.host))
+            f.bare
+                || finds
+                    .iter()
+                    .any(|v| v.start == p && endpoint::same_host(&v.host, &f.host))
         })
 }
 

@@ -241,10 +241,12 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         (_, Some(c)) => c.endpoint.clone(),
         (Some(f), None) => Endpoint::parse("--from", f)?,
         (None, None) => {
-            let found = workload_endpoints(&walk)?;
+            let (found, unread) = workload_endpoints_and_unread(&walk)?;
             match found.as_slice() {
                 [one] => Endpoint::parse("--from", one)?,
-                [] => bail!("no workload endpoint found under the given paths; pass --from URL"),
+                [] => bail!(
+                    "no workload endpoint found under the given paths; pass --from URL{unread}"
+                ),
                 many => bail!(
                     "--from is needed: the tree holds {} workload endpoints:\n  {}",
                     many.len(),
@@ -373,21 +375,29 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
 
 /// The workload endpoints under `walk` (a full scan).
 fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
+    Ok(workload_endpoints_and_unread(walk)?.0)
+}
+
+/// [`workload_endpoints`], and a line for each file the walk did not read
+/// (a symbolic link is never followed).
+fn workload_endpoints_and_unread(walk: &Walk) -> Result<(Vec<String>, String)> {
     let mut summary = Summary::default();
+    let mut unread = String::new();
     let want = crate::locate::Want {
         only: false,
         names: false,
     };
-    crate::each_source(walk, &[], want, |item| {
-        if let crate::Item::Source(s) = item {
-            summary.add(&s);
-        }
+    crate::each_source(walk, &[], want, |item| match item {
+        crate::Item::Source(s) => summary.add(&s),
+        crate::Item::Skipped(s) => unread.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason)),
+        crate::Item::Note(_) => {}
     })?;
-    Ok(summary
+    let found = summary
         .workload()
         .into_iter()
         .map(|t| t.display.clone())
-        .collect())
+        .collect();
+    Ok((found, unread))
 }
 
 /// The cluster registrations the repository declares for `from` that this

@@ -18,8 +18,12 @@ fn diff_names_the_symbolic_links_it_did_not_read() {
     )
     .unwrap();
     std::os::unix::fs::symlink("../real/app.yaml", tree.join("app.yaml")).unwrap();
-    for cmd in ["diff", "apply"] {
-        let mut args = vec![cmd, "--from", OLD, "--to", NEW, "tree"];
+    // With --from, and without it (the one workload endpoint is looked for).
+    for (cmd, from) in [("diff", true), ("apply", true), ("diff", false)] {
+        let mut args = vec![cmd, "--to", NEW, "tree"];
+        if from {
+            args.extend(["--from", OLD]);
+        }
         if cmd == "apply" {
             args.extend(["--yes", "--no-commit"]);
         }

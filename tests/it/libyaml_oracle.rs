@@ -66,8 +66,13 @@ fn the_libyaml_oracle_can_fail() {
         panic!("{aliased:?}")
     };
     assert_eq!(entries[0].1, entries[1].1);
-    // A real case end to end: checked, not skipped.
+    // A real case end to end: checked, not skipped; a tab after the colon
+    // too (rebind reads it as libyaml does).
     assert_eq!(libyaml_oracle("a: \"@u\"\nb: @@\n"), Ok(Verdict::Checked));
+    assert_eq!(
+        libyaml_oracle("a:\t\"@u\"\nb:\t@@\nc: {d:\t@@}\n"),
+        Ok(Verdict::Checked)
+    );
     // Both refuse, or both read the same: they agree. U+2028 is a line
     // break to libyaml (YAML 1.1), text to yaml-rust2 (YAML 1.2): they read
     // other data, and the case is skipped.
@@ -166,15 +171,17 @@ mod shapes {
     }
 
     /// One or more documents, an anchor and its alias, a comment holding
-    /// the endpoint, optionally CRLF and the IPv6 pair.
+    /// the endpoint, optionally CRLF, tabs after the colons and the IPv6
+    /// pair.
     pub fn documents() -> impl Strategy<Value = String> {
         (
             proptest::collection::vec(tree(), 1..3),
             any::<bool>(),
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
         )
-            .prop_map(|(docs, v6, crlf, anchor)| {
+            .prop_map(|(docs, v6, crlf, anchor, tabs)| {
                 let mut raw = String::from(if v6 { "6" } else { "" });
                 for (i, g) in docs.iter().enumerate() {
                     if i > 0 {
@@ -185,6 +192,10 @@ mod shapes {
                     if anchor {
                         raw.push_str("a: &e \"@@/x\"\nb: [*e, ##]\n");
                     }
+                }
+                if tabs {
+                    // No token holds ": ": only separations change.
+                    raw = raw.replace(": ", ":\t");
                 }
                 if crlf {
                     // The IPv6 prefix byte stays first.
@@ -199,6 +210,11 @@ mod shapes {
 /// failure or when most inputs were skipped (the oracle would judge nothing).
 fn run_oracle(name: &str, strategy: impl Strategy<Value = String>, cases: u32) {
     let (checked, skipped) = (AtomicUsize::new(0), AtomicUsize::new(0));
+    // PROPTEST_CASES overrides the count, as for the other property tests.
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
     let mut runner = TestRunner::new(Config::with_cases(cases));
     let result = runner.run(&strategy, |raw| match libyaml_oracle(&raw) {
         Ok(Verdict::Checked) => {

@@ -180,18 +180,19 @@ fn libyaml_events(text: &str) -> Option<Vec<Ev>> {
     Some(events)
 }
 
-/// The documents yaml-rust2's event parser reads in `text`, in the same
-/// tree (tags as `handle` + `suffix`); `None` when it refuses it.
+/// The documents rebind's reader (yaml-rust2's events through
+/// `rebind::yaml::Events`: a byte order mark skipped, a tab after a
+/// mapping's colon read as separation) reads in `text`, in the same tree
+/// (tags as `handle` + `suffix`); `None` when it refuses it.
 pub fn load_yaml_rust2_events(text: &str) -> Option<Vec<Node>> {
-    use yaml_rust2::parser::{Event, Parser};
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut parser = Parser::new_from_str(text);
+    use yaml_rust2::parser::Event;
+    let mut parser = rebind::yaml::Events::new(text);
     let anchor = |id: usize| (id != 0).then(|| id.to_string());
     let mut events = Vec::new();
     loop {
         let tag =
             |t: Option<yaml_rust2::parser::Tag>| t.map(|t| format!("{}{}", t.handle, t.suffix));
-        let ev = match parser.next_token().ok()?.0 {
+        let ev = match parser.next()?.ok()?.0 {
             Event::StreamStart | Event::Nothing => continue,
             Event::StreamEnd => break,
             Event::DocumentStart => Ev::DocumentStart,

@@ -1366,20 +1366,17 @@ fn value_offset(
     if let Some(v) = finds.iter().find(same) {
         return Some(v.start);
     }
-    // A URL only where the value holds that host's endpoint there: raw
-    // text that reads as one but is none in the value (a comment after a
-    // scalar holding `https://hhttps://...`, a longer host) is not the
-    // scalar's. (A bare host by key, `"serverName": "cp"`, is found by its
-    // key, which the value's finds do not look for.)
+    // Only where the value holds that host's endpoint there: raw text that
+    // reads as one but is none in the value (a comment after a scalar
+    // holding `https://hhttps://...`, a longer host) is not the scalar's.
+    // A bare host given by key (`"serverName": "cp"`) is found by its key.
     c.value
         .get(cursor..)
         .and_then(|v| v.find(lit))
         .map(|p| cursor + p)
         .filter(|&p| {
-            f.bare
-                || finds
-                    .iter()
-                    .any(|v| v.start == p && endpoint::same_host(&v.host, &f.host))
+            let here = |v: &Found| v.start == p && endpoint::same_host(&v.host, &f.host);
+            finds.iter().any(here) || (f.bare && embedded::bare_hosts(&c.value).iter().any(here))
         })
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Seeds a fuzz target's corpus from the YAML test suite and the example repo
-# (the old endpoint written as @@, its bare host as ##), plus, for
-# decoded_oracle, inputs with the endpoint behind escapes and malformed URLs
-# before it.
+# (the old endpoint written as @@, its bare host as ##), plus, for the
+# decoded-data oracles (decoded_oracle, libyaml_oracle), inputs with the
+# endpoint behind escapes and malformed URLs before it.
 #   ./seed.sh [TARGET]   (default locate_splice; YAML_TEST_SUITE=DIR overrides
 #                         where the YAML test suite is)
 set -euo pipefail
@@ -18,7 +18,7 @@ for f in "$suite"/*/in.yaml "$suite"/*/*/in.yaml ../testdata/app-of-apps/*/*.yam
   sed -e "s#$old#@@#g" -e "s#${old#https://}#\#\##g" "$f" > "$out/seed-$n"
   n=$((n + 1))
 done
-if [ "$target" = decoded_oracle ]; then
+if [ "$target" = decoded_oracle ] || [ "$target" = libyaml_oracle ]; then
   seeds=(
     'a: "@u"\nb: "@x/"\nc: "@/"\n'
     '# example: https://[fd00::1 (IPv6 clusters need brackets)\nspec:\n  destination:\n    server: @@\n'

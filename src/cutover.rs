@@ -331,10 +331,12 @@ fn source(
         (_, Some(c)) => c.endpoint.clone(),
         (Some(f), None) => Endpoint::parse("--from", f)?,
         (None, None) => {
-            let found = workload_endpoints(walk)?;
+            let (found, unread) = workload_endpoints_and_unread(walk)?;
             match found.as_slice() {
                 [one] => Endpoint::parse("--from", one)?,
-                [] => bail!("no workload endpoint found under the given paths; pass --from URL"),
+                [] => bail!(
+                    "no workload endpoint found under the given paths; pass --from URL{unread}"
+                ),
                 many => bail!(
                     "--from is needed: the tree holds {} workload endpoints:\n  {}",
                     many.len(),
@@ -398,7 +400,7 @@ fn settle_what_was_found(
         if to_present {
             plan.already_rebound = true;
         } else {
-            resolve_nothing_found(plan, walk, inv.files, &req.walk)?;
+            resolve_nothing_found(plan, walk, inv, &req.walk)?;
         }
     } else if to_present && !has_config && !req.allow_merge {
         bail!(
@@ -491,21 +493,29 @@ fn config_update(cfg: &Config, c: &Cluster, to: &Endpoint) -> Result<FilePlan> {
 
 /// The workload endpoints under `walk` (a full scan).
 fn workload_endpoints(walk: &Walk) -> Result<Vec<String>> {
+    Ok(workload_endpoints_and_unread(walk)?.0)
+}
+
+/// [`workload_endpoints`], and a line for each file the walk did not read
+/// (a symbolic link is never followed).
+fn workload_endpoints_and_unread(walk: &Walk) -> Result<(Vec<String>, String)> {
     let mut summary = Summary::default();
+    let mut unread = String::new();
     let want = crate::locate::Want {
         only: false,
         names: false,
     };
-    crate::each_source(walk, &[], want, |item| {
-        if let crate::Item::Source(s) = item {
-            summary.add(&s);
-        }
+    crate::each_source(walk, &[], want, |item| match item {
+        crate::Item::Source(s) => summary.add(&s),
+        crate::Item::Skipped(s) => unread.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason)),
+        crate::Item::Note(_) => {}
     })?;
-    Ok(summary
+    let found = summary
         .workload()
         .into_iter()
         .map(|t| t.display.clone())
-        .collect())
+        .collect();
+    Ok((found, unread))
 }
 
 /// The cluster registrations the repository declares for `from` that this
@@ -538,8 +548,10 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<rewrite::Registration
 }
 
 /// `--from` matched no value and `--to` is not there either: it is only
-/// mentioned (fine, said so) or a mistake (an error naming what is there).
-fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) -> Result<()> {
+/// mentioned (fine, said so) or a mistake (an error naming what is there,
+/// and what was not read: a symbolic link is never followed).
+fn resolve_nothing_found(plan: &Plan, walk: &Walk, inv: &Inventory, req: &Scope) -> Result<()> {
+    let files = inv.files;
     if !plan.mentions.is_empty() {
         bail!(rewrite::only_mentioned(plan));
     }
@@ -562,6 +574,9 @@ fn resolve_nothing_found(plan: &Plan, walk: &Walk, files: usize, req: &Scope) ->
         if let Some(c) = crate::endpoint::closest(&plan.from, &there) {
             msg.push_str(&format!("\ndid you mean {c}?"));
         }
+    }
+    for s in &inv.skipped {
+        msg.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason));
     }
     bail!(msg)
 }

@@ -239,6 +239,114 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
     None
 }
 
+/// Endpoints inside an embedded document (YAML or JSON held in the string
+/// `value`) written with the inner document's own escapes (`\u0068ttps:`,
+/// `\u002e`, `\u002f`, `\x2e`): not in the raw text, so no raw search sees
+/// them. Each inner scalar's decoded value is searched (an endpoint that
+/// `hosts` names or that has a managed cluster's shape), and each endpoint
+/// not written plainly there is matched to its spelling in `raw` (the file
+/// from the outer scalar on): its byte range in `raw` (`None` when the
+/// spelling is not found there, as inside an outer double-quoted string,
+/// which escapes the escapes), and the endpoint as decoded. rebind does not
+/// rewrite such a spelling in place: they are reported.
+pub fn escaped_endpoints(
+    raw: &str,
+    value: &str,
+    hosts: &[String],
+) -> Vec<(Option<std::ops::Range<usize>>, String, Found)> {
+    if !value.contains('\\') || !looks_embedded(value) {
+        return Vec::new();
+    }
+    let Some(Parsed(w)) = parse(value) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    // The spellings come in the order of the inner scalars.
+    let mut cursor = 0;
+    for (k, s) in w.scalars.iter().enumerate() {
+        let end = w.scalars.get(k + 1).map_or(value.len(), |n| n.off);
+        let Some(span) = value.get(s.off..end.max(s.off)) else {
+            continue;
+        };
+        let lower = s.value.to_ascii_lowercase();
+        for f in crate::endpoint::find_all(&s.value, &lower, hosts) {
+            let wanted = f.shape() != crate::endpoint::Shape::Other
+                || hosts.iter().any(|h| crate::endpoint::same_host(h, &f.host));
+            let text = &s.value[f.start..f.end];
+            // Written plainly, the raw search finds it.
+            if !wanted
+                || !f.rewritable()
+                || span.to_ascii_lowercase().contains(&lower[f.start..f.end])
+            {
+                continue;
+            }
+            let range = escaped_spelling(span, text).and_then(|r| {
+                let spelling = &span[r];
+                let at = cursor + raw.get(cursor..)?.find(spelling)?;
+                Some(at..at + spelling.len())
+            });
+            if let Some(r) = &range {
+                cursor = r.end;
+            }
+            out.push((range, text.to_string(), f));
+        }
+    }
+    out
+}
+
+/// Where `decoded` is written in `raw` with at least one escape of a YAML or
+/// JSON double-quoted string: the first such byte range.
+fn escaped_spelling(raw: &str, decoded: &str) -> Option<std::ops::Range<usize>> {
+    let want: Vec<char> = decoded.chars().collect();
+    let first = *want.first()?;
+    raw.char_indices()
+        .filter(|&(_, c)| c == '\\' || c.eq_ignore_ascii_case(&first))
+        .find_map(|(start, _)| {
+            let (end, escapes) = spelled_at(raw, start, &want)?;
+            (escapes > 0).then_some(start..end)
+        })
+}
+
+/// Whether `raw` from `start` spells `want` (escapes decoded, letters in
+/// any case): where the spelling ends, and how many escapes it used.
+fn spelled_at(raw: &str, start: usize, want: &[char]) -> Option<(usize, usize)> {
+    let (mut i, mut escapes) = (start, 0);
+    for w in want {
+        let rest = raw.get(i..)?;
+        let (c, len) = match rest.strip_prefix('\\') {
+            Some(esc) => {
+                escapes += 1;
+                unescape(esc)?
+            }
+            None => {
+                let c = rest.chars().next()?;
+                (c, c.len_utf8())
+            }
+        };
+        if !c.eq_ignore_ascii_case(w) {
+            return None;
+        }
+        i += len;
+    }
+    Some((i, escapes))
+}
+
+/// One escape after its backslash: the character and the bytes it takes,
+/// backslash included.
+fn unescape(esc: &str) -> Option<(char, usize)> {
+    let hex = |n: usize| {
+        let c = u32::from_str_radix(esc.get(1..1 + n)?, 16).ok()?;
+        char::from_u32(c).map(|c| (c, 2 + n))
+    };
+    match esc.chars().next()? {
+        'u' => hex(4),
+        'x' => hex(2),
+        'U' => hex(8),
+        c @ ('/' | '\\' | '"') => Some((c, 2)),
+        _ => None,
+    }
+}
+
 /// Bare hosts given as the value of a [`positions::BARE_HOST_KEYS`] key, in
 /// YAML or JSON (also JSON inside a string, with escaped quotes):
 /// `serverName: "kind-dev-control-plane"`, `tls-server-name: host:6443`.

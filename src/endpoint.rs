@@ -541,11 +541,14 @@ impl Found {
     /// (443 when `to` has none); an unbracketed bare IPv6 address stays unbracketed.
     pub fn replacement(&self, to: &Endpoint) -> String {
         if self.bare {
-            let host = if !self.host.starts_with('[') && to.host.starts_with('[') {
-                to.host[1..to.host.len() - 1].to_string()
-            } else {
-                to.bare_host()
-            };
+            // An IPv6 literal takes its brackets off only alone: before a
+            // port (`host:6443`, or `https:\/\/host:6443` read bare) they stay.
+            let host =
+                if self.port.is_none() && !self.host.starts_with('[') && to.host.starts_with('[') {
+                    to.host[1..to.host.len() - 1].to_string()
+                } else {
+                    to.bare_host()
+                };
             match self.port {
                 Some(_) => format!("{host}:{}", to.port.unwrap_or(443)),
                 None => host,

@@ -288,6 +288,27 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
     }
 }
 
+/// Adds the endpoints found behind an embedded document's escapes. A raw
+/// find inside such a spelling that is rewritten stands (`https:\/\/host`
+/// reads raw as its host, and is rewritten); any other gives way (raw,
+/// `\u0068ttps://host` is no URL of another scheme).
+fn merge_inner_escaped(occurrences: &mut Vec<Occurrence>, inner: &[Occurrence]) {
+    let overlaps = |o: &Occurrence, r: &Occurrence| {
+        o.found.start < r.found.end.max(r.found.start + 1) && r.found.start < o.found.end
+    };
+    for e in inner {
+        if occurrences
+            .iter()
+            .any(|o| o.kind == Kind::Value && overlaps(o, e))
+        {
+            continue;
+        }
+        occurrences.retain(|o| !overlaps(o, e));
+        occurrences.push(e.clone());
+    }
+    occurrences.sort_by_key(|o| o.found.start);
+}
+
 /// Locates endpoints in a non-YAML text file: every one is kind `text`.
 pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
     let index = LineIndex::new(text);
@@ -604,6 +625,8 @@ struct Locator<'a> {
     wanted: HashSet<usize>,
     events: usize,
     proof: Proof,
+    /// Endpoints behind an embedded document's own escapes: reported.
+    inner_escaped: Vec<Occurrence>,
 }
 
 impl<'a> Locator<'a> {
@@ -623,6 +646,7 @@ impl<'a> Locator<'a> {
             wanted: HashSet::new(),
             events: 0,
             proof: Proof::new(!masked.is_empty()),
+            inner_escaped: Vec::new(),
         }
     }
 
@@ -782,6 +806,7 @@ impl<'a> Locator<'a> {
         if !is_key && !in_key {
             self.record_item_kind(value);
             hold = self.encoded(value, ev_index, off);
+            self.inner_escapes(value, off);
         }
         if !hold && self.may_hold(value, is_key) {
             let top = self.stack.top().filter(|f| f.is_map);
@@ -832,6 +857,35 @@ impl<'a> Locator<'a> {
         }
         self.stack.scalar(value);
         hold
+    }
+
+    /// Endpoints an embedded document in `value` (the scalar at `off`) writes
+    /// with its own escapes ([`embedded::escaped_endpoints`]): reported as
+    /// text where they are written (at the scalar when the spelling is not
+    /// found), never rewritten.
+    fn inner_escapes(&mut self, value: &str, off: usize) {
+        if !value.contains('\\') {
+            return;
+        }
+        let text = self.input.text;
+        for (range, endpoint, f) in
+            embedded::escaped_endpoints(&text[off..], value, self.input.hosts)
+        {
+            let range = range.map_or(off..off, |r| off + r.start..off + r.end);
+            let found = Found {
+                start: range.start,
+                end: range.end,
+                replace_end: range.end,
+                ..f
+            };
+            let mut o = occurrence(text, self.input.index, found, Kind::Text);
+            if range.is_empty() {
+                o.endpoint = endpoint;
+            }
+            o.yaml_path = Some(self.stack.path_of(value).to_string());
+            o.resource = self.docs.last().and_then(Doc::resource);
+            self.inner_escaped.push(o);
+        }
     }
 
     /// `items[N].kind` of a `kind: List`.
@@ -996,6 +1050,9 @@ impl<'a> Locator<'a> {
             occurrences.extend(o);
         }
         occurrences.sort_by_key(|o| o.found.start);
+        if !self.inner_escaped.is_empty() {
+            merge_inner_escaped(&mut occurrences, &self.inner_escaped);
+        }
         let destinations = self.destinations();
         // Only the scalars that hold a value occurrence are needed to verify a rewrite.
         let mut proof = self.proof;
@@ -1414,10 +1471,18 @@ fn value_offset(
     if let Some(v) = finds.iter().find(same) {
         return Some(v.start);
     }
+    // Only where the value holds that host's endpoint there: raw text that
+    // reads as one but is none in the value (a comment after a scalar
+    // holding `https://hhttps://...`, a longer host) is not the scalar's.
+    // A bare host given by key (`"serverName": "cp"`) is found by its key.
     c.value
         .get(cursor..)
         .and_then(|v| v.find(lit))
         .map(|p| cursor + p)
+        .filter(|&p| {
+            let here = |v: &Found| v.start == p && endpoint::same_host(&v.host, &f.host);
+            finds.iter().any(here) || (f.bare && embedded::bare_hosts(&c.value).iter().any(here))
+        })
 }
 
 static OPENSHIFT_PORT: Needle = Needle::new(":6443");

@@ -52,6 +52,9 @@ pub struct Mention {
 /// Why the old host in a URL of another scheme is not rewritten.
 pub const OTHER_SCHEME: &str = "another scheme than https: not the API endpoint; change it by hand if that service moves with the cluster";
 
+/// Why an endpoint behind an embedded document's own escapes is not rewritten.
+pub const INNER_ESCAPES: &str = "written with escapes inside a document held in a string, which rebind does not rewrite in place; write it without escapes (or change it by hand)";
+
 /// Why a bare IP address in a value is not rewritten.
 pub const BARE_IP: &str = "a bare IP address names the API server only standing alone in a serverName, tls-server-name or clusterEndpoint value";
 
@@ -306,6 +309,10 @@ fn sort_occurrences(
             Some(OTHER_SCHEME)
         } else if o.event.is_some() && !bare_ip_names_server(o, text) {
             Some(BARE_IP)
+        } else if o.kind == Kind::Text && o.event.is_none() && o.yaml_path.is_some() {
+            // Only `locate` gives a text occurrence a YAML path without an
+            // event: an endpoint behind an embedded document's escapes.
+            Some(INNER_ESCAPES)
         } else {
             None
         };

@@ -288,7 +288,7 @@ pub type ParseFailure = (usize, usize, String);
 /// Streams the parser's events with their byte offsets in the whole text.
 /// A leading BOM is skipped (and counted in the offsets).
 pub struct Events<'a> {
-    parser: Parser<std::str::Chars<'a>>,
+    parser: Parser<Separated<'a>>,
     body: &'a str,
     /// Line index of `body` (a masked text has the same line starts).
     index: std::borrow::Cow<'a, LineIndex>,
@@ -301,10 +301,11 @@ impl<'a> Events<'a> {
     pub fn new(text: &'a str) -> Events<'a> {
         let base = bom_len(text);
         let body = &text[base..];
+        let index = LineIndex::new(body);
         Events {
-            parser: Parser::new_from_str(body),
+            parser: Parser::new(Separated::new(body, separating_tabs(body, &index))),
             body,
-            index: std::borrow::Cow::Owned(LineIndex::new(body)),
+            index: std::borrow::Cow::Owned(index),
             base,
             done: false,
         }
@@ -315,7 +316,7 @@ impl<'a> Events<'a> {
     pub fn with_index(text: &'a str, index: &'a LineIndex) -> Events<'a> {
         debug_assert_eq!(bom_len(text), 0);
         Events {
-            parser: Parser::new_from_str(text),
+            parser: Parser::new(Separated::new(text, separating_tabs(text, index))),
             body: text,
             index: std::borrow::Cow::Borrowed(index),
             base: 0,
@@ -343,6 +344,87 @@ impl Iterator for Events<'_> {
                 Some(Err((m.line().max(1), m.col() + 1, e.info().to_string())))
             }
         }
+    }
+}
+
+/// yaml-rust2's refusal of a tab as the separation after a mapping's `:`
+/// (`key:<TAB>value`), which YAML 1.2 allows (`s-separate-in-line` is spaces
+/// or tabs).
+const TAB_AFTER_COLON: &str = "':' must be followed by a valid YAML whitespace";
+
+/// Re-parses allowed per text to find such tabs (each finds one); past it,
+/// the parser's error stands, with its line and column.
+const MAX_TAB_RETRIES: usize = 100;
+
+/// The byte offsets of the tabs that separate a mapping's `:` from its
+/// value where yaml-rust2 refuses them: each time the parse fails with
+/// exactly [`TAB_AFTER_COLON`] and the text before the failure is `:` and
+/// tabs, the first tab is read as a space (a same-length reading, so every
+/// offset, line and column holds; the text itself is never changed) and the
+/// parse is tried again. A tab only ever separates there: no scalar's value
+/// holds it, so reading it as a space changes no event. Any other failure
+/// (a tab in indentation included) stands.
+pub fn separating_tabs(text: &str, index: &LineIndex) -> Vec<usize> {
+    let mut tabs = Vec::new();
+    if !text.contains(":\t") {
+        return tabs;
+    }
+    while tabs.len() < MAX_TAB_RETRIES {
+        let mut parser = Parser::new(Separated::new(text, tabs.clone()));
+        let err = loop {
+            match parser.next_token() {
+                Ok((Event::StreamEnd, _)) => return tabs,
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        if err.info() != TAB_AFTER_COLON {
+            return tabs;
+        }
+        let m = err.marker();
+        let Some(at) = index.offset(text, m.line(), m.col()) else {
+            return tabs;
+        };
+        let before = text[..at].trim_end_matches('\t');
+        let tab = before.len();
+        if tab == at || !before.ends_with(':') || tabs.contains(&tab) {
+            return tabs;
+        }
+        tabs.push(tab);
+        tabs.sort_unstable();
+    }
+    tabs
+}
+
+/// The characters of a text as the parser reads them: the tabs at the given
+/// byte offsets (sorted; see [`separating_tabs`]) read as spaces.
+#[derive(Debug, Clone)]
+pub struct Separated<'a> {
+    chars: std::str::CharIndices<'a>,
+    tabs: Vec<usize>,
+    next: usize,
+}
+
+impl<'a> Separated<'a> {
+    pub fn new(text: &'a str, tabs: Vec<usize>) -> Separated<'a> {
+        Separated {
+            chars: text.char_indices(),
+            tabs,
+            next: 0,
+        }
+    }
+}
+
+impl Iterator for Separated<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let (i, c) = self.chars.next()?;
+        if self.tabs.get(self.next) == Some(&i) {
+            self.next += 1;
+            return Some(' ');
+        }
+        Some(c)
     }
 }
 

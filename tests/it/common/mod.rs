@@ -2,6 +2,7 @@
 //! repo and running the built binary.
 #![allow(dead_code)]
 
+pub mod libyaml;
 pub mod oracle;
 pub mod patch;
 

@@ -1032,7 +1032,7 @@ fn unparsable(
     let e = format!("{l}:{c}: {m}");
     match bracket_in_plain(old, changes, to, l) {
         Some(o) => Refusal::At(o.line, o.column, format!(
-            "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':', which end a plain (unquoted) value inside a flow collection ({{...}} or [...]); quote that value in the file (\"{}\") and run rebind again; nothing written",
+            "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':': a plain (unquoted) value may not start with '[', and inside a flow collection ({{...}} or [...]) they end it; quote that value in the file (\"{}\") and run rebind again; nothing written",
             to.url(),
             o.endpoint
         )),

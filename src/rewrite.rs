@@ -1069,8 +1069,18 @@ fn check_held(
         // Secret's `config`, a kustomize patch): its keys by the same rule.
         if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) = (o, before, after) {
             if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
+                inner_document_parses(v, nv, o, to)?;
                 if let Some(c) = inner_key_collision(v, nv, o) {
                     return Err(Refusal::Keys(c));
+                }
+            }
+            if o.encoding == Some(Encoding::Base64) {
+                if let (Some(dv), Some(dnv)) =
+                    (embedded::decoded_value(v), embedded::decoded_value(nv))
+                {
+                    if embedded::looks_embedded(&dv) {
+                        inner_document_parses(&dv, &dnv, o, to)?;
+                    }
                 }
             }
             if let Some(c) = base64_key_collision(v, nv, o) {
@@ -1079,6 +1089,42 @@ fn check_held(
         }
     }
     Ok(())
+}
+
+/// A document held in a string (Helm `values: |`, a Secret's `config` or
+/// decoded `data.kubeconfig`, a kustomize patch) that parses before the
+/// rewrite must parse after it, into as many events: an IPv6 `--to` in a
+/// plain value of its flow collection would break it as it would break the
+/// file itself.
+fn inner_document_parses(
+    old: &str,
+    new: &str,
+    o: &Occurrence,
+    to: &Endpoint,
+) -> Result<(), Refusal> {
+    let count = |t: &str| Events::new(t).try_fold(0usize, |n, e| e.map(|_| n + 1));
+    let Ok(before) = count(old) else {
+        return Ok(());
+    };
+    let why = match count(new) {
+        Ok(after) if after == before => return Ok(()),
+        Ok(after) => format!("{after} parser events instead of {before}"),
+        Err((l, c, m)) => format!("{l}:{c} of the document: {m}"),
+    };
+    let hint = if to.host.starts_with('[') {
+        format!(
+            ": the new endpoint {} holds '[', ']' or ':', which a plain (unquoted) value may not start with or, inside a flow collection, hold; quote that value in the document held in this string (\"{}\") and run rebind again",
+            to.url(),
+            o.endpoint
+        )
+    } else {
+        String::new()
+    };
+    Err(Refusal::At(
+        o.line,
+        o.column,
+        format!("the document held in this string would no longer parse after the rewrite ({why}){hint}; nothing written"),
+    ))
 }
 
 /// What the held event `before` must read after the rewrite: rebound where

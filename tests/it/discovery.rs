@@ -23,7 +23,7 @@
 //! are printed per category (a false hit counts against the folder it is in)
 //! and overall; `inventory_finds_every_site_and_nothing_else` requires 100% of both.
 
-use crate::common::copy_dir;
+use crate::common::{base64, copy_dir};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -293,26 +293,6 @@ fn yaml_lines(text: &str) -> Vec<&str> {
     }
     lines.push(&text[start..]);
     lines
-}
-
-/// Standard base64 (with padding), enough to check `data.server` sites.
-fn base64(s: &str) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in s.as_bytes().chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn is_host_char(c: char) -> bool {

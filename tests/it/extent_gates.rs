@@ -190,3 +190,65 @@ fn a_dot_after_the_host_is_refused_before_a_port_and_kept_after_one() {
     assert_eq!(code, Some(2), "{out}");
     assert_eq!(fs::read_to_string(dir.path().join("a.yaml")).unwrap(), text);
 }
+
+/// The same gate inside a document held in a string: a Secret's `stringData`
+/// YAML, its base64 `data.kubeconfig`, a kustomize patch. A rewrite that
+/// would leave the inner document unparsable is refused, saying to quote
+/// the value there; written in block style, the same documents are rewritten
+/// and still parse.
+#[test]
+fn an_ipv6_to_that_would_break_a_document_held_in_a_string_is_refused() {
+    let old = "https://old.example.com";
+    let to = "https://[fd00::1]:6443";
+    let flow_kc = format!(
+        "apiVersion: v1\nkind: Config\nclusters: [{{name: p, cluster: {{server: {old}}}}}]\n"
+    );
+    let block_kc = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: p\n  cluster:\n    server: {old}\n"
+    );
+    let secret = |kc: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: a}}\nstringData:\n  kc: |\n{}",
+            kc.lines().map(|l| format!("    {l}\n")).collect::<String>()
+        )
+    };
+    let data = |kc: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: a}}\ndata:\n  kubeconfig: {}\n",
+            base64(kc)
+        )
+    };
+    let patch = |inner: &str| {
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n- target: {{kind: Application}}\n  patch: |\n{}",
+            inner.lines().map(|l| format!("    {l}\n")).collect::<String>()
+        )
+    };
+    let flow_patch = format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: x}}\nspec: {{destination: {{server: {old}}}}}\n");
+    let block_patch = format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: x\nspec:\n  destination:\n    server: {old}\n");
+    for (broken, fine) in [
+        (secret(&flow_kc), secret(&block_kc)),
+        (data(&flow_kc), data(&block_kc)),
+        (patch(&flow_patch), patch(&block_patch)),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.yaml"), &broken).unwrap();
+        let (code, out) = apply(dir.path(), old, to);
+        assert_eq!(code, Some(2), "{broken}\n{out}");
+        assert!(
+            out.contains("the document held in this string would no longer parse"),
+            "{out}"
+        );
+        assert!(out.contains("quote that value"), "{out}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+            broken
+        );
+
+        fs::write(dir.path().join("a.yaml"), &fine).unwrap();
+        let (code, out) = apply(dir.path(), old, to);
+        assert_eq!(code, Some(0), "{fine}\n{out}");
+        let after = fs::read_to_string(dir.path().join("a.yaml")).unwrap();
+        assert_ne!(after, fine);
+    }
+}

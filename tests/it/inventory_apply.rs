@@ -8,7 +8,7 @@
 //! plain replacement of those sites; and `scan --from NEW` afterwards must
 //! find NEW where the old endpoint was, and `scan --from OLD` no value.
 
-use crate::common::{copy_dir, rebind, stderr, stdout, tree};
+use crate::common::{base64, copy_dir, rebind, stderr, stdout, tree};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -42,25 +42,6 @@ fn truth(category: &str) -> Vec<Site> {
             base64: f.get(6) == Some(&"base64"),
         })
         .collect()
-}
-
-fn base64(s: &str) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in s.as_bytes().chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
-        for i in 0..4 {
-            out.push(if i <= chunk.len() {
-                A[((n >> (18 - 6 * i)) & 63) as usize] as char
-            } else {
-                '='
-            });
-        }
-    }
-    out
 }
 
 /// `host[:port][/k8s/clusters/id]` lower-cased, `:443` dropped.

@@ -162,3 +162,24 @@ pub fn skip(test: &str, reason: &str) {
         let _ = writeln!(f, "{test}: {reason}");
     }
 }
+
+/// Standard base64 (with padding), written here so the tests do not check
+/// rebind's codec with itself.
+pub fn base64(s: &str) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in s.as_bytes().chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() {
+                A[((n >> (18 - 6 * i)) & 63) as usize] as char
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}

@@ -139,7 +139,9 @@ fn action_end(b: &[u8], from: usize) -> Option<usize> {
             b'}' if b.get(i + 1) == Some(&b'}') => return Some(i + 2),
             // Written inside a double-quoted YAML string: `\"` quotes.
             b'\\' if b.get(i + 1) == Some(&b'"') => i = escaped_quoted_end(b, i + 2)?,
-            b'\\' => i += 2,
+            // `:` only in `:=`.
+            b':' if b.get(i + 1) != Some(&b'=') => return None,
+            c if c >= 0x80 => i += letter_or_digit_len(&b[i..])?,
             q @ (b'"' | b'\'') => i = quoted_end(b, i + 1, q)?,
             b'`' => i = i + 1 + memchr::memchr(b'`', &b[i + 1..])? + 1,
             c if in_action(c) => i += 1,
@@ -149,14 +151,28 @@ fn action_end(b: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// Whether Go's template grammar may hold `c` in an action outside its
-/// strings and comments: names, fields and variables (`.`, `$`, `_`, and
-/// any non-ASCII byte, which may be a letter), numbers (`+`, `-`), pipes,
-/// parentheses, declarations (`:=`, `=`, `,`) and white space.
+/// The length of the non-ASCII letter or digit `b` starts with (Go's
+/// names may hold them); `None` for any other character, which Go's lexer
+/// refuses in an action.
+fn letter_or_digit_len(b: &[u8]) -> Option<usize> {
+    let len = match b[0] {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => return None,
+    };
+    let c = std::str::from_utf8(b.get(..len)?).ok()?.chars().next()?;
+    c.is_alphanumeric().then_some(len)
+}
+
+/// Whether Go's template grammar may hold the ASCII byte `c` in an action
+/// outside its strings and comments: names, fields and variables (`.`,
+/// `$`, `_`), numbers (`+`, `-`), pipes, parentheses, declarations (`:=`,
+/// `=`, `,`) and white space. A backslash is not one (outside a string Go
+/// refuses it; `\"` inside a double-quoted YAML string is read above).
 fn in_action(c: u8) -> bool {
     c.is_ascii_alphanumeric()
         || c.is_ascii_whitespace()
-        || c >= 0x80
         || matches!(
             c,
             b'.' | b'$' | b'_' | b'+' | b'-' | b'|' | b'(' | b')' | b':' | b'=' | b','
@@ -1030,6 +1046,18 @@ mod tests {
         ] {
             assert_eq!(spans(t).len(), usize::from(t.contains("'{{u}}'")), "{t}");
         }
+        // Go refuses a `:` not in `:=`, a backslash outside a string, and a
+        // non-ASCII character that is no letter or digit: YAML text between
+        // a stray `{{` and a later `}}` is no action.
+        for t in [
+            "n: from {{ .Values.p\nspec:\n  server: \"h\"\n  info: docs }}",
+            "a: {{ x \\ y }}",
+            "a: {{ x — y }}",
+            "a: {{ x : y }}",
+        ] {
+            assert!(spans(t).is_empty(), "{t}");
+        }
+        assert_eq!(spans("{{ $x := 1 }}{{ $x = 2 }}").len(), 2);
         // What an action may hold: pipes, parentheses, declarations,
         // numbers, non-ASCII names, lines.
         let t = "{{- range $k, $v := (index .Values \"a-b\") | default 1.5e3 }}{{ 이름 }}{{ -1 }}";

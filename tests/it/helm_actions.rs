@@ -427,3 +427,21 @@ fn an_action_inside_the_authority_is_a_mention_of_a_from_with_a_port() {
         }
     }
 }
+
+#[test]
+fn yaml_between_a_stray_brace_pair_is_never_read_as_an_action() {
+    // A `{{` in an annotation and a `}}` in a later plain value, with YAML
+    // between them that holds no `/`, `#` or `;` outside quotes: Go's
+    // grammar refuses the `:` of every key, so it is no action, and the
+    // destination between them is rewritten.
+    let text = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: payments\n  annotations:\n    note: values come from {{{{ .Values.payments\nspec:\n  project: default\n  destination:\n    server: \"{OLD}\"\n    namespace: payments\n  info: see docs }}}}\n"
+    );
+    let dir = dir_with(&text);
+    let (code, out) = run(dir.path(), "apply");
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("a.yaml")).unwrap(),
+        text.replace(OLD, NEW)
+    );
+}

@@ -86,9 +86,9 @@ impl LineIndex {
 /// that Go's template grammar cannot read as an action is no action (Helm
 /// refuses such a template), and its text is read as written: one that no
 /// `}}` follows, one with a string broken by a line end, or one holding,
-/// outside its strings and comments, a character no action may hold (`#`,
-/// `;`, `[`, a lone `{` or `}` ...: a YAML comment or value that merely
-/// holds `{{`). What is not an action is never hidden as one: a value it
+/// outside its strings and comments, a character no action may hold (`:`
+/// other than in `:=`, `#`, `;`, `[`, a lone `{` or `}`, a backslash ...:
+/// a YAML comment or value that merely holds `{{`). What is not an action is never hidden as one: a value it
 /// would have swallowed stays a value.
 ///
 /// The one rule for what is template text: the locator reads every endpoint

@@ -469,10 +469,12 @@ pub fn decoded_value(value: &str) -> Option<String> {
 
 /// What a reviewer reads of the base64 values among `changes` (a file's
 /// planned changes, `old` its text), since nobody reads base64: for each
-/// value rewritten by re-encoding, where it is, then the decoded line around
-/// each change before (`-`) and after (`+`), cut to [`DECODED_CONTEXT`]
-/// characters either side. Every line starts with `#`, after a diff's
-/// hunks, where `patch` and `git apply` skip it. Empty without base64.
+/// value rewritten by re-encoding, where it is, then each decoded endpoint
+/// before (`-`) and after (`+`), alone and with any password hidden: the
+/// decoded text around it may hold a token or control characters, and this
+/// text reaches reviews and pull requests. Every line starts with `#`,
+/// after a diff's hunks, where `patch` and `git apply` skip it. Empty
+/// without base64.
 pub fn decoded_changes(
     rel: &str,
     old: &str,
@@ -514,43 +516,17 @@ pub fn decoded_changes(
             let Some(f) = c.escaped.as_ref().map(|e| &e.found) else {
                 continue;
             };
+            // The endpoint alone, its password hidden: the decoded text
+            // around it may hold a token, and control characters.
+            let Some(old_text) = decoded.get(f.start..f.replace_end) else {
+                continue;
+            };
             let new = f.replacement(to);
-            let mut after = decoded.clone();
-            after.replace_range(f.start..f.replace_end, &new);
-            let at = f.start;
-            let end_old = f.replace_end;
-            let end_new = at + new.len();
-            out.push_str(&format!("#   - {}\n", excerpt(&decoded, at, end_old)));
-            out.push_str(&format!("#   + {}\n", excerpt(&after, at, end_new)));
+            out.push_str(&format!("#   - {}\n", crate::endpoint::redact(old_text)));
+            out.push_str(&format!("#   + {}\n", crate::endpoint::redact(&new)));
         }
     }
     out
-}
-
-/// How many characters of the decoded line [`decoded_changes`] shows on
-/// either side of a change (a registration's token may be on that line).
-pub const DECODED_CONTEXT: usize = 24;
-
-/// The line of `text` holding `start..end`, cut to [`DECODED_CONTEXT`]
-/// characters either side (`...` where cut).
-fn excerpt(text: &str, start: usize, end: usize) -> String {
-    let line_start = text[..start].rfind(['\n', '\r']).map_or(0, |p| p + 1);
-    let line_end = text[end..]
-        .find(['\n', '\r'])
-        .map_or(text.len(), |p| end + p);
-    let before: Vec<char> = text[line_start..start].chars().collect();
-    let after: Vec<char> = text[end..line_end].chars().collect();
-    let mut s = String::new();
-    if before.len() > DECODED_CONTEXT {
-        s.push_str("...");
-    }
-    s.extend(&before[before.len().saturating_sub(DECODED_CONTEXT)..]);
-    s.push_str(&text[start..end]);
-    s.extend(after.iter().take(DECODED_CONTEXT));
-    if after.len() > DECODED_CONTEXT {
-        s.push_str("...");
-    }
-    s
 }
 
 #[cfg(test)]
@@ -638,18 +614,6 @@ mod tests {
             "kind: Secret\ndata:\n  a: cHJvZA==\n",
             holds
         ));
-    }
-
-    #[test]
-    fn an_excerpt_is_cut_around_the_change() {
-        let t = format!("{}serverName: old{}\nnext", "a".repeat(40), "b".repeat(40));
-        let at = t.find("old").unwrap();
-        let e = excerpt(&t, at, at + 3);
-        assert_eq!(
-            e,
-            format!("...{}serverName: old{}...", "a".repeat(12), "b".repeat(24))
-        );
-        assert_eq!(excerpt("x\nhttps://h\ny", 2, 11), "https://h");
     }
 
     #[test]

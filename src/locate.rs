@@ -124,6 +124,17 @@ impl Occurrence {
             .get(..f.replace_end - f.start)
             .unwrap_or(&self.endpoint)
     }
+
+    /// [`Occurrence::replaced_text`] without its user info: what names the
+    /// cluster (user info names none, and may hold a password).
+    pub fn cluster_text(&self) -> String {
+        let f = self.escaped.as_ref().map_or(&self.found, |e| &e.found);
+        let text = self.replaced_text();
+        match &f.userinfo {
+            Some(u) => text.replacen(&format!("{u}@"), "", 1),
+            None => text.to_string(),
+        }
+    }
 }
 
 /// Where a cluster name hint comes from, best first: `init` names a cluster

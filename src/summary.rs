@@ -183,7 +183,7 @@ impl Summary {
                 e.display = if o.found.bare {
                     format!("https://{}", o.found.host)
                 } else {
-                    o.replaced_text().to_string()
+                    o.cluster_text()
                 };
             }
             e.shape = Some(o.shape());

@@ -598,3 +598,19 @@ fn the_review_markdown_cannot_be_closed_or_split_by_file_content() {
     // The table cell: a code span longer than the backtick, the pipe escaped.
     assert!(md.contains("| ``we`ird\\|name.yaml`` |"), "{md}");
 }
+
+#[test]
+fn no_password_in_a_url_reaches_any_scan_output() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://bob:Hunter2Pass@old.example.com:6443\n",
+    )
+    .unwrap();
+    for format in ["text", "json", "sarif", "github"] {
+        let out = rebind(dir.path(), &["scan", "--format", format]);
+        let all = stdout(&out) + &stderr(&out);
+        assert!(all.contains("old.example.com"), "{format}: {all}");
+        assert!(!all.contains("Hunter2Pass"), "{format}: {all}");
+    }
+}

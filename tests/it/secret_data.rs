@@ -4,7 +4,7 @@
 //! canonical. The expected bytes are built here with an encoder of this
 //! test's own (and checked against the `base64` program where there is one).
 
-use crate::common::{rebind, skip, stderr, stdout};
+use crate::common::{base64, rebind, skip, stderr, stdout};
 use std::path::Path;
 
 const OLD: &str = "https://old.example.com:6443";
@@ -333,8 +333,9 @@ fn non_canonical_base64_at_the_endpoint_is_refused() {
     }
 }
 
-/// A reviewer cannot read base64: `diff` shows the decoded line around
-/// each change, before and after.
+/// A reviewer cannot read base64: `diff` shows each decoded endpoint,
+/// before and after, alone: a token, a password or control characters
+/// beside it in the decoded text never reach the review.
 #[test]
 fn diff_shows_the_decoded_change() {
     let dir = tempfile::tempdir().unwrap();
@@ -344,12 +345,36 @@ fn diff_shows_the_decoded_change() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let d = stdout(&out);
     assert!(d.contains(&format!("#   - {OLD}\n#   + {NEW}\n")), "{d}");
-    assert!(d.contains("\"serverName\":\"old.example.com\""), "{d}");
-    assert!(d.contains("\"serverName\":\"new.example.com\""), "{d}");
+    assert!(
+        d.contains("#   - old.example.com\n#   + new.example.com\n"),
+        "{d}"
+    );
     assert!(
         !d.contains("ARGOCD_CLUSTER_TOKEN"),
         "the token is not shown: {d}"
     );
+    // Secrets and control characters beside the endpoint in decoded text.
+    let host = OLD.trim_start_matches("https://");
+    let config = format!(
+        "{{\"tlsClientConfig\":{{\"serverName\":\"{host}\"}},\"bearerToken\":\"eyJhbGciOiJSUzI1NiJ9\"}}"
+    );
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n  config: {}\n  note: {}\n",
+        base64(&format!("https://admin:S3cretPassw0rd@{host}")),
+        base64(&config),
+        base64(&format!("{OLD} \u{1b}[2K\u{1b}[1Gnothing to see"))
+    );
+    write(dir.path(), "s.yaml", &text);
+    let out = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW, "."]);
+    let d = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{}\n{d}", stderr(&out));
+    assert!(
+        d.contains(&format!("#   - https://admin:***@{host}\n")),
+        "{d}"
+    );
+    for secret in ["S3cret", "eyJhbG", "\u{1b}"] {
+        assert!(!d.contains(secret), "{secret:?} shown: {d}");
+    }
 }
 
 /// A JSON file the YAML parser refuses (a surrogate pair, as Python's
@@ -463,9 +488,7 @@ fn the_diff_of_a_long_wrapped_value_is_a_patch() {
         .filter(|l| !l.starts_with("# "))
         .collect();
     assert!(
-        text.contains(&format!(
-            "#   -     server: {OLD}\n#   +     server: {NEW}\n"
-        )),
+        text.contains(&format!("#   - {OLD}\n#   + {NEW}\n")),
         "{text}"
     );
     let (_, patched) = crate::common::patch::apply(&patch, &old).unwrap();

@@ -273,11 +273,10 @@ pub fn escaped_endpoints(
             let wanted = f.shape() != crate::endpoint::Shape::Other
                 || hosts.iter().any(|h| crate::endpoint::same_host(h, &f.host));
             let text = &s.value[f.start..f.end];
-            // Written plainly, the raw search finds it.
-            if !wanted
-                || !f.rewritable()
-                || span.to_ascii_lowercase().contains(&lower[f.start..f.end])
-            {
+            // Written plainly (and nowhere escaped: `\u0035F2C...` holds
+            // `5F2C...` as a substring), the raw search finds it.
+            let plain = span.to_ascii_lowercase().contains(&lower[f.start..f.end]);
+            if !wanted || !f.rewritable() || (plain && escaped_spelling(span, text).is_none()) {
                 continue;
             }
             let range = escaped_spelling(span, text).and_then(|r| {

@@ -879,24 +879,50 @@ impl<'a> Locator<'a> {
             return;
         }
         let text = self.input.text;
+        let path = self.stack.path_of(value).to_string();
         for (range, endpoint, f) in
             embedded::escaped_endpoints(&text[off..], value, self.input.hosts)
         {
             let range = range.map_or(off..off, |r| off + r.start..off + r.end);
-            let found = Found {
-                start: range.start,
-                end: range.end,
-                replace_end: range.end,
-                ..f
-            };
-            let mut o = occurrence(text, self.input.index, found, Kind::Text);
-            if range.is_empty() {
-                o.endpoint = endpoint;
-            }
-            o.yaml_path = Some(self.stack.path_of(value).to_string());
-            o.resource = self.docs.last().and_then(Doc::resource);
-            self.inner_escaped.push(o);
+            self.push_inner_escaped(range, endpoint, f, path.clone());
         }
+    }
+
+    /// The same inside a base64 value's decoded text (`data.config`'s JSON
+    /// with `\u002e` in its `serverName`): reported at the scalar, as its
+    /// spelling cannot be pointed at inside the base64.
+    fn decoded_escapes(&mut self, decoded: &str, value: &str, off: usize) {
+        if !decoded.contains('\\') {
+            return;
+        }
+        let path = format!("{} (base64, decoded)", self.stack.path_of(value));
+        for (_, endpoint, f) in embedded::escaped_endpoints(decoded, decoded, self.input.hosts) {
+            self.push_inner_escaped(off..off, endpoint, f, path.clone());
+        }
+    }
+
+    /// Records an endpoint behind an inner document's escapes, at `range`
+    /// of the file (empty: at its start, with the decoded `endpoint`).
+    fn push_inner_escaped(
+        &mut self,
+        range: std::ops::Range<usize>,
+        endpoint: String,
+        f: Found,
+        path: String,
+    ) {
+        let found = Found {
+            start: range.start,
+            end: range.end,
+            replace_end: range.end,
+            ..f
+        };
+        let mut o = occurrence(self.input.text, self.input.index, found, Kind::Text);
+        if range.is_empty() {
+            o.endpoint = endpoint;
+        }
+        o.yaml_path = Some(path);
+        o.resource = self.docs.last().and_then(Doc::resource);
+        self.inner_escaped.push(o);
     }
 
     /// `items[N].kind` of a `kind: List`.
@@ -947,6 +973,7 @@ impl<'a> Locator<'a> {
         let Some(decoded) = embedded::decode_data(value) else {
             return false;
         };
+        self.decoded_escapes(&decoded, value, off);
         let finds = raw_finds(&decoded, self.input.hosts, self.input.only);
         if finds.is_empty() {
             return false;

@@ -305,14 +305,16 @@ fn sort_occurrences(
     let mut mentions = Vec::new();
     for o in located.occurrences.iter().filter(|o| matches(o, from)) {
         let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
-        let why = if !f.rewritable() || !o.found.rewritable() {
+        let why = if o.kind == Kind::Text && o.event.is_none() && o.yaml_path.is_some() {
+            // Only `locate` gives a text occurrence a YAML path without an
+            // event: an endpoint behind an embedded document's escapes (an
+            // https URL or a bare host; where its spelling cannot be shown,
+            // as inside base64, its range is empty).
+            Some(INNER_ESCAPES)
+        } else if !f.rewritable() || !o.found.rewritable() {
             Some(OTHER_SCHEME)
         } else if o.event.is_some() && !bare_ip_names_server(o, text) {
             Some(BARE_IP)
-        } else if o.kind == Kind::Text && o.event.is_none() && o.yaml_path.is_some() {
-            // Only `locate` gives a text occurrence a YAML path without an
-            // event: an endpoint behind an embedded document's escapes.
-            Some(INNER_ESCAPES)
         } else {
             None
         };

@@ -166,3 +166,38 @@ fn scan_lists_an_endpoint_behind_inner_escapes() {
         assert!(s.contains(at), "{at} missing:\n{s}{}", stderr(&out));
     }
 }
+
+/// The same inside a Secret's base64 `data` (its decoded JSON) and where an
+/// escape's last hex digit is the character it stands for (`\u0035` is
+/// `5`, which a plain search reads as the host's first character): found,
+/// and reported beside the values rewritten, never missed in silence.
+#[test]
+fn escapes_in_decoded_data_and_look_alike_escapes_are_reported() {
+    let host = OLD_HOST;
+    let dotted = host.replacen('.', "\\u002e", 1);
+    let five = host.replacen('5', "\\u0035", 1);
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n  config: {}\n  extra: {}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: other\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: {FROM}\n  config: |\n    {{\"tlsClientConfig\": {{\"serverName\": \"{five}\"}}}}\n",
+        base64(FROM),
+        base64(&format!("{{\"tlsClientConfig\":{{\"serverName\":\"{dotted}\"}}}}")),
+        base64(&format!("{{\"backup\":\"https:\\u002f\\u002f{host}:6443\"}}")),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.yaml"), &text).unwrap();
+    let out = apply(dir.path(), TO);
+    let said = stdout(&out) + &stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    // Two values rewritten (data.server, stringData.server); three reported.
+    let reported = said
+        .lines()
+        .filter(|l| l.contains("written with escapes inside a document"))
+        .count();
+    assert_eq!(reported, 3, "{said}");
+    for at in [
+        "s.yaml:9:11: text",
+        "s.yaml:10:10: text",
+        "s.yaml:21:41: text",
+    ] {
+        assert!(said.contains(at), "{at}: {said}");
+    }
+}

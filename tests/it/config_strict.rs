@@ -332,3 +332,29 @@ fn each_expect_flag_works_alone() {
         stderr(&out)
     );
 }
+
+/// A manifest URL with user info: `init` declares the cluster by its
+/// endpoint (user info names no cluster, and its password never reaches
+/// the config), and the config reads back.
+#[test]
+fn init_declares_a_url_with_user_info_by_its_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q"]);
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        format!(
+            "kind: Application\nmetadata: {{name: a}}\nspec:\n  destination:\n    server: https://bob:pw@{OLD_HOST}\n"
+        ),
+    )
+    .unwrap();
+    let out = rebind(dir.path(), &["init", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let cfg = std::fs::read_to_string(dir.path().join(".rebind.yaml")).unwrap();
+    assert!(
+        cfg.contains(&format!("endpoint: https://{OLD_HOST}\n")),
+        "{cfg}"
+    );
+    assert!(!cfg.contains("pw"), "{cfg}");
+    let out = rebind(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

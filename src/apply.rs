@@ -331,6 +331,10 @@ fn already_done(
     branch: &str,
     commit: &str,
 ) -> Outcome {
+    // Checked before anything is written, as the first run does.
+    if let Some(remote) = &run.o.push {
+        repo.check_remote(remote)?;
+    }
     pr_target(run, repo, branch)?;
     if let Some(prep) = prep {
         repo.lock_and_recheck(prep, &run.plan.files)?;

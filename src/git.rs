@@ -634,7 +634,7 @@ impl Repo {
     }
 
     /// Refuses a `--push` remote the repository does not have.
-    fn check_remote(&self, remote: &str) -> Result<()> {
+    pub fn check_remote(&self, remote: &str) -> Result<()> {
         if self.repo.find_remote(remote).is_ok() {
             return Ok(());
         }

@@ -493,3 +493,37 @@ fn a_no_commit_run_refuses_while_another_holds_the_lock() {
         assert!(!lock.exists(), "released");
     }
 }
+
+/// A re-run on the cutover branch itself checks `--push`'s remote before
+/// anything is written, as the first run and a re-run from the original
+/// branch do: exit 2, nothing written, never a push that fails after.
+#[test]
+fn a_rerun_on_the_branch_refuses_an_unknown_remote_before_writing() {
+    let (_outer, d) = blocked_remote();
+    let o = rebind(&d, &["apply", "--from", OLD, "--to", NEW, "--yes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let outs = tempfile::tempdir().unwrap();
+    let review = outs.path().join("review.md");
+    let o = rebind(
+        &d,
+        &[
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            "--yes",
+            "--push",
+            "nope",
+            "--review-out",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--push nope: no such remote"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!review.exists());
+}

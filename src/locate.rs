@@ -448,6 +448,19 @@ pub fn locate_json_for(
     Ok(located)
 }
 
+/// Whether `f`, found in a base64 value's `decoded` text, stands in a
+/// comment of the YAML document that text is, as this module reads it.
+fn in_decoded_comment(decoded: &str, f: &Found, hosts: &[String]) -> bool {
+    if !decoded.contains('#') {
+        return false;
+    }
+    locate_yaml(decoded, hosts, true).is_ok_and(|l| {
+        l.occurrences
+            .iter()
+            .any(|o| o.found.start == f.start && o.kind == Kind::Comment)
+    })
+}
+
 /// The endpoint-looking text in a file's raw bytes, in order: just the
 /// given hosts with `only`, else every endpoint and the bare hosts named by key.
 fn raw_finds(text: &str, hosts: &[String], only: bool) -> Vec<Found> {
@@ -1428,6 +1441,11 @@ impl<'a> Locator<'a> {
             && endpoint::stands_alone(&c.value, decoded.start..decoded.end);
         if o.kind == Kind::Value && decoded.is_bare_ip() && !names_server {
             o.kind = Kind::Text;
+        }
+        // A comment of the decoded document is a comment: never rewritten
+        // (the value is re-encoded with it as it was), read by this reader.
+        if o.kind == Kind::Value && in_decoded_comment(&c.value, &decoded, self.input.hosts) {
+            o.kind = Kind::Comment;
         }
         Some(o)
     }

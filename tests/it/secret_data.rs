@@ -536,3 +536,31 @@ fn keys_colliding_inside_decoded_data_are_refused() {
     assert_eq!(read(dir.path(), "s.yaml"), text);
     assert_eq!(read(dir.path(), "app.yaml"), app);
 }
+
+/// A comment of a decoded document (a kubeconfig in `data`) is a comment:
+/// listed, never rewritten; the value beside it is, and the base64 is
+/// re-encoded with the comment as it was.
+#[test]
+fn a_comment_inside_decoded_data_is_never_rewritten() {
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: p\n  cluster:\n    server: {OLD} # was {OLD}\n"
+    );
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata:\n  kubeconfig: {}\n",
+        base64(&kubeconfig)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.yaml", &text);
+    let out = apply(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let want = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\ndata:\n  kubeconfig: {}\n",
+        base64(&kubeconfig.replacen(OLD, NEW, 1))
+    );
+    assert_eq!(read(dir.path(), "s.yaml"), want);
+    assert!(
+        stdout(&out).contains("s.yaml:6:15: comment"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -354,7 +354,7 @@ impl Filter {
     /// file lies under it, else `fallback` (relative to the walked PATH).
     fn anchor<'a>(&self, identity: &'a Path, fallback: &'a Path) -> &'a Path {
         match &self.root {
-            Some(r) => identity.strip_prefix(r).unwrap_or(fallback),
+            Some(r) => strip_path(identity, r).unwrap_or(fallback),
             None => fallback,
         }
     }
@@ -617,6 +617,31 @@ pub fn display_path(p: &Path) -> String {
     display_base(p, cwd.as_deref())
 }
 
+/// `p` without its leading `prefix`, as [`Path::strip_prefix`] gives it.
+/// The walk's paths are its PATH joined with plain names, so a byte
+/// comparison settles most of them without splitting both into components
+/// (the slow part, per file); anything else is left to `strip_prefix`.
+fn strip_path<'a>(p: &'a Path, prefix: &Path) -> Option<&'a Path> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (pb, xb) = (p.as_os_str().as_bytes(), prefix.as_os_str().as_bytes());
+        let rest = pb.strip_prefix(xb).and_then(|r| {
+            if xb.ends_with(b"/") {
+                Some(r)
+            } else {
+                r.strip_prefix(b"/")
+            }
+        });
+        let plain =
+            |r: &[u8]| !r.is_empty() && r.split(|&b| b == b'/').all(|c| !c.is_empty() && c != b".");
+        if let Some(r) = rest.filter(|r| !xb.is_empty() && plain(r)) {
+            return Some(Path::new(std::ffi::OsStr::from_bytes(r)));
+        }
+    }
+    p.strip_prefix(prefix).ok()
+}
+
 fn join_rel(base: &str, sub: &str) -> String {
     match (base.is_empty(), sub.is_empty()) {
         (true, _) => sub.to_string(),
@@ -674,7 +699,7 @@ fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
-            let sub = e.path().strip_prefix(&prune_given).unwrap_or(e.path());
+            let sub = strip_path(e.path(), &prune_given).unwrap_or(e.path());
             let id = prune_base.join(sub);
             !prune.excluded(prune.anchor(&id, sub), true)
         });
@@ -716,7 +741,7 @@ fn dir_item(
     if ft.is_dir() {
         return None;
     }
-    let sub = entry.path().strip_prefix(path).unwrap_or(entry.path());
+    let sub = strip_path(entry.path(), path).unwrap_or(entry.path());
     if sub.as_os_str().is_empty() {
         return None;
     }
@@ -959,6 +984,54 @@ fn decode_bom(bytes: &[u8]) -> Option<Content> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_byte_strip_agrees_with_strip_prefix() {
+        let prefixes = [
+            "repo",
+            "repo/",
+            "./repo",
+            ".",
+            "./",
+            "/",
+            "/work/repo",
+            "a/./b",
+            "a//b",
+            "a/.",
+            "..",
+            "../a",
+            "",
+            "repo/a",
+        ];
+        let rests = [
+            "",
+            "/",
+            "x",
+            "/x",
+            "/x/y.yaml",
+            "x/y",
+            "/./x",
+            "/x/./y",
+            "//x",
+            "/x/",
+            "/x/.",
+            "/../x",
+            "c/x",
+            "/.hidden/x",
+        ];
+        for prefix in prefixes {
+            for rest in rests {
+                let p = format!("{prefix}{rest}");
+                let (p, prefix) = (Path::new(&p), Path::new(prefix));
+                // Byte for byte (`Path` equality compares components).
+                assert_eq!(
+                    strip_path(p, prefix).map(Path::as_os_str),
+                    p.strip_prefix(prefix).ok().map(Path::as_os_str),
+                    "{p:?} without {prefix:?}"
+                );
+            }
+        }
+    }
 
     /// A tree with a config outside the root's top level and files at
     /// several depths; returns its directory.

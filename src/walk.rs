@@ -138,7 +138,26 @@ impl Walk {
             plan: &self.0,
             next: 0,
             dir: None,
+            keep: None,
         }
+    }
+
+    /// The entries of [`Walk::files`] whose path `keep` accepts, walked
+    /// now. A file `keep` refuses costs a name test, not the work of an
+    /// entry (its shown path, its role): what a pass that wants a few files
+    /// of the tree (a chart's) pays for the rest.
+    pub fn entries_where<'a>(
+        &'a self,
+        keep: &'a (dyn Fn(&Path) -> bool + Sync),
+    ) -> impl Iterator<Item = Entry> + 'a {
+        Files {
+            keep: Some(keep),
+            ..self.files()
+        }
+        .filter_map(move |f| match f {
+            Found::Entry(e) if keep(&e.path) => Some(e),
+            _ => None,
+        })
     }
 
     /// The walk's one directory, when its YAML files are exactly the ones a
@@ -206,6 +225,8 @@ pub struct Files<'a> {
     next: usize,
     /// The directory PATH being walked.
     dir: Option<DirWalk>,
+    /// Only files whose path this accepts matter ([`Walk::entries_where`]).
+    keep: Option<&'a (dyn Fn(&Path) -> bool + Sync)>,
 }
 
 /// A directory PATH being walked.
@@ -243,6 +264,14 @@ impl Files<'_> {
             if let Some(d) = &mut self.dir {
                 let given = &paths[d.given];
                 for result in d.walk.by_ref() {
+                    let wanted = |r: &Result<ignore::DirEntry, ignore::Error>| match (r, self.keep)
+                    {
+                        (Ok(e), Some(keep)) => keep(e.path()),
+                        _ => true,
+                    };
+                    if !wanted(&result) {
+                        continue;
+                    }
                     if let Some(found) = dir_item(filter, config, given, &d.base, result) {
                         return Some(found);
                     }
@@ -1072,6 +1101,40 @@ mod tests {
                 slash(id.strip_prefix(&root).unwrap())
             })
             .collect()
+    }
+
+    #[test]
+    fn entries_where_are_the_walks_entries_that_pass() {
+        let d = tree();
+        let root = d.path();
+        std::os::unix::fs::symlink(root.join("apps/a.yaml"), root.join("apps/link.yaml")).unwrap();
+        let req = WalkRequest {
+            paths: vec![root.to_path_buf(), root.join("apps/vendor/v.yaml")],
+            root: Some(root.to_path_buf()),
+            exclude: vec!["karpenter.yaml".into()],
+            config_path: Some(root.join("ci/rebind-prod.yaml")),
+            ..WalkRequest::default()
+        };
+        for req in [
+            req.clone(),
+            WalkRequest::for_paths(&[root.to_path_buf()]),
+            WalkRequest::for_paths(&[root.join("apps"), root.join("apps/vendor")]),
+        ] {
+            let w = discover(&req).unwrap();
+            let mut kept = 0;
+            for keep in [
+                &(|p: &Path| p.to_string_lossy().contains("vendor"))
+                    as &(dyn Fn(&Path) -> bool + Sync),
+                &|p: &Path| p.extension().is_some_and(|x| x == "md"),
+                &|_: &Path| true,
+            ] {
+                let want: Vec<Entry> = w.entries().into_iter().filter(|e| keep(&e.path)).collect();
+                let got: Vec<Entry> = w.entries_where(keep).collect();
+                assert_eq!(format!("{got:?}"), format!("{want:?}"));
+                kept += got.len();
+            }
+            assert!(kept > w.entries().len(), "{kept}");
+        }
     }
 
     #[test]

@@ -65,6 +65,16 @@ fn note_position_endpoint(o: &Occurrence, out: &mut Vec<Endpoint>) {
     }
 }
 
+/// Whether the second pass could list `o` (a first-pass occurrence) again:
+/// only a mention (not a value) of a host of no managed shape can match an
+/// endpoint found by its position. Only these are remembered, so what the
+/// scan keeps grows with such mentions (each one a line of its output),
+/// never with the files.
+fn may_be_listed_again(o: &Occurrence) -> bool {
+    o.kind != crate::locate::Kind::Value
+        && crate::endpoint::shape(&o.found.host) == crate::endpoint::Shape::Other
+}
+
 /// The scan resolved from its flags: what to look for, where, how to print.
 struct ScanRun {
     format: Format,
@@ -128,8 +138,10 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
             for o in src.occurrences() {
                 each(&src.entry.rel, o);
                 listed += 1;
-                seen.insert((src.entry.rel.clone(), o.line, o.column));
                 if run.from.is_empty() {
+                    if may_be_listed_again(o) {
+                        seen.insert((src.entry.rel.clone(), o.line, o.column));
+                    }
                     note_position_endpoint(o, &mut by_position);
                 }
             }
@@ -256,5 +268,32 @@ fn unparsed(e: &PlanError) -> Finding<'_> {
     Finding {
         rule: rules::UNPARSED,
         ..Finding::from_error(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locate::Kind;
+
+    /// What the first pass remembers for the second is bounded by the
+    /// mentions that could be listed twice, not by the files or values.
+    #[test]
+    fn only_mentions_of_hosts_of_no_managed_shape_are_remembered() {
+        let text = "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://10.20.30.40:6443  # was https://kubernetes.default.svc\n  # see https://10.20.30.40:6443\n";
+        let l = crate::locate::locate_yaml(text, &["10.20.30.40".into()], false).unwrap();
+        let kept: Vec<(Kind, &str, bool)> = l
+            .occurrences
+            .iter()
+            .map(|o| (o.kind, o.endpoint.as_str(), may_be_listed_again(o)))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (Kind::Value, "https://10.20.30.40:6443", false),
+                (Kind::Comment, "https://kubernetes.default.svc", false),
+                (Kind::Comment, "https://10.20.30.40:6443", true),
+            ]
+        );
     }
 }

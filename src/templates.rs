@@ -234,15 +234,15 @@ impl ChartFiles {
             entries: Vec::new(),
             normals: Vec::new(),
         };
-        for e in walk_entries(walk) {
-            let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let keep = is_chart(name)
+        let chart_file = |p: &Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            is_chart(name)
                 || is_values(name)
-                || e.path.components().any(|c| c.as_os_str() == "templates");
-            if keep {
-                files.normals.push(normal(&e.path));
-                files.entries.push(e);
-            }
+                || p.components().any(|c| c.as_os_str() == "templates")
+        };
+        for e in walk.entries_where(&chart_file) {
+            files.normals.push(normal(&e.path));
+            files.entries.push(e);
         }
         files
     }

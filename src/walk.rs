@@ -138,7 +138,26 @@ impl Walk {
             plan: &self.0,
             next: 0,
             dir: None,
+            keep: None,
         }
+    }
+
+    /// The entries of [`Walk::files`] whose path `keep` accepts, walked
+    /// now. A file `keep` refuses costs a name test, not the work of an
+    /// entry (its shown path, its role): what a pass that wants a few files
+    /// of the tree (a chart's) pays for the rest.
+    pub fn entries_where<'a>(
+        &'a self,
+        keep: &'a (dyn Fn(&Path) -> bool + Sync),
+    ) -> impl Iterator<Item = Entry> + 'a {
+        Files {
+            keep: Some(keep),
+            ..self.files()
+        }
+        .filter_map(move |f| match f {
+            Found::Entry(e) if keep(&e.path) => Some(e),
+            _ => None,
+        })
     }
 
     /// The walk's one directory, when its YAML files are exactly the ones a
@@ -206,6 +225,8 @@ pub struct Files<'a> {
     next: usize,
     /// The directory PATH being walked.
     dir: Option<DirWalk>,
+    /// Only files whose path this accepts matter ([`Walk::entries_where`]).
+    keep: Option<&'a (dyn Fn(&Path) -> bool + Sync)>,
 }
 
 /// A directory PATH being walked.
@@ -243,6 +264,14 @@ impl Files<'_> {
             if let Some(d) = &mut self.dir {
                 let given = &paths[d.given];
                 for result in d.walk.by_ref() {
+                    let wanted = |r: &Result<ignore::DirEntry, ignore::Error>| match (r, self.keep)
+                    {
+                        (Ok(e), Some(keep)) => keep(e.path()),
+                        _ => true,
+                    };
+                    if !wanted(&result) {
+                        continue;
+                    }
                     if let Some(found) = dir_item(filter, config, given, &d.base, result) {
                         return Some(found);
                     }
@@ -354,7 +383,7 @@ impl Filter {
     /// file lies under it, else `fallback` (relative to the walked PATH).
     fn anchor<'a>(&self, identity: &'a Path, fallback: &'a Path) -> &'a Path {
         match &self.root {
-            Some(r) => identity.strip_prefix(r).unwrap_or(fallback),
+            Some(r) => strip_path(identity, r).unwrap_or(fallback),
             None => fallback,
         }
     }
@@ -617,6 +646,31 @@ pub fn display_path(p: &Path) -> String {
     display_base(p, cwd.as_deref())
 }
 
+/// `p` without its leading `prefix`, as [`Path::strip_prefix`] gives it.
+/// The walk's paths are its PATH joined with plain names, so a byte
+/// comparison settles most of them without splitting both into components
+/// (the slow part, per file); anything else is left to `strip_prefix`.
+fn strip_path<'a>(p: &'a Path, prefix: &Path) -> Option<&'a Path> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (pb, xb) = (p.as_os_str().as_bytes(), prefix.as_os_str().as_bytes());
+        let rest = pb.strip_prefix(xb).and_then(|r| {
+            if xb.ends_with(b"/") {
+                Some(r)
+            } else {
+                r.strip_prefix(b"/")
+            }
+        });
+        let plain =
+            |r: &[u8]| !r.is_empty() && r.split(|&b| b == b'/').all(|c| !c.is_empty() && c != b".");
+        if let Some(r) = rest.filter(|r| !xb.is_empty() && plain(r)) {
+            return Some(Path::new(std::ffi::OsStr::from_bytes(r)));
+        }
+    }
+    p.strip_prefix(prefix).ok()
+}
+
 fn join_rel(base: &str, sub: &str) -> String {
     match (base.is_empty(), sub.is_empty()) {
         (true, _) => sub.to_string(),
@@ -674,7 +728,7 @@ fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
-            let sub = e.path().strip_prefix(&prune_given).unwrap_or(e.path());
+            let sub = strip_path(e.path(), &prune_given).unwrap_or(e.path());
             let id = prune_base.join(sub);
             !prune.excluded(prune.anchor(&id, sub), true)
         });
@@ -716,7 +770,7 @@ fn dir_item(
     if ft.is_dir() {
         return None;
     }
-    let sub = entry.path().strip_prefix(path).unwrap_or(entry.path());
+    let sub = strip_path(entry.path(), path).unwrap_or(entry.path());
     if sub.as_os_str().is_empty() {
         return None;
     }
@@ -960,6 +1014,54 @@ fn decode_bom(bytes: &[u8]) -> Option<Content> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_byte_strip_agrees_with_strip_prefix() {
+        let prefixes = [
+            "repo",
+            "repo/",
+            "./repo",
+            ".",
+            "./",
+            "/",
+            "/work/repo",
+            "a/./b",
+            "a//b",
+            "a/.",
+            "..",
+            "../a",
+            "",
+            "repo/a",
+        ];
+        let rests = [
+            "",
+            "/",
+            "x",
+            "/x",
+            "/x/y.yaml",
+            "x/y",
+            "/./x",
+            "/x/./y",
+            "//x",
+            "/x/",
+            "/x/.",
+            "/../x",
+            "c/x",
+            "/.hidden/x",
+        ];
+        for prefix in prefixes {
+            for rest in rests {
+                let p = format!("{prefix}{rest}");
+                let (p, prefix) = (Path::new(&p), Path::new(prefix));
+                // Byte for byte (`Path` equality compares components).
+                assert_eq!(
+                    strip_path(p, prefix).map(Path::as_os_str),
+                    p.strip_prefix(prefix).ok().map(Path::as_os_str),
+                    "{p:?} without {prefix:?}"
+                );
+            }
+        }
+    }
+
     /// A tree with a config outside the root's top level and files at
     /// several depths; returns its directory.
     fn tree() -> tempfile::TempDir {
@@ -999,6 +1101,40 @@ mod tests {
                 slash(id.strip_prefix(&root).unwrap())
             })
             .collect()
+    }
+
+    #[test]
+    fn entries_where_are_the_walks_entries_that_pass() {
+        let d = tree();
+        let root = d.path();
+        std::os::unix::fs::symlink(root.join("apps/a.yaml"), root.join("apps/link.yaml")).unwrap();
+        let req = WalkRequest {
+            paths: vec![root.to_path_buf(), root.join("apps/vendor/v.yaml")],
+            root: Some(root.to_path_buf()),
+            exclude: vec!["karpenter.yaml".into()],
+            config_path: Some(root.join("ci/rebind-prod.yaml")),
+            ..WalkRequest::default()
+        };
+        for req in [
+            req.clone(),
+            WalkRequest::for_paths(&[root.to_path_buf()]),
+            WalkRequest::for_paths(&[root.join("apps"), root.join("apps/vendor")]),
+        ] {
+            let w = discover(&req).unwrap();
+            let mut kept = 0;
+            for keep in [
+                &(|p: &Path| p.to_string_lossy().contains("vendor"))
+                    as &(dyn Fn(&Path) -> bool + Sync),
+                &|p: &Path| p.extension().is_some_and(|x| x == "md"),
+                &|_: &Path| true,
+            ] {
+                let want: Vec<Entry> = w.entries().into_iter().filter(|e| keep(&e.path)).collect();
+                let got: Vec<Entry> = w.entries_where(keep).collect();
+                assert_eq!(format!("{got:?}"), format!("{want:?}"));
+                kept += got.len();
+            }
+            assert!(kept > w.entries().len(), "{kept}");
+        }
     }
 
     #[test]

@@ -160,21 +160,23 @@ pub fn remove(path: &Path) {
     }
 }
 
-/// Environment variable naming a step at which the run pauses (tests only).
-pub const PAUSE_AT: &str = "REBIND_TEST_PAUSE_AT";
-/// Environment variable naming the file created when the run pauses there.
-pub const PAUSE_FILE: &str = "REBIND_TEST_PAUSE_FILE";
+/// A fixed point of the run where a test may pause it to send it a signal.
+/// Compiled only into debug builds (the test builds): what users install
+/// has no such hook and reads no variable for it.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn pause_point(_step: &str) {}
 
 /// A fixed point of the run where a test may pause it to send it a signal:
-/// when [`PAUSE_AT`] names `step`, creates the file [`PAUSE_FILE`] names and
-/// waits (up to a minute) for a signal. Does nothing otherwise, and nothing
-/// at all in a release build (what users install never reads these
-/// variables).
+/// when `REBIND_TEST_PAUSE_AT` names `step`, creates the file
+/// `REBIND_TEST_PAUSE_FILE` names and waits (up to a minute) for a signal.
+/// Does nothing otherwise. Debug builds only (see the release twin above).
+#[cfg(debug_assertions)]
 pub fn pause_point(step: &str) {
-    if !cfg!(debug_assertions) || std::env::var(PAUSE_AT).ok().as_deref() != Some(step) {
+    if std::env::var("REBIND_TEST_PAUSE_AT").ok().as_deref() != Some(step) {
         return;
     }
-    if let Some(file) = std::env::var_os(PAUSE_FILE) {
+    if let Some(file) = std::env::var_os("REBIND_TEST_PAUSE_FILE") {
         let _ = std::fs::write(file, step);
     }
     let start = std::time::Instant::now();

@@ -471,17 +471,6 @@ fn expected_base64(
     })
 }
 
-/// [`inner_key_collision`] inside a base64 value's decoded document.
-fn base64_key_collision(v: &str, nv: &str, o: &Occurrence) -> Option<KeyCollision> {
-    if o.encoding != Some(Encoding::Base64) {
-        return None;
-    }
-    let (dv, dnv) = (embedded::decoded_value(v)?, embedded::decoded_value(nv)?);
-    embedded::looks_embedded(&dv)
-        .then(|| inner_key_collision(&dv, &dnv, o))
-        .flatten()
-}
-
 /// What a planned scalar must read after the rewrite: its old value with
 /// exactly the planned ranges rebound (an endpoint that locate reports as a
 /// mention stays as it is); without ranges, every occurrence of `from`.
@@ -1067,50 +1056,46 @@ fn check_held(
                 "verification failed{at}: expected {expected:?} after the rewrite, found {after:?}; nothing written"
             )));
         }
-        // A string that is a document of its own (Helm `values: |`, a
-        // Secret's `config`, a kustomize patch): its keys by the same rule.
         if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) = (o, before, after) {
-            if o.encoding.is_none() && crate::embedded::looks_embedded(v) {
-                inner_document_parses(v, nv, o, to)?;
-                if let Some(c) = inner_key_collision(v, nv, o) {
-                    return Err(Refusal::Keys(c));
-                }
-            }
-            if o.encoding == Some(Encoding::Base64) {
-                if let (Some(dv), Some(dnv)) =
-                    (embedded::decoded_value(v), embedded::decoded_value(nv))
-                {
-                    if embedded::looks_embedded(&dv) {
-                        inner_document_parses(&dv, &dnv, o, to)?;
-                    }
-                }
-            }
-            if let Some(c) = base64_key_collision(v, nv, o) {
-                return Err(Refusal::Keys(c));
-            }
+            inner_document(v, nv, o, to)?;
         }
     }
     Ok(())
 }
 
-/// A document held in a string (Helm `values: |`, a Secret's `config` or
-/// decoded `data.kubeconfig`, a kustomize patch) that parses before the
-/// rewrite must parse after it, into as many events: an IPv6 `--to` in a
-/// plain value of its flow collection would break it as it would break the
-/// file itself.
-fn inner_document_parses(
-    old: &str,
-    new: &str,
-    o: &Occurrence,
-    to: &Endpoint,
-) -> Result<(), Refusal> {
-    let count = |t: &str| Events::new(t).try_fold(0usize, |n, e| e.map(|_| n + 1));
-    let Ok(before) = count(old) else {
+/// A planned string that is a document of its own (Helm `values: |`, a
+/// Secret's `config` or decoded `data.kubeconfig`, a kustomize patch),
+/// decoded first when it is base64, and parsed once before and once after:
+/// if it parsed before, it must parse after into as many events (an IPv6
+/// `--to` in a plain value of its flow collection would break it as it
+/// would break the file itself), and no two of its keys may become equal.
+fn inner_document(v: &str, nv: &str, o: &Occurrence, to: &Endpoint) -> Result<(), Refusal> {
+    let decoded;
+    let (old, new) = match o.encoding {
+        Some(Encoding::Base64) => {
+            match (embedded::decoded_value(v), embedded::decoded_value(nv)) {
+                (Some(a), Some(b)) => decoded = (a, b),
+                _ => return Ok(()),
+            }
+            (decoded.0.as_str(), decoded.1.as_str())
+        }
+        None => (v, nv),
+    };
+    if !embedded::looks_embedded(old) {
+        return Ok(());
+    }
+    let events = |t: &str| Events::new(t).collect::<Result<Vec<(Event, usize)>, _>>();
+    let Ok(before) = events(old) else {
         return Ok(());
     };
-    let why = match count(new) {
-        Ok(after) if after == before => return Ok(()),
-        Ok(after) => format!("{after} parser events instead of {before}"),
+    let why = match events(new) {
+        Ok(after) if after.len() == before.len() => {
+            return match inner_key_collision(old, &before, &after, o) {
+                Some(c) => Err(Refusal::Keys(c)),
+                None => Ok(()),
+            };
+        }
+        Ok(after) => format!("{} parser events instead of {}", after.len(), before.len()),
         Err((l, c, m)) => format!("{l}:{c} of the document: {m}"),
     };
     let hint = if to.host.starts_with('[') {
@@ -1152,20 +1137,20 @@ fn expected_event(
 }
 
 /// Two keys of one mapping inside the string `old` (a YAML or JSON
-/// document) that read the same in `new` but did not before. Each key is
+/// document, parsed as `before`) that read the same `after` the rewrite
+/// (as many events) but did not before. Each key is
 /// placed in the file by the string's own lines and columns, shifted to
 /// where the occurrence `o` sits (exact for a block scalar and a one-line
 /// string).
-fn inner_key_collision(old: &str, new: &str, o: &Occurrence) -> Option<KeyCollision> {
-    let events =
-        |t: &str| -> Option<Vec<(Event, usize)>> { Events::new(t).collect::<Result<_, _>>().ok() };
-    let (before, after) = (events(old)?, events(new)?);
-    if before.len() != after.len() {
-        return None;
-    }
+fn inner_key_collision(
+    old: &str,
+    before: &[(Event, usize)],
+    after: &[(Event, usize)],
+    o: &Occurrence,
+) -> Option<KeyCollision> {
     let mut old_scalars = BTreeMap::new();
     let mut changed = BTreeSet::new();
-    for (i, ((b, _), (a, _))) in before.iter().zip(&after).enumerate() {
+    for (i, ((b, _), (a, _))) in before.iter().zip(after).enumerate() {
         if let Event::Scalar(bv, ..) = b {
             old_scalars.insert(i, b.clone());
             if !matches!(a, Event::Scalar(av, ..) if av == bv) {

@@ -210,6 +210,9 @@ struct Candidate {
     /// A base64 value (`value` is then its decoded text): the base64 text's
     /// range in the file.
     encoded: Option<std::ops::Range<usize>>,
+    /// A base64 value's finds that stand in a comment of its decoded
+    /// document (their offsets in `value`), read once.
+    decoded_comments: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -448,17 +451,23 @@ pub fn locate_json_for(
     Ok(located)
 }
 
-/// Whether `f`, found in a base64 value's `decoded` text, stands in a
-/// comment of the YAML document that text is, as this module reads it.
-fn in_decoded_comment(decoded: &str, f: &Found, hosts: &[String]) -> bool {
+/// Where, in a base64 value's `decoded` text, the endpoints that stand in
+/// a comment of the YAML document that text is start, as this module reads
+/// it (none without a `#`).
+fn decoded_comments(decoded: &str, hosts: &[String]) -> Vec<usize> {
     if !decoded.contains('#') {
-        return false;
+        return Vec::new();
     }
-    locate_yaml(decoded, hosts, true).is_ok_and(|l| {
-        l.occurrences
-            .iter()
-            .any(|o| o.found.start == f.start && o.kind == Kind::Comment)
-    })
+    locate_yaml(decoded, hosts, true).map_or_else(
+        |_| Vec::new(),
+        |l| {
+            l.occurrences
+                .iter()
+                .filter(|o| o.kind == Kind::Comment)
+                .map(|o| o.found.start)
+                .collect()
+        },
+    )
 }
 
 /// The endpoint-looking text in a file's raw bytes, in order: just the
@@ -857,6 +866,7 @@ impl<'a> Locator<'a> {
                     None
                 },
                 encoded: None,
+                decoded_comments: Vec::new(),
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
@@ -1002,6 +1012,7 @@ impl<'a> Locator<'a> {
         if let Some(id) = frame {
             self.wanted.insert(id);
         }
+        let decoded_comments = decoded_comments(&decoded, self.input.hosts);
         self.candidates.push(Candidate {
             event: ev_index,
             start: off,
@@ -1015,6 +1026,7 @@ impl<'a> Locator<'a> {
             value: decoded,
             escaped_body: None,
             encoded: Some(body),
+            decoded_comments,
         });
         self.doc_needed = true;
         true
@@ -1444,7 +1456,7 @@ impl<'a> Locator<'a> {
         }
         // A comment of the decoded document is a comment: never rewritten
         // (the value is re-encoded with it as it was), read by this reader.
-        if o.kind == Kind::Value && in_decoded_comment(&c.value, &decoded, self.input.hosts) {
+        if o.kind == Kind::Value && c.decoded_comments.contains(&decoded.start) {
             o.kind = Kind::Comment;
         }
         Some(o)

@@ -275,11 +275,14 @@ pub fn escaped_endpoints(
             let text = &s.value[f.start..f.end];
             // Written plainly (and nowhere escaped: `\u0035F2C...` holds
             // `5F2C...` as a substring), the raw search finds it.
-            let plain = span.to_ascii_lowercase().contains(&lower[f.start..f.end]);
-            if !wanted || !f.rewritable() || (plain && escaped_spelling(span, text).is_none()) {
+            if !wanted || !f.rewritable() {
                 continue;
             }
-            let range = escaped_spelling(span, text).and_then(|r| {
+            let spelling = escaped_spelling(span, text);
+            if spelling.is_none() && span.to_ascii_lowercase().contains(&lower[f.start..f.end]) {
+                continue;
+            }
+            let range = spelling.and_then(|r| {
                 let spelling = &span[r];
                 let at = cursor + raw.get(cursor..)?.find(spelling)?;
                 Some(at..at + spelling.len())

@@ -163,15 +163,21 @@ impl Run<'_> {
     /// The output files this run writes, with their flags (`--secret-out`
     /// only when a Secret is rendered).
     fn outputs(&self) -> Vec<(&'static str, &Path)> {
-        let mut outputs: Vec<(&str, &Path)> = Vec::new();
-        if let Some(p) = &self.o.review_out {
-            outputs.push(("--review-out", p));
-        }
-        if let (Some(_), Some(p)) = (&self.secret_spec, &self.o.secret_out) {
-            outputs.push(("--secret-out", p));
-        }
-        outputs
+        outputs(self.o, self.secret_spec.is_some())
     }
+}
+
+/// The output files `o` names, with their flags; `--secret-out` only with
+/// `secret`.
+fn outputs(o: &ApplyOptions, secret: bool) -> Vec<(&'static str, &Path)> {
+    let mut outputs: Vec<(&str, &Path)> = Vec::new();
+    if let Some(p) = &o.review_out {
+        outputs.push(("--review-out", p));
+    }
+    if let (true, Some(p)) = (secret, &o.secret_out) {
+        outputs.push(("--secret-out", p));
+    }
+    outputs
 }
 
 fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
@@ -185,14 +191,7 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
     }
     // An output that is one of the files this run rewrites (or the other
     // output) is refused before anything else about it is checked.
-    let mut outputs: Vec<(&str, &Path)> = Vec::new();
-    if let Some(p) = &o.review_out {
-        outputs.push(("--review-out", p));
-    }
-    if let Some(p) = &o.secret_out {
-        outputs.push(("--secret-out", p));
-    }
-    write::check_outputs(&outputs, &plan.files)?;
+    write::check_outputs(&outputs(o, true), &plan.files)?;
     let secret_spec = match &o.cluster_name {
         Some(name) => Some(secret::spec(&o.secret, name, &plan.to.url())?),
         None => None,

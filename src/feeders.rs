@@ -26,18 +26,30 @@ use std::path::{Path, PathBuf};
 /// repository (the transport differs, the repository does not). `None` for
 /// what names no repository on a host (a local path, an empty string).
 pub fn repo_identity(url: &str) -> Option<String> {
-    let (host, path) = host_and_path(url)?;
+    let RemoteParts { host, path, .. } = remote_parts(url)?;
     Some(format!("{host}/{path}").to_ascii_lowercase())
 }
 
-/// The host (without user and port) and the repository path (without a
-/// `/` at either end or a `.git` suffix) of a remote URL, as written; the
-/// spellings [`repo_identity`] takes.
-pub fn host_and_path(url: &str) -> Option<(String, String)> {
+/// A remote URL taken apart, as written.
+pub struct RemoteParts {
+    /// The host, without user and port.
+    pub host: String,
+    /// The port of an `https://` URL that names one (the web server's).
+    pub https_port: Option<u16>,
+    /// The repository path, without a `/` at either end or a `.git` suffix.
+    pub path: String,
+}
+
+/// The parts of a remote URL in the spellings [`repo_identity`] takes.
+pub fn remote_parts(url: &str) -> Option<RemoteParts> {
     let url = url.trim();
-    let (rest, scp) = match url.split_once("://") {
-        Some((_, rest)) => (rest.to_string(), false),
-        None => (url.to_string(), true),
+    let (rest, scp, https) = match url.split_once("://") {
+        Some((scheme, rest)) => (
+            rest.to_string(),
+            false,
+            scheme.eq_ignore_ascii_case("https"),
+        ),
+        None => (url.to_string(), true, false),
     };
     // `user@host:org/repo` (scp-like) has no scheme and a `:` before any `/`.
     let (authority, path) = if scp {
@@ -53,9 +65,11 @@ pub fn host_and_path(url: &str) -> Option<(String, String)> {
         }
     };
     let host = authority.rsplit('@').next().unwrap_or("");
-    let host = match host.rsplit_once(':') {
-        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.ends_with(']') => h,
-        _ => host,
+    let (host, port) = match host.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.ends_with(']') => {
+            (h, port.parse().ok())
+        }
+        _ => (host, None),
     };
     let path = path.trim_matches('/');
     let path = match path.len().checked_sub(4) {
@@ -68,7 +82,11 @@ pub fn host_and_path(url: &str) -> Option<(String, String)> {
     if host.is_empty() || path.is_empty() {
         return None;
     }
-    Some((host.to_string(), path.to_string()))
+    Some(RemoteParts {
+        host: host.to_string(),
+        https_port: port.filter(|_| https),
+        path: path.to_string(),
+    })
 }
 
 /// What the repository says about its branches: the base branch a cutover

@@ -77,7 +77,11 @@ impl Remote {
     /// empty one, a query or fragment, or characters no owner, group or
     /// repository name holds.
     pub fn parse(url: &str) -> Option<Remote> {
-        let (host, path) = crate::feeders::host_and_path(url)?;
+        let crate::feeders::RemoteParts {
+            host,
+            https_port,
+            path,
+        } = crate::feeders::remote_parts(url)?;
         let segment = |s: &str| {
             !s.is_empty()
                 && s != "."
@@ -90,27 +94,12 @@ impl Remote {
             return None;
         }
         let host = host.to_ascii_lowercase();
-        let host = match https_port(url) {
+        let host = match https_port {
             Some(port) if port != 443 => format!("{host}:{port}"),
             _ => host,
         };
         Some(Remote { host, path })
     }
-}
-
-/// The port an `https://` URL names (`https://user@host:8443/...`).
-fn https_port(url: &str) -> Option<u16> {
-    let rest = url.trim();
-    let rest = rest
-        .get(..8)
-        .filter(|s| s.eq_ignore_ascii_case("https://"))
-        .map(|_| &rest[8..])?;
-    let authority = rest.split('/').next()?;
-    let hostport = authority.rsplit('@').next()?;
-    let (_, port) = hostport
-        .rsplit_once(':')
-        .filter(|(h, _)| !h.ends_with('['))?;
-    port.parse().ok()
 }
 
 /// The client and the repository from a remote's URLs (most telling first,

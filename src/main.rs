@@ -30,7 +30,7 @@ fn main() -> ExitCode {
     };
     let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
-    if let Err(e) = rebind::signals::install(say_on_signal) {
+    if let Err(e) = rebind::sys::signals::install(say_on_signal) {
         sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
         return ExitCode::from(Exit::Error.code());
     }
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         Err(f) => f
             .error
             .chain()
-            .find_map(|c| c.downcast_ref::<rebind::signals::Interrupted>())
+            .find_map(|c| c.downcast_ref::<rebind::sys::signals::Interrupted>())
             .copied(),
         Ok(_) => None,
     };

@@ -6,9 +6,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rebind::endpoint::Endpoint;
-use rebind::walk::{Entry, Role};
-use rebind::{locate, rewrite, Inventory, Source};
+use rebind::text::endpoint::Endpoint;
+use rebind::discover::walk::{Entry, Role};
+use rebind::edit::rewrite;
+use rebind::find::inventory::{Inventory, Source};
+use rebind::find::locate;
 
 const OLD: &str = "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
 const HOST: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
@@ -63,7 +65,7 @@ fuzz_target!(|data: &[u8]| {
             skipped: vec![],
             files: 1,
         };
-        let plan = rewrite::plan(&inv, &from, &to);
+        let plan = rebind::review::plan::plan(&inv, &from, &to);
         for f in &plan.files {
             assert!(
                 only_endpoint_bytes_differ(f.old.as_bytes(), f.new.as_bytes()),
@@ -71,7 +73,7 @@ fuzz_target!(|data: &[u8]| {
                 f.old,
                 f.new
             );
-            let _ = rebind::diff::unified(f);
+            let _ = rebind::edit::diff::unified(f);
         }
     }
 });

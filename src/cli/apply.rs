@@ -1,10 +1,10 @@
 //! `rebind diff` and `rebind apply`: their flags as the library's
-//! [`rebind::apply`] options; the run itself is [`rebind::apply::run`].
+//! [`rebind::commands::apply`] options; the run itself is [`rebind::commands::apply::run`].
 
 use super::{ApplyArgs, DiffArgs, RebindArgs};
 use anyhow::Result;
-use rebind::apply::{self, ApplyOptions, DiffOptions, PrOptions, Prompt};
-use rebind::cutover::{Named, Request};
+use rebind::commands::apply::{self, ApplyOptions, DiffOptions, PrOptions, Prompt};
+use rebind::commands::cutover::{Named, Request};
 use rebind::output::{Format, Outcome, Sink};
 use std::io::{BufRead, IsTerminal};
 

@@ -1,7 +1,7 @@
-//! `rebind check`: its flags as the library's [`rebind::check::CheckOptions`].
+//! `rebind check`: its flags as the library's [`rebind::commands::check::CheckOptions`].
 
 use super::CheckArgs;
-use rebind::check::{self, CheckOptions};
+use rebind::commands::check::{self, CheckOptions};
 use rebind::output::{Outcome, Sink};
 
 pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {

@@ -1,8 +1,8 @@
 //! `rebind feeders`: its flags as the library's
-//! [`rebind::feeders::command::FeedersOptions`].
+//! [`rebind::commands::feeders::FeedersOptions`].
 
 use super::FeedersArgs;
-use rebind::feeders::command::{self, FeedersOptions};
+use rebind::commands::feeders::{self as command, FeedersOptions};
 use rebind::output::{Outcome, Sink};
 
 pub fn run(a: FeedersArgs, sink: &mut Sink) -> Outcome {

@@ -1,8 +1,8 @@
 //! `rebind identity`: its flags as the library's
-//! [`rebind::identity::IdentityOptions`].
+//! [`rebind::commands::identity::IdentityOptions`].
 
 use super::{IdentityArgs, TrustChange};
-use rebind::identity::{self, IdentityOptions};
+use rebind::commands::identity::{self, IdentityOptions};
 use rebind::output::{Outcome, Sink};
 
 pub fn run(a: IdentityArgs, sink: &mut Sink) -> Outcome {

@@ -1,7 +1,7 @@
-//! `rebind init`: its flags as the library's [`rebind::init::InitOptions`].
+//! `rebind init`: its flags as the library's [`rebind::commands::init::InitOptions`].
 
 use super::InitArgs;
-use rebind::init::{self, InitOptions};
+use rebind::commands::init::{self, InitOptions};
 use rebind::output::{Outcome, Sink};
 
 pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {

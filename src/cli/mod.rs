@@ -1,7 +1,7 @@
 //! The command line: clap definitions, and one module per command that
 //! only maps its flags to the library's options for that command (plain
 //! data, no clap types) and calls the command's entry point
-//! (`rebind::apply::run`, `rebind::scan::run`, ...), where the run is
+//! (`rebind::commands::apply::run`, `rebind::commands::scan::run`, ...), where the run is
 //! resolved once and done. No domain decision lives here:
 //! `tests/it/cli_layer.rs` fails when a module here names a library module
 //! that does the work (git, the writer, the walk, the config...) instead of
@@ -30,7 +30,7 @@ mod secret;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
-use rebind::cutover::Scope;
+use rebind::commands::cutover::Scope;
 use rebind::output::{Format, Outcome, Sink};
 use std::path::PathBuf;
 
@@ -447,7 +447,7 @@ pub struct ApplyArgs {
     /// The client for --pr, for a host whose name says neither github nor
     /// gitlab.
     #[arg(long, value_enum, value_name = "CLIENT", requires = "pr")]
-    pub pr_client: Option<rebind::pr::Client>,
+    pub pr_client: Option<rebind::repo::pr::Client>,
     /// Open the pull request as a draft.
     #[arg(long, requires = "pr")]
     pub pr_draft: bool,

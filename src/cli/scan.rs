@@ -1,8 +1,8 @@
-//! `rebind scan`: its flags as the library's [`rebind::scan::ScanOptions`].
+//! `rebind scan`: its flags as the library's [`rebind::commands::scan::ScanOptions`].
 
 use super::ScanArgs;
+use rebind::commands::scan::{self, ScanOptions};
 use rebind::output::{Outcome, Sink};
-use rebind::scan::{self, ScanOptions};
 
 pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
     scan::run(

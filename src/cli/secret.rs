@@ -1,11 +1,11 @@
 //! `rebind secret`: its flags as the library's
-//! [`rebind::secret::command::SecretCommand`], and the flags that shape the
+//! [`rebind::commands::secret::SecretCommand`], and the flags that shape the
 //! cluster Secret (shared with `apply --secret-out`).
 
 use super::SecretArgs;
+use rebind::commands::secret::{self as command, SecretCommand};
 use rebind::output::{Outcome, Sink};
-use rebind::secret::command::{self, SecretCommand};
-use rebind::secret::SecretOptions;
+use rebind::review::secret::SecretOptions;
 use std::path::PathBuf;
 
 pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {

@@ -1,8 +1,8 @@
-//! Renders the after-merge report ([`crate::feeders::Report`]): a text
+//! Renders the after-merge report ([`crate::review::feeders::Report`]): a text
 //! section of the review, the JSON `feeders[]` list, and the review
 //! Markdown's table with a Mermaid diagram of the app-of-apps tree.
 
-use crate::feeders::{Report, Row, Step, Verdict};
+use crate::review::feeders::{Report, Row, Step, Verdict};
 use serde::{Deserialize, Serialize};
 
 /// One JSON row: one resource of one rewritten file, through one feeder.

@@ -1,7 +1,8 @@
 //! Renders the identity report: every EKS OIDC issuer reference, the
 //! dynamic trusts, and the trust coverage for a cutover's two issuers.
 
-use crate::oidc::{Coverage, Form, Inventory, Issuer};
+use crate::review::oidc::{Coverage, Inventory};
+use crate::text::issuer::{Form, Issuer};
 use serde::{Deserialize, Serialize};
 
 /// The old and new issuers of a cutover, and where they came from.
@@ -41,7 +42,7 @@ pub struct TrustJson {
 }
 
 impl TrustJson {
-    pub fn new(r: &crate::oidc::RoleTrust, coverage: Option<Coverage>) -> TrustJson {
+    pub fn new(r: &crate::review::oidc::RoleTrust, coverage: Option<Coverage>) -> TrustJson {
         TrustJson {
             path: r.rel.clone(),
             resource: r.resource.clone(),
@@ -65,7 +66,7 @@ pub struct ReviewJson {
 }
 
 impl ReviewJson {
-    pub fn new(c: &crate::oidc::CoverageReport) -> ReviewJson {
+    pub fn new(c: &crate::review::oidc::CoverageReport) -> ReviewJson {
         ReviewJson {
             old_issuer: c.old.url(),
             new_issuer: c.new.url(),
@@ -95,7 +96,7 @@ fn role_line(t: &TrustJson) -> String {
 }
 
 /// The identity section of the text review.
-pub fn review_text(c: &crate::oidc::CoverageReport) -> String {
+pub fn review_text(c: &crate::review::oidc::CoverageReport) -> String {
     let j = ReviewJson::new(c);
     let mut out = format!(
         "The new cluster's identity (old issuer {}, new issuer {}):\n",
@@ -111,14 +112,14 @@ pub fn review_text(c: &crate::oidc::CoverageReport) -> String {
     if j.old_only_count > 0 {
         out.push_str(&format!(
             "warning: {} only the old issuer: run `rebind identity --describe-from OLD.json --describe-to NEW.json --trust add --yes` and let the IAM change apply before the cutover\n",
-            super::count_as(j.old_only_count, "role trusts", "roles trust")
+            crate::text::words::count_as(j.old_only_count, "role trusts", "roles trust")
         ));
     }
     out
 }
 
 /// The identity section of the review Markdown.
-pub fn review_markdown(c: &crate::oidc::CoverageReport) -> String {
+pub fn review_markdown(c: &crate::review::oidc::CoverageReport) -> String {
     let j = ReviewJson::new(c);
     let mut out = format!(
         "## The new cluster's identity\n\nOld issuer `{}`, new issuer `{}`.\n\n| role | trust | coverage |\n| --- | --- | --- |\n",
@@ -135,7 +136,7 @@ pub fn review_markdown(c: &crate::oidc::CoverageReport) -> String {
     if j.old_only_count > 0 {
         out.push_str(&format!(
             "\n> {} only the old issuer: add the new issuer (`rebind identity ... --trust add`) before the cutover.\n",
-            super::count_as(j.old_only_count, "role trusts", "roles trust")
+            crate::text::words::count_as(j.old_only_count, "role trusts", "roles trust")
         ));
     }
     out
@@ -203,7 +204,7 @@ impl IdentityReport {
                 }
             })
             .collect();
-        let trusts: Vec<TrustJson> = crate::oidc::roles(inv)
+        let trusts: Vec<TrustJson> = crate::review::oidc::roles(inv)
             .iter()
             .map(|r| TrustJson::new(r, pair.map(|p| r.coverage(&p.old, &p.new))))
             .collect();
@@ -306,7 +307,7 @@ pub fn text(r: &IdentityReport) -> String {
     if r.old_only_count > 0 {
         out.push_str(&format!(
             "\n{} only the old issuer: add the new issuer to each before the cutover (or its pods are denied AWS credentials), and remove the old one only after the old cluster is torn down.\n",
-            super::count_as(r.old_only_count, "role (trust document) trusts", "roles (trust documents) trust")
+            crate::text::words::count_as(r.old_only_count, "role (trust document) trusts", "roles (trust documents) trust")
         ));
     }
     for n in &r.notes {

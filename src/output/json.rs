@@ -9,11 +9,12 @@
 //! `Cow`s: borrowed when written, owned when read.
 
 use super::{Finding, SCHEMA_VERSION};
-use crate::endpoint::Shape;
-use crate::locate::Occurrence;
-use crate::rewrite::{Plan, PlanError};
-use crate::summary::{Summary, Tally};
-use crate::walk::Skipped;
+use crate::discover::walk::Skipped;
+use crate::edit::rewrite::PlanError;
+use crate::find::locate::Occurrence;
+use crate::find::summary::{Summary, Tally};
+use crate::review::plan::Plan;
+use crate::text::endpoint::Shape;
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -46,7 +47,7 @@ impl<'a> OccurrenceJson<'a> {
             path: path.into(),
             line: o.line,
             column: o.column,
-            endpoint: crate::endpoint::redact(&o.endpoint),
+            endpoint: crate::text::endpoint::redact(&o.endpoint),
             kind: o.kind.as_str().into(),
             yaml_path: o.yaml_path.as_deref().map(Cow::from),
             resource: o.resource.as_deref().map(Cow::from),
@@ -215,7 +216,7 @@ impl<'a> ScanTail<'a> {
         sum: &'a Summary,
         skip: &'a [Skipped],
         errs: &'a [PlanError],
-        notes: &'a [crate::templates::Note],
+        notes: &'a [crate::find::templates::Note],
     ) -> ScanTail<'a> {
         ScanTail {
             occurrence_count,
@@ -267,7 +268,7 @@ pub struct ScanRest {
     pub skipped: Vec<Skipped>,
     pub errors: Vec<PlanError>,
     /// Chart template actions at cluster positions that were not followed.
-    pub notes: Vec<crate::templates::Note>,
+    pub notes: Vec<crate::find::templates::Note>,
 }
 
 /// The walk of a streamed scan: it calls its argument once per occurrence,
@@ -462,7 +463,7 @@ pub struct PullRequestJson {
 }
 
 impl PullRequestJson {
-    pub fn new(pr: &crate::pr::Opened) -> PullRequestJson {
+    pub fn new(pr: &crate::repo::pr::Opened) -> PullRequestJson {
         PullRequestJson {
             url: pr.url.clone(),
             number: pr.number,
@@ -498,7 +499,7 @@ impl<'a> PlanReport<'a> {
                         .iter()
                         .map(|o| OccurrenceJson::new(&f.rel, o))
                         .collect(),
-                    diff: crate::diff::unified(f),
+                    diff: crate::edit::diff::unified(f),
                 })
                 .collect(),
             mentions: plan

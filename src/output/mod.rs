@@ -21,6 +21,7 @@
 //! (`cli/mod.rs`: `FormatArgs` or `ReportFormatArgs`), which is what their
 //! `--help` lists.
 
+pub mod check;
 pub mod feeders;
 pub mod github;
 pub mod identity;
@@ -138,8 +139,8 @@ pub mod rules {
 
 impl<'a> Finding<'a> {
     /// A `check` finding.
-    pub fn from_check(f: &'a crate::check::Finding) -> Finding<'a> {
-        use crate::check::{Rule as R, Severity};
+    pub fn from_check(f: &'a crate::output::check::Finding) -> Finding<'a> {
+        use crate::output::check::{Rule as R, Severity};
         Finding {
             path: &f.rel,
             line: f.line,
@@ -159,7 +160,7 @@ impl<'a> Finding<'a> {
     }
 
     /// A file that cannot be rewritten (or, in `scan`, parsed).
-    pub fn from_error(e: &'a crate::rewrite::PlanError) -> Finding<'a> {
+    pub fn from_error(e: &'a crate::edit::rewrite::PlanError) -> Finding<'a> {
         Finding {
             path: &e.rel,
             line: e.line,
@@ -171,11 +172,11 @@ impl<'a> Finding<'a> {
     }
 
     /// A `scan` occurrence: a note, since scan only lists.
-    pub fn from_occurrence(path: &'a str, o: &crate::locate::Occurrence) -> Finding<'a> {
+    pub fn from_occurrence(path: &'a str, o: &crate::find::locate::Occurrence) -> Finding<'a> {
         let mut message = format!(
             "{} {}",
             o.kind.as_str(),
-            crate::endpoint::redact(&o.endpoint)
+            crate::text::endpoint::redact(&o.endpoint)
         );
         if let Some(p) = &o.yaml_path {
             message.push_str(&format!(" at {p}"));
@@ -188,7 +189,7 @@ impl<'a> Finding<'a> {
             line: o.line,
             column: o.column,
             level: Level::Note,
-            rule: if o.kind == crate::locate::Kind::Value {
+            rule: if o.kind == crate::find::locate::Kind::Value {
                 rules::ENDPOINT
             } else {
                 rules::ENDPOINT_MENTION
@@ -200,7 +201,7 @@ impl<'a> Finding<'a> {
     /// Every line a plan touches (its changes, as errors: each is a line the
     /// cutover will rewrite), then its mentions (warnings), then the files it
     /// cannot rewrite.
-    pub fn from_plan(plan: &'a crate::rewrite::Plan) -> Vec<Finding<'a>> {
+    pub fn from_plan(plan: &'a crate::review::plan::Plan) -> Vec<Finding<'a>> {
         let from = plan.from.url();
         let to = plan.to.url();
         let mut out = Vec::new();
@@ -263,7 +264,7 @@ pub struct Failure {
     pub error: anyhow::Error,
     /// The errors at places in files, for the JSON error report (the
     /// message already lists them for people).
-    pub located: Vec<crate::rewrite::PlanError>,
+    pub located: Vec<crate::edit::rewrite::PlanError>,
 }
 
 impl Failure {
@@ -277,7 +278,7 @@ impl Failure {
     }
 
     /// The same failure, with the file errors it is about.
-    pub fn at(mut self, located: &[crate::rewrite::PlanError]) -> Failure {
+    pub fn at(mut self, located: &[crate::edit::rewrite::PlanError]) -> Failure {
         self.located = located.to_vec();
         self
     }
@@ -334,27 +335,6 @@ pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome
 impl Exit {
     pub fn code(self) -> u8 {
         self as u8
-    }
-}
-
-/// `1 file`, `2 files`; `1 change`, `0 changes`: the one pluraliser.
-pub fn count(n: usize, noun: &str) -> String {
-    format!("{n} {}", plural(n, noun))
-}
-
-/// [`count`] for a phrase whose plural is not regular.
-pub fn count_as(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// The noun for `n` of it (English regular plurals, and `-ss`/`-x` nouns).
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        noun.to_string()
-    } else if noun.ends_with("ss") || noun.ends_with('x') || noun.ends_with("sh") {
-        format!("{noun}es")
-    } else {
-        format!("{noun}s")
     }
 }
 
@@ -424,7 +404,7 @@ pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
 }
 
 /// Skipped files as warnings on stderr.
-pub fn warn_skipped(sink: &mut Sink, skipped: &[crate::walk::Skipped]) {
+pub fn warn_skipped(sink: &mut Sink, skipped: &[crate::discover::walk::Skipped]) {
     for s in skipped {
         sink.warn(&format!("{}: skipped: {}", s.rel, s.reason));
     }
@@ -583,6 +563,8 @@ impl Write for SinkOut<'_> {
 
 #[cfg(test)]
 mod tests {
+    use crate::text::words::count;
+
     #[test]
     fn markdown_code_that_its_content_cannot_end() {
         assert_eq!(super::md_code("a/b.yaml"), "`a/b.yaml`");
@@ -689,7 +671,7 @@ mod tests {
         // The command's own report is out: no second document.
         let (_, out, _) = concluded(Format::Json, "{}\n", Err(anyhow::anyhow!("x").into()));
         assert_eq!(out, "{}\n");
-        let located = crate::rewrite::PlanError {
+        let located = crate::edit::rewrite::PlanError {
             rel: "a b.yaml".into(),
             line: 2,
             column: 3,

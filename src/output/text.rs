@@ -2,12 +2,14 @@
 //! table, what is not rewritten), skipped files, the commit message and the
 //! Markdown review, and `check` findings.
 
-use super::{count, count_as, Finding, Level};
-use crate::diff;
-use crate::locate::Occurrence;
-use crate::rewrite::{FilePlan, Mention, Plan};
-use crate::summary::Summary;
-use crate::walk::Skipped;
+use super::{Finding, Level};
+use crate::discover::walk::Skipped;
+use crate::edit::diff;
+use crate::edit::rewrite::{FilePlan, Mention};
+use crate::find::locate::Occurrence;
+use crate::find::summary::Summary;
+use crate::review::plan::Plan;
+use crate::text::words::{count, count_as};
 use std::fmt::Write as _;
 
 /// One scan line: `path:line:column: kind endpoint  yaml.path  (Kind/name)`.
@@ -18,7 +20,7 @@ pub fn occurrence_line(rel: &str, o: &Occurrence) -> String {
         o.line,
         o.column,
         o.kind.as_str(),
-        crate::endpoint::redact(&o.endpoint)
+        crate::text::endpoint::redact(&o.endpoint)
     );
     if let Some(p) = &o.yaml_path {
         let _ = write!(s, "  {p}");
@@ -156,10 +158,10 @@ pub fn summary_table(plan: &Plan) -> String {
 pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
     // Each file's diff is worked out on every core, then joined in order.
-    let diffs = crate::par_map(plan.files.len(), crate::cores(), |i| {
+    let diffs = crate::sys::par::par_map(plan.files.len(), crate::sys::par::cores(), |i| {
         let f = &plan.files[i];
         let d = diff::unified(f)
-            + &crate::embedded::decoded_changes(&f.rel, &f.old, &f.changes, &plan.to);
+            + &crate::edit::diff::decoded_changes(&f.rel, &f.old, &f.changes, &plan.to);
         if color {
             colorize(&d)
         } else {
@@ -289,8 +291,8 @@ pub fn notes(plan: &Plan) -> Vec<String> {
 /// "the repository's own cluster registration NAME (`path:line:col`) to
 /// URL", the place quoted with `quote` (a backtick in Markdown).
 pub fn own_registration(
-    r: &crate::rewrite::RegistrationNote,
-    to: &crate::endpoint::Endpoint,
+    r: &crate::review::plan::RegistrationNote,
+    to: &crate::text::endpoint::Endpoint,
     quote: &str,
 ) -> String {
     format!(
@@ -390,7 +392,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     let mut body = String::new();
     for f in &plan.files {
         body.push_str(&diff::unified(f));
-        body.push_str(&crate::embedded::decoded_changes(
+        body.push_str(&crate::edit::diff::decoded_changes(
             &f.rel, &f.old, &f.changes, &plan.to,
         ));
     }
@@ -453,10 +455,10 @@ pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
 
 /// The line naming the pull request `apply --pr` opened or updated:
 /// `Pull request #7 opened: URL` (GitLab: `Merge request !7 updated: URL`).
-pub fn pull_request_line(pr: &crate::pr::Opened) -> String {
+pub fn pull_request_line(pr: &crate::repo::pr::Opened) -> String {
     let (noun, sigil) = match pr.client {
-        crate::pr::Client::Gh => ("Pull request", '#'),
-        crate::pr::Client::Glab => ("Merge request", '!'),
+        crate::repo::pr::Client::Gh => ("Pull request", '#'),
+        crate::repo::pr::Client::Glab => ("Merge request", '!'),
     };
     let number = pr
         .number

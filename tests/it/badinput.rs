@@ -2,8 +2,8 @@
 //! YAML file, and what happens when the disk changes under a running apply.
 
 use crate::common::*;
-use rebind::rewrite::FilePlan;
-use rebind::write;
+use rebind::edit::rewrite::FilePlan;
+use rebind::edit::write;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -11,17 +11,17 @@ use std::path::Path;
 /// (its options and its entry point), and the modules whose types the
 /// options are made of.
 const MODULES: &[&str] = &[
-    "apply",
-    "check",
-    "cutover",
-    "feeders::command",
-    "identity",
-    "init",
+    "commands::apply",
+    "commands::check",
+    "commands::cutover",
+    "commands::feeders",
+    "commands::identity",
+    "commands::init",
+    "commands::scan",
+    "commands::secret",
     "output",
-    "pr",
-    "scan",
-    "secret",
-    "secret::command",
+    "repo::pr",
+    "review::secret",
 ];
 
 /// The functions it may call: the commands' entry points, and the colour
@@ -173,19 +173,19 @@ fn the_command_line_reaches_the_library_only_through_entry_points() {
 
 #[test]
 fn the_rule_finds_a_call_into_the_working_modules() {
-    let text = "use rebind::apply::{self, ApplyOptions, Prompt};\nuse rebind::{git, output::{Exit, Sink}};\nfn f() { let r = rebind::git::open(p); rebind::write::write_all(&x); }\n// rebind::walk::discover in a comment\n";
+    let text = "use rebind::commands::apply::{self, ApplyOptions, Prompt};\nuse rebind::{repo::git, output::{Exit, Sink}};\nfn f() { let r = rebind::repo::git::open(p); rebind::edit::write::write_all(&x); }\n// rebind::discover::walk::discover in a comment\n";
     let paths = library_paths(&code(text));
     assert_eq!(
         paths,
         [
-            "apply::self",
-            "apply::ApplyOptions",
-            "apply::Prompt",
-            "git",
+            "commands::apply::self",
+            "commands::apply::ApplyOptions",
+            "commands::apply::Prompt",
+            "repo::git",
             "output::Exit",
             "output::Sink",
-            "git::open",
-            "write::write_all",
+            "repo::git::open",
+            "edit::write::write_all",
         ]
     );
     let refused: Vec<&str> = paths
@@ -193,18 +193,21 @@ fn the_rule_finds_a_call_into_the_working_modules() {
         .filter(|p| refused(p).is_some())
         .map(String::as_str)
         .collect();
-    assert_eq!(refused, ["git", "git::open", "write::write_all"]);
-    assert!(refused_path_is_named("secret::spec"));
-    assert!(!refused_path_is_named("secret::SecretOptions"));
-    assert!(!refused_path_is_named("scan::run"));
-    assert!(!refused_path_is_named("pr::Client::Gh"));
-    assert!(refused_path_is_named("write::Mode::Keep"));
+    assert_eq!(
+        refused,
+        ["repo::git", "repo::git::open", "edit::write::write_all"]
+    );
+    assert!(refused_path_is_named("review::secret::spec"));
+    assert!(!refused_path_is_named("review::secret::SecretOptions"));
+    assert!(!refused_path_is_named("commands::scan::run"));
+    assert!(!refused_path_is_named("repo::pr::Client::Gh"));
+    assert!(refused_path_is_named("edit::write::Mode::Keep"));
     assert!(refused_path_is_named("output::text::plan_text"));
     // A struct literal is a path, not a `use` group.
     let literal = library_paths(&code(
-        "let r = rebind::cutover::Request {\n    cluster: None,\n};",
+        "let r = rebind::commands::cutover::Request {\n    cluster: None,\n};",
     ));
-    assert_eq!(literal, ["cutover::Request"]);
+    assert_eq!(literal, ["commands::cutover::Request"]);
 }
 
 fn refused_path_is_named(path: &str) -> bool {

@@ -3,9 +3,10 @@
 //! through the locator and the rewrite planner: no panic on any input, and a
 //! valid case that holds no endpoint comes out of a planned rebind byte-identical.
 
-use rebind::endpoint::Endpoint;
-use rebind::walk::{Entry, Role};
-use rebind::{locate, rewrite, Inventory, Source};
+use rebind::discover::walk::{Entry, Role};
+use rebind::find::inventory::{Inventory, Source};
+use rebind::find::locate;
+use rebind::text::endpoint::Endpoint;
 use std::path::{Path, PathBuf};
 
 /// An inventory of one suite case's text, as the pipeline would build it.
@@ -87,7 +88,7 @@ fn every_suite_case_locates_without_panic_and_plans_no_change() {
             (Ok(_), true) => accepted_invalid.push(name.clone()),
         }
         let inv = one_file(&case, &name, &text, located);
-        let plan = std::panic::catch_unwind(|| rewrite::plan(&inv, &from, &to))
+        let plan = std::panic::catch_unwind(|| rebind::review::plan::plan(&inv, &from, &to))
             .unwrap_or_else(|_| panic!("{name}: plan panicked"));
         assert!(
             plan.files.is_empty() && plan.errors.is_empty(),
@@ -136,7 +137,7 @@ fn rebind_variant(case: &Path, name: &str, variant: &str, expected: usize) -> Re
     let located = std::panic::catch_unwind(|| locate::locate_yaml(variant, &hosts, true))
         .map_err(|_| format!("{name}: locate panicked"))?;
     let inv = one_file(case, name, variant, located);
-    let plan = std::panic::catch_unwind(|| rewrite::plan(&inv, &from, &to))
+    let plan = std::panic::catch_unwind(|| rebind::review::plan::plan(&inv, &from, &to))
         .map_err(|_| format!("{name}: plan panicked"))?;
     match (plan.errors.first(), plan.files.first()) {
         (Some(e), _) => Err(format!("{name}: {e}")),
@@ -291,7 +292,7 @@ fn invalid_cases_holding_the_endpoint_are_refused() {
             continue;
         }
         let inv = one_file(&case, &name, &variant, located);
-        let plan = rewrite::plan(&inv, &from, &to);
+        let plan = rebind::review::plan::plan(&inv, &from, &to);
         assert!(
             plan.files.is_empty(),
             "{name}: a write was planned for invalid YAML"

@@ -4,9 +4,9 @@
 //! a BOM, and for odd file names.
 
 use proptest::prelude::*;
-use rebind::diff;
-use rebind::locate;
-use rebind::rewrite::FilePlan;
+use rebind::edit::diff;
+use rebind::edit::rewrite::FilePlan;
+use rebind::find::locate;
 use std::sync::Arc;
 
 use crate::common::patch::*;

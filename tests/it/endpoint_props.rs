@@ -5,7 +5,7 @@
 //! oracle says.
 
 use proptest::prelude::*;
-use rebind::endpoint::{find_all, Endpoint};
+use rebind::text::endpoint::{find_all, Endpoint};
 
 const EKS: &str = "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
 
@@ -63,7 +63,7 @@ proptest! {
 
 // ---- the extent of a URL or bare host, against an independent oracle ----
 
-use rebind::endpoint::find_in_decoded;
+use rebind::text::endpoint::find_in_decoded;
 
 /// A DNS name of 1-4 labels (letters, digits, `-` inside).
 fn host() -> impl Strategy<Value = String> {

@@ -16,8 +16,7 @@
 //!   ignored test replaying it; there are none now).
 
 use crate::common::*;
-use rebind::endpoint::Endpoint;
-use rebind::rewrite;
+use rebind::text::endpoint::Endpoint;
 use std::path::{Path, PathBuf};
 use yaml_rust2::Yaml;
 
@@ -51,10 +50,10 @@ fn fuzz_findings_stay_fixed() {
         let to = Endpoint::parse("--to", NEW).unwrap();
         let hosts = vec![OLD_HOST.to_ascii_lowercase()];
         for only in [false, true] {
-            for f in rewrite::plan(&inventory(&text, &hosts, only), &from, &to).files {
+            for f in rebind::review::plan::plan(&inventory(&text, &hosts, only), &from, &to).files {
                 endpoint_swaps(f.old.as_bytes(), f.new.as_bytes())
                     .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let _ = rebind::diff::unified(&f);
+                let _ = rebind::edit::diff::unified(&f);
             }
         }
         n += 1;

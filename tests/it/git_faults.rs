@@ -3,8 +3,8 @@
 //! tree exactly as they were.
 
 use crate::common::*;
-use rebind::git::{self, Faults, Step};
-use rebind::rewrite::FilePlan;
+use rebind::edit::rewrite::FilePlan;
+use rebind::repo::git::{self, Faults, Step};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! code is 128 + the signal.
 //!
 //! The child pauses at a named step through `REBIND_TEST_PAUSE_AT` (see
-//! `rebind::signals::pause_point`) and says so by creating a file.
+//! `rebind::sys::signals::pause_point`) and says so by creating a file.
 
 use crate::common::*;
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! Property tests of `rebind::json` against serde_json: for random documents
+//! Property tests of `rebind::syntax::json` against serde_json: for random documents
 //! written by `serde_json::to_string_pretty` (and the same with every
 //! non-ASCII character escaped, surrogate pairs included, as Python's
 //! `json.dump` writes them), the tokenizer reports exactly serde_json's strings,
@@ -8,7 +8,7 @@
 //! More cases: `PROPTEST_CASES=5000 cargo test --release --test json_props`.
 
 use proptest::prelude::*;
-use rebind::json::{self, Change, Kind, Seg};
+use rebind::syntax::json::{self, Change, Kind, Seg};
 use serde_json::Value;
 
 /// Strings with escapes, control characters, non-BMP characters and quotes.

@@ -21,7 +21,7 @@ use crate::common::{NEW, OLD};
 use crate::fuzz_regressions::{dir, extent_oracle, replay};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use rebind::endpoint::Endpoint;
+use rebind::text::endpoint::Endpoint;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -35,6 +35,7 @@ mod inventory_apply;
 mod json_files;
 mod json_props;
 mod key_collisions;
+mod layers;
 mod libyaml_oracle;
 mod nothing_silent;
 mod output;

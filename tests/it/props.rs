@@ -21,10 +21,11 @@
 //! More cases: `PROPTEST_CASES=20000 cargo test --release --test props`.
 
 use proptest::prelude::*;
-use rebind::endpoint::{find_all, Endpoint};
-use rebind::rewrite::Plan;
-use rebind::walk::{Entry, Role, Walk};
-use rebind::{diff, rewrite, Inventory};
+use rebind::discover::walk::{Entry, Role, Walk};
+use rebind::edit::diff;
+use rebind::find::inventory::Inventory;
+use rebind::review::plan::Plan;
+use rebind::text::endpoint::{find_all, Endpoint};
 use yaml_rust2::{Yaml, YamlLoader};
 
 use crate::common::patch::*;
@@ -501,8 +502,8 @@ fn run(bytes: &[u8], pair: usize) -> (Inventory, Plan) {
         rel: "p.yaml".into(),
         role: Role::Yaml,
     }]);
-    let inv = rebind::inventory(&walk, &hosts, true).unwrap();
-    let plan = rewrite::plan(&inv, &from, &to);
+    let inv = rebind::commands::pipeline::inventory(&walk, &hosts, true).unwrap();
+    let plan = rebind::review::plan::plan(&inv, &from, &to);
     (inv, plan)
 }
 
@@ -517,7 +518,7 @@ fn refusal(bytes: &[u8], pair: usize) -> String {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("p.yaml"), bytes).unwrap();
     let (o, n) = PAIRS[pair];
-    let req = rebind::cutover::Request {
+    let req = rebind::commands::cutover::Request {
         to: n.into(),
         from: Some(o.into()),
         cluster: None,
@@ -525,13 +526,13 @@ fn refusal(bytes: &[u8], pair: usize) -> String {
         expect_occurrences: None,
         allow_merge: false,
         expect_from_audit: None,
-        walk: rebind::cutover::Scope {
+        walk: rebind::commands::cutover::Scope {
             paths: vec![dir.path().to_path_buf()],
             ..Default::default()
         },
         ..Default::default()
     };
-    match rebind::cutover::plan(&req) {
+    match rebind::commands::cutover::plan(&req) {
         Ok(_) => String::new(),
         Err(e) => format!("{e:#}"),
     }

@@ -1,30 +1,46 @@
 //! The positions table is the only place that names YAML paths: a string
 //! literal equal to a key that names a cluster position (`server`,
 //! `destination`, `clusterEndpoint`, `serverName`, `tls-server-name`, ...)
-//! may appear in `src/positions.rs` only. Every other module asks the table.
+//! may appear in `src/model/positions.rs` only. Every other module asks the table.
 
-use rebind::positions::{self, P};
+use rebind::model::positions::{self, P};
 use std::path::{Path, PathBuf};
 
 /// Literals that are the same word but no YAML key, each with its reason.
 const ALLOWED: &[(&str, &str, &str)] = &[
     // A raw-text needle of the first look (no YAML read yet).
-    ("src/endpoint.rs", "destination", "the prefilter's needle"),
+    (
+        "src/text/endpoint.rs",
+        "destination",
+        "the prefilter's needle",
+    ),
     // A file name (`~/.kube/config`), not a key.
-    ("src/walk.rs", "config", "a kubeconfig's file name"),
+    ("src/discover/walk.rs", "config", "a kubeconfig's file name"),
     // The `.rebind.yaml` schema's own key, not a manifest's.
-    ("src/config.rs", "clusters", "the config's schema"),
+    ("src/model/config.rs", "clusters", "the config's schema"),
     // The value of the secret-type label in the Secret written, the
     // `--cluster` flag, a word of a message.
-    ("src/secret.rs", "cluster", "the rendered label's value"),
+    (
+        "src/review/secret.rs",
+        "cluster",
+        "the rendered label's value",
+    ),
     // The rendered Secret's own keys, written, not read.
-    ("src/secret.rs", "labels", "the rendered Secret's key"),
+    (
+        "src/review/secret.rs",
+        "labels",
+        "the rendered Secret's key",
+    ),
     ("src/cli/mod.rs", "cluster", "a flag name"),
-    ("src/init.rs", "cluster", "a message's noun"),
+    ("src/commands/init.rs", "cluster", "a message's noun"),
     // A Helm template function (`list a b`), not a key.
-    ("src/templates.rs", "list", "a template function's name"),
+    (
+        "src/find/templates.rs",
+        "list",
+        "a template function's name",
+    ),
     // A subcommand of gh and glab (`gh pr list`), not a key.
-    ("src/pr.rs", "list", "a client's subcommand"),
+    ("src/repo/pr.rs", "list", "a client's subcommand"),
 ];
 
 /// Keys every Kubernetes reader walks through (`spec.source.path`,
@@ -153,7 +169,7 @@ fn no_position_key_is_named_outside_the_table() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if rel == "src/positions.rs" {
+        if rel == "src/model/positions.rs" {
             continue;
         }
         let src = std::fs::read_to_string(f).unwrap();
@@ -168,7 +184,7 @@ fn no_position_key_is_named_outside_the_table() {
     }
     assert!(
         found.is_empty(),
-        "YAML keys that name positions belong in src/positions.rs; ask the table instead:\n{}",
+        "YAML keys that name positions belong in src/model/positions.rs; ask the table instead:\n{}",
         found.join("\n")
     );
 }

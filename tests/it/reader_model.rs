@@ -16,7 +16,7 @@ fn the_registration_search_skips_a_bom_like_every_reader() {
         "\u{feff}kind: Secret\napiVersion: v1\nmetadata:\n  name: prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {SERVER}\n"
     );
     fs::write(dir.path().join("cluster.yaml"), text).unwrap();
-    let found = rebind::secret::find_registrations(dir.path(), SERVER).unwrap();
+    let found = rebind::review::secret::find_registrations(dir.path(), SERVER).unwrap();
     assert_eq!(found.registrations.len(), 1, "{found:?}");
     let d = &found.registrations[0].declared_at[0];
     assert_eq!((d.rel.as_str(), d.line, d.column), ("cluster.yaml", 10, 11));
@@ -27,7 +27,7 @@ fn the_registration_search_skips_a_bom_like_every_reader() {
 /// column of line 1.
 #[test]
 fn the_config_reader_counts_columns_after_a_bom() {
-    let e = rebind::config::parse(
+    let e = rebind::model::config::parse(
         std::path::Path::new(".rebind.yaml"),
         "\u{feff}clusters: {prod: &a {endpoint: https://a.example.com}}\n",
     )
@@ -43,7 +43,8 @@ fn the_registration_search_points_at_the_url_not_at_a_longer_host() {
     let dir = tempfile::tempdir().unwrap();
     let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels: {argocd.argoproj.io/secret-type: cluster}\nstringData: {name: api-h.example.com, server: \"https://h.example.com\"}\n";
     fs::write(dir.path().join("c.yaml"), text).unwrap();
-    let found = rebind::secret::find_registrations(dir.path(), "https://h.example.com").unwrap();
+    let found =
+        rebind::review::secret::find_registrations(dir.path(), "https://h.example.com").unwrap();
     let d = &found.registrations[0].declared_at[0];
     let col = text.lines().nth(5).unwrap().find("https://").unwrap() + 1;
     assert_eq!((d.line, d.column), (6, col));
@@ -54,10 +55,10 @@ fn the_registration_search_points_at_the_url_not_at_a_longer_host() {
 #[test]
 fn a_base64_server_is_matched_by_the_endpoint_rules() {
     let t = "kind: Secret\ndata:\n  server: aHR0cHM6Ly9bZmQwMDo6MV06NjQ0Mw==\n";
-    let all = rebind::locate::locate_yaml(t, &[], false).unwrap();
+    let all = rebind::find::locate::locate_yaml(t, &[], false).unwrap();
     let host = all.occurrences[0].found.host.to_ascii_lowercase();
     for h in [host.clone(), host.trim_matches(['[', ']']).to_string()] {
-        let l = rebind::locate::locate_yaml(t, std::slice::from_ref(&h), true).unwrap();
+        let l = rebind::find::locate::locate_yaml(t, std::slice::from_ref(&h), true).unwrap();
         assert_eq!(l.occurrences.len(), 1, "{h}");
         assert_eq!(l.occurrences[0].endpoint, "https://[fd00::1]:6443");
     }
@@ -76,7 +77,7 @@ fn the_registration_search_reads_utf16_like_every_command() {
         bytes.extend(u.to_le_bytes());
     }
     fs::write(dir.path().join("cluster.yaml"), bytes).unwrap();
-    let found = rebind::secret::find_registrations(dir.path(), SERVER).unwrap();
+    let found = rebind::review::secret::find_registrations(dir.path(), SERVER).unwrap();
     assert_eq!(found.registrations.len(), 1, "{found:?}");
     assert_eq!(found.registrations[0].declared_at[0].line, 7);
 }

@@ -7,7 +7,7 @@
 //! More cases: `PROPTEST_CASES=5000 cargo test --release --test reader_parity`.
 
 use proptest::prelude::*;
-use rebind::locate::{self, Located};
+use rebind::find::locate::{self, Located};
 use serde_json::{json, Value};
 
 const EKS: &str = "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
@@ -88,7 +88,7 @@ fn same_either_way(text: &str) -> Result<(), TestCaseError> {
     let Ok(via_yaml) = locate::locate_yaml(text, &[], false) else {
         return Ok(());
     };
-    let via_json = rebind::jsonfile::locate(text, &[], false).unwrap();
+    let via_json = rebind::find::jsonfile::locate(text, &[], false).unwrap();
     prop_assert_eq!(seen(&via_json), seen(&via_yaml), "{}", text);
     let hosts: Vec<String> = via_yaml
         .occurrences
@@ -97,7 +97,7 @@ fn same_either_way(text: &str) -> Result<(), TestCaseError> {
         .collect();
     if !hosts.is_empty() {
         let via_yaml = locate::locate_yaml(text, &hosts, true).unwrap();
-        let via_json = rebind::jsonfile::locate(text, &hosts, true).unwrap();
+        let via_json = rebind::find::jsonfile::locate(text, &hosts, true).unwrap();
         prop_assert_eq!(seen(&via_json), seen(&via_yaml), "{}", text);
     }
     Ok(())
@@ -116,7 +116,7 @@ fn same_decoded(v: &Value) -> Result<(), TestCaseError> {
     };
     let escaped = ascii_json(&with_pair);
     prop_assert!(locate::locate_yaml(&escaped, &[], false).is_err());
-    let via_json = rebind::jsonfile::locate(&escaped, &[], false).unwrap();
+    let via_json = rebind::find::jsonfile::locate(&escaped, &[], false).unwrap();
     prop_assert_eq!(decoded(&via_json), decoded(&via_yaml), "{}", escaped);
     Ok(())
 }
@@ -133,7 +133,7 @@ fn only_json(v: &Value) -> (Located, Located) {
     let via_yaml = locate::locate_yaml(&plain, &[], false).unwrap();
     let escaped = ascii_json(&v);
     assert!(locate::locate_yaml(&escaped, &[], false).is_err());
-    let via_json = rebind::jsonfile::locate(&escaped, &[], false).unwrap();
+    let via_json = rebind::find::jsonfile::locate(&escaped, &[], false).unwrap();
     assert_eq!(decoded(&via_json), decoded(&via_yaml), "{escaped}");
     (via_json, via_yaml)
 }
@@ -196,7 +196,7 @@ fn embedded_documents_are_read_in_a_json_only_file() {
     assert_eq!(l.occurrences.len(), 1);
     assert_eq!(
         l.occurrences[0].position,
-        Some(rebind::positions::Position::PatchOp)
+        Some(rebind::model::positions::Position::PatchOp)
     );
 }
 

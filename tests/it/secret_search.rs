@@ -151,7 +151,7 @@ fn a_file_that_vanishes_during_the_walk_is_passed_over() {
         }
         std::fs::read(p)
     };
-    let found = rebind::secret::find_registrations_with(root, NEW, &read).unwrap();
+    let found = rebind::review::secret::find_registrations_with(root, NEW, &read).unwrap();
     let names: Vec<&str> = found
         .registrations
         .iter()

@@ -78,7 +78,7 @@ fn the_allow_lists_name_long_functions_that_exist() {
     }
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -122,7 +122,7 @@ fn functions(text: &str) -> Vec<Function> {
 
 /// The source with the contents of comments, strings and character
 /// literals blanked (newlines kept), so that only code's braces remain.
-fn mask(text: &str) -> Vec<char> {
+pub fn mask(text: &str) -> Vec<char> {
     let src: Vec<char> = text.chars().collect();
     let mut out = src.clone();
     let blank = |out: &mut Vec<char>, from: usize, to: usize| {

@@ -133,7 +133,7 @@ fn endpoints_in_unusual_spellings_pass_the_first_look() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let esc = |with: &str| format!("\"{}\"", OLD.replace('.', with));
-    let b64 = rebind::embedded::base64_encode(OLD);
+    let b64 = rebind::find::embedded::base64_encode(OLD);
     let files: Vec<(&str, String)> = vec![
         ("upper.yaml", app("u", &OLD.to_ascii_uppercase())),
         ("lower.yaml", app("l", &OLD.to_ascii_lowercase())),

@@ -12,7 +12,7 @@
 #![allow(dead_code)] // each includer uses a part
 
 use super::oracle::{check, expand, swapped, Case};
-use rebind::endpoint::Endpoint;
+use rebind::text::endpoint::Endpoint;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -181,12 +181,12 @@ fn libyaml_events(text: &str) -> Option<Vec<Ev>> {
 }
 
 /// The documents rebind's reader (yaml-rust2's events through
-/// `rebind::yaml::Events`: a byte order mark skipped, a tab after a
+/// `rebind::syntax::yaml::Events`: a byte order mark skipped, a tab after a
 /// mapping's colon read as separation) reads in `text`, in the same tree
 /// (tags as `handle` + `suffix`); `None` when it refuses it.
 pub fn load_yaml_rust2_events(text: &str) -> Option<Vec<Node>> {
     use yaml_rust2::parser::Event;
-    let mut parser = rebind::yaml::Events::new(text);
+    let mut parser = rebind::syntax::yaml::Events::new(text);
     let anchor = |id: usize| (id != 0).then(|| id.to_string());
     let mut events = Vec::new();
     loop {

@@ -15,10 +15,11 @@
 //! ARN and a condition key: never endpoints, so never changed.
 #![allow(dead_code)] // each includer uses a part
 
-use rebind::endpoint::{find_all, Endpoint};
-use rebind::rewrite::Plan;
-use rebind::walk::{Entry, Role};
-use rebind::{locate, rewrite, Inventory, Source};
+use rebind::discover::walk::{Entry, Role};
+use rebind::find::inventory::{Inventory, Source};
+use rebind::find::locate;
+use rebind::review::plan::Plan;
+use rebind::text::endpoint::{find_all, Endpoint};
 use yaml_rust2::{Yaml, YamlLoader};
 
 pub const EKS: (&str, &str) = (
@@ -106,9 +107,9 @@ pub fn plan(case: &Case) -> Option<Plan> {
     ];
     let inv = inventory(&case.text, &hosts, true);
     let parsed = inv.sources[0].located.is_ok();
-    let plan = rewrite::plan(&inv, &case.from, &case.to);
+    let plan = rebind::review::plan::plan(&inv, &case.from, &case.to);
     for f in &plan.files {
-        let _ = rebind::diff::unified(f);
+        let _ = rebind::edit::diff::unified(f);
     }
     parsed.then_some(plan)
 }

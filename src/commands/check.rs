@@ -1,0 +1,254 @@
+//! `rebind check`: findings for endpoints that must not be committed: a
+//! retired endpoint of a cluster in `.rebind.yaml`, or a workload endpoint at
+//! a cluster position that no cluster in the config declares; and the
+//! command itself ([`CheckOptions`] resolved into the config and the walk,
+//! then [`run`]).
+
+use crate::discover::walk;
+use crate::edit::rewrite::matches;
+use crate::find::inventory::Inventory;
+use crate::find::locate::Kind;
+use crate::model::config::{self, Config};
+use crate::output::check::{finding, Finding, Rule, Severity};
+use crate::output::{
+    self, github, json, rules, sarif, text, warn_skipped, Exit, Format, Outcome, Sink,
+};
+use crate::text::endpoint::Shape;
+use anyhow::Result;
+use std::path::PathBuf;
+
+/// Checks every occurrence in `inv` against the config. Retired endpoints in
+/// values are errors, in comments, text and template actions warnings;
+/// unknown endpoints at cluster positions are errors unless `allow_unknown`.
+pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
+    let mut out = Vec::new();
+    // What could not be read cannot be shown clean.
+    for s in inv.skipped.iter().filter(|s| s.may_hold) {
+        out.push(Finding {
+            rel: s.rel.clone(),
+            line: 1,
+            column: 1,
+            severity: Severity::Error,
+            rule: Rule::Unread,
+            message: format!("may hold an endpoint but was not read: {}", s.reason),
+            fix: Some(format!(
+                "make the files rebind could not read readable (UTF-8 for YAML), or list them under exclude: in {}",
+                crate::model::config::FILE_NAME
+            )),
+        });
+    }
+    for src in &inv.sources {
+        let rel = &src.entry.rel;
+        for o in src.occurrences() {
+            let retired = cfg
+                .clusters
+                .iter()
+                .find_map(|c| c.retired.iter().find(|r| matches(o, r)).map(|r| (c, r)));
+            if let Some((c, r)) = retired {
+                // A file that does not parse cannot prove the mention harmless.
+                let severity = if o.kind == Kind::Value || src.located.is_err() {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                };
+                let place = match o.kind {
+                    Kind::Value => "",
+                    Kind::Comment => " (in a comment)",
+                    Kind::Text => " (in a text file)",
+                    Kind::Template => " (in a template action)",
+                };
+                let mut f = finding(
+                    rel,
+                    o,
+                    severity,
+                    Rule::Retired,
+                    format!(
+                        "retired endpoint {} of cluster {}; current is {}{place}",
+                        r.url(),
+                        c.name,
+                        c.endpoint.url()
+                    ),
+                );
+                if o.kind == Kind::Value {
+                    f.fix = Some(format!(
+                        "rebind apply --from {} --to {}",
+                        r.url(),
+                        c.endpoint.url()
+                    ));
+                }
+                out.push(f);
+                continue;
+            }
+            let declared = cfg.clusters.iter().any(|c| matches(o, &c.endpoint));
+            let workload =
+                o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster;
+            if workload && !declared {
+                let severity = if allow_unknown {
+                    Severity::Warning
+                } else {
+                    Severity::Error
+                };
+                let mut f = finding(
+                    rel,
+                    o,
+                    severity,
+                    Rule::Unknown,
+                    format!(
+                        "endpoint {} at {} is not declared by any cluster in {}",
+                        o.endpoint,
+                        o.yaml_path.as_deref().unwrap_or("a cluster position"),
+                        crate::model::config::FILE_NAME
+                    ),
+                );
+                f.fix = Some(format!(
+                    "declare it as a cluster's endpoint in {} (or rebind it to a declared one with rebind apply --from URL --to URL)",
+                    crate::model::config::FILE_NAME
+                ));
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// Findings for every reference to a retired OIDC issuer (`retired_oidc` of
+/// a cluster): in a manifest an error, in a text file (Terraform, a runbook)
+/// a warning, like retired endpoints.
+pub fn retired_issuers(inv: &crate::review::oidc::Inventory, cfg: &Config) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in &inv.references {
+        let Some((c, retired)) = cfg.clusters.iter().find_map(|c| {
+            c.retired_oidc
+                .iter()
+                .find(|i| i.same(&r.found.issuer))
+                .map(|i| (c, i))
+        }) else {
+            continue;
+        };
+        let current = c
+            .oidc_issuer
+            .as_ref()
+            .map(|i| format!("; current is {}", i.url()))
+            .unwrap_or_default();
+        let place = if r.in_comment {
+            " (in a comment)"
+        } else if r.in_manifest {
+            ""
+        } else {
+            " (in a text file)"
+        };
+        out.push(Finding {
+            rel: r.rel.clone(),
+            line: r.line,
+            column: r.column,
+            severity: if r.in_manifest && !r.in_comment {
+                Severity::Error
+            } else {
+                Severity::Warning
+            },
+            rule: Rule::RetiredIssuer,
+            message: format!(
+                "retired OIDC issuer {} of cluster {} ({}){current}{place}",
+                retired.url(),
+                c.name,
+                r.found.form.name()
+            ),
+            fix: Some(format!(
+                "rebind identity --trust remove-retired --oidc-retired {} --yes",
+                retired.url()
+            )),
+        });
+    }
+    out
+}
+
+/// `rebind check`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The files to check (empty: the whole repository the config is in).
+    pub files: Vec<PathBuf>,
+    /// The config (default: `.rebind.yaml` found above the first file).
+    pub config: Option<PathBuf>,
+    /// Undeclared endpoints are warnings, not failures.
+    pub allow_unknown: bool,
+    pub format: Format,
+}
+
+/// The config and the walk `check` runs on, from its flags.
+fn resolve(a: &CheckOptions) -> Result<(config::Config, walk::Walk)> {
+    let start = a
+        .files
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let path = match &a.config {
+        Some(p) => p.clone(),
+        None => config::find(&start).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no {} found above {}; run `rebind init` first",
+                config::FILE_NAME,
+                start.display()
+            )
+        })?,
+    };
+    let cfg = config::load(&path)?;
+    let paths = if a.files.is_empty() {
+        vec![cfg.root()]
+    } else {
+        a.files.clone()
+    };
+    let walk = walk::discover(&walk::WalkRequest {
+        paths,
+        root: Some(cfg.root()),
+        include: cfg.include.clone(),
+        exclude: cfg.exclude.clone(),
+        config_path: Some(cfg.path.clone()),
+    })?;
+    Ok((cfg, walk))
+}
+
+/// `rebind check`: the findings in the format asked for; exit 1 when one
+/// fails the check.
+pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
+    let format = a.format;
+    let (cfg, walk) = resolve(a)?;
+    let hosts: Vec<String> = cfg
+        .clusters
+        .iter()
+        .flat_map(|c| c.retired.iter().map(|r| r.host.to_ascii_lowercase()))
+        .collect();
+    let inv = crate::commands::pipeline::inventory(&walk, &hosts, false)?;
+    let mut found = check(&inv, &cfg, a.allow_unknown);
+    if cfg.clusters.iter().any(|c| !c.retired_oidc.is_empty()) {
+        found.extend(retired_issuers(
+            &crate::review::oidc::inventory(&walk),
+            &cfg,
+        ));
+    }
+    let failed = found.iter().any(|f| f.severity == Severity::Error);
+    let findings: Vec<output::Finding> = found.iter().map(output::Finding::from_check).collect();
+    match format {
+        Format::Json => sink.out(&json::render(&json::CheckReport::new(
+            &findings,
+            &inv.skipped,
+        ))),
+        Format::Sarif => sink.out(&sarif::render(
+            &findings,
+            &[
+                rules::RETIRED,
+                rules::UNKNOWN,
+                rules::UNREAD,
+                rules::RETIRED_ISSUER,
+            ],
+        )),
+        Format::Github => sink.out(&github::render(&findings)),
+        Format::Text => {
+            let fixes: Vec<&str> = found.iter().filter_map(|f| f.fix.as_deref()).collect();
+            sink.say(&text::check_text(&findings, &fixes))
+        }
+    }
+    if format != Format::Json {
+        warn_skipped(sink, &inv.skipped);
+    }
+    Ok(if failed { Exit::Pending } else { Exit::Ok })
+}

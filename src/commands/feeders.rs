@@ -1,0 +1,77 @@
+//! `rebind feeders`, resolved and run: the after-merge model of a tree,
+//! without a rebind. What a rebind could rewrite (every Application
+//! manifest, and every file holding a workload endpoint in a value) is
+//! given to the [`report`](super::report), in the format asked for.
+
+use crate::commands::pipeline::inventory;
+use crate::discover::walk;
+use crate::find::locate::Kind;
+use crate::output::{self, Exit, Format, Outcome, Sink};
+use crate::review::feeders;
+use crate::text::endpoint::Shape;
+use anyhow::anyhow;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `rebind feeders`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct FeedersOptions {
+    /// The tree to read (default: `.`).
+    pub path: Option<PathBuf>,
+    /// The branch a cutover merges into.
+    pub base: Option<String>,
+    /// The live Applications and ApplicationSets.
+    pub live: Option<PathBuf>,
+    pub format: Format,
+}
+
+/// `rebind feeders`: the report; exit 0.
+pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
+    let format = a.format;
+    let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !path.exists() {
+        return Err(anyhow!("{}: no such file or directory", path.display()).into());
+    }
+    let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
+    if let Some(cfg) = crate::model::config::find(&path) {
+        feeders::declare(&mut model, &crate::model::config::load(&cfg)?.feeders);
+    }
+    let live = feeders::read_live(&mut model, a.live.as_deref())?;
+    // What a rebind could rewrite: every Application manifest, and every
+    // file holding a workload endpoint in a value.
+    let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for app in model.apps.iter().filter(|a| root.join(&a.file).is_file()) {
+        files.entry(app.file.clone()).or_default().push(app.id());
+    }
+    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
+    let inv = inventory(&walk, &[], false)?;
+    for src in &inv.sources {
+        let Ok(rel) = src.entry.path.canonicalize().map(|p| {
+            p.strip_prefix(&root)
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default()
+        }) else {
+            continue;
+        };
+        for o in src.occurrences() {
+            if o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster {
+                let resources = files.entry(rel.clone()).or_default();
+                if let Some(r) = &o.resource {
+                    if !resources.contains(r) {
+                        resources.push(r.clone());
+                    }
+                }
+            }
+        }
+    }
+    let files: Vec<(String, Vec<String>)> = files.into_iter().collect();
+    let mut report = feeders::report(&model, &root, &files);
+    report.live = live;
+    match format {
+        Format::Json => sink.out(&output::json::render(&output::feeders::FeedersReport::new(
+            &root, &report,
+        ))),
+        _ => sink.say(&output::feeders::text(&report)),
+    }
+    Ok(Exit::Ok)
+}

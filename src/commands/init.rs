@@ -1,0 +1,123 @@
+//! `rebind init`, resolved and run: writes `.rebind.yaml` from a scan, one
+//! cluster per workload endpoint, with its current counts.
+//!
+//! Each cluster is named the way the manifests name it, in the order of
+//! preference documented in [`crate::find::summary`] (a name beside the endpoint,
+//! the overlay folder, an Application aimed at it, the host); `cluster-N`
+//! only when nothing names it, and never a URL. Two clusters given the same
+//! name get `-2`, `-3`... suffixes.
+
+use crate::commands::pipeline::each_source;
+use crate::discover::walk;
+use crate::find::inventory::Item;
+use crate::find::summary::Summary;
+use crate::model::config;
+use crate::output::{json, Exit, Format, Outcome, Sink};
+use crate::text::words::count;
+use anyhow::anyhow;
+use std::path::{Path, PathBuf};
+
+/// `rebind init`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct InitOptions {
+    /// The repository root to scan and write `.rebind.yaml` into (default: `.`).
+    pub path: Option<PathBuf>,
+    pub format: Format,
+}
+
+/// `rebind init`: scans the tree and writes `.rebind.yaml` (never over an
+/// existing one), then reports what it declared.
+pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
+    let format = a.format;
+    let root = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
+    if !root.is_dir() {
+        return Err(anyhow!("{}: not a directory", root.display()).into());
+    }
+    let target = root.join(config::FILE_NAME);
+    if target.exists() {
+        return Err(anyhow!(
+            "{}: already exists; refusing to overwrite it",
+            target.display()
+        )
+        .into());
+    }
+    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
+    let mut summary = Summary::default();
+    let want = crate::find::locate::Want {
+        only: false,
+        names: true,
+    };
+    each_source(&walk, &[], want, |item| {
+        if let Item::Source(s) = item {
+            summary.add(&s);
+        }
+    })?;
+    let mut clusters = summary.init_clusters();
+    // A cluster's issuer where the tree shows both (a describe-cluster output).
+    let described = crate::review::oidc::described(&walk);
+    for c in &mut clusters {
+        let Ok(ep) = crate::text::endpoint::Endpoint::parse("endpoint", &c.endpoint) else {
+            continue;
+        };
+        let mut found = described.iter().filter(|(e, _, _)| e.key() == ep.key());
+        let Some((_, issuer, first)) = found.next() else {
+            continue;
+        };
+        if let Some((_, other, second)) = found.find(|(_, i, _)| i != issuer) {
+            return Err(anyhow!(
+                "{first} and {second} are describe-cluster outputs for {} with different OIDC issuers ({issuer}, {other}): remove the stale one; nothing written",
+                c.endpoint
+            )
+            .into());
+        }
+        c.oidc_issuer = Some(issuer.clone());
+    }
+    let text = config::render_init(&clusters);
+    config::parse(&target, &text)?;
+    crate::edit::write::write_file(
+        &target,
+        text.as_bytes(),
+        crate::edit::write::Mode::Keep,
+        crate::edit::write::Existing::Refuse,
+        &|_| Ok(()),
+    )?;
+    report(sink, format, &target, &clusters);
+    Ok(Exit::Ok)
+}
+
+/// What `init` wrote, in the format asked for.
+fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::InitCluster]) {
+    if format == Format::Json {
+        sink.out(&json::render(&json::InitReport {
+            schema_version: crate::output::SCHEMA_VERSION,
+            command: "init",
+            config: target.display().to_string(),
+            clusters: clusters
+                .iter()
+                .map(|c| json::InitClusterJson {
+                    name: c.name.clone(),
+                    endpoint: c.endpoint.clone(),
+                    file_count: c.expect.files.unwrap_or(0),
+                    occurrence_count: c.expect.occurrences.unwrap_or(0),
+                })
+                .collect(),
+            written: true,
+        }));
+        return;
+    }
+    let mut msg = format!(
+        "Wrote {} with {}:\n",
+        target.display(),
+        count(clusters.len(), "cluster")
+    );
+    for c in clusters {
+        msg.push_str(&format!(
+            "  {}: {} ({} in {})\n",
+            c.name,
+            c.endpoint,
+            count(c.expect.occurrences.unwrap_or(0), "occurrence"),
+            count(c.expect.files.unwrap_or(0), "file")
+        ));
+    }
+    sink.say(&msg);
+}

@@ -1,0 +1,303 @@
+//! `rebind scan`, resolved once and run: the inventory, streamed in the
+//! format asked for. [`ScanOptions`] (plain data) is resolved into one run
+//! (the `--from` endpoints, the config, the walk) before any file is read;
+//! [`run`] walks, lists each occurrence as its file is read, then looks up
+//! the mentions of endpoints found only by their position (a second pass,
+//! as `--from` would find them), and reports the files that do not parse.
+
+use crate::commands::cutover::Scope;
+use crate::commands::pipeline::each_source;
+use crate::edit::rewrite::{self, PlanError};
+use crate::find::inventory::{Item, Source};
+use crate::find::locate::Occurrence;
+use crate::find::summary::Summary;
+use crate::output::{
+    github, json, rules, sarif, text, warn_skipped, Exit, Finding, Format, Outcome, Sink,
+};
+use crate::text::endpoint::Endpoint;
+use anyhow::Result;
+
+/// `rebind scan`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Only these endpoints (empty: every one).
+    pub from: Vec<String>,
+    pub scope: Scope,
+    pub format: Format,
+}
+
+/// A YAML file that holds an endpoint but does not parse: an input error.
+fn parse_error(src: &Source) -> Option<PlanError> {
+    match &src.located {
+        Err(e) if !e.occurrences.is_empty() => Some(PlanError {
+            rel: src.entry.rel.clone(),
+            line: e.line,
+            column: e.column,
+            message: format!(
+                "not valid YAML ({}); its {} are listed as text{}",
+                e.message,
+                crate::text::words::count(e.occurrences.len(), "endpoint occurrence"),
+                if e.occurrences
+                    .iter()
+                    .any(|o| o.kind == crate::find::locate::Kind::Template)
+                {
+                    " (inside a template action: as template)"
+                } else {
+                    ""
+                }
+            ),
+        }),
+        _ => None,
+    }
+}
+
+/// Records a workload endpoint in a value that was found only by where it
+/// sits (its host has no managed shape), once.
+fn note_position_endpoint(o: &Occurrence, out: &mut Vec<Endpoint>) {
+    use crate::text::endpoint::Shape;
+    if o.kind != crate::find::locate::Kind::Value
+        || !o.cluster_position
+        || o.shape() != Shape::Other
+    {
+        return;
+    }
+    let Ok(e) = Endpoint::parse("scan", &o.endpoint) else {
+        return;
+    };
+    if !out.iter().any(|x| x.key() == e.key()) {
+        out.push(e);
+    }
+}
+
+/// Whether the second pass could list `o` (a first-pass occurrence) again:
+/// only a mention (not a value) of a host of no managed shape can match an
+/// endpoint found by its position. Only these are remembered, so what the
+/// scan keeps grows with such mentions (each one a line of its output),
+/// never with the files.
+fn may_be_listed_again(o: &Occurrence) -> bool {
+    o.kind != crate::find::locate::Kind::Value
+        && crate::text::endpoint::shape(&o.found.host) == crate::text::endpoint::Shape::Other
+}
+
+/// The scan resolved from its flags: what to look for, where, how to print.
+struct ScanRun {
+    format: Format,
+    from: Vec<Endpoint>,
+    hosts: Vec<String>,
+    walk: crate::discover::walk::Walk,
+}
+
+fn resolve(a: &ScanOptions) -> Result<ScanRun> {
+    let from = a
+        .from
+        .iter()
+        .map(|f| Endpoint::parse("--from", f))
+        .collect::<Result<Vec<_>>>()?;
+    let hosts = from.iter().map(|e| e.host.to_ascii_lowercase()).collect();
+    let cfg = a.scope.config()?;
+    let walk = a.scope.discover_with(cfg.as_ref())?;
+    Ok(ScanRun {
+        format: a.format,
+        from,
+        hosts,
+        walk,
+    })
+}
+
+/// Walks the tree, calling `each` for every occurrence as its file is
+/// read; returns the summary, the skipped files and the parse errors.
+fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
+    let json = run.format == Format::Json;
+    let mut summary = if json {
+        Summary::keeping_tier_names()
+    } else {
+        Summary::default()
+    };
+    let mut skipped = Vec::new();
+    let mut errors = Vec::new();
+    let mut listed = 0usize;
+    // Cluster names show only in the JSON report (`cluster_name`).
+    let want = crate::find::locate::Want {
+        only: false,
+        names: json,
+    };
+    // Endpoints found only by their position (no managed host shape): their
+    // comment and text mentions are looked up in a second pass, as `--from`
+    // would find them.
+    let mut by_position: Vec<Endpoint> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut notes = Vec::new();
+    each_source(&run.walk, &run.hosts, want, |item| match item {
+        Item::Skipped(s) => skipped.push(s),
+        Item::Note(n) => notes.push(n),
+        Item::Source(mut src) => {
+            if !run.from.is_empty() {
+                let keep = |o: &Occurrence| run.from.iter().any(|f| rewrite::matches(o, f));
+                match &mut src.located {
+                    Ok(l) => l.occurrences.retain(keep),
+                    Err(e) => e.occurrences.retain(keep),
+                }
+            }
+            errors.extend(parse_error(&src));
+            for o in src.occurrences() {
+                each(&src.entry.rel, o);
+                listed += 1;
+                if run.from.is_empty() {
+                    if may_be_listed_again(o) {
+                        seen.insert((src.entry.rel.clone(), o.line, o.column));
+                    }
+                    note_position_endpoint(o, &mut by_position);
+                }
+            }
+            summary.add(&src);
+        }
+    })?;
+    if !by_position.is_empty() {
+        let hosts: Vec<String> = by_position
+            .iter()
+            .map(|e| e.host.to_ascii_lowercase())
+            .collect();
+        let want = crate::find::locate::Want {
+            only: true,
+            names: false,
+        };
+        each_source(&run.walk, &hosts, want, |item| {
+            let Item::Source(mut src) = item else { return };
+            let rel = src.entry.rel.clone();
+            let keep = |o: &Occurrence| {
+                o.kind != crate::find::locate::Kind::Value
+                    && by_position.iter().any(|e| rewrite::matches(o, e))
+                    && !seen.contains(&(rel.clone(), o.line, o.column))
+            };
+            match &mut src.located {
+                Ok(l) => l.occurrences.retain(keep),
+                Err(e) => e.occurrences.retain(keep),
+            }
+            for o in src.occurrences() {
+                each(&src.entry.rel, o);
+                listed += 1;
+            }
+            if !src.occurrences().is_empty() {
+                summary.add_mentions(&src);
+            }
+        })?;
+    }
+    skipped.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(json::ScanRest {
+        listed,
+        summary,
+        skipped,
+        errors,
+        notes,
+    })
+}
+
+/// `rebind scan`: every occurrence in the format asked for; exit 2 when a
+/// file that holds an endpoint does not parse.
+pub fn run(a: &ScanOptions, sink: &mut Sink) -> Outcome {
+    let run = resolve(a)?;
+    let errors = match run.format {
+        Format::Json => {
+            let mut errors = Vec::new();
+            json::ScanStream::new(|each: json::Feed| {
+                let rest = walk(&run, each)?;
+                errors = rest.errors.clone();
+                Ok(rest)
+            })
+            .write(sink.writer())?;
+            errors
+        }
+        Format::Text => {
+            let rest = walk(&run, &mut |rel, o| sink.say(&text::occurrence_line(rel, o)))?;
+            sink.say(&text::scan_summary(&rest.summary));
+            if !rest.notes.is_empty() {
+                sink.say(
+                    "\nTemplated, not followed (chart template actions at cluster positions):\n",
+                );
+                for n in &rest.notes {
+                    sink.say(&format!("  {n}\n"));
+                }
+            }
+            warn_skipped(sink, &rest.skipped);
+            rest.errors
+        }
+        Format::Github => {
+            let rest = walk(&run, &mut |rel, o| {
+                sink.out(&github::line(&Finding::from_occurrence(rel, o)))
+            })?;
+            let errors: Vec<Finding> = rest.errors.iter().map(unparsed).collect();
+            sink.out(&github::render(&errors));
+            warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
+            rest.errors
+        }
+        Format::Sarif => {
+            // SARIF is one document with its results inside: collected, then written.
+            let mut found: Vec<(String, Occurrence)> = Vec::new();
+            let rest = walk(&run, &mut |rel, o| found.push((rel.to_string(), o.clone())))?;
+            let mut findings: Vec<Finding> = found
+                .iter()
+                .map(|(rel, o)| Finding::from_occurrence(rel, o))
+                .collect();
+            findings.extend(rest.errors.iter().map(unparsed));
+            sink.out(&sarif::render(
+                &findings,
+                &[rules::ENDPOINT, rules::ENDPOINT_MENTION, rules::UNPARSED],
+            ));
+            warn_skipped(sink, &rest.skipped);
+            warn_notes(sink, &rest.notes);
+            rest.errors
+        }
+    };
+    for e in &errors {
+        sink.error(&e.to_string());
+    }
+    Ok(if errors.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Error
+    })
+}
+
+/// Chart template actions that were not followed, as warnings (formats
+/// whose report has no place for them).
+fn warn_notes(sink: &mut Sink, notes: &[crate::find::templates::Note]) {
+    for n in notes {
+        sink.warn(&n.to_string());
+    }
+}
+
+/// A file scan could not parse, as a finding.
+fn unparsed(e: &PlanError) -> Finding<'_> {
+    Finding {
+        rule: rules::UNPARSED,
+        ..Finding::from_error(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::find::locate::Kind;
+
+    /// What the first pass remembers for the second is bounded by the
+    /// mentions that could be listed twice, not by the files or values.
+    #[test]
+    fn only_mentions_of_hosts_of_no_managed_shape_are_remembered() {
+        let text = "kind: Application\nmetadata: {name: a}\nspec:\n  destination:\n    server: https://10.20.30.40:6443  # was https://kubernetes.default.svc\n  # see https://10.20.30.40:6443\n";
+        let l = crate::find::locate::locate_yaml(text, &["10.20.30.40".into()], false).unwrap();
+        let kept: Vec<(Kind, &str, bool)> = l
+            .occurrences
+            .iter()
+            .map(|o| (o.kind, o.endpoint.as_str(), may_be_listed_again(o)))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (Kind::Value, "https://10.20.30.40:6443", false),
+                (Kind::Comment, "https://kubernetes.default.svc", false),
+                (Kind::Comment, "https://10.20.30.40:6443", true),
+            ]
+        );
+    }
+}

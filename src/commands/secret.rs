@@ -1,0 +1,57 @@
+//! `rebind secret`, resolved and run: the cluster Secret (or
+//! ExternalSecret) for a server, printed or written, with a warning when
+//! the repository already registers that server.
+
+use crate::output::{json, Exit, Format, Outcome, Sink};
+use crate::review::secret::{self, SecretOptions};
+use std::path::{Path, PathBuf};
+
+/// `rebind secret`, resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct SecretCommand {
+    /// ArgoCD's name for the cluster.
+    pub name: String,
+    /// The cluster's API server URL.
+    pub server: String,
+    /// Write the manifest here instead of stdout.
+    pub out: Option<PathBuf>,
+    /// The repository to search for registrations of the server (default:
+    /// the work tree around `.`).
+    pub repo: Option<PathBuf>,
+    pub options: SecretOptions,
+    pub format: Format,
+}
+
+/// `rebind secret`: validates the Secret, checks `out` before anything is
+/// searched or written, warns of a registration the repository already
+/// holds for the server, and prints or writes the manifest.
+pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
+    let format = a.format;
+    let spec = secret::spec(&a.options, &a.name, &a.server)?;
+    // Before anything is searched or written: may --out take this manifest?
+    if let Some(out) = &a.out {
+        secret::check_target(out, spec.holds_token())?;
+    }
+    let warnings = secret::existing_warnings(a.repo.as_deref(), Path::new("."), &spec)?;
+    if !warnings.is_empty() {
+        sink.info(&warnings);
+    }
+    let yaml = secret::render(&spec);
+    if let Some(path) = &a.out {
+        secret::write_manifest(path, &yaml, spec.holds_token())?;
+    }
+    match format {
+        Format::Json => sink.out(&json::render(&json::SecretReport {
+            schema_version: crate::output::SCHEMA_VERSION,
+            command: "secret",
+            server: spec.server.clone(),
+            // A real token is never printed into JSON that may be logged.
+            manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
+            written_to: a.out.as_ref().map(|p| p.display().to_string()),
+            existing: warnings.lines().map(str::to_string).collect(),
+        })),
+        _ if a.out.is_none() => sink.out(&yaml),
+        _ => {}
+    }
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,10 @@
+//! Locating endpoints in each file: in values, comments, documents held in
+//! strings and base64, and in what chart templates render.
+
+pub mod embedded;
+pub mod inventory;
+pub mod jsonfile;
+pub mod locate;
+pub mod proof;
+pub mod summary;
+pub mod templates;

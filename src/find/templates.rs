@@ -1,0 +1,2089 @@
+//! Following the data through the templates in the repository: which Helm
+//! values a chart's templates render into a cluster position.
+//!
+//! Before the main walk, every Helm chart in the walked tree (a folder with a
+//! `Chart.yaml`) is read: its templates (`templates/**`, helpers included)
+//! have their actions masked the way `locate` masks them and are parsed as
+//! manifests. A template scalar counts when the positions table
+//! ([`positions::classify`]) puts it at a cluster position and its action
+//! can be followed back to a values path: directly (`{{ .Values.a.b }}`,
+//! `$.Values`), through `range` (`.url` in `range .Values.list`,
+//! `$e.url` in `range $i, $e := ...`), through `with`, through variables,
+//! and through named templates (`include` / `template` of a `define` with
+//! `.` or `.Values.x` as the argument, used in a scalar or as a block of
+//! YAML such as a list generator's elements). Pipes that keep the value
+//! (`quote`, `default`, `required`, ...) are followed.
+//!
+//! Each values path found becomes a position ([`Position::ChartValue`]) in
+//! every values file of that chart: `values*.yaml` beside `Chart.yaml`, and
+//! the files that Applications in the tree name in `helm.valueFiles` for the
+//! chart's path. An action the reader cannot follow (`tpl`, `toYaml`, a
+//! computed key, `index` with a variable, a helper it cannot find, a value
+//! built from several parts) at a cluster position is a [`Note`]:
+//! "templated, not followed", with its file and line. Nothing is guessed.
+//!
+//! The result ([`Followed`]) is computed once and handed to the locator as
+//! the extra paths of each values file; it only ever adds positions.
+
+use crate::discover::walk::{Entry, Walk};
+use crate::model::application::Destination;
+use crate::model::positions::{self, Position, Seg, YamlPath};
+use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+use yaml_rust2::parser::Event;
+
+/// One step of a values path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    Key(String),
+    /// Any element of what `range` walks (a sequence index or a map key).
+    Each,
+}
+
+/// A path in a values file, as a template reads it (`environments[].server`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ValuesPath(pub Vec<Step>);
+
+impl fmt::Display for ValuesPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for s in &self.0 {
+            match s {
+                Step::Each => f.write_str("[]")?,
+                Step::Key(k) => {
+                    if !first {
+                        f.write_str(".")?;
+                    }
+                    f.write_str(k)?;
+                }
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+impl ValuesPath {
+    /// Whether a scalar at `path` in a values file is at this values path.
+    pub fn matches(&self, path: &YamlPath) -> bool {
+        self.0.len() == path.0.len()
+            && self.0.iter().zip(&path.0).all(|(s, p)| match (s, p) {
+                (Step::Key(k), Seg::Key(q)) => k == q,
+                (Step::Each, _) => true,
+                _ => false,
+            })
+    }
+
+    fn join(&self, more: &[Step]) -> ValuesPath {
+        let mut v = self.0.clone();
+        v.extend_from_slice(more);
+        ValuesPath(v)
+    }
+}
+
+/// A values path that a chart template renders into a cluster position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flow {
+    pub path: ValuesPath,
+    /// The position the template puts it at.
+    pub position: Position,
+    /// Where: `templates/appproject.yaml:12` (the template's shown path).
+    pub template: String,
+}
+
+/// An action at a cluster position that the reader cannot follow.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Note {
+    /// The file as shown (walk path).
+    pub rel: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: templated, not followed: {}",
+            self.rel, self.line, self.message
+        )
+    }
+}
+
+/// What following the templates found.
+#[derive(Debug, Default)]
+pub struct Followed {
+    /// Values file (its path, `.`/`..` resolved) -> the values paths that
+    /// are positions there.
+    pub values: HashMap<PathBuf, Vec<Flow>>,
+    /// Template file (its path, `.`/`..` resolved) -> the Applications and ApplicationSets
+    /// it renders, for the tier table, with where a templated destination's
+    /// values come from. The chart's reading is the one used for these files:
+    /// a raw parse may take `server: {{ include ... }}` for a flow mapping.
+    pub destinations: HashMap<PathBuf, Vec<Destination>>,
+    pub notes: Vec<Note>,
+}
+
+impl Followed {
+    /// The extra positions of a file (empty for most).
+    pub fn of(&self, path: &Path) -> &[Flow] {
+        if self.values.is_empty() {
+            return &[];
+        }
+        self.values.get(&normal(path)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The Applications a chart template renders, as the chart was read.
+    pub fn destinations_of(&self, path: &Path) -> Option<&Vec<Destination>> {
+        if self.destinations.is_empty() {
+            return None;
+        }
+        self.destinations.get(&normal(path))
+    }
+}
+
+/// The hook for the locator: the position a scalar of a values file holds
+/// because a chart template renders it into a cluster position.
+pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<Position> {
+    if kind.is_some() {
+        return None;
+    }
+    flows
+        .iter()
+        .any(|f| f.path.matches(path))
+        .then_some(Position::ChartValue)
+}
+
+/// The cheap test for the locator (before the path is built): `keys` are
+/// the mapping keys from the root, the scalar's own key last.
+pub fn may_hold(keys: &[&str], flows: &[Flow]) -> bool {
+    let last = keys.last().copied();
+    flows.iter().any(|f| match f.path.0.last() {
+        Some(Step::Key(k)) => Some(k.as_str()) == last,
+        _ => true,
+    })
+}
+
+/// Positions whose value is the endpoint itself (not a document or a list
+/// inside a string): only these are followed.
+fn whole_value(p: Position) -> bool {
+    !matches!(
+        p,
+        Position::RegistrationConfig
+            | Position::ResourceFilter
+            | Position::InStringKey
+            | Position::PatchOp
+            | Position::ChartValue
+    )
+}
+
+/// Reads every chart in the walk. Files that cannot be read are left to the
+/// main walk, which names them.
+pub fn follow(walk: &Walk) -> Followed {
+    let files = ChartFiles::collect(walk);
+    let mut out = Followed::default();
+    let mut charts: Vec<ChartRead> = files
+        .charts()
+        .map(|dir| files.read_chart(dir, &mut out.notes))
+        .collect();
+    if charts.is_empty() {
+        return out;
+    }
+    lift_subcharts(&mut charts);
+    let shown: HashMap<&Path, &str> = files
+        .normals
+        .iter()
+        .map(PathBuf::as_path)
+        .zip(files.entries.iter().map(|e| e.rel.as_str()))
+        .collect();
+    // Read only when a chart has positions: a second streamed pass.
+    let mut apps: Option<Vec<(String, Vec<String>)>> = None;
+    for chart in charts {
+        let values = files.values_of(&chart, walk, &mut apps);
+        out.add(chart, values, &shown);
+    }
+    out.notes.sort();
+    out.notes.dedup();
+    out
+}
+
+/// What one chart's templates give: the values paths they render at
+/// cluster positions, and the Applications they render.
+struct ChartRead {
+    /// The chart's folder (`.`/`..` resolved).
+    dir: PathBuf,
+    flows: Vec<Flow>,
+    /// Template file -> the Applications it renders.
+    destinations: Vec<(PathBuf, Vec<Rendered>)>,
+}
+
+/// The files a chart is made of, from one streamed pass over the walk:
+/// `Chart.yaml`, files in a `templates` folder, `values*.yaml` (memory
+/// stays flat in the size of the tree).
+struct ChartFiles {
+    entries: Vec<Entry>,
+    /// Each entry's path with `.`/`..` resolved.
+    normals: Vec<PathBuf>,
+}
+
+impl ChartFiles {
+    fn collect(walk: &Walk) -> ChartFiles {
+        let mut files = ChartFiles {
+            entries: Vec::new(),
+            normals: Vec::new(),
+        };
+        let chart_file = |p: &Path| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            is_chart(name)
+                || is_values(name)
+                || p.components().any(|c| c.as_os_str() == "templates")
+        };
+        for e in walk.entries_where(&chart_file) {
+            files.normals.push(normal(&e.path));
+            files.entries.push(e);
+        }
+        files
+    }
+
+    /// The folder of each chart (each `Chart.yaml`).
+    fn charts(&self) -> impl Iterator<Item = &Path> {
+        self.entries
+            .iter()
+            .filter(|e| {
+                e.path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(is_chart)
+            })
+            .filter_map(|e| e.path.parent())
+    }
+
+    /// Reads the templates of the chart in `dir`; what cannot be followed
+    /// goes to `notes`.
+    fn read_chart(&self, dir: &Path, notes: &mut Vec<Note>) -> ChartRead {
+        let (texts, renders) = self.templates_of(dir);
+        let mut defines = HashMap::new();
+        // The chart's own named templates win over its subcharts'.
+        for (i, (_, t)) in texts.iter().enumerate().rev() {
+            collect_defines(t, i, &mut defines);
+        }
+        let chart = Chart {
+            texts: &texts,
+            defines: &defines,
+        };
+        let mut read = ChartRead {
+            dir: normal(dir),
+            flows: Vec::new(),
+            destinations: Vec::new(),
+        };
+        for (i, (e, _)) in texts.iter().enumerate() {
+            let name = e.path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if !renders[i]
+                || name.starts_with('_')
+                || !(name.ends_with(".yaml") || name.ends_with(".yml"))
+            {
+                continue; // helpers and NOTES.txt render no manifest of their own
+            }
+            let found = chart.read(i);
+            notes.extend(found.notes);
+            read.flows.extend(found.flows);
+            if !found.destinations.is_empty() {
+                read.destinations.push((e.path.clone(), found.destinations));
+            }
+        }
+        read
+    }
+
+    /// The texts of the chart in `dir`: its templates, then its subcharts'
+    /// helpers (named templates share one namespace in Helm: a library
+    /// chart's `common.labels`), each with whether it renders here (only
+    /// the chart's own templates do).
+    fn templates_of(&self, dir: &Path) -> (Vec<(&Entry, String)>, Vec<bool>) {
+        let templates_dir = normal(&dir.join("templates"));
+        let subcharts = normal(&dir.join("charts"));
+        let own = |n: &Path| n.starts_with(&templates_dir);
+        let helper = |n: &Path| {
+            n.starts_with(&subcharts)
+                && n.extension().is_some_and(|x| x == "tpl")
+                && n.components().any(|c| c.as_os_str() == "templates")
+        };
+        let mut files: Vec<(&Entry, bool)> = Vec::new();
+        for (e, n) in self.entries.iter().zip(&self.normals) {
+            if own(n) {
+                files.push((e, true));
+            } else if helper(n) {
+                files.push((e, false));
+            }
+        }
+        files.sort_by_key(|(_, own)| !own);
+        let mut texts = Vec::new();
+        let mut renders = Vec::new();
+        for (e, own) in files {
+            if let Ok(t) = std::fs::read_to_string(&e.path) {
+                texts.push((e, t));
+                renders.push(own);
+            }
+        }
+        (texts, renders)
+    }
+
+    /// The values files of a chart: `values*.yaml` beside its `Chart.yaml`,
+    /// and the files that Applications in the walk name in
+    /// `helm.valueFiles` for the chart's path (`apps`, read once, the first
+    /// time a chart has positions).
+    fn values_of(
+        &self,
+        chart: &ChartRead,
+        walk: &Walk,
+        apps: &mut Option<Vec<(String, Vec<String>)>>,
+    ) -> BTreeSet<PathBuf> {
+        let mut values: BTreeSet<PathBuf> = self
+            .normals
+            .iter()
+            .filter(|n| n.parent() == Some(chart.dir.as_path()))
+            .filter(|n| {
+                n.file_name()
+                    .and_then(|f| f.to_str())
+                    .is_some_and(is_values)
+            })
+            .cloned()
+            .collect();
+        if chart.flows.is_empty() {
+            return values;
+        }
+        let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
+        for (source_path, files) in apps.iter() {
+            if ends_with_path(&chart.dir, source_path) {
+                // Keyed by path: a file outside the walk is never looked up.
+                values.extend(files.iter().map(|f| normal(&chart.dir.join(f))));
+            }
+        }
+        values
+    }
+}
+
+/// A subchart's values are the parent's under the subchart's name
+/// (`charts/<name>/`): its flows are lifted into its parent chart's,
+/// deepest first, so they climb every level.
+fn lift_subcharts(charts: &mut [ChartRead]) {
+    charts.sort_by_key(|c| std::cmp::Reverse(c.dir.components().count()));
+    for i in 0..charts.len() {
+        let dir = &charts[i].dir;
+        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let parent = dir
+            .parent()
+            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
+            .and_then(Path::parent);
+        let Some(j) = parent.and_then(|p| charts.iter().position(|c| c.dir == p)) else {
+            continue;
+        };
+        let lifted: Vec<Flow> = charts[i]
+            .flows
+            .iter()
+            .map(|f| Flow {
+                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
+                ..f.clone()
+            })
+            .collect();
+        charts[j].flows.extend(lifted);
+    }
+}
+
+impl Followed {
+    /// Records what a chart gives once its values files (`values`) are
+    /// known: where each destination's values come from (for the tier
+    /// table), and each flow as a position of every values file.
+    fn add(&mut self, chart: ChartRead, values: BTreeSet<PathBuf>, shown: &HashMap<&Path, &str>) {
+        for (path, list) in chart.destinations {
+            let list = list
+                .into_iter()
+                .map(|(mut d, used)| {
+                    if !used.is_empty() {
+                        d.from = Some(describe(&used, &values, shown));
+                    }
+                    d
+                })
+                .collect();
+            self.destinations.insert(normal(&path), list);
+        }
+        for v in values {
+            let list = self.values.entry(v).or_default();
+            for f in &chart.flows {
+                if !list.iter().any(|g| g.path == f.path) {
+                    list.push(f.clone());
+                }
+            }
+        }
+    }
+}
+
+fn is_chart(name: &str) -> bool {
+    name == "Chart.yaml" || name == "Chart.yml"
+}
+
+fn is_values(name: &str) -> bool {
+    name.starts_with("values") && (name.ends_with(".yaml") || name.ends_with(".yml"))
+}
+
+fn walk_entries(walk: &Walk) -> impl Iterator<Item = Entry> + '_ {
+    walk.files().filter_map(|f| match f {
+        crate::discover::walk::Found::Entry(e) => Some(e),
+        crate::discover::walk::Found::Skipped(_) => None,
+    })
+}
+
+/// `values environments[].server in charts/x/values.yaml, ...`.
+fn describe(
+    used: &[ValuesPath],
+    values: &BTreeSet<PathBuf>,
+    shown: &HashMap<&Path, &str>,
+) -> String {
+    let paths: BTreeSet<String> = used.iter().map(ValuesPath::to_string).collect();
+    let files: Vec<String> = values
+        .iter()
+        .map(|v| match shown.get(v.as_path()) {
+            Some(rel) => rel.to_string(),
+            None => v.display().to_string(),
+        })
+        .collect();
+    let paths: Vec<String> = paths.into_iter().collect();
+    if files.is_empty() {
+        format!("values {} (no values file found)", paths.join(", "))
+    } else {
+        format!("values {} in {}", paths.join(", "), files.join(", "))
+    }
+}
+
+/// Whether a text nests collections deeper than rebind reads (or does not
+/// parse): it is not loaded whole.
+fn too_deep(text: &str) -> bool {
+    let mut depth = 0usize;
+    for item in Events::new(text) {
+        match item {
+            Err(_) => return true,
+            Ok((Event::MappingStart(..) | Event::SequenceStart(..), _)) => {
+                depth += 1;
+                if depth >= MAX_DEPTH {
+                    return true;
+                }
+            }
+            Ok((Event::MappingEnd | Event::SequenceEnd, _)) => depth = depth.saturating_sub(1),
+            Ok(_) => {}
+        }
+    }
+    false
+}
+
+/// A path with `.` and `..` resolved lexically.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `dir` ends with the repository path `source` (an Application's
+/// `source.path`, relative to its repository root).
+fn ends_with_path(dir: &Path, source: &str) -> bool {
+    let want: Vec<&str> = source
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    if want.is_empty() {
+        return false;
+    }
+    let have: Vec<String> = dir
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    have.len() >= want.len() && have[have.len() - want.len()..].iter().eq(want.iter())
+}
+
+/// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
+/// template) in the walk that names value files.
+fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for e in entries {
+        if e.role != crate::discover::walk::Role::Yaml {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if !text.contains("valueFiles") {
+            continue;
+        }
+        let masked = mask_templates(&text).map(|(m, _)| m);
+        let text = masked.as_deref().unwrap_or(&text);
+        if too_deep(text) {
+            continue; // the main walk names it
+        }
+        let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(text) else {
+            continue;
+        };
+        // Applications are read by the after-merge model's rules, once.
+        for doc in &docs {
+            let m = crate::model::application::Manifest { file: "", doc };
+            let Some(app) = crate::model::application::app_of(&m) else {
+                continue;
+            };
+            for src in &app.sources {
+                let Some(path) = &src.path else { continue };
+                if src.value_files.is_empty() {
+                    continue;
+                }
+                let files = src
+                    .value_files
+                    .iter()
+                    .filter(|f| !f.starts_with('$'))
+                    .cloned()
+                    .collect();
+                out.push((path.clone(), files));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Reading one chart's templates.
+
+/// A named template: the file it is in and the byte range of its body.
+#[derive(Debug, Clone)]
+struct Define {
+    file: usize,
+    body: std::ops::Range<usize>,
+}
+
+/// One template action: its byte range and its words without `{{-`/`-}}`.
+#[derive(Debug, Clone)]
+struct Action {
+    start: usize,
+    end: usize,
+    expr: String,
+}
+
+fn actions(text: &str) -> Vec<Action> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
+        let start = i + rel;
+        let Some(close) = text[start + 2..].find("}}") else {
+            break;
+        };
+        let end = start + 2 + close + 2;
+        let inner = &text[start + 2..end - 2];
+        let inner = inner.strip_prefix('-').unwrap_or(inner);
+        let inner = inner.strip_suffix('-').unwrap_or(inner);
+        out.push(Action {
+            start,
+            end,
+            expr: inner.trim().to_string(),
+        });
+        i = end;
+    }
+    out
+}
+
+/// The first word of an action.
+fn head(expr: &str) -> &str {
+    expr.split_whitespace().next().unwrap_or("")
+}
+
+fn opens(expr: &str) -> bool {
+    matches!(head(expr), "if" | "with" | "range" | "define" | "block")
+}
+
+fn collect_defines(text: &str, file: usize, out: &mut HashMap<String, Define>) {
+    let acts = actions(text);
+    let mut i = 0;
+    while i < acts.len() {
+        let a = &acts[i];
+        if head(&a.expr) == "define" {
+            let name = words(&a.expr).get(1).map(|w| unquote(w).to_string());
+            let mut depth = 1;
+            let mut j = i + 1;
+            while j < acts.len() {
+                if opens(&acts[j].expr) {
+                    depth += 1;
+                } else if head(&acts[j].expr) == "end" {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            if let (Some(name), Some(end)) = (name, acts.get(j)) {
+                out.insert(
+                    name,
+                    Define {
+                        file,
+                        body: a.end..end.start,
+                    },
+                );
+            }
+            i = j + 1;
+            continue;
+        }
+        i += 1;
+    }
+}
+
+/// What a template expression may evaluate to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Val {
+    /// The chart's root context (`$` in a template file, `.` at its top).
+    Root,
+    /// A part of `.Values`.
+    Values(ValuesPath),
+    /// Something that is not a values path (a literal, `.Release.Name`).
+    Other,
+    /// Something the reader cannot follow, and why.
+    Unknown(String),
+}
+
+impl Val {
+    fn field(&self, keys: &[&str]) -> Val {
+        match self {
+            Val::Root => match keys.split_first() {
+                None => Val::Root,
+                Some((&"Values", rest)) => Val::Values(ValuesPath(
+                    rest.iter().map(|k| Step::Key(k.to_string())).collect(),
+                )),
+                Some(_) => Val::Other,
+            },
+            Val::Values(p) => {
+                let more: Vec<Step> = keys.iter().map(|k| Step::Key(k.to_string())).collect();
+                Val::Values(p.join(&more))
+            }
+            Val::Other => Val::Other,
+            Val::Unknown(w) => Val::Unknown(w.clone()),
+        }
+    }
+
+    fn each(&self) -> Val {
+        match self {
+            Val::Values(p) => Val::Values(p.join(&[Step::Each])),
+            Val::Root => Val::Unknown("`range` over the root context".into()),
+            v => v.clone(),
+        }
+    }
+}
+
+/// The scope an action is read in: the dot, `$`, and the variables.
+#[derive(Debug, Clone)]
+struct Scope {
+    dot: Val,
+    root: Val,
+    vars: BTreeMap<String, Val>,
+}
+
+impl Scope {
+    /// The scope of a template (or a named template's body) whose dot and
+    /// `$` are `root`.
+    fn of(root: Val) -> Scope {
+        Scope {
+            dot: root.clone(),
+            root,
+            vars: BTreeMap::new(),
+        }
+    }
+}
+
+/// Splits an expression into words, keeping quoted strings and
+/// parenthesised groups whole, and `|` as a word of its own.
+fn words(expr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0;
+    let mut quote: Option<char> = None;
+    for c in expr.chars() {
+        if let Some(q) = quote {
+            cur.push(c);
+            if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '"' | '`' | '\'' => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            '(' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            '|' if depth == 0 => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                out.push("|".into());
+            }
+            c if c.is_whitespace() && depth == 0 => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+fn unquote(w: &str) -> &str {
+    let w = w.trim();
+    for q in ['"', '`'] {
+        if let Some(s) = w.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+            return s;
+        }
+    }
+    w
+}
+
+fn is_literal(w: &str) -> bool {
+    w.starts_with('"')
+        || w.starts_with('`')
+        || w.starts_with('\'')
+        || w.parse::<f64>().is_ok()
+        || matches!(w, "true" | "false" | "nil")
+}
+
+/// Functions whose result is their (last) argument's value, as far as a
+/// cluster position is concerned.
+fn keeps_value(f: &str) -> bool {
+    matches!(
+        f,
+        "quote"
+            | "squote"
+            | "default"
+            | "required"
+            | "toString"
+            | "trim"
+            | "trimSuffix"
+            | "trimPrefix"
+            | "trimAll"
+            | "lower"
+            | "upper"
+            | "print"
+            | "toYaml"
+            | "nindent"
+            | "indent"
+    )
+}
+
+/// How many levels of named templates are followed.
+const MAX_CALLS: usize = 8;
+/// How deep parenthesised expressions are read.
+const MAX_NESTING: usize = 64;
+
+/// One chart as its templates are read: the texts of its templates (and
+/// of its subcharts' helpers), and its named templates.
+struct Chart<'c> {
+    texts: &'c [(&'c Entry, String)],
+    defines: &'c HashMap<String, Define>,
+}
+
+/// What one template file gives.
+#[derive(Default)]
+struct Read {
+    flows: Vec<Flow>,
+    notes: Vec<Note>,
+    /// The Applications and ApplicationSets rendered.
+    destinations: Vec<Rendered>,
+}
+
+/// An Application or ApplicationSet a template renders, with the values
+/// paths its destination follows (the values files are not known yet).
+type Rendered = (Destination, Vec<ValuesPath>);
+
+/// A template expanded: the text with block includes inlined, and for each
+/// line, the file and line it comes from.
+struct Expanded {
+    text: String,
+    origin: Vec<(usize, usize)>,
+}
+
+impl Read {
+    fn flow(&mut self, path: ValuesPath, position: Position, (rel, line): &(String, usize)) {
+        self.flows.push(Flow {
+            path,
+            position,
+            template: format!("{rel}:{line}"),
+        });
+    }
+
+    fn note(&mut self, (rel, line): &(String, usize), message: String) {
+        self.notes.push(Note {
+            rel: rel.clone(),
+            line: *line,
+            message,
+        });
+    }
+
+    /// A value rendered at a cluster position (`shown`) that the reader
+    /// cannot follow is noted with why; a literal is not a values path.
+    fn unfollowed(&mut self, at: &(String, usize), shown: &str, v: &Val) {
+        match v {
+            Val::Unknown(why) => self.note(at, format!("{shown}: {why}")),
+            Val::Root => self.note(at, format!("{shown}: the whole root context")),
+            Val::Values(_) | Val::Other => {}
+        }
+    }
+}
+
+/// A template file expanded and evaluated: the text, its actions, and
+/// what each output action may render.
+struct Template {
+    ex: Expanded,
+    /// The template file (its index in the chart).
+    file: usize,
+    /// The byte offsets of the line breaks of `ex.text`.
+    breaks: Vec<usize>,
+    acts: Vec<Action>,
+    /// Per action: what it renders ([`Chart::evaluate`]).
+    values: Vec<Option<Vec<Val>>>,
+}
+
+/// A template's manifest as parsed (actions masked): its documents, and
+/// where a block action under a key lands.
+struct Manifest {
+    docs: Vec<TDoc>,
+    /// (0-based line, path of the key on it, document) of every mapping key.
+    keys: Vec<(usize, Vec<Seg>, usize)>,
+}
+
+impl Template {
+    /// The 0-based line of a byte offset (one index for the whole file).
+    fn line_at(&self, off: usize) -> usize {
+        self.breaks.partition_point(|&b| b < off)
+    }
+
+    /// The file and 1-based line a byte offset comes from.
+    fn origin(&self, off: usize) -> (usize, usize) {
+        let line = self.line_at(off);
+        self.ex
+            .origin
+            .get(line)
+            .copied()
+            .unwrap_or((self.file, line + 1))
+    }
+
+    /// Parses the manifest (`masked`: the text with its actions masked,
+    /// offsets unchanged) on the shared path model: each document's naming
+    /// facts, its scalars holding actions, and every key's line.
+    fn manifest(&self, masked: &str) -> Manifest {
+        let mut m = Manifest {
+            docs: vec![TDoc::default()],
+            keys: Vec::new(),
+        };
+        let mut stack: Stack = Stack::new();
+        for (n, item) in Events::new(masked).enumerate() {
+            let Ok((ev, off)) = item else {
+                break; // a template that does not parse: nothing more to read
+            };
+            match ev {
+                Event::DocumentStart => {
+                    if !m.docs.last().is_some_and(TDoc::is_empty) {
+                        m.docs.push(TDoc::default());
+                    }
+                    stack.clear();
+                }
+                Event::MappingStart(..) | Event::SequenceStart(..) => {
+                    if stack.depth() >= MAX_DEPTH {
+                        break; // deeper than rebind reads: the main walk names it
+                    }
+                    stack.open(matches!(ev, Event::MappingStart(..)), n, ());
+                }
+                Event::MappingEnd | Event::SequenceEnd => {
+                    stack.close();
+                }
+                Event::Scalar(v, ..) => {
+                    let path = stack.path_of(&v);
+                    let doc = m.docs.len() - 1;
+                    if stack.at_key() {
+                        // Where a block action under this key lands.
+                        m.keys.push((self.line_at(off), path.0, doc));
+                    } else {
+                        self.scalar(&v, off, path, &mut m.docs[doc]);
+                    }
+                    stack.scalar(&v);
+                }
+                Event::Alias(..) => stack.alias(),
+                _ => {}
+            }
+        }
+        m
+    }
+
+    /// A value scalar `v` at `path` (`off`: its offset): its document's
+    /// naming facts, and the scalar itself when it holds actions.
+    fn scalar(&self, v: &str, off: usize, path: YamlPath, doc: &mut TDoc) {
+        // The parser's offsets fall on characters of the masked text; the
+        // original may differ inside an action.
+        let Some(rest) = self.ex.text.get(off..) else {
+            return;
+        };
+        let line_end = rest
+            .find(['\n', '\r'])
+            .map_or(self.ex.text.len(), |p| off + p);
+        let here: Vec<usize> = self
+            .acts
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.start >= off && a.start < line_end)
+            .map(|(i, _)| i)
+            .collect();
+        let written = &self.ex.text[off..line_end];
+        doc.learn(&path.0, v, (!here.is_empty()).then_some(written));
+        if here.is_empty() {
+            return;
+        }
+        let raw = written.trim_end();
+        let raw = raw
+            .split(" #")
+            .next()
+            .unwrap_or(raw)
+            .trim_matches(['"', '\''])
+            .trim();
+        let whole = here.len() == 1 && {
+            let a = &self.acts[here[0]];
+            raw.len() == a.end - a.start
+        };
+        doc.scalars.push(TScalar {
+            path,
+            actions: here,
+            whole,
+            off,
+        });
+    }
+}
+
+/// The scope an action is read in, and the scopes around it: each with,
+/// for a `with`/`range`, the scope outside it (its `else` branch runs with
+/// the outer dot).
+struct Scopes(Vec<(Scope, Option<Scope>)>);
+
+impl Scopes {
+    /// The scopes of a template whose dot and `$` are `root`.
+    fn new(root: Val) -> Scopes {
+        Scopes(vec![(Scope::of(root), None)])
+    }
+
+    fn current(&self) -> &Scope {
+        &self.0.last().expect("the root scope stays").0
+    }
+
+    fn open(&mut self, scope: Scope, outer: Option<Scope>) {
+        self.0.push((scope, outer));
+    }
+
+    /// `end`: the innermost scope closes (the root stays).
+    fn end(&mut self) {
+        if self.0.len() > 1 {
+            self.0.pop();
+        }
+    }
+
+    /// `else` of a `with`/`range`: the outer dot again.
+    fn else_branch(&mut self) {
+        if let Some((top, Some(outer))) = self.0.last_mut() {
+            *top = outer.clone();
+        }
+    }
+
+    /// `$x := v` or `$x = v`, in the innermost scope.
+    fn bind(&mut self, var: &str, v: Val) {
+        if let Some((s, _)) = self.0.last_mut() {
+            s.vars.insert(var.to_string(), v);
+        }
+    }
+}
+
+/// `$x := ...` or `$x = ...`.
+fn is_assignment(w: &[String]) -> bool {
+    w.get(1).is_some_and(|x| x == ":=" || x == "=")
+}
+
+/// The 0-based line of the key a block action (`a`, on `line`) renders
+/// under: the nearest line above with less indentation than the block
+/// (its `nindent`/`indent`, or its own); `None` for an action inside a
+/// scalar.
+fn block_parent(lines: &[&str], line: usize, a: &Action) -> Option<usize> {
+    let text = lines.get(line).copied().unwrap_or("");
+    if text.trim().len() != a.end - a.start {
+        return None; // inside a scalar: read with the scalars
+    }
+    let w = words(&a.expr);
+    let indent = w
+        .iter()
+        .position(|x| x == "nindent" || x == "indent")
+        .and_then(|p| w.get(p + 1)?.parse().ok())
+        .unwrap_or(indentation(text));
+    (0..line).rev().find(|&l| {
+        let t = lines[l];
+        let content = t.trim();
+        !content.is_empty() && !content.starts_with("{{") && indentation(t) < indent
+    })
+}
+
+impl Chart<'_> {
+    /// Reads one template file: the values paths it renders at the table's
+    /// cluster positions, what it renders there that cannot be followed,
+    /// and the Applications it renders.
+    fn read(&self, file: usize) -> Read {
+        let ex = self.expand(file);
+        let acts = actions(&ex.text);
+        let values = self.evaluate(&acts);
+        let breaks = ex.text.match_indices('\n').map(|(i, _)| i).collect();
+        let t = Template {
+            ex,
+            file,
+            breaks,
+            acts,
+            values,
+        };
+        let mut read = Read::default();
+        let Some((masked, _)) = mask_templates(&t.ex.text) else {
+            return read; // no action: nothing to follow
+        };
+        let mut manifest = t.manifest(&masked);
+        self.read_blocks(&t, &mut manifest, &mut read);
+        for doc in &manifest.docs {
+            self.read_document(&t, doc, &mut read);
+        }
+        read
+    }
+
+    /// What each output action renders, read in its scope (`None` for the
+    /// actions that only open, close or bind): `with` and `range` move the
+    /// dot, variables are bound, and a named template's body (inlined by
+    /// [`Chart::expand`]) takes its argument as the dot and `$`.
+    fn evaluate(&self, acts: &[Action]) -> Vec<Option<Vec<Val>>> {
+        let mut values = vec![None; acts.len()];
+        let mut scopes = Scopes::new(Val::Root);
+        for (i, a) in acts.iter().enumerate() {
+            let scope = scopes.current().clone();
+            let w = words(&a.expr);
+            let first = w.first().map(String::as_str).unwrap_or("");
+            match first {
+                "" => {}
+                _ if a.expr.starts_with("/*") => {}
+                "end" => scopes.end(),
+                "if" | "define" | "block" => scopes.open(scope, None),
+                "else" => scopes.else_branch(),
+                CALL => scopes.open(Scope::of(self.eval_first(&w[1..], &scope, 0)), None),
+                "with" | "range" => scopes.open(self.enter(&w, &scope), Some(scope)),
+                _ if is_assignment(&w) => scopes.bind(first, self.eval_first(&w[2..], &scope, 0)),
+                _ => values[i] = Some(self.eval(&w, &scope, 0)),
+            }
+        }
+        values
+    }
+
+    /// The scope inside `with X` or `range X` (`w`, the action's words):
+    /// the dot is `X` (an element of it for `range`); `$e := X` binds it to
+    /// `$e`, `$i, $e := X` also binds the index or key to `$i`.
+    fn enter(&self, w: &[String], scope: &Scope) -> Scope {
+        let (vars, expr): (Vec<String>, &[String]) = match w.iter().position(|x| x == ":=") {
+            Some(p) => (
+                w[1..p]
+                    .join(" ")
+                    .split(',')
+                    .map(|v| v.trim().to_string())
+                    .filter(|v| !v.is_empty())
+                    .collect(),
+                &w[p + 1..],
+            ),
+            None => (Vec::new(), &w[1..]),
+        };
+        let v = self.eval_first(expr, scope, 0);
+        let v = if w[0] == "range" { v.each() } else { v };
+        let mut next = scope.clone();
+        match vars.as_slice() {
+            [e] => {
+                next.vars.insert(e.to_string(), v.clone());
+            }
+            [k, e] => {
+                next.vars.insert(k.to_string(), Val::Other);
+                next.vars.insert(e.to_string(), v.clone());
+            }
+            _ => {}
+        }
+        next.dot = v;
+        next
+    }
+
+    /// Actions alone on their line that render a block of YAML
+    /// (`{{- toYaml .Values.destinations | nindent 4 }}`): they land under
+    /// the nearest key above with less indentation, and the table's cluster
+    /// positions below that key are followed into the values.
+    fn read_blocks(&self, t: &Template, m: &mut Manifest, read: &mut Read) {
+        let lines: Vec<&str> = t.ex.text.split('\n').collect();
+        for (ai, a) in t.acts.iter().enumerate() {
+            let Some(vals) = &t.values[ai] else { continue };
+            let Some(parent) = block_parent(&lines, t.line_at(a.start), a) else {
+                continue;
+            };
+            let Some((_, at, di)) = m.keys.iter().rev().find(|(l, ..)| *l == parent) else {
+                continue;
+            };
+            let doc = &mut m.docs[*di];
+            let Some(kind) = doc.kind.as_deref() else {
+                continue;
+            };
+            let under = positions_under(kind, at, doc.server.as_deref());
+            if under.is_empty() {
+                continue;
+            }
+            let here = self.shown(t.origin(a.start));
+            let shown = format!(
+                "`{{{{ {} }}}}` renders a block at {} ({kind})",
+                a.expr,
+                YamlPath(at.clone())
+            );
+            for v in vals {
+                let Val::Values(p) = v else {
+                    read.unfollowed(&here, &shown, v);
+                    continue;
+                };
+                for (position, rest) in &under {
+                    match rest {
+                        Some(steps) => {
+                            doc.block_flows.push(p.join(steps));
+                            read.flow(p.join(steps), *position, &here);
+                        }
+                        None => read.note(
+                            &here,
+                            format!(
+                                "{shown}: which of its keys is a {} is not known",
+                                position.as_str()
+                            ),
+                        ),
+                    }
+                }
+            }
+        }
+    }
+
+    /// One document's scalars at the table's cluster positions, followed
+    /// into the values; an Application's destination is kept for the tier
+    /// table with the values paths it follows.
+    fn read_document(&self, t: &Template, doc: &TDoc, read: &mut Read) {
+        let Some(kind) = doc.kind.as_deref() else {
+            return;
+        };
+        let cx = positions::Context {
+            kind: Some(kind),
+            template_server: doc.server.as_deref(),
+            ..positions::Context::default()
+        };
+        let mut used = doc.block_flows.clone();
+        for s in &doc.scalars {
+            let Some(position) = positions::classify(&s.path, &cx).filter(|p| whole_value(*p))
+            else {
+                continue;
+            };
+            let here = self.shown(t.origin(s.off));
+            for &ai in &s.actions {
+                let Some(vals) = &t.values[ai] else { continue };
+                let shown = format!("`{{{{ {} }}}}` at {} ({kind})", t.acts[ai].expr, s.path);
+                for v in vals {
+                    match v {
+                        Val::Values(p) if s.whole => {
+                            used.push(p.clone());
+                            read.flow(p.clone(), position, &here);
+                        }
+                        Val::Values(_) => read.note(
+                            &here,
+                            format!("{shown}: the value is built from several parts"),
+                        ),
+                        v => read.unfollowed(&here, &shown, v),
+                    }
+                }
+            }
+        }
+        if let Some(d) = doc.destination(kind) {
+            read.destinations.push((d, used));
+        }
+    }
+
+    /// A line of an expanded text as shown: the template file's walk path
+    /// and the 1-based line there.
+    fn shown(&self, (file, line): (usize, usize)) -> (String, usize) {
+        (self.texts[file].0.rel.clone(), line)
+    }
+
+    /// The first value a pipeline may render.
+    fn eval_first(&self, w: &[String], scope: &Scope, depth: usize) -> Val {
+        self.eval(w, scope, depth)
+            .into_iter()
+            .next()
+            .unwrap_or(Val::Other)
+    }
+
+    /// Evaluates a pipeline (`words`) in `scope`: what it may render.
+    fn eval(&self, w: &[String], scope: &Scope, depth: usize) -> Vec<Val> {
+        let mut cmds = w.split(|x| x == "|").filter(|c| !c.is_empty());
+        let Some(first) = cmds.next() else {
+            return vec![Val::Other];
+        };
+        let mut vals = self.command(first, None, scope, depth);
+        for c in cmds {
+            vals = self.command(c, Some(vals), scope, depth);
+        }
+        vals
+    }
+
+    /// One command, with the previous command's result piped in as its last argument.
+    fn command(
+        &self,
+        c: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let f = c[0].as_str();
+        if c.len() == 1 && piped.is_none() {
+            return vec![self.operand(f, scope, depth)];
+        }
+        let args = &c[1..];
+        let last = |this: &Self| -> Vec<Val> {
+            match &piped {
+                Some(v) => v.clone(),
+                None => args
+                    .last()
+                    .map(|a| vec![this.operand(a, scope, depth)])
+                    .unwrap_or_else(|| vec![Val::Other]),
+            }
+        };
+        match f {
+            "include" | "template" => {
+                let Some(name) = args.first() else {
+                    return vec![Val::Other];
+                };
+                if !is_literal(name) {
+                    return vec![Val::Unknown(format!("`{f}` of a computed name"))];
+                }
+                let arg = match (&piped, args.get(1)) {
+                    (Some(v), None) => v.first().cloned().unwrap_or(Val::Other),
+                    (_, Some(a)) => self.operand(a, scope, depth),
+                    (None, None) => Val::Other,
+                };
+                self.call(unquote(name), arg, depth)
+            }
+            "coalesce" => {
+                let mut all: Vec<Val> =
+                    args.iter().map(|a| self.operand(a, scope, depth)).collect();
+                all.extend(piped.unwrap_or_default());
+                all
+            }
+            "index" => {
+                let mut operands: Vec<&String> = args.iter().collect();
+                let base = match &piped {
+                    Some(v) => v.first().cloned().unwrap_or(Val::Other),
+                    None if !operands.is_empty() => self.operand(operands.remove(0), scope, depth),
+                    None => return vec![Val::Other],
+                };
+                if let Some(k) = operands.iter().find(|k| !is_literal(k)) {
+                    return vec![Val::Unknown(format!("`index` with a computed key `{k}`"))];
+                }
+                let keys: Vec<&str> = operands.iter().map(|k| unquote(k)).collect();
+                vec![base.field(&keys)]
+            }
+            f if keeps_value(f) => {
+                let mut v = last(self);
+                if f == "default" && piped.is_none() {
+                    // `default D X`: X, or D when X is empty (a literal).
+                    if let Some(d) = args.first().filter(|_| args.len() > 1) {
+                        v.push(self.operand(d, scope, depth));
+                    }
+                } else if f == "default" {
+                    if let Some(d) = args.first() {
+                        v.push(self.operand(d, scope, depth));
+                    }
+                }
+                v
+            }
+            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "get"
+            | "pluck" | "first" | "last" | "join" => {
+                if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
+                    vec![Val::Other]
+                } else {
+                    vec![Val::Unknown(format!("`{f}` is not followed"))]
+                }
+            }
+            _ => {
+                if all_other(&last(self)) {
+                    vec![Val::Other]
+                } else {
+                    vec![Val::Unknown(format!("`{f}` is not followed"))]
+                }
+            }
+        }
+    }
+
+    /// A single operand: a field chain, a variable, a literal, `(...)`.
+    fn operand(&self, w: &str, scope: &Scope, depth: usize) -> Val {
+        if let Some(group) = w.strip_prefix('(') {
+            if depth > MAX_NESTING {
+                return Val::Unknown("expressions nested too deep".into());
+            }
+            // `(expr)` or `(expr).field.chain`.
+            let Some(close) = group.rfind(')') else {
+                return Val::Unknown(format!("`{w}`"));
+            };
+            let v = self.eval_first(&words(&group[..close]), scope, depth + 1);
+            let keys: Vec<&str> = group[close + 1..]
+                .split('.')
+                .filter(|k| !k.is_empty())
+                .collect();
+            return v.field(&keys);
+        }
+        if is_literal(w) {
+            return Val::Other;
+        }
+        if w == "." {
+            return scope.dot.clone();
+        }
+        if let Some(rest) = w.strip_prefix('.') {
+            let keys: Vec<&str> = rest.split('.').collect();
+            if keys.first() == Some(&"Values") && scope.dot != Val::Root {
+                return Val::Unknown("`.Values` where the dot is not the chart's root".into());
+            }
+            return scope.dot.field(&keys);
+        }
+        if let Some(rest) = w.strip_prefix('$') {
+            let (name, keys) = match rest.find('.') {
+                Some(p) => (&rest[..p], &rest[p + 1..]),
+                None => (rest, ""),
+            };
+            let keys: Vec<&str> = keys.split('.').filter(|k| !k.is_empty()).collect();
+            let base = if name.is_empty() {
+                scope.root.clone()
+            } else {
+                match scope.vars.get(&format!("${name}")) {
+                    Some(v) => v.clone(),
+                    None => return Val::Unknown(format!("the variable `${name}`")),
+                }
+            };
+            return base.field(&keys);
+        }
+        Val::Other
+    }
+
+    /// A named template used inside a scalar: what its output actions render.
+    fn call(&self, name: &str, arg: Val, depth: usize) -> Vec<Val> {
+        let Some(d) = self.defines.get(name) else {
+            return vec![Val::Unknown(format!(
+                "the named template {name:?} is not in the chart"
+            ))];
+        };
+        if depth >= MAX_CALLS {
+            return vec![Val::Unknown(format!("{name:?} nests too deep"))];
+        }
+        let body = &self.texts[d.file].1[d.body.clone()];
+        let mut scopes = Scopes::new(arg);
+        let mut out = Vec::new();
+        for a in actions(body) {
+            let w = words(&a.expr);
+            let cur = scopes.current().clone();
+            match head(&a.expr) {
+                "" | "else" => {}
+                _ if a.expr.starts_with("/*") => {}
+                "end" => scopes.end(),
+                "if" => scopes.open(cur, None),
+                "with" | "range" | "define" | "block" => {
+                    return vec![Val::Unknown(format!(
+                        "the named template {name:?} uses `{}`",
+                        head(&a.expr)
+                    ))]
+                }
+                _ if is_assignment(&w) => {
+                    scopes.bind(&w[0], self.eval_first(&w[2..], &cur, depth + 1))
+                }
+                _ => out.extend(self.eval(&w, &cur, depth + 1)),
+            }
+        }
+        if out.is_empty() {
+            out.push(Val::Other);
+        }
+        out
+    }
+
+    /// The file with each include that stands alone on its line (a block
+    /// of YAML, `{{- include "x" . | nindent 8 }}`) replaced by the named
+    /// template's body, re-indented, between a scope marker and an `end`.
+    fn expand(&self, file: usize) -> Expanded {
+        let mut ex = Expanded {
+            text: String::new(),
+            origin: Vec::new(),
+        };
+        self.expand_into(file, 0..self.texts[file].1.len(), None, &mut ex, 0);
+        ex
+    }
+
+    /// Appends `range` of template `file` to `ex`, re-indented to
+    /// `indent` when it is a named template's body inlined as a block;
+    /// `depth` counts the includes being expanded.
+    fn expand_into(
+        &self,
+        file: usize,
+        range: std::ops::Range<usize>,
+        indent: Option<usize>,
+        ex: &mut Expanded,
+        depth: usize,
+    ) {
+        let text = &self.texts[file].1;
+        let part = &text[range.clone()];
+        let base_line = text[..range.start].matches('\n').count() + 1;
+        let lines: Vec<&str> = part.split('\n').collect();
+        // Re-indentation of a block body: strip its least indentation.
+        let strip = indent.map(|_| {
+            lines
+                .iter()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("{{"))
+                .map(|l| indentation(l))
+                .min()
+                .unwrap_or(0)
+        });
+        let mut defining = 0usize;
+        for (n, line) in lines.iter().enumerate() {
+            let origin = (file, base_line + n);
+            let acts = actions(line);
+            // Inside a `define` of this file: blank lines (it renders nothing here).
+            let mut blank = defining > 0;
+            for a in &acts {
+                if head(&a.expr) == "define" {
+                    defining += 1;
+                    blank = true;
+                } else if defining > 0 && opens(&a.expr) {
+                    defining += 1;
+                } else if defining > 0 && head(&a.expr) == "end" {
+                    defining -= 1;
+                    blank = true;
+                }
+            }
+            if blank {
+                ex.text.push('\n');
+                ex.origin.push(origin);
+                continue;
+            }
+            let alone = acts.len() == 1
+                && line.trim().len() == acts[0].end - acts[0].start
+                && matches!(head(&acts[0].expr), "include" | "template");
+            if alone && depth < MAX_CALLS {
+                let w = words(&acts[0].expr);
+                let name = w.get(1).map(|n| unquote(n).to_string());
+                let pipe = w.iter().position(|x| x == "|");
+                let from = 2.min(w.len());
+                let arg: Vec<String> = w[from..pipe.unwrap_or(w.len()).max(from)].to_vec();
+                let ind = pipe.and_then(|p| match w.get(p + 1).map(String::as_str) {
+                    Some("nindent" | "indent") => w.get(p + 2).and_then(|n| n.parse().ok()),
+                    _ => None,
+                });
+                let ind = ind.unwrap_or(indentation(line));
+                if let Some(d) = name.as_ref().and_then(|n| self.defines.get(n)) {
+                    ex.text
+                        .push_str(&format!("{{{{ {CALL} {} }}}}\n", arg.join(" ")));
+                    ex.origin.push(origin);
+                    self.expand_into(d.file, d.body.clone(), Some(ind), ex, depth + 1);
+                    ex.text.push_str("{{ end }}\n");
+                    ex.origin.push(origin);
+                    continue;
+                }
+            }
+            let line = match (indent, strip) {
+                (Some(ind), Some(s)) if !line.trim().is_empty() => {
+                    let cut = indentation(line).min(s);
+                    format!("{}{}", " ".repeat(ind), &line[cut..])
+                }
+                _ => line.to_string(),
+            };
+            ex.text.push_str(&line);
+            if n + 1 < lines.len() || indent.is_some() {
+                ex.text.push('\n');
+                ex.origin.push(origin);
+            } else {
+                ex.origin.push(origin);
+            }
+        }
+    }
+}
+
+/// The marker that opens a named template's scope in an expanded text.
+const CALL: &str = "__rebind_call";
+
+fn all_other(v: &[Val]) -> bool {
+    v.iter().all(|v| *v == Val::Other)
+}
+
+fn keys_of(segs: &[Seg]) -> Vec<&str> {
+    segs.iter()
+        .filter_map(|s| match s {
+            Seg::Key(k) => Some(k.as_str()),
+            Seg::Index(_) => None,
+        })
+        .collect()
+}
+
+/// Leading spaces (YAML indents with spaces only).
+fn indentation(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// The table's cluster positions (whole values) of a document of `kind`
+/// that lie below `at`, each with the values steps that lead there from
+/// `at` (`None` when the table does not name them: any key). A position
+/// anywhere below (`Deep`) says nothing about this block and is left out;
+/// a list-generator element key is the one the template's
+/// `destination.server` (`template_server`) uses, as the table decides.
+fn positions_under(
+    kind: &str,
+    at: &[Seg],
+    template_server: Option<&str>,
+) -> Vec<(Position, Option<Vec<Step>>)> {
+    use positions::P;
+    let mut out: Vec<(Position, Option<Vec<Step>>)> = Vec::new();
+    for row in positions::TABLE {
+        let ok = match row.kinds {
+            positions::Kinds::Is(k) => k == kind,
+            positions::Kinds::Any => true,
+            positions::Kinds::None => false,
+        };
+        if !ok || !whole_value(row.position) {
+            continue;
+        }
+        for rest in rest_after(row.path, at) {
+            if rest.is_empty() || rest.iter().any(|p| matches!(p, P::Deep)) {
+                continue;
+            }
+            let steps: Option<Vec<Step>> = rest
+                .iter()
+                .enumerate()
+                .map(|(n, p)| match p {
+                    P::K(k) => Some(Step::Key(k.to_string())),
+                    P::I => Some(Step::Each),
+                    P::AnyKey if n + 1 == rest.len() && row.position == Position::ListElement => {
+                        template_server.and_then(element_key).map(Step::Key)
+                    }
+                    _ => None,
+                })
+                .collect();
+            if !out.iter().any(|(p, r)| *p == row.position && *r == steps) {
+                out.push((row.position, steps));
+            }
+        }
+    }
+    out
+}
+
+/// The generator parameter a template's `destination.server` uses: a
+/// field (`.url`, `.values.url`), a whole fasttemplate action (`{{url}}`)
+/// or `index . "url"`, as [`positions::template_uses`] confirms.
+fn element_key(template: &str) -> Option<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let mut candidates = Vec::new();
+    // Fields: `.url`, `.values.url`; not the dots of a quoted URL.
+    let mut quoted = false;
+    let b = template.as_bytes();
+    for (i, c) in template.char_indices() {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        let starts = c == '.' && !quoted && (i == 0 || !ident(b[i - 1] as char));
+        if !starts {
+            continue;
+        }
+        let chain: String = template[i + 1..]
+            .chars()
+            .take_while(|c| ident(*c) || *c == '.')
+            .collect();
+        let mut parts = chain.split('.');
+        let w = match parts.next() {
+            Some("values") => parts.next().unwrap_or(""),
+            Some(w) => w,
+            None => "",
+        };
+        candidates.push(w.to_string());
+    }
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        let Some(close) = after.find("}}") else { break };
+        let inner = after[..close].rsplit("{{").next().unwrap_or("");
+        let inner = inner.trim().trim_matches('-').trim();
+        if !inner.is_empty() && inner.chars().all(ident) {
+            candidates.push(inner.to_string());
+        }
+        if let Some(p) = inner.find("index . ") {
+            candidates
+                .push(unquote(inner[p + 8..].split_whitespace().next().unwrap_or("")).to_string());
+        }
+        rest = &after[close + 2..];
+    }
+    candidates
+        .into_iter()
+        .find(|w| !w.is_empty() && positions::template_uses(template, w))
+}
+
+/// What is left of `pattern` once `path` is matched as its beginning.
+fn rest_after(pattern: &[positions::P], path: &[Seg]) -> Vec<Vec<positions::P>> {
+    use positions::P;
+    let Some(first) = path.first() else {
+        return vec![pattern.to_vec()];
+    };
+    match (pattern.first(), first) {
+        (None, _) => Vec::new(),
+        (Some(P::Deep), _) => {
+            let mut v = rest_after(&pattern[1..], path);
+            v.extend(rest_after(pattern, &path[1..]));
+            v
+        }
+        (Some(P::K(k)), Seg::Key(s)) if k == s => rest_after(&pattern[1..], &path[1..]),
+        (Some(P::I), Seg::Index(_)) | (Some(P::AnyKey), Seg::Key(_)) => {
+            rest_after(&pattern[1..], &path[1..])
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// One document of a template.
+#[derive(Default)]
+struct TDoc {
+    kind: Option<String>,
+    /// Values paths a block action renders at a cluster position here.
+    block_flows: Vec<ValuesPath>,
+    name: Option<String>,
+    dest_name: Option<String>,
+    /// `destination.server` as written.
+    server: Option<String>,
+    scalars: Vec<TScalar>,
+}
+
+impl TDoc {
+    fn is_empty(&self) -> bool {
+        self.kind.is_none() && self.scalars.is_empty()
+    }
+
+    /// Keeps what the value scalar `value` at `path` says of the document:
+    /// its kind, name or destination. `templated`: the scalar's text when
+    /// it holds actions (a templated name is not a name).
+    fn learn(&mut self, path: &[Seg], value: &str, templated: Option<&str>) {
+        match positions::fact(&keys_of(path)) {
+            Some(positions::Fact::Kind) if path.len() == 1 => self.kind = Some(value.to_string()),
+            Some(positions::Fact::Name) => {
+                self.name = Some(match templated {
+                    Some(_) => "{{template}}".into(),
+                    None => value.to_string(),
+                })
+            }
+            Some(positions::Fact::DestinationServer) => {
+                self.server = Some(templated.unwrap_or(value).to_string())
+            }
+            Some(positions::Fact::DestinationName) => self.dest_name = Some(value.to_string()),
+            _ => {}
+        }
+    }
+
+    /// The destination of an Application or ApplicationSet (of `kind`)
+    /// that names one, for the tier table.
+    fn destination(&self, kind: &str) -> Option<Destination> {
+        let named = self.server.is_some() || self.dest_name.is_some();
+        if !matches!(kind, "Application" | "ApplicationSet") || !named {
+            return None;
+        }
+        Some(Destination {
+            resource: match &self.name {
+                Some(n) => format!("{kind}/{n}"),
+                None => kind.to_string(),
+            },
+            server: self.server.clone(),
+            name: self.dest_name.clone(),
+            from: None,
+        })
+    }
+}
+
+/// A scalar holding template actions.
+struct TScalar {
+    path: YamlPath,
+    actions: Vec<usize>,
+    /// The scalar is exactly one action (quotes aside).
+    whole: bool,
+    off: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(rel: &str) -> Entry {
+        Entry {
+            path: PathBuf::from(rel),
+            rel: rel.to_string(),
+            role: crate::discover::walk::Role::Yaml,
+        }
+    }
+
+    /// Reads `files[0]` of a chart made of `files` (name, text).
+    fn read(files: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+        let entries: Vec<Entry> = files.iter().map(|(n, _)| entry(n)).collect();
+        let texts: Vec<(&Entry, String)> = entries
+            .iter()
+            .zip(files)
+            .map(|(e, (_, t))| (e, t.to_string()))
+            .collect();
+        let mut defines = HashMap::new();
+        for (i, (_, t)) in texts.iter().enumerate() {
+            collect_defines(t, i, &mut defines);
+        }
+        let chart = Chart {
+            texts: &texts,
+            defines: &defines,
+        };
+        let r = chart.read(0);
+        let mut flows: Vec<String> = r
+            .flows
+            .iter()
+            .map(|f| format!("{} {}", f.path, f.position.as_str()))
+            .collect();
+        flows.sort();
+        flows.dedup();
+        let notes = r.notes.iter().map(|n| n.to_string()).collect();
+        (flows, notes)
+    }
+
+    const PROJECT_HEAD: &str =
+        "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: p\nspec:\n  destinations:\n";
+
+    /// Each way a template reaches a values path, alone in an AppProject's
+    /// destinations, then all in one template (each `end` gives the outer
+    /// scope back).
+    #[test]
+    fn direct_root_range_with_and_variables() {
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "a pipe that keeps the value",
+                "    - server: {{ .Values.hub.server | quote }}\n",
+                &["hub.server"],
+            ),
+            (
+                "`$` is the root",
+                "    - server: '{{ $.Values.dr.server }}'\n",
+                &["dr.server"],
+            ),
+            (
+                "`range` moves the dot",
+                "  {{- range .Values.environments }}\n    - server: {{ .server }}\n  {{- end }}\n",
+                &["environments[].server"],
+            ),
+            (
+                "`range` binds the element",
+                "  {{- range $i, $e := .Values.regions }}\n    - server: {{ $e.api.url | default \"https://kubernetes.default.svc\" }}\n  {{- end }}\n",
+                &["regions[].api.url"],
+            ),
+            (
+                "`with` moves the dot",
+                "  {{- with .Values.edge }}\n    - server: {{ required \"edge.url\" .url }}\n  {{- end }}\n",
+                &["edge.url"],
+            ),
+            (
+                "a variable",
+                "  {{- $ops := .Values.ops }}\n    - server: {{ $ops.server }}\n",
+                &["ops.server"],
+            ),
+            (
+                "`index` with literal keys",
+                "    - server: {{ index .Values \"mgmt\" \"server\" }}\n",
+                &["mgmt.server"],
+            ),
+            (
+                "`else` of a `with` has the outer dot",
+                "  {{- with .Values.spoke }}\n    - server: {{ .server }}\n  {{- else }}\n    - server: {{ .Values.fallback.server }}\n  {{- end }}\n",
+                &["fallback.server", "spoke.server"],
+            ),
+            (
+                "`range` over a list of URLs",
+                "  {{- range .Values.urls }}\n    - server: {{ . }}\n  {{- end }}\n",
+                &["urls[]"],
+            ),
+        ];
+        let flows_of = |body: &str| {
+            let (flows, notes) =
+                read(&[("templates/project.yaml", &format!("{PROJECT_HEAD}{body}"))]);
+            assert!(notes.is_empty(), "{body}: {notes:?}");
+            flows
+        };
+        let project = |paths: &mut dyn Iterator<Item = &&str>| {
+            let mut v: Vec<String> = paths.map(|p| format!("{p} project destination")).collect();
+            v.sort();
+            v
+        };
+        for (what, body, want) in cases {
+            assert_eq!(flows_of(body), project(&mut want.iter()), "{what}");
+        }
+        let all: String = cases.iter().map(|(_, body, _)| *body).collect();
+        let want = project(&mut cases.iter().flat_map(|(.., want)| want.iter()));
+        assert_eq!(flows_of(&all), want);
+    }
+
+    #[test]
+    fn named_templates_inline_and_as_blocks() {
+        let helpers = "{{- define \"c.server\" -}}\n{{ .server | default \"https://kubernetes.default.svc\" }}\n{{- end }}\n\
+            {{- define \"c.elements\" -}}\n{{- range .Values.clusters }}\n- cluster: {{ .name }}\n  api: {{ .api | quote }}\n{{- end }}\n{{- end }}\n";
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n          {{- include \"c.elements\" . | nindent 10 }}\n  template:\n    spec:\n      destination:\n        server: '{{`{{api}}`}}'\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: b\nspec:\n  destination:\n    server: {{ include \"c.server\" .Values.hub }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: c\nspec:\n  destination:\n    server: {{ template \"c.server\" .Values.spoke }}\n";
+        let (flows, notes) = read(&[
+            ("templates/appset.yaml", t),
+            ("templates/_helpers.tpl", helpers),
+        ]);
+        assert_eq!(
+            flows,
+            [
+                "clusters[].api list-generator element",
+                "hub.server destination server",
+                "spoke.server destination server",
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn blocks_follow_the_table_below_them() {
+        let t = format!(
+            "{PROJECT_HEAD}    {{{{- toYaml .Values.destinations | nindent 4 }}}}\n---\n\
+             apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n          {{{{- toYaml .Values.fleet | nindent 10 }}}}\n  template:\n    spec:\n      destination:\n        server: '{{{{`{{{{ default \"https://kubernetes.default.svc\" .endpoint }}}}`}}}}'\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  {{{{- toYaml .Values.settings | nindent 2 }}}}\n"
+        );
+        let (flows, notes) = read(&[("templates/t.yaml", &t)]);
+        assert_eq!(
+            flows,
+            [
+                "destinations[].server project destination",
+                "fleet[].endpoint list-generator element",
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// What cannot be followed is named with its line, never guessed.
+    #[test]
+    fn what_is_not_followed_is_noted() {
+        let t = format!(
+            "{PROJECT_HEAD}    - server: {{{{ tpl .Values.serverTemplate . }}}}\n\
+             \x20   - server: {{{{ index .Values.byEnv .Values.env }}}}\n\
+             \x20   - server: https://{{{{ .Values.host }}}}:6443\n\
+             \x20   - server: {{{{ include \"missing\" . }}}}\n\
+             \x20 {{{{- range .Values.list }}}}\n\
+             \x20   - server: {{{{ .Values.hub }}}}\n\
+             \x20 {{{{- end }}}}\n\
+             \x20   - server: {{{{ printf \"https://%s\" .Values.host }}}}\n\
+             \x20   - server: {{{{ $undefined.url }}}}\n"
+        );
+        let (flows, notes) = read(&[("templates/p.yaml", &t)]);
+        assert!(flows.is_empty(), "{flows:?}");
+        let lines: Vec<&str> = notes
+            .iter()
+            .map(|n| n.split(": templated").next().unwrap())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "templates/p.yaml:7",
+                "templates/p.yaml:8",
+                "templates/p.yaml:9",
+                "templates/p.yaml:10",
+                "templates/p.yaml:12",
+                "templates/p.yaml:14",
+                "templates/p.yaml:15",
+            ],
+            "{notes:#?}"
+        );
+        for (n, why) in notes.iter().zip([
+            "`tpl`",
+            "`index` with a computed key",
+            "several parts",
+            "\"missing\" is not in the chart",
+            "`.Values` where the dot",
+            "`printf`",
+            "`$undefined`",
+        ]) {
+            assert!(n.contains(why), "{n} lacks {why}");
+        }
+    }
+
+    /// The value of a complex key (`? [x]`) or of an alias used as a key is
+    /// at its own path, never at the key read before it: the locator's
+    /// paths (`?`, `*`), so both readers agree on what is a position.
+    #[test]
+    fn a_value_after_a_complex_or_alias_key_is_not_the_previous_keys() {
+        let t = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {{ .Values.hub.server }}\n    ? [x]\n    : {{ .Values.complex }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: &k b\nspec:\n  destination:\n    server: {{ .Values.spoke.server }}\n    *k : {{ .Values.aliased }}\n";
+        let (flows, notes) = read(&[("templates/apps.yaml", t)]);
+        assert_eq!(
+            flows,
+            [
+                "hub.server destination server",
+                "spoke.server destination server"
+            ],
+            "{notes:?}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// A value that is not at a cluster position is no position, however
+    /// it is templated.
+    #[test]
+    fn only_cluster_positions_count() {
+        let t = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  server: {{ .Values.docs.server }}\n  url: {{ tpl .Values.x . }}\n---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  source:\n    repoURL: {{ .Values.repo.url }}\n";
+        let (flows, notes) = read(&[("templates/c.yaml", t)]);
+        assert!(flows.is_empty() && notes.is_empty(), "{flows:?} {notes:?}");
+    }
+
+    /// Odd templates are read without a panic: unclosed or stray actions,
+    /// multi-byte text inside actions across lines, deep nesting, and every
+    /// case of the YAML test suite with actions put in.
+    #[test]
+    fn odd_templates_never_panic() {
+        let deep = format!(
+            "kind: AppProject\nspec:\n  destinations:\n    - server: {{{{ {}.Values.x{} }}}}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        );
+        let odd = [
+            "{{ end }}\n{{ end }}\nkind: Application\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ include | x }}\n{{ include | x }}\n  {{ template }}\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ \"한\n국어\" }}\n한: {{ \"\n語\" }}\n",
+            "kind: Application\nspec:\n  destination:\n    server: {{ .Values.x\n",
+            "{{- include \"self\" . | nindent 2 }}\n{{- define \"self\" }}\n{{- include \"self\" . | nindent 2 }}\n{{- end }}\n",
+            "{{- range $i, := .Values.x }}\n{{ $ }}{{ $. }}{{ (. }}{{ ) }}{{ index }}{{ default }}\n",
+            &deep,
+        ];
+        for t in odd {
+            let _ = read(&[("templates/odd.yaml", t)]);
+        }
+        let block: String = (0..20_000)
+            .map(|i| format!("{}- \n", " ".repeat(i % 2)))
+            .collect();
+        let nested = [
+            format!(
+                "kind: AppProject\nspec:\n  destinations: {}{{{{ .Values.x }}}}{}\n",
+                "[".repeat(20_000),
+                "]".repeat(20_000)
+            ),
+            format!(
+                "kind: AppProject\nspec:\n  destinations:\n{}",
+                "  - ".repeat(20_000) + "{{ .Values.x }}\n"
+            ),
+            format!("kind: Application\n{block}"),
+        ];
+        for t in &nested {
+            let _ = read(&[("templates/deep.yaml", t)]);
+        }
+        // Applications naming value files are loaded only when they nest
+        // no deeper than rebind reads.
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("deep.yaml");
+        std::fs::write(
+            &deep,
+            format!("kind: Application\nspec:\n  source:\n    path: x\n    helm:\n      valueFiles: [v.yaml]\n  x: {}{}\n", "[".repeat(20_000), "]".repeat(20_000)),
+        )
+        .unwrap();
+        let ok = dir.path().join("ok.yaml");
+        std::fs::write(
+            &ok,
+            "kind: Application\nspec:\n  source:\n    path: charts/a\n    helm:\n      valueFiles: [v.yaml, $values/x.yaml]\n",
+        )
+        .unwrap();
+        let entries: Vec<Entry> = [deep, ok]
+            .into_iter()
+            .map(|path| Entry {
+                rel: path.to_string_lossy().into_owned(),
+                path,
+                role: crate::discover::walk::Role::Yaml,
+            })
+            .collect();
+        assert_eq!(
+            value_files(entries.into_iter()),
+            [("charts/a".to_string(), vec!["v.yaml".to_string()])]
+        );
+        let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
+        for case in std::fs::read_dir(suite).unwrap() {
+            let Ok(text) = std::fs::read_to_string(case.unwrap().path().join("in.yaml")) else {
+                continue;
+            };
+            let templated = text.replacen(':', ": {{ .Values.a.server }}", 1);
+            let _ = read(&[
+                ("templates/t.yaml", &templated),
+                ("templates/_h.tpl", &text),
+            ]);
+        }
+    }
+
+    #[test]
+    fn element_keys_as_the_table_reads_them() {
+        for (t, k) in [
+            ("'{{.url}}'", "url"),
+            ("{{`'{{.server}}'`}}", "server"),
+            (
+                "'{{ default \"https://kubernetes.default.svc\" .endpoint }}'",
+                "endpoint",
+            ),
+            ("'{{kube-api}}'", "kube-api"),
+            ("'{{ index . \"api-url\" }}'", "api-url"),
+            ("'{{ .values.apiServer }}'", "apiServer"),
+        ] {
+            assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
+        }
+        assert_eq!(element_key("https://k8s.example.org"), None);
+    }
+
+    #[test]
+    fn values_paths_match_indexes_and_map_keys() {
+        let p = ValuesPath(vec![
+            Step::Key("envs".into()),
+            Step::Each,
+            Step::Key("server".into()),
+        ]);
+        let at = |segs: Vec<Seg>| YamlPath(segs);
+        assert!(p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Index(3),
+            Seg::Key("server".into())
+        ])));
+        assert!(p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Key("prod".into()),
+            Seg::Key("server".into())
+        ])));
+        assert!(!p.matches(&at(vec![
+            Seg::Key("envs".into()),
+            Seg::Index(0),
+            Seg::Key("url".into())
+        ])));
+        assert!(!p.matches(&at(vec![Seg::Key("server".into())])));
+        assert_eq!(p.to_string(), "envs[].server");
+    }
+}

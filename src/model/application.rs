@@ -1,0 +1,203 @@
+//! The ArgoCD Application table: how an Application or ApplicationSet
+//! names its sources, destination, sync policy and git generators, read
+//! from a decoded document.
+
+use crate::syntax::yaml::{Node, Value};
+
+/// `spec.source.directory` of a directory source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directory {
+    pub recurse: bool,
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+}
+
+/// One source of an Application (or of an ApplicationSet's template).
+#[derive(Debug, Clone, Default)]
+pub struct Source {
+    pub repo_url: String,
+    pub path: Option<String>,
+    pub target_revision: String,
+    pub chart: Option<String>,
+    pub ref_name: Option<String>,
+    pub directory: Directory,
+    pub value_files: Vec<String>,
+    pub helm: bool,
+    pub kustomize: bool,
+    /// Declared under `feeders:` in `.rebind.yaml`: this repository by
+    /// definition.
+    pub this_repo: bool,
+}
+
+/// An Application or ApplicationSet found in the repository.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// `/`-separated path of its file, relative to the repository root.
+    pub file: String,
+    pub kind: &'static str,
+    pub name: String,
+    pub sources: Vec<Source>,
+    /// Sync policy automated (and not `enabled: false`).
+    pub automated: bool,
+    pub wave: i64,
+    /// An ApplicationSet's git generators.
+    pub git_generators: Vec<GitGenerator>,
+}
+
+impl App {
+    /// `Kind/name`.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.kind, self.name)
+    }
+}
+
+/// One document of a file, read by the shared reader ([`crate::syntax::yaml`]).
+pub struct Manifest<'a> {
+    pub file: &'a str,
+    pub doc: &'a Node,
+}
+
+/// A node of the shared reader's tree, or the absence of one (a key that is
+/// not there): lookups chain without checks at every step.
+#[derive(Clone, Copy)]
+pub struct V<'a>(pub Option<&'a Node>);
+
+impl<'a> V<'a> {
+    pub fn is_badvalue(self) -> bool {
+        self.0.is_none()
+    }
+
+    /// A sequence's items.
+    pub fn as_vec(self) -> Option<Vec<V<'a>>> {
+        match self.0.map(|n| &n.value) {
+            Some(Value::Seq(items)) => Some(items.iter().map(|n| V(Some(n))).collect()),
+            _ => None,
+        }
+    }
+
+    pub fn is_map(self) -> bool {
+        matches!(self.0.map(|n| &n.value), Some(Value::Map(_)))
+    }
+}
+
+pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
+    V(y.0.and_then(|n| n.get(key)))
+}
+
+/// A scalar's value (a YAML null spelled out is no value).
+pub fn text(y: V) -> Option<String> {
+    let v = y.0?.as_str()?;
+    (!matches!(v, "~" | "null" | "Null" | "NULL")).then(|| v.to_string())
+}
+
+pub fn source_of(y: V) -> Source {
+    let dir = s(y, "directory");
+    Source {
+        repo_url: text(s(y, "repoURL")).unwrap_or_default(),
+        path: text(s(y, "path")),
+        target_revision: text(s(y, "targetRevision")).unwrap_or_default(),
+        chart: text(s(y, "chart")),
+        ref_name: text(s(y, "ref")),
+        directory: Directory {
+            recurse: text(s(dir, "recurse")).as_deref() == Some("true"),
+            include: text(s(dir, "include")).filter(|s| !s.is_empty()),
+            exclude: text(s(dir, "exclude")).filter(|s| !s.is_empty()),
+        },
+        value_files: s(s(y, "helm"), "valueFiles")
+            .as_vec()
+            .map(|v| v.into_iter().filter_map(text).collect())
+            .unwrap_or_default(),
+        helm: !s(y, "helm").is_badvalue(),
+        kustomize: !s(y, "kustomize").is_badvalue(),
+        this_repo: false,
+    }
+}
+
+pub fn automated(spec: V) -> bool {
+    let a = s(s(spec, "syncPolicy"), "automated");
+    a.is_map() && text(s(a, "enabled")).as_deref() != Some("false")
+}
+
+/// The Application or ApplicationSet a document is, if it is one.
+pub fn app_of(m: &Manifest) -> Option<App> {
+    let doc = V(Some(m.doc));
+    let kind = match text(s(doc, "kind"))?.as_str() {
+        "Application" => "Application",
+        "ApplicationSet" => "ApplicationSet",
+        _ => return None,
+    };
+    let meta = s(doc, "metadata");
+    let name = text(s(meta, "name")).unwrap_or_default();
+    let wave = text(s(s(meta, "annotations"), "argocd.argoproj.io/sync-wave"))
+        .and_then(|w| w.trim().parse().ok())
+        .unwrap_or(0);
+    let spec = if kind == "Application" {
+        s(doc, "spec")
+    } else {
+        s(s(s(doc, "spec"), "template"), "spec")
+    };
+    let mut sources = Vec::new();
+    if !s(spec, "source").is_badvalue() {
+        sources.push(source_of(s(spec, "source")));
+    }
+    if let Some(list) = s(spec, "sources").as_vec() {
+        sources.extend(list.into_iter().map(source_of));
+    }
+    let mut git_generators = Vec::new();
+    if kind == "ApplicationSet" {
+        collect_git_generators(s(s(doc, "spec"), "generators"), &mut git_generators);
+    }
+    Some(App {
+        file: m.file.to_string(),
+        kind,
+        name,
+        sources,
+        automated: automated(spec),
+        wave,
+        git_generators,
+    })
+}
+
+/// An ApplicationSet's git generator: the files it reads from a
+/// repository at a revision of its own (which may differ from the
+/// template's `targetRevision`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitGenerator {
+    pub repo_url: String,
+    pub revision: String,
+    /// `files[].path` globs (not `directories`: those read no file).
+    pub files: Vec<String>,
+}
+
+/// Git generators, matrix and merge generators' children included.
+pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>) {
+    for g in gens.as_vec().into_iter().flatten() {
+        let git = s(g, "git");
+        if !git.is_badvalue() {
+            out.push(GitGenerator {
+                repo_url: text(s(git, "repoURL")).unwrap_or_default(),
+                revision: text(s(git, "revision")).unwrap_or_default(),
+                files: s(git, "files")
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|f| text(s(f, "path")))
+                    .collect(),
+            });
+        }
+        for nested in ["matrix", "merge"] {
+            collect_git_generators(s(s(g, nested), "generators"), out);
+        }
+    }
+}
+
+/// An Application's destination, for the tier table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Destination {
+    pub resource: String,
+    pub server: Option<String>,
+    pub name: Option<String>,
+    /// Where a templated destination's values come from, when the chart's
+    /// templates were followed (`templates::Followed::destinations`).
+    pub from: Option<String>,
+}

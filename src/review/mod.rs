@@ -1,0 +1,9 @@
+//! What a rebind means beyond its bytes: the whole plan, which
+//! Application deploys each file after the merge, the new cluster's IAM
+//! identity and trust, and the cluster registration.
+
+pub mod feeders;
+pub mod oidc;
+pub mod plan;
+pub mod secret;
+pub mod trust;

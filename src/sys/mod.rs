@@ -1,0 +1,4 @@
+//! The process: signals and threads.
+
+pub mod par;
+pub mod signals;

@@ -1,0 +1,8 @@
+//! Text rules: what a URL, a host and an EKS issuer look like, escapes,
+//! quoting, base64 and the words of messages. No file, no YAML.
+
+pub mod base64;
+pub mod endpoint;
+pub mod issuer;
+pub mod quote;
+pub mod words;

@@ -14,6 +14,7 @@ mod cutover;
 mod diff_apply;
 mod diff_cli;
 mod discovery;
+mod docs_links;
 mod embedded_escapes;
 mod emitted_manifests;
 mod endpoint_cli;

@@ -2,7 +2,7 @@
 //! Every report starts with `schema_version` and `command` and always has the
 //! same fields (`null`/`false` where a field does not apply). Counts are
 //! numbers named `*_count`; lists are named for what they hold.
-//! The README's "JSON output" section documents these shapes.
+//! `docs/json.md` documents these shapes.
 //!
 //! The plan report is also read back (`apply --expect-from-audit` reads a
 //! `diff --format json` audit through [`PlanReport`]), so its strings are
@@ -36,7 +36,7 @@ pub struct OccurrenceJson<'a> {
     pub yaml_path: Option<Str<'a>>,
     pub resource: Option<Str<'a>>,
     pub cluster_position: bool,
-    /// The cluster position's name (see the README's "Endpoint rules").
+    /// The cluster position's name (see `docs/endpoint-rules.md`).
     pub position: Option<Str<'a>>,
     pub shape: Str<'a>,
 }

@@ -239,7 +239,7 @@ impl<'a> Finding<'a> {
     }
 }
 
-/// The process exit code, as documented in the README.
+/// The process exit code, as documented in `docs/commands.md` (Exit codes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Success; nothing pending; clean.

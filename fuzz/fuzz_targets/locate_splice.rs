@@ -8,7 +8,6 @@
 use libfuzzer_sys::fuzz_target;
 use rebind::text::endpoint::Endpoint;
 use rebind::discover::walk::{Entry, Role};
-use rebind::edit::rewrite;
 use rebind::find::inventory::{Inventory, Source};
 use rebind::find::locate;
 

@@ -90,7 +90,7 @@ fn apply_cluster_updates_config_and_manifests_in_one_commit() {
     let d = dir.path();
     git_init_commit(d);
     let before = tree(d);
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args([
             "apply",
             "--cluster",

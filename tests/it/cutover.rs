@@ -74,7 +74,7 @@ impl Area {
     /// [`Area::cutover`] with `TMPDIR` set to `tmp`.
     fn cutover_in(&self, args: &[&str], token: Option<&str>, tmp: &Path) -> Output {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
-        let bin = Path::new(env!("CARGO_BIN_EXE_rebind")).parent().unwrap();
+        let bin = crate::common::binary().parent().unwrap();
         let path = format!(
             "{}:{}:{}",
             self.root.join("stubs").display(),
@@ -853,7 +853,7 @@ fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
     let before = worktree(&repo);
     let describe = |f: &str| identity.join("describe").join(f).display().to_string();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
-    let bin = Path::new(env!("CARGO_BIN_EXE_rebind")).parent().unwrap();
+    let bin = crate::common::binary().parent().unwrap();
     let run = || {
         Command::new("bash")
             .arg(&script)

@@ -27,7 +27,6 @@ use crate::common::{base64, copy_dir};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Corpus folders holding sites, then the folder that must hold none.
 const CATEGORIES: [&str; 8] = [
@@ -147,7 +146,7 @@ fn inventory_sites(scan: &Value) -> Vec<Site> {
 // ---------------------------------------------------------------------------
 
 fn scan() -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args(SCAN_ARGS)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1")
@@ -468,7 +467,7 @@ fn init_declares_the_real_clusters_by_their_names() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&corpus(), dir.path());
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_rebind"))
+        crate::common::command()
             .args(args)
             .current_dir(dir.path())
             .env("NO_COLOR", "1")

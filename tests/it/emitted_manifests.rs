@@ -11,7 +11,7 @@
 
 use crate::common::*;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// Keeps a copy of an emitted manifest for the validation in CI.
@@ -25,7 +25,7 @@ fn keep(name: &str, manifest: &str) {
 /// `rebind secret ARGS` in an empty directory outside any repository, with
 /// `env`; its stdout (exit 0 required).
 fn secret(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .arg("secret")
         .args(args)
         .envs(env.iter().copied())

@@ -219,7 +219,7 @@ fn missing_identity_is_a_clear_error() {
     run(&["add", "-A"]);
     assert!(run(&["commit", "-q", "-m", "initial"]).status.success());
     let before = tree(d);
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args(["apply", "--from", OLD, "--to", NEW, "--yes"])
         .current_dir(d)
         .env("HOME", home.path())

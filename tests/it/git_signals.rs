@@ -79,7 +79,7 @@ fn copy(from: &Path, to: &Path) {
 }
 
 fn command(d: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rebind"));
+    let mut c = crate::common::command();
     c.args(args)
         .current_dir(d)
         .env("NO_COLOR", "1")

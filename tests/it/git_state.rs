@@ -22,7 +22,7 @@ fn git_may_fail(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn rebind_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rebind"));
+    let mut c = crate::common::command();
     c.args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
@@ -396,7 +396,7 @@ fn many(d: &Path, n: usize) {
 }
 
 fn spawn_apply(d: &Path, to: &str) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_rebind"))
+    crate::common::command()
         .args(["apply", "--no-commit", "--yes", "--from", OLD, "--to", to])
         .current_dir(d)
         .env("NO_COLOR", "1")

@@ -4,7 +4,7 @@
 
 use crate::common::*;
 use serde_json::Value;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn json(o: &std::process::Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(o)))
@@ -168,7 +168,7 @@ fn plan_reports_always_have_the_same_fields() {
 #[test]
 fn color_is_chosen_by_flag_and_environment() {
     let run = |args: &[&str], env: &[(&str, &str)]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_rebind"));
+        let mut c = crate::common::command();
         c.args(args)
             .current_dir(fixture())
             .env_remove("NO_COLOR")
@@ -212,7 +212,7 @@ fn quiet_prints_only_errors() {
 
 /// Runs `rebind ARGS` with stdout and stderr opened on `out` and `err`.
 fn run_into(args: &[&str], out: Stdio, err: Stdio) -> Option<i32> {
-    Command::new(env!("CARGO_BIN_EXE_rebind"))
+    crate::common::command()
         .args(args)
         .current_dir(fixture())
         .env("NO_COLOR", "1")

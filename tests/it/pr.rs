@@ -75,7 +75,7 @@ impl Setup {
             "apply", "--from", OLD, "--to", NEW, "--yes", "--push", "origin",
         ];
         args.extend_from_slice(extra);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rebind"));
+        let mut cmd = crate::common::command();
         cmd.args(&args)
             .current_dir(self.dir())
             .env("NO_COLOR", "1")
@@ -550,7 +550,7 @@ fn pr_refusals_write_nothing() {
     // included) is taken as rebind finds it.
     assert_eq!(git(d, &["status", "--porcelain"]), "");
     let before = tree(d);
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args(["apply", "--from", OLD, "--to", NEW, "--yes", "--pr"])
         .current_dir(d)
         .env("PATH", &s.path)
@@ -696,7 +696,7 @@ fn cutover(s: &Setup, pr: &str) -> (Output, tempfile::TempDir) {
         .args([OLD, NEW, "finance-prod-green", "origin"])
         .current_dir(s.dir())
         .env("PATH", path)
-        .env("REBIND", env!("CARGO_BIN_EXE_rebind"))
+        .env("REBIND", crate::common::binary())
         .env("TMPDIR", tmp.path())
         .env("PR", pr)
         .env("NO_COLOR", "1")

@@ -3,14 +3,14 @@
 
 use crate::common::*;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use yaml_rust2::{Yaml, YamlLoader};
 
 const SERVER: &str =
     "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
 
 fn secret(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rebind"));
+    let mut c = crate::common::command();
     c.arg("secret")
         .args(args)
         .current_dir(cwd)
@@ -351,7 +351,7 @@ fn token_never_lands_in_a_git_work_tree() {
         );
     }
     // apply --secret-out writes the placeholder; no file in the work tree holds the token.
-    let out = Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args([
             "apply",
             "--from",

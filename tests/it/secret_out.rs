@@ -117,7 +117,7 @@ fn a_bad_secret_flag_stops_apply_before_anything_is_written() {
     // A real token may not go into the work tree: refused before the rewrite.
     let repo = repo_without_registration();
     let before = tree(repo.path());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rebind"))
+    let out = crate::common::command()
         .args([
             "apply",
             "--from",

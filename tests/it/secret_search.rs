@@ -5,10 +5,10 @@
 
 use crate::common::*;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn secret(cwd: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_rebind"))
+    crate::common::command()
         .arg("secret")
         .args(args)
         .current_dir(cwd)

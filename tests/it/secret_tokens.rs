@@ -7,12 +7,12 @@
 use crate::common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 const TOKEN: &str = "s3cr3t-token-value";
 
 fn secret(cwd: &Path, args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rebind"));
+    let mut c = crate::common::command();
     c.arg("secret")
         .args(["--name", "finance-prod-green", "--server", NEW])
         .args(args)

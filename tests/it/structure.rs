@@ -392,3 +392,21 @@ fn a_function_over_the_limit_is_found() {
         [("long".to_string(), MAX_LINES + 1), ("fits".to_string(), 2)]
     );
 }
+
+#[test]
+fn tests_start_the_binary_only_through_the_common_builder() {
+    // One builder (`common::command`, `common::rebind`, `common::binary`)
+    // knows how a test runs rebind; a test that builds its own command
+    // drifts from it (colour, stdin).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let needle = concat!("CARGO_BIN_EXE", "_rebind");
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| !f.ends_with("common/mod.rs"))
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains(needle))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(found.is_empty(), "use common::command() instead: {found:?}");
+}

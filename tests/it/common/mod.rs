@@ -44,9 +44,23 @@ pub fn temp_fixture() -> tempfile::TempDir {
     dir
 }
 
+/// The `rebind` binary under test (for a `PATH` or a script that runs it).
+pub fn binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_rebind"))
+}
+
+/// The one way a test starts the `rebind` binary: no colour (`NO_COLOR=1`)
+/// and no stdin, which a test may override (`env_remove`, `stdin`) before
+/// adding its arguments, directory and pipes.
+pub fn command() -> Command {
+    let mut c = Command::new(binary());
+    c.env("NO_COLOR", "1").stdin(Stdio::null());
+    c
+}
+
 /// Runs `rebind ARGS` in `cwd` with no stdin and no colour.
 pub fn rebind(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rebind"))
+    command()
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")

@@ -1,7 +1,7 @@
 //! The `rebind` binary: parses and resolves the command line, runs the
 //! command through the library, and hands its outcome to
 //! [`rebind::output::conclude`], which renders a failure and maps the exit
-//! code (see [`rebind::output::Exit`]).
+//! code, signals included (see [`rebind::output::Exit`]).
 
 mod cli;
 
@@ -35,21 +35,7 @@ fn main() -> ExitCode {
         return ExitCode::from(Exit::Error.code());
     }
     let outcome = cli::run(run.command, &mut sink);
-    // A signal stopped the run: rendered as any failure, but the exit code
-    // is 128 + the signal's number, as shells expect.
-    let interrupted = match &outcome {
-        Err(f) => f
-            .error
-            .chain()
-            .find_map(|c| c.downcast_ref::<rebind::sys::signals::Interrupted>())
-            .copied(),
-        Ok(_) => None,
-    };
-    let exit = conclude(&mut sink, run.name, run.format, outcome);
-    match interrupted {
-        Some(i) => ExitCode::from(i.exit_code()),
-        None => ExitCode::from(exit.code()),
-    }
+    ExitCode::from(conclude(&mut sink, run.name, run.format, outcome))
 }
 
 /// What the signal thread says, on stderr; a closed or full stderr (the

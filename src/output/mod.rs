@@ -297,11 +297,24 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 /// What a command returns: how it ended, or why it failed.
 pub type Outcome = Result<Exit, Failure>;
 
-/// The one place an outcome becomes an exit code and, on failure, an error:
-/// `error: ...` on stderr, and with `--format json` a JSON error report on
-/// stdout unless the command's own report is already there. Then stdout is
-/// flushed; a failure to write it fails the run.
-pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> Exit {
+/// The one place an outcome becomes the process's exit code and, on
+/// failure, an error: `error: ...` on stderr, and with `--format json` a JSON
+/// error report on stdout unless the command's own report is already there.
+/// Then stdout is flushed; a failure to write it fails the run. A run a
+/// signal stopped is rendered as any failure, but exits `128 + signal`, as
+/// shells expect.
+pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> u8 {
+    let interrupted = outcome.as_ref().err().and_then(|f| {
+        f.error
+            .chain()
+            .find_map(|c| c.downcast_ref::<crate::sys::signals::Interrupted>())
+            .copied()
+    });
+    let exit = concluded_exit(sink, command, format, outcome);
+    interrupted.map_or(exit.code(), |i| i.exit_code())
+}
+
+fn concluded_exit(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> Exit {
     let exit = match outcome {
         Ok(exit) => exit,
         Err(f) => {
@@ -640,8 +653,28 @@ mod tests {
         let (out, err) = (Shared::default(), Shared::default());
         let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
         sink.out(before);
-        let exit = conclude(&mut sink, "diff", format, outcome);
+        let exit = concluded_exit(&mut sink, "diff", format, outcome);
         (exit, out.text(), err.text())
+    }
+
+    #[test]
+    fn a_signal_exits_128_plus_its_number_after_the_error_is_said() {
+        let (out, err) = (Shared::default(), Shared::default());
+        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
+        let stopped =
+            anyhow::Error::new(crate::sys::signals::Interrupted(15)).context("nothing written");
+        let code = conclude(&mut sink, "apply", Format::Text, Err(stopped.into()));
+        assert_eq!(code, 143);
+        assert!(
+            err.text().starts_with("error: nothing written"),
+            "{}",
+            err.text()
+        );
+        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
+        assert_eq!(
+            conclude(&mut sink, "diff", Format::Text, Ok(Exit::Pending)),
+            1
+        );
     }
 
     #[test]

@@ -84,10 +84,10 @@ pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
     V(y.0.and_then(|n| n.get(key)))
 }
 
-/// A scalar's value (a YAML null spelled out is no value).
+/// A scalar's value (YAML's null is no value: [`Node::is_null`]).
 pub fn text(y: V) -> Option<String> {
-    let v = y.0?.as_str()?;
-    (!matches!(v, "~" | "null" | "Null" | "NULL")).then(|| v.to_string())
+    let node = y.0.filter(|n| !n.is_null())?;
+    node.as_str().map(str::to_string)
 }
 
 pub fn source_of(y: V) -> Source {

@@ -372,11 +372,6 @@ fn no_duplicates(node: &Node, path: &Path, top: bool, clusters: bool) -> Result<
     }
 }
 
-/// Whether a scalar is YAML's null (an empty value).
-fn is_null(node: &Node) -> bool {
-    matches!(&node.value, Value::Scalar(s, TScalarStyle::Plain) if s.is_empty() || s == "~" || s == "null")
-}
-
 /// Parses config text; `path` names it in errors.
 pub fn parse(path: &Path, text: &str) -> Result<Config> {
     let p = path.display();
@@ -401,7 +396,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     let (include, exclude) = (list("include")?, list("exclude")?);
     let root_setting = root_setting(&root, path)?;
     let mut clusters = Vec::new();
-    if let Some(cs) = root.get("clusters").filter(|cs| !is_null(cs)) {
+    if let Some(cs) = root.get("clusters").filter(|cs| !cs.is_null()) {
         let Value::Map(pairs) = &cs.value else {
             bail!(
                 "{p}:{}: clusters: expected a mapping of cluster names",
@@ -414,7 +409,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     }
     endpoints_distinct(&clusters, path)?;
     issuers_distinct(&clusters, path)?;
-    let feeders = match root.get("feeders").filter(|f| !is_null(f)) {
+    let feeders = match root.get("feeders").filter(|f| !f.is_null()) {
         Some(f) => declared_feeders(f, path)?,
         None => Vec::new(),
     };
@@ -450,7 +445,7 @@ fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
                 None => Ok(None),
                 Some(n) => n
                     .as_str()
-                    .filter(|_| !is_null(n))
+                    .filter(|_| !n.is_null())
                     .map(|s| Some(s.to_string()))
                     .ok_or_else(|| {
                         anyhow!(

@@ -203,6 +203,23 @@ fn env_path(var: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// Where the repository holding `path` lives, as git finds it from `path`
+/// alone (no `GIT_DIR`): its work tree, or its git directory when it is
+/// bare. `None` outside any. For questions about a place (is a file inside
+/// a repository?); [`open`] is for working in one.
+pub fn enclosing(path: &Path) -> Option<PathBuf> {
+    let repo = Repository::discover(path).ok()?;
+    // Without the trailing `/` git2 gives it.
+    Some(repo.workdir().unwrap_or(repo.path()).components().collect())
+}
+
+/// The work tree of the repository holding `path` (`None` outside any, or
+/// for a bare repository).
+pub fn enclosing_work_tree(path: &Path) -> Option<PathBuf> {
+    let repo = Repository::discover(path).ok()?;
+    repo.workdir().map(|w| w.components().collect())
+}
+
 /// Opens the repository holding `path`, or `None` when it is in none. Like
 /// git, `GIT_DIR` names the repository (then the work tree is `GIT_WORK_TREE`,
 /// else `core.worktree`, else the current directory) and `GIT_WORK_TREE`

@@ -415,7 +415,7 @@ pub fn read_describe(flag: &str, path: &std::path::Path) -> anyhow::Result<Descr
 pub fn endpoint_id(endpoint: &str) -> Option<String> {
     let host = endpoint.strip_prefix("https://").unwrap_or(endpoint);
     let first = host.split(['.', '/', ':']).next()?;
-    (first.len() == 32 && first.bytes().all(|b| b.is_ascii_hexdigit()) && host.contains(".eks."))
+    (crate::text::endpoint::is_eks_id(first) && host.contains(".eks."))
         .then(|| first.to_ascii_uppercase())
 }
 

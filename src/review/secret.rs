@@ -20,6 +20,9 @@ use crate::edit::write;
 use crate::model::positions;
 use crate::syntax::yaml::{Node, Value};
 use crate::text::base64::decode as decode_base64;
+use crate::text::dns::{
+    is_dns_label, is_dns_subdomain, is_hostname, is_label_value, is_qualified_name,
+};
 use crate::text::endpoint::Endpoint;
 use crate::text::quote::scalar;
 use anyhow::{bail, Context, Result};
@@ -417,61 +420,6 @@ pub fn validate_server(server: &str) -> Result<()> {
     Ok(())
 }
 
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most `max` bytes.
-fn is_label_of(s: &str, max: usize) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= max
-        && b.iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-/// Kubernetes' DNS-1123 label (namespaces).
-pub fn is_dns_label(s: &str) -> bool {
-    is_label_of(s, 63)
-}
-
-/// Kubernetes' DNS-1123 subdomain (object names, label key prefixes).
-pub fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(|l| is_label_of(l, 253))
-}
-
-/// A DNS host name, any case (SNI).
-fn is_hostname(s: &str) -> bool {
-    s.len() <= 253
-        && s.split('.').all(|l| {
-            let l = l.to_ascii_lowercase();
-            is_label_of(&l, 63)
-        })
-}
-
-/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`, at most 63: a label key's name, a label value.
-fn is_qualified_part(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
-}
-
-/// A label or annotation key: `[prefix/]name`, prefix a DNS-1123 subdomain.
-pub fn is_qualified_name(key: &str) -> bool {
-    match key.split('/').collect::<Vec<_>>().as_slice() {
-        [name] => is_qualified_part(name),
-        [prefix, name] => is_dns_subdomain(prefix) && is_qualified_part(name),
-        _ => false,
-    }
-}
-
-/// A label value: empty, or a qualified name part.
-pub fn is_label_value(v: &str) -> bool {
-    v.is_empty() || is_qualified_part(v)
-}
-
 /// EKS: `^[0-9A-Za-z][A-Za-z0-9\-_]*$`, 1 to 100.
 fn is_eks_cluster_name(s: &str) -> bool {
     let b = s.as_bytes();
@@ -773,9 +721,7 @@ pub fn enclosing_repository(dir: &Path) -> Option<PathBuf> {
         }
     }
     // A bare repository, or one git finds some other way.
-    git2::Repository::discover(dir)
-        .ok()
-        .map(|r| r.workdir().unwrap_or(r.path()).to_path_buf())
+    crate::repo::git::enclosing(dir)
 }
 
 /// Checks that a manifest may be written at `path` ([`write::check_output`]:
@@ -865,9 +811,7 @@ pub struct Search {
 /// Where the duplicate search walks from `start` by default: the enclosing
 /// git work tree, or `None` outside any.
 pub fn search_root(start: &Path) -> Option<PathBuf> {
-    let repo = git2::Repository::discover(start).ok()?;
-    // Without the trailing `/` git2 gives it.
-    repo.workdir().map(|w| w.components().collect())
+    crate::repo::git::enclosing_work_tree(start)
 }
 
 /// What to print on stderr before emitting `spec`: notes on files that

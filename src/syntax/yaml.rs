@@ -505,6 +505,14 @@ pub enum Value {
 }
 
 impl Node {
+    /// Whether the node is YAML's null: a plain scalar that is empty, `~`,
+    /// `null`, `Null` or `NULL` (the core schema; JSON's `null` reads the
+    /// same). A quoted `"null"` is the string. The one null rule.
+    pub fn is_null(&self) -> bool {
+        matches!(&self.value, Value::Scalar(s, TScalarStyle::Plain)
+            if matches!(s.as_str(), "" | "~" | "null" | "Null" | "NULL"))
+    }
+
     /// The scalar's decoded value.
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {

@@ -86,7 +86,7 @@ impl Endpoint {
         let host = &s[a.host.clone()];
         // What a rebind writes must be a name DNS can hold (or an IP address).
         if matches!(flag, "--to" | "--server") && !host.starts_with('[') {
-            if let Err(why) = check_dns_name(host) {
+            if let Err(why) = crate::text::dns::check_dns_name(host) {
                 bail!("{flag} {s:?}: {host:?} is not a valid DNS name or IP address: {why}");
             }
         }
@@ -138,40 +138,6 @@ impl Endpoint {
     pub fn shape(&self) -> Shape {
         shape_at(&self.host, self.port, &self.path)
     }
-}
-
-/// Why `host` is not a name DNS can hold (RFC 1035/1123): letters, digits
-/// and `-` in labels of 1-63 characters that neither start nor end with `-`,
-/// 253 characters in all; a name whose last label is all digits must be an
-/// IPv4 address.
-fn check_dns_name(host: &str) -> std::result::Result<(), String> {
-    if host.len() > 253 {
-        return Err(format!("{} characters, DNS allows 253", host.len()));
-    }
-    for label in host.split('.') {
-        if label.is_empty() || label.len() > 63 {
-            return Err(format!(
-                "the label {label:?} has {} characters, DNS allows 1-63",
-                label.len()
-            ));
-        }
-        if let Some(c) = label
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
-        {
-            return Err(format!(
-                "the label {label:?} holds {c:?}; a host name holds only letters, digits and '-'"
-            ));
-        }
-        if label.starts_with('-') || label.ends_with('-') {
-            return Err(format!("the label {label:?} starts or ends with '-'"));
-        }
-    }
-    let last = host.rsplit('.').next().unwrap_or(host);
-    if last.bytes().all(|b| b.is_ascii_digit()) && host.parse::<Ipv4Addr>().is_err() {
-        return Err("it reads as an IPv4 address but is not one".into());
-    }
-    Ok(())
 }
 
 /// Whether `s` starts with `https://` (any case).
@@ -378,6 +344,12 @@ impl Prefilter {
     }
 }
 
+/// An EKS endpoint's cluster id: the first label of its host, 32 hex digits
+/// (`https://<ID>.gr7.<region>.eks.amazonaws.com`). The one place that rule lives.
+pub fn is_eks_id(label: &str) -> bool {
+    label.len() == 32 && label.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// Classifies a host (case-insensitive) by its name alone; see [`shape_at`] for
 /// the shapes that also need the port or the path (OpenShift, Rancher).
 pub fn shape(host: &str) -> Shape {
@@ -387,8 +359,7 @@ pub fn shape(host: &str) -> Shape {
     }
     let labels = host.split('.').count();
     let first = host.split('.').next().unwrap_or("");
-    let eks_id = first.len() == 32 && first.bytes().all(|b| b.is_ascii_hexdigit());
-    if eks_id && labels >= 5 && EKS_SUFFIXES.iter().any(|s| ends_with_ci(host, s)) {
+    if is_eks_id(first) && labels >= 5 && EKS_SUFFIXES.iter().any(|s| ends_with_ci(host, s)) {
         return Shape::Eks;
     }
     // `<name>-<hash>.hcp.<region>.azmk8s.io`, `<name>.privatelink.<region>.azmk8s.io`, ...

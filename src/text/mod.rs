@@ -2,6 +2,7 @@
 //! quoting, base64 and the words of messages. No file, no YAML.
 
 pub mod base64;
+pub mod dns;
 pub mod endpoint;
 pub mod issuer;
 pub mod quote;

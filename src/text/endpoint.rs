@@ -199,6 +199,43 @@ const EKS_SUFFIXES: [&str; 4] = [
 const AKS_SUFFIX: &str = ".azmk8s.io";
 const GKE_SUFFIX: &str = ".gke.goog";
 
+/// A managed Kubernetes service's API host, recognised by its name alone:
+/// one of its suffixes (any case), at least `min_labels` labels, and a
+/// first label that `first` accepts.
+struct HostShape {
+    shape: Shape,
+    suffixes: &'static [&'static str],
+    min_labels: usize,
+    first: fn(&str) -> bool,
+}
+
+/// The host shapes, tried in order (a new managed service is a row; test it
+/// in `tests/it/endpoint_props.rs`). OpenShift and Rancher need the port or
+/// the path: [`shape_at`].
+const HOST_SHAPES: [HostShape; 3] = [
+    // `<32 hex>.<cell>.<region>.eks.amazonaws.com`, the China and dual-stack forms.
+    HostShape {
+        shape: Shape::Eks,
+        suffixes: &EKS_SUFFIXES,
+        min_labels: 5,
+        first: is_eks_id,
+    },
+    // `<name>-<hash>.hcp.<region>.azmk8s.io`, `<name>.privatelink.<region>.azmk8s.io`, ...
+    HostShape {
+        shape: Shape::Aks,
+        suffixes: &[AKS_SUFFIX],
+        min_labels: 4,
+        first: |_| true,
+    },
+    // `<anything>.gke.goog`.
+    HostShape {
+        shape: Shape::Gke,
+        suffixes: &[GKE_SUFFIX],
+        min_labels: 3,
+        first: |l| !l.is_empty(),
+    },
+];
+
 /// Suffixes whose bare-host occurrences are found without `--from`.
 static MANAGED_SUFFIXES: [Needle; 6] = [
     Needle::new(".eks.amazonaws.com"),
@@ -359,17 +396,14 @@ pub fn shape(host: &str) -> Shape {
     }
     let labels = host.split('.').count();
     let first = host.split('.').next().unwrap_or("");
-    if is_eks_id(first) && labels >= 5 && EKS_SUFFIXES.iter().any(|s| ends_with_ci(host, s)) {
-        return Shape::Eks;
-    }
-    // `<name>-<hash>.hcp.<region>.azmk8s.io`, `<name>.privatelink.<region>.azmk8s.io`, ...
-    if ends_with_ci(host, AKS_SUFFIX) && labels >= 4 {
-        return Shape::Aks;
-    }
-    if ends_with_ci(host, GKE_SUFFIX) && host.len() > GKE_SUFFIX.len() {
-        return Shape::Gke;
-    }
-    Shape::Other
+    HOST_SHAPES
+        .iter()
+        .find(|h| {
+            labels >= h.min_labels
+                && (h.first)(first)
+                && h.suffixes.iter().any(|s| ends_with_ci(host, s))
+        })
+        .map_or(Shape::Other, |h| h.shape)
 }
 
 /// `s` ends with the lower-case `suffix`, ignoring ASCII case.
@@ -1459,6 +1493,34 @@ pub fn splice_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_host_shape_has_a_positive_and_a_negative_example() {
+        let id = "0123456789ABCDEF0123456789ABCDEF";
+        let examples = [
+            (
+                Shape::Eks,
+                format!("{id}.gr7.ap-northeast-2.eks.amazonaws.com"),
+                format!("{id}x.gr7.ap-northeast-2.eks.amazonaws.com"),
+            ),
+            (
+                Shape::Aks,
+                "prod-ab12cd34.hcp.westeurope.azmk8s.io".to_string(),
+                "hcp.azmk8s.io".to_string(),
+            ),
+            (
+                Shape::Gke,
+                "cluster-1.gke.goog".to_string(),
+                ".gke.goog".to_string(),
+            ),
+        ];
+        assert_eq!(examples.len(), HOST_SHAPES.len(), "a row without examples");
+        for (want, yes, no) in examples {
+            assert_eq!(shape(&yes), want, "{yes}");
+            assert_eq!(shape(&yes.to_ascii_uppercase()), want, "{yes}, upper case");
+            assert_eq!(shape(&no), Shape::Other, "{no}");
+        }
+    }
 
     /// Every managed-cluster suffix, written as a bare host (no URL in the
     /// file), lets the file through the first look, in any case; a file

@@ -10,6 +10,7 @@ use crate::find::locate::{self, Encoding, Kind, Occurrence};
 use crate::find::proof::Proof;
 use crate::syntax::yaml::{parsed_text, template_actions, Events};
 use crate::text::endpoint::{self, Endpoint};
+use crate::text::splice::{self, Op};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
@@ -356,20 +357,17 @@ fn expected_base64(
 /// exactly the planned ranges rebound (an endpoint that locate reports as a
 /// mention stays as it is); without ranges, every occurrence of `from`.
 fn expected_value(value: &str, planned: &[&Occurrence], from: &Endpoint, to: &Endpoint) -> String {
-    let mut spans: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut ops = Vec::new();
     for o in planned {
         let f = o.escaped.as_ref().map_or(&o.found, |e| &e.found);
         match &o.value_range {
-            Some(r) if value.get(r.clone()).is_some() => spans.push((r.clone(), f.replacement(to))),
+            Some(r) if value.get(r.clone()).is_some() => {
+                ops.push(Op::replace(r.clone(), f.replacement(to)))
+            }
             _ => return endpoint::rewrite_value(value, from, to),
         }
     }
-    spans.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-    let mut out = value.to_string();
-    for (r, new) in spans {
-        out.replace_range(r, &new);
-    }
-    out
+    splice::apply(value, &ops).unwrap_or_else(|_| endpoint::rewrite_value(value, from, to))
 }
 
 /// Parses the spliced text again and checks that every planned scalar now

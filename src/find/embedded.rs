@@ -18,6 +18,7 @@
 use crate::model::positions::{self, Context, Position, Seg, YamlPath};
 use crate::syntax::yaml::{Events, Stack};
 use crate::text::endpoint::Found;
+use crate::text::splice::{self, Op};
 use std::collections::HashMap;
 use yaml_rust2::parser::Event;
 
@@ -442,15 +443,12 @@ pub fn rebind_base64(
     let chunks: Vec<&str> = body.split_ascii_whitespace().collect();
     let (bytes, wrap) =
         crate::text::base64::decode_wrapped(&chunks.join("\n")).ok_or(NOT_REENCODABLE)?;
-    let mut decoded = String::from_utf8(bytes).map_err(|_| NOT_REENCODABLE)?;
-    let mut edits = edits.to_vec();
-    edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
-    for (r, new) in edits {
-        if decoded.get(r.clone()).is_none() {
-            return Err(NOT_REENCODABLE);
-        }
-        decoded.replace_range(r, &new);
-    }
+    let decoded = String::from_utf8(bytes).map_err(|_| NOT_REENCODABLE)?;
+    let ops: Vec<Op> = edits
+        .iter()
+        .map(|(r, new)| Op::replace(r.clone(), new.as_str()))
+        .collect();
+    let decoded = splice::apply(&decoded, &ops).map_err(|_| NOT_REENCODABLE)?;
     let sep = raw_separator(body).unwrap_or("\n");
     Ok(wrap.apply(&base64_encode(&decoded), sep))
 }

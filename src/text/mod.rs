@@ -6,4 +6,5 @@ pub mod dns;
 pub mod endpoint;
 pub mod issuer;
 pub mod quote;
+pub mod splice;
 pub mod words;

@@ -331,13 +331,77 @@ fn check_json_and_sarif() {
     assert_eq!(stale["level"], "error");
 }
 
-/// Runs the real pre-commit framework with this repository as the hook repo.
-/// Slow (pre-commit builds rebind with `cargo install`); `.ci/run` runs it.
+/// Runs the real pre-commit framework with this repository as the hook repo:
+/// the `language: rust` hook, built from source. Slow (pre-commit builds
+/// rebind with `cargo install`, a release build), so `.ci/run` does not run
+/// it; the release checklist does (docs/release.md).
 #[test]
-#[ignore = "needs pre-commit and a release build; run by .ci/run"]
+#[ignore = "needs pre-commit and a release build from source; run by the release checklist"]
 fn pre_commit_hook_blocks_a_retired_endpoint() {
     let project = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rev = git(project, &["rev-parse", "HEAD"]).trim().to_string();
+    pre_commit_blocks_a_retired_endpoint(project, &rev, &[]);
+}
+
+/// The toolchain-free hook: `pre-commit-mirror/` published as a hook
+/// repository (`language: python`, depends on the kube-rebind wheel), run by
+/// the real pre-commit framework with no cargo, rustc or rustup on PATH and
+/// pip offline: it finds the wheel in the folders of `REBIND_WHEEL_LINKS`
+/// (space-separated; the built wheel and a setuptools wheel for the mirror's
+/// empty package). `.ci/wheel-check` runs it; prints the hook's install time.
+#[test]
+#[ignore = "needs pre-commit and the built wheel; run by .ci/wheel-check"]
+fn pre_commit_python_hook_blocks_a_retired_endpoint() {
+    let links = std::env::var("REBIND_WHEEL_LINKS")
+        .expect("REBIND_WHEEL_LINKS: the folders holding the kube-rebind wheel (.ci/wheel-check)");
+    let version = env!("CARGO_PKG_VERSION");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("pre-commit-mirror");
+    let pyproject = std::fs::read_to_string(source.join("pyproject.toml")).unwrap();
+    assert!(
+        pyproject.contains(&format!("\"kube-rebind=={version}\"")),
+        "pre-commit-mirror/pyproject.toml must pin kube-rebind=={version}"
+    );
+    // The mirror as its own repository, tagged like a release of it.
+    let mirror = tempfile::tempdir().unwrap();
+    for name in [".pre-commit-hooks.yaml", "pyproject.toml", "README.md"] {
+        std::fs::copy(source.join(name), mirror.path().join(name)).unwrap();
+    }
+    git_init_commit(mirror.path());
+    let tag = format!("v{version}");
+    git(mirror.path(), &["tag", &tag]);
+    // PATH without any folder that has a Rust toolchain command in it.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).filter(|d| {
+        !["cargo", "rustc", "rustup"]
+            .iter()
+            .any(|tool| d.join(tool).exists())
+    });
+    let path = std::env::join_paths(dirs).unwrap();
+    let cargo = Command::new("cargo")
+        .arg("--version")
+        .env("PATH", &path)
+        .output();
+    assert!(cargo.is_err(), "cargo is still on the hook's PATH");
+    let env = [
+        ("PATH", path),
+        ("PIP_NO_INDEX", "1".into()),
+        ("PIP_FIND_LINKS", links.into()),
+        // No pip configuration file may add an index or other links.
+        ("PIP_CONFIG_FILE", "/dev/null".into()),
+    ];
+    pre_commit_blocks_a_retired_endpoint(mirror.path(), &tag, &env);
+}
+
+/// The real pre-commit framework in a GitOps repository after the cutover,
+/// with the `rebind-check` hook of `hook_repo` at `rev`: a staged retired
+/// endpoint fails the commit with its finding, the fixed file commits. `env`
+/// is set for every command. Prints how long `pre-commit install-hooks` (the
+/// hook's installation) took.
+fn pre_commit_blocks_a_retired_endpoint(
+    hook_repo: &Path,
+    rev: &str,
+    env: &[(&str, std::ffi::OsString)],
+) {
     let dir = after_cutover();
     let d = dir.path();
     let home = tempfile::tempdir().unwrap();
@@ -345,7 +409,7 @@ fn pre_commit_hook_blocks_a_retired_endpoint() {
         d.join(".pre-commit-config.yaml"),
         format!(
             "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: rebind-check\n",
-            project.display()
+            hook_repo.display()
         ),
     )
     .unwrap();
@@ -358,8 +422,16 @@ fn pre_commit_hook_blocks_a_retired_endpoint() {
             .env("GIT_AUTHOR_EMAIL", "t@rebind.invalid")
             .env("GIT_COMMITTER_NAME", "T")
             .env("GIT_COMMITTER_EMAIL", "t@rebind.invalid")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .output()
             .unwrap()
+    };
+    let text = |out: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     };
     assert!(run(&["git", "init", "-q", "-b", "main"]).status.success());
     assert!(run(&["git", "add", "-A"]).status.success());
@@ -367,32 +439,31 @@ fn pre_commit_hook_blocks_a_retired_endpoint() {
         .status
         .success());
     let install = run(&["pre-commit", "install"]);
-    assert!(
-        install.status.success(),
-        "{}",
-        String::from_utf8_lossy(&install.stderr)
+    assert!(install.status.success(), "{}", text(&install));
+    let started = std::time::Instant::now();
+    let hooks = run(&["pre-commit", "install-hooks"]);
+    assert!(hooks.status.success(), "{}", text(&hooks));
+    println!(
+        "pre-commit install-hooks ({}): {:.1} s",
+        hook_repo.display(),
+        started.elapsed().as_secs_f64()
     );
     let stale = format!("kind: Application\nspec:\n  destination:\n    server: {OLD}\n");
     std::fs::write(d.join("apps/stale.yaml"), &stale).unwrap();
     assert!(run(&["git", "add", "apps/stale.yaml"]).status.success());
     let commit = run(&["git", "commit", "-m", "copy-paste from an old branch"]);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&commit.stdout),
-        String::from_utf8_lossy(&commit.stderr)
-    );
-    assert!(!commit.status.success(), "the commit must fail: {text}");
     assert!(
-        text.contains("apps/stale.yaml:4:13: retired endpoint"),
-        "{text}"
+        !commit.status.success(),
+        "the commit must fail: {}",
+        text(&commit)
+    );
+    assert!(
+        text(&commit).contains("apps/stale.yaml:4:13: retired endpoint"),
+        "{}",
+        text(&commit)
     );
     std::fs::write(d.join("apps/stale.yaml"), stale.replace(OLD, NEW)).unwrap();
     assert!(run(&["git", "add", "apps/stale.yaml"]).status.success());
     let commit = run(&["git", "commit", "-m", "fixed"]);
-    assert!(
-        commit.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&commit.stdout),
-        String::from_utf8_lossy(&commit.stderr)
-    );
+    assert!(commit.status.success(), "{}", text(&commit));
 }

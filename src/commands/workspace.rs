@@ -343,7 +343,9 @@ fn identity_gaps(ctx: &Ctx) -> Vec<String> {
                     "repository {}: {} ({}) trusts only the old OIDC issuer {}: the new cluster's pods would be denied; run `rebind identity --describe-from OLD.json --describe-to NEW.json --trust add --yes` there and merge it first",
                     ctx.name(e),
                     role.rel,
-                    role.resource.as_deref().unwrap_or(&role.at),
+                    role.resource
+                        .clone()
+                        .unwrap_or_else(|| format!("statement {}", role.statements.join(", "))),
                     report.old.url()
                 ));
             }
@@ -839,10 +841,43 @@ fn finish(ctx: &Ctx, sink: &mut Sink, as_json: bool, stopped: Result<(), Failure
     } else {
         sink.say(&render::text_table(&report));
     }
-    stopped?;
+    if let Err(mut f) = stopped {
+        if f.exit == Exit::AfterCommit {
+            f.error = anyhow!("{}", left_message(ctx, &report, &f));
+        }
+        return Err(f);
+    }
     Ok(if report.status == "done" {
         Exit::Ok
     } else {
         Exit::Pending
     })
+}
+
+/// A failure after writes, with what is done and what is left, and how
+/// to go on.
+fn left_message(ctx: &Ctx, report: &Report, f: &Failure) -> String {
+    let done: Vec<&str> = report
+        .repos
+        .iter()
+        .filter(|r| {
+            !report
+                .left
+                .iter()
+                .any(|l| l.starts_with(&format!("{}: ", r.name)))
+        })
+        .map(|r| r.name.as_str())
+        .collect();
+    let again = match ctx.action {
+        Action::Rollback => "rollback",
+        _ => "apply",
+    };
+    format!(
+        "{:#}\ndone: {}\nleft:\n  {}\nthe ledger {} records what was done: fix the cause and run `rebind workspace {again} {}` again; it resumes there and repeats nothing",
+        f.error,
+        if done.is_empty() { "none".to_string() } else { done.join(", ") },
+        report.left.join("\n  "),
+        ctx.ledger_path.display(),
+        ctx.ws.path.display()
+    )
 }

@@ -78,7 +78,7 @@ fn state_words(r: &RepoRow) -> String {
     let base = match r.state.as_str() {
         "pending" => "not started".to_string(),
         "nothing_to_change" => "nothing to change".to_string(),
-        "committed" => "committed, not pushed".to_string(),
+        "committed" => "committed".to_string(),
         "pushed" => "pushed".to_string(),
         "pr_open" => "open".to_string(),
         "merged" => "merged".to_string(),

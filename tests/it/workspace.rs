@@ -9,7 +9,7 @@
 #![cfg(unix)]
 
 use crate::common::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const FORWARD: &str = "rebind/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a";
@@ -368,6 +368,8 @@ fn a_push_failure_in_the_second_then_a_rerun_finishes_without_repeating_the_firs
     let (code, v, err) = t.apply("apply");
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("repository gitops"), "{err}");
+    assert!(err.contains("\ndone: tf\nleft:\n  gitops: "), "{err}");
+    assert!(err.contains("\n  values: pending\n"), "{err}");
     assert_eq!(v["status"], "failed_after_write");
     assert_eq!(
         states(&v)[..2],
@@ -511,4 +513,56 @@ fn the_workspace_file_is_strict_and_a_cycle_is_named() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn the_identity_coverage_is_checked_across_every_repository() {
+    // The trust lives in tf, the endpoints in all three: the preflight
+    // reads every repository's roles against the two clusters' issuers.
+    let identity = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/identity");
+    let describe = |f: &str| identity.join("describe").join(f).display().to_string();
+    let change = format!(
+        "  describe_from: {}\n  describe_to: {}\n",
+        describe("old.json"),
+        describe("new.json")
+    );
+    let t = Team::new(&change, ["", "", ""]);
+    let tf = t.dir("tf");
+    std::fs::create_dir_all(tf.join("iam")).unwrap();
+    std::fs::copy(
+        identity.join("iam/karpenter-trust.json"),
+        tf.join("iam/trust.json"),
+    )
+    .unwrap();
+    git(&tf, &["add", "-A"]);
+    git(&tf, &["commit", "-qm", "irsa"]);
+    let out = t.workspace(&["plan"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("repository tf: tf/iam/trust.json (statement KarpenterIRSA)")
+            && err.contains("trusts only the old OIDC issuer"),
+        "{err}"
+    );
+    // Once tf's role trusts the new issuer too, the plan is clean.
+    let o = rebind(
+        &tf,
+        &[
+            "identity",
+            "--describe-from",
+            &describe("old.json"),
+            "--describe-to",
+            &describe("new.json"),
+            "--trust",
+            "add",
+            "--yes",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    git(&tf, &["commit", "-qam", "trust the new issuer"]);
+    let out = t.workspace(&["plan", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "pending");
+    assert_eq!(v["repos"][0]["plan"]["change_count"], 1);
 }

@@ -308,6 +308,11 @@ fn preflight_one(ctx: &mut Ctx, i: usize) -> Result<()> {
         checkout::reachable(&co.workdir, remote)
             .map_err(|err| anyhow!("--push {remote}: the remote does not answer: {err:#}"))?;
     }
+    if on_recorded {
+        // Its files are rebound on this branch: the flow plans again from
+        // the base, where it finds the branch holding the change.
+        return Ok(());
+    }
     let request = repo_request(ctx, &ctx.entries[i]);
     let (plan, _) = cutover::plan(&request)?;
     cutover::fail_on_errors(&plan)?;
@@ -606,7 +611,14 @@ fn apply_one(ctx: &mut Ctx, sink: &mut Sink, i: usize) -> Result<(), Failure> {
         sink.info("\n");
     }
     let report: Option<json::PlanReport> = serde_json::from_str(&out.text()).ok();
-    let failure = outcome.err();
+    let failure = match (outcome, &report) {
+        (Err(f), _) => Some(f),
+        // Never guessed: what the flow did is read from the repository.
+        (Ok(_), None) => Some(Failure::after_write(anyhow!(
+            "the apply flow's report did not read; what it did is recorded only as far as the repository shows it"
+        ))),
+        (Ok(_), Some(_)) => None,
+    };
     record_outcome(ctx, i, report.as_ref(), failure.as_ref())?;
     save(ctx, i).map_err(Failure::after_write)?;
     if ctx.entries[i].record.commit.is_some() {
@@ -648,7 +660,7 @@ fn record_outcome(
     let (branch, commit) = match (report, &after) {
         (Some(r), _) => (r.branch.clone(), r.commit.clone()),
         (None, Some(a)) => (Some(a.branch.clone()), Some(a.commit.clone())),
-        (None, None) => (None, None),
+        (None, None) => head_cutover(e),
     };
     let mut rec = e.record.clone();
     if report.is_some_and(|r| r.status == "nothing_to_change") {
@@ -679,6 +691,25 @@ fn record_outcome(
     Ok(())
 }
 
+/// The branch and commit HEAD is at when its commit is this cutover's
+/// (what a flow that stopped without a report left checked out).
+fn head_cutover(e: &Entry) -> (Option<String>, Option<String>) {
+    let (Some(plan), Ok(co)) = (&e.plan, checkout::checkout(&e.dir)) else {
+        return (None, None);
+    };
+    let (Some(branch), Some(_)) = (co.branch, co.head) else {
+        return (None, None);
+    };
+    match checkout::branch_tip(&e.dir, &branch) {
+        Ok(Some((tip, msg)))
+            if checkout::is_cutover_message(&msg, &plan.from.url(), &plan.to.url()) =>
+        {
+            (Some(branch), Some(tip))
+        }
+        _ => (None, None),
+    }
+}
+
 /// Replaces every pull request's body with the shared table and that
 /// repository's review (the flow keeps it in the git directory). A
 /// failure is exit 3, naming the repository and the call to finish.
@@ -695,12 +726,23 @@ fn update_bodies(ctx: &mut Ctx) -> Result<(), Failure> {
         };
         let Some(number) = p.number else { continue };
         let name = ctx.name(e);
-        let Ok(Some(target)) = pr_target(ctx, e, "") else {
+        let not_updated = |err: anyhow::Error| {
+            Failure::after_write(anyhow!(
+                "repository {name}: the shared table is not in its pull request's body: {err:#}"
+            ))
+        };
+        let Some(target) = pr_target(ctx, e, "").map_err(not_updated)? else {
             continue;
         };
-        let repo = git::open(&e.dir).ok().flatten();
-        let Some(git_dir) = repo.as_ref().map(|r| r.git_dir().to_path_buf()) else {
-            continue;
+        let git_dir = match git::open(&e.dir) {
+            Ok(Some(r)) => r.git_dir().to_path_buf(),
+            Ok(None) => {
+                return Err(not_updated(anyhow!(
+                    "{}: not a git repository",
+                    e.dir.display()
+                )))
+            }
+            Err(err) => return Err(not_updated(err)),
         };
         let review = std::fs::read_to_string(git_dir.join(format!("rebind-pr-{commit}.md")))
             .unwrap_or_else(|_| {

@@ -137,7 +137,10 @@ pub fn clone_into(url: &str, dir: &Path, base: &str) -> Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
         .with_context(|| format!("{}: cannot create the cache", parent.display()))?;
-    let target = dir.to_string_lossy().into_owned();
+    let target = dir
+        .file_name()
+        .map_or_else(|| dir.to_string_lossy(), |n| n.to_string_lossy())
+        .into_owned();
     git(
         parent,
         &["clone", "--quiet", "--branch", base, "--", url, &target],

@@ -115,6 +115,11 @@ impl Team {
             .env("NO_COLOR", "1")
             .env("PATH", &self.path)
             .env("GIT_CONFIG_NOSYSTEM", "1")
+            // The clone of a `url:` repository has no identity of its own.
+            .env("GIT_AUTHOR_NAME", "Rebind Test")
+            .env("GIT_AUTHOR_EMAIL", "test@rebind.invalid")
+            .env("GIT_COMMITTER_NAME", "Rebind Test")
+            .env("GIT_COMMITTER_EMAIL", "test@rebind.invalid")
             .stdin(Stdio::null())
             .output()
             .unwrap()
@@ -565,4 +570,58 @@ fn the_identity_coverage_is_checked_across_every_repository() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "pending");
     assert_eq!(v["repos"][0]["plan"]["change_count"], 1);
+}
+
+#[test]
+fn a_ledger_claim_the_repository_does_not_show_is_refused() {
+    let t = Team::new("", ["", "", ""]);
+    let out = t.workspace(&["status"]);
+    assert_eq!(out.status.code(), Some(1), "nothing done yet");
+    assert!(
+        stdout(&out).contains("1. tf (the tf repository): not started"),
+        "{}",
+        stdout(&out)
+    );
+    let (code, v, err) = t.apply("apply");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        states(&v),
+        ["tf:committed", "gitops:committed", "values:committed"]
+    );
+    // Someone rewrites gitops's cutover branch: the ledger's commit is
+    // no longer what the repository shows.
+    git(
+        &t.dir("gitops"),
+        &["commit", "-q", "--amend", "-m", "rebind: edited by hand"],
+    );
+    let (code, _, err) = t.apply("apply");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("repository gitops: the ledger records commit"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rebind will not claim a step it cannot see"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_repository_given_by_url_is_cloned_into_the_cache_and_pushed() {
+    let t = Team::new("  push: origin\n", ["", "", ""]);
+    let ws = t.root.path().join("rebind-workspace.yaml");
+    let text = std::fs::read_to_string(&ws).unwrap().replace(
+        "    path: values\n",
+        &format!("    url: {}\n", t.bare("values").display()),
+    );
+    std::fs::write(&ws, text).unwrap();
+    let (code, v, err) = t.apply("apply");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(states(&v), ["tf:pushed", "gitops:pushed", "values:pushed"]);
+    assert_eq!(v["repos"][2]["path"], "./.rebind-workspace/values");
+    let clone = t.root.path().join(".rebind-workspace").join("values");
+    assert!(git(&clone, &["show", &format!("{FORWARD}:app.yaml")]).contains(NEW));
+    assert!(git(&t.bare("values"), &["show", &format!("{FORWARD}:app.yaml")]).contains(NEW));
+    // The local clone of values was never the one written.
+    assert!(t.server("values").contains(OLD));
 }

@@ -248,6 +248,7 @@ fn preflight(ctx: &mut Ctx) -> Result<(), Failure> {
             problems.push(format!("repository {name}: {e:#}"));
         }
     }
+    problems.extend(ledger_inside(ctx));
     problems.extend(identity_gaps(ctx));
     if problems.is_empty() {
         return Ok(());
@@ -331,6 +332,29 @@ fn preflight_one(ctx: &mut Ctx, i: usize) -> Result<()> {
     e.branch = Some(branch);
     e.plan = Some(plan);
     Ok(())
+}
+
+/// A workspace file inside one of its repositories: the ledger (and the
+/// cache) would be written into that repository's work tree, which the
+/// preflight wants clean and the commit must not carry.
+fn ledger_inside(ctx: &Ctx) -> Vec<String> {
+    let folder = ctx.ws.dir().canonicalize().ok();
+    let mut out = Vec::new();
+    for e in &ctx.entries {
+        let workdir = checkout::checkout(&e.dir).ok().map(|c| c.workdir);
+        let inside = match (&folder, workdir.and_then(|w| w.canonicalize().ok())) {
+            (Some(f), Some(w)) => f.starts_with(&w),
+            _ => false,
+        };
+        if inside {
+            out.push(format!(
+                "repository {}: the workspace file {} is inside it, so its ledger would be written into the repository; keep the workspace file in a folder outside every repository",
+                ctx.name(e),
+                ctx.ws.path.display()
+            ));
+        }
+    }
+    out
 }
 
 /// The identity coverage across every repository: a role in any of them

@@ -346,6 +346,24 @@ fn a_preflight_failure_in_the_third_repository_leaves_all_three_untouched() {
     assert!(t.server("tf").contains(OLD) && t.server("gitops").contains(OLD));
     assert!(t.created().is_empty());
     assert!(!t.root.path().join("rebind-workspace.ledger.json").exists());
+    // A workspace file inside one of the repositories: its ledger would
+    // be written there.
+    let inside = t.dir("tf").join("w.yaml");
+    std::fs::write(
+        &inside,
+        format!(
+            "change:\n  from: {OLD}\n  to: {NEW}\nrepos:\n  - {{name: tf, path: ., base: main}}\n"
+        ),
+    )
+    .unwrap();
+    let out = t.workspace(&["plan", inside.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("repository tf: the workspace file"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(&inside).unwrap();
     // A remote that does not answer is the preflight's too.
     std::fs::write(t.dir("values").join("app.yaml"), app(OLD)).unwrap();
     std::fs::rename(t.bare("gitops"), t.root.path().join("gone.git")).unwrap();

@@ -809,7 +809,10 @@ fn row(ctx: &Ctx, place: usize, e: &Entry) -> RepoRow {
                     .to_string(),
             ),
         ),
-        None if r.pull_request.is_some() => ("pr_open".to_string(), None),
+        None if e.pr_state == Some(pr::State::Open) => ("pr_open".to_string(), None),
+        // Opened by a run; its state now is not known (not asked, or the
+        // client did not answer): never said to be open.
+        None if r.pull_request.is_some() => ("pr_opened".to_string(), None),
         None if r.pushed_to.is_some() => ("pushed".to_string(), None),
         None if r.commit.is_some() => ("committed".to_string(), None),
         None => ("pending".to_string(), None),

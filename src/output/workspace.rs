@@ -45,8 +45,9 @@ pub struct RepoRow {
     pub commit: Option<String>,
     pub pushed_to: Option<String>,
     pub pull_request: Option<PullRequestRow>,
-    /// `pending`, `nothing_to_change`, `committed`, `pushed`, `pr_open`,
-    /// `merged`, `pr_closed`, `waiting`, `failed`.
+    /// `pending`, `nothing_to_change`, `committed`, `pushed`, `pr_opened`
+    /// (its state now not asked or not answered), `pr_open`, `merged`,
+    /// `pr_closed`, `waiting`, `failed`.
     pub state: String,
     /// Why, for `waiting`, `failed` and `pr_closed`.
     pub detail: Option<String>,
@@ -81,6 +82,7 @@ fn state_words(r: &RepoRow) -> String {
         "committed" => "committed".to_string(),
         "pushed" => "pushed".to_string(),
         "pr_open" => "open".to_string(),
+        "pr_opened" => "opened (its state now not asked)".to_string(),
         "merged" => "merged".to_string(),
         "pr_closed" => "closed without merge".to_string(),
         "waiting" => "waiting".to_string(),

@@ -303,7 +303,9 @@ fn a_clean_run_goes_in_order_waits_for_each_merge_and_keeps_the_table() {
     let out = t.workspace(&["status"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("3. values (the values repository) [after gitops]: open"),
+        stdout(&out).contains(
+            "3. values (the values repository) [after gitops]: opened (its state now not asked)"
+        ),
         "{}",
         stdout(&out)
     );

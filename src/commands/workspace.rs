@@ -801,6 +801,9 @@ fn row(ctx: &Ctx, place: usize, e: &Entry) -> RepoRow {
     let (state, detail) = match &e.state {
         Some((s, d)) => (s.to_string(), Some(d.clone())),
         None if r.nothing_to_change => ("nothing_to_change".to_string(), None),
+        None if r.commit.is_none() && e.plan.as_ref().is_some_and(|p| p.files.is_empty()) => {
+            ("nothing_to_change".to_string(), None)
+        }
         None if r.merged || e.pr_state == Some(pr::State::Merged) => ("merged".to_string(), None),
         None if e.pr_state == Some(pr::State::Closed) => (
             "pr_closed".to_string(),
@@ -860,7 +863,8 @@ fn report(ctx: &Ctx) -> Report {
         .map(|(place, e)| row(ctx, place, e))
         .collect();
     let done = |r: &RepoRow| {
-        complete(ctx.change(), &ctx.entries[r.place - 1].record) && r.state != "failed"
+        r.state == "nothing_to_change"
+            || (complete(ctx.change(), &ctx.entries[r.place - 1].record) && r.state != "failed")
     };
     let left: Vec<String> = repos
         .iter()

@@ -602,12 +602,24 @@ fn a_ledger_claim_the_repository_does_not_show_is_refused() {
         "{}",
         stdout(&out)
     );
+    // Without --yes and without a terminal to ask on: nothing written.
+    let out = t.workspace(&["apply"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("refusing to write without confirmation"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(git(&t.dir("tf"), &["branch", "--list", FORWARD]).is_empty());
     let (code, v, err) = t.apply("apply");
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         states(&v),
         ["tf:committed", "gitops:committed", "values:committed"]
     );
+    // Planned again once done: nothing left, exit 0.
+    let out = t.workspace(&["plan"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Someone rewrites gitops's cutover branch: the ledger's commit is
     // no longer what the repository shows.
     git(

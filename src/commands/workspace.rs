@@ -13,7 +13,7 @@
 use crate::commands::apply::{self, ApplyOptions, PrOptions, Prompt};
 use crate::commands::cutover::{self, Named, Request, Scope};
 use crate::model::workspace::{self as model, Location, Workspace};
-use crate::output::workspace::{self as render, PlanRow, PullRequestRow, RepoRow, Report};
+use crate::output::workspace::{self as render, FileRow, PlanRow, PullRequestRow, RepoRow, Report};
 use crate::output::{json, Exit, Failure, Outcome, Sink};
 use crate::repo::ledger::{self, Ledger, Record};
 use crate::repo::{checkout, git, pr};
@@ -846,6 +846,14 @@ fn plan_row(plan: &Plan) -> PlanRow {
     PlanRow {
         file_count: plan.manifest_count(),
         change_count: plan.change_count(),
+        files: plan
+            .files
+            .iter()
+            .map(|f| FileRow {
+                path: f.rel.clone(),
+                change_count: f.changes.len(),
+            })
+            .collect(),
         not_proven_to_deploy: plan
             .after_merge
             .as_ref()

@@ -25,8 +25,18 @@ pub struct PullRequestRow {
 pub struct PlanRow {
     pub file_count: usize,
     pub change_count: usize,
+    /// Each file the rebind writes (the repository's `.rebind.yaml`
+    /// included) and its number of changes.
+    pub files: Vec<FileRow>,
     /// Rewritten files whose merge is not proven to deploy them.
     pub not_proven_to_deploy: Vec<String>,
+}
+
+/// One file of a repository's plan.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileRow {
+    pub path: String,
+    pub change_count: usize,
 }
 
 /// One repository of the workspace.

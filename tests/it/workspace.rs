@@ -590,6 +590,10 @@ fn the_identity_coverage_is_checked_across_every_repository() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "pending");
     assert_eq!(v["repos"][0]["plan"]["change_count"], 1);
+    assert_eq!(
+        v["repos"][2]["plan"]["files"],
+        serde_json::json!([{"path": "values/app.yaml", "change_count": 1}])
+    );
 }
 
 #[test]

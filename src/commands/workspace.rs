@@ -111,6 +111,14 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
     if o.action == Action::Status {
         return finish(&ctx, sink, o.json, Ok(()));
     }
+    // One run at a time writes the ledger (removed when the run ends).
+    let _lock = match o.action {
+        Action::Apply | Action::Rollback if !o.dry_run => Some(git::lock_file(
+            ctx.ledger_path.with_extension("json.lock"),
+            "the workspace ledger",
+        )?),
+        _ => None,
+    };
     if let Err(f) = preflight(&mut ctx) {
         return finish(&ctx, sink, o.json, Err(f));
     }

@@ -624,6 +624,16 @@ fn a_ledger_claim_the_repository_does_not_show_is_refused() {
     // Planned again once done: nothing left, exit 0.
     let out = t.workspace(&["plan"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A second run while one holds the ledger's lock is refused.
+    let lock = t.root.path().join("rebind-workspace.ledger.json.lock");
+    std::fs::write(&lock, "").unwrap();
+    let (code, _, err) = t.apply("apply");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("rebind-workspace.ledger.json.lock: exists"),
+        "{err}"
+    );
+    std::fs::remove_file(&lock).unwrap();
     // Someone rewrites gitops's cutover branch: the ledger's commit is
     // no longer what the repository shows.
     git(

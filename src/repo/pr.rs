@@ -693,6 +693,11 @@ mod tests {
             argv,
             "pr view 7 --repo example.com/acme/gitops --json state"
         );
+        let argv = glab.view(7).args.join(" ");
+        assert_eq!(
+            argv,
+            "mr view 7 --repo https://example.com/acme/gitops --output json"
+        );
         assert_eq!(parse_created("done\n"), None);
         assert_eq!(parse_created("see https://docs.github.com/help\n"), None);
     }

@@ -64,7 +64,7 @@ pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
 }
 
 /// The question before writing, asked on standard input.
-struct Terminal;
+pub(super) struct Terminal;
 
 impl Prompt for Terminal {
     fn is_terminal(&self) -> bool {

@@ -103,6 +103,19 @@ Exit codes:
   1  a trust statement trusts only the old issuer: add the new one before the cutover
   2  usage or input error";
 
+pub const WORKSPACE: &str = "\
+Examples:
+  rebind workspace plan                        # preflight all, every diff and the order (rebind-workspace.yaml)
+  rebind workspace apply --yes                 # each repository in order; stops where one waits for a merge
+  rebind workspace status                      # the table, from the ledger
+  rebind workspace rollback --yes cutover.yaml # to -> from, in the reverse order
+
+Exit codes:
+  0  every repository done (plan: nothing to change)
+  1  waiting on a merge, or changes pending (plan, --dry-run), or declined at the prompt
+  2  usage or input error, or the preflight failed in a repository; nothing written
+  3  written in a repository, then a later step failed; the message and the ledger say what is left";
+
 pub const COMPLETIONS: &str = "\
 Examples:
   rebind completions bash > ~/.local/share/bash-completion/completions/rebind

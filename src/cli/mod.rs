@@ -27,6 +27,7 @@ mod identity;
 mod init;
 mod scan;
 mod secret;
+mod workspace;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
@@ -173,12 +174,61 @@ pub enum Command {
     /// cluster's pods would be denied by (exit 1 when one trusts only the old issuer).
     #[command(after_help = help::IDENTITY)]
     Identity(IdentityArgs),
+    /// One cutover across several repositories (rebind-workspace.yaml):
+    /// preflight all, then change each in order, with linked pull requests
+    /// and a ledger to resume.
+    #[command(after_help = help::WORKSPACE)]
+    Workspace(WorkspaceArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(after_help = help::COMPLETIONS)]
     Completions(CompletionsArgs),
     /// Print the man page (roff) for rebind, or for one command.
     #[command(after_help = help::MAN)]
     Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspaceArgs {
+    #[command(subcommand)]
+    pub command: WorkspaceCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkspaceCommand {
+    /// Preflight every repository, print each one's diff and the order; writes nothing.
+    Plan(WorkspaceFlags),
+    /// Preflight every repository, then change each in order (branch,
+    /// commit, push, pull request), stopping where one waits for a merge.
+    Apply(WorkspaceFlags),
+    /// Print the table of every repository from the ledger.
+    Status(WorkspaceFlags),
+    /// The change backwards (to -> from), in the reverse order.
+    Rollback(WorkspaceFlags),
+}
+
+impl WorkspaceCommand {
+    pub fn flags(&self) -> &WorkspaceFlags {
+        match self {
+            WorkspaceCommand::Plan(f)
+            | WorkspaceCommand::Apply(f)
+            | WorkspaceCommand::Status(f)
+            | WorkspaceCommand::Rollback(f) => f,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspaceFlags {
+    /// The workspace file (default: rebind-workspace.yaml in the current folder).
+    pub file: Option<PathBuf>,
+    /// Print every repository's diff and the order; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Do not ask for confirmation.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 #[derive(Debug, Args)]
@@ -215,6 +265,7 @@ impl Command {
             Command::Check(_) => "check",
             Command::Feeders(_) => "feeders",
             Command::Identity(_) => "identity",
+            Command::Workspace(_) => "workspace",
             Command::Completions(_) => "completions",
             Command::Man(_) => "man",
         }
@@ -231,6 +282,7 @@ impl Command {
             Command::Check(a) => a.format.get(),
             Command::Feeders(a) => a.format.get(),
             Command::Identity(a) => a.format.get(),
+            Command::Workspace(a) => a.command.flags().format.get(),
             Command::Completions(_) | Command::Man(_) => Format::Text,
         }
     }
@@ -515,5 +567,6 @@ pub fn run(command: Command, sink: &mut Sink) -> Outcome {
         Command::Man(a) => Ok(completions::man(a, sink)?),
         Command::Feeders(a) => feeders::run(a, sink),
         Command::Identity(a) => identity::run(a, sink),
+        Command::Workspace(a) => workspace::run(a, sink),
     }
 }

@@ -10,3 +10,4 @@ pub mod init;
 pub mod pipeline;
 pub mod scan;
 pub mod secret;
+pub mod workspace;

@@ -1,6 +1,8 @@
 //! Tables and configuration: which paths are cluster positions, how an
-//! ArgoCD Application names its sources and destination, and `.rebind.yaml`.
+//! ArgoCD Application names its sources and destination, `.rebind.yaml`,
+//! and the workspace file of a cutover across repositories.
 
 pub mod application;
 pub mod config;
 pub mod positions;
+pub mod workspace;

@@ -28,6 +28,7 @@ pub mod identity;
 pub mod json;
 pub mod sarif;
 pub mod text;
+pub mod workspace;
 
 use std::borrow::Cow;
 use std::io::{self, Write};

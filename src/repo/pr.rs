@@ -17,6 +17,10 @@
 //!   description from no file and no standard input: it is one argument);
 //! - one: its body is replaced, `gh pr edit N --repo REPO --body-file -`,
 //!   `glab mr update N --repo REPO --description BODY`.
+//!
+//! A workspace run also asks a pull request's state (`gh pr view N --repo
+//! REPO --json state`, `glab mr view N --repo REPO --output json`) and
+//! replaces the body of one it opened earlier (the same edit call).
 
 use anyhow::{anyhow, bail, Result};
 use std::path::Path;
@@ -276,6 +280,43 @@ impl Target {
             .body(self.client, body, file)
     }
 
+    /// The call that asks for pull request `number`'s state.
+    pub fn view(&self, number: u64) -> Call {
+        let c = self
+            .call("view")
+            .arg(&number.to_string())
+            .arg("--repo")
+            .arg(&self.repo());
+        match self.client {
+            Client::Gh => c.arg("--json").arg("state"),
+            Client::Glab => c.arg("--output").arg("json"),
+        }
+    }
+
+    /// The state in the view call's answer: gh says `OPEN`, `CLOSED` or
+    /// `MERGED`; glab `opened`, `closed`, `locked` or `merged`. Anything
+    /// else is an error, never "open" or "merged".
+    pub fn parse_state(&self, answer: &str) -> Result<State> {
+        let v: serde_json::Value = serde_json::from_str(answer.trim()).map_err(|e| {
+            anyhow!(
+                "{} answered something that is not JSON ({e}): {}",
+                self.client.program(),
+                answer.trim()
+            )
+        })?;
+        match v.get("state").and_then(serde_json::Value::as_str) {
+            Some("MERGED" | "merged") => Ok(State::Merged),
+            Some("OPEN" | "opened" | "locked") => Ok(State::Open),
+            Some("CLOSED" | "closed") => Ok(State::Closed),
+            other => bail!(
+                "{} gave no {} state rebind knows: {}",
+                self.client.program(),
+                self.client.noun(),
+                other.unwrap_or("none")
+            ),
+        }
+    }
+
     /// The open pull request in the list call's answer: the first one whose
     /// branch is in this repository (one from a fork with a branch of the
     /// same name is not the cutover's, and is never edited). An entry
@@ -389,6 +430,37 @@ pub fn open_or_update(
         number,
         client: target.client,
         action,
+    })
+}
+
+/// A pull request's state, as its host reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Open,
+    Merged,
+    /// Closed without being merged.
+    Closed,
+}
+
+/// Asks the client for pull request `number`'s state.
+pub fn state(target: &Target, number: u64, cwd: &Path) -> Result<State> {
+    let answer = run(&target.view(number), cwd)?;
+    target.parse_state(&answer)
+}
+
+/// Replaces the body of pull request `number` (open or not) with `body`,
+/// kept in `file`; the error carries the line that does it by hand.
+pub fn update_body(
+    target: &Target,
+    number: u64,
+    body: &str,
+    file: &Path,
+    cwd: &Path,
+) -> std::result::Result<(), Unfinished> {
+    let call = target.update(number, body, file);
+    run(&call, cwd).map(|_| ()).map_err(|cause| Unfinished {
+        by_hand: call.shell.clone(),
+        cause,
     })
 }
 
@@ -601,6 +673,30 @@ mod tests {
         assert_eq!(
             parse_created("https://github.com/o/r/pull/7\nsee https://docs.github.com/help\n"),
             Some(("https://github.com/o/r/pull/7".to_string(), Some(7)))
+        );
+        assert_eq!(
+            gh.parse_state(r#"{"state":"MERGED"}"#).unwrap(),
+            State::Merged
+        );
+        assert_eq!(
+            glab.parse_state(r#"{"iid":7,"state":"opened"}"#).unwrap(),
+            State::Open
+        );
+        assert_eq!(
+            gh.parse_state(r#"{"state":"CLOSED"}"#).unwrap(),
+            State::Closed
+        );
+        assert!(gh.parse_state(r#"{"state":"DRAFTY"}"#).is_err());
+        assert!(gh.parse_state("not logged in").is_err());
+        let argv = gh.view(7).args.join(" ");
+        assert_eq!(
+            argv,
+            "pr view 7 --repo example.com/acme/gitops --json state"
+        );
+        let argv = glab.view(7).args.join(" ");
+        assert_eq!(
+            argv,
+            "mr view 7 --repo https://example.com/acme/gitops --output json"
         );
         assert_eq!(parse_created("done\n"), None);
         assert_eq!(parse_created("see https://docs.github.com/help\n"), None);

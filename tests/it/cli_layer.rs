@@ -19,6 +19,7 @@ const MODULES: &[&str] = &[
     "commands::init",
     "commands::scan",
     "commands::secret",
+    "commands::workspace",
     "output",
     "repo::pr",
     "review::secret",

@@ -59,5 +59,6 @@ mod symlinked_manifests;
 mod templates;
 mod walk_order;
 mod walk_paths;
+mod workspace;
 mod writer_outputs;
 mod yaml_tabs;

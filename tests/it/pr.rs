@@ -88,22 +88,7 @@ impl Setup {
     /// Every call the stubs saw: the program and its arguments, and what
     /// it read on standard input.
     fn calls(&self) -> Vec<(Vec<String>, String)> {
-        let log = self.log();
-        let n: usize = std::fs::read_to_string(log.join("count"))
-            .map(|s| s.trim().parse().unwrap())
-            .unwrap_or(0);
-        (1..=n)
-            .map(|i| {
-                let raw = std::fs::read(log.join(format!("{i}.args"))).unwrap();
-                let args = String::from_utf8(raw)
-                    .unwrap()
-                    .split_terminator('\0')
-                    .map(str::to_string)
-                    .collect();
-                let stdin = std::fs::read_to_string(log.join(format!("{i}.stdin"))).unwrap();
-                (args, stdin)
-            })
-            .collect()
+        stub_calls(&self.log())
     }
 
     fn head(&self) -> String {
@@ -138,21 +123,6 @@ impl Setup {
 
 fn app(server: &str) -> String {
     format!("kind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {server}\n  project: default\n")
-}
-
-fn script(path: &Path, body: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, body).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-/// Where `tool` is on the test's own PATH.
-fn which(tool: &str) -> PathBuf {
-    let out = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .unwrap();
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
 /// A repository on `main` whose `origin` reads as `url` and pushes to a

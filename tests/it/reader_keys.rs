@@ -18,6 +18,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("src/discover/walk.rs", "config", "a kubeconfig's file name"),
     // The `.rebind.yaml` schema's own key, not a manifest's.
     ("src/model/config.rs", "clusters", "the config's schema"),
+    // The workspace file's own key (`change: cluster:`, as `--cluster`).
+    (
+        "src/model/workspace.rs",
+        "cluster",
+        "the workspace file's schema",
+    ),
     // The value of the secret-type label in the Secret written, the
     // `--cluster` flag, a word of a message.
     (

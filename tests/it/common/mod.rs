@@ -197,3 +197,41 @@ pub fn base64(s: &str) -> String {
     }
     out
 }
+
+/// Writes an executable script (a stub client, a hook).
+#[cfg(unix)]
+pub fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, body).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// Where `tool` is on the test's own PATH.
+pub fn which(tool: &str) -> PathBuf {
+    let out = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .unwrap();
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// Every call a stub client logged in `log` (numbered from 1: `N.args`,
+/// NUL-separated, and `N.stdin`): its program and arguments, and what it
+/// read on standard input.
+pub fn stub_calls(log: &Path) -> Vec<(Vec<String>, String)> {
+    let n: usize = std::fs::read_to_string(log.join("count"))
+        .map(|s| s.trim().parse().unwrap())
+        .unwrap_or(0);
+    (1..=n)
+        .map(|i| {
+            let raw = std::fs::read(log.join(format!("{i}.args"))).unwrap();
+            let args = String::from_utf8(raw)
+                .unwrap()
+                .split_terminator('\0')
+                .map(str::to_string)
+                .collect();
+            let stdin = std::fs::read_to_string(log.join(format!("{i}.stdin"))).unwrap();
+            (args, stdin)
+        })
+        .collect()
+}

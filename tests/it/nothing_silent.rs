@@ -69,9 +69,10 @@ fn an_endpoint_split_by_an_escaped_line_break_is_refused_by_position() {
         &["apply", "--from", OLD, "--to", NEW, "--yes", "--no-commit"],
     );
     assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert!(err.contains("c.yaml:5:14:"), "{err}");
-    assert!(err.contains("escapes"), "{err}");
+    check(
+        "nothing_silent__an_endpoint_split_by_an_escaped_line_break_is_refused_by_position__apply",
+        &normalise(&stderr(&out), d),
+    );
     assert_eq!(tree(d), before, "nothing written");
     // check sees a retired endpoint written this way.
     write(
@@ -81,7 +82,10 @@ fn an_endpoint_split_by_an_escaped_line_break_is_refused_by_position() {
     );
     let out = rebind(d, &["check"]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stdout(&out).contains("c.yaml:5:14: retired endpoint"));
+    check(
+        "nothing_silent__an_endpoint_split_by_an_escaped_line_break_is_refused_by_position__check",
+        &normalise(&stdout(&out), d),
+    );
 }
 
 #[test]
@@ -108,12 +112,13 @@ fn yaml_in_another_encoding_holding_the_endpoint_stops_a_rebind() {
         }
         let out = rebind(d, &args);
         assert_eq!(out.status.code(), Some(2), "{cmd}: {}", stderr(&out));
-        let err = stderr(&out);
-        assert!(
-            err.contains("wide.yaml") && err.contains("latin.yaml"),
-            "{err}"
+        assert_eq!(stdout(&out), "", "{cmd}");
+        check(
+            &format!(
+                "nothing_silent__yaml_in_another_encoding_holding_the_endpoint_stops_a_rebind__{cmd}"
+            ),
+            &normalise(&stderr(&out), d),
         );
-        assert!(err.contains("cannot promise"), "{err}");
     }
     assert_eq!(tree(d), before);
     // Left out with --exclude: the rebind goes on.
@@ -140,12 +145,10 @@ fn yaml_in_another_encoding_holding_the_endpoint_stops_a_rebind() {
     );
     let out = rebind(d, &["check"]);
     assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
-    assert!(
-        text.contains("wide.yaml:1:1: may hold an endpoint but was not read"),
-        "{text}"
+    check(
+        "nothing_silent__yaml_in_another_encoding_holding_the_endpoint_stops_a_rebind__check",
+        &normalise(&stdout(&out), d),
     );
-    assert!(text.contains("latin.yaml:1:1:"), "{text}");
 }
 
 #[cfg(unix)]

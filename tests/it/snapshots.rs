@@ -2,12 +2,6 @@
 
 use crate::common::*;
 
-fn check(name: &str, body: &str) {
-    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false}, {
-        insta::assert_snapshot!(name, body);
-    });
-}
-
 #[test]
 fn scan_text() {
     let dir = temp_fixture();
@@ -32,7 +26,7 @@ fn diff_text() {
     let out = rebind(dir.path(), &["diff", "--from", OLD, "--to", NEW]);
     assert_eq!(out.status.code(), Some(1));
     // CRLF lines of the fixture are shown as they are; make them visible here.
-    check("diff_text", &stdout(&out).replace('\r', "<CR>"));
+    check("diff_text", &normalise(&stdout(&out), dir.path()));
 }
 
 #[test]

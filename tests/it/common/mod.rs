@@ -5,6 +5,9 @@
 pub mod libyaml;
 pub mod oracle;
 pub mod patch;
+pub mod snap;
+
+pub use snap::{check, normalise};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

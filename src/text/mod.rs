@@ -5,4 +5,5 @@ pub mod base64;
 pub mod endpoint;
 pub mod issuer;
 pub mod quote;
+pub mod repo_url;
 pub mod words;

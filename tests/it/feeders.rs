@@ -355,9 +355,33 @@ fn base_is_the_flag_then_the_remote_head() {
     assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "manual_sync");
 }
 
+/// The shipped example as its own repository: committed on `main`, with
+/// the remote its Applications name (`app-root`'s repoURL).
+fn shipped_repo() -> tempfile::TempDir {
+    let d = temp_fixture();
+    git_init_commit(d.path());
+    git(
+        d.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/example/platform-gitops.git",
+        ],
+    );
+    d
+}
+
 #[test]
 fn the_shipped_example_waits_for_a_manual_sync_of_app_root() {
-    let (rows, v) = feeders(&fixture(), &[]);
+    // In place, the example is a folder of another repository (this one)
+    // whose remotes, if any, are not the repository its Applications name:
+    // nothing is proven to deploy.
+    let (rows, _) = feeders(&fixture(), &[]);
+    assert!(rows.iter().all(|r| r["proven"] == false), "{rows:#?}");
+    // As its own repository, with the remote `app-root` names.
+    let d = shipped_repo();
+    let (rows, v) = feeders(d.path(), &[]);
     for f in [
         "apps/karpenter.yaml",
         "apps/keda.yaml",
@@ -534,8 +558,9 @@ fn require_deploys_refuses_exactly_the_rows_that_would_not_deploy() {
 
 #[test]
 fn the_review_json_of_the_shipped_example() {
+    let d = shipped_repo();
     let o = rebind(
-        &fixture(),
+        d.path(),
         &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

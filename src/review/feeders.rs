@@ -930,11 +930,13 @@ impl Model {
 
     /// The verdict of one parent of a file.
     fn verdict(&self, p: &Parent, revision: &Revision) -> Verdict {
-        if let Cover::No(why) = &p.cover {
-            return Verdict::NotIncluded(why.clone());
-        }
+        // Whether it includes the file says nothing until the source is
+        // known to be this repository.
         if let Some(why) = &p.unproven {
             return Verdict::NotProven(why.clone());
+        }
+        if let Cover::No(why) = &p.cover {
+            return Verdict::NotIncluded(why.clone());
         }
         if let Cover::Unknown(why) = &p.cover {
             return Verdict::NotProven(why.clone());
@@ -2127,6 +2129,53 @@ mod tests {
         assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
         assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
         assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
+        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
+        // cross `/`; it is case-sensitive; a pattern that does not compile
+        // matches nothing.
+        assert!(glob_match("a?b.yaml", "a/b.yaml"));
+        assert!(!glob_match("*.yaml", "a.YAML"));
+        assert!(!glob_match("APPS/*", "apps/x.yaml"));
+        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
+        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
+        assert!(!glob_match("[", "["));
+        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
+    }
+
+    #[test]
+    fn the_directory_extension_filter_is_case_sensitive() {
+        // argo-cd reposerver `findManifests`: `^.*\.(yaml|yml|json|jsonnet)$`.
+        let t = Fake {
+            files: vec!["apps/a.YAML", "apps/b.yml", "apps/c.jsonnet", "apps/d.Json"],
+            kustomizations: vec![],
+        };
+        let src = dir_source("apps", false);
+        assert!(matches!(covers(&src, "apps/a.YAML", &t), Cover::No(_)));
+        assert!(matches!(covers(&src, "apps/d.Json", &t), Cover::No(_)));
+        assert_eq!(covers(&src, "apps/b.yml", &t), Cover::Yes);
+        assert_eq!(covers(&src, "apps/c.jsonnet", &t), Cover::Yes);
+    }
+
+    #[test]
+    fn value_files_resolve_as_argocd_resolves_them() {
+        let mut src = dir_source("charts/web", false);
+        src.value_files = vec![
+            "/envs/prod.yaml".into(),
+            "../../shared/v.yaml".into(),
+            "env/{{name}}.yaml".into(),
+            "$values/x.yaml".into(),
+            "https://example.com/v.yaml".into(),
+        ];
+        assert_eq!(value_file_cover(&src, "envs/prod.yaml"), Some(Cover::Yes));
+        assert_eq!(value_file_cover(&src, "shared/v.yaml"), Some(Cover::Yes));
+        assert!(matches!(
+            value_file_cover(&src, "charts/web/env/prod.yaml"),
+            Some(Cover::Unknown(_))
+        ));
+        assert_eq!(value_file_cover(&src, "x.yaml"), None);
+        assert_eq!(value_file_cover(&src, "charts/web/envs/prod.yaml"), None);
+        assert_eq!(literal_dir("apps/{{name}}"), "apps");
+        assert_eq!(literal_dir("{{path}}"), "");
+        assert_eq!(literal_dir("a/b/x-{{n}}/c"), "a/b");
     }
 
     struct Fake {

@@ -7,10 +7,10 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-const REPO_HTTPS: &str = "https://git.example.com/platform/gitops.git";
-const REPO_SSH: &str = "git@git.example.com:platform/gitops.git";
+pub(crate) const REPO_HTTPS: &str = "https://git.example.com/platform/gitops.git";
+pub(crate) const REPO_SSH: &str = "git@git.example.com:platform/gitops.git";
 
-fn write(dir: &Path, rel: &str, text: &str) {
+pub(crate) fn write(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
@@ -19,7 +19,7 @@ fn write(dir: &Path, rel: &str, text: &str) {
 /// A repository with `files` committed on `main`, a remote `origin` at
 /// `remote_url` whose `HEAD` is `main`, a remote branch `release` and a tag
 /// `v1.4.0`.
-fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
+pub(crate) fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for (rel, text) in files {
         write(d.path(), rel, text);
@@ -46,13 +46,13 @@ fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
     d
 }
 
-fn root_app(name: &str, repo_url: &str, path: &str, extra: &str) -> String {
+pub(crate) fn root_app(name: &str, repo_url: &str, path: &str, extra: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {repo_url}\n    path: {path}\n{extra}  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n"
     )
 }
 
-fn child(name: &str, wave: i64, automated: bool) -> String {
+pub(crate) fn child(name: &str, wave: i64, automated: bool) -> String {
     let policy = if automated {
         "  syncPolicy:\n    automated: {prune: true}\n"
     } else {
@@ -64,7 +64,7 @@ fn child(name: &str, wave: i64, automated: bool) -> String {
 }
 
 /// `rebind feeders --format json` in `dir`: the rows by file.
-fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
+pub(crate) fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
     let mut args = vec!["feeders", "--format", "json"];
     args.extend_from_slice(extra);
     let o = rebind(dir, &args);
@@ -73,7 +73,7 @@ fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
     (v["feeders"].as_array().unwrap().clone(), v)
 }
 
-fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
+pub(crate) fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
     rows.iter()
         .find(|r| r["file"] == file)
         .unwrap_or_else(|| panic!("no row for {file}: {rows:#?}"))
@@ -602,16 +602,18 @@ fn a_root_outside_the_repository_is_declared_in_the_config() {
         ("  - {name: r, path: apps, branch: main}\n", "branch"),
         ("  {name: r}\n", "expected a list"),
     ] {
-        std::fs::write(
-            d.path().join(".rebind.yaml"),
-            format!("clusters: {{}}\nfeeders:\n{bad}"),
-        )
-        .unwrap();
-        let o = rebind(d.path(), &["feeders"]);
-        assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(stderr(&o).contains(why), "{bad}: {}", stderr(&o));
-        assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
+        config_refused(d.path(), &format!("feeders:\n{bad}"), why);
     }
+}
+
+/// `rebind feeders` with `.rebind.yaml` holding `clusters: {}` and `body`:
+/// exit 2, naming `why` and the config's line and column.
+pub(crate) fn config_refused(dir: &Path, body: &str, why: &str) {
+    std::fs::write(dir.join(".rebind.yaml"), format!("clusters: {{}}\n{body}")).unwrap();
+    let o = rebind(dir, &["feeders"]);
+    assert_eq!(o.status.code(), Some(2), "{body}");
+    assert!(stderr(&o).contains(why), "{body}: {}", stderr(&o));
+    assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
 }
 
 #[test]

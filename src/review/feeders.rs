@@ -1229,7 +1229,10 @@ fn may_feed(raw: &str, targets: &Targets) -> bool {
 /// What makes any manifest a possible parent, whatever the targets
 /// (`argocd-cm` also finds `argocd-cmd-params-cm`).
 fn always_feeds(raw: &str) -> bool {
-    raw.contains("argocd-cm")
+    // A value file may name any file of the repository (`/envs/prod.yaml`,
+    // `../../envs/prod.yaml`, a templated name).
+    raw.contains("valueFiles")
+        || raw.contains("argocd-cm")
         || raw.contains("resource.customizations")
         || raw.contains("generators")
 }

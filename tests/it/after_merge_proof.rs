@@ -522,6 +522,15 @@ fn value_files_and_charts_as_argocd_resolves_them() {
         verdicts(&rows, "charts/web/charts/sub/templates/x.yaml"),
         vec!["\"Application/abs\" \"deploys_on_merge\""]
     );
+    // The same when only the value file is rebound (the review reads every
+    // Application that names value files, wherever its path is).
+    for path in ["envs", "envs/prod.yaml"] {
+        assert_eq!(
+            diff_verdicts(d.path(), path, "envs/prod.yaml"),
+            vec!["\"Application/abs\" \"deploys_on_merge\""],
+            "{path}"
+        );
+    }
     let g = row(&rows, "charts/other/generated_values/prod.yaml");
     assert_eq!(g["verdict"], "not_proven", "{g}");
     assert!(

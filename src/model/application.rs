@@ -32,6 +32,16 @@ pub struct Source {
     pub this_repo: bool,
 }
 
+impl Source {
+    /// Whether its path, revision or a value file holds a template action
+    /// (an ApplicationSet's generator parameters).
+    pub fn templated(&self) -> bool {
+        self.path.as_deref().is_some_and(|p| p.contains("{{"))
+            || self.target_revision.contains("{{")
+            || self.value_files.iter().any(|v| v.contains("{{"))
+    }
+}
+
 /// An Application or ApplicationSet found in the repository.
 #[derive(Debug, Clone)]
 pub struct App {
@@ -51,6 +61,9 @@ pub struct App {
     /// An ApplicationSet's generators that are neither git nor list (their
     /// parameters are not known from the repository), by name.
     pub other_generators: Vec<String>,
+    /// An ApplicationSet whose generators are all `list`s of literal
+    /// elements: each element's parameters (nested keys dotted).
+    pub list_elements: Option<Vec<Vec<(String, String)>>>,
     /// An ApplicationSet's `spec.syncPolicy.applicationsSync` (`sync`,
     /// `create-only`, `create-update`, `create-delete`), if set.
     pub applications_sync: Option<String>,
@@ -185,6 +198,9 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         wave,
         git_generators,
         other_generators,
+        list_elements: (kind == "ApplicationSet")
+            .then(|| list_elements(s(s(doc, "spec"), "generators")))
+            .flatten(),
         applications_sync: (kind == "ApplicationSet")
             .then(|| text(s(s(s(doc, "spec"), "syncPolicy"), "applicationsSync")))
             .flatten(),
@@ -244,6 +260,57 @@ pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut
                     }
                 }
             }
+        }
+    }
+}
+
+/// The parameters of an ApplicationSet's generators when every one is a
+/// `list` of literal elements (no `elementsYaml`), one set per element.
+fn list_elements(gens: V) -> Option<Vec<Vec<(String, String)>>> {
+    let mut out = Vec::new();
+    for g in gens.as_vec()? {
+        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
+            return None;
+        };
+        let [(key, list)] = pairs.as_slice() else {
+            return None;
+        };
+        let Some(Value::Map(list)) = (key.as_str() == Some("list")).then_some(&list.value) else {
+            return None;
+        };
+        let [(ekey, elements)] = list.as_slice() else {
+            return None;
+        };
+        if ekey.as_str() != Some("elements") {
+            return None;
+        }
+        for e in V(Some(elements)).as_vec()? {
+            let mut params = Vec::new();
+            flatten(e.0?, "", &mut params)?;
+            out.push(params);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A list element's scalars, nested keys joined with `.`.
+fn flatten(node: &Node, prefix: &str, out: &mut Vec<(String, String)>) -> Option<()> {
+    match &node.value {
+        Value::Map(pairs) => {
+            for (k, v) in pairs {
+                let k = k.as_str()?;
+                let key = if prefix.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(v, &key, out)?;
+            }
+            Some(())
+        }
+        _ => {
+            out.push((prefix.to_string(), node.as_str()?.to_string()));
+            Some(())
         }
     }
 }

@@ -224,6 +224,54 @@ fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
     file.strip_prefix(&dir)?.strip_prefix('/')
 }
 
+/// The Applications an ApplicationSet makes when every generator is a
+/// `list` of literal elements (Generators-List.md): its template's sources
+/// with each element's parameters put in (`{{name}}`, `{{ .name }}`, a
+/// nested key dotted). `None` when the parameters are not known, or a
+/// template is not a plain parameter of every element.
+fn made_by_list(app: &App) -> Option<Vec<App>> {
+    let elements = app.list_elements.as_ref()?;
+    elements
+        .iter()
+        .map(|params| {
+            let put = |t: &str| render(t, params);
+            let mut one = app.clone();
+            for src in &mut one.sources {
+                src.path = match src.path.as_deref() {
+                    Some(p) => Some(put(p)?),
+                    None => None,
+                };
+                src.target_revision = put(&src.target_revision)?;
+                src.value_files = src
+                    .value_files
+                    .iter()
+                    .map(|v| put(v))
+                    .collect::<Option<Vec<_>>>()?;
+            }
+            Some(one)
+        })
+        .collect()
+}
+
+/// `text` with each `{{ key }}` (fasttemplate) or `{{ .key }}` (Go
+/// template) action replaced by the parameter's value; `None` when an
+/// action is anything else or names no parameter.
+fn render(text: &str, params: &[(String, String)]) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find("}}")? + open;
+        let key = rest[open + 2..close].trim();
+        let key = key.strip_prefix('.').unwrap_or(key);
+        let (_, value) = params.iter().find(|(k, _)| k == key)?;
+        out.push_str(value);
+        rest = &rest[close + 2..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// The folder above a templated path's first template (`apps/{{name}}`:
 /// `apps`): every Application the template makes has its path below it.
 fn literal_dir(path: &str) -> String {
@@ -785,62 +833,101 @@ impl Model {
                 self.generator_parents(app, file, &lk.generators[&i], &mut out);
                 continue;
             }
-            let src = &app.sources[j];
-            let parent = |cover: Cover, revision: &str| Parent {
-                app,
-                cover,
-                revision: revision.to_string(),
-                automated: app.automated,
-                unproven: lk.unproven.get(&(i, j)).cloned(),
-                generator: false,
+            // An ApplicationSet whose parameters are known (list elements)
+            // is judged by the Applications it makes.
+            let made = if app.sources[j].templated() {
+                made_by_list(app)
+            } else {
+                None
             };
-            if let Some(r) = &src.ref_name {
-                if let Some(cover) = ref_value_file(app, r, file) {
-                    out.push(parent(cover, &src.target_revision));
+            let covers: Vec<(Cover, String)> = match &made {
+                Some(apps) => {
+                    let all: Vec<(Cover, String)> = apps
+                        .iter()
+                        .flat_map(|one| self.source_covers(one, j, file, tree, lk, i, kustomize))
+                        .collect();
+                    // One Application that includes it is enough.
+                    match all.iter().position(|(c, _)| *c == Cover::Yes) {
+                        Some(k) => vec![all[k].clone()],
+                        None => all.into_iter().take(1).collect(),
+                    }
                 }
-                if src.path.is_none() {
-                    continue;
-                }
+                None => self.source_covers(app, j, file, tree, lk, i, kustomize),
+            };
+            for (cover, revision) in covers {
+                out.push(Parent {
+                    app,
+                    cover,
+                    revision,
+                    automated: app.automated && app.applied_by.is_none(),
+                    unproven: lk.unproven.get(&(i, j)).cloned(),
+                    generator: false,
+                });
             }
-            if src.chart.is_some() {
-                continue;
+        }
+        out
+    }
+
+    /// How source `j` of `app` (an Application, or one an ApplicationSet
+    /// makes) reaches `file`: each cover with the revision that decides.
+    #[allow(clippy::too_many_arguments)]
+    fn source_covers(
+        &self,
+        app: &App,
+        j: usize,
+        file: &str,
+        tree: &dyn Tree,
+        lk: &Lookups,
+        i: usize,
+        kustomize: bool,
+    ) -> Vec<(Cover, String)> {
+        let src = &app.sources[j];
+        let mut out = Vec::new();
+        let rev = src.target_revision.clone();
+        if let Some(r) = &src.ref_name {
+            if let Some(cover) = ref_value_file(app, r, file) {
+                out.push((cover, rev.clone()));
             }
-            let path = src.path.as_deref().unwrap_or("");
-            if app.applied_by.is_some() {
-                if file == join(path, "") || under(file, path).is_some() {
-                    out.push(Parent {
-                        automated: false,
-                        ..parent(Cover::Yes, "")
-                    });
-                }
-                continue;
+            if src.path.is_none() {
+                return out;
             }
-            if path.contains("{{") {
-                if let Some(cover) = self.templated_cover(app, src, file, tree, lk, i) {
-                    out.push(parent(cover, &src.target_revision));
-                }
-                continue;
+        }
+        if src.chart.is_some() {
+            return out;
+        }
+        let path = src.path.as_deref().unwrap_or("");
+        if app.applied_by.is_some() {
+            if file == join(path, "") || under(file, path).is_some() {
+                out.push((Cover::Yes, String::new()));
             }
-            let outside = under(file, path).is_none();
-            if src.plugin {
-                if !outside {
-                    out.push(parent(
-                        Cover::Unknown(format!(
-                            "a config management plugin renders `{path}` for {}; what it reads is not followed",
-                            app.id()
-                        )),
-                        &src.target_revision,
-                    ));
-                }
-                continue;
+            return out;
+        }
+        if path.contains("{{") {
+            out.extend(
+                self.templated_cover(app, src, file, tree, lk, i)
+                    .map(|c| (c, rev)),
+            );
+            return out;
+        }
+        let outside = under(file, path).is_none();
+        if src.plugin {
+            if !outside {
+                out.push((
+                    Cover::Unknown(format!(
+                        "a config management plugin renders `{path}` for {}; what it reads is not followed",
+                        app.id()
+                    )),
+                    rev,
+                ));
             }
-            if outside && !kustomize && value_file_cover(src, file).is_none() {
-                continue;
-            }
-            let cover = covers(src, file, tree);
-            if !matches!(cover, Cover::No(_)) || !outside {
-                out.push(parent(cover, &src.target_revision));
-            }
+            return out;
+        }
+        if outside && !kustomize && value_file_cover(src, file).is_none() {
+            return out;
+        }
+        let cover = covers(src, file, tree);
+        if !matches!(cover, Cover::No(_)) || !outside {
+            out.push((cover, rev));
         }
         out
     }
@@ -1815,6 +1902,7 @@ pub fn declare(model: &mut Model, root: &Path, cfg: &Config) {
             wave: 0,
             git_generators: Vec::new(),
             other_generators: Vec::new(),
+            list_elements: None,
             applications_sync: None,
             rendered: None,
             applied_by: d.applied_by.clone(),
@@ -2176,6 +2264,20 @@ mod tests {
         ));
         assert_eq!(value_file_cover(&src, "x.yaml"), None);
         assert_eq!(value_file_cover(&src, "charts/web/envs/prod.yaml"), None);
+        let params = vec![
+            ("name".to_string(), "prod".to_string()),
+            ("cluster.env".to_string(), "blue".to_string()),
+        ];
+        assert_eq!(
+            render("v/{{name}}.yaml", &params).as_deref(),
+            Some("v/prod.yaml")
+        );
+        assert_eq!(
+            render("v/{{ .cluster.env }}-{{name}}", &params).as_deref(),
+            Some("v/blue-prod")
+        );
+        assert_eq!(render("v/{{ .name | upper }}", &params), None);
+        assert_eq!(render("v/{{server}}", &params), None);
         assert_eq!(literal_dir("apps/{{name}}"), "apps");
         assert_eq!(literal_dir("{{path}}"), "");
         assert_eq!(literal_dir("a/b/x-{{n}}/c"), "a/b");

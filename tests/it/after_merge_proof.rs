@@ -473,7 +473,8 @@ fn declared_roots_and_paths_applied_outside_argocd() {
 /// argo-cd `util/io/path.ResolveValueFilePathOrUrl`): relative to the
 /// source path, `/...` from the repository root, `$ref/...` through a
 /// `ref` source (docs/user-guide/multiple_sources.md); names templated by
-/// generator parameters are not proven (never "no feeder"); subchart
+/// list generator elements are followed, by other generators' parameters
+/// not proven (never "no feeder"); subchart
 /// templates render with their parent (Helm chart dependencies).
 #[test]
 fn value_files_and_charts_as_argocd_resolves_them() {
@@ -486,8 +487,22 @@ fn value_files_and_charts_as_argocd_resolves_them() {
         )
     };
     let server = format!("server: {OLD}\n");
-    let appset = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gen\nspec:\n  generators:\n  - list:\n      elements: [{{name: prod}}]\n  template:\n    metadata: {{name: 'gen-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['generated_values/{{{{name}}}}.yaml']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    let appset = |name: &str, generator: &str, values: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    // List elements are parameters known from the repository
+    // (Generators-List.md); a cluster generator's are the hub's.
+    let listed = appset(
+        "gen",
+        "list:\n      elements: [{name: prod}, {name: stage}]",
+        "generated_values/{{name}}.yaml",
+    );
+    let clusters = appset(
+        "per-cluster",
+        "clusters: {}",
+        "cluster_values/{{ .name }}.yaml",
     );
     let d = repo(
         REPO_HTTPS,
@@ -503,8 +518,10 @@ fn value_files_and_charts_as_argocd_resolves_them() {
                 "name: other\nversion: 1.0.0\n".into(),
             ),
             ("charts/other/generated_values/prod.yaml", server.clone()),
+            ("charts/other/cluster_values/prod.yaml", server.clone()),
             ("envs/prod.yaml", server.clone()),
-            ("appsets/gen.yaml", appset),
+            ("appsets/gen.yaml", listed),
+            ("appsets/per-cluster.yaml", clusters),
         ],
     );
     // The rows `feeders` shows for files a rebind rewrites: ask diff.
@@ -531,8 +548,28 @@ fn value_files_and_charts_as_argocd_resolves_them() {
             "{path}"
         );
     }
-    let g = row(&rows, "charts/other/generated_values/prod.yaml");
-    assert_eq!(g["verdict"], "not_proven", "{g}");
+    // Each ApplicationSet's chart leaves out the other's value files.
+    assert_eq!(
+        verdicts(&rows, "charts/other/generated_values/prod.yaml"),
+        vec![
+            "\"ApplicationSet/gen\" \"deploys_on_merge\"",
+            "\"ApplicationSet/per-cluster\" \"not_included\""
+        ]
+    );
+    assert_eq!(
+        verdicts(&rows, "charts/other/cluster_values/prod.yaml"),
+        vec![
+            "\"ApplicationSet/gen\" \"not_included\"",
+            "\"ApplicationSet/per-cluster\" \"not_proven\""
+        ]
+    );
+    let g = rows
+        .iter()
+        .find(|r| {
+            r["feeder"] == "ApplicationSet/per-cluster"
+                && r["file"] == "charts/other/cluster_values/prod.yaml"
+        })
+        .unwrap();
     assert!(
         g["reason"]
             .as_str()

@@ -23,6 +23,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "list",
         "an ApplicationSet generator's name",
     ),
+    (
+        "src/model/application.rs",
+        "elements",
+        "a list generator's elements, its parameters",
+    ),
     // The `.rebind.yaml` schema's own key, not a manifest's.
     ("src/model/config.rs", "clusters", "the config's schema"),
     // The value of the secret-type label in the Secret written, the

@@ -1031,14 +1031,15 @@ impl Model {
         if let Some(who) = &p.app.applied_by {
             return Verdict::AppliedOutside(who.clone());
         }
+        // A rendered Application's fields may be masked template actions.
+        if let Some(why) = &p.app.rendered {
+            return Verdict::NotProven(format!("{} {why}", p.app.id()));
+        }
         match revision {
             Revision::Branch(b) => return Verdict::TracksBranch(b.clone()),
             Revision::Pinned(r, k) => return Verdict::Pinned(r.clone(), k),
             Revision::Unknown(r) => return Verdict::UnknownRevision(r.clone()),
             _ => {}
-        }
-        if let Some(why) = &p.app.rendered {
-            return Verdict::NotProven(format!("{} {why}", p.app.id()));
         }
         if p.generator && !self.updates_applications(p.app) {
             return Verdict::NotProven(format!(

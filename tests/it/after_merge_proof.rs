@@ -627,3 +627,69 @@ fn generator_paths_and_applications_in_values() {
         assert!(h["reason"].as_str().unwrap().contains("Helm values"), "{h}");
     }
 }
+
+/// An Application in a chart's `templates/` exists only as the chart
+/// renders it (conditions, values): its children are not proven, and not
+/// "no feeder" either (docs/operator-manual/cluster-bootstrapping.md, the
+/// Helm app-of-apps).
+#[test]
+fn an_application_rendered_by_a_chart_is_not_proven() {
+    let template = format!(
+        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/Chart.yaml",
+                "name: bootstrap\nversion: 1.0.0\n".into(),
+            ),
+            ("bootstrap/templates/rendered.yaml", template),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["verdict"], "not_proven", "{a}");
+    assert_eq!(a["feeder"], "Application/rendered", "{a}");
+    assert!(
+        a["reason"].as_str().unwrap().contains("chart template"),
+        "{a}"
+    );
+    assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+}
+
+/// JSON says what the text says: each child Application's `hop2_automated`
+/// is its own sync policy, the same the sync order gives it.
+#[test]
+fn hop2_and_the_sync_order_agree() {
+    let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/ab.yaml", two),
+        ],
+    );
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let order = v["sync_order"].as_array().unwrap();
+    let rows = v["feeders"].as_array().unwrap();
+    for id in ["Application/a", "Application/b"] {
+        let step = order.iter().find(|s| s["resource"] == id).unwrap();
+        let r = rows.iter().find(|r| r["resource"] == id).unwrap();
+        assert_eq!(r["hop2_automated"], step["automated"], "{id}: {r} {step}");
+    }
+    let text = stdout(&rebind(d.path(), &["diff", "--from", OLD, "--to", NEW]));
+    assert!(
+        text.contains("wave 0: Application/a  (automated)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wave 1: Application/b  (manual: argocd app sync b)"),
+        "{text}"
+    );
+}

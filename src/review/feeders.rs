@@ -360,30 +360,43 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
     };
     let k = V(Some(&k));
     let mut listed: Vec<String> = Vec::new();
+    let strings =
+        |v: V| -> Vec<String> { v.as_vec().into_iter().flatten().filter_map(text).collect() };
     for key in [
         "resources",
         "bases",
         "components",
         "patchesStrategicMerge",
         "crds",
+        "transformers",
+        "generators",
+        "validators",
+        "configurations",
     ] {
-        listed.extend(s(k, key).as_vec().into_iter().flatten().filter_map(text));
+        listed.extend(strings(s(k, key)));
     }
-    for key in ["patches", "patchesJson6902"] {
+    for key in ["patches", "patchesJson6902", "replacements"] {
         for p in s(k, key).as_vec().into_iter().flatten() {
             listed.extend(text(s(p, "path")));
         }
     }
     for key in ["configMapGenerator", "secretGenerator"] {
         for g in s(k, key).as_vec().into_iter().flatten() {
-            for f in s(g, "files")
-                .as_vec()
-                .into_iter()
-                .flatten()
-                .filter_map(text)
-            {
+            for f in strings(s(g, "files")) {
                 listed.push(f.rsplit('=').next().unwrap_or(&f).to_string());
             }
+            listed.extend(strings(s(g, "envs")));
+            listed.extend(text(s(g, "env")));
+        }
+    }
+    // `helmCharts`: the values files it names, and a chart kept in
+    // `helmGlobals.chartHome` (default `charts/`) renders whole.
+    let home = text(s(s(k, "helmGlobals"), "chartHome")).unwrap_or_else(|| "charts".into());
+    for c in s(k, "helmCharts").as_vec().into_iter().flatten() {
+        listed.extend(text(s(c, "valuesFile")));
+        listed.extend(strings(s(c, "additionalValuesFiles")));
+        if let Some(name) = text(s(c, "name")) {
+            out.insert(format!("{}/", join(dir, &join(&home, &name))));
         }
     }
     for entry in listed {
@@ -443,7 +456,10 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     if is_kustomize {
         let mut files = BTreeSet::new();
         kustomize_files(tree, &dir, &mut files, 0);
-        return if files.contains(file) {
+        let in_chart = files
+            .iter()
+            .any(|f| f.ends_with('/') && file.starts_with(f.as_str()));
+        return if files.contains(file) || in_chart {
             Cover::Yes
         } else {
             Cover::No(format!(
@@ -1492,7 +1508,10 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             let lookup = Targets::new(targets);
             let files: Vec<String> = known
                 .each()
-                .filter(|(rel, always, dirs)| may_feed_kept(rel, *always, dirs.clone(), &lookup))
+                .filter(|(rel, always, dirs)| {
+                    may_feed_kept(rel, *always, dirs.clone(), &lookup)
+                        || dirs.clone().any(|d| kustomized(root, d))
+                })
                 .map(|(rel, _, _)| rel.to_string())
                 .collect();
             read_apps(root, &files, only_for)
@@ -1509,6 +1528,15 @@ pub struct Read {
     /// An `argocd-cm` declares Application health.
     pub health: bool,
     pub policy: ControllerPolicy,
+}
+
+/// Whether folder `dir` below `root` holds a kustomization: its listing may
+/// reach any file (`../../common`), so an Application naming it is read
+/// whatever is rebound, and `feeders` and `diff` agree.
+fn kustomized(root: &Path, dir: &str) -> bool {
+    KUSTOMIZATION_NAMES
+        .iter()
+        .any(|n| root.join(dir).join(n).is_file())
 }
 
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
@@ -1529,7 +1557,10 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
         }
         // A rewritten file's own Applications are the children (hop 2).
         if let Some(lookup) = &lookup {
-            if !lookup.set.contains(rel) && !may_feed(&raw, lookup) {
+            if !lookup.set.contains(rel)
+                && !may_feed(&raw, lookup)
+                && !path_values(&raw).any(|v| kustomized(root, &join(v, "")))
+            {
                 continue;
             }
         }
@@ -1620,6 +1651,17 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
         && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cmd-params-cm");
     if is_cm {
         return of(s(doc, "data"));
+    }
+    // In a `helm.values` string the settings are not read: a policy named
+    // there is unknown, so nothing that depends on it is proven.
+    let values = text(s(s(s(s(doc, "spec"), "source"), "helm"), "values"));
+    if values.is_some_and(|v| v.contains(POLICY)) {
+        return Some(ControllerPolicy {
+            policy: Some(format!(
+                "unknown (set in a helm.values string of `{POLICY}`)"
+            )),
+            allow_override: false,
+        });
     }
     of(s(
         s(
@@ -2363,12 +2405,19 @@ mod tests {
             kustomizations: vec![
                 (
                     "apps",
-                    "resources: [a.yaml, nested]\npatches: [{path: p.yaml}]\n",
+                    "resources: [a.yaml, nested]\npatches: [{path: p.yaml}]\nconfigMapGenerator: [{name: e, envs: [e.env]}]\nhelmCharts: [{name: web, valuesFile: ../values/web.yaml}]\n",
                 ),
                 ("apps/nested", "resources: [c.yaml]\n"),
             ],
         };
         let src = dir_source("apps", false);
+        // kustomize's helmCharts: the values file and the local chart.
+        assert_eq!(covers(&src, "values/web.yaml", &t), Cover::Yes);
+        assert_eq!(
+            covers(&src, "apps/charts/web/templates/d.yaml", &t),
+            Cover::Yes
+        );
+        assert_eq!(covers(&src, "apps/e.env", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/a.yaml", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/nested/c.yaml", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/p.yaml", &t), Cover::Yes);

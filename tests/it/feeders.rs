@@ -736,4 +736,20 @@ fn kustomizations_and_value_files_reach_outside_the_source_path() {
     let sh = row(&rows, "common/sh.yaml");
     assert_eq!(sh["feeder"], "Application/kroot", "{sh}");
     assert_eq!(sh["verdict"], "deploys_on_merge", "{sh}");
+    // `diff` of only the reached folders says the same: the review reads
+    // every Application whose path holds a kustomization or that names
+    // value files, wherever its path is.
+    for (path, file, feeder) in [
+        ("common", "common/sh.yaml", "Application/kroot"),
+        ("envs", "envs/prod.yaml", "Application/web"),
+    ] {
+        let o = rebind(
+            d.path(),
+            &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = row(v["feeders"].as_array().unwrap(), file);
+        assert_eq!(r["feeder"], feeder, "{path}: {r}");
+        assert_eq!(r["verdict"], "deploys_on_merge", "{path}: {r}");
+    }
 }

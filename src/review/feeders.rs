@@ -130,6 +130,18 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
+/// Go's `path.Match`, as a git directories generator matches its `path`
+/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
+/// no `{a,b}` alternatives (a brace is itself).
+fn path_match(pattern: &str, text: &str) -> bool {
+    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
+    globset::GlobBuilder::new(&literal_braces)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
+}
+
 /// Whether a source covers a file, and if not, why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cover {
@@ -148,6 +160,10 @@ pub trait Tree {
     /// A file's text, if it can be read.
     fn read(&self, _rel: &str) -> Option<String> {
         None
+    }
+    /// The names of the files directly in a folder.
+    fn list(&self, _dir: &str) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -183,6 +199,17 @@ impl Tree for DiskTree {
 
     fn read(&self, rel: &str) -> Option<String> {
         std::fs::read_to_string(self.root.join(rel)).ok()
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect()
     }
 
     fn kustomization(&self, dir: &str) -> Option<Node> {
@@ -966,35 +993,41 @@ impl Model {
         let compact: String = path.chars().filter(|c| !c.is_whitespace()).collect();
         let dir_param = matches!(compact.as_str(), "{{path}}" | "{{.path.path}}");
         let ours = lk.generators.get(&i);
-        let dir_gens: Vec<&crate::model::application::GitGenerator> = app
+        let gens: Vec<&crate::model::application::GitGenerator> = app
             .git_generators
             .iter()
             .enumerate()
-            .filter(|(k, g)| !g.directories.is_empty() && ours.is_some_and(|o| o[*k] != Ours::No))
+            .filter(|(k, _)| ours.is_some_and(|o| o[*k] != Ours::No))
             .map(|(_, g)| g)
             .collect();
-        if dir_param && !dir_gens.is_empty() && app.other_generators.is_empty() {
-            // Generators-Git.md: the directories generator's `path` is each
-            // matching directory (an `exclude: true` entry removes
-            // directories); `files` generators' `{{path}}` is another thing.
-            let only_dirs = app.git_generators.iter().all(|g| g.files.is_empty());
-            if only_dirs {
-                let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
-                for d in folders.iter().rev() {
-                    let matched = dir_gens.iter().any(|g| {
-                        g.directories.iter().any(|(p, ex)| !ex && glob_match(p, d))
-                            && !g.directories.iter().any(|(p, ex)| *ex && glob_match(p, d))
-                    });
-                    if matched {
-                        let one = Source {
-                            path: Some((*d).to_string()),
-                            ..src.clone()
-                        };
-                        return Some(covers(&one, file, tree));
-                    }
+        if dir_param && !gens.is_empty() && app.other_generators.is_empty() {
+            // Generators-Git.md: a directories generator's `path` is each
+            // directory that `path.Match`es an entry and no `exclude: true`
+            // entry (argo-cd `GitGenerator.filterApps`); a files
+            // generator's is the folder of each file its glob matches
+            // (`path.Dir`).
+            let made = |d: &str| {
+                gens.iter().any(|g| {
+                    let dirs = &g.directories;
+                    let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
+                        && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
+                    dir_hit
+                        || g.files
+                            .iter()
+                            .any(|glob| tree.list(d).iter().any(|f| glob_match(glob, &join(d, f))))
+                })
+            };
+            let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
+            for d in folders.iter().rev() {
+                if made(d) {
+                    let one = Source {
+                        path: Some((*d).to_string()),
+                        ..src.clone()
+                    };
+                    return Some(covers(&one, file, tree));
                 }
-                return None;
             }
+            return None;
         }
         Some(Cover::Unknown(format!(
             "{}'s source path `{path}` is templated by generator parameters that are not followed",
@@ -2273,6 +2306,11 @@ mod tests {
         assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
         assert!(!glob_match("[", "["));
         assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
+        // A directories generator matches as Go's path.Match.
+        assert!(path_match("addons/*", "addons/keda"));
+        assert!(!path_match("addons/*", "addons/keda/sub"));
+        assert!(!path_match("{a,b}", "a"));
+        assert!(path_match("app-[^0-9]", "app-x"));
     }
 
     #[test]

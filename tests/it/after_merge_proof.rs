@@ -693,3 +693,32 @@ fn hop2_and_the_sync_order_agree() {
         "{text}"
     );
 }
+
+/// A git files generator's `{{path}}` is the folder of each file its glob
+/// matches (argo-cd `GitGenerator`: `params["path"] = path.Dir(filePath)`;
+/// Generators-Git.md): the Application made for `clusters/prod` reads
+/// that folder, not `clusters/dev` (which has no config file).
+#[test]
+fn a_git_files_generator_path_is_the_folder_of_each_file() {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/per-env.yaml", appset),
+            ("clusters/prod/config.json", "{\"env\": \"prod\"}\n".into()),
+            ("clusters/prod/a.yaml", child("a", 0, true)),
+            ("clusters/dev/b.yaml", child("b", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(
+        verdicts(&rows, "clusters/prod/a.yaml"),
+        vec!["\"ApplicationSet/per-env\" \"deploys_on_merge\""]
+    );
+    assert_eq!(
+        verdicts(&rows, "clusters/dev/b.yaml"),
+        vec!["null \"no_feeder\""]
+    );
+}

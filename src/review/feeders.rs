@@ -2209,6 +2209,11 @@ mod tests {
         });
     }
 
+    /// argo-cd util/git `SameURL` compares `NormalizeGitURL` of each URL:
+    /// lower-cased, trimmed, `git@host:org/repo` read as
+    /// `ssh://git@host/org/repo`, `.git` removed; rebind also drops the
+    /// transport (scheme, user, port), so SSH and HTTPS spellings of one
+    /// repository are one.
     #[test]
     fn repository_urls_compare_as_argocd_places_them() {
         let same = [

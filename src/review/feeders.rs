@@ -712,6 +712,10 @@ pub struct Model {
 pub struct ControllerPolicy {
     pub policy: Option<String>,
     pub allow_override: bool,
+    /// `applicationsetcontroller.enable.new.git.file.globbing`: git files
+    /// generators match with doublestar (`*` stays in one folder) instead
+    /// of the default greedy globbing (Generators-Git-File-Globbing.md).
+    pub new_file_globbing: bool,
 }
 
 impl Model {
@@ -739,6 +743,20 @@ impl Model {
             self.applications_sync(app).as_str(),
             "sync" | "create-update"
         )
+    }
+
+    /// Whether a git files generator's glob matches a file: greedy by
+    /// default (`*` crosses `/`), doublestar with the controller's new
+    /// globbing (Generators-Git-File-Globbing.md).
+    fn files_glob(&self, glob: &str, file: &str) -> bool {
+        if !self.controller_policy.new_file_globbing {
+            return glob_match(glob, file);
+        }
+        globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .is_ok_and(|g| g.compile_matcher().is_match(file))
     }
 
     fn identity_known(&self) -> bool {
@@ -1012,9 +1030,11 @@ impl Model {
                     let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
                         && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
                     dir_hit
-                        || g.files
-                            .iter()
-                            .any(|glob| tree.list(d).iter().any(|f| glob_match(glob, &join(d, f))))
+                        || g.files.iter().any(|glob| {
+                            tree.list(d)
+                                .iter()
+                                .any(|f| self.files_glob(glob, &join(d, f)))
+                        })
                 })
             };
             let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
@@ -1045,7 +1065,7 @@ impl Model {
         out: &mut Vec<Parent<'m>>,
     ) {
         for (g, this) in app.git_generators.iter().zip(this) {
-            if *this != Ours::No && g.files.iter().any(|glob| glob_match(glob, file)) {
+            if *this != Ours::No && g.files.iter().any(|glob| self.files_glob(glob, file)) {
                 // The ApplicationSet controller reads the generator's
                 // files by itself (it polls); its Applications then
                 // sync under the template's policy.
@@ -1672,12 +1692,15 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
     const POLICY: &str = "applicationsetcontroller.policy";
     const OVERRIDE: &str = "applicationsetcontroller.enable.policy.override";
     let doc = V(Some(doc));
+    const GLOBBING: &str = "applicationsetcontroller.enable.new.git.file.globbing";
     let of = |data: V| -> Option<ControllerPolicy> {
         let policy = text(s(data, POLICY)).filter(|p| !p.is_empty());
         let allow_override = text(s(data, OVERRIDE)).as_deref() == Some("true");
-        (policy.is_some() || allow_override).then_some(ControllerPolicy {
+        let new_file_globbing = text(s(data, GLOBBING)).as_deref() == Some("true");
+        (policy.is_some() || allow_override || new_file_globbing).then_some(ControllerPolicy {
             policy,
             allow_override,
+            new_file_globbing,
         })
     };
     let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
@@ -1694,6 +1717,7 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
                 "unknown (set in a helm.values string of `{POLICY}`)"
             )),
             allow_override: false,
+            new_file_globbing: false,
         });
     }
     of(s(

@@ -722,3 +722,35 @@ fn a_git_files_generator_path_is_the_folder_of_each_file() {
         vec!["null \"no_feeder\""]
     );
 }
+
+/// A git files generator's glob is greedy by default (`clusters/*.json`
+/// reads `clusters/eu/prod.json` too); with the controller's
+/// `applicationsetcontroller.enable.new.git.file.globbing` it is doublestar,
+/// and `*` stays in one folder (Generators-Git-File-Globbing.md).
+#[test]
+fn the_files_generator_globbing_follows_the_controller_setting() {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\ndata:\n  applicationsetcontroller.enable.new.git.file.globbing: \"true\"\n";
+    for (strict, want) in [
+        (false, "\"ApplicationSet/clusters\" \"deploys_on_merge\""),
+        (true, "null \"no_feeder\""),
+    ] {
+        let mut files = vec![
+            ("appsets/clusters.yaml", appset.clone()),
+            ("clusters/eu/prod.json", cluster.clone()),
+        ];
+        if strict {
+            files.push(("argocd/params.yaml", cm.to_string()));
+        }
+        let d = repo(REPO_HTTPS, &files);
+        let (rows, _) = feeders(d.path(), &[]);
+        assert_eq!(
+            verdicts(&rows, "clusters/eu/prod.json"),
+            vec![want],
+            "{strict}"
+        );
+    }
+}

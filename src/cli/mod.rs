@@ -454,9 +454,11 @@ pub struct RebindArgs {
     /// json`): their specs win over git's in the after-merge review.
     #[arg(long, value_name = "FILE")]
     pub live: Option<PathBuf>,
-    /// Refuse (exit 2, nothing written) when a rewritten file would not
-    /// deploy on merge: its parent is pinned, tracks another branch, does
-    /// not include it, or is not in this repository.
+    /// Refuse (exit 2, nothing written) unless every rewritten file is
+    /// proven to deploy on merge (or declared as applied outside ArgoCD):
+    /// its parent is pinned, tracks another branch, does not include it, is
+    /// not in this repository, or the model cannot prove it (the reason is
+    /// named).
     #[arg(long)]
     pub require_deploys: bool,
     #[command(flatten)]

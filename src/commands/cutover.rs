@@ -465,7 +465,7 @@ fn after_merge(
         req.base.as_deref(),
         Some(&branch),
         req.live.as_deref(),
-        cfg.map(|c| c.feeders.as_slice()).unwrap_or_default(),
+        cfg,
         known,
     )?;
     if req.require_deploys && report.base_unknown {

@@ -32,9 +32,13 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     if !path.exists() {
         return Err(anyhow!("{}: no such file or directory", path.display()).into());
     }
-    let (root, mut model) = feeders::build(&path, a.base.as_deref(), None);
-    if let Some(cfg) = crate::model::config::find(&path) {
-        feeders::declare(&mut model, &crate::model::config::load(&cfg)?.feeders);
+    let cfg = match crate::model::config::find(&path) {
+        Some(found) => Some(crate::model::config::load(&found)?),
+        None => None,
+    };
+    let (root, mut model) = feeders::build(&path, a.base.as_deref(), None, cfg.as_ref());
+    if let Some(cfg) = &cfg {
+        feeders::declare(&mut model, &root, cfg);
     }
     let live = feeders::read_live(&mut model, a.live.as_deref())?;
     // What a rebind could rewrite: every Application manifest, and every

@@ -676,7 +676,7 @@ mod tests {
 
     /// The model as the review builds it: its apps and health, printed.
     fn model(root: &Path, known: Option<&feeders::Candidates>) -> String {
-        let (at, m) = feeders::build_for(root, None, None, Some(&targets(root)), known);
+        let (at, m) = feeders::build_for(root, None, None, Some(&targets(root)), known, None);
         format!("{at:?} {:?} {}", m.apps, m.app_health)
     }
 

@@ -24,9 +24,22 @@ pub struct Source {
     pub value_files: Vec<String>,
     pub helm: bool,
     pub kustomize: bool,
+    /// A config management plugin renders it (`plugin:`): what it reads is
+    /// the plugin's business.
+    pub plugin: bool,
     /// Declared under `feeders:` in `.rebind.yaml`: this repository by
     /// definition.
     pub this_repo: bool,
+}
+
+impl Source {
+    /// Whether its path, revision or a value file holds a template action
+    /// (an ApplicationSet's generator parameters).
+    pub fn templated(&self) -> bool {
+        self.path.as_deref().is_some_and(|p| p.contains("{{"))
+            || self.target_revision.contains("{{")
+            || self.value_files.iter().any(|v| v.contains("{{"))
+    }
 }
 
 /// An Application or ApplicationSet found in the repository.
@@ -36,12 +49,33 @@ pub struct App {
     pub file: String,
     pub kind: &'static str,
     pub name: String,
+    /// `metadata.namespace` (empty when the manifest names none): with
+    /// Applications in any namespace, two Applications may share a name.
+    pub namespace: String,
     pub sources: Vec<Source>,
     /// Sync policy automated (and not `enabled: false`).
     pub automated: bool,
     pub wave: i64,
     /// An ApplicationSet's git generators.
     pub git_generators: Vec<GitGenerator>,
+    /// An ApplicationSet's generators that are neither git nor list (their
+    /// parameters are not known from the repository), by name.
+    pub other_generators: Vec<String>,
+    /// An ApplicationSet whose generators are all `list`s of literal
+    /// elements: each element's parameters (nested keys dotted).
+    pub list_elements: Option<Vec<Vec<(String, String)>>>,
+    /// An ApplicationSet's `spec.syncPolicy.applicationsSync` (`sync`,
+    /// `create-only`, `create-update`, `create-delete`), if set.
+    pub applications_sync: Option<String>,
+    /// Why this Application may not exist as written (it is rendered by a
+    /// Helm chart, or held in Helm values), when that is so.
+    pub rendered: Option<String>,
+    /// Applied outside ArgoCD (declared under `feeders:` with
+    /// `applied_by`): who applies its path.
+    pub applied_by: Option<String>,
+    /// `--live` was given and this Application is not in the dump: it does
+    /// not exist on the hub, so it is no parent.
+    pub live_absent: bool,
 }
 
 impl App {
@@ -109,6 +143,7 @@ pub fn source_of(y: V) -> Source {
             .unwrap_or_default(),
         helm: !s(y, "helm").is_badvalue(),
         kustomize: !s(y, "kustomize").is_badvalue(),
+        plugin: !s(y, "plugin").is_badvalue(),
         this_repo: false,
     }
 }
@@ -136,25 +171,42 @@ pub fn app_of(m: &Manifest) -> Option<App> {
     } else {
         s(s(s(doc, "spec"), "template"), "spec")
     };
-    let mut sources = Vec::new();
-    if !s(spec, "source").is_badvalue() {
-        sources.push(source_of(s(spec, "source")));
-    }
-    if let Some(list) = s(spec, "sources").as_vec() {
-        sources.extend(list.into_iter().map(source_of));
-    }
+    // `sources` replaces `source` when it lists any (ArgoCD's
+    // `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`; `source` is
+    // then ignored).
+    let sources: Vec<Source> = match s(spec, "sources").as_vec() {
+        Some(list) if !list.is_empty() => list.into_iter().map(source_of).collect(),
+        _ if !s(spec, "source").is_badvalue() => vec![source_of(s(spec, "source"))],
+        _ => Vec::new(),
+    };
     let mut git_generators = Vec::new();
+    let mut other_generators = Vec::new();
     if kind == "ApplicationSet" {
-        collect_git_generators(s(s(doc, "spec"), "generators"), &mut git_generators);
+        collect_git_generators(
+            s(s(doc, "spec"), "generators"),
+            &mut git_generators,
+            &mut other_generators,
+        );
     }
     Some(App {
         file: m.file.to_string(),
         kind,
         name,
+        namespace: text(s(meta, "namespace")).unwrap_or_default(),
         sources,
         automated: automated(spec),
         wave,
         git_generators,
+        other_generators,
+        list_elements: (kind == "ApplicationSet")
+            .then(|| list_elements(s(s(doc, "spec"), "generators")))
+            .flatten(),
+        applications_sync: (kind == "ApplicationSet")
+            .then(|| text(s(s(s(doc, "spec"), "syncPolicy"), "applicationsSync")))
+            .flatten(),
+        rendered: None,
+        applied_by: None,
+        live_absent: false,
     })
 }
 
@@ -165,12 +217,15 @@ pub fn app_of(m: &Manifest) -> Option<App> {
 pub struct GitGenerator {
     pub repo_url: String,
     pub revision: String,
-    /// `files[].path` globs (not `directories`: those read no file).
+    /// `files[].path` globs.
     pub files: Vec<String>,
+    /// `directories[]`: each `path` glob and whether it is `exclude`d.
+    pub directories: Vec<(String, bool)>,
 }
 
-/// Git generators, matrix and merge generators' children included.
-pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>) {
+/// Git generators, matrix and merge generators' children included; the
+/// names of the other generators (`list` aside) go to `others`.
+pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut Vec<String>) {
     for g in gens.as_vec().into_iter().flatten() {
         let git = s(g, "git");
         if !git.is_badvalue() {
@@ -183,10 +238,79 @@ pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>) {
                     .flatten()
                     .filter_map(|f| text(s(f, "path")))
                     .collect(),
+                directories: s(git, "directories")
+                    .as_vec()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| {
+                        let exclude = text(s(d, "exclude")).as_deref() == Some("true");
+                        text(s(d, "path")).map(|p| (p, exclude))
+                    })
+                    .collect(),
             });
         }
         for nested in ["matrix", "merge"] {
-            collect_git_generators(s(s(g, nested), "generators"), out);
+            collect_git_generators(s(s(g, nested), "generators"), out, others);
+        }
+        if let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) {
+            for (k, _) in pairs {
+                if let Some(name) = k.as_str() {
+                    if !matches!(name, "git" | "list" | "matrix" | "merge" | "selector") {
+                        others.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The parameters of an ApplicationSet's generators when every one is a
+/// `list` of literal elements (no `elementsYaml`), one set per element.
+fn list_elements(gens: V) -> Option<Vec<Vec<(String, String)>>> {
+    let mut out = Vec::new();
+    for g in gens.as_vec()? {
+        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
+            return None;
+        };
+        let [(key, list)] = pairs.as_slice() else {
+            return None;
+        };
+        let Some(Value::Map(list)) = (key.as_str() == Some("list")).then_some(&list.value) else {
+            return None;
+        };
+        let [(ekey, elements)] = list.as_slice() else {
+            return None;
+        };
+        if ekey.as_str() != Some("elements") {
+            return None;
+        }
+        for e in V(Some(elements)).as_vec()? {
+            let mut params = Vec::new();
+            flatten(e.0?, "", &mut params)?;
+            out.push(params);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// A list element's scalars, nested keys joined with `.`.
+fn flatten(node: &Node, prefix: &str, out: &mut Vec<(String, String)>) -> Option<()> {
+    match &node.value {
+        Value::Map(pairs) => {
+            for (k, v) in pairs {
+                let k = k.as_str()?;
+                let key = if prefix.is_empty() {
+                    k.to_string()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(v, &key, out)?;
+            }
+            Some(())
+        }
+        _ => {
+            out.push((prefix.to_string(), node.as_str()?.to_string()));
+            Some(())
         }
     }
 }

@@ -131,15 +131,25 @@ pub struct Cluster {
 
 /// A root Application that lives outside the repository (created by hand,
 /// or kept in another repository), declared under `feeders:` so the
-/// after-merge model knows what syncs this repository's paths.
+/// after-merge model knows what syncs this repository's paths; or a path
+/// applied outside ArgoCD (`applied_by`: by hand, by Terraform, by a
+/// pipeline).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeclaredFeeder {
+    /// The Application's name (for `applied_by`: who applies it).
     pub name: String,
-    /// The path in this repository it syncs.
+    /// The path in this repository it syncs (a folder, or for `applied_by`
+    /// a folder or one file), relative to the config's root.
     pub path: String,
     /// Its `targetRevision` (empty: `HEAD`).
     pub revision: String,
     pub automated: bool,
+    /// `directory.recurse`, `include`, `exclude` as an Application says them.
+    pub recurse: bool,
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+    /// Who applies the path outside ArgoCD.
+    pub applied_by: Option<String>,
 }
 
 /// A loaded `.rebind.yaml`.
@@ -154,6 +164,10 @@ pub struct Config {
     root_setting: Option<(String, Node)>,
     /// Root Applications outside the repository (`feeders:`).
     pub feeders: Vec<DeclaredFeeder>,
+    /// The URLs this repository is known by (`repository_urls:`), for a
+    /// clone without remotes: a source whose repoURL is one of them reads
+    /// this repository.
+    pub repository_urls: Vec<String>,
 }
 
 impl Config {
@@ -381,7 +395,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
     };
     keys_known(
         &root,
-        &["clusters", "include", "exclude", "root", "feeders"],
+        &[
+            "clusters",
+            "include",
+            "exclude",
+            "root",
+            "feeders",
+            "repository_urls",
+        ],
         "the config",
         path,
     )?;
@@ -413,6 +434,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         Some(f) => declared_feeders(f, path)?,
         None => Vec::new(),
     };
+    let repository_urls = match root.get("repository_urls").filter(|f| !f.is_null()) {
+        Some(n) => repository_urls(n, path)?,
+        None => Vec::new(),
+    };
     Ok(Config {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -421,24 +446,74 @@ pub fn parse(path: &Path, text: &str) -> Result<Config> {
         exclude,
         root_setting,
         feeders,
+        repository_urls,
     })
 }
 
-/// `feeders:`: a list of `{name, path, revision, automated}` (name and path
-/// required; `automated` is `true` or `false`).
+/// `repository_urls:`: a list of the URLs this repository is known by,
+/// each naming a repository on a host (`https://host/org/repo`,
+/// `git@host:org/repo`, `ssh://...`).
+fn repository_urls(n: &Node, path: &Path) -> Result<Vec<String>> {
+    let p = path.display();
+    let Value::Seq(items) = &n.value else {
+        bail!(
+            "{p}:{}:{}: repository_urls: expected a list of repository URLs",
+            n.line,
+            n.col
+        );
+    };
+    let mut out = Vec::new();
+    for item in items {
+        let url = item.as_str().filter(|_| !item.is_null()).ok_or_else(|| {
+            anyhow!(
+                "{p}:{}:{}: repository_urls: expected a URL (a string)",
+                item.line,
+                item.col
+            )
+        })?;
+        if crate::text::repo_url::repo_identity(url).is_none() {
+            bail!(
+                "{p}:{}:{}: repository_urls: `{url}` names no repository on a host (expected https://host/org/repo, git@host:org/repo or ssh://git@host/org/repo)",
+                item.line,
+                item.col
+            );
+        }
+        out.push(url.to_string());
+    }
+    Ok(out)
+}
+
+/// `feeders:`: a list of root Applications `{name, path, revision,
+/// automated, recurse, include, exclude}` (name and path required;
+/// `automated` and `recurse` are `true` or `false`), or of paths applied
+/// outside ArgoCD `{path, applied_by}` (nothing else).
 fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
     let p = path.display();
     let Value::Seq(items) = &f.value else {
-        bail!("{p}:{}:{}: feeders: expected a list of root Applications ({{name, path, revision, automated}})", f.line, f.col);
+        bail!("{p}:{}:{}: feeders: expected a list of root Applications ({{name, path, revision, automated}}) or of paths applied outside ArgoCD ({{path, applied_by}})", f.line, f.col);
     };
     let mut out: Vec<DeclaredFeeder> = Vec::new();
     for item in items {
-        keys_known(
-            item,
-            &["name", "path", "revision", "automated"],
-            "a feeder",
-            path,
-        )?;
+        let applied = item.get("applied_by").is_some();
+        let keys: &[&str] = if applied {
+            &["path", "applied_by"]
+        } else {
+            &[
+                "name",
+                "path",
+                "revision",
+                "automated",
+                "recurse",
+                "include",
+                "exclude",
+            ]
+        };
+        let what = if applied {
+            "a path applied outside ArgoCD (only path and applied_by)"
+        } else {
+            "a feeder"
+        };
+        keys_known(item, keys, what, path)?;
         no_duplicates(item, path, false, false)?;
         let text = |key: &str| -> Result<Option<String>> {
             match item.get(key) {
@@ -456,12 +531,22 @@ fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
                     }),
             }
         };
-        let Some(name) = text("name")? else {
+        let applied_by = text("applied_by")?;
+        if applied && applied_by.as_deref().is_none_or(|a| a.trim().is_empty()) {
             bail!(
-                "{p}:{}:{}: a feeder needs a name (the Application's name)",
+                "{p}:{}:{}: feeders: applied_by: expected who applies the path (by hand, terraform, a pipeline...)",
                 item.line,
                 item.col
             );
+        }
+        let name = match (text("name")?, &applied_by) {
+            (Some(n), _) => n,
+            (None, Some(who)) => who.clone(),
+            (None, None) => bail!(
+                "{p}:{}:{}: a feeder needs a name (the Application's name)",
+                item.line,
+                item.col
+            ),
         };
         let Some(fpath) = text("path")? else {
             bail!(
@@ -470,19 +555,9 @@ fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
                 item.col
             );
         };
-        let automated = match item.get("automated") {
-            None => false,
-            Some(n) => match n.as_str() {
-                Some("true") => true,
-                Some("false") => false,
-                _ => bail!(
-                    "{p}:{}:{}: feeder {name}: automated: expected true or false",
-                    n.line,
-                    n.col
-                ),
-            },
-        };
-        if out.iter().any(|d| d.name == name) {
+        let automated = feeder_flag(item, "automated", &name, path)?;
+        let recurse = feeder_flag(item, "recurse", &name, path)?;
+        if !applied && out.iter().any(|d| d.applied_by.is_none() && d.name == name) {
             bail!(
                 "{p}:{}:{}: feeder {name} is declared twice",
                 item.line,
@@ -494,9 +569,30 @@ fn declared_feeders(f: &Node, path: &Path) -> Result<Vec<DeclaredFeeder>> {
             path: fpath,
             revision: text("revision")?.unwrap_or_default(),
             automated,
+            recurse,
+            include: text("include")?.filter(|s| !s.is_empty()),
+            exclude: text("exclude")?.filter(|s| !s.is_empty()),
+            applied_by,
         });
     }
     Ok(out)
+}
+
+/// A feeder's `true`/`false` key (absent: `false`).
+fn feeder_flag(item: &Node, key: &str, name: &str, path: &Path) -> Result<bool> {
+    match item.get(key) {
+        None => Ok(false),
+        Some(n) => match n.as_str() {
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            _ => bail!(
+                "{}:{}:{}: feeder {name}: {key}: expected true or false",
+                path.display(),
+                n.line,
+                n.col
+            ),
+        },
+    }
 }
 
 /// No issuer is declared by two clusters, or current and retired at once.

@@ -20,9 +20,15 @@ pub struct FeederJson {
     pub hop1_automated: Option<bool>,
     pub hop2_automated: Option<bool>,
     pub wave: i64,
-    /// `deploys_on_merge`, `manual_sync`, `tracks_other_branch`, `pinned`,
-    /// `unknown_revision`, `not_included`, `no_feeder`.
+    /// `deploys_on_merge`, `manual_sync`, `applied_outside_argocd`,
+    /// `tracks_other_branch`, `pinned`, `unknown_revision`, `not_included`,
+    /// `no_feeder`, `not_proven`.
     pub verdict: String,
+    /// Proven from what was read (what `--require-deploys` accepts):
+    /// `deploys_on_merge`, `manual_sync`, `applied_outside_argocd`.
+    pub proven: bool,
+    /// `--require-deploys` refuses this row.
+    pub blocks: bool,
     pub reason: String,
 }
 
@@ -36,7 +42,23 @@ pub fn json_rows(report: &Report) -> Vec<FeederJson> {
         } else {
             r.resources.iter().cloned().map(Some).collect()
         };
+        let blocks = report.blocking().any(|b| std::ptr::eq(b, r));
         for res in resources {
+            // Hop 2 is an Application's own sync (the same the sync order
+            // says of it); other resources have none.
+            let hop2 = match res.as_deref() {
+                None => r.hop2_automated,
+                Some(x) => r
+                    .children
+                    .iter()
+                    .find(|(id, _)| id == x)
+                    .map(|(_, auto)| *auto)
+                    .or_else(|| {
+                        x.starts_with("Application")
+                            .then_some(r.hop2_automated)
+                            .flatten()
+                    }),
+            };
             out.push(FeederJson {
                 file: r.file.clone(),
                 resource: res.clone(),
@@ -46,14 +68,11 @@ pub fn json_rows(report: &Report) -> Vec<FeederJson> {
                 revision_kind: r.revision_kind.map(str::to_string),
                 tracks_base: r.tracks_base,
                 hop1_automated: r.hop1_automated,
-                // Hop 2 is an Application's own sync; other resources have none.
-                hop2_automated: res
-                    .as_deref()
-                    .is_none_or(|x| x.starts_with("Application"))
-                    .then_some(r.hop2_automated)
-                    .flatten(),
+                hop2_automated: hop2,
                 wave: r.wave,
                 verdict: r.verdict.key().to_string(),
+                proven: r.verdict.proven(),
+                blocks,
                 reason: r.verdict.sentence(r.feeder.as_ref().map(|f| f.0.as_str())),
             });
         }
@@ -71,11 +90,12 @@ fn base_line(report: &Report) -> String {
 fn step_line(i: usize, s: &Step) -> String {
     let name = s.what.split_once('/').map(|(_, n)| n).unwrap_or(&s.what);
     let appset = s.what.starts_with("ApplicationSet/");
-    let how = match (s.automated, appset) {
-        (true, false) => "automated".to_string(),
-        (false, false) => format!("manual: argocd app sync {name}"),
-        (true, true) => "its controller regenerates the Applications; they sync automatically".to_string(),
-        (false, true) => "its controller regenerates the Applications; sync each by hand (no automated policy in its template)".to_string(),
+    let how = match (s.automated, appset, s.updates) {
+        (_, true, Some(false)) => "its applicationsSync policy keeps its controller from updating the Applications it made: they keep their old spec".to_string(),
+        (true, false, _) => "automated".to_string(),
+        (false, false, _) => format!("manual: argocd app sync {name}"),
+        (true, true, _) => "its controller regenerates the Applications; they sync automatically".to_string(),
+        (false, true, _) => "its controller regenerates the Applications; sync each by hand (no automated policy in its template)".to_string(),
     };
     match s.wave {
         None => format!("  {}. {}  ({how})", i + 1, s.what),
@@ -252,7 +272,7 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
 /// A one-line reason per blocking row, for `--require-deploys`' refusal.
 pub fn refusal(report: &Report) -> String {
     let mut out = String::from(
-        "--require-deploys: merging the cutover branch would not deploy every rewritten file; nothing written:\n",
+        "--require-deploys: that merging the cutover branch deploys every rewritten file is not proven; nothing written:\n",
     );
     for r in report.blocking() {
         let feeder = r.feeder.as_ref().map(|f| f.0.as_str());
@@ -264,7 +284,6 @@ pub fn refusal(report: &Report) -> String {
                 )
             }
             Verdict::NotIncluded(_) => "; include the file in its parent's source".to_string(),
-            Verdict::NoFeeder => String::new(),
             _ => String::new(),
         };
         out.push_str(&format!(
@@ -297,6 +316,9 @@ pub struct StepJson {
     pub resource: String,
     pub wave: Option<i64>,
     pub automated: bool,
+    /// An ApplicationSet: whether its controller updates the Applications
+    /// it made (`null` for an Application).
+    pub updates_applications: Option<bool>,
 }
 
 /// The order as JSON.
@@ -308,6 +330,7 @@ pub fn json_order(report: &Report) -> Vec<StepJson> {
             resource: s.what.clone(),
             wave: s.wave,
             automated: s.automated,
+            updates_applications: s.updates,
         })
         .collect()
 }

@@ -1362,6 +1362,11 @@ pub(crate) fn sq_quote_if_needed(s: &str) -> String {
     }
 }
 
+/// Where the base branch came from when nothing else names it: the branch
+/// checked out (what a cutover branch is made from, and what `apply --pr`
+/// targets when the remote names no default branch).
+pub const CHECKED_OUT: &str = "the checked-out branch";
+
 /// What the repository around `path` says about its remotes and branches,
 /// for the after-merge model ([`crate::review::feeders`]): every remote's identity,
 /// the remote's default branch, the base branch (`base` as given, else the
@@ -1420,6 +1425,12 @@ pub fn repo_facts(
             }
         }
     }
+    let checked_out = || -> Option<String> {
+        let head = repo.head().ok()?;
+        head.is_branch()
+            .then(|| head.shorthand().ok().map(str::to_string))
+            .flatten()
+    };
     let upstream = || -> Option<String> {
         let head = repo.head().ok()?;
         let name = head.shorthand().ok()?.to_string();
@@ -1434,7 +1445,8 @@ pub fn repo_facts(
             .default_branch
             .clone()
             .map(|b| (b, "the remote's HEAD"))
-            .or_else(|| upstream().map(|b| (b, "the current branch's upstream"))),
+            .or_else(|| upstream().map(|b| (b, "the current branch's upstream")))
+            .or_else(|| checked_out().map(|b| (b, CHECKED_OUT))),
     };
     if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
         facts.base = None;

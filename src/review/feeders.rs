@@ -16,6 +16,7 @@
 //! manifests arrive as decoded documents ([`Manifest`]).
 
 use crate::model::application::{app_of, s, text, App, Manifest, Source, V};
+use crate::model::config::Config;
 use crate::repo::remote::{repo_identity, RepoFacts};
 use crate::syntax::yaml::{self, Node, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -114,61 +115,31 @@ fn is_semver_range(rev: &str) -> bool {
         || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
 }
 
-/// Glob matching as ArgoCD's directory `include`/`exclude` use it: `{a,b}`
-/// alternatives, `*` (any run of characters, `/` included), `?`, `[...]`.
+/// Glob matching as ArgoCD's directory `include`/`exclude` and git
+/// generators' `files`/`directories` use it: argo-cd `util/glob.Match`
+/// (gobwas/glob compiled with no separators), so `*` crosses `/`; `{a,b}`
+/// alternatives, `?`, `[...]` and `[!...]`; case-sensitive. A pattern that
+/// does not compile matches nothing (as `glob.Match` returns false).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    alternatives(pattern)
-        .iter()
-        .any(|p| glob_one(p.as_bytes(), text.as_bytes()))
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .case_insensitive(false)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
-fn alternatives(pattern: &str) -> Vec<String> {
-    let Some(open) = pattern.find('{') else {
-        return vec![pattern.to_string()];
-    };
-    let Some(close) = pattern[open..].find('}').map(|c| open + c) else {
-        return vec![pattern.to_string()];
-    };
-    let (head, body, tail) = (
-        &pattern[..open],
-        &pattern[open + 1..close],
-        &pattern[close + 1..],
-    );
-    body.split(',')
-        .flat_map(|alt| alternatives(&format!("{head}{alt}{tail}")))
-        .collect()
-}
-
-fn glob_one(p: &[u8], t: &[u8]) -> bool {
-    match p.first() {
-        None => t.is_empty(),
-        Some(b'*') => (0..=t.len()).any(|i| glob_one(&p[1..], &t[i..])),
-        Some(b'?') => !t.is_empty() && glob_one(&p[1..], &t[1..]),
-        Some(b'[') => {
-            let Some(end) = p.iter().skip(1).position(|&b| b == b']').map(|e| e + 1) else {
-                return t.first() == Some(&b'[') && glob_one(&p[1..], &t[1..]);
-            };
-            let Some(&c) = t.first() else { return false };
-            let class = &p[1..end];
-            let (neg, class) = match class.first() {
-                Some(b'!') | Some(b'^') => (true, &class[1..]),
-                _ => (false, class),
-            };
-            let mut hit = false;
-            let mut i = 0;
-            while i < class.len() {
-                if i + 2 < class.len() && class[i + 1] == b'-' {
-                    hit |= class[i] <= c && c <= class[i + 2];
-                    i += 3;
-                } else {
-                    hit |= class[i] == c;
-                    i += 1;
-                }
-            }
-            hit != neg && glob_one(&p[end + 1..], &t[1..])
-        }
-        Some(&b) => t.first() == Some(&b) && glob_one(&p[1..], &t[1..]),
-    }
+/// Go's `path.Match`, as a git directories generator matches its `path`
+/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
+/// no `{a,b}` alternatives (a brace is itself).
+fn path_match(pattern: &str, text: &str) -> bool {
+    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
+    globset::GlobBuilder::new(&literal_braces)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
 /// Whether a source covers a file, and if not, why not.
@@ -176,6 +147,8 @@ fn glob_one(p: &[u8], t: &[u8]) -> bool {
 pub enum Cover {
     Yes,
     No(String),
+    /// The model cannot tell (a templated path, a plugin, ...): the reason.
+    Unknown(String),
 }
 
 /// What the tree offers the coverage rules: kustomizations and chart
@@ -184,6 +157,14 @@ pub trait Tree {
     fn exists(&self, rel: &str) -> bool;
     /// The decoded kustomization in a directory, if there is one.
     fn kustomization(&self, dir: &str) -> Option<Node>;
+    /// A file's text, if it can be read.
+    fn read(&self, _rel: &str) -> Option<String> {
+        None
+    }
+    /// The names of the files directly in a folder.
+    fn list(&self, _dir: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The tree on disk below `root`.
@@ -214,6 +195,21 @@ impl Tree for DiskTree {
             .borrow_mut()
             .entry(rel.to_string())
             .or_insert_with(|| self.root.join(rel).exists())
+    }
+
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.root.join(rel)).ok()
+    }
+
+    fn list(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .collect()
     }
 
     fn kustomization(&self, dir: &str) -> Option<Node> {
@@ -255,6 +251,130 @@ fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
     file.strip_prefix(&dir)?.strip_prefix('/')
 }
 
+/// The Applications an ApplicationSet makes when every generator is a
+/// `list` of literal elements (Generators-List.md): its template's sources
+/// with each element's parameters put in (`{{name}}`, `{{ .name }}`, a
+/// nested key dotted). `None` when the parameters are not known, or a
+/// template is not a plain parameter of every element.
+fn made_by_list(app: &App) -> Option<Vec<App>> {
+    let elements = app.list_elements.as_ref()?;
+    elements
+        .iter()
+        .map(|params| {
+            let put = |t: &str| render(t, params);
+            let mut one = app.clone();
+            for src in &mut one.sources {
+                src.path = match src.path.as_deref() {
+                    Some(p) => Some(put(p)?),
+                    None => None,
+                };
+                src.target_revision = put(&src.target_revision)?;
+                src.value_files = src
+                    .value_files
+                    .iter()
+                    .map(|v| put(v))
+                    .collect::<Option<Vec<_>>>()?;
+            }
+            Some(one)
+        })
+        .collect()
+}
+
+/// `text` with each `{{ key }}` (fasttemplate) or `{{ .key }}` (Go
+/// template) action replaced by the parameter's value; `None` when an
+/// action is anything else or names no parameter.
+fn render(text: &str, params: &[(String, String)]) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find("}}")? + open;
+        let key = rest[open + 2..close].trim();
+        let key = key.strip_prefix('.').unwrap_or(key);
+        let (_, value) = params.iter().find(|(k, _)| k == key)?;
+        out.push_str(value);
+        rest = &rest[close + 2..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The folder above a templated path's first template (`apps/{{name}}`:
+/// `apps`): every Application the template makes has its path below it.
+fn literal_dir(path: &str) -> String {
+    let head = path.split("{{").next().unwrap_or("");
+    match head.rfind('/') {
+        Some(k) => join(&head[..k], ""),
+        None => String::new(),
+    }
+}
+
+/// A value file's resolved name (`/`-separated from the repository root)
+/// against `file`: `Yes` when it names it; when the name holds templates
+/// (generator parameters), `Unknown` where it could name it.
+fn value_file_match(resolved: &str, file: &str) -> Option<Cover> {
+    if !resolved.contains("{{") {
+        return (resolved == file).then_some(Cover::Yes);
+    }
+    let mut glob = String::new();
+    let mut rest = resolved;
+    while let Some(open) = rest.find("{{") {
+        glob.push_str(&globset::escape(&rest[..open]));
+        glob.push('*');
+        rest = rest[open..]
+            .find("}}")
+            .map_or("", |c| &rest[open + c + 2..]);
+    }
+    glob.push_str(&globset::escape(rest));
+    glob_match(&glob, file).then(|| {
+        Cover::Unknown(format!(
+            "the value file `{resolved}` is named through generator parameters that are not followed"
+        ))
+    })
+}
+
+/// Whether one of a source's Helm value files is `file`, resolved as
+/// ArgoCD resolves them (argo-cd `util/io/path.ResolveValueFilePathOrUrl`):
+/// relative to the source's path, or from the repository root when it
+/// starts with `/`; a URL or a `$ref/...` file is not this source's.
+fn value_file_cover(src: &Source, file: &str) -> Option<Cover> {
+    let dir = src.path.as_deref().unwrap_or("");
+    let mut found = None;
+    for v in &src.value_files {
+        if v.starts_with('$') || v.contains("://") {
+            continue;
+        }
+        let resolved = match v.strip_prefix('/') {
+            Some(abs) => join("", abs),
+            None => join(dir, v),
+        };
+        match value_file_match(&resolved, file) {
+            Some(Cover::Yes) => return Some(Cover::Yes),
+            Some(c) => found = Some(c),
+            None => {}
+        }
+    }
+    found
+}
+
+/// Whether a `$ref/...` value file of one of `app`'s sources names `file`
+/// through the `ref` source `r` (from the repository root of the ref
+/// source's revision; Multiple-Sources docs).
+fn ref_value_file(app: &App, r: &str, file: &str) -> Option<Cover> {
+    let prefix = format!("${r}/");
+    let mut found = None;
+    for v in app.sources.iter().flat_map(|o| &o.value_files) {
+        if let Some(rest) = v.strip_prefix(&prefix) {
+            match value_file_match(&join("", rest), file) {
+                Some(Cover::Yes) => return Some(Cover::Yes),
+                Some(c) => found = Some(c),
+                None => {}
+            }
+        }
+    }
+    found
+}
+
 /// Every file a kustomization directory pulls in (resources, patches,
 /// components, generators' files), following listed directories that hold
 /// their own kustomization. Depth-limited against cycles.
@@ -267,30 +387,43 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
     };
     let k = V(Some(&k));
     let mut listed: Vec<String> = Vec::new();
+    let strings =
+        |v: V| -> Vec<String> { v.as_vec().into_iter().flatten().filter_map(text).collect() };
     for key in [
         "resources",
         "bases",
         "components",
         "patchesStrategicMerge",
         "crds",
+        "transformers",
+        "generators",
+        "validators",
+        "configurations",
     ] {
-        listed.extend(s(k, key).as_vec().into_iter().flatten().filter_map(text));
+        listed.extend(strings(s(k, key)));
     }
-    for key in ["patches", "patchesJson6902"] {
+    for key in ["patches", "patchesJson6902", "replacements"] {
         for p in s(k, key).as_vec().into_iter().flatten() {
             listed.extend(text(s(p, "path")));
         }
     }
     for key in ["configMapGenerator", "secretGenerator"] {
         for g in s(k, key).as_vec().into_iter().flatten() {
-            for f in s(g, "files")
-                .as_vec()
-                .into_iter()
-                .flatten()
-                .filter_map(text)
-            {
+            for f in strings(s(g, "files")) {
                 listed.push(f.rsplit('=').next().unwrap_or(&f).to_string());
             }
+            listed.extend(strings(s(g, "envs")));
+            listed.extend(text(s(g, "env")));
+        }
+    }
+    // `helmCharts`: the values files it names, and a chart kept in
+    // `helmGlobals.chartHome` (default `charts/`) renders whole.
+    let home = text(s(s(k, "helmGlobals"), "chartHome")).unwrap_or_else(|| "charts".into());
+    for c in s(k, "helmCharts").as_vec().into_iter().flatten() {
+        listed.extend(text(s(c, "valuesFile")));
+        listed.extend(strings(s(c, "additionalValuesFiles")));
+        if let Some(name) = text(s(c, "name")) {
+            out.insert(format!("{}/", join(dir, &join(&home, &name))));
         }
     }
     for entry in listed {
@@ -309,6 +442,26 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
     }
 }
 
+/// A subchart's file (`charts/NAME/templates/...`, `charts/NAME/values.yaml`)
+/// renders with its parent chart (Helm's chart dependencies), unless the
+/// parent's `Chart.yaml` gives a dependency a `condition` or `tags` (then
+/// whether it renders depends on values not followed).
+fn subchart_cover(tree: &dyn Tree, dir: &str, rel: &str) -> Option<Cover> {
+    let rest = rel.strip_prefix("charts/")?;
+    let (name, inner) = rest.split_once('/')?;
+    if !(inner.starts_with("templates/") || inner == "values.yaml") {
+        return None;
+    }
+    let chart = tree.read(&join(dir, "Chart.yaml")).unwrap_or_default();
+    if chart.contains("condition:") || chart.contains("tags:") {
+        return Some(Cover::Unknown(format!(
+            "the subchart `{name}` renders only when its dependency's condition or tags in `{}` hold, which is not followed",
+            join(dir, "Chart.yaml")
+        )));
+    }
+    Some(Cover::Yes)
+}
+
 /// Whether `source` (of this repository) covers `file`.
 pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     let path = source.path.clone().unwrap_or_default();
@@ -317,8 +470,10 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     // source's path (`../common`, `../../envs/prod.yaml`).
     let is_kustomize = tree.kustomization(&dir).is_some();
     let is_chart = !is_kustomize && tree.exists(&join(&dir, "Chart.yaml"));
-    if is_chart && source.value_files.iter().any(|v| join(&dir, v) == file) {
-        return Cover::Yes;
+    if is_chart {
+        if let Some(c) = value_file_cover(source, file) {
+            return c;
+        }
     }
     let rel = under(file, &path);
     if rel.is_none() && !is_kustomize {
@@ -328,7 +483,10 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     if is_kustomize {
         let mut files = BTreeSet::new();
         kustomize_files(tree, &dir, &mut files, 0);
-        return if files.contains(file) {
+        let in_chart = files
+            .iter()
+            .any(|f| f.ends_with('/') && file.starts_with(f.as_str()));
+        return if files.contains(file) || in_chart {
             Cover::Yes
         } else {
             Cover::No(format!(
@@ -345,7 +503,10 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
         if rel.starts_with("templates/") {
             return Cover::Yes;
         }
-        let named = source.value_files.iter().any(|v| join(&dir, v) == file);
+        if let Some(c) = subchart_cover(tree, &dir, rel) {
+            return c;
+        }
+        let named = value_file_cover(source, file) == Some(Cover::Yes);
         return if rel == "values.yaml" || named {
             Cover::Yes
         } else {
@@ -354,12 +515,16 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
             ))
         };
     }
-    let lower = rel.to_ascii_lowercase();
-    if ![".yaml", ".yml", ".json"]
+    // argo-cd reposerver `findManifests`: `manifestFile =
+    // ^.*\.(yaml|yml|json|jsonnet)$`, case-sensitive (`A.YAML` is not read).
+    if ![".yaml", ".yml", ".json", ".jsonnet"]
         .iter()
-        .any(|e| lower.ends_with(e))
+        .any(|e| rel.ends_with(e))
     {
-        return Cover::No("a directory source reads only .yaml, .yml and .json files".into());
+        return Cover::No(
+            "a directory source reads only .yaml, .yml, .json and .jsonnet files (case-sensitive)"
+                .into(),
+        );
     }
     if rel.contains('/') && !source.directory.recurse {
         return Cover::No(format!(
@@ -387,11 +552,15 @@ pub enum Verdict {
     /// Merging puts it on the revision the parent tracks, but the parent has
     /// no automated sync: someone must sync it.
     ManualSync,
+    /// Declared under `feeders:` as applied outside ArgoCD: who applies it.
+    AppliedOutside(String),
     TracksBranch(String),
     Pinned(String, &'static str),
     UnknownRevision(String),
     NotIncluded(String),
     NoFeeder,
+    /// The model cannot prove what ArgoCD does with it: the reason.
+    NotProven(String),
 }
 
 impl Verdict {
@@ -401,15 +570,27 @@ impl Verdict {
         matches!(self, Verdict::Deploys | Verdict::ManualSync)
     }
 
+    /// Whether the verdict is proven from what was read: it deploys on
+    /// merge (possibly after a manual sync), or the repository declares who
+    /// applies it outside ArgoCD. What `--require-deploys` accepts.
+    pub fn proven(&self) -> bool {
+        matches!(
+            self,
+            Verdict::Deploys | Verdict::ManualSync | Verdict::AppliedOutside(_)
+        )
+    }
+
     pub fn key(&self) -> &'static str {
         match self {
             Verdict::Deploys => "deploys_on_merge",
             Verdict::ManualSync => "manual_sync",
+            Verdict::AppliedOutside(_) => "applied_outside_argocd",
             Verdict::TracksBranch(_) => "tracks_other_branch",
             Verdict::Pinned(..) => "pinned",
             Verdict::UnknownRevision(_) => "unknown_revision",
             Verdict::NotIncluded(_) => "not_included",
             Verdict::NoFeeder => "no_feeder",
+            Verdict::NotProven(_) => "not_proven",
         }
     }
 
@@ -419,6 +600,9 @@ impl Verdict {
         match self {
             Verdict::Deploys => "deploys on merge (automated sync)".into(),
             Verdict::ManualSync => format!("deploys on merge after a manual sync of {p}"),
+            Verdict::AppliedOutside(who) => format!(
+                "applied outside ArgoCD by {who} (declared in .rebind.yaml): the merge does not deploy it, {who} applies it"
+            ),
             Verdict::TracksBranch(b) => {
                 format!("{p} tracks {b}: merging into the base branch does not deploy")
             }
@@ -430,10 +614,20 @@ impl Verdict {
             ),
             Verdict::NotIncluded(why) => format!("not included by {p}: {why}"),
             Verdict::NoFeeder => {
-                "no Application or ApplicationSet in this repository feeds it (a root created by hand or kept elsewhere: declare it under `feeders:` in .rebind.yaml)".into()
+                "no Application or ApplicationSet in this repository feeds it (a root created by hand or kept elsewhere: declare it under `feeders:` in .rebind.yaml, or declare who applies it with `applied_by`)".into()
             }
+            Verdict::NotProven(why) => format!("not proven to deploy: {why}"),
         }
     }
+}
+
+/// Whether a source's repoURL names this repository.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ours {
+    Yes,
+    No,
+    /// It may: nothing to compare its URL with (the reason).
+    Unproven(String),
 }
 
 /// See [`Model::lookups`]. A source is `(app, source, its folder holds a
@@ -441,13 +635,17 @@ impl Verdict {
 #[derive(Default)]
 struct Lookups<'m> {
     /// The sources of this repository that reach only below their path,
-    /// by the folder the path names.
+    /// by the folder the path names (a templated path by the folder before
+    /// its first template).
     by_dir: std::collections::HashMap<String, Vec<(usize, usize, bool)>>,
     /// The sources of this repository that may reach any file.
     anywhere: Vec<(usize, usize, bool)>,
+    /// The sources that may be this repository, with the reason it is not
+    /// proven.
+    unproven: std::collections::HashMap<(usize, usize), String>,
     /// Per app with one, its git generators: whether each reads this
     /// repository.
-    generators: std::collections::HashMap<usize, Vec<bool>>,
+    generators: std::collections::HashMap<usize, Vec<Ours>>,
     /// The Applications each file holds.
     by_file: std::collections::HashMap<&'m str, Vec<&'m App>>,
 }
@@ -460,6 +658,11 @@ struct Parent<'a> {
     /// `targetRevision`, or the git generator's `revision`.
     revision: String,
     automated: bool,
+    /// Why it is not proven that the source is this repository.
+    unproven: Option<String>,
+    /// It reaches the file through a git generator (the ApplicationSet's
+    /// controller must update the Applications it made).
+    generator: bool,
 }
 
 /// One row of the after-merge table.
@@ -476,45 +679,144 @@ pub struct Row {
     pub hop1_automated: Option<bool>,
     /// Each child Application's own automated sync (hop 2).
     pub hop2_automated: Option<bool>,
+    /// Each Application and ApplicationSet the file holds (`Kind/name`),
+    /// with its own automated sync: the same the sync order says.
+    pub children: Vec<(String, bool)>,
     pub wave: i64,
     pub verdict: Verdict,
+    /// The parent includes the file, or may (a parent that leaves it out
+    /// does not fight another that deploys it).
+    pub includes: bool,
 }
 
 /// Every Application and ApplicationSet, and the facts about the repository.
 pub struct Model {
     pub apps: Vec<App>,
     pub facts: RepoFacts,
-    /// Whether a source's repoURL was matched by a git remote (`false`: no
-    /// remote names any source, so sources whose path exists in the tree
-    /// were taken as this repository, and the report says so).
-    pub identity_from_remotes: bool,
+    /// Where this repository's URLs come from (`git remotes`, or
+    /// `.rebind.yaml`'s `repository_urls`); `None`: nothing to compare a
+    /// source's repoURL with, so nothing is proven by path alone.
+    pub identity_from: Option<&'static str>,
     /// Whether an `argocd-cm` in the tree makes Applications report health
     /// (so sync waves between child Applications wait for health).
     pub app_health: bool,
+    /// The ApplicationSet controller's `applicationsetcontroller.policy`
+    /// and `applicationsetcontroller.enable.policy.override`, when an
+    /// `argocd-cmd-params-cm` in the repository sets them.
+    pub controller_policy: ControllerPolicy,
+}
+
+/// The ApplicationSet controller's settings that decide whether it updates
+/// the Applications it made.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ControllerPolicy {
+    pub policy: Option<String>,
+    pub allow_override: bool,
+    /// `applicationsetcontroller.enable.new.git.file.globbing`: git files
+    /// generators match with doublestar (`*` stays in one folder) instead
+    /// of the default greedy globbing (Generators-Git-File-Globbing.md).
+    pub new_file_globbing: bool,
 }
 
 impl Model {
+    /// The policy an ApplicationSet's controller applies to it: the
+    /// controller's `--policy` takes precedence over `applicationsSync`
+    /// unless policy override is enabled (ArgoCD's "Controlling if/when the
+    /// ApplicationSet controller modifies Applications"); `sync` by default.
+    pub fn applications_sync(&self, app: &App) -> String {
+        let own = app.applications_sync.clone();
+        match (
+            &self.controller_policy.policy,
+            self.controller_policy.allow_override,
+        ) {
+            (Some(p), false) => p.clone(),
+            (Some(p), true) => own.unwrap_or_else(|| p.clone()),
+            (None, _) => own.unwrap_or_else(|| "sync".to_string()),
+        }
+    }
+
+    /// Whether an ApplicationSet's controller updates the Applications it
+    /// already made (`sync` and `create-update` do; `create-only` and
+    /// `create-delete` do not).
+    pub fn updates_applications(&self, app: &App) -> bool {
+        matches!(
+            self.applications_sync(app).as_str(),
+            "sync" | "create-update"
+        )
+    }
+
+    /// Whether a git files generator's glob matches a file: greedy by
+    /// default (`*` crosses `/`), doublestar with the controller's new
+    /// globbing (Generators-Git-File-Globbing.md).
+    fn files_glob(&self, glob: &str, file: &str) -> bool {
+        if !self.controller_policy.new_file_globbing {
+            return glob_match(glob, file);
+        }
+        globset::GlobBuilder::new(glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .is_ok_and(|g| g.compile_matcher().is_match(file))
+    }
+
+    fn identity_known(&self) -> bool {
+        self.identity_from.is_some() && !self.facts.identities.is_empty()
+    }
+
     /// Whether a source reads from this repository (and is not a Helm chart
     /// repository).
     pub fn is_this_repo(&self, src: &Source, tree: &dyn Tree) -> bool {
-        src.chart.is_none() && self.is_this_repo_url(src, tree)
+        src.chart.is_none() && self.ours(src, tree) == Ours::Yes
     }
 
     /// Whether a source's repoURL is this repository (a chart source's
-    /// included: its `ref` may still point here).
-    fn is_this_repo_url(&self, src: &Source, tree: &dyn Tree) -> bool {
+    /// included: its `ref` may still point here). With this repository's
+    /// URLs known, only a match is; without them, a source whose path
+    /// exists in the tree may be, and that is not proven.
+    fn ours(&self, src: &Source, tree: &dyn Tree) -> Ours {
         if src.this_repo {
-            return true;
+            return Ours::Yes;
         }
         match repo_identity(&src.repo_url) {
-            Some(id) if self.identity_from_remotes => self.facts.identities.contains(&id),
-            Some(_) => match src.path.as_deref() {
-                Some(p) => !p.contains("{{") && tree.exists(&join(p, "")),
-                // A `ref` source has no path: it is this repository when
-                // another source of the tree's Applications names it.
-                None => src.ref_name.is_some(),
-            },
-            None => false,
+            Some(id) if self.identity_known() => {
+                if self.facts.identities.contains(&id) {
+                    Ours::Yes
+                } else {
+                    Ours::No
+                }
+            }
+            Some(_) => {
+                let maybe = match src.path.as_deref() {
+                    Some(p) => p.contains("{{") || tree.exists(&join(p, "")),
+                    None => src.ref_name.is_some(),
+                };
+                if maybe {
+                    Ours::Unproven(format!(
+                        "no git remote (and no `repository_urls` in .rebind.yaml) to compare repoURL {} with, so that it is this repository is not proven",
+                        src.repo_url
+                    ))
+                } else {
+                    Ours::No
+                }
+            }
+            None => Ours::No,
+        }
+    }
+
+    /// Whether a git generator reads this repository.
+    fn generator_ours(&self, repo_url: &str) -> Ours {
+        match repo_identity(repo_url) {
+            Some(id) if self.identity_known() => {
+                if self.facts.identities.contains(&id) {
+                    Ours::Yes
+                } else {
+                    Ours::No
+                }
+            }
+            Some(_) => Ours::Unproven(format!(
+                "no git remote (and no `repository_urls` in .rebind.yaml) to compare the generator's repoURL {repo_url} with"
+            )),
+            None => Ours::No,
         }
     }
 
@@ -524,34 +826,46 @@ impl Model {
         let mut lk = Lookups::default();
         for (i, app) in self.apps.iter().enumerate() {
             lk.by_file.entry(app.file.as_str()).or_default().push(app);
+            if app.live_absent {
+                continue;
+            }
             for (j, src) in app.sources.iter().enumerate() {
-                if !self.is_this_repo_url(src, tree) {
-                    continue;
+                match self.ours(src, tree) {
+                    Ours::No => continue,
+                    Ours::Yes => {}
+                    Ours::Unproven(why) => {
+                        lk.unproven.insert((i, j), why);
+                    }
                 }
                 let path = src.path.as_deref().unwrap_or("");
-                let kustomize =
-                    src.chart.is_none() && tree.kustomization(&join(path, "")).is_some();
-                // Only a `ref`, a kustomization or a chart's value file
-                // reaches a file outside the source's path ([`covers`]).
-                if src.ref_name.is_some() || kustomize || !src.value_files.is_empty() {
+                let templated = path.contains("{{");
+                let kustomize = src.chart.is_none()
+                    && !templated
+                    && tree.kustomization(&join(path, "")).is_some();
+                // Only a `ref`, a kustomization, a chart's value file or a
+                // path applied outside ArgoCD reaches a file outside the
+                // source's path ([`covers`]).
+                if src.ref_name.is_some()
+                    || kustomize
+                    || !src.value_files.is_empty()
+                    || app.applied_by.is_some()
+                {
                     lk.anywhere.push((i, j, kustomize));
                 } else if src.chart.is_none() {
-                    lk.by_dir
-                        .entry(join(path, ""))
-                        .or_default()
-                        .push((i, j, false));
+                    let dir = if templated {
+                        literal_dir(path)
+                    } else {
+                        join(path, "")
+                    };
+                    lk.by_dir.entry(dir).or_default().push((i, j, false));
                 }
             }
-            let generators: Vec<bool> = app
+            let generators: Vec<Ours> = app
                 .git_generators
                 .iter()
-                .map(|g| {
-                    repo_identity(&g.repo_url).is_some_and(|id| {
-                        !self.identity_from_remotes || self.facts.identities.contains(&id)
-                    })
-                })
+                .map(|g| self.generator_ours(&g.repo_url))
                 .collect();
-            if generators.iter().any(|t| *t) {
+            if generators.iter().any(|t| *t != Ours::No) {
                 lk.generators.insert(i, generators);
             }
         }
@@ -580,40 +894,165 @@ impl Model {
                 self.generator_parents(app, file, &lk.generators[&i], &mut out);
                 continue;
             }
-            let src = &app.sources[j];
-            if let Some(r) = &src.ref_name {
-                let wanted = format!("${r}/{file}");
-                if app.sources.iter().any(|o| o.value_files.contains(&wanted)) {
-                    out.push(Parent {
-                        app,
-                        cover: Cover::Yes,
-                        revision: src.target_revision.clone(),
-                        automated: app.automated,
-                    });
+            // An ApplicationSet whose parameters are known (list elements)
+            // is judged by the Applications it makes.
+            let made = if app.sources[j].templated() {
+                made_by_list(app)
+            } else {
+                None
+            };
+            let covers: Vec<(Cover, String)> = match &made {
+                Some(apps) => {
+                    let all: Vec<(Cover, String)> = apps
+                        .iter()
+                        .flat_map(|one| self.source_covers(one, j, file, tree, lk, i, kustomize))
+                        .collect();
+                    // One Application that includes it is enough.
+                    match all.iter().position(|(c, _)| *c == Cover::Yes) {
+                        Some(k) => vec![all[k].clone()],
+                        None => all.into_iter().take(1).collect(),
+                    }
                 }
-                if src.path.is_none() {
-                    continue;
-                }
-            }
-            if src.chart.is_some() {
-                continue;
-            }
-            let path = src.path.as_deref().unwrap_or("");
-            let outside = under(file, path).is_none();
-            if outside && !kustomize && !src.value_files.iter().any(|v| join(path, v) == file) {
-                continue;
-            }
-            let cover = covers(src, file, tree);
-            if cover == Cover::Yes || !outside {
+                None => self.source_covers(app, j, file, tree, lk, i, kustomize),
+            };
+            for (cover, revision) in covers {
                 out.push(Parent {
                     app,
                     cover,
-                    revision: src.target_revision.clone(),
-                    automated: app.automated,
+                    revision,
+                    automated: app.automated && app.applied_by.is_none(),
+                    unproven: lk.unproven.get(&(i, j)).cloned(),
+                    generator: false,
                 });
             }
         }
         out
+    }
+
+    /// How source `j` of `app` (an Application, or one an ApplicationSet
+    /// makes) reaches `file`: each cover with the revision that decides.
+    #[allow(clippy::too_many_arguments)]
+    fn source_covers(
+        &self,
+        app: &App,
+        j: usize,
+        file: &str,
+        tree: &dyn Tree,
+        lk: &Lookups,
+        i: usize,
+        kustomize: bool,
+    ) -> Vec<(Cover, String)> {
+        let src = &app.sources[j];
+        let mut out = Vec::new();
+        let rev = src.target_revision.clone();
+        if let Some(r) = &src.ref_name {
+            if let Some(cover) = ref_value_file(app, r, file) {
+                out.push((cover, rev.clone()));
+            }
+            if src.path.is_none() {
+                return out;
+            }
+        }
+        if src.chart.is_some() {
+            return out;
+        }
+        let path = src.path.as_deref().unwrap_or("");
+        if app.applied_by.is_some() {
+            if file == join(path, "") || under(file, path).is_some() {
+                out.push((Cover::Yes, String::new()));
+            }
+            return out;
+        }
+        if path.contains("{{") {
+            out.extend(
+                self.templated_cover(app, src, file, tree, lk, i)
+                    .map(|c| (c, rev)),
+            );
+            return out;
+        }
+        let outside = under(file, path).is_none();
+        if src.plugin {
+            if !outside {
+                out.push((
+                    Cover::Unknown(format!(
+                        "a config management plugin renders `{path}` for {}; what it reads is not followed",
+                        app.id()
+                    )),
+                    rev,
+                ));
+            }
+            return out;
+        }
+        if outside && !kustomize && value_file_cover(src, file).is_none() {
+            return out;
+        }
+        let cover = covers(src, file, tree);
+        if !matches!(cover, Cover::No(_)) || !outside {
+            out.push((cover, rev));
+        }
+        out
+    }
+
+    /// How a source whose path is a template reaches `file`: exactly when
+    /// the path is a git directories generator's `{{path}}` (each
+    /// directory the generator matches is one Application's path), else
+    /// "not proven" for every file below the path's literal folder.
+    fn templated_cover(
+        &self,
+        app: &App,
+        src: &Source,
+        file: &str,
+        tree: &dyn Tree,
+        lk: &Lookups,
+        i: usize,
+    ) -> Option<Cover> {
+        let path = src.path.as_deref().unwrap_or("");
+        under(file, &literal_dir(path))?;
+        let compact: String = path.chars().filter(|c| !c.is_whitespace()).collect();
+        let dir_param = matches!(compact.as_str(), "{{path}}" | "{{.path.path}}");
+        let ours = lk.generators.get(&i);
+        let gens: Vec<&crate::model::application::GitGenerator> = app
+            .git_generators
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| ours.is_some_and(|o| o[*k] != Ours::No))
+            .map(|(_, g)| g)
+            .collect();
+        if dir_param && !gens.is_empty() && app.other_generators.is_empty() {
+            // Generators-Git.md: a directories generator's `path` is each
+            // directory that `path.Match`es an entry and no `exclude: true`
+            // entry (argo-cd `GitGenerator.filterApps`); a files
+            // generator's is the folder of each file its glob matches
+            // (`path.Dir`).
+            let made = |d: &str| {
+                gens.iter().any(|g| {
+                    let dirs = &g.directories;
+                    let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
+                        && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
+                    dir_hit
+                        || g.files.iter().any(|glob| {
+                            tree.list(d)
+                                .iter()
+                                .any(|f| self.files_glob(glob, &join(d, f)))
+                        })
+                })
+            };
+            let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
+            for d in folders.iter().rev() {
+                if made(d) {
+                    let one = Source {
+                        path: Some((*d).to_string()),
+                        ..src.clone()
+                    };
+                    return Some(covers(&one, file, tree));
+                }
+            }
+            return None;
+        }
+        Some(Cover::Unknown(format!(
+            "{}'s source path `{path}` is templated by generator parameters that are not followed",
+            app.id()
+        )))
     }
 
     /// The git generators of `app` that read `file` (`this`: which read
@@ -622,11 +1061,11 @@ impl Model {
         &self,
         app: &'m App,
         file: &str,
-        this: &[bool],
+        this: &[Ours],
         out: &mut Vec<Parent<'m>>,
     ) {
         for (g, this) in app.git_generators.iter().zip(this) {
-            if *this && g.files.iter().any(|glob| glob_match(glob, file)) {
+            if *this != Ours::No && g.files.iter().any(|glob| self.files_glob(glob, file)) {
                 // The ApplicationSet controller reads the generator's
                 // files by itself (it polls); its Applications then
                 // sync under the template's policy.
@@ -635,8 +1074,53 @@ impl Model {
                     cover: Cover::Yes,
                     revision: g.revision.clone(),
                     automated: true,
+                    unproven: match this {
+                        Ours::Unproven(why) => Some(why.clone()),
+                        _ => None,
+                    },
+                    generator: true,
                 });
             }
+        }
+    }
+
+    /// The verdict of one parent of a file.
+    fn verdict(&self, p: &Parent, revision: &Revision) -> Verdict {
+        // Whether it includes the file says nothing until the source is
+        // known to be this repository.
+        if let Some(why) = &p.unproven {
+            return Verdict::NotProven(why.clone());
+        }
+        if let Cover::No(why) = &p.cover {
+            return Verdict::NotIncluded(why.clone());
+        }
+        if let Cover::Unknown(why) = &p.cover {
+            return Verdict::NotProven(why.clone());
+        }
+        if let Some(who) = &p.app.applied_by {
+            return Verdict::AppliedOutside(who.clone());
+        }
+        // A rendered Application's fields may be masked template actions.
+        if let Some(why) = &p.app.rendered {
+            return Verdict::NotProven(format!("{} {why}", p.app.id()));
+        }
+        match revision {
+            Revision::Branch(b) => return Verdict::TracksBranch(b.clone()),
+            Revision::Pinned(r, k) => return Verdict::Pinned(r.clone(), k),
+            Revision::Unknown(r) => return Verdict::UnknownRevision(r.clone()),
+            _ => {}
+        }
+        if p.generator && !self.updates_applications(p.app) {
+            return Verdict::NotProven(format!(
+                "{} reads it through a git generator, but its applicationsSync policy is {}: the controller does not update the Applications it already made",
+                p.app.id(),
+                self.applications_sync(p.app)
+            ));
+        }
+        if p.automated {
+            Verdict::Deploys
+        } else {
+            Verdict::ManualSync
         }
     }
 
@@ -654,52 +1138,69 @@ impl Model {
             } else {
                 Some(children.iter().all(|c| c.automated))
             };
+            let kids: Vec<(String, bool)> =
+                children.iter().map(|c| (c.id(), c.automated)).collect();
             let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
+            // An ApplicationSet the rebind changes reaches its Applications
+            // only when its controller updates them.
+            let frozen = children.iter().find(|c| {
+                c.kind == "ApplicationSet"
+                    && (resources.is_empty() || resources.contains(&c.id()))
+                    && !self.updates_applications(c)
+            });
             let parents = self.parents(file, tree, &lk);
+            let row = |feeder, revision, kind, tracks, hop1, verdict, includes| Row {
+                file: file.clone(),
+                resources: resources.clone(),
+                feeder,
+                revision,
+                revision_kind: kind,
+                tracks_base: tracks,
+                hop1_automated: hop1,
+                hop2_automated: hop2,
+                children: kids.clone(),
+                wave,
+                verdict,
+                includes,
+            };
             if parents.is_empty() {
-                rows.push(Row {
-                    file: file.clone(),
-                    resources: resources.clone(),
-                    feeder: None,
-                    revision: None,
-                    revision_kind: None,
-                    tracks_base: false,
-                    hop1_automated: None,
-                    hop2_automated: hop2,
-                    wave,
-                    verdict: Verdict::NoFeeder,
-                });
+                rows.push(row(None, None, None, false, None, Verdict::NoFeeder, false));
                 continue;
             }
-            for Parent {
-                app,
-                cover,
-                revision: rev,
-                automated,
-            } in parents
-            {
-                let revision = classify(&rev, &self.facts);
-                let verdict = match (&cover, &revision) {
-                    (Cover::No(why), _) => Verdict::NotIncluded(why.clone()),
-                    (_, Revision::Branch(b)) => Verdict::TracksBranch(b.clone()),
-                    (_, Revision::Pinned(r, k)) => Verdict::Pinned(r.clone(), k),
-                    (_, Revision::Unknown(r)) => Verdict::UnknownRevision(r.clone()),
-                    _ if automated => Verdict::Deploys,
-                    _ => Verdict::ManualSync,
+            let mut mine: Vec<(Row, bool)> = Vec::new();
+            for p in &parents {
+                let revision = classify(&p.revision, &self.facts);
+                let mut verdict = self.verdict(p, &revision);
+                if let (true, Some(set)) = (verdict.proven(), frozen) {
+                    if p.app.applied_by.is_none() {
+                        verdict = Verdict::NotProven(format!(
+                            "{} is updated on the hub, but its applicationsSync policy is {}: the controller does not update the Applications it already made",
+                            set.id(),
+                            self.applications_sync(set)
+                        ));
+                    }
+                }
+                let rev = if p.revision.is_empty() {
+                    "HEAD".to_string()
+                } else {
+                    p.revision.clone()
                 };
-                rows.push(Row {
-                    file: file.clone(),
-                    resources: resources.clone(),
-                    feeder: Some((app.id(), app.file.clone())),
-                    revision: Some(if rev.is_empty() { "HEAD".into() } else { rev }),
-                    revision_kind: Some(revision.kind()),
-                    tracks_base: revision.tracks_base(),
-                    hop1_automated: Some(automated),
-                    hop2_automated: hop2,
-                    wave,
-                    verdict,
-                });
+                let maybe = matches!(p.cover, Cover::Unknown(_));
+                let includes = !matches!(p.cover, Cover::No(_));
+                mine.push((
+                    row(
+                        Some((p.app.id(), p.app.file.clone())),
+                        Some(rev),
+                        Some(revision.kind()),
+                        revision.tracks_base(),
+                        Some(p.automated),
+                        verdict,
+                        includes,
+                    ),
+                    maybe && revision.tracks_base(),
+                ));
             }
+            rows.extend(settle(mine));
         }
         rows
     }
@@ -743,10 +1244,12 @@ impl Model {
             .collect();
         ps.sort();
         for (_, p, auto) in ps {
+            let updates = self.updates_of(&p);
             steps.push(Step {
                 what: p,
                 wave: None,
                 automated: auto,
+                updates,
             });
         }
         let mut kids: Vec<(i64, String, bool)> = Vec::new();
@@ -761,13 +1264,24 @@ impl Model {
         }
         kids.sort();
         for (w, id, auto) in kids {
+            let updates = self.updates_of(&id);
             steps.push(Step {
                 what: id,
                 wave: Some(w),
                 automated: auto,
+                updates,
             });
         }
         steps
+    }
+
+    /// For an ApplicationSet (`Kind/name`), whether its controller updates
+    /// the Applications it made; `None` for an Application.
+    fn updates_of(&self, id: &str) -> Option<bool> {
+        self.apps
+            .iter()
+            .find(|a| a.kind == "ApplicationSet" && a.id() == id)
+            .map(|a| self.updates_applications(a))
     }
 
     /// Whether sync waves between the child Applications cannot gate on
@@ -779,6 +1293,35 @@ impl Model {
     }
 }
 
+/// The rows of one file once every parent is counted. A parent that may
+/// include the file from the base branch (`true` beside its row) changes
+/// nothing when another parent proves it deploys. A parent that includes
+/// it from another revision puts the old file back (with self-heal, at
+/// once), so the row that would deploy is not proven, naming it.
+fn settle(mut mine: Vec<(Row, bool)>) -> Vec<Row> {
+    if mine.iter().any(|(r, _)| r.verdict.proven()) {
+        mine.retain(|(_, harmless_maybe)| !harmless_maybe);
+    }
+    let mut mine: Vec<Row> = mine.into_iter().map(|(r, _)| r).collect();
+    let fighting: Vec<String> = mine
+        .iter()
+        .filter(|r| r.includes && !r.verdict.proven())
+        .map(|r| {
+            let p = r.feeder.as_ref().map(|f| f.0.as_str());
+            format!("{} ({})", p.unwrap_or("-"), r.verdict.sentence(p))
+        })
+        .collect();
+    if !fighting.is_empty() {
+        for r in mine.iter_mut().filter(|r| r.verdict.deploys_on_merge()) {
+            r.verdict = Verdict::NotProven(format!(
+                "another parent also includes it: {}; after the merge the parents disagree",
+                fighting.join("; ")
+            ));
+        }
+    }
+    mine
+}
+
 /// One step of the after-merge order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
@@ -787,6 +1330,9 @@ pub struct Step {
     /// The child's sync wave (`None` for a parent).
     pub wave: Option<i64>,
     pub automated: bool,
+    /// An ApplicationSet: whether its controller updates the Applications
+    /// it made (its `applicationsSync` policy); `None` for an Application.
+    pub updates: Option<bool>,
 }
 
 /// Whether an `argocd-cm` (as a ConfigMap, or as Helm values `configs.cm` of
@@ -828,14 +1374,22 @@ fn may_feed(raw: &str, targets: &Targets) -> bool {
     }
     path_values(raw).any(|value| {
         let dir = join(value, "");
-        // A path that climbs (`../common`) is judged by parsing.
-        dir.is_empty() || targets.dirs.contains(&dir) || value.contains("..")
+        // A path that climbs (`../common`) or is templated is judged by
+        // parsing.
+        dir.is_empty()
+            || targets.dirs.contains(&dir)
+            || value.contains("..")
+            || value.contains("{{")
     })
 }
 
-/// What makes any manifest a possible parent, whatever the targets.
+/// What makes any manifest a possible parent, whatever the targets
+/// (`argocd-cm` also finds `argocd-cmd-params-cm`).
 fn always_feeds(raw: &str) -> bool {
-    raw.contains("argocd-cm")
+    // A value file may name any file of the repository (`/envs/prod.yaml`,
+    // `../../envs/prod.yaml`, a templated name).
+    raw.contains("valueFiles")
+        || raw.contains("argocd-cm")
         || raw.contains("resource.customizations")
         || raw.contains("generators")
 }
@@ -903,7 +1457,7 @@ impl Candidate {
         let mut dirs = Vec::new();
         for value in path_values(raw) {
             let dir = join(value, "");
-            always |= dir.is_empty() || value.contains("..");
+            always |= dir.is_empty() || value.contains("..") || value.contains("{{");
             dirs.push(dir.into_boxed_str());
         }
         Some(Candidate {
@@ -1001,17 +1555,16 @@ impl Targets {
 /// Every Application, ApplicationSet and `argocd-cm` below `root` that
 /// may feed one of `only_for` (all of them for `None`): from the candidates
 /// a walk of `root` kept, or by walking it.
-fn apps_below(
-    root: &Path,
-    only_for: Option<&[String]>,
-    known: Option<&Candidates>,
-) -> (Vec<App>, bool) {
+fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidates>) -> Read {
     match (known, only_for) {
         (Some(known), Some(targets)) if known.root == root => {
             let lookup = Targets::new(targets);
             let files: Vec<String> = known
                 .each()
-                .filter(|(rel, always, dirs)| may_feed_kept(rel, *always, dirs.clone(), &lookup))
+                .filter(|(rel, always, dirs)| {
+                    may_feed_kept(rel, *always, dirs.clone(), &lookup)
+                        || dirs.clone().any(|d| kustomized(root, d))
+                })
                 .map(|(rel, _, _)| rel.to_string())
                 .collect();
             read_apps(root, &files, only_for)
@@ -1020,11 +1573,33 @@ fn apps_below(
     }
 }
 
+/// What [`read_apps`] finds: the Applications and ApplicationSets, and
+/// ArgoCD's own settings the review needs.
+#[derive(Debug, Clone, Default)]
+pub struct Read {
+    pub apps: Vec<App>,
+    /// An `argocd-cm` declares Application health.
+    pub health: bool,
+    pub policy: ControllerPolicy,
+}
+
+/// Whether folder `dir` below `root` holds a kustomization: its listing may
+/// reach any file (`../../common`), so an Application naming it is read
+/// whatever is rebound, and `feeders` and `diff` agree.
+fn kustomized(root: &Path, dir: &str) -> bool {
+    KUSTOMIZATION_NAMES
+        .iter()
+        .any(|n| root.join(dir).join(n).is_file())
+}
+
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
-/// from the given files (`/`-separated paths relative to `root`).
-pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> (Vec<App>, bool) {
-    let mut apps = Vec::new();
-    let mut health = false;
+/// from the given files (`/`-separated paths relative to `root`). A file
+/// read only with its Helm template actions masked, or below a chart's
+/// `templates/`, holds Applications the chart renders; an Application held
+/// inside another document (Helm values such as `extraObjects`) exists only
+/// if a chart renders it: both are kept, marked [`App::rendered`].
+pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> Read {
+    let mut out = Read::default();
     let lookup = only_for.map(Targets::new);
     for rel in files {
         let Ok(raw) = std::fs::read_to_string(root.join(rel)) else {
@@ -1035,26 +1610,123 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
         }
         // A rewritten file's own Applications are the children (hop 2).
         if let Some(lookup) = &lookup {
-            if !lookup.set.contains(rel) && !may_feed(&raw, lookup) {
+            if !lookup.set.contains(rel)
+                && !may_feed(&raw, lookup)
+                && !path_values(&raw).any(|v| kustomized(root, &join(v, "")))
+            {
                 continue;
             }
         }
-        let text = match yaml::mask_templates(&raw) {
-            Some((masked, _)) => masked,
-            None => raw,
+        let (docs, masked) = match yaml::read_yaml_or_json(&raw) {
+            Ok(docs) => (docs, false),
+            Err(_) => match yaml::mask_templates(&raw) {
+                Some((text, _)) => match yaml::read_yaml_or_json(&text) {
+                    Ok(docs) => (docs, true),
+                    Err(_) => continue,
+                },
+                None => continue,
+            },
         };
-        let Ok(docs) = yaml::read_yaml_or_json(&text) else {
-            continue;
-        };
+        let template = masked || in_chart_templates(root, rel);
         for doc in &docs {
-            health |= declares_app_health(doc);
+            out.health |= declares_app_health(doc);
+            if let Some(p) = controller_policy(doc) {
+                out.policy = p;
+            }
             let m = Manifest { file: rel, doc };
-            if let Some(app) = app_of(&m) {
-                apps.push(app);
+            if let Some(mut app) = app_of(&m) {
+                if template {
+                    app.rendered = Some(format!(
+                        "is defined in a Helm chart template (`{rel}`): whether and how it renders is not followed"
+                    ));
+                }
+                out.apps.push(app);
+            } else {
+                nested_apps(doc, rel, 0, &mut out.apps);
             }
         }
     }
-    (apps, health)
+    out
+}
+
+/// Whether `rel` is below the `templates/` folder of a chart (a folder
+/// holding `Chart.yaml`).
+fn in_chart_templates(root: &Path, rel: &str) -> bool {
+    rel.match_indices("templates/")
+        .filter(|(k, _)| *k == 0 || rel.as_bytes()[k - 1] == b'/')
+        .any(|(k, _)| root.join(&rel[..k]).join("Chart.yaml").is_file())
+}
+
+/// Applications and ApplicationSets held inside a document that is not
+/// one (Helm values: `extraObjects`, `applications:` maps...).
+fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
+    if depth > 16 {
+        return;
+    }
+    let children: Vec<&Node> = match &node.value {
+        Value::Map(pairs) => pairs.iter().map(|(_, v)| v).collect(),
+        Value::Seq(items) => items.iter().collect(),
+        _ => return,
+    };
+    for child in children {
+        let m = Manifest {
+            file: rel,
+            doc: child,
+        };
+        match app_of(&m) {
+            Some(mut app) if child.get("spec").is_some() => {
+                app.rendered = Some(format!(
+                    "is held in Helm values (`{rel}`): whether a chart renders it is not followed"
+                ));
+                out.push(app);
+            }
+            _ => nested_apps(child, rel, depth + 1, out),
+        }
+    }
+}
+
+/// The ApplicationSet controller's policy settings an
+/// `argocd-cmd-params-cm` declares (as a ConfigMap, or as the argo-cd Helm
+/// chart's `configs.params` values of an Application installing ArgoCD).
+pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
+    const POLICY: &str = "applicationsetcontroller.policy";
+    const OVERRIDE: &str = "applicationsetcontroller.enable.policy.override";
+    let doc = V(Some(doc));
+    const GLOBBING: &str = "applicationsetcontroller.enable.new.git.file.globbing";
+    let of = |data: V| -> Option<ControllerPolicy> {
+        let policy = text(s(data, POLICY)).filter(|p| !p.is_empty());
+        let allow_override = text(s(data, OVERRIDE)).as_deref() == Some("true");
+        let new_file_globbing = text(s(data, GLOBBING)).as_deref() == Some("true");
+        (policy.is_some() || allow_override || new_file_globbing).then_some(ControllerPolicy {
+            policy,
+            allow_override,
+            new_file_globbing,
+        })
+    };
+    let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
+        && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cmd-params-cm");
+    if is_cm {
+        return of(s(doc, "data"));
+    }
+    // In a `helm.values` string the settings are not read: a policy named
+    // there is unknown, so nothing that depends on it is proven.
+    let values = text(s(s(s(s(doc, "spec"), "source"), "helm"), "values"));
+    if values.is_some_and(|v| v.contains(POLICY)) {
+        return Some(ControllerPolicy {
+            policy: Some(format!(
+                "unknown (set in a helm.values string of `{POLICY}`)"
+            )),
+            allow_override: false,
+            new_file_globbing: false,
+        });
+    }
+    of(s(
+        s(
+            s(s(s(s(doc, "spec"), "source"), "helm"), "valuesObject"),
+            "configs",
+        ),
+        "params",
+    ))
 }
 
 /// The after-merge answer for one rebind (or, without one, for every file
@@ -1073,17 +1745,18 @@ pub struct Report {
 }
 
 impl Report {
-    /// The rows that would not deploy on merge (what `--require-deploys`
-    /// refuses).
-    /// A file another parent deploys is not blocked by one that leaves it
-    /// out (a root directory app beside the app that owns the folder).
+    /// The rows that are not proven (what `--require-deploys` refuses).
+    /// A file another parent proves is not blocked by one that leaves it
+    /// out (a root directory app beside the app that owns the folder); a
+    /// parent that includes it (or may) and is not proven always blocks.
     pub fn blocking(&self) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(|r| {
-            !r.verdict.deploys_on_merge()
-                && !self
-                    .rows
-                    .iter()
-                    .any(|o| o.file == r.file && o.verdict.deploys_on_merge())
+            !r.verdict.proven()
+                && (r.includes
+                    || !self
+                        .rows
+                        .iter()
+                        .any(|o| o.file == r.file && o.verdict.proven()))
         })
     }
 }
@@ -1104,14 +1777,18 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
             ));
         }
     }
-    if model.facts.base.is_none() {
-        notes.push(
-            "the base branch is unknown (no --base, no remote HEAD, no upstream): `HEAD` is taken as the branch the cutover merges into".to_string(),
-        );
+    match &model.facts.base {
+        None => notes.push(
+            "the base branch is unknown (no --base, no remote HEAD, no upstream, no checked-out branch): `HEAD` is taken as the branch the cutover merges into".to_string(),
+        ),
+        Some((b, from)) if *from == crate::repo::git::CHECKED_OUT => notes.push(format!(
+            "the base branch is unknown (no --base, no remote HEAD, no upstream): the checked-out branch {b} is taken as the branch the cutover merges into; give --base BRANCH if it is another"
+        )),
+        Some(_) => {}
     }
-    if !model.identity_from_remotes && rows.iter().any(|r| r.feeder.is_some()) {
+    if model.identity_from.is_none() && rows.iter().any(|r| r.feeder.is_some()) {
         notes.push(
-            "no git remote names a source's repoURL: a source was taken as this repository because its path exists in the tree".to_string(),
+            "this repository's URL is not known (no git remote, no `repository_urls` in .rebind.yaml): no source is proven to read it, so nothing is proven to deploy; add the remote or declare the URLs".to_string(),
         );
     }
     if model.waves_without_health(&order) {
@@ -1133,53 +1810,91 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
 /// and the same for ApplicationSets; a `List` or a single object, JSON or
 /// YAML) to the model: the live spec of an Application wins over the
 /// committed one, and every difference that matters after the merge
-/// (sources, revisions, sync policy, wave) is returned as a finding. A live
-/// Application the repository does not hold (a root created by hand) joins
-/// the model as a parent, its file shown as `(live)`.
+/// (sources, revisions, sync policy, wave) is returned as a finding. An
+/// Application is named by kind, namespace and name (with Applications in
+/// any namespace, one name may be used in two namespaces); one the
+/// manifest gives no namespace matches the only live one of its name. A
+/// live Application the repository does not hold (a root created by hand)
+/// joins the model as a parent, its file shown as `(live)`; one the
+/// repository holds that is not in the dump does not exist on the hub, so
+/// it is no parent (of a kind the dump holds at all).
 pub fn apply_live(model: &mut Model, text: &str, origin: &str) -> Result<Vec<String>, String> {
     let docs = yaml::read_yaml_or_json(text)
         .map_err(|(line, col, why)| format!("{origin}:{line}:{col}: not JSON or YAML: {why}"))?;
-    let mut findings = Vec::new();
-    let mut seen = 0usize;
+    let mut lives: Vec<App> = Vec::new();
     for doc in &docs {
         let items: Vec<&Node> = match &doc.get("items").map(|n| &n.value) {
             Some(Value::Seq(items)) => items.iter().collect(),
             _ => vec![doc],
         };
-        for item in items {
-            let Some(live) = app_of(&Manifest {
+        lives.extend(items.into_iter().filter_map(|item| {
+            app_of(&Manifest {
                 file: "(live)",
                 doc: item,
-            }) else {
-                continue;
-            };
-            seen += 1;
-            match model
-                .apps
-                .iter_mut()
-                .find(|a| a.kind == live.kind && a.name == live.name)
-            {
-                Some(git) => {
-                    findings.extend(differences(git, &live));
-                    let file = std::mem::take(&mut git.file);
-                    *git = App { file, ..live };
-                }
-                None => {
-                    findings.push(format!(
-                        "{} is live but not in this repository (created by hand or kept elsewhere); its live spec is used",
-                        live.id()
-                    ));
-                    model.apps.push(live);
-                }
-            }
-        }
+            })
+        }));
     }
-    if seen == 0 {
+    if lives.is_empty() {
         return Err(format!(
             "{origin}: holds no Application or ApplicationSet (expected `kubectl get applications.argoproj.io -A -o json`)"
         ));
     }
+    let kinds: BTreeSet<&'static str> = lives.iter().map(|l| l.kind).collect();
+    let mut findings = Vec::new();
+    let mut matched = vec![false; model.apps.len()];
+    for live in lives {
+        let same = |a: &App| a.kind == live.kind && a.name == live.name;
+        let exact = model
+            .apps
+            .iter()
+            .position(|a| same(a) && a.namespace == live.namespace && a.rendered.is_none());
+        let loose = || {
+            let of_name: Vec<usize> = (0..model.apps.len())
+                .filter(|&i| same(&model.apps[i]) && model.apps[i].namespace.is_empty())
+                .collect();
+            (of_name.len() == 1).then(|| of_name[0])
+        };
+        match exact.or_else(loose) {
+            Some(i) if !matched[i] => {
+                matched[i] = true;
+                let git = &mut model.apps[i];
+                findings.extend(differences(git, &live));
+                let file = std::mem::take(&mut git.file);
+                *git = App { file, ..live };
+            }
+            _ => {
+                findings.push(format!(
+                    "{} is live but not in this repository (created by hand or kept elsewhere); its live spec is used",
+                    live_name(&live)
+                ));
+                model.apps.push(live);
+            }
+        }
+    }
+    for (i, app) in model.apps.iter_mut().enumerate() {
+        let declared = app.file.ends_with("(feeders:)");
+        if i < matched.len() && !matched[i] && kinds.contains(app.kind) && !declared {
+            app.live_absent = true;
+            findings.push(format!(
+                "{} ({}) is in this repository but not in the live dump: it does not exist on the hub, so it is no parent",
+                live_name(app),
+                app.file
+            ));
+        }
+    }
     Ok(findings)
+}
+
+/// The kind of a path declared as applied outside ArgoCD (`applied_by`).
+pub const OUTSIDE_ARGOCD: &str = "AppliedOutsideArgoCD";
+
+/// `Kind/namespace/name` (`Kind/name` without a namespace).
+fn live_name(app: &App) -> String {
+    if app.namespace.is_empty() {
+        app.id()
+    } else {
+        format!("{}/{}/{}", app.kind, app.namespace, app.name)
+    }
 }
 
 /// What differs between the committed and the live spec of one app.
@@ -1236,32 +1951,62 @@ fn differences(git: &App, live: &App) -> Vec<String> {
     out
 }
 
-/// Adds the root Applications that `.rebind.yaml` declares under
-/// `feeders:` (they live outside the repository, so nothing in the tree
-/// says what syncs its paths). One the repository also holds, by name, is
-/// left to the repository's own spec.
-pub fn declare(model: &mut Model, declared: &[crate::model::config::DeclaredFeeder]) {
-    for d in declared {
-        if model
-            .apps
-            .iter()
-            .any(|a| a.kind == "Application" && a.name == d.name)
+/// Adds what `.rebind.yaml` declares under `feeders:`: root Applications
+/// that live outside the repository (nothing in the tree says what syncs
+/// their paths), with everything an Application's directory source says,
+/// and paths applied outside ArgoCD (`applied_by`). Declared paths are
+/// relative to the config's root, which may be a folder of the repository
+/// at `root`. A declared Application the repository also holds, by name,
+/// is left to the repository's own spec.
+pub fn declare(model: &mut Model, root: &Path, cfg: &Config) {
+    let prefix = cfg
+        .root()
+        .canonicalize()
+        .ok()
+        .and_then(|r| {
+            r.strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .unwrap_or_default();
+    for d in &cfg.feeders {
+        if d.applied_by.is_none()
+            && model
+                .apps
+                .iter()
+                .any(|a| a.kind == "Application" && a.name == d.name)
         {
             continue;
         }
         model.apps.push(App {
             file: format!("{} (feeders:)", crate::model::config::FILE_NAME),
-            kind: "Application",
+            kind: if d.applied_by.is_some() {
+                OUTSIDE_ARGOCD
+            } else {
+                "Application"
+            },
             name: d.name.clone(),
+            namespace: String::new(),
             sources: vec![Source {
-                path: Some(d.path.clone()),
+                path: Some(join(&prefix, &d.path)),
                 target_revision: d.revision.clone(),
+                directory: crate::model::application::Directory {
+                    recurse: d.recurse,
+                    include: d.include.clone(),
+                    exclude: d.exclude.clone(),
+                },
                 this_repo: true,
                 ..Source::default()
             }],
             automated: d.automated,
             wave: 0,
             git_generators: Vec::new(),
+            other_generators: Vec::new(),
+            list_elements: None,
+            applications_sync: None,
+            rendered: None,
+            applied_by: d.applied_by.clone(),
+            live_absent: false,
         });
     }
 }
@@ -1274,7 +2019,7 @@ pub fn for_plans(
     base: Option<&str>,
     cutover: Option<&str>,
     live: Option<&Path>,
-    declared: &[crate::model::config::DeclaredFeeder],
+    cfg: Option<&Config>,
     known: Option<&Candidates>,
 ) -> anyhow::Result<Report> {
     let targets: Vec<PathBuf> = plans
@@ -1282,8 +2027,10 @@ pub fn for_plans(
         .filter(|p| !p.is_config)
         .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
         .collect();
-    let (root, mut model) = build_for(path, base, cutover, Some(&targets), known);
-    declare(&mut model, declared);
+    let (root, mut model) = build_for(path, base, cutover, Some(&targets), known, cfg);
+    if let Some(cfg) = cfg {
+        declare(&mut model, &root, cfg);
+    }
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
         .iter()
@@ -1323,14 +2070,20 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
 /// The model for the tree at `path`: the repository root ArgoCD resolves
 /// source paths against, and every Application and ApplicationSet in it.
 ///
-/// The root is the git work tree when one of its remotes is the repository
-/// some Application's source names; the model then reads the whole work
-/// tree (a root Application may live outside `path`). Otherwise (no git
-/// repository, or no remote named by any source) the root is `path` itself
-/// and a source counts as this repository when its path exists in the tree;
-/// [`Model::identity_from_remotes`] says which.
-pub fn build(path: &Path, base: Option<&str>, cutover: Option<&str>) -> (PathBuf, Model) {
-    build_for(path, base, cutover, None, None)
+/// The root is the git work tree around `path` whatever `path` is (the
+/// repository, a folder in it or one file): one model per repository, so
+/// the same file gets the same verdict from `feeders`, `diff` and `apply`.
+/// Outside a git repository it is the directory of `.rebind.yaml` (its
+/// `root:`), else `path` (a file's folder). This repository is named by its
+/// git remotes and by `.rebind.yaml`'s `repository_urls`; with neither,
+/// nothing is proven by a source's path alone ([`Model::identity_from`]).
+pub fn build(
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+    cfg: Option<&Config>,
+) -> (PathBuf, Model) {
+    build_for(path, base, cutover, None, None, cfg)
 }
 
 /// [`build`] for a rebind: only the manifests that may feed one of
@@ -1343,86 +2096,60 @@ pub fn build_for(
     cutover: Option<&str>,
     targets: Option<&[PathBuf]>,
     known: Option<&Candidates>,
+    cfg: Option<&Config>,
 ) -> (PathBuf, Model) {
-    let tree_root = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let tree_root = if tree_root.is_file() {
-        tree_root
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or(tree_root)
+    let start = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let start = if start.is_file() {
+        start.parent().map(Path::to_path_buf).unwrap_or(start)
     } else {
-        tree_root
+        start
     };
-    let git = crate::repo::git::repo_facts(&tree_root, base, cutover);
-    let rels_under = |root: &Path| -> Option<Vec<String>> {
-        targets.map(|t| {
-            t.iter()
-                .filter_map(|p| p.strip_prefix(root).ok())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .collect()
-        })
-    };
-    let named = |apps: &[App], facts: &RepoFacts| {
-        apps.iter()
-            .flat_map(|a| &a.sources)
-            .any(|s| repo_identity(&s.repo_url).is_some_and(|id| facts.identities.contains(&id)))
-    };
-    // A folder inside a repository: the repository's Applications decide
-    // (a root Application usually lives outside the folder rebound).
-    if let Some((workdir, facts)) = &git {
-        if *workdir != tree_root {
-            let wt = rels_under(workdir);
-            let (apps, app_health) = apps_below(workdir, wt.as_deref(), known);
-            if named(&apps, facts) {
-                let model = Model {
-                    apps,
-                    facts: facts.clone(),
-                    identity_from_remotes: true,
-                    app_health,
-                };
-                return (workdir.clone(), model);
-            }
+    let git = crate::repo::git::repo_facts(&start, base, cutover);
+    let (root, mut facts, mut from) = match git {
+        Some((workdir, facts)) => {
+            let from = (!facts.identities.is_empty()).then_some("git remotes");
+            (workdir, facts, from)
         }
+        None => {
+            let root = cfg
+                .and_then(|c| c.root().canonicalize().ok())
+                .filter(|r| start.starts_with(r))
+                .unwrap_or(start);
+            let facts = RepoFacts {
+                base: base.map(|b| (b.to_string(), "--base")),
+                ..RepoFacts::default()
+            };
+            (root, facts, None)
+        }
+    };
+    let declared: Vec<String> = cfg
+        .map(|c| c.repository_urls.clone())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|u| repo_identity(u))
+        .collect();
+    if !declared.is_empty() {
+        facts.identities.extend(declared);
+        from = Some(match from {
+            Some(_) => "git remotes and .rebind.yaml's repository_urls",
+            None => ".rebind.yaml's repository_urls",
+        });
     }
-    let local_targets = rels_under(&tree_root);
-    let (local, local_health) = apps_below(&tree_root, local_targets.as_deref(), known);
-    match git {
-        Some((workdir, facts)) if named(&local, &facts) => {
-            let (apps, app_health) = if workdir == tree_root {
-                (local, local_health)
-            } else {
-                let targets = rels_under(&workdir);
-                apps_below(&workdir, targets.as_deref(), known)
-            };
-            let model = Model {
-                apps,
-                facts,
-                identity_from_remotes: true,
-                app_health,
-            };
-            (workdir, model)
-        }
-        git => {
-            // A tree that is a repository of its own keeps its branches (no
-            // Application in it names the repository, but it is this one);
-            // a folder inside another repository does not: that
-            // repository's branches say nothing about the Applications'.
-            let facts = match git {
-                Some((workdir, facts)) if workdir == tree_root => facts,
-                _ => RepoFacts {
-                    base: base.map(|b| (b.to_string(), "--base")),
-                    ..RepoFacts::default()
-                },
-            };
-            let model = Model {
-                apps: local,
-                facts,
-                identity_from_remotes: false,
-                app_health: local_health,
-            };
-            (tree_root, model)
-        }
-    }
+    let rels: Option<Vec<String>> = targets.map(|t| {
+        t.iter()
+            .filter_map(|p| p.strip_prefix(&root).ok())
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .collect()
+    });
+    let read = apps_below(&root, rels.as_deref(), known);
+    let model = Model {
+        apps: read.apps,
+        facts,
+        identity_from: from,
+        app_health: read.health,
+        controller_policy: read.policy,
+    };
+    (root, model)
 }
 
 /// The YAML and JSON files below `root` (gitignore-aware, default globs),
@@ -1506,6 +2233,11 @@ mod tests {
         });
     }
 
+    /// argo-cd util/git `SameURL` compares `NormalizeGitURL` of each URL:
+    /// lower-cased, trimmed, `git@host:org/repo` read as
+    /// `ssh://git@host/org/repo`, `.git` removed; rebind also drops the
+    /// transport (scheme, user, port), so SSH and HTTPS spellings of one
+    /// repository are one.
     #[test]
     fn repository_urls_compare_as_argocd_places_them() {
         let same = [
@@ -1593,6 +2325,72 @@ mod tests {
         assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
         assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
         assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
+        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
+        // cross `/`; it is case-sensitive; a pattern that does not compile
+        // matches nothing.
+        assert!(glob_match("a?b.yaml", "a/b.yaml"));
+        assert!(!glob_match("*.yaml", "a.YAML"));
+        assert!(!glob_match("APPS/*", "apps/x.yaml"));
+        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
+        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
+        assert!(!glob_match("[", "["));
+        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
+        // A directories generator matches as Go's path.Match.
+        assert!(path_match("addons/*", "addons/keda"));
+        assert!(!path_match("addons/*", "addons/keda/sub"));
+        assert!(!path_match("{a,b}", "a"));
+        assert!(path_match("app-[^0-9]", "app-x"));
+    }
+
+    #[test]
+    fn the_directory_extension_filter_is_case_sensitive() {
+        // argo-cd reposerver `findManifests`: `^.*\.(yaml|yml|json|jsonnet)$`.
+        let t = Fake {
+            files: vec!["apps/a.YAML", "apps/b.yml", "apps/c.jsonnet", "apps/d.Json"],
+            kustomizations: vec![],
+        };
+        let src = dir_source("apps", false);
+        assert!(matches!(covers(&src, "apps/a.YAML", &t), Cover::No(_)));
+        assert!(matches!(covers(&src, "apps/d.Json", &t), Cover::No(_)));
+        assert_eq!(covers(&src, "apps/b.yml", &t), Cover::Yes);
+        assert_eq!(covers(&src, "apps/c.jsonnet", &t), Cover::Yes);
+    }
+
+    #[test]
+    fn value_files_resolve_as_argocd_resolves_them() {
+        let mut src = dir_source("charts/web", false);
+        src.value_files = vec![
+            "/envs/prod.yaml".into(),
+            "../../shared/v.yaml".into(),
+            "env/{{name}}.yaml".into(),
+            "$values/x.yaml".into(),
+            "https://example.com/v.yaml".into(),
+        ];
+        assert_eq!(value_file_cover(&src, "envs/prod.yaml"), Some(Cover::Yes));
+        assert_eq!(value_file_cover(&src, "shared/v.yaml"), Some(Cover::Yes));
+        assert!(matches!(
+            value_file_cover(&src, "charts/web/env/prod.yaml"),
+            Some(Cover::Unknown(_))
+        ));
+        assert_eq!(value_file_cover(&src, "x.yaml"), None);
+        assert_eq!(value_file_cover(&src, "charts/web/envs/prod.yaml"), None);
+        let params = vec![
+            ("name".to_string(), "prod".to_string()),
+            ("cluster.env".to_string(), "blue".to_string()),
+        ];
+        assert_eq!(
+            render("v/{{name}}.yaml", &params).as_deref(),
+            Some("v/prod.yaml")
+        );
+        assert_eq!(
+            render("v/{{ .cluster.env }}-{{name}}", &params).as_deref(),
+            Some("v/blue-prod")
+        );
+        assert_eq!(render("v/{{ .name | upper }}", &params), None);
+        assert_eq!(render("v/{{server}}", &params), None);
+        assert_eq!(literal_dir("apps/{{name}}"), "apps");
+        assert_eq!(literal_dir("{{path}}"), "");
+        assert_eq!(literal_dir("a/b/x-{{n}}/c"), "a/b");
     }
 
     struct Fake {
@@ -1674,12 +2472,19 @@ mod tests {
             kustomizations: vec![
                 (
                     "apps",
-                    "resources: [a.yaml, nested]\npatches: [{path: p.yaml}]\n",
+                    "resources: [a.yaml, nested]\npatches: [{path: p.yaml}]\nconfigMapGenerator: [{name: e, envs: [e.env]}]\nhelmCharts: [{name: web, valuesFile: ../values/web.yaml}]\n",
                 ),
                 ("apps/nested", "resources: [c.yaml]\n"),
             ],
         };
         let src = dir_source("apps", false);
+        // kustomize's helmCharts: the values file and the local chart.
+        assert_eq!(covers(&src, "values/web.yaml", &t), Cover::Yes);
+        assert_eq!(
+            covers(&src, "apps/charts/web/templates/d.yaml", &t),
+            Cover::Yes
+        );
+        assert_eq!(covers(&src, "apps/e.env", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/a.yaml", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/nested/c.yaml", &t), Cover::Yes);
         assert_eq!(covers(&src, "apps/p.yaml", &t), Cover::Yes);
@@ -1721,6 +2526,7 @@ mod tests {
                 repo_url: "r".into(),
                 revision: "release".into(),
                 files: vec![],
+                directories: vec![],
             }]
         );
     }

@@ -6,5 +6,6 @@ pub mod dns;
 pub mod endpoint;
 pub mod issuer;
 pub mod quote;
+pub mod repo_url;
 pub mod splice;
 pub mod words;

@@ -45,6 +45,18 @@ impl Area {
         git_init_commit(&repo);
         git(&root, &["init", "-q", "--bare", "remote.git"]);
         git(&repo, &["remote", "add", "origin", "../remote.git"]);
+        // The repository the example's Applications name: a local path
+        // names no repository, so without this remote nothing would be
+        // proven to deploy (the after-merge review fails closed).
+        git(
+            &repo,
+            &[
+                "remote",
+                "add",
+                "upstream",
+                "https://github.com/example/platform-gitops.git",
+            ],
+        );
         for d in ["stubs", "tmp", "calls"] {
             std::fs::create_dir(root.join(d)).unwrap();
         }

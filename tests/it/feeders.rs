@@ -7,10 +7,10 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-const REPO_HTTPS: &str = "https://git.example.com/platform/gitops.git";
-const REPO_SSH: &str = "git@git.example.com:platform/gitops.git";
+pub(crate) const REPO_HTTPS: &str = "https://git.example.com/platform/gitops.git";
+pub(crate) const REPO_SSH: &str = "git@git.example.com:platform/gitops.git";
 
-fn write(dir: &Path, rel: &str, text: &str) {
+pub(crate) fn write(dir: &Path, rel: &str, text: &str) {
     let p = dir.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, text).unwrap();
@@ -19,7 +19,7 @@ fn write(dir: &Path, rel: &str, text: &str) {
 /// A repository with `files` committed on `main`, a remote `origin` at
 /// `remote_url` whose `HEAD` is `main`, a remote branch `release` and a tag
 /// `v1.4.0`.
-fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
+pub(crate) fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for (rel, text) in files {
         write(d.path(), rel, text);
@@ -46,13 +46,13 @@ fn repo(remote_url: &str, files: &[(&str, String)]) -> tempfile::TempDir {
     d
 }
 
-fn root_app(name: &str, repo_url: &str, path: &str, extra: &str) -> String {
+pub(crate) fn root_app(name: &str, repo_url: &str, path: &str, extra: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {repo_url}\n    path: {path}\n{extra}  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n"
     )
 }
 
-fn child(name: &str, wave: i64, automated: bool) -> String {
+pub(crate) fn child(name: &str, wave: i64, automated: bool) -> String {
     let policy = if automated {
         "  syncPolicy:\n    automated: {prune: true}\n"
     } else {
@@ -64,7 +64,7 @@ fn child(name: &str, wave: i64, automated: bool) -> String {
 }
 
 /// `rebind feeders --format json` in `dir`: the rows by file.
-fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
+pub(crate) fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
     let mut args = vec!["feeders", "--format", "json"];
     args.extend_from_slice(extra);
     let o = rebind(dir, &args);
@@ -73,7 +73,7 @@ fn feeders(dir: &Path, extra: &[&str]) -> (Vec<Value>, Value) {
     (v["feeders"].as_array().unwrap().clone(), v)
 }
 
-fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
+pub(crate) fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
     rows.iter()
         .find(|r| r["file"] == file)
         .unwrap_or_else(|| panic!("no row for {file}: {rows:#?}"))
@@ -355,9 +355,33 @@ fn base_is_the_flag_then_the_remote_head() {
     assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "manual_sync");
 }
 
+/// The shipped example as its own repository: committed on `main`, with
+/// the remote its Applications name (`app-root`'s repoURL).
+fn shipped_repo() -> tempfile::TempDir {
+    let d = temp_fixture();
+    git_init_commit(d.path());
+    git(
+        d.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/example/platform-gitops.git",
+        ],
+    );
+    d
+}
+
 #[test]
 fn the_shipped_example_waits_for_a_manual_sync_of_app_root() {
-    let (rows, v) = feeders(&fixture(), &[]);
+    // In place, the example is a folder of another repository (this one)
+    // whose remotes, if any, are not the repository its Applications name:
+    // nothing is proven to deploy.
+    let (rows, _) = feeders(&fixture(), &[]);
+    assert!(rows.iter().all(|r| r["proven"] == false), "{rows:#?}");
+    // As its own repository, with the remote `app-root` names.
+    let d = shipped_repo();
+    let (rows, v) = feeders(d.path(), &[]);
     for f in [
         "apps/karpenter.yaml",
         "apps/keda.yaml",
@@ -534,8 +558,9 @@ fn require_deploys_refuses_exactly_the_rows_that_would_not_deploy() {
 
 #[test]
 fn the_review_json_of_the_shipped_example() {
+    let d = shipped_repo();
     let o = rebind(
-        &fixture(),
+        d.path(),
         &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
@@ -577,16 +602,18 @@ fn a_root_outside_the_repository_is_declared_in_the_config() {
         ("  - {name: r, path: apps, branch: main}\n", "branch"),
         ("  {name: r}\n", "expected a list"),
     ] {
-        std::fs::write(
-            d.path().join(".rebind.yaml"),
-            format!("clusters: {{}}\nfeeders:\n{bad}"),
-        )
-        .unwrap();
-        let o = rebind(d.path(), &["feeders"]);
-        assert_eq!(o.status.code(), Some(2), "{bad}");
-        assert!(stderr(&o).contains(why), "{bad}: {}", stderr(&o));
-        assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
+        config_refused(d.path(), &format!("feeders:\n{bad}"), why);
     }
+}
+
+/// `rebind feeders` with `.rebind.yaml` holding `clusters: {}` and `body`:
+/// exit 2, naming `why` and the config's line and column.
+pub(crate) fn config_refused(dir: &Path, body: &str, why: &str) {
+    std::fs::write(dir.join(".rebind.yaml"), format!("clusters: {{}}\n{body}")).unwrap();
+    let o = rebind(dir, &["feeders"]);
+    assert_eq!(o.status.code(), Some(2), "{body}");
+    assert!(stderr(&o).contains(why), "{body}: {}", stderr(&o));
+    assert!(stderr(&o).contains(".rebind.yaml:"), "{}", stderr(&o));
 }
 
 #[test]
@@ -709,4 +736,20 @@ fn kustomizations_and_value_files_reach_outside_the_source_path() {
     let sh = row(&rows, "common/sh.yaml");
     assert_eq!(sh["feeder"], "Application/kroot", "{sh}");
     assert_eq!(sh["verdict"], "deploys_on_merge", "{sh}");
+    // `diff` of only the reached folders says the same: the review reads
+    // every Application whose path holds a kustomization or that names
+    // value files, wherever its path is.
+    for (path, file, feeder) in [
+        ("common", "common/sh.yaml", "Application/kroot"),
+        ("envs", "envs/prod.yaml", "Application/web"),
+    ] {
+        let o = rebind(
+            d.path(),
+            &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+        );
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = row(v["feeders"].as_array().unwrap(), file);
+        assert_eq!(r["feeder"], feeder, "{path}: {r}");
+        assert_eq!(r["verdict"], "deploys_on_merge", "{path}: {r}");
+    }
 }

@@ -654,9 +654,21 @@ fn an_empty_label_or_reviewer_is_refused_before_any_write() {
 }
 
 /// Runs `examples/cutover.sh OLD NEW finance-prod-green origin` in the
-/// repository, the stubs first on PATH, `PR` set to `pr`; with the
-/// script's `TMPDIR` (its outputs), removed when dropped.
+/// repository (once per setup), the stubs first on PATH, `PR` set to `pr`;
+/// with the script's `TMPDIR` (its outputs), removed when dropped.
 fn cutover(s: &Setup, pr: &str) -> (Output, tempfile::TempDir) {
+    // The repository the example's Applications name (the push remote is
+    // another one): without it nothing is proven to deploy, and the
+    // script's `--require-deploys` refuses.
+    git(
+        s.dir(),
+        &[
+            "remote",
+            "add",
+            "upstream",
+            "https://github.com/example/platform-gitops.git",
+        ],
+    );
     let tmp = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
     let bin = s.stubs.path().join("bin");

@@ -16,6 +16,18 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     // A file name (`~/.kube/config`), not a key.
     ("src/discover/walk.rs", "config", "a kubeconfig's file name"),
+    // An ApplicationSet generator's name (its parameters are in the
+    // repository), told from the generators whose parameters are not.
+    (
+        "src/model/application.rs",
+        "list",
+        "an ApplicationSet generator's name",
+    ),
+    (
+        "src/model/application.rs",
+        "elements",
+        "a list generator's elements, its parameters",
+    ),
     // The `.rebind.yaml` schema's own key, not a manifest's.
     ("src/model/config.rs", "clusters", "the config's schema"),
     // The workspace file's own key (`change: cluster:`, as `--cluster`).

@@ -1,0 +1,756 @@
+//! The after-merge review fails closed: each family of ArgoCD rules on a
+//! repository built here, with the verdict a person who knows ArgoCD would
+//! give, and `--require-deploys` accepting exactly the proven rows. The
+//! ArgoCD documentation page (or source) each rule comes from is named in
+//! the test's comment.
+
+use crate::common::*;
+use crate::feeders::{child, config_refused, feeders, repo, root_app, row, write, REPO_HTTPS};
+use serde_json::Value;
+use std::path::Path;
+
+const AUTO: &str = "  syncPolicy:\n    automated: {}\n";
+
+/// `diff --require-deploys` on `paths`: its exit code (1: pending and
+/// proven, 2: refused) and stderr.
+fn require(dir: &Path, paths: &[&str], extra: &[&str]) -> (Option<i32>, String) {
+    let mut args = vec!["diff", "--require-deploys", "--from", OLD, "--to", NEW];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(paths);
+    let o = rebind(dir, &args);
+    (o.status.code(), stderr(&o))
+}
+
+/// `apply --require-deploys --yes --no-commit` on `path`.
+fn apply_required(dir: &Path, path: &str) -> std::process::Output {
+    let args = [
+        "apply",
+        "--require-deploys",
+        "--yes",
+        "--no-commit",
+        "--from",
+        OLD,
+        "--to",
+        NEW,
+        path,
+    ];
+    rebind(dir, &args)
+}
+
+/// The verdict of `file` in `diff --format json` run on `path`.
+fn diff_verdicts(dir: &Path, path: &str, file: &str) -> Vec<String> {
+    let o = rebind(
+        dir,
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    verdicts(v["feeders"].as_array().unwrap(), file)
+}
+
+fn verdicts(rows: &[Value], file: &str) -> Vec<String> {
+    rows.iter()
+        .filter(|r| r["file"] == file)
+        .map(|r| format!("{} {}", r["feeder"], r["verdict"]))
+        .collect()
+}
+
+fn app_of(name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n{spec}  destination:\n    server: https://kubernetes.default.svc\n"
+    )
+}
+
+/// One model per repository: `feeders`, `diff` and `apply` give the same
+/// verdict for the same file whether PATH is the repository, a folder in it
+/// or the file itself (ArgoCD resolves `spec.source.path` against the
+/// repository root: docs/user-guide/application-specification.md).
+#[test]
+fn the_same_verdict_whatever_path_is_given() {
+    let other = "https://git.example.com/platform/other.git";
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            // Another repository's `path: .`: it feeds nothing here.
+            ("foreign.yaml", root_app("foreign", other, ".", AUTO)),
+            (
+                "pinned.yaml",
+                root_app(
+                    "pinned",
+                    REPO_HTTPS,
+                    "frozen",
+                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("frozen/b.yaml", child("b", 0, true)),
+        ],
+    );
+    for (file, want) in [
+        ("apps/a.yaml", "\"Application/root\" \"deploys_on_merge\""),
+        ("frozen/b.yaml", "\"Application/pinned\" \"pinned\""),
+    ] {
+        let folder = file.split('/').next().unwrap();
+        for path in [".", folder, file] {
+            let (rows, _) = feeders(d.path(), &[path]);
+            assert_eq!(verdicts(&rows, file), vec![want], "feeders {path}");
+            assert_eq!(
+                diff_verdicts(d.path(), path, file),
+                vec![want],
+                "diff {path}"
+            );
+        }
+    }
+    // `--require-deploys` agrees in diff and apply with every PATH form
+    // (`.` rewrites the pinned file too).
+    for path in ["apps", "apps/a.yaml"] {
+        assert_eq!(require(d.path(), &[path], &[]).0, Some(1), "diff {path}");
+    }
+    for path in [".", "frozen", "frozen/b.yaml"] {
+        let before = tree(d.path());
+        let (code, err) = require(d.path(), &[path], &[]);
+        assert_eq!(code, Some(2), "diff {path}: {err}");
+        assert!(err.contains("pinned to tag v1.4.0"), "{err}");
+        let o = apply_required(d.path(), path);
+        assert_eq!(o.status.code(), Some(2), "apply {path}: {}", stderr(&o));
+        assert_eq!(tree(d.path()), before, "apply {path} wrote");
+    }
+    let o = apply_required(d.path(), "apps/a.yaml");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Without a remote, an Application of another repository with
+    // `path: .` feeds nothing, whatever folder PATH names, and nothing is
+    // proven.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "foreign.yaml",
+        &root_app("foreign", other, ".", AUTO),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    git_init_commit(d.path());
+    for path in [".", "apps", "apps/a.yaml"] {
+        let (rows, _) = feeders(d.path(), &[path]);
+        assert_eq!(
+            verdicts(&rows, "apps/a.yaml"),
+            vec!["\"Application/foreign\" \"not_proven\""],
+            "{path}"
+        );
+        assert_eq!(require(d.path(), &[path], &[]).0, Some(2), "{path}");
+    }
+}
+
+/// A source is this repository only when its repoURL is one of the clone's
+/// remotes (compared as argo-cd's util/git `NormalizeGitURL`/`SameURL`
+/// do: case, `.git`); with no remote, nothing is proven by a path that
+/// happens to exist, unless `.rebind.yaml` declares `repository_urls`.
+#[test]
+fn a_source_is_this_repository_only_by_its_url() {
+    let other = "https://git.example.com/platform/other.git";
+    // Remotes: another repository with the same folder feeds nothing.
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("other.yaml", root_app("other", other, "apps", AUTO)),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(verdicts(&rows, "apps/a.yaml"), vec!["null \"no_feeder\""]);
+    // No remote at all: not proven, and said so.
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app("root", REPO_HTTPS, "apps", AUTO),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    git_init_commit(d.path());
+    let (rows, v) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["verdict"], "not_proven", "{a}");
+    assert_eq!(a["proven"], false);
+    assert!(
+        a["reason"].as_str().unwrap().contains("no git remote"),
+        "{a}"
+    );
+    assert!(v["notes"].to_string().contains("not known"), "{v}");
+    assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+    // Declared: proven.
+    write(
+        d.path(),
+        ".rebind.yaml",
+        "clusters: {}\nrepository_urls:\n  - git@git.example.com:platform/gitops.git\n",
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    // Read strictly, naming line and column.
+    for (bad, why) in [
+        ("repository_urls: x\n", "expected a list"),
+        ("repository_urls: [/srv/git/repo]\n", "names no repository"),
+        ("repository_urls: [{a: b}]\n", "expected a URL"),
+    ] {
+        config_refused(d.path(), bad, why);
+    }
+}
+
+/// `spec.sources` replaces `spec.source` when it lists any
+/// (docs/user-guide/multiple_sources.md: "the `source` field is ignored";
+/// `ApplicationSpec.HasMultipleSources`).
+#[test]
+fn sources_replaces_source() {
+    let app = app_of(
+        "both",
+        &format!(
+            "  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n  sources:\n  - repoURL: https://charts.example.com\n    chart: web\n    targetRevision: 1.0.0\n  syncPolicy:\n    automated: {{}}\n"
+        ),
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[("both.yaml", app), ("apps/a.yaml", child("a", 0, true))],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(verdicts(&rows, "apps/a.yaml"), vec!["null \"no_feeder\""]);
+}
+
+/// An ApplicationSet's `syncPolicy.applicationsSync` `create-only` and
+/// `create-delete` keep its controller from updating the Applications it
+/// made; the controller's `applicationsetcontroller.policy` (in
+/// `argocd-cmd-params-cm`) takes precedence unless
+/// `applicationsetcontroller.enable.policy.override` is true
+/// (docs/operator-manual/applicationset/Controlling-Resource-Modification.md).
+#[test]
+fn an_applicationset_that_does_not_update_its_applications_is_not_proven() {
+    let appset = |policy: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n{policy}"
+        )
+    };
+    let params = |data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\ndata:\n{data}")
+    };
+    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
+    for (policy, cm, proven) in [
+        ("", None, true),
+        ("  syncPolicy:\n    applicationsSync: create-update\n", None, true),
+        ("  syncPolicy:\n    applicationsSync: create-only\n", None, false),
+        ("  syncPolicy:\n    applicationsSync: create-delete\n", None, false),
+        // The controller's policy wins over the ApplicationSet's...
+        (
+            "  syncPolicy:\n    applicationsSync: sync\n",
+            Some("  applicationsetcontroller.policy: create-only\n"),
+            false,
+        ),
+        // ... unless the override is enabled.
+        (
+            "  syncPolicy:\n    applicationsSync: sync\n",
+            Some("  applicationsetcontroller.policy: create-only\n  applicationsetcontroller.enable.policy.override: \"true\"\n"),
+            true,
+        ),
+    ] {
+        let mut files = vec![
+            ("appsets/clusters.yaml", appset(policy)),
+            ("clusters/prod.json", cluster.clone()),
+        ];
+        if let Some(data) = cm {
+            files.push(("argocd/params.yaml", params(data)));
+        }
+        let d = repo(REPO_HTTPS, &files);
+        let (rows, _) = feeders(d.path(), &[]);
+        let c = row(&rows, "clusters/prod.json");
+        assert_eq!(c["proven"], proven, "{policy} {cm:?}: {c}");
+        if !proven {
+            assert_eq!(c["verdict"], "not_proven");
+            assert!(
+                c["reason"].as_str().unwrap().contains("create-only")
+                    || c["reason"].as_str().unwrap().contains("create-delete"),
+                "{c}"
+            );
+            assert_eq!(require(d.path(), &[], &[]).0, Some(2), "{policy}");
+        } else {
+            assert_eq!(require(d.path(), &[], &[]).0, Some(1), "{policy}");
+        }
+    }
+}
+
+/// Every parent of a file counts: a second Application that includes the
+/// same file from a tag puts the old file back (with `selfHeal`, at once;
+/// docs/user-guide/auto_sync.md), so the file is not proven to deploy and
+/// that parent is named.
+#[test]
+fn a_pinned_second_parent_makes_the_file_not_proven() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            (
+                "old-root.yaml",
+                root_app(
+                    "old-root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {selfHeal: true}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let got = verdicts(&rows, "apps/a.yaml");
+    assert_eq!(
+        got,
+        vec![
+            "\"Application/old-root\" \"pinned\"",
+            "\"Application/root\" \"not_proven\""
+        ]
+    );
+    let r = rows
+        .iter()
+        .find(|r| r["feeder"] == "Application/root")
+        .unwrap();
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Application/old-root"),
+        "{r}"
+    );
+    let (code, err) = require(d.path(), &[], &[]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("old-root"), "{err}");
+    // A parent that leaves the file out does not block.
+    write(
+        d.path(),
+        "old-root.yaml",
+        &root_app(
+            "old-root",
+            REPO_HTTPS,
+            "elsewhere",
+            "    targetRevision: v1.4.0\n",
+        ),
+    );
+    std::fs::create_dir_all(d.path().join("elsewhere")).unwrap();
+    assert_eq!(require(d.path(), &[], &[]).0, Some(1));
+}
+
+/// `--live`: Applications are named by namespace and name (apps in any
+/// namespace: docs/operator-manual/app-any-namespace.md); an Application
+/// of the repository that the dump does not hold does not exist on the
+/// hub, so it is no parent.
+#[test]
+fn live_applications_are_named_by_namespace_and_name() {
+    let in_ns = |ns: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("team-a/root.yaml", in_ns("team-a", "a")),
+            ("team-b/root.yaml", in_ns("team-b", "b")),
+            ("a/x.yaml", child("x", 0, true)),
+            ("b/y.yaml", child("y", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "b/y.yaml")["verdict"], "deploys_on_merge");
+    let live = serde_json::json!({"kind": "List", "items": [{
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "root", "namespace": "team-a"},
+        "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
+                 "syncPolicy": {"automated": {}}}
+    }]});
+    let dump = d.path().join("live.json");
+    std::fs::write(&dump, live.to_string()).unwrap();
+    let (rows, v) = feeders(d.path(), &["--live", dump.to_str().unwrap()]);
+    // team-a's root is the live one (its revision), not team-b's.
+    assert_eq!(row(&rows, "a/x.yaml")["verdict"], "tracks_other_branch");
+    // team-b's root is not live: no parent.
+    assert_eq!(verdicts(&rows, "b/y.yaml"), vec!["null \"no_feeder\""]);
+    let diffs = v["live_differences"].to_string();
+    assert!(
+        diffs.contains("Application/team-b/root") && diffs.contains("not in the live dump"),
+        "{diffs}"
+    );
+}
+
+/// With no `--base`, no remote HEAD and no upstream, the checked-out branch
+/// is the base (what a cutover branch is made from), said in a note.
+#[test]
+fn with_the_base_unknown_the_checked_out_branch_is_the_base() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app("root", REPO_HTTPS, "apps", "    targetRevision: trunk\n"),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    git_init_commit(d.path());
+    git(d.path(), &["checkout", "-q", "-b", "trunk"]);
+    git(d.path(), &["remote", "add", "origin", REPO_HTTPS]);
+    let (rows, v) = feeders(d.path(), &[]);
+    assert_eq!(v["base"], "trunk");
+    assert_eq!(v["base_from"], "the checked-out branch");
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "manual_sync");
+    assert!(
+        v["notes"]
+            .to_string()
+            .contains("the checked-out branch trunk"),
+        "{v}"
+    );
+    let o = rebind(d.path(), &["feeders"]);
+    assert!(
+        stdout(&o).contains("note: the base branch is unknown")
+            || stderr(&o).contains("note: the base branch is unknown"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A root declared under `feeders:` says what an Application says
+/// (`recurse`, `include`, `exclude`, revision, automated:
+/// docs/user-guide/directory.md); a path applied outside ArgoCD is declared
+/// with `applied_by`, and the review says who applies it.
+#[test]
+fn declared_roots_and_paths_applied_outside_argocd() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("apps/sub/a.yaml", child("a", 0, true)),
+            ("apps/skip.yaml", child("s", 0, true)),
+            (
+                "clusters/secret.yaml",
+                format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels: {{argocd.argoproj.io/secret-type: cluster}}\nstringData:\n  server: {OLD}\n"),
+            ),
+            (
+                ".rebind.yaml",
+                "clusters: {}\nfeeders:\n  - {name: platform-root, path: apps, revision: main, automated: true, recurse: true, exclude: 'skip.yaml'}\n  - {path: clusters/secret.yaml, applied_by: terraform}\n".into(),
+            ),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/sub/a.yaml")["verdict"], "deploys_on_merge");
+    let skip = row(&rows, "apps/skip.yaml");
+    assert_eq!(skip["verdict"], "not_included", "{skip}");
+    let s = row(&rows, "clusters/secret.yaml");
+    assert_eq!(s["verdict"], "applied_outside_argocd", "{s}");
+    assert_eq!(s["proven"], true);
+    assert!(s["reason"].as_str().unwrap().contains("terraform"), "{s}");
+    // The file left out by `exclude` blocks; the rest is accepted.
+    let (code, err) = require(d.path(), &[], &[]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("apps/skip.yaml") && !err.contains("secret.yaml"),
+        "{err}"
+    );
+    assert_eq!(require(d.path(), &["apps/sub", "clusters"], &[]).0, Some(1));
+    // Strict: an applied path says only path and applied_by.
+    for (bad, why) in [
+        (
+            "  - {path: x, applied_by: terraform, revision: main}\n",
+            "revision",
+        ),
+        ("  - {path: x, applied_by: ''}\n", "applied_by"),
+        (
+            "  - {name: r, path: x, recurse: yes}\n",
+            "recurse: expected true or false",
+        ),
+    ] {
+        write(
+            d.path(),
+            ".rebind.yaml",
+            &format!("clusters: {{}}\nfeeders:\n{bad}"),
+        );
+        let o = rebind(d.path(), &["feeders"]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        assert!(stderr(&o).contains(why), "{bad}: {}", stderr(&o));
+    }
+}
+
+/// Helm value files as ArgoCD resolves them (docs/user-guide/helm.md,
+/// argo-cd `util/io/path.ResolveValueFilePathOrUrl`): relative to the
+/// source path, `/...` from the repository root, `$ref/...` through a
+/// `ref` source (docs/user-guide/multiple_sources.md); names templated by
+/// list generator elements are followed, by other generators' parameters
+/// not proven (never "no feeder"); subchart
+/// templates render with their parent (Helm chart dependencies).
+#[test]
+fn value_files_and_charts_as_argocd_resolves_them() {
+    let chart_app = |name: &str, values: &str| {
+        app_of(
+            name,
+            &format!(
+                "  source:\n    repoURL: {REPO_HTTPS}\n    path: charts/web\n    helm:\n      valueFiles: [{values}]\n  syncPolicy:\n    automated: {{}}\n"
+            ),
+        )
+    };
+    let server = format!("server: {OLD}\n");
+    let appset = |name: &str, generator: &str, values: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    // List elements are parameters known from the repository
+    // (Generators-List.md); a cluster generator's are the hub's.
+    let listed = appset(
+        "gen",
+        "list:\n      elements: [{name: prod}, {name: stage}]",
+        "generated_values/{{name}}.yaml",
+    );
+    let clusters = appset(
+        "per-cluster",
+        "clusters: {}",
+        "cluster_values/{{ .name }}.yaml",
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("apps/abs.yaml", chart_app("abs", "/envs/prod.yaml")),
+            (
+                "charts/web/Chart.yaml",
+                "name: web\nversion: 1.0.0\n".into(),
+            ),
+            ("charts/web/charts/sub/templates/x.yaml", server.clone()),
+            (
+                "charts/other/Chart.yaml",
+                "name: other\nversion: 1.0.0\n".into(),
+            ),
+            ("charts/other/generated_values/prod.yaml", server.clone()),
+            ("charts/other/cluster_values/prod.yaml", server.clone()),
+            ("envs/prod.yaml", server.clone()),
+            ("appsets/gen.yaml", listed),
+            ("appsets/per-cluster.yaml", clusters),
+        ],
+    );
+    // The rows `feeders` shows for files a rebind rewrites: ask diff.
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap().clone();
+    assert_eq!(
+        verdicts(&rows, "envs/prod.yaml"),
+        vec!["\"Application/abs\" \"deploys_on_merge\""]
+    );
+    assert_eq!(
+        verdicts(&rows, "charts/web/charts/sub/templates/x.yaml"),
+        vec!["\"Application/abs\" \"deploys_on_merge\""]
+    );
+    // The same when only the value file is rebound (the review reads every
+    // Application that names value files, wherever its path is).
+    for path in ["envs", "envs/prod.yaml"] {
+        assert_eq!(
+            diff_verdicts(d.path(), path, "envs/prod.yaml"),
+            vec!["\"Application/abs\" \"deploys_on_merge\""],
+            "{path}"
+        );
+    }
+    // Each ApplicationSet's chart leaves out the other's value files.
+    assert_eq!(
+        verdicts(&rows, "charts/other/generated_values/prod.yaml"),
+        vec![
+            "\"ApplicationSet/gen\" \"deploys_on_merge\"",
+            "\"ApplicationSet/per-cluster\" \"not_included\""
+        ]
+    );
+    assert_eq!(
+        verdicts(&rows, "charts/other/cluster_values/prod.yaml"),
+        vec![
+            "\"ApplicationSet/gen\" \"not_included\"",
+            "\"ApplicationSet/per-cluster\" \"not_proven\""
+        ]
+    );
+    let g = rows
+        .iter()
+        .find(|r| {
+            r["feeder"] == "ApplicationSet/per-cluster"
+                && r["file"] == "charts/other/cluster_values/prod.yaml"
+        })
+        .unwrap();
+    assert!(
+        g["reason"]
+            .as_str()
+            .unwrap()
+            .contains("generator parameters"),
+        "{g}"
+    );
+}
+
+/// A git directories generator's `{{path}}` is each matching directory
+/// (docs/operator-manual/applicationset/Generators-Git.md); other templated
+/// paths are not followed, and say so instead of "no feeder". An
+/// Application held in Helm values (`extraObjects`) exists only if its
+/// chart renders it: not proven.
+#[test]
+fn generator_paths_and_applications_in_values() {
+    let dirs = |path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    let values = format!(
+        "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata: {{name: hidden}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: hidden}}\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    for (path, proven) in [
+        ("{{path}}", true),
+        ("{{ .path.path }}", true),
+        ("addons/{{path.basename}}-x", false),
+    ] {
+        let d = repo(
+            REPO_HTTPS,
+            &[
+                ("appsets/addons.yaml", dirs(path)),
+                ("addons/keda/a.yaml", child("a", 0, true)),
+                ("addons/skipped/s.yaml", child("s", 0, true)),
+                ("argocd/values.yaml", values.clone()),
+                ("hidden/h.yaml", child("h", 0, true)),
+            ],
+        );
+        let (rows, _) = feeders(d.path(), &[]);
+        let a = row(&rows, "addons/keda/a.yaml");
+        assert_eq!(a["proven"], proven, "{path}: {a}");
+        assert_ne!(a["verdict"], "no_feeder", "{path}: {a}");
+        if proven {
+            assert_eq!(a["verdict"], "deploys_on_merge", "{path}: {a}");
+            // The excluded directory is no Application's path.
+            assert_eq!(
+                verdicts(&rows, "addons/skipped/s.yaml"),
+                vec!["null \"no_feeder\""],
+                "{path}"
+            );
+        }
+        let h = row(&rows, "hidden/h.yaml");
+        assert_eq!(h["verdict"], "not_proven", "{h}");
+        assert!(h["reason"].as_str().unwrap().contains("Helm values"), "{h}");
+    }
+}
+
+/// An Application in a chart's `templates/` exists only as the chart
+/// renders it (conditions, values): its children are not proven, and not
+/// "no feeder" either (docs/operator-manual/cluster-bootstrapping.md, the
+/// Helm app-of-apps).
+#[test]
+fn an_application_rendered_by_a_chart_is_not_proven() {
+    let template = format!(
+        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/Chart.yaml",
+                "name: bootstrap\nversion: 1.0.0\n".into(),
+            ),
+            ("bootstrap/templates/rendered.yaml", template),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["verdict"], "not_proven", "{a}");
+    assert_eq!(a["feeder"], "Application/rendered", "{a}");
+    assert!(
+        a["reason"].as_str().unwrap().contains("chart template"),
+        "{a}"
+    );
+    assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+}
+
+/// JSON says what the text says: each child Application's `hop2_automated`
+/// is its own sync policy, the same the sync order gives it.
+#[test]
+fn hop2_and_the_sync_order_agree() {
+    let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/ab.yaml", two),
+        ],
+    );
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let order = v["sync_order"].as_array().unwrap();
+    let rows = v["feeders"].as_array().unwrap();
+    for id in ["Application/a", "Application/b"] {
+        let step = order.iter().find(|s| s["resource"] == id).unwrap();
+        let r = rows.iter().find(|r| r["resource"] == id).unwrap();
+        assert_eq!(r["hop2_automated"], step["automated"], "{id}: {r} {step}");
+    }
+    let text = stdout(&rebind(d.path(), &["diff", "--from", OLD, "--to", NEW]));
+    assert!(
+        text.contains("wave 0: Application/a  (automated)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wave 1: Application/b  (manual: argocd app sync b)"),
+        "{text}"
+    );
+}
+
+/// A git files generator's `{{path}}` is the folder of each file its glob
+/// matches (argo-cd `GitGenerator`: `params["path"] = path.Dir(filePath)`;
+/// Generators-Git.md): the Application made for `clusters/prod` reads
+/// that folder, not `clusters/dev` (which has no config file).
+#[test]
+fn a_git_files_generator_path_is_the_folder_of_each_file() {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/per-env.yaml", appset),
+            ("clusters/prod/config.json", "{\"env\": \"prod\"}\n".into()),
+            ("clusters/prod/a.yaml", child("a", 0, true)),
+            ("clusters/dev/b.yaml", child("b", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(
+        verdicts(&rows, "clusters/prod/a.yaml"),
+        vec!["\"ApplicationSet/per-env\" \"deploys_on_merge\""]
+    );
+    assert_eq!(
+        verdicts(&rows, "clusters/dev/b.yaml"),
+        vec!["null \"no_feeder\""]
+    );
+}
+
+/// A git files generator's glob is greedy by default (`clusters/*.json`
+/// reads `clusters/eu/prod.json` too); with the controller's
+/// `applicationsetcontroller.enable.new.git.file.globbing` it is doublestar,
+/// and `*` stays in one folder (Generators-Git-File-Globbing.md).
+#[test]
+fn the_files_generator_globbing_follows_the_controller_setting() {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\ndata:\n  applicationsetcontroller.enable.new.git.file.globbing: \"true\"\n";
+    for (strict, want) in [
+        (false, "\"ApplicationSet/clusters\" \"deploys_on_merge\""),
+        (true, "null \"no_feeder\""),
+    ] {
+        let mut files = vec![
+            ("appsets/clusters.yaml", appset.clone()),
+            ("clusters/eu/prod.json", cluster.clone()),
+        ];
+        if strict {
+            files.push(("argocd/params.yaml", cm.to_string()));
+        }
+        let d = repo(REPO_HTTPS, &files);
+        let (rows, _) = feeders(d.path(), &[]);
+        assert_eq!(
+            verdicts(&rows, "clusters/eu/prod.json"),
+            vec![want],
+            "{strict}"
+        );
+    }
+}

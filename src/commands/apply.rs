@@ -200,6 +200,10 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
         Some(name) => Some(secret::spec(&o.secret, name, &plan.to.url())?),
         None => None,
     };
+    if let Some(spec) = &secret_spec {
+        let root = secret::search_root(&o.request.walk.repo_start());
+        secret::refuse_name_collisions(root.as_deref(), spec)?;
+    }
     if let (Some(spec), Some(path)) = (&secret_spec, &o.secret_out) {
         secret::check_target(path, spec.holds_token()).with_context(|| {
             format!(
@@ -221,17 +225,27 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
 /// `rebind apply`: resolves the run, then writes the rebind (on a new
 /// branch, or in place), its outputs, the push and the pull request.
 pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcome {
-    let run = resolve(o)?;
-    let plan = &run.plan;
-    if plan.files.is_empty() && !o.no_commit {
+    let mut run = resolve(o)?;
+    if run.plan.files.is_empty() && !o.no_commit {
         // A re-run on the branch an earlier run made (its push failed, say):
         // HEAD is that run's commit, so the change is done; finish the rest.
+        // With `--cluster`, the config there already names the new
+        // endpoint (`from` is `to`): the commit says what it rebound.
         if let Some(repo) = git::open(&run.start).ok().flatten() {
-            if let Some((branch, commit)) = repo.head_cutover(&plan.from.url(), &plan.to.url()) {
+            let (from, to) = (run.plan.from.url(), run.plan.to.url());
+            let known = (run.plan.from.key() != run.plan.to.key()).then_some(from.as_str());
+            if let Some((branch, commit, said)) = repo.head_cutover(known, &to) {
+                if known.is_none() {
+                    if let Ok(f) = crate::text::endpoint::Endpoint::parse("--from", &said) {
+                        run.plan.from = f;
+                    }
+                }
                 return already_done(&run, sink, &repo, None, &branch, &commit.to_string());
             }
         }
     }
+    let run = run;
+    let plan = &run.plan;
     if plan.files.is_empty() {
         if o.json {
             sink.out(&json::render(&run.report("nothing_to_change")));

@@ -850,22 +850,31 @@ impl Repo {
     /// HEAD's branch (`None` when detached: then its commit) and commit,
     /// when HEAD is a commit the git flow made rebinding `from` to `to` (its
     /// message says so): a re-run on the branch an earlier run made.
-    pub fn head_cutover(&self, from: &str, to: &str) -> Option<(String, Oid)> {
+    ///
+    /// `from` is `None` when it is not known: a re-run with `--cluster` on
+    /// the cutover branch, whose config already names the new endpoint, so
+    /// the cluster's endpoint there is `to`. Then a rebind commit to `to`
+    /// from any endpoint is that earlier run's, and its `from` is returned.
+    pub fn head_cutover(&self, from: Option<&str>, to: &str) -> Option<(String, Oid, String)> {
         let head = self.repo.head().ok()?;
         let commit = head.peel_to_commit().ok()?;
-        let msg = commit.message_raw_bytes();
-        let body = format!("from\n  {from}\nto\n  {to}\n");
-        let ours =
-            msg.starts_with(b"rebind: ") && msg.windows(body.len()).any(|w| w == body.as_bytes());
-        if !ours {
+        let msg = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
+        if !msg.starts_with("rebind: ") {
             return None;
         }
+        let tail = format!("\nto\n  {to}\n");
+        let at = msg.find(&tail)?;
+        let said_from = msg[..at].rsplit_once("from\n  ")?.1;
+        if said_from.contains('\n') || from.is_some_and(|f| f != said_from) {
+            return None;
+        }
+        let said_from = said_from.to_string();
         let branch = if self.repo.head_detached().ok()? {
             commit.id().to_string()
         } else {
             head.shorthand().ok()?.to_string()
         };
-        Some((branch, commit.id()))
+        Some((branch, commit.id(), said_from))
     }
 
     /// A branch `a/b` cannot be made next to a branch `a` or `a/b/c`.

@@ -481,6 +481,11 @@ pub struct Found {
     /// Rancher cluster proxy path (`/k8s/clusters/<id>`), part of the identity
     /// and of the replaced range; empty for every other endpoint.
     pub path: String,
+    /// How a URL's slashes are written when they are escaped in the text it
+    /// was found in (`\/` for `https:\/\/host`, JSON's escaped slash; `\\/`
+    /// for the same JSON held in a double-quoted string): a rewrite writes
+    /// the new URL's slashes the same way. `None` for plain slashes.
+    pub slash: Option<String>,
 }
 
 impl Found {
@@ -554,9 +559,13 @@ impl Found {
                 None => host,
             }
         } else {
-            match &self.userinfo {
+            let url = match &self.userinfo {
                 Some(u) => format!("https://{u}@{}{}", to.authority(), to.path),
                 None => to.url(),
+            };
+            match &self.slash {
+                Some(s) => url.replace('/', s),
+                None => url,
             }
         }
     }
@@ -665,6 +674,7 @@ pub fn hosts_after_keys(text: &str, keys: &[&str]) -> Vec<Found> {
                 bare: true,
                 userinfo: None,
                 path: String::new(),
+                slash: None,
             });
         }
     }
@@ -952,6 +962,7 @@ fn find_urls(text: &str, lower: &str) -> Vec<Found> {
             bare: false,
             userinfo: a.userinfo.map(|r| text[r].to_string()),
             path: text[a.end..a.proxy_end].to_string(),
+            slash: None,
         });
     }
     out
@@ -1033,6 +1044,7 @@ fn bare_at(text: &str, pos: usize, needle: &str) -> Option<Found> {
         bare: true,
         userinfo: None,
         path: String::new(),
+        slash: None,
     };
     Some(match lead {
         Lead::Bare => found,
@@ -1043,6 +1055,18 @@ fn bare_at(text: &str, pos: usize, needle: &str) -> Option<Found> {
             bare: false,
             ..found
         },
+        Lead::EscapedHttps(s, slash) => {
+            let proxy_end = end + rancher_id_len_escaped(bytes, end, &slash).unwrap_or(0);
+            Found {
+                start: s,
+                end: url_end_escaped(text, proxy_end, &slash),
+                replace_end: proxy_end,
+                bare: false,
+                path: text[end..proxy_end].replace(&slash, "/"),
+                slash: Some(slash),
+                ..found
+            }
+        }
     })
 }
 
@@ -1069,12 +1093,102 @@ enum Lead {
     /// The `scheme://` of a URL of another scheme (`http://`, `wss://`,
     /// `grpc://`), starting here: reported as that URL, never rewritten.
     OtherScheme(usize),
+    /// `https:` and two slashes written with the same escape (`https:\/\/`,
+    /// JSON's escaped slash; `https:\\/\\/` once more escaped inside a
+    /// double-quoted string), starting here, and that escaped slash: an https
+    /// URL, whose extent (port, path) and matching are a URL's.
+    EscapedHttps(usize, String),
+}
+
+/// The escaped slash (`\/`, `\\/`, ...) that ends `b[..end]`, if any.
+fn escaped_slash_before(b: &[u8], end: usize) -> Option<usize> {
+    if end < 2 || b[end - 1] != b'/' || b[end - 2] != b'\\' {
+        return None;
+    }
+    let n = b[..end - 1]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'\\')
+        .count();
+    // An odd run of backslashes before `/` (one escape, or escapes of escapes).
+    (n % 2 == 1).then_some(n + 1)
+}
+
+/// What an escaped slash right before `start` leads: `None` when there is
+/// none; `Some(None)` when the URL it belongs to has no scheme the raw text
+/// spells (`\u0068ttps:\/\/host`: the host is no bare host of its own, and
+/// the decoded document's search reports that URL); else the `https:` or
+/// other scheme with the same escaped slash twice.
+fn escaped_scheme_lead(b: &[u8], start: usize) -> Option<Option<Lead>> {
+    let n = escaped_slash_before(b, start)?;
+    let first = start - n;
+    if escaped_slash_before(b, first) != Some(n) {
+        return Some(None);
+    }
+    let Some(colon) = first.checked_sub(n + 1).filter(|&c| b[c] == b':') else {
+        return Some(None);
+    };
+    let s = colon
+        - b[..colon]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+            .count();
+    let scheme = &b[s..colon];
+    if scheme.is_empty() || !scheme[0].is_ascii_alphabetic() || (s > 0 && b[s - 1] == b'\\') {
+        return Some(None);
+    }
+    let slash = String::from_utf8_lossy(&b[first..start]).into_owned();
+    Some(Some(if scheme.eq_ignore_ascii_case(b"https") {
+        Lead::EscapedHttps(s, slash)
+    } else {
+        Lead::OtherScheme(s)
+    }))
+}
+
+/// [`rancher_id_len`] with the proxy path's slashes written as `slash`.
+fn rancher_id_len_escaped(b: &[u8], i: usize, slash: &str) -> Option<usize> {
+    let prefix = RANCHER_PREFIX.replace('/', slash);
+    let rest = b.get(i..)?;
+    if !rest.starts_with(prefix.as_bytes()) {
+        return None;
+    }
+    let p = prefix.len();
+    let id = rest[p..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-')
+        .count();
+    let after = i + p + id;
+    let boundary = url_boundary(b, after) || b.get(after) == Some(&b'\\');
+    (id > 0 && boundary).then_some(p + id)
+}
+
+/// [`url_end`] for a URL whose slashes are written as `slash`: its path runs
+/// on over escaped slashes.
+fn url_end_escaped(text: &str, from: usize, slash: &str) -> usize {
+    let b = text.as_bytes();
+    let mut end = from;
+    loop {
+        if text[end..].starts_with(slash) {
+            end += slash.len();
+            while end < b.len() && !ends_url(b[end]) && b[end] < 0x80 {
+                end += 1;
+            }
+        } else if matches!(b.get(end), Some(b'/' | b'?' | b'#')) {
+            end = url_end(text, end);
+        } else {
+            return end;
+        }
+    }
 }
 
 /// What comes before a bare host starting at `start`; `None` after
 /// `https://` (an https URL's host is the URL pass's) or after a `://`
 /// with no scheme.
 fn lead(b: &[u8], start: usize) -> Option<Lead> {
+    if let Some(lead) = escaped_scheme_lead(b, start) {
+        return lead;
+    }
     if start < 3 || &b[start - 3..start] != b"://" {
         return Some(Lead::Bare);
     }
@@ -1192,6 +1306,7 @@ fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
             bare: true,
             userinfo: None,
             path: String::new(),
+            slash: None,
         });
     }
 }
@@ -1478,7 +1593,13 @@ pub fn splice_with(
     let raw = d.spans[first].0.start..d.spans[last].0.end;
     let mut out = String::with_capacity(raw_inner.len() + replacement.len());
     out.push_str(&raw_inner[..raw.start]);
-    out.push_str(&escape(replacement));
+    // Slashes written escaped (`https:\/\/host`) stay escaped.
+    let escaped = escape(replacement);
+    if raw_inner[raw.clone()].contains("\\/") && !escaped.contains('\\') {
+        out.push_str(&escaped.replace('/', "\\/"));
+    } else {
+        out.push_str(&escaped);
+    }
     out.push_str(&raw_inner[raw.end..]);
     let mut want = d.text.clone();
     want.replace_range(r, replacement);
@@ -2426,7 +2547,8 @@ mod tests {
         let f = &find_in_decoded(&d.text, &[])[0];
         assert_eq!(
             splice_decoded(&raw, f.start..f.replace_end, to).unwrap(),
-            "https://new.example.com\\/api"
+            // Escaped slashes stay escaped; the rest is written plainly.
+            "https:\\/\\/new.example.com\\/api"
         );
         // A replacement that needs escapes gets them.
         assert_eq!(

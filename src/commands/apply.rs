@@ -234,7 +234,15 @@ pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcom
         if let Some(repo) = git::open(&run.start).ok().flatten() {
             let (from, to) = (run.plan.from.url(), run.plan.to.url());
             let known = (run.plan.from.key() != run.plan.to.key()).then_some(from.as_str());
-            if let Some((branch, commit, said)) = repo.head_cutover(known, &to) {
+            // Without `--from` known, only when something is left to do
+            // (the push, the outputs); else "nothing to change" is true.
+            let left = o.push.is_some() || !run.outputs().is_empty();
+            let found = match known {
+                Some(_) => repo.head_cutover(known, &to),
+                None if left => repo.head_cutover(None, &to),
+                None => None,
+            };
+            if let Some((branch, commit, said)) = found {
                 if known.is_none() {
                     if let Ok(f) = crate::text::endpoint::Endpoint::parse("--from", &said) {
                         run.plan.from = f;
@@ -463,6 +471,8 @@ fn write_and_commit(
                 commit: c.commit.clone(),
                 retry: "the same rebind apply command again: the branch already holds the change, so it only writes the review and the Secret".into(),
                 cause,
+                pushed: false,
+                code: "output-failed",
             }),
             None => anyhow!(
                 "{cause}; the files ARE rewritten in place (nothing else was written)"
@@ -554,6 +564,8 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
             commit: c.commit.clone(),
             retry,
             cause: format!("the branch is pushed, but its pull request is not opened: {cause}"),
+            pushed: true,
+            code: "pull-request-failed",
         })
     };
     let again = "the same rebind apply command again".to_string();
@@ -579,6 +591,20 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
         })?
     } else {
         let md = text::review_markdown(&run.plan, Some(&c.branch));
+        // Longer than the host takes: cut at a section, pointing to the
+        // rest (the commit's message on the branch lists every change).
+        let mut pointer = format!(
+            "Every change is listed in the message of commit {} on branch `{}` (`git show {}`)",
+            c.commit, c.branch, c.commit
+        );
+        if let Some(p) = &run.o.review_out {
+            pointer.push_str(&format!(
+                "; the full review was written to `{}` by the run that opened this",
+                p.display()
+            ));
+        }
+        pointer.push('.');
+        let md = pr::fit_body(&md, target.client.body_limit(), &pointer);
         write_output(&file, &md).map_err(|e| after(again.clone(), format!("{e:#}")))?;
         md
     };
@@ -598,6 +624,8 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
                         commit: c.commit.clone(),
                         retry: u.by_hand,
                         cause: "the branch is pushed, but its pull request is not opened".into(),
+                        pushed: true,
+                        code: "pull-request-failed",
                     }))
                 }
                 None => after(u.by_hand, format!("{:#}", u.cause)),

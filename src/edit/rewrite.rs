@@ -66,6 +66,8 @@ pub struct PlanError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// Its stable code (one of `output::codes::ALL`).
+    pub code: &'static str,
 }
 
 impl fmt::Display for PlanError {
@@ -125,6 +127,7 @@ pub fn plan_source(
                 o.endpoint,
                 to.url()
             ),
+            code: "dot-after-endpoint",
         };
         return (mentions, Some(Err(error)));
     }
@@ -136,6 +139,7 @@ pub fn plan_source(
                 line,
                 column,
                 message,
+                code: "escapes-not-rewritable",
             };
             return (mentions, Some(Err(error)));
         }
@@ -185,6 +189,7 @@ fn unparsed_source(
             e.message,
             from.url()
         ),
+        code: "invalid-yaml",
     });
     (mentions, error.map(Err))
 }
@@ -418,6 +423,7 @@ impl Refusal {
             line,
             column,
             message,
+            code: "cannot-rewrite",
         }
     }
 }
@@ -453,6 +459,7 @@ impl KeyCollision {
                 at(bl, bc),
                 self.both
             ),
+            code: "key-collision",
         }
     }
 }

@@ -36,6 +36,11 @@ pub struct AfterCommit {
     pub retry: String,
     /// What failed.
     pub cause: String,
+    /// Whether the branch is pushed (only the pull request is left).
+    pub pushed: bool,
+    /// Its stable code (`push-failed`, `pull-request-failed`,
+    /// `output-failed`: see `output::codes`).
+    pub code: &'static str,
 }
 
 impl std::fmt::Display for AfterCommit {
@@ -310,7 +315,7 @@ fn env_or(var: &str, fallback: Option<String>) -> Option<String> {
 }
 
 /// `'s'` quoted for `sh`, as git quotes `%f`.
-fn sq_quote(s: &str) -> String {
+pub(crate) fn sq_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
@@ -410,6 +415,11 @@ pub(crate) fn run_process(
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// Whether a local branch `name` exists.
+    pub fn has_branch(&self, name: &str) -> bool {
+        self.repo.find_branch(name, BranchType::Local).is_ok()
     }
 
     /// The branch HEAD is on (`main`, not `refs/heads/main`); `None` when
@@ -1240,6 +1250,8 @@ pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
             commit: c.commit.clone(),
             retry: push_retry(remote, &c.branch),
             cause: format!("not pushed to {remote}"),
+            pushed: false,
+            code: "push-failed",
         }));
     }
     let said = push_branch(repo, remote, &c.branch, &c.commit)?;
@@ -1305,6 +1317,8 @@ fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<
         commit: commit.to_string(),
         retry: retry.clone(),
         cause,
+        pushed: false,
+        code: "push-failed",
     };
     let out = Command::new("git")
         .args(["push", "--set-upstream", remote, branch])
@@ -1344,7 +1358,7 @@ fn push_retry(remote: &str, branch: &str) -> String {
     )
 }
 
-pub(crate) fn sq_quote_if_needed(s: &str) -> String {
+pub fn sq_quote_if_needed(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,".contains(c))
     {
@@ -1467,6 +1481,8 @@ mod tests {
             commit: "0123abcd".into(),
             retry: "git push --set-upstream origin rebind/x".into(),
             cause: "pushing to origin failed".into(),
+            pushed: false,
+            code: "push-failed",
         };
         let text = e.to_string();
         assert!(text.starts_with("pushing to origin failed; "), "{text}");

@@ -92,6 +92,55 @@ pub fn only_mentioned(plan: &Plan) -> String {
     msg
 }
 
+/// A refused mentions-only `--from` (see [`only_mentioned`]): the message,
+/// and each mention as a place a script can read (JSON `mentions`).
+#[derive(Debug, Clone)]
+pub struct OnlyMentioned {
+    pub message: String,
+    pub mentions: Vec<MentionPlace>,
+}
+
+/// One mention of a refused `--from`.
+#[derive(Debug, Clone)]
+pub struct MentionPlace {
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    /// `comment`, `text` or `template`.
+    pub kind: &'static str,
+    /// As written, a password in it hidden.
+    pub endpoint: String,
+    pub why: Option<&'static str>,
+}
+
+impl std::fmt::Display for OnlyMentioned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OnlyMentioned {}
+
+impl OnlyMentioned {
+    pub fn of(plan: &Plan) -> OnlyMentioned {
+        OnlyMentioned {
+            message: only_mentioned(plan),
+            mentions: plan
+                .mentions
+                .iter()
+                .map(|m| MentionPlace {
+                    rel: m.rel.clone(),
+                    line: m.occurrence.line,
+                    column: m.occurrence.column,
+                    kind: m.occurrence.kind.as_str(),
+                    endpoint: endpoint::redact(&m.occurrence.endpoint),
+                    why: m.why,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     let mut plan = Plan::empty(from.clone(), to.clone());
@@ -132,6 +181,7 @@ fn refuse_unrewritable(plan: &mut Plan) {
                 endpoint::redact(&o.endpoint),
                 o.yaml_path.as_deref().unwrap_or("?")
             ),
+            code: "escaped-in-document",
         });
     }
     plan.errors

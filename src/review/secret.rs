@@ -934,14 +934,17 @@ pub fn refuse_name_collisions(root: Option<&Path>, spec: &Spec) -> Result<()> {
     if clashes.is_empty() {
         return Ok(());
     }
-    bail!(
-        "the cluster Secret for {} (name {:?}, Secret {}/{}) would take the name of another server's registration, which applying it replaces or shadows: pick another cluster name (or Secret name); nothing written:\n  {}",
-        spec.server,
-        spec.name,
-        spec.namespace,
-        spec.secret_name,
-        clashes.join("\n  ")
-    )
+    Err(crate::sys::coded::err(
+        "registration-name-taken",
+        format!(
+            "the cluster Secret for {} (name {:?}, Secret {}/{}) would take the name of another server's registration, which applying it replaces or shadows: pick another cluster name (or Secret name); nothing written:\n  {}",
+            spec.server,
+            spec.name,
+            spec.namespace,
+            spec.secret_name,
+            clashes.join("\n  ")
+        ),
+    ))
 }
 
 /// Every cluster registration under `root`, whatever its server.

@@ -597,8 +597,8 @@ fn cutover_with_a_config_run_again_on_its_branch_after_a_rejected_push_pushes_it
         out.contains(&format!("Pushed {branch} ({commit}) to origin")),
         "{out}"
     );
-    // And `apply --format json` run again there reports it, with the
-    // endpoint the commit rebound (not the config's new one twice).
+    // And `apply --push --format json` run again there reports it, with
+    // the endpoint the commit rebound (not the config's new one twice).
     let a = rebind(
         &repo,
         &[
@@ -608,6 +608,8 @@ fn cutover_with_a_config_run_again_on_its_branch_after_a_rejected_push_pushes_it
             "--to",
             NEW,
             "--yes",
+            "--push",
+            "origin",
             "--format",
             "json",
         ],

@@ -21,9 +21,12 @@
 #                          commit, so `rebind check` stays clean
 #   EKS_CLUSTER            the new cluster's EKS name, for the printed
 #                          `aws eks describe-cluster` (default: CLUSTER_NAME)
-#   LIVE                   `kubectl get applications.argoproj.io -A -o json`
-#                          of the hub: passed to rebind (--live), whose specs
-#                          win over git's in the after-merge review
+#   LIVE                   a live dump of the hub, `kubectl get
+#                          applications.argoproj.io,secrets -n argocd -o json`:
+#                          passed to rebind (--live); its Applications win over
+#                          git's in the after-merge review, and a Secret named
+#                          like one of its cluster Secrets for another server
+#                          is refused
 #   BRANCH                 branch to create (default: rebind/<first label of NEW's host>)
 #   ARGOCD_CLUSTER_TOKEN   when set, the cluster Secret is written with this
 #                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}

@@ -202,7 +202,7 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
     };
     if let Some(spec) = &secret_spec {
         let root = secret::search_root(&o.request.walk.repo_start());
-        secret::refuse_name_collisions(root.as_deref(), spec)?;
+        secret::refuse_name_collisions(root.as_deref(), spec, o.request.live.as_deref())?;
     }
     if let (Some(spec), Some(path)) = (&secret_spec, &o.secret_out) {
         secret::check_target(path, spec.holds_token()).with_context(|| {

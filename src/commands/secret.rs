@@ -36,7 +36,7 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
         .repo
         .clone()
         .or_else(|| secret::search_root(Path::new(".")));
-    secret::refuse_name_collisions(root.as_deref(), &spec)?;
+    secret::refuse_name_collisions(root.as_deref(), &spec, None)?;
     let warnings = secret::existing_warnings(a.repo.as_deref(), Path::new("."), &spec)?;
     if !warnings.is_empty() {
         sink.info(&warnings);

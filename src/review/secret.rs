@@ -925,12 +925,9 @@ pub fn find_registrations_with(
 /// registration in the repository `root`: applying it would
 /// replace that registration (the old cluster's is the rollback target) or
 /// give two servers one ArgoCD name. `root`: the repository searched
-/// (`None` outside any).
-pub fn refuse_name_collisions(root: Option<&Path>, spec: &Spec) -> Result<()> {
-    let Some(root) = root else {
-        return Ok(());
-    };
-    let clashes = name_collisions(root, spec)?;
+/// (`None` outside any); `live`: a live dump of the hub's registrations.
+pub fn refuse_name_collisions(root: Option<&Path>, spec: &Spec, live: Option<&Path>) -> Result<()> {
+    let clashes = name_collisions(root, spec, live)?;
     if clashes.is_empty() {
         return Ok(());
     }
@@ -947,6 +944,28 @@ pub fn refuse_name_collisions(root: Option<&Path>, spec: &Spec) -> Result<()> {
     ))
 }
 
+/// The cluster registrations in a live dump (`kubectl get secrets -n argocd
+/// -l argocd.argoproj.io/secret-type=cluster -o json`, or a dump that holds
+/// them among the Applications), whatever their server; each shown at
+/// `(live) FILE:line:column`.
+pub fn live_registrations(path: &Path) -> Result<Vec<Registration>> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("--live {}: cannot read", path.display()))?;
+    let found = declarations(&text, &|_| true, "")
+        .map_err(|e| anyhow::anyhow!("--live {}: not JSON or YAML: {e}", path.display()))?;
+    Ok(found
+        .into_iter()
+        .map(|(namespace, name, mut d)| {
+            d.rel = format!("(live) {}", path.display());
+            Registration {
+                namespace,
+                name,
+                declared_at: vec![d],
+            }
+        })
+        .collect())
+}
+
 /// Every cluster registration under `root`, whatever its server.
 pub fn all_registrations(root: &Path) -> Result<Search> {
     search_with(root, &|_| true, "", &|p| fs::read(p))
@@ -959,11 +978,22 @@ pub fn all_registrations(root: &Path) -> Result<Search> {
 /// the rollback target, is the usual one). A registration of the old
 /// endpoint that the same commit rebinds counts too: the Secret is applied
 /// before the merge, while that one still registers the old cluster.
-pub fn name_collisions(root: &Path, spec: &Spec) -> Result<Vec<String>> {
-    let found = all_registrations(root)?;
+/// `live`: the hub's registrations too (a live dump).
+pub fn name_collisions(
+    root: Option<&Path>,
+    spec: &Spec,
+    live: Option<&Path>,
+) -> Result<Vec<String>> {
+    let mut registrations = match root {
+        Some(root) => all_registrations(root)?.registrations,
+        None => Vec::new(),
+    };
+    if let Some(live) = live {
+        registrations.extend(live_registrations(live)?);
+    }
     let ours = normalise_server(&spec.server);
     let mut out = Vec::new();
-    for r in &found.registrations {
+    for r in &registrations {
         let same_secret = r.name == spec.secret_name
             && r.namespace.as_deref().is_none_or(|ns| ns == spec.namespace);
         for d in &r.declared_at {
@@ -1196,7 +1226,16 @@ fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<V
     let index = crate::syntax::yaml::LineIndex::new(text);
     let hosts = [host.to_string()];
     let mut out = Vec::new();
-    for doc in &docs {
+    // The items of a `kind: List` (an export, `kubectl get -o json`) are
+    // read by their own kind.
+    let all: Vec<&Node> = docs
+        .iter()
+        .flat_map(|d| match d.get(positions::LIST_ITEMS).map(|n| &n.value) {
+            Some(Value::Seq(items)) => items.iter().collect(),
+            _ => vec![d],
+        })
+        .collect();
+    for doc in all {
         let Some(reg) = doc
             .str_at(positions::KIND)
             .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))

@@ -251,6 +251,13 @@ case $rc in
 3)
     keep=true
     printf 'cutover: committed, but the push or the pull request failed (rebind says what is left, above); run this same command again to finish (from any branch), or the command it printed. Outputs: %s\n' "$out" >&2
+    # rebind's JSON names what exists and the exact command that finishes.
+    if [[ -n $(field retry) ]]; then
+        printf 'cutover: rebind: branch %s, commit %s, pushed: %s; its retry: %s\n' \
+            "$(field branch)" "$(field commit)" \
+            "$(sed -n 's/^  "pushed": \(true\|false\),\{0,1\}$/\1/p' "$report" | head -n 1)" \
+            "$(field retry)" >&2
+    fi
     exit 3
     ;;
 *) die "rebind apply refused (exit $rc); nothing written" ;;
@@ -288,7 +295,11 @@ say ""
 if $retry; then
     say "Pushed $branch ($commit) to $remote: the earlier run's commit, its push retried."
     [[ -z $pr ]] || say "Pull request: $pr"
-    say "The review and the cluster Secret are in the earlier run's output directory."
+    if $own_registration || [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+        say "The review is in the earlier run's output directory."
+    else
+        say "The review and the cluster Secret are in the earlier run's output directory."
+    fi
     exit 0
 fi
 say "Pushed $branch ($commit) to $remote. Review: $review"
@@ -358,7 +369,13 @@ say "  4. Plan the old cluster's teardown once argocd app list --cluster $old is
 say "     drain its traffic, remove its cluster Secret from the hub (argocd cluster rm $old),"
 say "     then delete the cluster. Then remove the old cluster's OIDC issuer from the IAM"
 say "     trust policies (its pods are gone; nothing may assume roles as them):"
-say "       $rebind identity --trust remove-retired --oidc-retired OLD_ISSUER --yes"
+old_issuer=OLD_ISSUER
+if [[ -n ${DESCRIBE_FROM:-} ]]; then
+    # The old cluster's issuer, from its describe-cluster output.
+    found=$(sed -n 's/.*"issuer": *"\([^"]*\)".*/\1/p' "$DESCRIBE_FROM" | head -n 1)
+    old_issuer=${found:-OLD_ISSUER}
+fi
+say "       $rebind identity --trust remove-retired --oidc-retired $old_issuer --yes"
 if [[ -z ${DESCRIBE_FROM:-} ]]; then
     say "     (Before the cutover, the new issuer must be trusted: set DESCRIBE_FROM and"
     say "     DESCRIBE_TO to the clusters' describe-cluster outputs and the script checks it:"
@@ -367,6 +384,6 @@ fi
 say ""
 say "Rollback (before the teardown), either:"
 say "  - git revert $commit   # (or the commit it was merged as): the exact original bytes"
-say "  - $0 $new $old OLD_CLUSTER_NAME $remote $root"
+say "  - ${CONFIG_CLUSTER:+CONFIG_CLUSTER=$CONFIG_CLUSTER }$0 $new $old OLD_CLUSTER_NAME $remote $root"
 say "      # also rebinds manifests added since; an old host spelt in lower case"
 say "      # or with :443 comes back spelt as $old"

@@ -587,6 +587,14 @@ fn cutover_with_a_config_run_again_on_its_branch_after_a_rejected_push_pushes_it
     let branch = git(&repo, &["branch", "--show-current"]).trim().to_string();
     let commit = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
     assert_ne!(branch, "main");
+    // What exists and the retry, from rebind's JSON fields.
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "rebind: branch {branch}, commit {commit}, pushed: false; its retry: "
+        )),
+        "{err}"
+    );
     std::fs::remove_file(&hook).unwrap();
     let o = area.cutover_env(&args, &env);
     let out = stdout(&o);
@@ -1024,4 +1032,18 @@ fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
         "{}",
         stdout(&o)
     );
+    // The describe files reach the apply: the review has the identity
+    // section; the clean-up step names the old issuer, not a placeholder.
+    let out = stdout(&o);
+    let review = out
+        .lines()
+        .find_map(|l| l.split_once("Review: ").map(|(_, r)| r.trim().to_string()))
+        .unwrap_or_else(|| panic!("{out}"));
+    let review = std::fs::read_to_string(review).unwrap();
+    assert!(review.contains("## The new cluster's identity"), "{review}");
+    assert!(
+        out.contains("--oidc-retired https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F --yes"),
+        "{out}"
+    );
+    assert!(!out.contains("OLD_ISSUER"), "{out}");
 }

@@ -1105,28 +1105,36 @@ fn escaped_slash_before(b: &[u8], end: usize) -> Option<usize> {
     if end < 2 || b[end - 1] != b'/' || b[end - 2] != b'\\' {
         return None;
     }
+    // A run of backslashes before `/`: one escape (`\/`), or the escaped
+    // escape of a document held in a string (`\\/`, which reads `\/` once
+    // decoded), at any depth.
     let n = b[..end - 1]
         .iter()
         .rev()
         .take_while(|&&c| c == b'\\')
         .count();
-    // An odd run of backslashes before `/` (one escape, or escapes of escapes).
-    (n % 2 == 1).then_some(n + 1)
+    Some(n + 1)
 }
 
-/// What an escaped slash right before `start` leads: `None` when there is
-/// none; `Some(None)` when the URL it belongs to has no scheme the raw text
-/// spells (`\u0068ttps:\/\/host`: the host is no bare host of its own, and
-/// the decoded document's search reports that URL); else the `https:` or
-/// other scheme with the same escaped slash twice.
+/// What `scheme:` and two escaped slashes right before `start` lead:
+/// `None` when they are not there (a path's `x\/host` is a bare host as
+/// before); `Some(None)` when the scheme itself is written with escapes
+/// (`\u0068ttps:\/\/host`: the host is no bare host of its own, and the
+/// decoded document's search reports that URL); else the `https:` or
+/// other scheme.
 fn escaped_scheme_lead(b: &[u8], start: usize) -> Option<Option<Lead>> {
     let n = escaped_slash_before(b, start)?;
     let first = start - n;
     if escaped_slash_before(b, first) != Some(n) {
-        return Some(None);
+        return None;
     }
-    let Some(colon) = first.checked_sub(n + 1).filter(|&c| b[c] == b':') else {
-        return Some(None);
+    // Where the first of the two escaped slashes starts.
+    let slashes = first - n;
+    let Some(colon) = slashes.checked_sub(1).filter(|&c| b[c] == b':') else {
+        // An escaped colon (`https\u003a\/\/host`) is an escaped scheme;
+        // `\/\/host` alone (no scheme) stays a bare host.
+        let near = &b[slashes.saturating_sub(12)..slashes];
+        return near.contains(&b'\\').then_some(None);
     };
     let s = colon
         - b[..colon]
@@ -1135,8 +1143,11 @@ fn escaped_scheme_lead(b: &[u8], start: usize) -> Option<Option<Lead>> {
             .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
             .count();
     let scheme = &b[s..colon];
-    if scheme.is_empty() || !scheme[0].is_ascii_alphabetic() || (s > 0 && b[s - 1] == b'\\') {
+    if s > 0 && b[s - 1] == b'\\' {
         return Some(None);
+    }
+    if scheme.is_empty() || !scheme[0].is_ascii_alphabetic() {
+        return None;
     }
     let slash = String::from_utf8_lossy(&b[first..start]).into_owned();
     Some(Some(if scheme.eq_ignore_ascii_case(b"https") {
@@ -2527,6 +2538,38 @@ mod tests {
                 proptest::prop_assert_eq!(escape_map(&raw).map(|d| d.text), Some(want));
             }
         }
+    }
+
+    /// A host after `scheme:` and two escaped slashes is that URL's (an
+    /// https one keeps its port and path, and is rewritten with the same
+    /// escaped slash); after an escaped scheme or colon it is nobody's in the
+    /// raw text (the decoded document reports it); after one escaped slash
+    /// it is a bare host as ever.
+    #[test]
+    fn escaped_slashes_lead_to_the_url_they_belong_to() {
+        let host = EKS.to_ascii_lowercase();
+        let find = |t: &str| find_all(t, &t.to_ascii_lowercase(), std::slice::from_ref(&host));
+        let to = Endpoint::parse("--to", "https://new.example.com:7443").unwrap();
+        let f = find(&format!("\"https:\\/\\/{EKS}:6443\\/x\""));
+        assert_eq!(f.len(), 1);
+        assert!(!f[0].bare && f[0].port == Some(6443) && f[0].rewritable());
+        assert_eq!(f[0].replacement(&to), "https:\\/\\/new.example.com:7443");
+        let f = find(&format!("\"https:\\\\/\\\\/{EKS}\""));
+        assert_eq!(
+            f[0].replacement(&to),
+            "https:\\\\/\\\\/new.example.com:7443"
+        );
+        assert!(f[0].port.is_none() && !f[0].bare);
+        for escaped in ["\\u0068ttps:", "https\\u003a"] {
+            assert!(
+                find(&format!("{escaped}\\/\\/{EKS}")).is_empty(),
+                "{escaped}"
+            );
+        }
+        let f = find(&format!("http:\\/\\/{EKS}:6443"));
+        assert!(f.len() == 1 && !f[0].rewritable());
+        let f = find(&format!("x\\/{EKS}"));
+        assert!(f.len() == 1 && f[0].bare);
     }
 
     #[test]

@@ -1226,16 +1226,7 @@ fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<V
     let index = crate::syntax::yaml::LineIndex::new(text);
     let hosts = [host.to_string()];
     let mut out = Vec::new();
-    // The items of a `kind: List` (an export, `kubectl get -o json`) are
-    // read by their own kind.
-    let all: Vec<&Node> = docs
-        .iter()
-        .flat_map(|d| match d.get(positions::LIST_ITEMS).map(|n| &n.value) {
-            Some(Value::Seq(items)) => items.iter().collect(),
-            _ => vec![d],
-        })
-        .collect();
-    for doc in all {
+    for doc in docs.iter().flat_map(list_items) {
         let Some(reg) = doc
             .str_at(positions::KIND)
             .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
@@ -1256,17 +1247,7 @@ fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<V
         let Some((node, encoded, path)) = server_node else {
             continue;
         };
-        // ArgoCD's name for the cluster: `name` beside `server`.
-        let mut name_path = path.to_vec();
-        name_path.pop();
-        name_path.push(positions::NAME_KEY);
-        let cluster_name = doc.str_at(&name_path).and_then(|n| {
-            if encoded {
-                crate::find::embedded::decoded_value(n)
-            } else {
-                Some(n.to_string())
-            }
-        });
+        let cluster_name = name_beside(doc, path, encoded);
         let Some(value) = node.as_str() else {
             continue;
         };
@@ -1313,6 +1294,29 @@ fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<V
         ));
     }
     Ok(out)
+}
+
+/// A document, or the items of a `kind: List` (an export, `kubectl get -o
+/// json`), each read by its own kind.
+fn list_items(d: &Node) -> Vec<&Node> {
+    match d.get(positions::LIST_ITEMS).map(|n| &n.value) {
+        Some(Value::Seq(items)) => items.iter().collect(),
+        _ => vec![d],
+    }
+}
+
+/// ArgoCD's name for the cluster: `name` beside the `server` at `path`
+/// (base64 when `encoded`).
+fn name_beside(doc: &Node, path: &[&str], encoded: bool) -> Option<String> {
+    let mut name_path = path.to_vec();
+    name_path.pop();
+    name_path.push(positions::NAME_KEY);
+    let n = doc.str_at(&name_path)?;
+    if encoded {
+        crate::find::embedded::decoded_value(n)
+    } else {
+        Some(n.to_string())
+    }
 }
 
 /// What a registration reads its token and CA from, in words.

@@ -8,14 +8,25 @@
 #
 #   OLD_URL       the API server the manifests point at today
 #   NEW_URL       the API server they should point at
-#   CLUSTER_NAME  the cluster's name: ArgoCD's (its cluster Secret), and the
-#                 cluster in .rebind.yaml when the repository has one (the
-#                 config is then updated in the same commit, so `rebind
-#                 check` stays clean)
+#   CLUSTER_NAME  ArgoCD's name for the NEW cluster (its cluster Secret's
+#                 `name`); refused when the repository already registers
+#                 another server under that name
 #   REMOTE        the git remote the branch is pushed to (e.g. origin)
 #   REPO          the repository (default: .)
 #
 # Environment:
+#   CONFIG_CLUSTER         the cluster's key in .rebind.yaml, when the
+#                          repository has one (default: the cluster declared
+#                          at OLD_URL); the config is updated in the same
+#                          commit, so `rebind check` stays clean
+#   EKS_CLUSTER            the new cluster's EKS name, for the printed
+#                          `aws eks describe-cluster` (default: CLUSTER_NAME)
+#   LIVE                   a live dump of the hub, `kubectl get
+#                          applications.argoproj.io,secrets -n argocd -o json`:
+#                          passed to rebind (--live); its Applications win over
+#                          git's in the after-merge review, and a Secret named
+#                          like one of its cluster Secrets for another server
+#                          is refused
 #   BRANCH                 branch to create (default: rebind/<first label of NEW's host>)
 #   ARGOCD_CLUSTER_TOKEN   when set, the cluster Secret is written with this
 #                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}
@@ -72,6 +83,7 @@ die() {
 
 [[ $# -ge 4 && $# -le 5 ]] || usage
 old=$1 new=$2 cluster=$3 remote=$4 repo=${5:-.}
+eks=${EKS_CLUSTER:-$cluster}
 rebind=${REBIND:-rebind}
 command -v "$rebind" >/dev/null || die "$rebind not found on PATH (cargo install --locked --path . in a rebind clone)"
 
@@ -147,9 +159,19 @@ if [[ ${PR:-} != 0 ]]; then
     fi
 fi
 
+# What the audit and the apply read besides the tree: the clusters'
+# describe files (the review then has the identity section) and the live
+# Applications.
+review_args=()
+if [[ -n ${LIVE:-} ]]; then
+    [[ -f $LIVE ]] || die "LIVE=$LIVE: no such file"
+    review_args+=(--live "$LIVE")
+fi
+
 # 0. The new cluster's identity: no role may trust only the old issuer.
 if [[ -n ${DESCRIBE_FROM:-} || -n ${DESCRIBE_TO:-} ]]; then
     [[ -n ${DESCRIBE_FROM:-} && -n ${DESCRIBE_TO:-} ]] || die "set both DESCRIBE_FROM and DESCRIBE_TO"
+    review_args+=(--describe-from "$DESCRIBE_FROM" --describe-to "$DESCRIBE_TO")
     rc=0
     "$rebind" identity --describe-from "$DESCRIBE_FROM" --describe-to "$DESCRIBE_TO" >"$out/identity.txt" || rc=$?
     case $rc in
@@ -166,7 +188,7 @@ fi
 #    which is the expected case here, not a failure. A rebind whose merge
 #    would not deploy a rewritten file is refused here.
 rc=0
-"$rebind" diff --from "$old" --to "$new" --require-deploys --format json >"$audit" 2>"$out/audit.log" || rc=$?
+"$rebind" diff --from "$old" --to "$new" --require-deploys "${review_args[@]}" --format json >"$audit" 2>"$out/audit.log" || rc=$?
 cat "$out/audit.log" >&2
 case $rc in
 0) ;;
@@ -182,8 +204,12 @@ target=(--from "$old")
 dir=$PWD
 while :; do
     if [[ -f $dir/.rebind.yaml ]]; then
-        target=(--cluster "$cluster")
-        say "Config: $dir/.rebind.yaml (cluster $cluster)"
+        if [[ -n ${CONFIG_CLUSTER:-} ]]; then
+            target=(--cluster "$CONFIG_CLUSTER")
+            say "Config: $dir/.rebind.yaml (cluster $CONFIG_CLUSTER)"
+        else
+            say "Config: $dir/.rebind.yaml (the cluster declared at $old)"
+        fi
         break
     fi
     [[ $dir == "$root" || $dir == / ]] && break
@@ -206,7 +232,7 @@ if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
     # Nothing left to rewrite here. When HEAD is the commit an earlier run
     # made (its push failed), rebind reports it and pushes it; otherwise
     # there is nothing to do.
-    "$rebind" apply "${target[@]}" --to "$new" --yes --format json \
+    "$rebind" apply "${target[@]}" --to "$new" --yes --format json "${review_args[@]}" \
         ${BRANCH:+--branch "$BRANCH"} --push "$remote" "${pr_args[@]}" >"$report" 2>"$out/apply.log" || rc=$?
     if [[ $rc -eq 0 && $(field status) != already_done ]]; then
         say "Nothing to change: $root holds no $old value (already rebound?)"
@@ -216,7 +242,7 @@ if [[ -s $audit ]] && ! grep -q '"status": "pending"' "$audit"; then
     retry=true
 else
     "$rebind" apply "${target[@]}" --to "$new" --expect-from-audit "$audit" --yes --require-deploys \
-        --review-out "$review" "${secret_args[@]}" --format json \
+        "${review_args[@]}" --review-out "$review" "${secret_args[@]}" --format json \
         ${BRANCH:+--branch "$BRANCH"} --push "$remote" "${pr_args[@]}" >"$report" 2>"$out/apply.log" || rc=$?
 fi
 cat "$out/apply.log" >&2
@@ -225,6 +251,13 @@ case $rc in
 3)
     keep=true
     printf 'cutover: committed, but the push or the pull request failed (rebind says what is left, above); run this same command again to finish (from any branch), or the command it printed. Outputs: %s\n' "$out" >&2
+    # rebind's JSON names what exists and the exact command that finishes.
+    if [[ -n $(field retry) ]]; then
+        printf 'cutover: rebind: branch %s, commit %s, pushed: %s; its retry: %s\n' \
+            "$(field branch)" "$(field commit)" \
+            "$(sed -n 's/^  "pushed": \(true\|false\),\{0,1\}$/\1/p' "$report" | head -n 1)" \
+            "$(field retry)" >&2
+    fi
     exit 3
     ;;
 *) die "rebind apply refused (exit $rc); nothing written" ;;
@@ -262,7 +295,11 @@ say ""
 if $retry; then
     say "Pushed $branch ($commit) to $remote: the earlier run's commit, its push retried."
     [[ -z $pr ]] || say "Pull request: $pr"
-    say "The review and the cluster Secret are in the earlier run's output directory."
+    if $own_registration || [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
+        say "The review is in the earlier run's output directory."
+    else
+        say "The review and the cluster Secret are in the earlier run's output directory."
+    fi
     exit 0
 fi
 say "Pushed $branch ($commit) to $remote. Review: $review"
@@ -332,14 +369,21 @@ say "  4. Plan the old cluster's teardown once argocd app list --cluster $old is
 say "     drain its traffic, remove its cluster Secret from the hub (argocd cluster rm $old),"
 say "     then delete the cluster. Then remove the old cluster's OIDC issuer from the IAM"
 say "     trust policies (its pods are gone; nothing may assume roles as them):"
-say "       $rebind identity --trust remove-retired --oidc-retired OLD_ISSUER --yes"
+old_issuer=OLD_ISSUER
+if [[ -n ${DESCRIBE_FROM:-} ]]; then
+    # The old cluster's issuer, from its describe-cluster output.
+    found=$(sed -n 's/.*"issuer": *"\([^"]*\)".*/\1/p' "$DESCRIBE_FROM" | head -n 1)
+    old_issuer=${found:-OLD_ISSUER}
+fi
+say "       $rebind identity --trust remove-retired --oidc-retired $old_issuer --yes"
 if [[ -z ${DESCRIBE_FROM:-} ]]; then
     say "     (Before the cutover, the new issuer must be trusted: set DESCRIBE_FROM and"
-    say "     DESCRIBE_TO to the clusters' describe-cluster outputs and the script checks it.)"
+    say "     DESCRIBE_TO to the clusters' describe-cluster outputs and the script checks it:"
+    say "       aws eks describe-cluster --name $eks --output json > new.json)"
 fi
 say ""
 say "Rollback (before the teardown), either:"
 say "  - git revert $commit   # (or the commit it was merged as): the exact original bytes"
-say "  - $0 $new $old OLD_CLUSTER_NAME $remote $root"
+say "  - ${CONFIG_CLUSTER:+CONFIG_CLUSTER=$CONFIG_CLUSTER }$0 $new $old OLD_CLUSTER_NAME $remote $root"
 say "      # also rebinds manifests added since; an old host spelt in lower case"
 say "      # or with :443 comes back spelt as $old"

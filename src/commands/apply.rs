@@ -200,6 +200,10 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
         Some(name) => Some(secret::spec(&o.secret, name, &plan.to.url())?),
         None => None,
     };
+    if let Some(spec) = &secret_spec {
+        let root = secret::search_root(&o.request.walk.repo_start());
+        secret::refuse_name_collisions(root.as_deref(), spec, o.request.live.as_deref())?;
+    }
     if let (Some(spec), Some(path)) = (&secret_spec, &o.secret_out) {
         secret::check_target(path, spec.holds_token()).with_context(|| {
             format!(
@@ -221,17 +225,35 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
 /// `rebind apply`: resolves the run, then writes the rebind (on a new
 /// branch, or in place), its outputs, the push and the pull request.
 pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcome {
-    let run = resolve(o)?;
-    let plan = &run.plan;
-    if plan.files.is_empty() && !o.no_commit {
+    let mut run = resolve(o)?;
+    if run.plan.files.is_empty() && !o.no_commit {
         // A re-run on the branch an earlier run made (its push failed, say):
         // HEAD is that run's commit, so the change is done; finish the rest.
+        // With `--cluster`, the config there already names the new
+        // endpoint (`from` is `to`): the commit says what it rebound.
         if let Some(repo) = git::open(&run.start).ok().flatten() {
-            if let Some((branch, commit)) = repo.head_cutover(&plan.from.url(), &plan.to.url()) {
+            let (from, to) = (run.plan.from.url(), run.plan.to.url());
+            let known = (run.plan.from.key() != run.plan.to.key()).then_some(from.as_str());
+            // Without `--from` known, only when something is left to do
+            // (the push, the outputs); else "nothing to change" is true.
+            let left = o.push.is_some() || !run.outputs().is_empty();
+            let found = match known {
+                Some(_) => repo.head_cutover(known, &to),
+                None if left => repo.head_cutover(None, &to),
+                None => None,
+            };
+            if let Some((branch, commit, said)) = found {
+                if known.is_none() {
+                    if let Ok(f) = crate::text::endpoint::Endpoint::parse("--from", &said) {
+                        run.plan.from = f;
+                    }
+                }
                 return already_done(&run, sink, &repo, None, &branch, &commit.to_string());
             }
         }
     }
+    let run = run;
+    let plan = &run.plan;
     if plan.files.is_empty() {
         if o.json {
             sink.out(&json::render(&run.report("nothing_to_change")));
@@ -449,6 +471,8 @@ fn write_and_commit(
                 commit: c.commit.clone(),
                 retry: "the same rebind apply command again: the branch already holds the change, so it only writes the review and the Secret".into(),
                 cause,
+                pushed: false,
+                code: "output-failed",
             }),
             None => anyhow!(
                 "{cause}; the files ARE rewritten in place (nothing else was written)"
@@ -540,6 +564,8 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
             commit: c.commit.clone(),
             retry,
             cause: format!("the branch is pushed, but its pull request is not opened: {cause}"),
+            pushed: true,
+            code: "pull-request-failed",
         })
     };
     let again = "the same rebind apply command again".to_string();
@@ -565,6 +591,20 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
         })?
     } else {
         let md = text::review_markdown(&run.plan, Some(&c.branch));
+        // Longer than the host takes: cut at a section, pointing to the
+        // rest (the commit's message on the branch lists every change).
+        let mut pointer = format!(
+            "Every change is listed in the message of commit {} on branch `{}` (`git show {}`)",
+            c.commit, c.branch, c.commit
+        );
+        if let Some(p) = &run.o.review_out {
+            pointer.push_str(&format!(
+                "; the full review was written to `{}` by the run that opened this",
+                p.display()
+            ));
+        }
+        pointer.push('.');
+        let md = pr::fit_body(&md, target.client.body_limit(), &pointer);
         write_output(&file, &md).map_err(|e| after(again.clone(), format!("{e:#}")))?;
         md
     };
@@ -584,6 +624,8 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
                         commit: c.commit.clone(),
                         retry: u.by_hand,
                         cause: "the branch is pushed, but its pull request is not opened".into(),
+                        pushed: true,
+                        code: "pull-request-failed",
                     }))
                 }
                 None => after(u.by_hand, format!("{:#}", u.cause)),

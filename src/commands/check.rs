@@ -207,6 +207,77 @@ fn resolve(a: &CheckOptions) -> Result<(config::Config, walk::Walk)> {
     Ok((cfg, walk))
 }
 
+/// Makes each command a fix suggests work where `check` ran: on the tree
+/// it checked (its paths, when that is not the current directory), without
+/// a question (`--yes`: a hint is run as given, from a script too), and
+/// with `--no-commit` outside a git repository (where `apply` cannot make
+/// its branch), and with a `--branch` that does not exist yet when the
+/// default one does (the cutover's own branch, still there).
+fn runnable_fixes(found: &mut [Finding], a: &CheckOptions, cfg: &Config) {
+    let cwd = std::env::current_dir().ok();
+    let paths: Vec<PathBuf> = if a.files.is_empty() {
+        vec![cfg.root()]
+    } else {
+        a.files.clone()
+    };
+    let mut scope = String::new();
+    for p in &paths {
+        let abs = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+        if cwd
+            .as_ref()
+            .is_some_and(|c| std::fs::canonicalize(c).ok().as_ref() == Some(&abs))
+        {
+            continue;
+        }
+        let shown = cwd
+            .as_ref()
+            .and_then(|c| abs.strip_prefix(std::fs::canonicalize(c).ok()?).ok())
+            .map(|r| r.to_path_buf())
+            .unwrap_or(abs);
+        scope.push(' ');
+        scope.push_str(&crate::repo::git::sq_quote_if_needed(
+            &shown.display().to_string(),
+        ));
+    }
+    let repo = crate::repo::git::open(&cfg.root()).ok().flatten();
+    for f in found.iter_mut() {
+        let Some(fix) = f.fix.as_mut() else {
+            continue;
+        };
+        if fix.starts_with("rebind apply ") {
+            match &repo {
+                None => fix.push_str(" --no-commit"),
+                Some(repo) => {
+                    if let Some(branch) = free_branch(repo, fix) {
+                        fix.push_str(&format!(" --branch {branch}"));
+                    }
+                }
+            }
+            if !fix.contains(" --yes") {
+                fix.push_str(" --yes");
+            }
+            fix.push_str(&scope);
+        } else if fix.starts_with("rebind identity ") {
+            fix.push_str(&scope);
+        }
+    }
+}
+
+/// The branch an `apply` hint must name: `None` when its default branch
+/// (from its `--to`) is free, else the first free `<default>-N`.
+fn free_branch(repo: &crate::repo::git::Repo, fix: &str) -> Option<String> {
+    let mut words = fix.split_whitespace();
+    words.find(|w| *w == "--to")?;
+    let to = crate::text::endpoint::Endpoint::parse("--to", words.next()?).ok()?;
+    let default = crate::repo::git::default_branch(&to.host);
+    if !repo.has_branch(&default) {
+        return None;
+    }
+    (2..)
+        .map(|n| format!("{default}-{n}"))
+        .find(|b| !repo.has_branch(b))
+}
+
 /// `rebind check`: the findings in the format asked for; exit 1 when one
 /// fails the check.
 pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
@@ -225,6 +296,7 @@ pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
             &cfg,
         ));
     }
+    runnable_fixes(&mut found, a, &cfg);
     let failed = found.iter().any(|f| f.severity == Severity::Error);
     let findings: Vec<output::Finding> = found.iter().map(output::Finding::from_check).collect();
     match format {

@@ -557,7 +557,7 @@ fn registrations(plan: &Plan, scope: &Scope) -> Result<Vec<plan::RegistrationNot
 fn resolve_nothing_found(plan: &Plan, walk: &Walk, inv: &Inventory, req: &Scope) -> Result<()> {
     let files = inv.files;
     if !plan.mentions.is_empty() {
-        bail!(plan::only_mentioned(plan));
+        return Err(plan::OnlyMentioned::of(plan).into());
     }
     let there = workload_endpoints(walk)?;
     let mut msg = format!(
@@ -582,7 +582,7 @@ fn resolve_nothing_found(plan: &Plan, walk: &Walk, inv: &Inventory, req: &Scope)
     for s in &inv.skipped {
         msg.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason));
     }
-    bail!(msg)
+    Err(crate::sys::coded::err("endpoint-not-found", msg))
 }
 
 /// Refuses unless the plan has the expected numbers of manifests and
@@ -609,12 +609,15 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
         .into_iter()
         .flatten()
         .collect();
-    bail!(
-        "expected {} of {}, found {found_occ} in {found_files}; nothing written. Found per file:\n{}",
-        expected.join(" in "),
-        plan.from.url(),
-        per_file.join("\n")
-    )
+    Err(crate::sys::coded::err(
+        "expected-counts",
+        format!(
+            "expected {} of {}, found {found_occ} in {found_files}; nothing written. Found per file:\n{}",
+            expected.join(" in "),
+            plan.from.url(),
+            per_file.join("\n")
+        ),
+    ))
 }
 
 /// Refuses when a file that may hold the endpoint could not be read (no
@@ -630,11 +633,14 @@ fn refuse_unread(inv: &Inventory) -> Result<()> {
     if unread.is_empty() {
         return Ok(());
     }
-    bail!(
-        "{} may hold the endpoint but could not be read, so this rebind cannot promise it found everything; make them readable (UTF-8 for YAML), or leave them out with --exclude; nothing written:\n{}",
-        crate::text::words::count(unread.len(), "file"),
-        unread.join("\n")
-    )
+    Err(crate::sys::coded::err(
+        "unread-file",
+        format!(
+            "{} may hold the endpoint but could not be read, so this rebind cannot promise it found everything; make them readable (UTF-8 for YAML), or leave them out with --exclude; nothing written:\n{}",
+            crate::text::words::count(unread.len(), "file"),
+            unread.join("\n")
+        ),
+    ))
 }
 
 /// Refuses a plan that holds files which cannot be rewritten safely.

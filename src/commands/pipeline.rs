@@ -418,9 +418,20 @@ impl Job<'_> {
     }
 
     /// An endpoint behind escapes (`\x2e` in a host) is found by reading
-    /// the escapes, not by the raw bytes.
+    /// the escapes, not by the raw bytes; escapes of escapes too (JSON held
+    /// in a double-quoted YAML string writes `\\u002e`), a few layers deep.
     fn holds_escaped(&self, text: &str) -> bool {
-        memchr::memchr(b'\\', text.as_bytes()).is_some() && self.holds(unescaped(text).as_bytes())
+        let mut text = std::borrow::Cow::Borrowed(text);
+        for _ in 0..3 {
+            if memchr::memchr(b'\\', text.as_bytes()).is_none() {
+                return false;
+            }
+            text = std::borrow::Cow::Owned(unescaped(&text));
+            if self.holds(text.as_bytes()) {
+                return true;
+            }
+        }
+        false
     }
 
     /// ... or behind base64 (a Secret's `data`), by reading it decoded.

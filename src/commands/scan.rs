@@ -46,6 +46,7 @@ fn parse_error(src: &Source) -> Option<PlanError> {
                     ""
                 }
             ),
+            code: "invalid-yaml",
         }),
         _ => None,
     }

@@ -32,6 +32,11 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
     if let Some(out) = &a.out {
         secret::check_target(out, spec.holds_token())?;
     }
+    let root = a
+        .repo
+        .clone()
+        .or_else(|| secret::search_root(Path::new(".")));
+    secret::refuse_name_collisions(root.as_deref(), &spec, None)?;
     let warnings = secret::existing_warnings(a.repo.as_deref(), Path::new("."), &spec)?;
     if !warnings.is_empty() {
         sink.info(&warnings);

@@ -67,6 +67,8 @@ pub struct PlanError {
     pub line: usize,
     pub column: usize,
     pub message: String,
+    /// Its stable code (one of `output::codes::ALL`).
+    pub code: &'static str,
 }
 
 impl fmt::Display for PlanError {
@@ -126,6 +128,7 @@ pub fn plan_source(
                 o.endpoint,
                 to.url()
             ),
+            code: "dot-after-endpoint",
         };
         return (mentions, Some(Err(error)));
     }
@@ -137,6 +140,7 @@ pub fn plan_source(
                 line,
                 column,
                 message,
+                code: "escapes-not-rewritable",
             };
             return (mentions, Some(Err(error)));
         }
@@ -186,6 +190,7 @@ fn unparsed_source(
             e.message,
             from.url()
         ),
+        code: "invalid-yaml",
     });
     (mentions, error.map(Err))
 }
@@ -416,6 +421,7 @@ impl Refusal {
             line,
             column,
             message,
+            code: "cannot-rewrite",
         }
     }
 }
@@ -451,6 +457,7 @@ impl KeyCollision {
                 at(bl, bc),
                 self.both
             ),
+            code: "key-collision",
         }
     }
 }

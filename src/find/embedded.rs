@@ -285,6 +285,14 @@ pub fn escaped_endpoints(
             if spelling.is_none() && span.to_ascii_lowercase().contains(&lower[f.start..f.end]) {
                 continue;
             }
+            // Escaped slashes alone (`https:\/\/host:6443\/x`): the raw
+            // search reads that spelling as the URL, at every layer.
+            if spelling
+                .as_ref()
+                .is_some_and(|r| !span[r.clone()].replace("\\/", "/").contains('\\'))
+            {
+                continue;
+            }
             let range = spelling.and_then(|r| {
                 let spelling = &span[r];
                 let at = cursor + raw.get(cursor..)?.find(spelling)?;

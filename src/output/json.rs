@@ -66,6 +66,9 @@ pub fn shape_name(s: Shape) -> &'static str {
 pub struct SkippedJson<'a> {
     pub path: Str<'a>,
     pub reason: Str<'a>,
+    /// `skipped` (see `output::codes`).
+    #[serde(default)]
+    pub code: Str<'a>,
 }
 
 pub fn skipped(s: &[Skipped]) -> Vec<SkippedJson<'_>> {
@@ -73,63 +76,147 @@ pub fn skipped(s: &[Skipped]) -> Vec<SkippedJson<'_>> {
         .map(|s| SkippedJson {
             path: s.rel.as_str().into(),
             reason: s.reason.as_str().into(),
+            code: super::codes::SKIPPED.id.into(),
         })
         .collect()
 }
 
-/// An error: where (`null` when it is not at a place in a file) and what.
+/// An error: where (`null` when it is not at a place in a file), what, and
+/// its stable `code` (see `output::codes`; docs/errors.md).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ErrorJson<'a> {
     pub path: Option<Str<'a>>,
     pub line: Option<usize>,
     pub column: Option<usize>,
     pub message: Str<'a>,
+    #[serde(default)]
+    pub code: Str<'a>,
 }
 
 impl<'a> ErrorJson<'a> {
     /// A located error, from the one finding model.
-    pub fn at(f: &Finding<'a>) -> ErrorJson<'a> {
+    pub fn at(f: &Finding<'a>, code: &'static str) -> ErrorJson<'a> {
         ErrorJson {
             path: Some(f.path.into()),
             line: Some(f.line),
             column: Some(f.column),
             message: f.message.clone(),
+            code: code.into(),
         }
     }
 }
 
 pub fn errors(e: &[PlanError]) -> Vec<ErrorJson<'_>> {
     e.iter()
-        .map(|e| ErrorJson::at(&Finding::from_error(e)))
+        .map(|e| ErrorJson::at(&Finding::from_error(e), e.code))
         .collect()
 }
 
+/// One mention of a refused mentions-only `--from`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MentionJson<'a> {
+    pub path: Str<'a>,
+    pub line: usize,
+    pub column: usize,
+    /// `comment`, `text` or `template`.
+    pub kind: Str<'a>,
+    pub endpoint: Str<'a>,
+    /// Why it is not rewritten, where its kind does not say it.
+    pub why: Option<Str<'a>>,
+}
+
+/// What a failure after the first write (exit 3) leaves, for a script:
+/// the branch and commit made, whether it is pushed, the pull request,
+/// and the exact command that finishes the run.
+#[derive(Debug, Default)]
+pub struct AfterWrite {
+    pub branch: Option<String>,
+    pub commit: Option<String>,
+    pub pushed: Option<bool>,
+    pub pull_request: Option<String>,
+    pub retry: Option<String>,
+}
+
 /// What every command prints with `--format json` when it refuses or
-/// fails before its own report: the command and its errors, on stdout.
+/// fails before its own report: the command and its errors (each with its
+/// `code`), on stdout. After the first write (exit 3): `branch`, `commit`,
+/// `pushed`, `pull_request` and `retry`; for a `--from` only mentioned,
+/// `mentions`. Fields that do not apply are `null` (`[]` for `mentions`).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ErrorReport<'a> {
     pub schema_version: u32,
     pub command: Str<'a>,
     pub errors: Vec<ErrorJson<'a>>,
+    #[serde(default)]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub commit: Option<String>,
+    #[serde(default)]
+    pub pushed: Option<bool>,
+    #[serde(default)]
+    pub pull_request: Option<String>,
+    #[serde(default)]
+    pub retry: Option<String>,
+    #[serde(default)]
+    pub mentions: Vec<MentionJson<'a>>,
 }
 
 impl<'a> ErrorReport<'a> {
-    /// The errors at places in files, or else the one message.
-    pub fn new(command: &'a str, located: &[Finding<'a>], message: &'a str) -> ErrorReport<'a> {
-        let mut errors: Vec<ErrorJson> = located.iter().map(ErrorJson::at).collect();
+    /// The errors at places in files, or else the one message with `code`.
+    pub fn new(
+        command: &'a str,
+        located: &'a [PlanError],
+        message: &'a str,
+        code: &'static str,
+    ) -> ErrorReport<'a> {
+        let mut errors = errors(located);
         if errors.is_empty() {
             errors.push(ErrorJson {
                 path: None,
                 line: None,
                 column: None,
                 message: message.into(),
+                code: code.into(),
             });
         }
         ErrorReport {
             schema_version: SCHEMA_VERSION,
             command: command.into(),
             errors,
+            branch: None,
+            commit: None,
+            pushed: None,
+            pull_request: None,
+            retry: None,
+            mentions: Vec::new(),
         }
+    }
+
+    /// With what a failure after the first write leaves.
+    pub fn after_write(mut self, a: AfterWrite) -> ErrorReport<'a> {
+        self.branch = a.branch;
+        self.commit = a.commit;
+        self.pushed = a.pushed;
+        self.pull_request = a.pull_request;
+        self.retry = a.retry;
+        self
+    }
+
+    /// With the mentions of a refused mentions-only `--from`.
+    pub fn mentions(mut self, m: &'a crate::review::plan::OnlyMentioned) -> ErrorReport<'a> {
+        self.mentions = m
+            .mentions
+            .iter()
+            .map(|p| MentionJson {
+                path: p.rel.as_str().into(),
+                line: p.line,
+                column: p.column,
+                kind: p.kind.into(),
+                endpoint: p.endpoint.as_str().into(),
+                why: p.why.map(Cow::from),
+            })
+            .collect();
+        self
     }
 }
 
@@ -186,6 +273,8 @@ pub struct NoteJson<'a> {
     pub line: usize,
     /// `templated, not followed: ...`
     pub message: String,
+    /// `not-followed` (see `output::codes`).
+    pub code: &'static str,
 }
 
 /// The part of `scan --format json` that follows the streamed `occurrences`
@@ -245,6 +334,7 @@ impl<'a> ScanTail<'a> {
                     path: &n.rel,
                     line: n.line,
                     message: format!("templated, not followed: {}", n.message),
+                    code: super::codes::NOT_FOLLOWED.id,
                 })
                 .collect(),
         }
@@ -559,6 +649,8 @@ pub struct FindingJson<'a> {
     pub column: usize,
     pub severity: &'static str,
     pub rule: &'static str,
+    /// The rule's id: every finding's stable code.
+    pub code: &'static str,
     pub message: Str<'a>,
 }
 
@@ -592,6 +684,7 @@ impl<'a> CheckReport<'a> {
                     column: f.column,
                     severity: f.level.as_str(),
                     rule: f.rule.id,
+                    code: f.rule.id,
                     message: f.message.clone(),
                 })
                 .collect(),

@@ -22,6 +22,7 @@
 //! `--help` lists.
 
 pub mod check;
+pub mod codes;
 pub mod feeders;
 pub mod github;
 pub mod identity;
@@ -95,36 +96,36 @@ pub mod rules {
     use super::Rule;
 
     pub const RETIRED: Rule = Rule {
-        id: "retired-endpoint",
+        id: super::codes::RETIRED.id,
         description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
     };
     pub const RETIRED_ISSUER: Rule = Rule {
-        id: "retired-oidc-issuer",
+        id: super::codes::RETIRED_ISSUER.id,
         description:
             "A retired OIDC issuer of a cluster declared in .rebind.yaml is still trusted or named.",
     };
     pub const UNKNOWN: Rule = Rule {
-        id: "unknown-endpoint",
+        id: super::codes::UNKNOWN.id,
         description: "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml.",
     };
     pub const UNREAD: Rule = Rule {
-        id: "unread-file",
+        id: super::codes::UNREAD_FILE.id,
         description: "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8).",
     };
     pub const PENDING: Rule = Rule {
-        id: "pending-change",
+        id: super::codes::PENDING.id,
         description: "A value holds the old endpoint: the rebind rewrites it.",
     };
     pub const MENTION: Rule = Rule {
-        id: "mention",
+        id: super::codes::MENTION.id,
         description: "A comment, text file or template action names the old endpoint: reported, never rewritten.",
     };
     pub const UNSAFE: Rule = Rule {
-        id: "cannot-rewrite",
+        id: super::codes::CANNOT_REWRITE.id,
         description: "A file holds the old endpoint but cannot be rewritten safely (it does not parse, or the rewrite would change its meaning).",
     };
     pub const UNPARSED: Rule = Rule {
-        id: "unparsed-file",
+        id: super::codes::UNPARSED.id,
         description:
             "A YAML file holds an endpoint but does not parse: its endpoints are listed as text.",
     };
@@ -283,6 +284,88 @@ impl Failure {
         self.located = located.to_vec();
         self
     }
+
+    /// What a failure after the commit says it left, if it is one.
+    fn after_commit(&self) -> Option<&crate::repo::git::AfterCommit> {
+        self.error
+            .chain()
+            .find_map(|c| c.downcast_ref::<crate::repo::git::AfterCommit>())
+    }
+
+    /// A refused mentions-only `--from`, if it is one.
+    fn only_mentioned(&self) -> Option<&crate::review::plan::OnlyMentioned> {
+        self.error
+            .chain()
+            .find_map(|c| c.downcast_ref::<crate::review::plan::OnlyMentioned>())
+    }
+
+    /// Its stable code ([`codes`]): the one its error carries, else by its
+    /// exit code.
+    pub fn code(&self) -> &'static str {
+        if let Some(a) = self.after_commit() {
+            return a.code;
+        }
+        if self.only_mentioned().is_some() {
+            return codes::ONLY_MENTIONED.id;
+        }
+        if let Some(c) = crate::sys::coded::code_of(&self.error) {
+            return c;
+        }
+        match self.exit {
+            Exit::AfterCommit => codes::AFTER_WRITE.id,
+            _ => codes::USAGE.id,
+        }
+    }
+
+    /// What it left, when it came after the first write (exit 3).
+    fn left_after_write(&self) -> Option<json::AfterWrite> {
+        if self.exit != Exit::AfterCommit {
+            return None;
+        }
+        let a = self.after_commit();
+        Some(json::AfterWrite {
+            branch: a.map(|a| a.branch.clone()),
+            commit: a.map(|a| a.commit.clone()),
+            pushed: Some(a.is_some_and(|a| a.pushed)),
+            pull_request: None,
+            retry: Some(retry_command()),
+        })
+    }
+}
+
+/// The flags that guard a first run against a tree changed since its audit
+/// (each takes a value): a retry after exit 3 drops them, as the tree is
+/// rebound by then and the branch already holding exactly the change is
+/// what is checked.
+const GUARDS: [&str; 3] = [
+    "--expect-from-audit",
+    "--expect-files",
+    "--expect-occurrences",
+];
+
+/// This run's command line, shell-quoted, without the audit guards: the
+/// command that finishes a run that failed after its first write.
+fn retry_command() -> String {
+    let mut out = Vec::new();
+    let mut args = std::env::args();
+    if let Some(program) = args.next() {
+        out.push(crate::repo::git::sq_quote_if_needed(&program));
+    }
+    let mut skip_value = false;
+    for a in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if GUARDS.contains(&a.as_str()) {
+            skip_value = true;
+            continue;
+        }
+        if GUARDS.iter().any(|g| a.starts_with(&format!("{g}="))) {
+            continue;
+        }
+        out.push(crate::repo::git::sq_quote_if_needed(&a));
+    }
+    out.join(" ")
 }
 
 impl<E: Into<anyhow::Error>> From<E> for Failure {
@@ -326,9 +409,16 @@ fn concluded_exit(sink: &mut Sink, command: &str, format: Format, outcome: Outco
             if !sink.wrote_out() {
                 let located: Vec<Finding> = f.located.iter().map(Finding::from_error).collect();
                 match format {
-                    Format::Json => sink.out(&json::render(&json::ErrorReport::new(
-                        command, &located, &message,
-                    ))),
+                    Format::Json => {
+                        let mut r = json::ErrorReport::new(command, &f.located, &message, f.code());
+                        if let Some(a) = f.left_after_write() {
+                            r = r.after_write(a);
+                        }
+                        if let Some(m) = f.only_mentioned() {
+                            r = r.mentions(m);
+                        }
+                        sink.out(&json::render(&r))
+                    }
                     Format::Sarif => sink.out(&sarif::render_failure(&located, &message)),
                     Format::Github => sink.out(&github::failure(&located, &message)),
                     Format::Text => {}
@@ -367,6 +457,7 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
             command,
             &[],
             message,
+            codes::USAGE.id,
         )));
     }
     if let Some(msg) = sink.finish() {
@@ -710,6 +801,7 @@ mod tests {
             line: 2,
             column: 3,
             message: "not valid YAML".into(),
+            code: "invalid-yaml",
         };
         let f = Failure::from(anyhow::anyhow!("1 file cannot be rewritten")).at(&[located]);
         let (_, out, _) = concluded(Format::Github, "", Err(f));

@@ -36,6 +36,11 @@ pub struct AfterCommit {
     pub retry: String,
     /// What failed.
     pub cause: String,
+    /// Whether the branch is pushed (only the pull request is left).
+    pub pushed: bool,
+    /// Its stable code (`push-failed`, `pull-request-failed`,
+    /// `output-failed`: see `output::codes`).
+    pub code: &'static str,
 }
 
 impl std::fmt::Display for AfterCommit {
@@ -327,7 +332,7 @@ fn env_or(var: &str, fallback: Option<String>) -> Option<String> {
 }
 
 /// `'s'` quoted for `sh`, as git quotes `%f`.
-fn sq_quote(s: &str) -> String {
+pub(crate) fn sq_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
@@ -427,6 +432,11 @@ pub(crate) fn run_process(
 impl Repo {
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// Whether a local branch `name` exists.
+    pub fn has_branch(&self, name: &str) -> bool {
+        self.repo.find_branch(name, BranchType::Local).is_ok()
     }
 
     /// The branch HEAD is on (`main`, not `refs/heads/main`); `None` when
@@ -867,22 +877,31 @@ impl Repo {
     /// HEAD's branch (`None` when detached: then its commit) and commit,
     /// when HEAD is a commit the git flow made rebinding `from` to `to` (its
     /// message says so): a re-run on the branch an earlier run made.
-    pub fn head_cutover(&self, from: &str, to: &str) -> Option<(String, Oid)> {
+    ///
+    /// `from` is `None` when it is not known: a re-run with `--cluster` on
+    /// the cutover branch, whose config already names the new endpoint, so
+    /// the cluster's endpoint there is `to`. Then a rebind commit to `to`
+    /// from any endpoint is that earlier run's, and its `from` is returned.
+    pub fn head_cutover(&self, from: Option<&str>, to: &str) -> Option<(String, Oid, String)> {
         let head = self.repo.head().ok()?;
         let commit = head.peel_to_commit().ok()?;
-        let msg = commit.message_raw_bytes();
-        let body = format!("from\n  {from}\nto\n  {to}\n");
-        let ours =
-            msg.starts_with(b"rebind: ") && msg.windows(body.len()).any(|w| w == body.as_bytes());
-        if !ours {
+        let msg = String::from_utf8_lossy(commit.message_raw_bytes()).into_owned();
+        if !msg.starts_with("rebind: ") {
             return None;
         }
+        let tail = format!("\nto\n  {to}\n");
+        let at = msg.find(&tail)?;
+        let said_from = msg[..at].rsplit_once("from\n  ")?.1;
+        if said_from.contains('\n') || from.is_some_and(|f| f != said_from) {
+            return None;
+        }
+        let said_from = said_from.to_string();
         let branch = if self.repo.head_detached().ok()? {
             commit.id().to_string()
         } else {
             head.shorthand().ok()?.to_string()
         };
-        Some((branch, commit.id()))
+        Some((branch, commit.id(), said_from))
     }
 
     /// A branch `a/b` cannot be made next to a branch `a` or `a/b/c`.
@@ -1248,6 +1267,8 @@ pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
             commit: c.commit.clone(),
             retry: push_retry(remote, &c.branch),
             cause: format!("not pushed to {remote}"),
+            pushed: false,
+            code: "push-failed",
         }));
     }
     let said = push_branch(repo, remote, &c.branch, &c.commit)?;
@@ -1313,6 +1334,8 @@ fn push_branch(repo: &Repo, remote: &str, branch: &str, commit: &str) -> Result<
         commit: commit.to_string(),
         retry: retry.clone(),
         cause,
+        pushed: false,
+        code: "push-failed",
     };
     let out = Command::new("git")
         .args(["push", "--set-upstream", remote, branch])
@@ -1352,7 +1375,7 @@ fn push_retry(remote: &str, branch: &str) -> String {
     )
 }
 
-pub(crate) fn sq_quote_if_needed(s: &str) -> String {
+pub fn sq_quote_if_needed(s: &str) -> String {
     if s.chars()
         .all(|c| c.is_ascii_alphanumeric() || "-_./:@+=,".contains(c))
     {
@@ -1487,6 +1510,8 @@ mod tests {
             commit: "0123abcd".into(),
             retry: "git push --set-upstream origin rebind/x".into(),
             cause: "pushing to origin failed".into(),
+            pushed: false,
+            code: "push-failed",
         };
         let text = e.to_string();
         assert!(text.starts_with("pushing to origin failed; "), "{text}");

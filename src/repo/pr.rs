@@ -50,6 +50,15 @@ impl Client {
         }
     }
 
+    /// The longest body the host takes, in characters (GitHub: 65 536;
+    /// GitLab: 1 048 576).
+    pub fn body_limit(self) -> usize {
+        match self {
+            Client::Gh => 65_536,
+            Client::Glab => 1_048_576,
+        }
+    }
+
     /// The client for a host: github.com and hosts whose name contains
     /// `github` are GitHub's, the same for GitLab; `None` for any other
     /// host (or one whose name contains both).
@@ -389,6 +398,27 @@ pub struct Unfinished {
     pub cause: anyhow::Error,
 }
 
+/// `body` as the host takes it: whole when it fits in `limit` characters;
+/// else cut at the last section boundary (a Markdown heading line) before
+/// the limit, with `pointer` (where the full review is) after the cut, so
+/// the pull request still opens and says where the rest is.
+pub fn fit_body(body: &str, limit: usize, pointer: &str) -> String {
+    if body.chars().count() <= limit {
+        return body.to_string();
+    }
+    let note = format!(
+        "\n---\n\n**The review is cut here**: it is longer than the {limit} characters a body may hold. {pointer}\n"
+    );
+    let room = limit.saturating_sub(note.chars().count());
+    // The byte offset of the `room`-th character: nothing after it fits.
+    let end = body.char_indices().nth(room).map_or(body.len(), |(i, _)| i);
+    let cut = body[..end]
+        .rfind("\n#")
+        .map(|i| i + 1)
+        .unwrap_or_else(|| body[..end].rfind('\n').map_or(0, |i| i + 1));
+    format!("{}{note}", &body[..cut])
+}
+
 /// Finds the open pull request of the branch and replaces its body, or
 /// opens one, running the client in `cwd`. `file` holds `body` (the shell
 /// lines read it). A missing, logged-out or failing client is an error
@@ -489,6 +519,31 @@ fn run(call: &Call, cwd: &Path) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A body over the limit is cut at a heading, ends with the pointer,
+    /// and fits; one under it is kept whole.
+    #[test]
+    fn a_long_body_is_cut_at_a_section_and_points_to_the_rest() {
+        let section = |n: usize| format!("## Section {n}\n\n{}\n\n", "x".repeat(1000));
+        let body: String = (0..100).map(section).collect();
+        assert_eq!(fit_body(&body, 200_000, "see it"), body);
+        let cut = fit_body(
+            &body,
+            65_536 / 10,
+            "The full review: `review.md` on the branch.",
+        );
+        assert!(cut.chars().count() <= 6553, "{}", cut.len());
+        assert!(cut.starts_with("## Section 0\n"));
+        let kept = cut.split("\n---\n").next().unwrap();
+        assert!(kept.ends_with("x\n\n"), "cut inside a section: {kept:?}");
+        assert!(cut.ends_with("The full review: `review.md` on the branch.\n"));
+        // Multi-byte text is cut on a character boundary.
+        let wide: String = (0..50)
+            .map(|n| format!("## 절 {n}\n{}\n", "가".repeat(500)))
+            .collect();
+        let cut = fit_body(&wide, 3000, "p");
+        assert!(cut.chars().count() <= 3000);
+    }
 
     fn remote(url: &str) -> Option<(String, String)> {
         Remote::parse(url).map(|r| (r.host, r.path))

@@ -1,7 +1,7 @@
 //! The whole plan of a rebind: every file's edits and mentions, the
 //! registrations it rebinds, and the after-merge and identity reviews.
 
-use crate::edit::rewrite::{plan_source, FilePlan, Mention, PlanError};
+use crate::edit::rewrite::{plan_source, FilePlan, Mention, PlanError, INNER_ESCAPES};
 use crate::find::inventory::Inventory;
 use crate::text::endpoint::{self, Endpoint};
 
@@ -92,6 +92,55 @@ pub fn only_mentioned(plan: &Plan) -> String {
     msg
 }
 
+/// A refused mentions-only `--from` (see [`only_mentioned`]): the message,
+/// and each mention as a place a script can read (JSON `mentions`).
+#[derive(Debug, Clone)]
+pub struct OnlyMentioned {
+    pub message: String,
+    pub mentions: Vec<MentionPlace>,
+}
+
+/// One mention of a refused `--from`.
+#[derive(Debug, Clone)]
+pub struct MentionPlace {
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    /// `comment`, `text` or `template`.
+    pub kind: &'static str,
+    /// As written, a password in it hidden.
+    pub endpoint: String,
+    pub why: Option<&'static str>,
+}
+
+impl std::fmt::Display for OnlyMentioned {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for OnlyMentioned {}
+
+impl OnlyMentioned {
+    pub fn of(plan: &Plan) -> OnlyMentioned {
+        OnlyMentioned {
+            message: only_mentioned(plan),
+            mentions: plan
+                .mentions
+                .iter()
+                .map(|m| MentionPlace {
+                    rel: m.rel.clone(),
+                    line: m.occurrence.line,
+                    column: m.occurrence.column,
+                    kind: m.occurrence.kind.as_str(),
+                    endpoint: endpoint::redact(&m.occurrence.endpoint),
+                    why: m.why,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Plans the rebind of every occurrence of `from` to `to` in the inventory.
 pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
     let mut plan = Plan::empty(from.clone(), to.clone());
@@ -107,5 +156,34 @@ pub fn plan(inv: &Inventory, from: &Endpoint, to: &Endpoint) -> Plan {
             None => {}
         }
     }
+    refuse_unrewritable(&mut plan);
     plan
+}
+
+/// An endpoint written with escapes inside a document held in a string
+/// (`\u0068ttps:`, `\u002e`) is the old endpoint all the same, and rebind
+/// cannot rewrite it in place: rebinding the rest would leave it behind (a
+/// half cutover). Each is a refusal at its `path:line:column`, never only
+/// a mention.
+fn refuse_unrewritable(plan: &mut Plan) {
+    let (escaped, kept): (Vec<Mention>, Vec<Mention>) = std::mem::take(&mut plan.mentions)
+        .into_iter()
+        .partition(|m| m.why == Some(INNER_ESCAPES));
+    plan.mentions = kept;
+    for m in escaped {
+        let o = &m.occurrence;
+        plan.errors.push(PlanError {
+            rel: m.rel.clone(),
+            line: o.line,
+            column: o.column,
+            message: format!(
+                "{} is written with escapes inside a document held in a string ({}), which rebind cannot rewrite in place; rebinding the rest would leave it on the old endpoint: write it without escapes (`\\/` for a slash is fine) or change it by hand, then run rebind again; nothing written",
+                endpoint::redact(&o.endpoint),
+                o.yaml_path.as_deref().unwrap_or("?")
+            ),
+            code: "escaped-in-document",
+        });
+    }
+    plan.errors
+        .sort_by(|a, b| (&a.rel, a.line, a.column).cmp(&(&b.rel, b.line, b.column)));
 }

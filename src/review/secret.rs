@@ -787,6 +787,10 @@ pub struct Declaration {
     /// The credentials this registration reads: what must hold the new
     /// cluster's token and CA after a rebind.
     pub reads: String,
+    /// The server it registers, as written (decoded from base64).
+    pub server: String,
+    /// ArgoCD's name for the cluster (`name` beside `server`), if given.
+    pub cluster_name: Option<String>,
 }
 
 /// A Secret ArgoCD holds for the server, with every manifest declaring it
@@ -854,15 +858,129 @@ pub fn find_registrations_with(
     server: &str,
     read: &dyn Fn(&Path) -> io::Result<Vec<u8>>,
 ) -> Result<Search> {
+    let want = normalise_server(server);
+    let host = Endpoint::parse("--server", server)?
+        .host
+        .to_ascii_lowercase();
+    search_with(root, &|s| normalise_server(s) == want, &host, read)
+}
+
+/// Refuses a cluster Secret whose name is already another server's
+/// registration in the repository `root`: applying it would
+/// replace that registration (the old cluster's is the rollback target) or
+/// give two servers one ArgoCD name. `root`: the repository searched
+/// (`None` outside any); `live`: a live dump of the hub's registrations.
+pub fn refuse_name_collisions(root: Option<&Path>, spec: &Spec, live: Option<&Path>) -> Result<()> {
+    let clashes = name_collisions(root, spec, live)?;
+    if clashes.is_empty() {
+        return Ok(());
+    }
+    Err(crate::sys::coded::err(
+        "registration-name-taken",
+        format!(
+            "the cluster Secret for {} (name {:?}, Secret {}/{}) would take the name of another server's registration, which applying it replaces or shadows: pick another cluster name (or Secret name); nothing written:\n  {}",
+            spec.server,
+            spec.name,
+            spec.namespace,
+            spec.secret_name,
+            clashes.join("\n  ")
+        ),
+    ))
+}
+
+/// The cluster registrations in a live dump (`kubectl get secrets -n argocd
+/// -l argocd.argoproj.io/secret-type=cluster -o json`, or a dump that holds
+/// them among the Applications), whatever their server; each shown at
+/// `(live) FILE:line:column`.
+pub fn live_registrations(path: &Path) -> Result<Vec<Registration>> {
+    let text = fs::read_to_string(path)
+        .with_context(|| format!("--live {}: cannot read", path.display()))?;
+    let found = declarations(&text, &|_| true, "")
+        .map_err(|e| anyhow::anyhow!("--live {}: not JSON or YAML: {e}", path.display()))?;
+    Ok(found
+        .into_iter()
+        .map(|(namespace, name, mut d)| {
+            d.rel = format!("(live) {}", path.display());
+            Registration {
+                namespace,
+                name,
+                declared_at: vec![d],
+            }
+        })
+        .collect())
+}
+
+/// Every cluster registration under `root`, whatever its server.
+pub fn all_registrations(root: &Path) -> Result<Search> {
+    search_with(root, &|_| true, "", &|p| fs::read(p))
+}
+
+/// The registrations under `root` that applying `spec` would clash with:
+/// a Secret of the same name in the same namespace (applying it replaces
+/// that one), or the same ArgoCD cluster name, registering another server.
+/// Each as `path:line:column: what` (the registration of the old cluster,
+/// the rollback target, is the usual one). A registration of the old
+/// endpoint that the same commit rebinds counts too: the Secret is applied
+/// before the merge, while that one still registers the old cluster.
+/// `live`: the hub's registrations too (a live dump).
+pub fn name_collisions(
+    root: Option<&Path>,
+    spec: &Spec,
+    live: Option<&Path>,
+) -> Result<Vec<String>> {
+    let mut registrations = match root {
+        Some(root) => all_registrations(root)?.registrations,
+        None => Vec::new(),
+    };
+    if let Some(live) = live {
+        registrations.extend(live_registrations(live)?);
+    }
+    let ours = normalise_server(&spec.server);
+    let mut out = Vec::new();
+    for r in &registrations {
+        let same_secret = r.name == spec.secret_name
+            && r.namespace.as_deref().is_none_or(|ns| ns == spec.namespace);
+        for d in &r.declared_at {
+            if normalise_server(&d.server) == ours {
+                continue;
+            }
+            let same_name = d.cluster_name.as_deref() == Some(spec.name.as_str());
+            let mut why = Vec::new();
+            if same_secret {
+                why.push(format!(
+                    "Secret {} (applying this one replaces it)",
+                    r.shown()
+                ));
+            }
+            if same_name {
+                why.push(format!("ArgoCD cluster name {:?}", spec.name));
+            }
+            if why.is_empty() {
+                continue;
+            }
+            let why = why.join(" and the same ");
+            out.push(format!(
+                "{}:{}:{}: {} registers {} under the same {why}",
+                d.rel, d.line, d.column, d.resource, d.server
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The registrations under `root` whose server `keep` accepts (`host`: the
+/// server's host, lower-case, to point at it; empty for any).
+fn search_with(
+    root: &Path,
+    keep: &dyn Fn(&str) -> bool,
+    host: &str,
+    read: &dyn Fn(&Path) -> io::Result<Vec<u8>>,
+) -> Result<Search> {
     let meta =
         fs::metadata(root).with_context(|| format!("--repo {}: cannot read", root.display()))?;
     if !meta.is_dir() {
         bail!("--repo {}: not a directory", root.display());
     }
-    let want = normalise_server(server);
-    let host = Endpoint::parse("--server", server)?
-        .host
-        .to_ascii_lowercase();
     let mut search = Search {
         root: root.to_path_buf(),
         ..Search::default()
@@ -915,13 +1033,13 @@ pub fn find_registrations_with(
         if !text.contains(SECRET_TYPE_LABEL) {
             continue;
         }
-        match declarations(&text, &want, &host) {
+        match declarations(&text, keep, host) {
             Ok(ds) => found.extend(ds.into_iter().map(|(ns, name, mut d)| {
                 d.rel = rel.clone();
                 (ns, name, d)
             })),
             Err(msg) => {
-                if text.to_ascii_lowercase().contains(&host) {
+                if text.to_ascii_lowercase().contains(host) {
                     search
                         .unchecked
                         .push((rel, format!("not valid YAML ({msg})")));
@@ -1036,7 +1154,7 @@ impl Search {
 /// does not parse as YAML, even with Helm template actions masked.
 type Found = (Option<String>, String, Declaration);
 
-fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String> {
+fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<Vec<Found>, String> {
     let failure = |(line, column, info): crate::syntax::yaml::ParseFailure| {
         format!("{info} at line {line} column {column}")
     };
@@ -1052,7 +1170,7 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
     let index = crate::syntax::yaml::LineIndex::new(text);
     let hosts = [host.to_string()];
     let mut out = Vec::new();
-    for doc in &docs {
+    for doc in docs.iter().flat_map(list_items) {
         let Some(reg) = doc
             .str_at(positions::KIND)
             .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
@@ -1064,15 +1182,16 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
         let server_node = reg
             .servers
             .iter()
-            .find_map(|(path, encoded)| doc.at(path).map(|n| (n, *encoded)));
+            .find_map(|(path, encoded)| doc.at(path).map(|n| (n, *encoded, *path)));
         let secret_name = reg.secret_name.iter().find_map(|p| doc.str_at(p));
         let (label, cluster) = positions::CLUSTER_SECRET_LABEL;
         if labels.and_then(|l| l.str_at(&[label])) != Some(cluster) {
             continue;
         }
-        let Some((node, encoded)) = server_node else {
+        let Some((node, encoded, path)) = server_node else {
             continue;
         };
+        let cluster_name = name_beside(doc, path, encoded);
         let Some(value) = node.as_str() else {
             continue;
         };
@@ -1085,7 +1204,7 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
         } else {
             value.to_string()
         };
-        if normalise_server(&value) != want {
+        if !keep(&value) {
             continue;
         }
         // Point at the URL itself when it is written out from the scalar on.
@@ -1113,10 +1232,35 @@ fn declarations(text: &str, want: &str, host: &str) -> Result<Vec<Found>, String
                 column,
                 resource: format!("{resource_kind}/{object}"),
                 reads: credentials(doc, reg),
+                server: value.trim().to_string(),
+                cluster_name,
             },
         ));
     }
     Ok(out)
+}
+
+/// A document, or the items of a `kind: List` (an export, `kubectl get -o
+/// json`), each read by its own kind.
+fn list_items(d: &Node) -> Vec<&Node> {
+    match d.get(positions::LIST_ITEMS).map(|n| &n.value) {
+        Some(Value::Seq(items)) => items.iter().collect(),
+        _ => vec![d],
+    }
+}
+
+/// ArgoCD's name for the cluster: `name` beside the `server` at `path`
+/// (base64 when `encoded`).
+fn name_beside(doc: &Node, path: &[&str], encoded: bool) -> Option<String> {
+    let mut name_path = path.to_vec();
+    name_path.pop();
+    name_path.push(positions::NAME_KEY);
+    let n = doc.str_at(&name_path)?;
+    if encoded {
+        crate::find::embedded::decoded_value(n)
+    } else {
+        Some(n.to_string())
+    }
 }
 
 /// What a registration reads its token and CA from, in words.

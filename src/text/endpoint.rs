@@ -486,6 +486,11 @@ pub struct Found {
     /// Rancher cluster proxy path (`/k8s/clusters/<id>`), part of the identity
     /// and of the replaced range; empty for every other endpoint.
     pub path: String,
+    /// How a URL's slashes are written when they are escaped in the text it
+    /// was found in (`\/` for `https:\/\/host`, JSON's escaped slash; `\\/`
+    /// for the same JSON held in a double-quoted string): a rewrite writes
+    /// the new URL's slashes the same way. `None` for plain slashes.
+    pub slash: Option<String>,
 }
 
 impl Found {
@@ -559,9 +564,13 @@ impl Found {
                 None => host,
             }
         } else {
-            match &self.userinfo {
+            let url = match &self.userinfo {
                 Some(u) => format!("https://{u}@{}{}", to.authority(), to.path),
                 None => to.url(),
+            };
+            match &self.slash {
+                Some(s) => url.replace('/', s),
+                None => url,
             }
         }
     }
@@ -670,6 +679,7 @@ pub fn hosts_after_keys(text: &str, keys: &[&str]) -> Vec<Found> {
                 bare: true,
                 userinfo: None,
                 path: String::new(),
+                slash: None,
             });
         }
     }
@@ -957,6 +967,7 @@ fn find_urls(text: &str, lower: &str) -> Vec<Found> {
             bare: false,
             userinfo: a.userinfo.map(|r| text[r].to_string()),
             path: text[a.end..a.proxy_end].to_string(),
+            slash: None,
         });
     }
     out
@@ -1038,6 +1049,7 @@ fn bare_at(text: &str, pos: usize, needle: &str) -> Option<Found> {
         bare: true,
         userinfo: None,
         path: String::new(),
+        slash: None,
     };
     Some(match lead {
         Lead::Bare => found,
@@ -1048,6 +1060,18 @@ fn bare_at(text: &str, pos: usize, needle: &str) -> Option<Found> {
             bare: false,
             ..found
         },
+        Lead::EscapedHttps(s, slash) => {
+            let proxy_end = end + rancher_id_len_escaped(bytes, end, &slash).unwrap_or(0);
+            Found {
+                start: s,
+                end: url_end_escaped(text, proxy_end, &slash),
+                replace_end: proxy_end,
+                bare: false,
+                path: text[end..proxy_end].replace(&slash, "/"),
+                slash: Some(slash),
+                ..found
+            }
+        }
     })
 }
 
@@ -1074,12 +1098,113 @@ enum Lead {
     /// The `scheme://` of a URL of another scheme (`http://`, `wss://`,
     /// `grpc://`), starting here: reported as that URL, never rewritten.
     OtherScheme(usize),
+    /// `https:` and two slashes written with the same escape (`https:\/\/`,
+    /// JSON's escaped slash; `https:\\/\\/` once more escaped inside a
+    /// double-quoted string), starting here, and that escaped slash: an https
+    /// URL, whose extent (port, path) and matching are a URL's.
+    EscapedHttps(usize, String),
+}
+
+/// The escaped slash (`\/`, `\\/`, ...) that ends `b[..end]`, if any.
+fn escaped_slash_before(b: &[u8], end: usize) -> Option<usize> {
+    if end < 2 || b[end - 1] != b'/' || b[end - 2] != b'\\' {
+        return None;
+    }
+    // A run of backslashes before `/`: one escape (`\/`), or the escaped
+    // escape of a document held in a string (`\\/`, which reads `\/` once
+    // decoded), at any depth.
+    let n = b[..end - 1]
+        .iter()
+        .rev()
+        .take_while(|&&c| c == b'\\')
+        .count();
+    Some(n + 1)
+}
+
+/// What `scheme:` and two escaped slashes right before `start` lead:
+/// `None` when they are not there (a path's `x\/host` is a bare host as
+/// before); `Some(None)` when the scheme itself is written with escapes
+/// (`\u0068ttps:\/\/host`: the host is no bare host of its own, and the
+/// decoded document's search reports that URL); else the `https:` or
+/// other scheme.
+fn escaped_scheme_lead(b: &[u8], start: usize) -> Option<Option<Lead>> {
+    let n = escaped_slash_before(b, start)?;
+    let first = start - n;
+    if escaped_slash_before(b, first) != Some(n) {
+        return None;
+    }
+    // Where the first of the two escaped slashes starts.
+    let slashes = first - n;
+    let Some(colon) = slashes.checked_sub(1).filter(|&c| b[c] == b':') else {
+        // An escaped colon (`https\u003a\/\/host`) is an escaped scheme;
+        // `\/\/host` alone (no scheme) stays a bare host.
+        let near = &b[slashes.saturating_sub(12)..slashes];
+        return near.contains(&b'\\').then_some(None);
+    };
+    let s = colon
+        - b[..colon]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.'))
+            .count();
+    let scheme = &b[s..colon];
+    if s > 0 && b[s - 1] == b'\\' {
+        return Some(None);
+    }
+    if scheme.is_empty() || !scheme[0].is_ascii_alphabetic() {
+        return None;
+    }
+    let slash = String::from_utf8_lossy(&b[first..start]).into_owned();
+    Some(Some(if scheme.eq_ignore_ascii_case(b"https") {
+        Lead::EscapedHttps(s, slash)
+    } else {
+        Lead::OtherScheme(s)
+    }))
+}
+
+/// [`rancher_id_len`] with the proxy path's slashes written as `slash`.
+fn rancher_id_len_escaped(b: &[u8], i: usize, slash: &str) -> Option<usize> {
+    let prefix = RANCHER_PREFIX.replace('/', slash);
+    let rest = b.get(i..)?;
+    if !rest.starts_with(prefix.as_bytes()) {
+        return None;
+    }
+    let p = prefix.len();
+    let id = rest[p..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-')
+        .count();
+    let after = i + p + id;
+    let boundary = url_boundary(b, after) || b.get(after) == Some(&b'\\');
+    (id > 0 && boundary).then_some(p + id)
+}
+
+/// [`url_end`] for a URL whose slashes are written as `slash`: its path runs
+/// on over escaped slashes.
+fn url_end_escaped(text: &str, from: usize, slash: &str) -> usize {
+    let b = text.as_bytes();
+    let mut end = from;
+    loop {
+        if text[end..].starts_with(slash) {
+            end += slash.len();
+            while end < b.len() && !ends_url(b[end]) && b[end] < 0x80 {
+                end += 1;
+            }
+        } else if matches!(b.get(end), Some(b'/' | b'?' | b'#')) {
+            end = url_end(text, end);
+        } else {
+            return end;
+        }
+    }
 }
 
 /// What comes before a bare host starting at `start`; `None` after
 /// `https://` (an https URL's host is the URL pass's) or after a `://`
 /// with no scheme.
 fn lead(b: &[u8], start: usize) -> Option<Lead> {
+    if let Some(lead) = escaped_scheme_lead(b, start) {
+        return lead;
+    }
     if start < 3 || &b[start - 3..start] != b"://" {
         return Some(Lead::Bare);
     }
@@ -1197,6 +1322,7 @@ fn find_bare_v6(text: &str, lower: &str, v6: &str, out: &mut Vec<Found>) {
             bare: true,
             userinfo: None,
             path: String::new(),
+            slash: None,
         });
     }
 }
@@ -1483,7 +1609,13 @@ pub fn splice_with(
     let raw = d.spans[first].0.start..d.spans[last].0.end;
     let mut out = String::with_capacity(raw_inner.len() + replacement.len());
     out.push_str(&raw_inner[..raw.start]);
-    out.push_str(&escape(replacement));
+    // Slashes written escaped (`https:\/\/host`) stay escaped.
+    let escaped = escape(replacement);
+    if raw_inner[raw.clone()].contains("\\/") && !escaped.contains('\\') {
+        out.push_str(&escaped.replace('/', "\\/"));
+    } else {
+        out.push_str(&escaped);
+    }
     out.push_str(&raw_inner[raw.end..]);
     let mut want = d.text.clone();
     want.replace_range(r, replacement);
@@ -2441,6 +2573,38 @@ mod tests {
         }
     }
 
+    /// A host after `scheme:` and two escaped slashes is that URL's (an
+    /// https one keeps its port and path, and is rewritten with the same
+    /// escaped slash); after an escaped scheme or colon it is nobody's in the
+    /// raw text (the decoded document reports it); after one escaped slash
+    /// it is a bare host as ever.
+    #[test]
+    fn escaped_slashes_lead_to_the_url_they_belong_to() {
+        let host = EKS.to_ascii_lowercase();
+        let find = |t: &str| find_all(t, &t.to_ascii_lowercase(), std::slice::from_ref(&host));
+        let to = Endpoint::parse("--to", "https://new.example.com:7443").unwrap();
+        let f = find(&format!("\"https:\\/\\/{EKS}:6443\\/x\""));
+        assert_eq!(f.len(), 1);
+        assert!(!f[0].bare && f[0].port == Some(6443) && f[0].rewritable());
+        assert_eq!(f[0].replacement(&to), "https:\\/\\/new.example.com:7443");
+        let f = find(&format!("\"https:\\\\/\\\\/{EKS}\""));
+        assert_eq!(
+            f[0].replacement(&to),
+            "https:\\\\/\\\\/new.example.com:7443"
+        );
+        assert!(f[0].port.is_none() && !f[0].bare);
+        for escaped in ["\\u0068ttps:", "https\\u003a"] {
+            assert!(
+                find(&format!("{escaped}\\/\\/{EKS}")).is_empty(),
+                "{escaped}"
+            );
+        }
+        let f = find(&format!("http:\\/\\/{EKS}:6443"));
+        assert!(f.len() == 1 && !f[0].rewritable());
+        let f = find(&format!("x\\/{EKS}"));
+        assert!(f.len() == 1 && f[0].bare);
+    }
+
     #[test]
     fn splice_replaces_literal_and_escaped_endpoints() {
         let to = "https://new.example.com";
@@ -2459,7 +2623,8 @@ mod tests {
         let f = &find_in_decoded(&d.text, &[])[0];
         assert_eq!(
             splice_decoded(&raw, f.start..f.replace_end, to).unwrap(),
-            "https://new.example.com\\/api"
+            // Escaped slashes stay escaped; the rest is written plainly.
+            "https:\\/\\/new.example.com\\/api"
         );
         // A replacement that needs escapes gets them.
         assert_eq!(

@@ -243,10 +243,12 @@ fn check_clean_dirty_and_file_lists() {
     );
     let out = rebind(d, &["check", "apps/stale.yaml"]);
     assert_eq!(out.status.code(), Some(1));
-    // The finding, then the count and the command that fixes it.
+    // The finding, then the count and the command that fixes it, as it
+    // runs on this input: no git repository here (--no-commit), no
+    // question (--yes), the file checked.
     assert_eq!(
         stdout(&out),
-        format!("{want}\ncheck: 1 error, 0 warnings.\nTo fix:\n  rebind apply --from {OLD} --to {NEW}\n")
+        format!("{want}\ncheck: 1 error, 0 warnings.\nTo fix:\n  rebind apply --from {OLD} --to {NEW} --no-commit --yes apps/stale.yaml\n")
     );
     let out = rebind(d, &["check"]);
     assert_eq!(out.status.code(), Some(1));

@@ -85,6 +85,18 @@ impl Area {
 
     /// [`Area::cutover`] with `TMPDIR` set to `tmp`.
     fn cutover_in(&self, args: &[&str], token: Option<&str>, tmp: &Path) -> Output {
+        self.command(args, token, tmp).output().unwrap()
+    }
+
+    /// [`Area::cutover`] with more environment (`CONFIG_CLUSTER`, ...).
+    fn cutover_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = self.command(args, None, &self.root.join("tmp"));
+        cmd.envs(env.iter().copied());
+        cmd.output().unwrap()
+    }
+
+    /// The script's command line, with the built rebind and the stubs on PATH.
+    fn command(&self, args: &[&str], token: Option<&str>, tmp: &Path) -> Command {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
         let bin = crate::common::binary().parent().unwrap();
         let path = format!(
@@ -108,7 +120,23 @@ impl Area {
             Some(t) => cmd.env("ARGOCD_CLUSTER_TOKEN", t),
             None => cmd.env_remove("ARGOCD_CLUSTER_TOKEN"),
         };
-        cmd.output().unwrap()
+        cmd.env_remove("CONFIG_CLUSTER")
+            .env_remove("EKS_CLUSTER")
+            .env_remove("LIVE");
+        cmd
+    }
+
+    /// Makes the remote reject every push (a pre-receive hook); remove the
+    /// file it returns to accept them again.
+    fn reject_pushes(&self) -> PathBuf {
+        let hook = self.root.join("remote.git/hooks/pre-receive");
+        std::fs::write(&hook, "#!/bin/sh\necho rejected by policy >&2\nexit 1\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        hook
     }
 
     /// What a stub was asked, one line per call.
@@ -443,15 +471,17 @@ fn cutover_refuses_a_config_cluster_at_another_endpoint() {
     let before = worktree(&repo);
     // finance-stage-blue is declared at STAGE, not at OLD: the audit of
     // OLD -> NEW does not match what --cluster finance-stage-blue would do.
-    let o = area.cutover(
+    // (The config's key is CONFIG_CLUSTER; CLUSTER_NAME is ArgoCD's name
+    // for the new cluster.)
+    let o = area.cutover_env(
         &[
             OLD,
             NEW,
-            "finance-stage-blue",
+            "finance-prod-green",
             "origin",
             repo.to_str().unwrap(),
         ],
-        None,
+        &[("CONFIG_CLUSTER", "finance-stage-blue")],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let err = stderr(&o);
@@ -545,6 +575,105 @@ fn cutover_run_again_after_a_rejected_push_pushes_the_cutover_commit() {
             assert!(out.contains(&format!("git revert {commit}")), "{out}");
         }
     }
+}
+
+/// The same retry with a `.rebind.yaml`, on the cutover branch: there the
+/// config already names the new endpoint, so the cluster's endpoint is the
+/// new one. The retry still pushes the earlier commit and says so; it never
+/// exits 0 saying "nothing to change" with the branch unpushed.
+#[test]
+fn cutover_with_a_config_run_again_on_its_branch_after_a_rejected_push_pushes_it() {
+    let area = Area::with_config();
+    let repo = area.repo();
+    let repo_arg = repo.to_str().unwrap();
+    let hook = area.reject_pushes();
+    // Three names: the config's key, ArgoCD's name for the new cluster,
+    // its EKS name.
+    let args = [OLD, NEW, "finance-prod-green", "origin", repo_arg];
+    let env = [
+        ("CONFIG_CLUSTER", "finance-prod-blue"),
+        ("EKS_CLUSTER", "prod-green-eks"),
+    ];
+    let o = area.cutover_env(&args, &env);
+    assert_eq!(o.status.code(), Some(3), "{}\n{}", stdout(&o), stderr(&o));
+    let branch = git(&repo, &["branch", "--show-current"]).trim().to_string();
+    let commit = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_ne!(branch, "main");
+    // What exists and the retry, from rebind's JSON fields.
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "rebind: branch {branch}, commit {commit}, pushed: false; its retry: "
+        )),
+        "{err}"
+    );
+    std::fs::remove_file(&hook).unwrap();
+    let o = area.cutover_env(&args, &env);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(!out.contains("Nothing to change"), "{out}");
+    assert_pushed_with_upstream(&area, &branch);
+    assert!(
+        out.contains(&format!("Pushed {branch} ({commit}) to origin")),
+        "{out}"
+    );
+    // And `apply --push --format json` run again there reports it, with
+    // the endpoint the commit rebound (not the config's new one twice).
+    let a = rebind(
+        &repo,
+        &[
+            "apply",
+            "--cluster",
+            "finance-prod-blue",
+            "--to",
+            NEW,
+            "--yes",
+            "--push",
+            "origin",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(a.status.code(), Some(0), "{}", stderr(&a));
+    let r: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert_eq!(r["status"], "already_done", "{r}");
+    assert_eq!(r["commit"], commit.as_str(), "{r}");
+    assert_eq!(r["from"], OLD, "{r}");
+}
+
+/// The config's key, ArgoCD's name for the new cluster and its EKS name
+/// are three inputs: the config's cluster (by CONFIG_CLUSTER) is rebound,
+/// the Secret is named for the new cluster, the describe command names the
+/// EKS cluster.
+#[test]
+fn cutover_takes_the_config_key_the_argocd_name_and_the_eks_name_apart() {
+    let area = Area::with_config();
+    let repo = area.repo();
+    let o = area.cutover_env(
+        &[
+            OLD,
+            NEW,
+            "finance-prod-green",
+            "origin",
+            repo.to_str().unwrap(),
+        ],
+        &[
+            ("CONFIG_CLUSTER", "finance-prod-blue"),
+            ("EKS_CLUSTER", "prod-green-eks"),
+        ],
+    );
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{}", stderr(&o));
+    assert!(out.contains("Config: "), "{out}");
+    assert!(out.contains("(cluster finance-prod-blue)"), "{out}");
+    assert!(out.contains("Secret for finance-prod-green"), "{out}");
+    assert!(
+        out.contains("aws eks describe-cluster --name prod-green-eks"),
+        "{out}"
+    );
+    let cfg = std::fs::read_to_string(repo.join(".rebind.yaml")).unwrap();
+    assert!(cfg.contains(&format!("endpoint: {NEW}")), "{cfg}");
+    assert!(!cfg.contains("finance-prod-green"), "{cfg}");
 }
 
 #[test]
@@ -915,4 +1044,18 @@ fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
         "{}",
         stdout(&o)
     );
+    // The describe files reach the apply: the review has the identity
+    // section; the clean-up step names the old issuer, not a placeholder.
+    let out = stdout(&o);
+    let review = out
+        .lines()
+        .find_map(|l| l.split_once("Review: ").map(|(_, r)| r.trim().to_string()))
+        .unwrap_or_else(|| panic!("{out}"));
+    let review = std::fs::read_to_string(review).unwrap();
+    assert!(review.contains("## The new cluster's identity"), "{review}");
+    assert!(
+        out.contains("--oidc-retired https://oidc.eks.ap-northeast-2.amazonaws.com/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F --yes"),
+        "{out}"
+    );
+    assert!(!out.contains("OLD_ISSUER"), "{out}");
 }

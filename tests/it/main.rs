@@ -20,6 +20,7 @@ mod embedded_escapes;
 mod emitted_manifests;
 mod endpoint_cli;
 mod endpoint_props;
+mod error_codes;
 mod extent_gates;
 mod extent_rules;
 mod feeders;

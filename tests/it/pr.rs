@@ -876,3 +876,42 @@ fn a_signal_while_the_client_runs_stops_it_and_says_what_is_left() {
         .unwrap();
     assert!(pushed.status.success());
 }
+
+/// A review longer than GitHub takes in a pull-request body (65 536
+/// characters: GitHub's REST API refuses a longer `body`) still opens the
+/// pull request: the body is the review cut at a section (a heading line),
+/// then where the rest is (the commit on the branch lists every change).
+#[test]
+fn a_review_longer_than_a_body_is_cut_at_a_section_and_still_opens() {
+    let repo = tempfile::tempdir().unwrap();
+    for i in 0..700 {
+        let dir = repo
+            .path()
+            .join(format!("clusters/team-{i:03}/applications"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("application-with-a-long-name.yaml"), app(OLD)).unwrap();
+    }
+    let s = setup_in(repo, "https://github.com/acme/gitops.git", &["gh"]);
+    let (_outs, review) = review_file();
+    let out = s.run(&["--pr", "--review-out", review.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let full = std::fs::read_to_string(&review).unwrap();
+    assert!(full.chars().count() > 65_536, "{}", full.len());
+    let calls = s.calls();
+    let body = &calls[1].1;
+    assert!(body.chars().count() <= 65_536, "{}", body.chars().count());
+    let (kept, note) = body
+        .split_once("\n---\n\n**The review is cut here**")
+        .unwrap();
+    assert!(full.starts_with(kept), "the body is the review's beginning");
+    assert!(
+        full[kept.len()..].starts_with('#'),
+        "cut at a heading: {:?}",
+        &full[kept.len()..kept.len() + 40]
+    );
+    let head = s.head();
+    assert!(
+        note.contains(&format!("commit {head} on branch `{BRANCH}`")),
+        "{note}"
+    );
+}

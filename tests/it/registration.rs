@@ -319,3 +319,161 @@ fn a_rerun_on_the_done_branch_writes_the_outputs_again() {
         head
     );
 }
+
+/// A cluster Secret rebind emits never takes the name of another server's
+/// registration: the same Secret name in the namespace (applying it would
+/// replace that registration, the old cluster's being the rollback target)
+/// or the same ArgoCD cluster name. Refused (exit 2, nothing written),
+/// naming the registration; another name goes through. ArgoCD keys a
+/// cluster by its Secret and reads its `name` as the cluster's name
+/// (argo-cd util/db/cluster.go, secretToCluster).
+#[test]
+fn a_secret_taking_another_servers_registration_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("app.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  destination:\n    server: {OLD}\n"),
+    )
+    .unwrap();
+    // The old cluster's registration, by hand in the repository: ArgoCD
+    // name `prod`, Secret `cluster-prod`.
+    std::fs::write(
+        d.join("cluster.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: https://other.example.com\n",
+    )
+    .unwrap();
+    git_init_commit(d);
+    let out_dir = tempfile::tempdir().unwrap();
+    let secret_out = out_dir.path().join("s.yaml");
+    let before = tree(d);
+    for (args, names) in [
+        (
+            vec!["--cluster-name", "prod"],
+            "ArgoCD cluster name \"prod\"",
+        ),
+        (
+            vec![
+                "--cluster-name",
+                "prod-green",
+                "--secret-name",
+                "cluster-prod",
+            ],
+            "Secret argocd/cluster-prod",
+        ),
+    ] {
+        let mut all = vec![
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            "--yes",
+            "--no-commit",
+            "--secret-out",
+            secret_out.to_str().unwrap(),
+        ];
+        all.extend(args);
+        let out = rebind(d, &all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("cluster.yaml:"), "{err}");
+        assert!(err.contains("https://other.example.com"), "{err}");
+        assert!(err.contains(names), "{names}: {err}");
+        assert_eq!(tree(d), before);
+        assert!(!secret_out.exists());
+    }
+    // `rebind secret` refuses the same.
+    let out = rebind(d, &["secret", "--name", "prod", "--server", NEW]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cluster.yaml:"), "{}", stderr(&out));
+    // Another name is fine.
+    let out = rebind(
+        d,
+        &[
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            "--yes",
+            "--no-commit",
+            "--cluster-name",
+            "prod-green",
+            "--secret-out",
+            secret_out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(secret_out.exists());
+}
+
+/// The old cluster registered on the hub by hand (not in the repository):
+/// the live dump given with `--live` shows it, and a Secret for the new
+/// server under its name (applied before the merge, it would replace the
+/// rollback target's registration) is refused, naming it in the dump.
+#[test]
+fn a_secret_taking_a_live_registrations_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("app.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\n  namespace: argocd\nspec:\n  destination:\n    server: {OLD}\n"),
+    )
+    .unwrap();
+    git_init_commit(d);
+    let outs = tempfile::tempdir().unwrap();
+    let live = outs.path().join("live.json");
+    // `kubectl get applications.argoproj.io,secrets -n argocd -o json`.
+    let server = base64(OLD);
+    let name = base64("prod");
+    std::fs::write(
+        &live,
+        format!(
+            r#"{{"apiVersion": "v1", "kind": "List", "items": [
+  {{"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {{"name": "a", "namespace": "argocd"}},
+   "spec": {{"destination": {{"server": "{OLD}"}}, "source": {{"repoURL": "https://example.com/x.git", "path": "."}}}}}},
+  {{"apiVersion": "v1", "kind": "Secret", "metadata": {{"name": "cluster-prod", "namespace": "argocd",
+   "labels": {{"argocd.argoproj.io/secret-type": "cluster"}}}}, "data": {{"name": "{name}", "server": "{server}"}}}}
+]}}
+"#
+        ),
+    )
+    .unwrap();
+    let secret_out = outs.path().join("s.yaml");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "apply",
+            "--from",
+            OLD,
+            "--to",
+            NEW,
+            "--yes",
+            "--no-commit",
+            "--cluster-name",
+            "prod",
+            "--secret-out",
+        ];
+        a.push(secret_out.to_str().unwrap());
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let before = tree(d);
+    let with_live = args(&["--live", live.to_str().unwrap()]);
+    let with_live: Vec<&str> = with_live.iter().map(String::as_str).collect();
+    let out = rebind(d, &with_live);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("(live) {}:", live.display())),
+        "{err}"
+    );
+    assert!(err.contains(OLD), "{err}");
+    assert_eq!(tree(d), before);
+    assert!(!secret_out.exists());
+    // Without the dump nothing shows the clash (the repository holds none).
+    let plain = args(&[]);
+    let plain: Vec<&str> = plain.iter().map(String::as_str).collect();
+    let out = rebind(d, &plain);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -7,7 +7,7 @@
 //! shows (and with `yes` writes) the safe trust change.
 
 use crate::discover::walk;
-use crate::output::identity::{IdentityReport, Pair};
+use crate::output::identity::{codes, IdentityReport, Pair};
 use crate::output::{self, Exit, Format, Outcome, Sink};
 use crate::review::oidc;
 use crate::text::issuer::Issuer;
@@ -182,11 +182,105 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
         Format::Json => sink.out(&output::json::render(&report)),
         _ => sink.say(&output::identity::text(&report)),
     }
-    Ok(if report.old_only_count > 0 {
+    // Exit 0 only when every grant of the old issuer is proven covered.
+    Ok(if report.ready == Some(false) {
         Exit::Pending
     } else {
         Exit::Ok
     })
+}
+
+/// The `.rebind.yaml` above the first path, if any.
+fn config(a: &IdentityOptions) -> Result<Option<(PathBuf, crate::model::config::Config)>> {
+    let start = a
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    match crate::model::config::find(&start) {
+        Some(path) => {
+            let cfg = crate::model::config::load(&path)?;
+            Ok(Some((path, cfg)))
+        }
+        None => Ok(None),
+    }
+}
+
+fn change_name(change: TrustChange) -> &'static str {
+    match change {
+        TrustChange::Add => "add",
+        TrustChange::RemoveRetired => "remove-retired",
+    }
+}
+
+/// A refused trust change: exit 2, nothing written; in JSON a report whose
+/// `error` carries the stable `code`.
+fn refuse(
+    a: &IdentityOptions,
+    change: TrustChange,
+    code: &'static str,
+    message: String,
+    sink: &mut Sink,
+) -> Result<Exit> {
+    if a.format == Format::Json {
+        sink.out(&output::json::render(&serde_json::json!({
+            "schema_version": 1,
+            "command": "identity",
+            "trust": change_name(change),
+            "error": {"code": code, "message": message},
+            "written": false,
+        })));
+    }
+    bail!("{message}")
+}
+
+/// Why one of the issuers to retire is current: one that `.rebind.yaml`
+/// declares as a cluster's `oidc_issuer`, or that `--oidc-to` /
+/// `--describe-to` names. Removing it would cut the live cluster off.
+fn current_among(
+    a: &IdentityOptions,
+    retired: &[Issuer],
+    pair: Option<&Pair>,
+) -> Result<Option<String>> {
+    let mut current: Vec<(Issuer, String)> = Vec::new();
+    if let Some(p) = pair {
+        current.push((
+            p.new.clone(),
+            "the new issuer of --oidc-to/--describe-to".into(),
+        ));
+    } else {
+        if let Some(s) = &a.oidc_to {
+            current.push((issuer("--oidc-to", s)?, "--oidc-to".into()));
+        }
+        if let Some(p) = &a.describe_to {
+            current.push((
+                oidc::read_describe("--describe-to", p)?.issuer,
+                "--describe-to".into(),
+            ));
+        }
+    }
+    if let Some((path, cfg)) = config(a)? {
+        for c in &cfg.clusters {
+            if let Some(i) = &c.oidc_issuer {
+                current.push((
+                    i.clone(),
+                    format!(
+                        "the oidc_issuer of cluster {} in {}",
+                        c.name,
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(retired.iter().find_map(|r| {
+        current.iter().find(|(c, _)| c.same(r)).map(|(c, why)| {
+            format!(
+                "{} is current ({why}), not retired: removing its statements would cut that cluster's pods off; nothing written",
+                c.url()
+            )
+        })
+    }))
 }
 
 /// `--trust add` / `--trust remove-retired`: the diff, and with --yes the
@@ -216,13 +310,7 @@ fn trust(
                 .collect::<Result<Vec<_>>>()?;
             // Else the issuers `.rebind.yaml` retires (`retired_oidc`).
             if retired.is_empty() {
-                let start = a
-                    .paths
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| PathBuf::from("."));
-                if let Some(cfg) = crate::model::config::find(&start) {
-                    let cfg = crate::model::config::load(&cfg)?;
+                if let Some((_, cfg)) = config(a)? {
                     retired = cfg
                         .clusters
                         .iter()
@@ -233,6 +321,9 @@ fn trust(
             if retired.is_empty() {
                 bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
             }
+            if let Some(why) = current_among(a, &retired, pair)? {
+                return refuse(a, change, codes::RETIRED_IS_CURRENT, why, sink);
+            }
             crate::review::trust::Action::RemoveRetired(retired)
         }
     };
@@ -242,7 +333,10 @@ fn trust(
             files.push((t.path.clone(), t.rel.clone()));
         }
     }
-    let (plans, edits) = crate::review::trust::plan(&files, &action)?;
+    let (plans, edits) = match crate::review::trust::plan(&files, &action) {
+        Ok(p) => p,
+        Err(r) => return refuse(a, change, r.code, r.message, sink),
+    };
     let mut text = String::new();
     for p in &plans {
         text.push_str(&crate::edit::diff::unified(p));
@@ -257,7 +351,7 @@ fn trust(
         sink.out(&output::json::render(&serde_json::json!({
             "schema_version": 1,
             "command": "identity",
-            "trust": match change { TrustChange::Add => "add", TrustChange::RemoveRetired => "remove-retired" },
+            "trust": change_name(change),
             "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": crate::edit::diff::unified(p)})).collect::<Vec<_>>(),
             "edits": edits.iter().map(|(rel, e)| serde_json::json!({"path": rel, "line": e.line, "what": e.what})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),

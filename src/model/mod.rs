@@ -3,4 +3,5 @@
 
 pub mod application;
 pub mod config;
+pub mod iam;
 pub mod positions;

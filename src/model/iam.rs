@@ -1,0 +1,528 @@
+//! The IAM policy table: the key names of an IAM trust policy (and of the
+//! CloudFormation functions that build its principals), and the reading of
+//! one statement into the grants it gives through EKS OIDC issuers. No
+//! other module names these keys (`tests/it/iam_table.rs` holds it).
+//!
+//! A grant is what IAM lets one issuer's tokens do through a statement:
+//! (account, issuer, subject pattern, audience, other conditions). IAM
+//! evaluates a web-identity request against a statement only when its
+//! `Effect` is `Allow`, its `Action` takes `sts:AssumeRoleWithWebIdentity`,
+//! its `Principal.Federated` names the token's provider and every key of
+//! its `Condition` is present in the token's context and matches; the keys
+//! of one issuer (`<issuer>:sub`, `:aud`) are in no other issuer's context
+//! (IAM User Guide, "Available keys for AWS web identity federation" and
+//! "Condition operators": keys of one block are ANDed). So a statement
+//! whose principal names one issuer and whose condition keys name another
+//! grants nobody.
+
+use crate::syntax::yaml::{Node, Value};
+use crate::text::issuer::{find, Form, Issuer};
+
+/// A policy's list of statements (a list, or one statement object).
+pub const STATEMENT: &str = "Statement";
+pub const SID: &str = "Sid";
+pub const EFFECT: &str = "Effect";
+pub const ALLOW: &str = "Allow";
+pub const ACTION: &str = "Action";
+pub const PRINCIPAL: &str = "Principal";
+pub const FEDERATED: &str = "Federated";
+pub const CONDITION: &str = "Condition";
+/// The operators whose `:sub` / `:aud` values say who is granted.
+pub const STRING_EQUALS: &str = "StringEquals";
+pub const STRING_LIKE: &str = "StringLike";
+/// A set operator prefix; on the single-valued `sub` and `aud` keys it
+/// means its operator.
+pub const FOR_ANY_VALUE: &str = "ForAnyValue:";
+/// The web-identity action, and the wildcards that take it.
+pub const WEB_IDENTITY_ACTIONS: [&str; 3] = ["sts:AssumeRoleWithWebIdentity", "sts:*", "*"];
+/// The condition-key suffixes of an EKS issuer that say who is granted.
+pub const SUBJECT: &str = "sub";
+pub const AUDIENCE: &str = "aud";
+/// The audience `aws iam create-open-id-connect-provider` registers for
+/// IRSA.
+pub const STS_AUDIENCE: &str = "sts.amazonaws.com";
+
+/// What marks a Terraform statement (read as text): a JSON or
+/// `jsonencode` statement's `Principal`, an `aws_iam_policy_document`
+/// statement's `principals` block.
+pub const TF_PRINCIPAL_MARKERS: [&str; 2] = [PRINCIPAL, "principals"];
+
+/// CloudFormation: a template's parameters, a parameter's default, the
+/// functions that build a principal's ARN, and the role resource type.
+pub const CFN_PARAMETERS: &str = "Parameters";
+pub const CFN_DEFAULT: &str = "Default";
+pub const CFN_REF: &str = "Ref";
+pub const CFN_TYPE: &str = "Type";
+pub const CFN_ROLE: &str = "AWS::IAM::Role";
+
+/// A value pattern of a condition: literal (`StringEquals`, or a
+/// `StringLike` without wildcard) or a `StringLike` pattern.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pattern {
+    pub like: bool,
+    pub value: String,
+}
+
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.value)
+    }
+}
+
+/// One grant of a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The provider's account, when its ARN is literal.
+    pub account: Option<String>,
+    pub issuer: Issuer,
+    /// `None`: any subject of the issuer.
+    pub subject: Option<Pattern>,
+    /// `None`: any audience.
+    pub audience: Option<Pattern>,
+    /// Every other condition, with the issuer's host path written `<issuer>`.
+    pub rest: Vec<String>,
+}
+
+impl Grant {
+    /// Whether this grant (of another issuer) lets the same subjects in as
+    /// `other` does: its twin, or broader in subject or audience.
+    pub fn covers(&self, other: &Grant) -> bool {
+        self.account == other.account
+            && self.rest == other.rest
+            && (self.subject.is_none() || self.subject == other.subject)
+            && (self.audience.is_none() || self.audience == other.audience)
+    }
+
+    /// `subject X, audience Y` in words.
+    pub fn describe(&self) -> String {
+        format!(
+            "subject {}, audience {}",
+            self.subject
+                .as_ref()
+                .map_or("any".to_string(), |p| p.to_string()),
+            self.audience
+                .as_ref()
+                .map_or("any".to_string(), |p| p.to_string())
+        )
+    }
+}
+
+/// One statement read: what it grants and what keeps it from proof.
+#[derive(Debug, Clone)]
+pub struct Statement {
+    /// `Sid`, if any.
+    pub sid: Option<String>,
+    /// 0-based index in its list.
+    pub index: usize,
+    /// `Effect: Allow` (or no `Effect`) and an action that takes web
+    /// identity (or no `Action`): a `Deny` never counts as trust.
+    pub allows: bool,
+    /// The EKS issuers its `Principal.Federated` names, each with its
+    /// account when literal.
+    pub principals: Vec<(Issuer, Option<String>)>,
+    /// A principal that is neither an EKS issuer nor another literal
+    /// provider (a template, an unresolved `Ref`, `${...}`).
+    pub unresolved: bool,
+    /// Principals besides EKS issuers (another provider, `AWS`, `Service`).
+    pub others: bool,
+    /// The EKS issuers its condition keys name.
+    pub key_issuers: Vec<Issuer>,
+    /// Its principal and its condition keys name different issuers: it
+    /// grants nobody.
+    pub mismatched: bool,
+    pub grants: Vec<Grant>,
+}
+
+impl Statement {
+    /// Whether it concerns an EKS issuer at all.
+    pub fn federates(&self) -> bool {
+        !self.principals.is_empty() || !self.key_issuers.is_empty()
+    }
+
+    /// Its issuer names, principals and keys.
+    pub fn issuers(&self) -> Vec<Issuer> {
+        let mut out: Vec<Issuer> = Vec::new();
+        for i in self
+            .principals
+            .iter()
+            .map(|(i, _)| i)
+            .chain(&self.key_issuers)
+        {
+            if !out.iter().any(|x| x.same(i)) {
+                out.push(i.clone());
+            }
+        }
+        out
+    }
+}
+
+/// The statements of a policy node (a mapping with `Statement`): the list's
+/// items, or the one statement object; `None` when it is no policy.
+pub fn statements(policy: &Node) -> Option<(Vec<&Node>, bool)> {
+    let s = policy.get(STATEMENT)?;
+    match &s.value {
+        Value::Seq(items) => Some((items.iter().collect(), true)),
+        Value::Map(_) => Some((vec![s], false)),
+        _ => None,
+    }
+}
+
+/// Whether `node` is a policy (a mapping with `Statement`).
+pub fn is_policy(node: &Node) -> bool {
+    node.get(STATEMENT).is_some()
+}
+
+/// Whether a string may hold a JSON policy.
+pub fn may_hold_policy(s: &str) -> bool {
+    s.contains(STATEMENT) && s.trim_start().starts_with('{')
+}
+
+/// The logical id of a CloudFormation role resource, if `node` is one.
+pub fn is_cfn_role(node: &Node) -> bool {
+    node.str_at(&[CFN_TYPE]) == Some(CFN_ROLE)
+}
+
+fn scalars<'a>(n: &'a Node, out: &mut Vec<&'a str>) {
+    match &n.value {
+        Value::Scalar(s, _) => out.push(s),
+        Value::Seq(items) => items.iter().for_each(|v| scalars(v, out)),
+        Value::Map(pairs) => {
+            for (k, v) in pairs {
+                scalars(k, out);
+                scalars(v, out);
+            }
+        }
+        Value::Alias => out.push(""),
+    }
+}
+
+/// A CloudFormation `Ref` (or `!Ref`, read as its parameter's name) to a
+/// parameter with a `Default`: that default.
+fn resolve_ref<'a>(n: &'a Node, root: Option<&'a Node>) -> Option<&'a str> {
+    let name = match &n.value {
+        Value::Scalar(s, _) => s.as_str(),
+        Value::Map(_) => n.str_at(&[CFN_REF])?,
+        _ => return None,
+    };
+    root?.at(&[CFN_PARAMETERS, name, CFN_DEFAULT])?.as_str()
+}
+
+/// Whether a principal string is a literal that names some provider (an
+/// ARN, a host, a URL), as opposed to an unfilled template or reference.
+fn is_literal(s: &str) -> bool {
+    let t = s.trim();
+    !t.is_empty()
+        && !t.contains("${")
+        && !t.contains("{{")
+        && (t.contains('.') || t.contains(':'))
+        && !t.bytes().all(|b| b == b'x' || b == b' ')
+}
+
+/// Reads one statement. `root`: the document, for CloudFormation
+/// parameters; `masked`: byte ranges of template actions (a value there is
+/// rendered by a chart, not read).
+pub fn read_statement(
+    st: &Node,
+    index: usize,
+    root: Option<&Node>,
+    masked: &[(usize, usize)],
+) -> Statement {
+    let effect_ok = st.get(EFFECT).is_none_or(|e| e.as_str() == Some(ALLOW));
+    let action_ok = match st.get(ACTION) {
+        // No `Action` (or a `NotAction`): the copy keeps what it says.
+        None => true,
+        Some(a) => {
+            let mut v = Vec::new();
+            scalars(a, &mut v);
+            v.iter().any(|s| {
+                WEB_IDENTITY_ACTIONS
+                    .iter()
+                    .any(|w| s.eq_ignore_ascii_case(w))
+            })
+        }
+    };
+    let sid = st.str_at(&[SID]).map(str::to_string);
+    let mut principals: Vec<(Issuer, Option<String>)> = Vec::new();
+    let mut unresolved = false;
+    let mut others = false;
+    if let Some(Value::Map(pairs)) = st.get(PRINCIPAL).map(|p| &p.value) {
+        for (k, v) in pairs {
+            if k.as_str() != Some(FEDERATED) {
+                others = true;
+                continue;
+            }
+            let items: Vec<&Node> = match &v.value {
+                Value::Seq(items) => items.iter().collect(),
+                _ => vec![v],
+            };
+            for item in items {
+                let in_template = masked
+                    .iter()
+                    .any(|&(a, b)| item.start < b && a <= item.start.max(item.end));
+                let mut texts = Vec::new();
+                scalars(item, &mut texts);
+                if let Some(d) = resolve_ref(item, root) {
+                    texts = vec![d];
+                }
+                let mut found = false;
+                for t in &texts {
+                    for f in find(t) {
+                        found = true;
+                        let account = match &f.form {
+                            Form::ProviderArn { account, .. } => Some(account.clone()),
+                            _ => None,
+                        };
+                        if !principals
+                            .iter()
+                            .any(|(i, a)| i.same(&f.issuer) && *a == account)
+                        {
+                            principals.push((f.issuer, account));
+                        }
+                    }
+                }
+                if found {
+                    continue;
+                }
+                let literal = !in_template
+                    && matches!(item.value, Value::Scalar(..))
+                    && texts.iter().all(|t| is_literal(t));
+                if literal {
+                    others = true;
+                } else {
+                    unresolved = true;
+                }
+            }
+        }
+    } else if st.get(PRINCIPAL).is_some() {
+        others = true;
+    }
+    // The conditions: subject and audience alternatives, the rest.
+    let mut key_issuers: Vec<Issuer> = Vec::new();
+    let mut key_unresolved = false;
+    let mut subjects: Option<Vec<Pattern>> = None;
+    let mut audiences: Option<Vec<Pattern>> = None;
+    let mut rest: Vec<String> = Vec::new();
+    if let Some(Value::Map(ops)) = st.get(CONDITION).map(|c| &c.value) {
+        for (op, keys) in ops {
+            let op = op.as_str().unwrap_or("");
+            let base = op.strip_prefix(FOR_ANY_VALUE).unwrap_or(op);
+            let Value::Map(keys) = &keys.value else {
+                rest.push(format!("{op} ?"));
+                continue;
+            };
+            for (k, v) in keys {
+                let key = k.as_str().unwrap_or("");
+                let mut values: Vec<&str> = Vec::new();
+                scalars(v, &mut values);
+                let found = find(key);
+                let mut normal = key.to_string();
+                let mut suffix = None;
+                for f in &found {
+                    if !key_issuers.iter().any(|i| i.same(&f.issuer)) {
+                        key_issuers.push(f.issuer.clone());
+                    }
+                    if let Form::HostPath { key: Some(s) } = &f.form {
+                        suffix = Some(s.clone());
+                    }
+                    normal = normal.replacen(&key[f.start..f.end], "<issuer>", 1);
+                }
+                if found.is_empty()
+                    && (key.contains("${") || key.contains("{{") || key.starts_with('x'))
+                    && (key.ends_with(":sub") || key.ends_with(":aud") || !is_literal(key))
+                {
+                    key_unresolved = true;
+                }
+                let pats = |like: bool| -> Vec<Pattern> {
+                    values
+                        .iter()
+                        .map(|v| Pattern {
+                            like: like && (v.contains('*') || v.contains('?')),
+                            value: v.to_string(),
+                        })
+                        .collect()
+                };
+                let slot = match (base, suffix.as_deref(), found.len()) {
+                    (STRING_EQUALS | STRING_LIKE, Some(SUBJECT), 1) => Some(&mut subjects),
+                    (STRING_EQUALS | STRING_LIKE, Some(AUDIENCE), 1) => Some(&mut audiences),
+                    _ => None,
+                };
+                match slot {
+                    Some(s) if s.is_none() => *s = Some(pats(base == STRING_LIKE)),
+                    _ => {
+                        let mut vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+                        vs.sort();
+                        rest.push(format!("{op} {normal} {}", vs.join(",")));
+                    }
+                }
+            }
+        }
+    } else if st.get(CONDITION).is_some() {
+        rest.push("?".into());
+    }
+    rest.sort();
+    if key_unresolved && principals.is_empty() && !others {
+        unresolved = true;
+    }
+    if key_unresolved && !principals.is_empty() {
+        unresolved = true;
+    }
+    let mismatched = !principals.is_empty()
+        && key_issuers
+            .iter()
+            .any(|k| !principals.iter().all(|(p, _)| p.same(k)));
+    let allows = effect_ok && action_ok;
+    let mut grants = Vec::new();
+    if allows {
+        for (issuer, account) in &principals {
+            // Every key must name this issuer (IAM ANDs them).
+            if key_issuers.iter().any(|k| !k.same(issuer)) {
+                continue;
+            }
+            let subs: Vec<Option<Pattern>> = match &subjects {
+                Some(v) => v.iter().cloned().map(Some).collect(),
+                None => vec![None],
+            };
+            let auds: Vec<Option<Pattern>> = match &audiences {
+                Some(v) => v.iter().cloned().map(Some).collect(),
+                None => vec![None],
+            };
+            for s in &subs {
+                for a in &auds {
+                    grants.push(Grant {
+                        account: account.clone(),
+                        issuer: issuer.clone(),
+                        subject: s.clone(),
+                        audience: a.clone(),
+                        rest: rest.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Statement {
+        sid,
+        index,
+        allows,
+        principals,
+        unresolved,
+        others,
+        key_issuers,
+        mismatched,
+        grants,
+    }
+}
+
+/// The grants of `old` that no grant of `new` covers, in order.
+pub fn missing<'a>(grants: &'a [Grant], old: &Issuer, new: &Issuer) -> Vec<&'a Grant> {
+    grants
+        .iter()
+        .filter(|g| g.issuer.same(old))
+        .filter(|g| {
+            !grants.iter().any(|n| {
+                n.issuer.same(new)
+                    && n.covers(&Grant {
+                        issuer: n.issuer.clone(),
+                        ..(*g).clone()
+                    })
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
+    const B: &str = "0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A";
+
+    fn read(text: &str) -> Vec<Statement> {
+        let docs = crate::syntax::yaml::read_yaml_or_json(text).unwrap();
+        let (items, _) = statements(&docs[0]).unwrap();
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, n)| read_statement(n, i, Some(&docs[0]), &[]))
+            .collect()
+    }
+
+    fn iss(id: &str) -> Issuer {
+        Issuer::parse(&format!("https://oidc.eks.us-east-1.amazonaws.com/id/{id}")).unwrap()
+    }
+
+    fn st(principal: &str, key_id: &str, op: &str, sub: &str, effect: &str) -> String {
+        format!(
+            r#"{{"Effect":"{effect}","Action":"sts:AssumeRoleWithWebIdentity","Principal":{{"Federated":{principal}}},"Condition":{{"{op}":{{"oidc.eks.us-east-1.amazonaws.com/id/{key_id}:sub":{sub}}}}}}}"#
+        )
+    }
+
+    fn arn(id: &str) -> String {
+        format!(
+            "\"arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/{id}\""
+        )
+    }
+
+    #[test]
+    fn grants_per_subject_and_deny_never_counts() {
+        let p = format!(
+            r#"{{"Statement":[{},{},{}]}}"#,
+            st(
+                &arn(A),
+                A,
+                "StringEquals",
+                r#"["system:serviceaccount:a:a","system:serviceaccount:b:b"]"#,
+                "Allow"
+            ),
+            st(
+                &arn(B),
+                B,
+                "ForAnyValue:StringLike",
+                r#""system:serviceaccount:a:a""#,
+                "Allow"
+            ),
+            st(
+                &arn(B),
+                B,
+                "StringEquals",
+                r#""system:serviceaccount:b:b""#,
+                "Deny"
+            ),
+        );
+        let s = read(&p);
+        assert_eq!(s[0].grants.len(), 2);
+        assert!(s[2].grants.is_empty());
+        let all: Vec<Grant> = s.iter().flat_map(|s| s.grants.clone()).collect();
+        let m = missing(&all, &iss(A), &iss(B));
+        assert_eq!(m.len(), 1);
+        assert_eq!(
+            m[0].subject.as_ref().unwrap().value,
+            "system:serviceaccount:b:b"
+        );
+    }
+
+    #[test]
+    fn a_principal_and_keys_of_different_issuers_grant_nobody() {
+        let p = format!(
+            r#"{{"Statement":{}}}"#,
+            st(
+                &format!("[{}]", arn(B)),
+                A,
+                "StringEquals",
+                r#""x""#,
+                "Allow"
+            )
+        );
+        let s = read(&p);
+        assert!(s[0].mismatched);
+        assert!(s[0].grants.is_empty());
+    }
+
+    #[test]
+    fn a_ref_to_a_parameter_reads_its_default_and_an_unfilled_one_is_unresolved() {
+        let t = format!("Parameters:\n  P:\n    Default: {}\nStatement:\n  - Effect: Allow\n    Principal:\n      Federated: !Ref P\n  - Effect: Allow\n    Principal:\n      Federated: !Ref Q\n    Condition:\n      StringEquals:\n        oidc.eks.us-east-1.amazonaws.com/id/{A}:sub: x\n", arn(A));
+        let s = read(&t);
+        assert_eq!(s[0].principals.len(), 1);
+        assert_eq!(s[0].principals[0].1.as_deref(), Some("111122223333"));
+        assert!(s[1].unresolved);
+    }
+}

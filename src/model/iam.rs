@@ -208,14 +208,18 @@ fn resolve_ref<'a>(n: &'a Node, root: Option<&'a Node>) -> Option<&'a str> {
 }
 
 /// Whether a principal string is a literal that names some provider (an
-/// ARN, a host, a URL), as opposed to an unfilled template or reference.
+/// ARN, a host, a URL), as opposed to an unfilled template or reference: its
+/// provider host has dots and no part of it is a masked template action.
 fn is_literal(s: &str) -> bool {
     let t = s.trim();
+    let host = t.rsplit(":oidc-provider/").next().unwrap_or(t);
     !t.is_empty()
         && !t.contains("${")
         && !t.contains("{{")
-        && (t.contains('.') || t.contains(':'))
-        && !t.bytes().all(|b| b == b'x' || b == b' ')
+        && host.contains('.')
+        && !host
+            .split(['.', '/'])
+            .any(|p| p.len() >= 3 && p.bytes().all(|b| b == b'x'))
 }
 
 /// Reads one statement. `root`: the document, for CloudFormation
@@ -252,6 +256,15 @@ pub fn read_statement(
                 continue;
             }
             let items: Vec<&Node> = match &v.value {
+                // `!Join [delimiter, [parts]]` (its tag dropped): one ARN.
+                Value::Seq(items)
+                    if matches!(
+                        items.as_slice(),
+                        [d, p] if matches!(d.value, Value::Scalar(..)) && matches!(p.value, Value::Seq(_))
+                    ) =>
+                {
+                    vec![v]
+                }
                 Value::Seq(items) => items.iter().collect(),
                 _ => vec![v],
             };

@@ -803,20 +803,56 @@ fn canonical(i: &Issuer) -> String {
     .host_path()
 }
 
-/// A statement's text normalised: without `Sid` lines and whitespace,
+/// `text` without its `Sid` entries (`"Sid": "x",`, `sid = "x"`): a copy
+/// of a statement differs from it there.
+fn without_sids(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    let mut from = 0;
+    let sid = iam::SID.to_ascii_lowercase();
+    while let Some(i) = lower[from..].find(&sid).map(|i| i + from) {
+        from = i + sid.len();
+        if i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let mut j = i + sid.len();
+        if b.get(j) == Some(&b'"') {
+            j += 1;
+        }
+        let skip_ws = |mut j: usize| {
+            while b.get(j).is_some_and(|c| c.is_ascii_whitespace()) {
+                j += 1;
+            }
+            j
+        };
+        j = skip_ws(j);
+        if !matches!(b.get(j), Some(b':' | b'=')) {
+            continue;
+        }
+        j = skip_ws(j + 1);
+        if b.get(j) != Some(&b'"') {
+            continue;
+        }
+        let end = skip_hcl_string(b, j);
+        let mut k = skip_ws(end);
+        if b.get(k) == Some(&b',') {
+            k += 1;
+        }
+        let start = if i > 0 && b[i - 1] == b'"' { i - 1 } else { i };
+        out.push_str(&text[last..start]);
+        last = k;
+        from = k;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// A statement's text normalised: without `Sid` entries and whitespace,
 /// every issuer's host path canonical.
 fn normalise(text: &str) -> String {
-    let mut kept = String::new();
-    for l in text.lines() {
-        let t = l.trim_start().trim_start_matches('"');
-        let is_sid = t.len() > 3
-            && t[..3].eq_ignore_ascii_case(iam::SID)
-            && !t.as_bytes()[3].is_ascii_alphanumeric();
-        if !is_sid {
-            kept.push_str(l);
-            kept.push('\n');
-        }
-    }
+    let kept = without_sids(text);
     let mut out = String::with_capacity(kept.len());
     let mut last = 0;
     for f in find(&kept) {

@@ -449,6 +449,23 @@ fn insert_all(text: &str, mut inserts: Vec<(usize, String)>) -> String {
     out
 }
 
+/// Refuses a list with a statement whose principal or condition keys are
+/// not literal (rendered by a chart, an unresolved reference): what it
+/// grants is not known, so neither "added" nor "nothing to change" holds.
+fn not_literal(list: &List) -> Result<(), Refusal> {
+    match list.statements.iter().find(|s| s.unresolved) {
+        Some(st) => Err(Refusal::new(
+            codes::NOT_PROVEN,
+            format!(
+                "{}: statement {} of this policy has a principal or condition key that is not literal (rendered by a chart from values, or an unresolved reference): change it where it is rendered from",
+                list.line,
+                st.sid.clone().unwrap_or_else(|| format!("{}", st.index + 1))
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The refusal of a statement a chart's template renders.
 fn rendered(index: &crate::syntax::yaml::LineIndex, text: &str, s: Span) -> Refusal {
     let (line, col) = index.position(text, s.start);
@@ -475,24 +492,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
     let mut inserts: Vec<(usize, String)> = Vec::new();
     let mut edits = Vec::new();
     for list in lists(text)? {
-        let concerns_old = list
-            .statements
-            .iter()
-            .any(|s| s.issuers().iter().any(|i| i.same(old)));
-        if let Some(st) = list
-            .statements
-            .iter()
-            .find(|s| s.unresolved && concerns_old)
-        {
-            return Err(Refusal::new(
-                codes::NOT_PROVEN,
-                format!(
-                    "{}: statement {} of this policy has a principal or condition key that is not literal (rendered by a chart, or an unresolved reference): change it where it is rendered from",
-                    list.line,
-                    st.sid.clone().unwrap_or_else(|| format!("{}", st.index + 1))
-                ),
-            ));
-        }
+        not_literal(&list)?;
         let grants = list.grants();
         let missing = iam::missing(&grants, old, new);
         if missing.is_empty() {
@@ -593,6 +593,7 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut edits = Vec::new();
     for list in lists(text)? {
+        not_literal(&list)?;
         let mut remove = vec![false; list.statements.len()];
         for (n, st) in list.statements.iter().enumerate() {
             match only_retired(st, retired) {

@@ -32,6 +32,7 @@ mod git_signals;
 mod git_state;
 mod helm_actions;
 mod identity;
+mod identity_grants;
 mod inventory_apply;
 mod json_files;
 mod json_props;

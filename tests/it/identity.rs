@@ -453,6 +453,16 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     let id = &v["identity"];
     assert_eq!(id["old_issuer"], OLD_ISSUER);
     assert_eq!(id["old_only_count"], 1);
+    assert_eq!(id["ready"], false);
+    // The account whose statements name the old provider needs the new one.
+    let new_issuer = OLD_ISSUER.replace(OLD_ID, NEW_ID);
+    let command = format!(
+        "aws iam create-open-id-connect-provider --url {new_issuer} --client-id-list sts.amazonaws.com"
+    );
+    assert_eq!(id["providers"][0]["account"], "111122223333");
+    assert_eq!(id["providers"][0]["code"], "identity.provider_required");
+    assert_eq!(id["providers"][0]["command"], command.as_str());
+    assert_eq!(id["providers"].as_array().unwrap().len(), 1);
     let cov: Vec<(&str, &str)> = id["trusts"]
         .as_array()
         .unwrap()
@@ -487,6 +497,8 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     std::fs::remove_file(&review).unwrap();
     assert!(md.contains("## The new cluster's identity"), "{md}");
     assert!(md.contains("1 role trusts only the old issuer"), "{md}");
+    assert!(md.contains(&command), "{md}");
+    assert!(md.contains("resource \"aws_iam_openid_connect_provider\""), "{md}");
     // Without describe files and without --to: a usage error.
     let o = rebind(d.path(), &["diff", "--from", NEW]);
     assert_eq!(o.status.code(), Some(2));

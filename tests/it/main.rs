@@ -31,6 +31,7 @@ mod git_flow;
 mod git_signals;
 mod git_state;
 mod helm_actions;
+mod iam_table;
 mod identity;
 mod identity_grants;
 mod inventory_apply;

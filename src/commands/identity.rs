@@ -344,8 +344,30 @@ fn trust(
     for (rel, e) in &edits {
         text.push_str(&format!("{rel}:{}: {}\n", e.line, e.what));
     }
-    if plans.is_empty() {
+    // Terraform stays report-only: what it still lacks is work left, never
+    // "nothing to change".
+    let terraform = match (&action, pair) {
+        (crate::review::trust::Action::Add { .. }, Some(p)) => {
+            oidc::terraform_pending(inv, &p.old, &p.new)
+        }
+        _ => Vec::new(),
+    };
+    for t in &terraform {
+        text.push_str(&format!(
+            "{}:{}:{}: {}: {}\n",
+            t.rel,
+            t.line,
+            t.column,
+            t.form,
+            output::identity::TERRAFORM_SENTENCE
+        ));
+    }
+    if plans.is_empty() && terraform.is_empty() {
         text.push_str("Nothing to change.\n");
+    } else if plans.is_empty() {
+        text.push_str(
+            "Nothing rebind can change here; the Terraform above needs the new issuer by hand.\n",
+        );
     }
     if a.format == Format::Json {
         sink.out(&output::json::render(&serde_json::json!({
@@ -354,13 +376,19 @@ fn trust(
             "trust": change_name(change),
             "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": crate::edit::diff::unified(p)})).collect::<Vec<_>>(),
             "edits": edits.iter().map(|(rel, e)| serde_json::json!({"path": rel, "line": e.line, "what": e.what})).collect::<Vec<_>>(),
+            "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": output::identity::TERRAFORM_SENTENCE})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),
         })));
     } else {
         sink.say(&text);
     }
+    let left = if terraform.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Pending
+    };
     if plans.is_empty() {
-        return Ok(Exit::Ok);
+        return Ok(left);
     }
     if !a.yes {
         return Ok(Exit::Pending);
@@ -372,5 +400,5 @@ fn trust(
             crate::text::words::count(plans.len(), "file")
         ));
     }
-    Ok(Exit::Ok)
+    Ok(left)
 }

@@ -75,15 +75,17 @@ fn iam_keys_are_named_only_in_the_table() {
             .join("\n");
         for k in keys() {
             for lit in [format!("\"{k}\""), format!("\":{k}\"")] {
-                if code.contains(&lit)
-                    && !ALLOWED.iter().any(|(p, key, _)| *p == rel && *key == k)
+                if code.contains(&lit) && !ALLOWED.iter().any(|(p, key, _)| *p == rel && *key == k)
                 {
                     found.push(format!("{rel}: {lit}"));
                 }
             }
         }
     }
-    assert!(found.is_empty(), "IAM keys named outside src/model/iam.rs: {found:?}");
+    assert!(
+        found.is_empty(),
+        "IAM keys named outside src/model/iam.rs: {found:?}"
+    );
 }
 
 #[test]

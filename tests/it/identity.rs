@@ -243,7 +243,15 @@ fn trust_add_then_remove_retired_leaves_only_the_new_issuer_byte_exact() {
     // coverage says every role is ready.
     args.push("--yes");
     let o = rebind(d.path(), &args);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Exit 1, not 0: written, but the fixture's literal Terraform trusts
+    // (report-only) still lack the new issuer, and are named. (This
+    // asserted exit 0 before: work was left while the run said done.)
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("terraform/irsa.tf:7:"),
+        "{}",
+        stdout(&o)
+    );
     let mut cov = vec!["identity", "--format", "json"];
     cov.extend(describe);
     let o = rebind(d.path(), &cov);
@@ -273,7 +281,12 @@ fn trust_add_then_remove_retired_leaves_only_the_new_issuer_byte_exact() {
     );
     // A second add is nothing to do.
     let o = rebind(d.path(), &args);
-    assert!(stdout(&o).contains("Nothing to change."), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("Nothing rebind can change here"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(o.status.code(), Some(1));
     // After the teardown: remove what trusts only the old issuer.
     let o = rebind(
         d.path(),
@@ -498,7 +511,10 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     assert!(md.contains("## The new cluster's identity"), "{md}");
     assert!(md.contains("1 role trusts only the old issuer"), "{md}");
     assert!(md.contains(&command), "{md}");
-    assert!(md.contains("resource \"aws_iam_openid_connect_provider\""), "{md}");
+    assert!(
+        md.contains("resource \"aws_iam_openid_connect_provider\""),
+        "{md}"
+    );
     // Without describe files and without --to: a usage error.
     let o = rebind(d.path(), &["diff", "--from", NEW]);
     assert_eq!(o.status.code(), Some(2));

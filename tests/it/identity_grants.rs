@@ -109,9 +109,30 @@ fn a_role_with_several_service_accounts_is_ready_only_when_each_has_its_twin() {
     let d = tempfile::tempdir().unwrap();
     // Two service accounts on the old issuer; the new issuer's copy of one.
     let text = policy(&[
-        st("Karpenter", &q(&arn(A)), A, "StringEquals", &sa("karpenter"), "Allow"),
-        st("Velero", &q(&arn(A)), A, "StringEquals", &sa("velero"), "Allow"),
-        st("KarpenterNew", &q(&arn(B)), B, "StringEquals", &sa("karpenter"), "Allow"),
+        st(
+            "Karpenter",
+            &q(&arn(A)),
+            A,
+            "StringEquals",
+            &sa("karpenter"),
+            "Allow",
+        ),
+        st(
+            "Velero",
+            &q(&arn(A)),
+            A,
+            "StringEquals",
+            &sa("velero"),
+            "Allow",
+        ),
+        st(
+            "KarpenterNew",
+            &q(&arn(B)),
+            B,
+            "StringEquals",
+            &sa("karpenter"),
+            "Allow",
+        ),
     ]);
     write(d.path(), &[("role.json", &text)]);
     let (code, v, err) = identity(d.path(), &[]);
@@ -217,8 +238,22 @@ fn deny_never_counts_and_every_operator_and_value_shape_is_read() {
             (
                 "like.json",
                 &policy(&[
-                    st("Old", &format!("[{}]", q(&arn(A))), A, "StringLike", &sub_list, "Allow"),
-                    st("New", &q(&arn(B)), B, "ForAnyValue:StringLike", &sub_list, "Allow"),
+                    st(
+                        "Old",
+                        &format!("[{}]", q(&arn(A))),
+                        A,
+                        "StringLike",
+                        &sub_list,
+                        "Allow",
+                    ),
+                    st(
+                        "New",
+                        &q(&arn(B)),
+                        B,
+                        "ForAnyValue:StringLike",
+                        &sub_list,
+                        "Allow",
+                    ),
                 ]),
             ),
             // A list value whose twin lacks one member.
@@ -318,8 +353,14 @@ fn a_literal_terraform_trust_of_each_spelling_keeps_identity_at_exit_1() {
         .iter()
         .map(|t| {
             assert_eq!(t["code"], "identity.terraform_pending");
-            assert!(t["message"].as_str().unwrap().contains("before the cutover"));
-            (t["path"].as_str().unwrap().to_string(), t["line"].as_u64().unwrap())
+            assert!(t["message"]
+                .as_str()
+                .unwrap()
+                .contains("before the cutover"));
+            (
+                t["path"].as_str().unwrap().to_string(),
+                t["line"].as_u64().unwrap(),
+            )
         })
         .collect();
     places.sort();
@@ -338,11 +379,7 @@ fn a_literal_terraform_trust_of_each_spelling_keeps_identity_at_exit_1() {
         &["identity", "--oidc-from", &url(A), "--oidc-to", &url(B)],
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(
-        stdout(&o).contains("tf/document.tf:6:"),
-        "{}",
-        stdout(&o)
-    );
+    assert!(stdout(&o).contains("tf/document.tf:6:"), "{}", stdout(&o));
     // Each with its copy for the new issuer: covered.
     write(
         d.path(),
@@ -361,8 +398,14 @@ fn a_literal_terraform_trust_of_each_spelling_keeps_identity_at_exit_1() {
         &[(
             "tf/document.tf",
             &document(&[A, B]).replacen(
-                &format!("{}:sub\"\n      values   = [\"system:serviceaccount:b:b\"]", host(B)),
-                &format!("{}:sub\"\n      values   = [\"system:serviceaccount:x:x\"]", host(B)),
+                &format!(
+                    "{}:sub\"\n      values   = [\"system:serviceaccount:b:b\"]",
+                    host(B)
+                ),
+                &format!(
+                    "{}:sub\"\n      values   = [\"system:serviceaccount:x:x\"]",
+                    host(B)
+                ),
                 1,
             ),
         )],
@@ -392,7 +435,10 @@ fn a_trust_a_chart_renders_from_values_is_not_followed_and_not_proven() {
     assert_eq!(code, Some(1), "{v}");
     assert_eq!(coverage(&v), vec![("Role/app".into(), "not_proven".into())]);
     assert_eq!(v["not_proven_count"], 1);
-    assert_eq!(v["trusts"][0]["not_proven"][0]["code"], "identity.not_proven");
+    assert_eq!(
+        v["trusts"][0]["not_proven"][0]["code"],
+        "identity.not_proven"
+    );
     // --trust add never says "Nothing to change" for it.
     let (code, v, _) = identity(d.path(), &["--trust", "add", "--yes"]);
     assert_eq!(code, Some(2), "{v}");
@@ -434,11 +480,25 @@ fn the_new_provider_is_required_in_every_account_that_names_the_old_one() {
         &[
             (
                 "prod.json",
-                &policy(&[st("P", &q(&arn_in("111122223333", A)), A, "StringEquals", &sa("a"), "Allow")]),
+                &policy(&[st(
+                    "P",
+                    &q(&arn_in("111122223333", A)),
+                    A,
+                    "StringEquals",
+                    &sa("a"),
+                    "Allow",
+                )]),
             ),
             (
                 "shared.json",
-                &policy(&[st("S", &q(&arn_in("444455556666", A)), A, "StringEquals", &sa("a"), "Allow")]),
+                &policy(&[st(
+                    "S",
+                    &q(&arn_in("444455556666", A)),
+                    A,
+                    "StringEquals",
+                    &sa("a"),
+                    "Allow",
+                )]),
             ),
         ],
     );
@@ -459,13 +519,16 @@ fn the_new_provider_is_required_in_every_account_that_names_the_old_one() {
                 url(B)
             )
         );
-        assert_eq!(
-            p["provider_arn"],
-            arn_in(p["account"].as_str().unwrap(), B)
-        );
+        assert_eq!(p["provider_arn"], arn_in(p["account"].as_str().unwrap(), B));
         let tf = p["terraform"].as_str().unwrap();
-        assert!(tf.starts_with("resource \"aws_iam_openid_connect_provider\""), "{tf}");
-        assert!(tf.contains(&format!("url            = \"{}\"", url(B))), "{tf}");
+        assert!(
+            tf.starts_with("resource \"aws_iam_openid_connect_provider\""),
+            "{tf}"
+        );
+        assert!(
+            tf.contains(&format!("url            = \"{}\"", url(B))),
+            "{tf}"
+        );
     }
     let o = rebind(
         d.path(),
@@ -507,14 +570,24 @@ fn remove_retired_refuses_a_current_issuer_and_cuts_adjacent_statements() {
         // A is the new issuer of this very run.
         vec!["--oidc-retired", &a, "--oidc-from", &b, "--oidc-to", &a],
     ] {
-        let mut all = vec!["identity", "--format", "json", "--trust", "remove-retired", "--yes"];
+        let mut all = vec![
+            "identity",
+            "--format",
+            "json",
+            "--trust",
+            "remove-retired",
+            "--yes",
+        ];
         all.extend(args.iter().copied());
         let o = rebind(d.path(), &all);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["error"]["code"], "identity.retired_is_current", "{v}");
         assert_eq!(v["written"], false);
-        assert_eq!(std::fs::read_to_string(d.path().join("role.json")).unwrap(), text);
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("role.json")).unwrap(),
+            text
+        );
     }
     // A, retired: the two adjacent statements at the head go, the JSON
     // stays valid and holds exactly B1 and B2.
@@ -548,12 +621,24 @@ fn edits_read_yaml_as_identity_does_comments_flow_mappings_quoted_strings() {
     assert_eq!(code, Some(0), "{v} {err}");
     let after = std::fs::read_to_string(d.path().join("cfn.yaml")).unwrap();
     let app = cfn.lines().find(|l| l.contains("Sid: App")).unwrap();
-    let copy = app.replace(A, B).replace("Sid: App", &format!("Sid: App{}", &B[..8]));
-    assert_eq!(after, cfn.replace(&format!("{app}\n"), &format!("{app}\n{copy}\n")));
+    let copy = app
+        .replace(A, B)
+        .replace("Sid: App", &format!("Sid: App{}", &B[..8]));
+    assert_eq!(
+        after,
+        cfn.replace(&format!("{app}\n"), &format!("{app}\n{copy}\n"))
+    );
     // Removal after the teardown gives back the file with B only.
     let o = rebind(
         d.path(),
-        &["identity", "--trust", "remove-retired", "--oidc-retired", &url(A), "--yes"],
+        &[
+            "identity",
+            "--trust",
+            "remove-retired",
+            "--oidc-retired",
+            &url(A),
+            "--yes",
+        ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(
@@ -572,11 +657,17 @@ fn edits_read_yaml_as_identity_does_comments_flow_mappings_quoted_strings() {
     write(d.path(), &[("ack.yaml", &quoted)]);
     let (code, v, _) = identity(d.path(), &[]);
     assert_eq!(code, Some(1));
-    assert_eq!(coverage(&v), vec![("Role/quoted".into(), "old_only".into())]);
+    assert_eq!(
+        coverage(&v),
+        vec![("Role/quoted".into(), "old_only".into())]
+    );
     let (code, v, _) = identity(d.path(), &["--trust", "add", "--yes"]);
     assert_eq!(code, Some(2), "{v}");
     assert_eq!(v["error"]["code"], "identity.edit_refused");
-    assert_eq!(std::fs::read_to_string(d.path().join("ack.yaml")).unwrap(), quoted);
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("ack.yaml")).unwrap(),
+        quoted
+    );
 }
 
 #[test]

@@ -202,6 +202,9 @@ pub struct ReviewJson {
     pub trusts: Vec<TrustJson>,
     pub terraform: Vec<TerraformJson>,
     pub providers: Vec<ProviderJson>,
+    /// Roles (file:line) naming the old provider with no literal account:
+    /// the new provider must exist in the account each is deployed to.
+    pub provider_accounts_not_literal: Vec<String>,
 }
 
 impl ReviewJson {
@@ -236,6 +239,7 @@ impl ReviewJson {
                 .iter()
                 .map(|a| ProviderJson::new(a, &c.new))
                 .collect(),
+            provider_accounts_not_literal: c.accounts_not_literal.clone(),
         }
     }
 }
@@ -266,7 +270,7 @@ fn role_details(t: &TrustJson, indent: &str) -> String {
     let mut out = String::new();
     for g in &t.missing_grants {
         out.push_str(&format!(
-            "{indent}missing for the new issuer: subject {}, audience {} (statement {}, line {}{})\n",
+            "{indent}missing for the new issuer: subject {}, audience {} (from {}, line {}{})\n",
             g.subject.as_deref().unwrap_or("any"),
             g.audience.as_deref().unwrap_or("any"),
             g.statement,
@@ -296,6 +300,7 @@ fn role_details(t: &TrustJson, indent: &str) -> String {
 /// The text of the provider accounts and the Terraform trusts.
 fn providers_and_terraform(
     providers: &[ProviderJson],
+    not_literal: &[String],
     terraform: &[TerraformJson],
     new: &str,
 ) -> String {
@@ -314,6 +319,13 @@ fn providers_and_terraform(
                 p.terraform.replace('\n', " ")
             ));
         }
+    }
+    if !not_literal.is_empty() {
+        out.push_str(&format!(
+            "The new issuer's OIDC provider must also exist in the account each of these roles is deployed to (its provider's account is not literal: {}): aws iam create-open-id-connect-provider --url {new} --client-id-list {}\n",
+            not_literal.join(", "),
+            crate::model::iam::STS_AUDIENCE
+        ));
     }
     for t in terraform {
         out.push_str(&format!(
@@ -380,6 +392,7 @@ pub fn review_text(c: &crate::review::oidc::CoverageReport) -> String {
     }
     out.push_str(&providers_and_terraform(
         &j.providers,
+        &j.provider_accounts_not_literal,
         &j.terraform,
         &j.new_issuer,
     ));
@@ -407,8 +420,18 @@ pub fn review_markdown(c: &crate::review::oidc::CoverageReport) -> String {
                 .collect::<String>()
         ));
     }
-    if !j.providers.is_empty() {
+    if !j.providers.is_empty() || !j.provider_accounts_not_literal.is_empty() {
         out.push_str("\n### The new issuer's OIDC provider, per account\n\n");
+        if !j.provider_accounts_not_literal.is_empty() {
+            out.push_str(&format!(
+                "- the account each of these roles is deployed to (its provider's account is not literal): {}\n",
+                j.provider_accounts_not_literal
+                    .iter()
+                    .map(|p| super::md_code(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         for p in &j.providers {
             out.push_str(&format!(
                 "- account `{}` (old provider named at {}): `{}`, or in Terraform:\n\n```hcl\n{}\n```\n",
@@ -467,6 +490,7 @@ pub struct IdentityReport {
     pub missing_grant_count: usize,
     pub terraform: Vec<TerraformJson>,
     pub providers: Vec<ProviderJson>,
+    pub provider_accounts_not_literal: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -537,6 +561,7 @@ impl IdentityReport {
             missing_grant_count: 0,
             terraform: Vec::new(),
             providers: Vec::new(),
+            provider_accounts_not_literal: Vec::new(),
             notes,
         };
         // With both issuers, the coverage grant by grant.
@@ -549,6 +574,7 @@ impl IdentityReport {
             report.trusts = r.trusts;
             report.terraform = r.terraform;
             report.providers = r.providers;
+            report.provider_accounts_not_literal = r.provider_accounts_not_literal;
         }
         report
     }
@@ -620,7 +646,12 @@ pub fn text(r: &IdentityReport) -> String {
         }
     }
     if let Some(n) = &r.new_issuer {
-        let more = providers_and_terraform(&r.providers, &r.terraform, n);
+        let more = providers_and_terraform(
+            &r.providers,
+            &r.provider_accounts_not_literal,
+            &r.terraform,
+            n,
+        );
         if !more.is_empty() {
             out.push('\n');
             out.push_str(&more);

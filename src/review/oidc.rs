@@ -471,11 +471,15 @@ pub struct CoverageReport {
     pub roles: Vec<(RoleTrust, Coverage, Vec<MissingGrant>)>,
     pub terraform: Vec<TerraformPending>,
     pub accounts: Vec<ProviderAccount>,
+    /// Roles (file:line) whose grants of the old issuer name its provider
+    /// with no literal account (CloudFormation's `${AWS::AccountId}`): the
+    /// new provider must exist in the account each is deployed to.
+    pub accounts_not_literal: Vec<String>,
 }
 
 impl CoverageReport {
     pub fn of(inv: &Inventory, old: &Issuer, new: &Issuer) -> CoverageReport {
-        let roles = inv
+        let roles: Vec<(RoleTrust, Coverage, Vec<MissingGrant>)> = inv
             .trusts
             .iter()
             .map(|t| {
@@ -485,12 +489,22 @@ impl CoverageReport {
                 (r, c, m)
             })
             .collect();
+        let accounts_not_literal = roles
+            .iter()
+            .filter(|(r, _, _)| {
+                r.grants
+                    .iter()
+                    .any(|g| g.issuer.same(old) && g.account.is_none())
+            })
+            .map(|(r, _, _)| format!("{}:{}", r.rel, r.line))
+            .collect();
         CoverageReport {
             old: old.clone(),
             new: new.clone(),
             roles,
             terraform: terraform_pending(inv, old, new),
             accounts: provider_accounts(inv, old),
+            accounts_not_literal,
         }
     }
 

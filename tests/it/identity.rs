@@ -152,6 +152,12 @@ fn coverage_says_per_role_what_the_new_cluster_lacks() {
         ]
     );
     assert_eq!(v["old_only_count"], 2);
+    // The CloudFormation role's provider is `${AWS::AccountId}`: the new
+    // provider must exist in the account the stack is deployed to.
+    assert_eq!(
+        v["provider_accounts_not_literal"],
+        serde_json::json!(["cloudformation/irsa-roles.yaml:9"])
+    );
     // The role named after the old cluster is a hint, not a finding.
     let notes = v["notes"].to_string();
     assert!(notes.contains("finance-prod-blue-karpenter"), "{notes}");

@@ -346,27 +346,36 @@ fn trust(
     }
     // Terraform stays report-only: what it still lacks is work left, never
     // "nothing to change".
-    let terraform = match (&action, pair) {
+    let (terraform, not_followed) = match (&action, pair) {
         (crate::review::trust::Action::Add { .. }, Some(p)) => {
-            oidc::terraform_pending(inv, &p.old, &p.new)
+            let c = oidc::CoverageReport::of(inv, &p.old, &p.new);
+            (c.terraform, c.not_followed)
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), Vec::new()),
     };
-    for t in &terraform {
+    let sentence = |t: &oidc::TerraformPending| {
+        if not_followed.iter().any(|n| std::ptr::eq(n, t)) {
+            output::identity::NOT_FOLLOWED_SENTENCE
+        } else {
+            output::identity::TERRAFORM_SENTENCE
+        }
+    };
+    for t in terraform.iter().chain(&not_followed) {
         text.push_str(&format!(
             "{}:{}:{}: {}: {}\n",
             t.rel,
             t.line,
             t.column,
             t.form,
-            output::identity::TERRAFORM_SENTENCE
+            sentence(t)
         ));
     }
-    if plans.is_empty() && terraform.is_empty() {
+    let by_hand = terraform.len() + not_followed.len();
+    if plans.is_empty() && by_hand == 0 {
         text.push_str("Nothing to change.\n");
     } else if plans.is_empty() {
         text.push_str(
-            "Nothing rebind can change here; the Terraform above needs the new issuer by hand.\n",
+            "Nothing rebind can change here; what is listed above needs the new issuer by hand.\n",
         );
     }
     if a.format == Format::Json {
@@ -376,13 +385,14 @@ fn trust(
             "trust": change_name(change),
             "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": crate::edit::diff::unified(p)})).collect::<Vec<_>>(),
             "edits": edits.iter().map(|(rel, e)| serde_json::json!({"path": rel, "line": e.line, "what": e.what})).collect::<Vec<_>>(),
-            "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": output::identity::TERRAFORM_SENTENCE})).collect::<Vec<_>>(),
+            "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
+            "not_followed": not_followed.iter().map(|t| serde_json::json!({"code": codes::NOT_PROVEN, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),
         })));
     } else {
         sink.say(&text);
     }
-    let left = if terraform.is_empty() {
+    let left = if by_hand == 0 {
         Exit::Ok
     } else {
         Exit::Pending

@@ -123,8 +123,9 @@ impl TrustJson {
     }
 }
 
-/// A literal Terraform trust that lacks the new issuer.
-#[derive(Debug, Serialize, Deserialize)]
+/// A literal Terraform trust that lacks the new issuer (or a chart value
+/// not followed).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TerraformJson {
     pub code: String,
     pub path: String,
@@ -136,6 +137,9 @@ pub struct TerraformJson {
 
 /// The sentence to act on for a Terraform trust.
 pub const TERRAFORM_SENTENCE: &str = "a literal Terraform trust names the old issuer and its statement has no copy for the new issuer in this file: add one (same statement, the new issuer's provider ARN and condition keys; for the IAM module, add the new provider to oidc_providers) and apply it before the cutover";
+
+/// The sentence to act on for a chart value that may render a trust.
+pub const NOT_FOLLOWED_SENTENCE: &str = "a chart value names the old issuer and rebind does not follow it into the trust a template renders from it: not proven; add the new issuer's trust in the chart (or its values) before the cutover, and check the rendered policy";
 
 /// An account that needs the new issuer's provider.
 #[derive(Debug, Serialize, Deserialize)]
@@ -205,6 +209,9 @@ pub struct ReviewJson {
     /// Roles (file:line) naming the old provider with no literal account:
     /// the new provider must exist in the account each is deployed to.
     pub provider_accounts_not_literal: Vec<String>,
+    /// Chart values naming the old issuer that a template may render into a
+    /// trust: not followed (code `identity.not_proven`).
+    pub not_followed: Vec<TerraformJson>,
 }
 
 impl ReviewJson {
@@ -240,6 +247,18 @@ impl ReviewJson {
                 .map(|a| ProviderJson::new(a, &c.new))
                 .collect(),
             provider_accounts_not_literal: c.accounts_not_literal.clone(),
+            not_followed: c
+                .not_followed
+                .iter()
+                .map(|t| TerraformJson {
+                    code: codes::NOT_PROVEN.into(),
+                    path: t.rel.clone(),
+                    line: t.line,
+                    column: t.column,
+                    form: t.form.to_string(),
+                    message: NOT_FOLLOWED_SENTENCE.into(),
+                })
+                .collect(),
         }
     }
 }
@@ -369,7 +388,7 @@ impl ReviewJson {
         [
             self.old_only_count,
             self.missing_grant_count,
-            self.not_proven_count,
+            self.not_proven_count + self.not_followed.len(),
             self.terraform.len(),
         ]
     }
@@ -393,7 +412,7 @@ pub fn review_text(c: &crate::review::oidc::CoverageReport) -> String {
     out.push_str(&providers_and_terraform(
         &j.providers,
         &j.provider_accounts_not_literal,
-        &j.terraform,
+        &[j.terraform.clone(), j.not_followed.clone()].concat(),
         &j.new_issuer,
     ));
     out.push_str(&not_ready(j.counts(), "warning: ", "run `rebind identity --describe-from OLD.json --describe-to NEW.json --trust add --yes` and let the IAM change apply before the cutover"));
@@ -491,6 +510,7 @@ pub struct IdentityReport {
     pub terraform: Vec<TerraformJson>,
     pub providers: Vec<ProviderJson>,
     pub provider_accounts_not_literal: Vec<String>,
+    pub not_followed: Vec<TerraformJson>,
     pub notes: Vec<String>,
 }
 
@@ -562,6 +582,7 @@ impl IdentityReport {
             terraform: Vec::new(),
             providers: Vec::new(),
             provider_accounts_not_literal: Vec::new(),
+            not_followed: Vec::new(),
             notes,
         };
         // With both issuers, the coverage grant by grant.
@@ -575,6 +596,7 @@ impl IdentityReport {
             report.terraform = r.terraform;
             report.providers = r.providers;
             report.provider_accounts_not_literal = r.provider_accounts_not_literal;
+            report.not_followed = r.not_followed;
         }
         report
     }
@@ -661,7 +683,7 @@ pub fn text(r: &IdentityReport) -> String {
         [
             r.old_only_count,
             r.missing_grant_count,
-            r.not_proven_count,
+            r.not_proven_count + r.not_followed.len(),
             r.terraform.len(),
         ],
         "\n",

@@ -442,8 +442,9 @@ pub fn roles(inv: &Inventory) -> Vec<RoleTrust> {
         .collect()
 }
 
-/// A literal Terraform trust naming the old issuer whose statement has no
-/// copy for the new issuer in the same file.
+/// A place that names the old issuer outside a proven trust: a literal
+/// Terraform trust whose statement has no copy for the new issuer in the
+/// same file, or a chart value a template may render into a trust.
 #[derive(Debug, Clone)]
 pub struct TerraformPending {
     pub rel: String,
@@ -475,6 +476,9 @@ pub struct CoverageReport {
     /// with no literal account (CloudFormation's `${AWS::AccountId}`): the
     /// new provider must exist in the account each is deployed to.
     pub accounts_not_literal: Vec<String>,
+    /// Old-issuer values of a chart that a template may render into a
+    /// trust: not followed, so not proven.
+    pub not_followed: Vec<TerraformPending>,
 }
 
 impl CoverageReport {
@@ -505,6 +509,17 @@ impl CoverageReport {
             terraform: terraform_pending(inv, old, new),
             accounts: provider_accounts(inv, old),
             accounts_not_literal,
+            not_followed: inv
+                .chart_values
+                .iter()
+                .filter(|(_, _, _, i)| i.same(old))
+                .map(|(rel, line, column, _)| TerraformPending {
+                    rel: rel.clone(),
+                    line: *line,
+                    column: *column,
+                    form: "chart value",
+                })
+                .collect(),
         }
     }
 
@@ -526,7 +541,9 @@ impl CoverageReport {
 
     /// Every grant of the old issuer, everywhere, proven to have its twin.
     pub fn ready(&self) -> bool {
-        self.roles.iter().all(|(_, c, _)| c.ready()) && self.terraform.is_empty()
+        self.roles.iter().all(|(_, c, _)| c.ready())
+            && self.terraform.is_empty()
+            && self.not_followed.is_empty()
     }
 }
 
@@ -937,6 +954,10 @@ pub struct Inventory {
     pub trusts: Vec<FileTrust>,
     /// Terraform files naming an issuer literally.
     pub terraform: Vec<TerraformFile>,
+    /// Issuer references in a chart's values file outside any trust
+    /// document (file, line, column, issuer): a template may render a trust
+    /// from them, which rebind does not follow.
+    pub chart_values: Vec<(String, usize, usize, Issuer)>,
     /// Files holding issuer references that could not be read or parsed
     /// (file, line, column, why): nothing can be said of their trust.
     pub unread: Vec<(String, usize, usize, String)>,
@@ -1032,6 +1053,7 @@ pub fn inventory(walk: &crate::discover::walk::Walk) -> Inventory {
                 inv.terraform.push(tf);
             }
         }
+        let before = inv.trusts.len();
         if e.role == Role::Yaml && text.contains(iam::STATEMENT) {
             match file_trusts(&text) {
                 Ok(docs) => {
@@ -1055,8 +1077,32 @@ pub fn inventory(walk: &crate::discover::walk::Walk) -> Inventory {
                 Err(_) => {}
             }
         }
+        if e.role == Role::Yaml && inv.trusts.len() == before && is_chart_values(&e.path) {
+            for r in inv
+                .references
+                .iter()
+                .filter(|r| r.rel == e.rel && !r.in_comment)
+            {
+                inv.chart_values
+                    .push((r.rel.clone(), r.line, r.column, r.found.issuer.clone()));
+            }
+        }
     }
     inv
+}
+
+/// A chart's values file: `values*.yaml` (or `.yml`) in a directory with a
+/// `Chart.yaml`.
+fn is_chart_values(path: &std::path::Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    name.starts_with("values")
+        && (name.ends_with(".yaml") || name.ends_with(".yml"))
+        && path
+            .parent()
+            .is_some_and(|d| d.join("Chart.yaml").is_file() || d.join("Chart.yml").is_file())
 }
 
 #[cfg(test)]

@@ -772,3 +772,41 @@ fn issuers_of_every_partition_are_read_and_named_with_their_partition() {
         );
     }
 }
+
+#[test]
+fn a_chart_value_a_template_renders_into_a_trust_is_not_followed() {
+    // The trust is built in a helper template from a value: rebind cannot
+    // follow it, so the value is named and nothing is "ready".
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        &[
+            ("charts/irsa/Chart.yaml", "apiVersion: v2\nname: irsa\nversion: 0.1.0\n"),
+            (
+                "charts/irsa/values.yaml",
+                &format!("# the cluster's issuer\nirsa:\n  oidcProvider: {}\n", host(A)),
+            ),
+            (
+                "charts/irsa/templates/_helpers.tpl",
+                "{{- define \"trust\" -}}\n{\"Statement\": [{\"Effect\": \"Allow\", \"Principal\": {\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/{{ .Values.irsa.oidcProvider }}\"}}]}\n{{- end -}}\n",
+            ),
+            (
+                "charts/irsa/templates/role.yaml",
+                "apiVersion: iam.services.k8s.aws/v1alpha1\nkind: Role\nmetadata:\n  name: app\nspec:\n  assumeRolePolicyDocument: {{ include \"trust\" . | quote }}\n",
+            ),
+        ],
+    );
+    let (code, v, _) = identity(d.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["ready"], false);
+    let nf = &v["not_followed"];
+    assert_eq!(nf.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(nf[0]["code"], "identity.not_proven");
+    assert_eq!(nf[0]["path"], "charts/irsa/values.yaml");
+    assert_eq!(nf[0]["line"], 3);
+    // --trust add has nothing it can edit, and says what is left: exit 1.
+    let (code, v, _) = identity(d.path(), &["--trust", "add", "--yes"]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["not_followed"][0]["path"], "charts/irsa/values.yaml");
+    assert_eq!(v["written"], false);
+}

@@ -221,7 +221,7 @@ fn refuse(
     code: &'static str,
     message: String,
     sink: &mut Sink,
-) -> Result<Exit> {
+) -> anyhow::Error {
     if a.format == Format::Json {
         sink.out(&output::json::render(&serde_json::json!({
             "schema_version": 1,
@@ -231,7 +231,7 @@ fn refuse(
             "written": false,
         })));
     }
-    bail!("{message}")
+    anyhow!("{message}")
 }
 
 /// Why one of the issuers to retire is current: one that `.rebind.yaml`
@@ -283,16 +283,56 @@ fn current_among(
     }))
 }
 
-/// `--trust add` / `--trust remove-retired`: the diff, and with --yes the
-/// write (all or nothing, each file verified before).
-fn trust(
+/// The issuers to retire: `--oidc-retired`, else the `retired_oidc` of
+/// `.rebind.yaml`.
+fn retired_issuers(a: &IdentityOptions) -> Result<Vec<Issuer>> {
+    let mut retired = a
+        .oidc_retired
+        .iter()
+        .map(|s| issuer("--oidc-retired", s))
+        .collect::<Result<Vec<_>>>()?;
+    if retired.is_empty() {
+        if let Some((_, cfg)) = config(a)? {
+            retired = cfg
+                .clusters
+                .iter()
+                .flat_map(|c| c.retired_oidc.iter().cloned())
+                .collect();
+        }
+    }
+    if retired.is_empty() {
+        bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
+    }
+    Ok(retired)
+}
+
+/// What `--trust add` leaves to do by hand: literal Terraform trusts that
+/// lack the new issuer, chart values not followed. Terraform stays
+/// report-only: what it still lacks is work left, never "nothing to
+/// change".
+fn work_left(
+    inv: &oidc::Inventory,
+    action: &crate::review::trust::Action,
+    pair: Option<&Pair>,
+) -> (Vec<oidc::TerraformPending>, Vec<oidc::TerraformPending>) {
+    match (action, pair) {
+        (crate::review::trust::Action::Add { .. }, Some(p)) => {
+            let c = oidc::CoverageReport::of(inv, &p.old, &p.new);
+            (c.terraform, c.not_followed)
+        }
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The change `--trust` asks for, its issuers resolved; an issuer to
+/// retire that is current is refused.
+fn action(
     a: &IdentityOptions,
     change: TrustChange,
-    inv: &oidc::Inventory,
     pair: Option<&Pair>,
     sink: &mut Sink,
-) -> Result<Exit> {
-    let action = match change {
+) -> Result<crate::review::trust::Action> {
+    Ok(match change {
         TrustChange::Add => {
             let Some(p) = pair else {
                 bail!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to");
@@ -303,30 +343,25 @@ fn trust(
             }
         }
         TrustChange::RemoveRetired => {
-            let mut retired = a
-                .oidc_retired
-                .iter()
-                .map(|s| issuer("--oidc-retired", s))
-                .collect::<Result<Vec<_>>>()?;
-            // Else the issuers `.rebind.yaml` retires (`retired_oidc`).
-            if retired.is_empty() {
-                if let Some((_, cfg)) = config(a)? {
-                    retired = cfg
-                        .clusters
-                        .iter()
-                        .flat_map(|c| c.retired_oidc.iter().cloned())
-                        .collect();
-                }
-            }
-            if retired.is_empty() {
-                bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
-            }
+            let retired = retired_issuers(a)?;
             if let Some(why) = current_among(a, &retired, pair)? {
-                return refuse(a, change, codes::RETIRED_IS_CURRENT, why, sink);
+                return Err(refuse(a, change, codes::RETIRED_IS_CURRENT, why, sink));
             }
             crate::review::trust::Action::RemoveRetired(retired)
         }
-    };
+    })
+}
+
+/// `--trust add` / `--trust remove-retired`: the diff, and with --yes the
+/// write (all or nothing, each file verified before).
+fn trust(
+    a: &IdentityOptions,
+    change: TrustChange,
+    inv: &oidc::Inventory,
+    pair: Option<&Pair>,
+    sink: &mut Sink,
+) -> Result<Exit> {
+    let action = action(a, change, pair, sink)?;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     for t in &inv.trusts {
         if !files.iter().any(|(_, r)| *r == t.rel) {
@@ -335,7 +370,7 @@ fn trust(
     }
     let (plans, edits) = match crate::review::trust::plan(&files, &action) {
         Ok(p) => p,
-        Err(r) => return refuse(a, change, r.code, r.message, sink),
+        Err(r) => return Err(refuse(a, change, r.code, r.message, sink)),
     };
     let mut text = String::new();
     for p in &plans {
@@ -344,15 +379,7 @@ fn trust(
     for (rel, e) in &edits {
         text.push_str(&format!("{rel}:{}: {}\n", e.line, e.what));
     }
-    // Terraform stays report-only: what it still lacks is work left, never
-    // "nothing to change".
-    let (terraform, not_followed) = match (&action, pair) {
-        (crate::review::trust::Action::Add { .. }, Some(p)) => {
-            let c = oidc::CoverageReport::of(inv, &p.old, &p.new);
-            (c.terraform, c.not_followed)
-        }
-        _ => (Vec::new(), Vec::new()),
-    };
+    let (terraform, not_followed) = work_left(inv, &action, pair);
     let sentence = |t: &oidc::TerraformPending| {
         if not_followed.iter().any(|n| std::ptr::eq(n, t)) {
             output::identity::NOT_FOLLOWED_SENTENCE

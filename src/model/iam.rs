@@ -222,18 +222,20 @@ fn is_literal(s: &str) -> bool {
             .any(|p| p.len() >= 3 && p.bytes().all(|b| b == b'x'))
 }
 
-/// Reads one statement. `root`: the document, for CloudFormation
-/// parameters; `masked`: byte ranges of template actions (a value there is
-/// rendered by a chart, not read).
-pub fn read_statement(
-    st: &Node,
-    index: usize,
-    root: Option<&Node>,
-    masked: &[(usize, usize)],
-) -> Statement {
+/// Whether a text holds a masked template action (`xxxx` filler) or an
+/// unfilled `${...}` / `{{ ... }}`.
+fn looks_unfilled(s: &str) -> bool {
+    s.contains("${")
+        || s.contains("{{")
+        || s.split(['.', '/', ':'])
+            .any(|p| p.len() >= 3 && p.bytes().all(|b| b == b'x'))
+}
+
+/// `Effect: Allow` (or none) and an `Action` that takes web identity (or
+/// none: a copy keeps what it says).
+fn allows(st: &Node) -> bool {
     let effect_ok = st.get(EFFECT).is_none_or(|e| e.as_str() == Some(ALLOW));
     let action_ok = match st.get(ACTION) {
-        // No `Action` (or a `NotAction`): the copy keeps what it says.
         None => true,
         Some(a) => {
             let mut v = Vec::new();
@@ -245,181 +247,213 @@ pub fn read_statement(
             })
         }
     };
-    let sid = st.str_at(&[SID]).map(str::to_string);
-    let mut principals: Vec<(Issuer, Option<String>)> = Vec::new();
-    let mut unresolved = false;
-    let mut others = false;
-    if let Some(Value::Map(pairs)) = st.get(PRINCIPAL).map(|p| &p.value) {
-        for (k, v) in pairs {
-            if k.as_str() != Some(FEDERATED) {
-                others = true;
-                continue;
-            }
-            let items: Vec<&Node> = match &v.value {
-                // `!Join [delimiter, [parts]]` (its tag dropped): one ARN.
-                Value::Seq(items)
-                    if matches!(
-                        items.as_slice(),
-                        [d, p] if matches!(d.value, Value::Scalar(..)) && matches!(p.value, Value::Seq(_))
-                    ) =>
-                {
-                    vec![v]
-                }
-                Value::Seq(items) => items.iter().collect(),
-                _ => vec![v],
-            };
-            for item in items {
-                let in_template = masked
-                    .iter()
-                    .any(|&(a, b)| item.start < b && a <= item.start.max(item.end));
-                let mut texts = Vec::new();
-                scalars(item, &mut texts);
-                if let Some(d) = resolve_ref(item, root) {
-                    texts = vec![d];
-                }
-                let mut found = false;
-                for t in &texts {
-                    for f in find(t) {
-                        found = true;
-                        let account = match &f.form {
-                            Form::ProviderArn { account, .. } => Some(account.clone()),
-                            _ => None,
-                        };
-                        if !principals
-                            .iter()
-                            .any(|(i, a)| i.same(&f.issuer) && *a == account)
-                        {
-                            principals.push((f.issuer, account));
-                        }
-                    }
-                }
-                if found {
-                    continue;
-                }
-                let literal = !in_template
-                    && matches!(item.value, Value::Scalar(..))
-                    && texts.iter().all(|t| is_literal(t));
-                if literal {
-                    others = true;
-                } else {
-                    unresolved = true;
-                }
-            }
+    effect_ok && action_ok
+}
+
+/// What a statement's `Principal` names.
+#[derive(Default)]
+struct Principals {
+    issuers: Vec<(Issuer, Option<String>)>,
+    unresolved: bool,
+    others: bool,
+}
+
+/// The items of a `Federated` value: one, a list, or (`!Join [delimiter,
+/// [parts]]`, its tag dropped) one ARN built from parts.
+fn federated_items(v: &Node) -> Vec<&Node> {
+    match &v.value {
+        Value::Seq(items)
+            if matches!(
+                items.as_slice(),
+                [d, p] if matches!(d.value, Value::Scalar(..)) && matches!(p.value, Value::Seq(_))
+            ) =>
+        {
+            vec![v]
         }
-    } else if st.get(PRINCIPAL).is_some() {
-        others = true;
+        Value::Seq(items) => items.iter().collect(),
+        _ => vec![v],
     }
-    // The conditions: subject and audience alternatives, the rest.
-    let mut key_issuers: Vec<Issuer> = Vec::new();
-    let mut key_unresolved = false;
-    let mut subjects: Option<Vec<Pattern>> = None;
-    let mut audiences: Option<Vec<Pattern>> = None;
-    let mut rest: Vec<String> = Vec::new();
-    if let Some(Value::Map(ops)) = st.get(CONDITION).map(|c| &c.value) {
-        for (op, keys) in ops {
-            let op = op.as_str().unwrap_or("");
-            let base = op.strip_prefix(FOR_ANY_VALUE).unwrap_or(op);
-            let Value::Map(keys) = &keys.value else {
-                rest.push(format!("{op} ?"));
-                continue;
-            };
-            for (k, v) in keys {
-                let key = k.as_str().unwrap_or("");
-                let mut values: Vec<&str> = Vec::new();
-                scalars(v, &mut values);
-                let found = find(key);
-                let mut normal = key.to_string();
-                let mut suffix = None;
-                for f in &found {
-                    if !key_issuers.iter().any(|i| i.same(&f.issuer)) {
-                        key_issuers.push(f.issuer.clone());
-                    }
-                    if let Form::HostPath { key: Some(s) } = &f.form {
-                        suffix = Some(s.clone());
-                    }
-                    normal = normal.replacen(&key[f.start..f.end], "<issuer>", 1);
-                }
-                if found.is_empty()
-                    && (key.contains("${") || key.contains("{{") || key.starts_with('x'))
-                    && (key.ends_with(":sub") || key.ends_with(":aud") || !is_literal(key))
-                {
-                    key_unresolved = true;
-                }
-                let pats = |like: bool| -> Vec<Pattern> {
-                    values
-                        .iter()
-                        .map(|v| Pattern {
-                            like: like && (v.contains('*') || v.contains('?')),
-                            value: v.to_string(),
-                        })
-                        .collect()
-                };
-                let slot = match (base, suffix.as_deref(), found.len()) {
-                    (STRING_EQUALS | STRING_LIKE, Some(SUBJECT), 1) => Some(&mut subjects),
-                    (STRING_EQUALS | STRING_LIKE, Some(AUDIENCE), 1) => Some(&mut audiences),
+}
+
+fn principals(st: &Node, root: Option<&Node>, masked: &[(usize, usize)]) -> Principals {
+    let mut out = Principals::default();
+    let Some(principal) = st.get(PRINCIPAL) else {
+        return out;
+    };
+    let Value::Map(pairs) = &principal.value else {
+        out.others = true;
+        return out;
+    };
+    for (k, v) in pairs {
+        if k.as_str() != Some(FEDERATED) {
+            out.others = true;
+            continue;
+        }
+        for item in federated_items(v) {
+            let in_template = masked
+                .iter()
+                .any(|&(a, b)| item.start < b && a <= item.start.max(item.end));
+            let mut texts = Vec::new();
+            scalars(item, &mut texts);
+            if let Some(d) = resolve_ref(item, root) {
+                texts = vec![d];
+            }
+            let mut found = false;
+            for f in texts.iter().flat_map(|t| find(t)) {
+                found = true;
+                let account = match &f.form {
+                    Form::ProviderArn { account, .. } => Some(account.clone()),
                     _ => None,
                 };
-                match slot {
-                    Some(s) if s.is_none() => *s = Some(pats(base == STRING_LIKE)),
-                    _ => {
-                        let mut vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-                        vs.sort();
-                        rest.push(format!("{op} {normal} {}", vs.join(",")));
+                if !out
+                    .issuers
+                    .iter()
+                    .any(|(i, a)| i.same(&f.issuer) && *a == account)
+                {
+                    out.issuers.push((f.issuer, account));
+                }
+            }
+            let literal = !in_template
+                && matches!(item.value, Value::Scalar(..))
+                && texts.iter().all(|t| is_literal(t));
+            match (found, literal) {
+                (true, _) => {}
+                (false, true) => out.others = true,
+                (false, false) => out.unresolved = true,
+            }
+        }
+    }
+    out
+}
+
+/// What a statement's `Condition` says.
+#[derive(Default)]
+struct Conditions {
+    key_issuers: Vec<Issuer>,
+    key_unresolved: bool,
+    subjects: Option<Vec<Pattern>>,
+    audiences: Option<Vec<Pattern>>,
+    rest: Vec<String>,
+}
+
+impl Conditions {
+    fn key(&mut self, op: &str, key: &str, v: &Node) {
+        let base = op.strip_prefix(FOR_ANY_VALUE).unwrap_or(op);
+        let mut values: Vec<&str> = Vec::new();
+        scalars(v, &mut values);
+        let found = find(key);
+        let mut normal = key.to_string();
+        let mut suffix = None;
+        for f in &found {
+            if !self.key_issuers.iter().any(|i| i.same(&f.issuer)) {
+                self.key_issuers.push(f.issuer.clone());
+            }
+            if let Form::HostPath { key: Some(s) } = &f.form {
+                suffix = Some(s.clone());
+            }
+            normal = normal.replacen(&key[f.start..f.end], "<issuer>", 1);
+        }
+        if found.is_empty() && looks_unfilled(key) {
+            self.key_unresolved = true;
+        }
+        let like = base == STRING_LIKE;
+        let pats: Vec<Pattern> = values
+            .iter()
+            .map(|v| Pattern {
+                like: like && (v.contains('*') || v.contains('?')),
+                value: v.to_string(),
+            })
+            .collect();
+        let slot = match (base, suffix.as_deref(), found.len()) {
+            (STRING_EQUALS | STRING_LIKE, Some(SUBJECT), 1) => Some(&mut self.subjects),
+            (STRING_EQUALS | STRING_LIKE, Some(AUDIENCE), 1) => Some(&mut self.audiences),
+            _ => None,
+        };
+        match slot {
+            Some(s) if s.is_none() => *s = Some(pats),
+            _ => {
+                let mut vs: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+                vs.sort();
+                self.rest.push(format!("{op} {normal} {}", vs.join(",")));
+            }
+        }
+    }
+}
+
+fn conditions(st: &Node) -> Conditions {
+    let mut c = Conditions::default();
+    match st.get(CONDITION).map(|c| &c.value) {
+        Some(Value::Map(ops)) => {
+            for (op, keys) in ops {
+                let op = op.as_str().unwrap_or("");
+                match &keys.value {
+                    Value::Map(keys) => {
+                        for (k, v) in keys {
+                            c.key(op, k.as_str().unwrap_or(""), v);
+                        }
                     }
+                    _ => c.rest.push(format!("{op} ?")),
                 }
             }
         }
-    } else if st.get(CONDITION).is_some() {
-        rest.push("?".into());
+        Some(_) => c.rest.push("?".into()),
+        None => {}
     }
-    rest.sort();
-    if key_unresolved && principals.is_empty() && !others {
-        unresolved = true;
+    c.rest.sort();
+    c
+}
+
+/// Every alternative of an optional list (`None`: one, any).
+fn alternatives(v: &Option<Vec<Pattern>>) -> Vec<Option<Pattern>> {
+    match v {
+        Some(v) => v.iter().cloned().map(Some).collect(),
+        None => vec![None],
     }
-    if key_unresolved && !principals.is_empty() {
-        unresolved = true;
-    }
-    let mismatched = !principals.is_empty()
-        && key_issuers
+}
+
+/// Reads one statement. `root`: the document, for CloudFormation
+/// parameters; `masked`: byte ranges of template actions (a value there is
+/// rendered by a chart, not read).
+pub fn read_statement(
+    st: &Node,
+    index: usize,
+    root: Option<&Node>,
+    masked: &[(usize, usize)],
+) -> Statement {
+    let p = principals(st, root, masked);
+    let c = conditions(st);
+    let unresolved = p.unresolved || (c.key_unresolved && (!p.issuers.is_empty() || !p.others));
+    let mismatched = !p.issuers.is_empty()
+        && c.key_issuers
             .iter()
-            .any(|k| !principals.iter().all(|(p, _)| p.same(k)));
-    let allows = effect_ok && action_ok;
+            .any(|k| !p.issuers.iter().all(|(i, _)| i.same(k)));
+    let allows = allows(st);
     let mut grants = Vec::new();
-    if allows {
-        for (issuer, account) in &principals {
-            // Every key must name this issuer (IAM ANDs them).
-            if key_issuers.iter().any(|k| !k.same(issuer)) {
-                continue;
-            }
-            let subs: Vec<Option<Pattern>> = match &subjects {
-                Some(v) => v.iter().cloned().map(Some).collect(),
-                None => vec![None],
-            };
-            let auds: Vec<Option<Pattern>> = match &audiences {
-                Some(v) => v.iter().cloned().map(Some).collect(),
-                None => vec![None],
-            };
-            for s in &subs {
-                for a in &auds {
-                    grants.push(Grant {
-                        account: account.clone(),
-                        issuer: issuer.clone(),
-                        subject: s.clone(),
-                        audience: a.clone(),
-                        rest: rest.clone(),
-                    });
-                }
+    // Every key must name the principal's issuer (IAM ANDs them).
+    for (issuer, account) in p.issuers.iter().filter(|_| allows) {
+        if c.key_issuers.iter().any(|k| !k.same(issuer)) {
+            continue;
+        }
+        for s in alternatives(&c.subjects) {
+            for a in alternatives(&c.audiences) {
+                grants.push(Grant {
+                    account: account.clone(),
+                    issuer: issuer.clone(),
+                    subject: s.clone(),
+                    audience: a,
+                    rest: c.rest.clone(),
+                });
             }
         }
     }
     Statement {
-        sid,
+        sid: st.str_at(&[SID]).map(str::to_string),
         index,
         allows,
-        principals,
+        principals: p.issuers,
         unresolved,
-        others,
-        key_issuers,
+        others: p.others,
+        key_issuers: c.key_issuers,
         mismatched,
         grants,
     }

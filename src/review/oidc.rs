@@ -184,6 +184,59 @@ pub fn trust_docs(doc: &Node) -> Vec<TrustDoc> {
     trust_docs_in(doc, "", &[])
 }
 
+/// The trust document of a policy node, if one of its statements
+/// federates through an EKS issuer (or may: not proven).
+fn policy_doc(
+    y: &Node,
+    root: &Node,
+    path: &str,
+    resource: &Option<String>,
+    line_base: usize,
+    ctx: &Ctx,
+) -> Option<TrustDoc> {
+    let (items, _) = iam::statements(y)?;
+    let mut statements = Vec::new();
+    for (n, st) in items.iter().enumerate() {
+        let masked = if line_base == 0 { ctx.masked } else { &[] };
+        let read = iam::read_statement(st, n, Some(root), masked);
+        let (lo, hi) = lines_of(st);
+        let (lo, hi) = (lo + line_base, hi + line_base);
+        let templated = (lo..=hi).any(|l| {
+            ctx.lines
+                .get(l.saturating_sub(1))
+                .is_some_and(|t| t.contains("{{"))
+        });
+        let st = TrustStatement {
+            sid: read
+                .sid
+                .clone()
+                .unwrap_or_else(|| format!("statement {}", n + 1)),
+            line: lo,
+            accounts: read
+                .principals
+                .iter()
+                .filter_map(|(_, a)| a.clone())
+                .collect(),
+            issuers: read.issuers(),
+            templated,
+            read,
+        };
+        if st.read.federates() || st.not_proven() {
+            statements.push(st);
+        }
+    }
+    (!statements.is_empty()).then(|| TrustDoc {
+        resource: resource.clone(),
+        at: if path.is_empty() {
+            ".".into()
+        } else {
+            path.to_string()
+        },
+        line: y.line + line_base,
+        statements,
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn walk(
     y: &Node,
@@ -200,49 +253,8 @@ fn walk(
     }
     match &y.value {
         Value::Map(pairs) => {
-            if let Some((items, _)) = iam::statements(y) {
-                let mut statements = Vec::new();
-                for (n, st) in items.iter().enumerate() {
-                    let masked = if line_base == 0 { ctx.masked } else { &[] };
-                    let read = iam::read_statement(st, n, Some(root), masked);
-                    let (lo, hi) = lines_of(st);
-                    let (lo, hi) = (lo + line_base, hi + line_base);
-                    let templated = (lo..=hi).any(|l| {
-                        ctx.lines
-                            .get(l.saturating_sub(1))
-                            .is_some_and(|t| t.contains("{{"))
-                    });
-                    let st = TrustStatement {
-                        sid: read
-                            .sid
-                            .clone()
-                            .unwrap_or_else(|| format!("statement {}", n + 1)),
-                        line: lo,
-                        accounts: read
-                            .principals
-                            .iter()
-                            .filter_map(|(_, a)| a.clone())
-                            .collect(),
-                        issuers: read.issuers(),
-                        templated,
-                        read,
-                    };
-                    if st.read.federates() || st.not_proven() {
-                        statements.push(st);
-                    }
-                }
-                if !statements.is_empty() {
-                    out.push(TrustDoc {
-                        resource: resource.clone(),
-                        at: if path.is_empty() {
-                            ".".into()
-                        } else {
-                            path.clone()
-                        },
-                        line: y.line + line_base,
-                        statements,
-                    });
-                }
+            if iam::is_policy(y) {
+                out.extend(policy_doc(y, root, path, resource, line_base, ctx));
                 return;
             }
             for (k, v) in pairs {
@@ -980,6 +992,57 @@ pub fn file_trusts(text: &str) -> Result<Vec<TrustDoc>, crate::syntax::yaml::Par
         .collect())
 }
 
+/// Every issuer reference of one file (JSON's `\/` read as `/`).
+fn references(e: &crate::discover::walk::Entry, text: &str, out: &mut Vec<Reference>) {
+    use crate::discover::walk::Role;
+    let unescaped = text.replace("\\/", "/");
+    let view = if unescaped.len() != text.len() {
+        &unescaped
+    } else {
+        text
+    };
+    let view_index = crate::syntax::yaml::LineIndex::new(view);
+    let is_json = e.rel.to_ascii_lowercase().ends_with(".json");
+    for f in find(view) {
+        let (line, column) = view_index.position(view, f.start);
+        let line_start = view[..f.start].rfind('\n').map_or(0, |i| i + 1);
+        let prefix = &view[line_start..f.start];
+        let in_comment = e.role == Role::Yaml
+            && !is_json
+            && (prefix.trim_start().starts_with('#') || prefix.contains(" #"));
+        out.push(Reference {
+            rel: e.rel.clone(),
+            line,
+            column,
+            found: f,
+            in_manifest: e.role == Role::Yaml,
+            in_comment,
+        });
+    }
+}
+
+/// Every `eks.amazonaws.com/role-arn` annotation of one file.
+fn role_arns(
+    rel: &str,
+    text: &str,
+    index: &crate::syntax::yaml::LineIndex,
+    out: &mut Vec<(String, usize, String)>,
+) {
+    const ROLE_ARN: &str = "eks.amazonaws.com/role-arn";
+    let mut from = 0;
+    while let Some(i) = text[from..].find(ROLE_ARN).map(|i| i + from) {
+        from = i + ROLE_ARN.len();
+        let rest = text[from..].trim_start_matches(['"', '\'', ':', ' ', '=']);
+        let arn: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ',' | '}'))
+            .collect();
+        if arn.starts_with("arn:") && arn.contains(":role/") {
+            out.push((rel.to_string(), index.position(text, i).0, arn));
+        }
+    }
+}
+
 /// Reads every file of the walk for issuer references, dynamic trusts and
 /// trust documents.
 pub fn inventory(walk: &crate::discover::walk::Walk) -> Inventory {
@@ -1002,45 +1065,8 @@ pub fn inventory(walk: &crate::discover::walk::Walk) -> Inventory {
             continue;
         };
         let index = crate::syntax::yaml::LineIndex::new(&text);
-        // JSON may write `/` as `\/`; the same line, read with it undone.
-        let unescaped = text.replace("\\/", "/");
-        let view = if unescaped.len() != text.len() {
-            &unescaped
-        } else {
-            &text
-        };
-        let view_index = crate::syntax::yaml::LineIndex::new(view);
-        let is_json = e.rel.to_ascii_lowercase().ends_with(".json");
-        for f in find(view) {
-            let (line, column) = view_index.position(view, f.start);
-            let line_start = view[..f.start].rfind('\n').map_or(0, |i| i + 1);
-            let prefix = &view[line_start..f.start];
-            let in_comment = e.role == Role::Yaml
-                && !is_json
-                && (prefix.trim_start().starts_with('#') || prefix.contains(" #"));
-            inv.references.push(Reference {
-                rel: e.rel.clone(),
-                line,
-                column,
-                found: f,
-                in_manifest: e.role == Role::Yaml,
-                in_comment,
-            });
-        }
-        const ROLE_ARN: &str = "eks.amazonaws.com/role-arn";
-        let mut from = 0;
-        while let Some(i) = text[from..].find(ROLE_ARN).map(|i| i + from) {
-            from = i + ROLE_ARN.len();
-            let rest = text[from..].trim_start_matches(['"', '\'', ':', ' ', '=']);
-            let arn: String = rest
-                .chars()
-                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | ',' | '}'))
-                .collect();
-            if arn.starts_with("arn:") && arn.contains(":role/") {
-                inv.role_arns
-                    .push((e.rel.clone(), index.position(&text, i).0, arn));
-            }
-        }
+        references(&e, &text, &mut inv.references);
+        role_arns(&e.rel, &text, &index, &mut inv.role_arns);
         // Only Terraform can follow the cluster; what a page says of it
         // does not.
         if is_terraform(&e.rel) {

@@ -281,7 +281,7 @@ mod tests {
 
     #[test]
     fn a_provider_for_another_oidc_issuer_never_follows_the_cluster() {
-        let tf = "resource \"aws_iam_openid_connect_provider\" \"github\" {\n  url = \"https://token.actions.githubusercontent.com\"\n}\n\nresource \"aws_iam_openid_connect_provider\" \"eks\" {\n  url = data.aws_eks_cluster.this.identity[0].oidc[0].issuer\n}\n\nlocals {\n  gh  = aws_iam_openid_connect_provider.github.arn\n  eks = aws_iam_openid_connect_provider.eks.arn\n  far = aws_iam_openid_connect_provider.elsewhere.arn\n}\n";
+        let tf = "resource \"aws_iam_openid_connect_provider\" \"github\" {\n  url = \"https://token.actions.githubusercontent.com\"\n}\n\nresource \"aws_iam_openid_connect_provider\" \"eks\" {\n  url = data.aws_eks_cluster.this.identity[0].oidc[0].issuer\n}\n\nresource \"aws_iam_openid_connect_provider\" \"gitlab\" {\n  url = \"https://gitlab.com\"\n}\n\nlocals {\n  gl  = aws_iam_openid_connect_provider.gitlab.arn\n  gh  = aws_iam_openid_connect_provider.github.arn\n  eks = aws_iam_openid_connect_provider.eks.arn\n  far = aws_iam_openid_connect_provider.elsewhere.arn\n}\n";
         let d = dynamic_trusts(tf);
         let names: Vec<&str> = d.iter().map(|(i, _)| &tf[*i..*i + 40]).collect();
         assert_eq!(d.len(), 2, "{names:?}");

@@ -207,6 +207,34 @@ fn resolve_ref<'a>(n: &'a Node, root: Option<&'a Node>) -> Option<&'a str> {
     root?.at(&[CFN_PARAMETERS, name, CFN_DEFAULT])?.as_str()
 }
 
+/// A `Fn::Sub` string with each `${Name}` of a parameter with a `Default`
+/// replaced by that default (pseudo parameters such as `AWS::AccountId`
+/// stay as they are).
+fn substitute(s: &str, root: Option<&Node>) -> String {
+    let Some(root) = root.filter(|_| s.contains("${")) else {
+        return s.to_string();
+    };
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        let Some(j) = rest[i..].find('}').map(|j| i + j) else {
+            break;
+        };
+        let name = &rest[i + 2..j];
+        out.push_str(&rest[..i]);
+        match root
+            .at(&[CFN_PARAMETERS, name, CFN_DEFAULT])
+            .and_then(Node::as_str)
+        {
+            Some(d) => out.push_str(d),
+            None => out.push_str(&rest[i..=j]),
+        }
+        rest = &rest[j + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Whether a principal string is a literal that names some provider (an
 /// ARN, a host, a URL), as opposed to an unfilled template or reference: its
 /// provider host has dots and no part of it is a masked template action.
@@ -293,10 +321,12 @@ fn principals(st: &Node, root: Option<&Node>, masked: &[(usize, usize)]) -> Prin
             let in_template = masked
                 .iter()
                 .any(|&(a, b)| item.start < b && a <= item.start.max(item.end));
-            let mut texts = Vec::new();
-            scalars(item, &mut texts);
+            let mut texts: Vec<String> = Vec::new();
+            let mut raw = Vec::new();
+            scalars(item, &mut raw);
+            texts.extend(raw.iter().map(|t| substitute(t, root)));
             if let Some(d) = resolve_ref(item, root) {
-                texts = vec![d];
+                texts = vec![d.to_string()];
             }
             let mut found = false;
             for f in texts.iter().flat_map(|t| find(t)) {

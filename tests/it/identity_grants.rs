@@ -702,6 +702,27 @@ fn cloudformation_functions_build_principals_read_and_edited_alike() {
         ),
         role("RefParam", "!Ref OidcProviderArn"),
     );
+    // `!Sub` with a parameter of its own: read through the default.
+    let with_sub = template.replace(
+        "Resources:\n",
+        &format!(
+            "  OidcProvider:\n    Type: String\n    Default: {}\nResources:\n",
+            host(A)
+        ),
+    ) + &role(
+        "SubParam",
+        "!Sub 'arn:aws:iam::${AWS::AccountId}:oidc-provider/${OidcProvider}'",
+    );
+    write(d.path(), &[("cfn.yaml", &with_sub)]);
+    let (code, v, _) = identity(d.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(
+        coverage(&v).last().unwrap(),
+        &(
+            "AWS::IAM::Role/SubParam".to_string(),
+            "old_only".to_string()
+        )
+    );
     write(d.path(), &[("cfn.yaml", &template)]);
     let (code, v, _) = identity(d.path(), &[]);
     assert_eq!(code, Some(1), "{v}");

@@ -1021,4 +1021,62 @@ mod tests {
         let err = remove_retired(&policy(&[OLD]), &issuer(OLD)).unwrap_err();
         assert!(err.message.contains("delete the role"), "{err}");
     }
+
+    /// Every order and adjacency of retired and kept statements, in a JSON
+    /// array, a YAML flow sequence and a YAML block sequence: what is left
+    /// is exactly the kept statements, in order.
+    #[test]
+    fn remove_retired_works_for_any_order_and_adjacency() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let arn = |id: &str| {
+            format!(
+                "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{id}"
+            )
+        };
+        for mask in 1u32..15 {
+            let ids: Vec<&str> = (0..4)
+                .map(|i| if mask & (1 << i) != 0 { NEW } else { OLD })
+                .collect();
+            let kept: Vec<usize> = (0..4).filter(|i| ids[*i] == NEW).collect();
+            let forms: [(&str, &str, &str, &str); 3] = [
+                (
+                    "{\"Statement\": [\n",
+                    ",\n",
+                    "\n]}\n",
+                    "  {\"Sid\": \"S#\", \"Principal\": {\"Federated\": \"@\"}}",
+                ),
+                (
+                    "Statement: [",
+                    ", ",
+                    "]\n",
+                    "{Sid: S#, Principal: {Federated: '@'}}",
+                ),
+                (
+                    "Statement:  # trust\n",
+                    "",
+                    "Other: 1\n",
+                    "  - Sid: S#  # c\n    Principal:\n      Federated: '@'\n",
+                ),
+            ];
+            for (head, sep, tail, item) in forms {
+                let make = |which: &[usize]| {
+                    let items: Vec<String> = which
+                        .iter()
+                        .map(|i| {
+                            item.replace('#', &i.to_string())
+                                .replace('@', &arn(ids[*i]))
+                        })
+                        .collect();
+                    format!("{head}{}{tail}", items.join(sep))
+                };
+                let text = make(&[0, 1, 2, 3]);
+                let (out, edits) = remove_retired(&text, &old).unwrap().unwrap();
+                assert_eq!(edits.len(), 4 - kept.len(), "{text}");
+                assert_eq!(out, make(&kept), "{mask:b}\n{text}");
+                // And adding back: every old grant of the new issuer's
+                // copies would be nothing to do here (no old left).
+                assert_eq!(add(&out, &old, &new).unwrap(), None);
+            }
+        }
+    }
 }

@@ -1079,4 +1079,44 @@ mod tests {
             }
         }
     }
+
+    /// Old statements for three service accounts, the new issuer's copies
+    /// of any subset: `add` copies exactly the missing ones, in each form,
+    /// and the result is ready grant by grant.
+    #[test]
+    fn add_copies_exactly_the_missing_grants_in_every_form() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let host = |id: &str| format!("oidc.eks.eu-west-1.amazonaws.com/id/{id}");
+        let forms: [(&str, &str, &str, &str); 3] = [
+            ("{\"Statement\": [\n", ",\n", "\n]}\n", "  {\"Sid\": \"S#\", \"Principal\": {\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/@\"}, \"Condition\": {\"StringEquals\": {\"@:sub\": \"system:serviceaccount:n:#\"}}}"),
+            ("Statement: [", ", ", "]\n", "{Sid: S#, Principal: {Federated: 'arn:aws:iam::111122223333:oidc-provider/@'}, Condition: {StringEquals: {'@:sub': 'system:serviceaccount:n:#'}}}"),
+            ("Statement: # c\n", "", "Other: 1\n", "  - Sid: S#\n    Principal: {Federated: 'arn:aws:iam::111122223333:oidc-provider/@'}\n    Condition:\n      StringEquals:\n        '@:sub': system:serviceaccount:n:#\n"),
+        ];
+        for mask in 0u32..8 {
+            for (head, sep, tail, item) in forms {
+                let mut items: Vec<String> = (0..3)
+                    .map(|i| item.replace('#', &i.to_string()).replace('@', &host(OLD)))
+                    .collect();
+                for i in (0..3).filter(|i| mask & (1 << i) != 0) {
+                    items.push(
+                        item.replace('#', &i.to_string())
+                            .replace('@', &host(NEW))
+                            .replace(&format!("S{i}"), &format!("N{i}")),
+                    );
+                }
+                let text = format!("{head}{}{tail}", items.join(sep));
+                let missing = 3 - mask.count_ones() as usize;
+                match add(&text, &old, &new).unwrap() {
+                    None => assert_eq!(missing, 0, "{text}"),
+                    Some((out, edits)) => {
+                        assert_eq!(edits.len(), missing, "{text}\n{out}");
+                        for l in lists(&out).unwrap() {
+                            assert!(iam::missing(&l.grants(), &old, &new).is_empty(), "{out}");
+                        }
+                        assert_eq!(add(&out, &old, &new).unwrap(), None, "{out}");
+                    }
+                }
+            }
+        }
+    }
 }

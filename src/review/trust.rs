@@ -566,7 +566,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
             return Err(Refusal::new(
                 codes::EDIT_REFUSED,
                 format!(
-                    "verification failed: after the edit the policy at line {} still lacks the new issuer's grants ({})",
+                    "verification failed: after the edit the policy at line {} still lacks the new issuer's grants ({}); a principal built from a reference (a `Ref` to a parameter, a `Fn::Sub` of one) is not changed by a copy: give the new provider its own parameter by hand",
                     list.line,
                     describe_missing(&missing)
                 ),

@@ -7,7 +7,7 @@
 //! shows (and with `yes` writes) the safe trust change.
 
 use crate::discover::walk;
-use crate::output::identity::{IdentityReport, Pair};
+use crate::output::identity::{codes, IdentityReport, Pair};
 use crate::output::{self, Exit, Format, Outcome, Sink};
 use crate::review::oidc;
 use crate::text::issuer::Issuer;
@@ -182,10 +182,173 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
         Format::Json => sink.out(&output::json::render(&report)),
         _ => sink.say(&output::identity::text(&report)),
     }
-    Ok(if report.old_only_count > 0 {
+    // Exit 0 only when every grant of the old issuer is proven covered.
+    Ok(if report.ready == Some(false) {
         Exit::Pending
     } else {
         Exit::Ok
+    })
+}
+
+/// The `.rebind.yaml` above the first path, if any.
+fn config(a: &IdentityOptions) -> Result<Option<(PathBuf, crate::model::config::Config)>> {
+    let start = a
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    match crate::model::config::find(&start) {
+        Some(path) => {
+            let cfg = crate::model::config::load(&path)?;
+            Ok(Some((path, cfg)))
+        }
+        None => Ok(None),
+    }
+}
+
+fn change_name(change: TrustChange) -> &'static str {
+    match change {
+        TrustChange::Add => "add",
+        TrustChange::RemoveRetired => "remove-retired",
+    }
+}
+
+/// A refused trust change: exit 2, nothing written; in JSON a report whose
+/// `error` carries the stable `code`.
+fn refuse(
+    a: &IdentityOptions,
+    change: TrustChange,
+    code: &'static str,
+    message: String,
+    sink: &mut Sink,
+) -> anyhow::Error {
+    if a.format == Format::Json {
+        sink.out(&output::json::render(&serde_json::json!({
+            "schema_version": 1,
+            "command": "identity",
+            "trust": change_name(change),
+            "error": {"code": code, "message": message},
+            "written": false,
+        })));
+    }
+    anyhow!("{message}")
+}
+
+/// Why one of the issuers to retire is current: one that `.rebind.yaml`
+/// declares as a cluster's `oidc_issuer`, or that `--oidc-to` /
+/// `--describe-to` names. Removing it would cut the live cluster off.
+fn current_among(
+    a: &IdentityOptions,
+    retired: &[Issuer],
+    pair: Option<&Pair>,
+) -> Result<Option<String>> {
+    let mut current: Vec<(Issuer, String)> = Vec::new();
+    if let Some(p) = pair {
+        current.push((
+            p.new.clone(),
+            "the new issuer of --oidc-to/--describe-to".into(),
+        ));
+    } else {
+        if let Some(s) = &a.oidc_to {
+            current.push((issuer("--oidc-to", s)?, "--oidc-to".into()));
+        }
+        if let Some(p) = &a.describe_to {
+            current.push((
+                oidc::read_describe("--describe-to", p)?.issuer,
+                "--describe-to".into(),
+            ));
+        }
+    }
+    if let Some((path, cfg)) = config(a)? {
+        for c in &cfg.clusters {
+            if let Some(i) = &c.oidc_issuer {
+                current.push((
+                    i.clone(),
+                    format!(
+                        "the oidc_issuer of cluster {} in {}",
+                        c.name,
+                        path.display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(retired.iter().find_map(|r| {
+        current.iter().find(|(c, _)| c.same(r)).map(|(c, why)| {
+            format!(
+                "{} is current ({why}), not retired: removing its statements would cut that cluster's pods off; nothing written",
+                c.url()
+            )
+        })
+    }))
+}
+
+/// The issuers to retire: `--oidc-retired`, else the `retired_oidc` of
+/// `.rebind.yaml`.
+fn retired_issuers(a: &IdentityOptions) -> Result<Vec<Issuer>> {
+    let mut retired = a
+        .oidc_retired
+        .iter()
+        .map(|s| issuer("--oidc-retired", s))
+        .collect::<Result<Vec<_>>>()?;
+    if retired.is_empty() {
+        if let Some((_, cfg)) = config(a)? {
+            retired = cfg
+                .clusters
+                .iter()
+                .flat_map(|c| c.retired_oidc.iter().cloned())
+                .collect();
+        }
+    }
+    if retired.is_empty() {
+        bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
+    }
+    Ok(retired)
+}
+
+/// What `--trust add` leaves to do by hand: literal Terraform trusts that
+/// lack the new issuer, chart values not followed. Terraform stays
+/// report-only: what it still lacks is work left, never "nothing to
+/// change".
+fn work_left(
+    inv: &oidc::Inventory,
+    action: &crate::review::trust::Action,
+    pair: Option<&Pair>,
+) -> (Vec<oidc::TerraformPending>, Vec<oidc::TerraformPending>) {
+    match (action, pair) {
+        (crate::review::trust::Action::Add { .. }, Some(p)) => {
+            let c = oidc::CoverageReport::of(inv, &p.old, &p.new);
+            (c.terraform, c.not_followed)
+        }
+        _ => (Vec::new(), Vec::new()),
+    }
+}
+
+/// The change `--trust` asks for, its issuers resolved; an issuer to
+/// retire that is current is refused.
+fn action(
+    a: &IdentityOptions,
+    change: TrustChange,
+    pair: Option<&Pair>,
+    sink: &mut Sink,
+) -> Result<crate::review::trust::Action> {
+    Ok(match change {
+        TrustChange::Add => {
+            let Some(p) = pair else {
+                bail!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to");
+            };
+            crate::review::trust::Action::Add {
+                old: p.old.clone(),
+                new: p.new.clone(),
+            }
+        }
+        TrustChange::RemoveRetired => {
+            let retired = retired_issuers(a)?;
+            if let Some(why) = current_among(a, &retired, pair)? {
+                return Err(refuse(a, change, codes::RETIRED_IS_CURRENT, why, sink));
+            }
+            crate::review::trust::Action::RemoveRetired(retired)
+        }
     })
 }
 
@@ -198,51 +361,17 @@ fn trust(
     pair: Option<&Pair>,
     sink: &mut Sink,
 ) -> Result<Exit> {
-    let action = match change {
-        TrustChange::Add => {
-            let Some(p) = pair else {
-                bail!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to");
-            };
-            crate::review::trust::Action::Add {
-                old: p.old.clone(),
-                new: p.new.clone(),
-            }
-        }
-        TrustChange::RemoveRetired => {
-            let mut retired = a
-                .oidc_retired
-                .iter()
-                .map(|s| issuer("--oidc-retired", s))
-                .collect::<Result<Vec<_>>>()?;
-            // Else the issuers `.rebind.yaml` retires (`retired_oidc`).
-            if retired.is_empty() {
-                let start = a
-                    .paths
-                    .first()
-                    .cloned()
-                    .unwrap_or_else(|| PathBuf::from("."));
-                if let Some(cfg) = crate::model::config::find(&start) {
-                    let cfg = crate::model::config::load(&cfg)?;
-                    retired = cfg
-                        .clusters
-                        .iter()
-                        .flat_map(|c| c.retired_oidc.iter().cloned())
-                        .collect();
-                }
-            }
-            if retired.is_empty() {
-                bail!("--trust remove-retired needs the retired issuers: --oidc-retired URL (repeatable), or retired_oidc in .rebind.yaml");
-            }
-            crate::review::trust::Action::RemoveRetired(retired)
-        }
-    };
+    let action = action(a, change, pair, sink)?;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     for t in &inv.trusts {
         if !files.iter().any(|(_, r)| *r == t.rel) {
             files.push((t.path.clone(), t.rel.clone()));
         }
     }
-    let (plans, edits) = crate::review::trust::plan(&files, &action)?;
+    let (plans, edits) = match crate::review::trust::plan(&files, &action) {
+        Ok(p) => p,
+        Err(r) => return Err(refuse(a, change, r.code, r.message, sink)),
+    };
     let mut text = String::new();
     for p in &plans {
         text.push_str(&crate::edit::diff::unified(p));
@@ -250,23 +379,53 @@ fn trust(
     for (rel, e) in &edits {
         text.push_str(&format!("{rel}:{}: {}\n", e.line, e.what));
     }
-    if plans.is_empty() {
+    let (terraform, not_followed) = work_left(inv, &action, pair);
+    let sentence = |t: &oidc::TerraformPending| {
+        if not_followed.iter().any(|n| std::ptr::eq(n, t)) {
+            output::identity::NOT_FOLLOWED_SENTENCE
+        } else {
+            output::identity::TERRAFORM_SENTENCE
+        }
+    };
+    for t in terraform.iter().chain(&not_followed) {
+        text.push_str(&format!(
+            "{}:{}:{}: {}: {}\n",
+            t.rel,
+            t.line,
+            t.column,
+            t.form,
+            sentence(t)
+        ));
+    }
+    let by_hand = terraform.len() + not_followed.len();
+    if plans.is_empty() && by_hand == 0 {
         text.push_str("Nothing to change.\n");
+    } else if plans.is_empty() {
+        text.push_str(
+            "Nothing rebind can change here; what is listed above needs the new issuer by hand.\n",
+        );
     }
     if a.format == Format::Json {
         sink.out(&output::json::render(&serde_json::json!({
             "schema_version": 1,
             "command": "identity",
-            "trust": match change { TrustChange::Add => "add", TrustChange::RemoveRetired => "remove-retired" },
+            "trust": change_name(change),
             "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": crate::edit::diff::unified(p)})).collect::<Vec<_>>(),
             "edits": edits.iter().map(|(rel, e)| serde_json::json!({"path": rel, "line": e.line, "what": e.what})).collect::<Vec<_>>(),
+            "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
+            "not_followed": not_followed.iter().map(|t| serde_json::json!({"code": codes::NOT_PROVEN, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),
         })));
     } else {
         sink.say(&text);
     }
+    let left = if by_hand == 0 {
+        Exit::Ok
+    } else {
+        Exit::Pending
+    };
     if plans.is_empty() {
-        return Ok(Exit::Ok);
+        return Ok(left);
     }
     if !a.yes {
         return Ok(Exit::Pending);
@@ -278,5 +437,5 @@ fn trust(
             crate::text::words::count(plans.len(), "file")
         ));
     }
-    Ok(Exit::Ok)
+    Ok(left)
 }

@@ -4,5 +4,6 @@
 
 pub mod application;
 pub mod config;
+pub mod iam;
 pub mod positions;
 pub mod workspace;

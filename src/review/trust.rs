@@ -1,7 +1,8 @@
 //! The safe identity change: add trust for the new cluster's OIDC issuer
-//! next to each statement that trusts the old one (`--trust add`), and later
-//! remove the statements that trust only a retired issuer (`--trust
-//! remove-retired`), format-preserving and verified like every rewrite.
+//! next to each statement that gives a grant of the old one with no twin
+//! (`--trust add`), and later remove the statements that trust only a
+//! retired issuer (`--trust remove-retired`), format-preserving and
+//! verified like every rewrite.
 //!
 //! During a blue/green overlap both clusters run: replacing the old issuer
 //! by the new one would cut the old cluster off and break rollback. So a
@@ -10,15 +11,21 @@
 //! any, gets a suffix: IAM wants `Sid`s unique). After the teardown the old
 //! statements are removed.
 //!
-//! Where statements are edited: JSON arrays (a JSON trust-policy file, or a
-//! JSON policy inside a YAML block scalar, whose indentation is JSON
-//! whitespace), YAML flow sequences and YAML block sequences
-//! (CloudFormation). Anything else (a single statement object, JSON inside
-//! quoted YAML strings, Terraform) is refused or reported, never edited. The decoded data after an edit must equal the
-//! data before plus (or minus) exactly those statements, or nothing is
-//! written.
+//! Statements are chosen from the policy as the shared reader decodes it
+//! (the same reading `identity` reports from: [`crate::model::iam`]), and
+//! edited by their byte spans: JSON arrays (a JSON trust-policy file, or a
+//! JSON policy inside a YAML literal block scalar, whose lines map one to
+//! one), YAML flow sequences and YAML block sequences (CloudFormation).
+//! Anything else (a single statement object, JSON inside a quoted YAML
+//! string) is refused when it needs the change, never edited. After every
+//! edit the text is read again: `add` must leave no grant of the old
+//! issuer without its twin, `remove-retired` no grant of the retired
+//! issuer, and the decoded data must equal the data before plus (or minus)
+//! exactly those statements; else nothing is written.
 
-use crate::review::oidc;
+use crate::model::iam;
+use crate::review::oidc::codes;
+use crate::syntax::yaml::{Node, Value};
 use crate::text::issuer::Issuer;
 use yaml_rust2::Yaml;
 
@@ -29,188 +36,123 @@ struct Span {
     end: usize,
 }
 
-/// Skips a JSON string starting at `i` (a `"`); returns the index after it.
-fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
-    // YAML flow collections also quote with `'` (a quote doubled inside).
-    let quote = b[i];
-    i += 1;
-    while i < b.len() {
-        match b[i] {
-            b'\\' if quote == b'"' => i += 2,
-            c if c == quote && quote == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 2,
-            c if c == quote => return Some(i + 1),
-            _ => i += 1,
-        }
-    }
-    None
+/// A refusal: a stable code and the message (`line:column: ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
 }
 
-/// The elements of the JSON array whose `[` is at `open`, and the index of
-/// its `]`.
-fn json_elements(b: &[u8], open: usize) -> Option<(Vec<Span>, usize)> {
-    let mut spans = Vec::new();
-    let mut depth = 0usize;
-    let mut i = open + 1;
-    let mut start: Option<usize> = None;
-    while i < b.len() {
-        match b[i] {
-            b'"' | b'\'' => {
-                start.get_or_insert(i);
-                i = skip_string(b, i)?;
-                continue;
-            }
-            b'{' | b'[' => {
-                start.get_or_insert(i);
-                depth += 1;
-            }
-            b'}' | b']' if depth > 0 => {
-                depth -= 1;
-                if depth == 0 {
-                    if let Some(s) = start.take() {
-                        spans.push(Span {
-                            start: s,
-                            end: i + 1,
-                        });
-                    }
-                }
-            }
-            b']' => return Some((spans, i)),
-            b',' if depth == 0 => {
-                if let Some(s) = start.take() {
-                    spans.push(Span {
-                        start: s,
-                        end: trim_end(b, i),
-                    });
-                }
-            }
-            c if !c.is_ascii_whitespace() => {
-                start.get_or_insert(i);
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-fn trim_end(b: &[u8], mut end: usize) -> usize {
-    while end > 0 && b[end - 1].is_ascii_whitespace() {
-        end -= 1;
-    }
-    end
-}
-
-/// Every `"Statement": [` array in `text` (JSON, or JSON inside a YAML
-/// block scalar): its elements.
-fn json_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    // JSON's `"Statement": [`, and a YAML flow sequence `Statement: [`.
-    for key in ["\"Statement\"", "Statement"] {
-        let mut from = 0;
-        while let Some(k) = text[from..].find(key).map(|k| k + from) {
-            from = k + 1;
-            if key == "Statement"
-                && (b.get(k + key.len()) != Some(&b':') || (k > 0 && b[k - 1] == b'"'))
-            {
-                continue;
-            }
-            if let Some(list) = statement_list_at(b, k + key.len()) {
-                out.push(list);
-            }
+impl Refusal {
+    fn new(code: &'static str, message: impl Into<String>) -> Refusal {
+        Refusal {
+            code,
+            message: message.into(),
         }
     }
-    out
 }
 
-/// The elements of a `[...]` list after a `Statement` key ending at `i`.
-fn statement_list_at(b: &[u8], mut i: usize) -> Option<(Vec<Span>, usize)> {
-    {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Maps offsets of a decoded string (a literal block scalar's content) to
+/// offsets of the file: each decoded line starts at a known file offset.
+#[derive(Debug, Clone)]
+struct OffsetMap {
+    /// (decoded line start, file offset of it), in order.
+    lines: Vec<(usize, usize)>,
+}
+
+impl OffsetMap {
+    fn identity() -> OffsetMap {
+        OffsetMap {
+            lines: vec![(0, 0)],
         }
-        if b.get(i) != Some(&b':') {
+    }
+
+    fn raw(&self, o: usize) -> usize {
+        let i = self.lines.partition_point(|(d, _)| *d <= o) - 1;
+        let (d, r) = self.lines[i];
+        r + (o - d)
+    }
+
+    /// The map of a literal block scalar whose content `decoded` starts at
+    /// file offset `start` (its first content byte): `None` unless every
+    /// decoded line is its file line less the same indentation.
+    fn block(text: &str, start: usize, decoded: &str) -> Option<OffsetMap> {
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let indent = start - line_start;
+        if !text[line_start..start].bytes().all(|b| b == b' ') {
             return None;
         }
-        i += 1;
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
+        let mut lines = Vec::new();
+        let mut raw = line_start;
+        let mut d = 0;
+        for dl in decoded.split_inclusive('\n') {
+            let body = dl.trim_end_matches('\n').trim_end_matches('\r');
+            let raw_end = text[raw..].find('\n').map_or(text.len(), |e| raw + e);
+            let raw_line = text[raw..raw_end].trim_end_matches('\r');
+            if body.is_empty() {
+                if !raw_line.trim().is_empty() {
+                    return None;
+                }
+                lines.push((d, raw + raw_line.len().min(indent)));
+            } else {
+                if raw_line.len() < indent
+                    || !raw_line[..indent].bytes().all(|b| b == b' ')
+                    || &raw_line[indent..] != body
+                {
+                    return None;
+                }
+                lines.push((d, raw + indent));
+            }
+            d += dl.len();
+            raw = (raw_end + 1).min(text.len());
         }
-        if b.get(i) != Some(&b'[') {
-            return None;
-        }
-        json_elements(b, i)
+        Some(OffsetMap { lines })
     }
 }
 
-/// Every YAML block sequence under a `Statement:` key: its items, each from
-/// the start of its `- ` line to the start of the next item (or the end of
-/// the sequence).
-fn yaml_statement_lists(text: &str) -> Vec<(Vec<Span>, usize)> {
-    let mut out = Vec::new();
-    let lines: Vec<(usize, &str)> = {
-        let mut v = Vec::new();
-        let mut pos = 0;
-        for l in text.split_inclusive('\n') {
-            v.push((pos, l));
-            pos += l.len();
-        }
-        v
-    };
-    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
-    for (n, (_, l)) in lines.iter().enumerate() {
-        let t = l.trim_end();
-        if t.trim_start() != "Statement:" {
-            continue;
-        }
-        let key_indent = indent(t);
-        let mut items: Vec<Span> = Vec::new();
-        let mut item_indent: Option<usize> = None;
-        let mut end = text.len();
-        for (pos, l) in &lines[n + 1..] {
-            let body = l.trim_end();
-            if body.trim().is_empty() || body.trim_start().starts_with('#') {
-                continue;
-            }
-            let ind = indent(body);
-            let is_item = body[ind..].starts_with("- ") || &body[ind..] == "-";
-            if ind < key_indent || (ind == key_indent && !is_item) {
-                end = *pos;
-                break;
-            }
-            match item_indent {
-                None if is_item => item_indent = Some(ind),
-                None => {
-                    end = *pos;
-                    break;
-                }
-                _ => {}
-            }
-            if is_item && Some(ind) == item_indent {
-                if let Some(last) = items.last_mut() {
-                    last.end = *pos;
-                }
-                items.push(Span {
-                    start: *pos,
-                    end: text.len(),
-                });
-            } else if ind < item_indent.unwrap_or(0) {
-                end = *pos;
-                break;
-            }
-        }
-        if let Some(last) = items.last_mut() {
-            last.end = last.end.min(end);
-        }
-        // Blank and comment lines after an item belong to what follows it.
-        for item in &mut items {
-            item.end = trim_trailing_comments(text, item.start, item.end);
-        }
-        if !items.is_empty() {
-            out.push((items, end));
-        }
+/// A statement list of a file, as read.
+#[derive(Debug, Clone)]
+struct List {
+    /// 1-based line of the list.
+    line: usize,
+    /// Each statement's span in the file (`None` when the list is fixed).
+    items: Vec<Span>,
+    statements: Vec<iam::Statement>,
+    /// The file range of each statement's `Sid` value (inside its quotes).
+    sids: Vec<Option<Span>>,
+    /// Each statement's span holds a chart's template action.
+    templated: Vec<bool>,
+    /// Elements separated by commas (JSON, a YAML flow sequence).
+    flow: bool,
+    /// Why rebind does not edit it in place, if it does not.
+    fixed: Option<&'static str>,
+}
+
+impl List {
+    fn grants(&self) -> Vec<iam::Grant> {
+        self.statements
+            .iter()
+            .flat_map(|s| s.grants.iter().cloned())
+            .collect()
     }
-    out
+}
+
+/// The offset of the `-` that opens the block sequence item at `start`.
+fn dash_before(text: &str, start: usize) -> Option<usize> {
+    let before = text[..start].trim_end();
+    before.ends_with('-').then(|| before.len() - 1)
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |i| i + 1)
 }
 
 /// `end` moved back over the whole lines before it that are blank or hold
@@ -220,13 +162,13 @@ fn trim_trailing_comments(text: &str, start: usize, mut end: usize) -> usize {
         let body = &text[..end];
         let body = body.strip_suffix('\n').unwrap_or(body);
         let body = body.strip_suffix('\r').unwrap_or(body);
-        let line_start = body.rfind('\n').map_or(0, |i| i + 1);
-        if line_start <= start {
+        let ls = body.rfind('\n').map_or(0, |i| i + 1);
+        if ls <= start {
             break;
         }
-        let line = body[line_start..].trim();
+        let line = body[ls..].trim();
         if line.is_empty() || line.starts_with('#') {
-            end = line_start;
+            end = ls;
         } else {
             break;
         }
@@ -234,99 +176,205 @@ fn trim_trailing_comments(text: &str, start: usize, mut end: usize) -> usize {
     end
 }
 
-/// `text` with every spelling of `old`'s host path replaced by `new`'s.
-fn swap_issuer(text: &str, old: &Issuer, new: &Issuer) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for f in crate::text::issuer::find(text) {
-        if !f.issuer.same(old) {
-            continue;
-        }
-        let host = text[f.start..f.end]
-            .to_ascii_lowercase()
-            .find("oidc.eks.")
-            .map(|h| f.start + h)
-            .unwrap_or(f.start);
-        let host_end = host + old.host_path().len();
-        out.push_str(&text[last..host]);
-        out.push_str(&new.host_path());
-        last = host_end;
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
-/// Whether a statement's principal federates through `issuer` (a provider
-/// ARN, or the host path inside one whose account is not literal); a
-/// condition key alone does not make a trust.
-fn trusts(text: &str, issuer: &Issuer) -> bool {
-    crate::text::issuer::find(text).iter().any(|f| {
-        f.issuer.same(issuer)
-            && matches!(
-                f.form,
-                crate::text::issuer::Form::ProviderArn { .. }
-                    | crate::text::issuer::Form::HostPath { key: None }
-                    | crate::text::issuer::Form::Url
-            )
-    })
-}
-
-/// A `Sid` made unique for the copy (IAM wants `Sid`s unique in a policy).
-fn new_sid(copy: &str, new: &Issuer) -> String {
-    let suffix: String = new.id.chars().take(8).collect();
-    match sid_range(copy) {
-        Some((a, b)) => format!("{}{}{suffix}{}", &copy[..a], &copy[a..b], &copy[b..]),
-        None => copy.to_string(),
-    }
-}
-
-/// The byte range of a statement's `Sid` value (inside its quotes, without
-/// a trailing comment), in JSON (`"Sid": "x"`) or YAML (`Sid: x`, `'x'`,
-/// `"x"`).
-fn sid_range(text: &str) -> Option<(usize, usize)> {
-    if let Some(k) = text.find("\"Sid\"") {
-        let after = k + "\"Sid\"".len();
-        let q = after + text[after..].find('"')?;
-        let end = q + 1 + text[q + 1..].find('"')?;
-        return Some((q + 1, end));
-    }
-    let k = text.find("Sid:")?;
-    let after = k + "Sid:".len();
-    let line_end = text[after..]
-        .find(['\n', '\r'])
-        .map_or(text.len(), |e| after + e);
-    let rest = &text[after..line_end];
-    let lead = rest.len() - rest.trim_start().len();
-    let start = after + lead;
-    let body = &text[start..line_end];
-    match body.chars().next()? {
-        q @ ('"' | '\'') => {
-            let end = body[1..].find(q)? + 1;
-            Some((start + 1, start + end))
-        }
-        _ => {
-            let v = body.split(" #").next().unwrap_or("").trim_end();
-            (!v.is_empty()).then_some((start, start + v.len()))
-        }
-    }
-}
-
-/// The `Sid` of a statement's text, if it has one.
-fn sid_of(text: &str) -> Option<&str> {
-    sid_range(text).map(|(a, b)| &text[a..b])
-}
-
-/// Condition keys of `statement` (JSON or YAML text) for `issuer`:
-/// `host/id/ID:sub` and the like, lower-cased.
-fn condition_keys(statement: &str, issuer: &Issuer) -> Vec<String> {
-    crate::text::issuer::find(statement)
-        .into_iter()
-        .filter(|f| f.issuer.same(issuer))
-        .filter_map(|f| match f.form {
-            crate::text::issuer::Form::HostPath { key: Some(k) } => Some(k),
-            _ => None,
+/// The file range of a `Sid` value (inside its quotes), when its bytes are
+/// its decoded value.
+fn sid_span(text: &str, node: &Node, map: &OffsetMap) -> Option<Span> {
+    let Value::Scalar(value, style) = &node.value else {
+        return None;
+    };
+    let start = map.raw(node.start);
+    let inner = match style {
+        yaml_rust2::scanner::TScalarStyle::Plain => start,
+        yaml_rust2::scanner::TScalarStyle::SingleQuoted
+        | yaml_rust2::scanner::TScalarStyle::DoubleQuoted => start + 1,
+        _ => return None,
+    };
+    text.get(inner..inner + value.len())
+        .filter(|raw| raw == value)
+        .map(|_| Span {
+            start: inner,
+            end: inner + value.len(),
         })
-        .collect()
+}
+
+struct Reader<'a> {
+    text: &'a str,
+    masked: Vec<(usize, usize)>,
+    out: Vec<List>,
+}
+
+impl Reader<'_> {
+    fn walk(&mut self, n: &Node, root: &Node, map: &OffsetMap, fixed: Option<&'static str>) {
+        match &n.value {
+            Value::Map(pairs) => {
+                if iam::is_policy(n) {
+                    self.policy(n, root, map, fixed);
+                    return;
+                }
+                for (_, v) in pairs {
+                    self.walk(v, root, map, fixed);
+                }
+            }
+            Value::Seq(items) => items.iter().for_each(|v| self.walk(v, root, map, fixed)),
+            Value::Scalar(s, style) if iam::may_hold_policy(s) => {
+                let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(s) else {
+                    return;
+                };
+                let inner = match style {
+                    yaml_rust2::scanner::TScalarStyle::Literal if fixed.is_none() => {
+                        OffsetMap::block(self.text, map.raw(n.start), s)
+                    }
+                    _ => None,
+                };
+                let why = fixed.or(match inner {
+                    Some(_) => None,
+                    None => Some("JSON inside a quoted or folded YAML string"),
+                });
+                let inner = inner.unwrap_or_else(OffsetMap::identity);
+                for d in &docs {
+                    self.walk(d, d, &inner, why);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn policy(&mut self, n: &Node, root: &Node, map: &OffsetMap, fixed: Option<&'static str>) {
+        let Some((items, is_list)) = iam::statements(n) else {
+            return;
+        };
+        let masked: &[(usize, usize)] = if fixed.is_none() && map.lines.len() == 1 {
+            &self.masked
+        } else {
+            &[]
+        };
+        let statements: Vec<iam::Statement> = items
+            .iter()
+            .enumerate()
+            .map(|(i, st)| iam::read_statement(st, i, Some(root), masked))
+            .collect();
+        let list_node = n.get(iam::STATEMENT).unwrap_or(n);
+        let line = list_node.line;
+        let mut fixed = fixed.or((!is_list).then_some("a single statement object, not a list"));
+        let text = self.text;
+        let flow = text.as_bytes().get(map.raw(list_node.start)) == Some(&b'[');
+        let mut spans = Vec::new();
+        let mut sids = Vec::new();
+        if fixed.is_none() {
+            for (i, item) in items.iter().enumerate() {
+                let start = map.raw(item.start);
+                let is_flow_map = text.as_bytes().get(start) == Some(&b'{');
+                let span = if flow {
+                    is_flow_map.then(|| Span {
+                        start,
+                        end: map.raw(item.end) + 1,
+                    })
+                } else {
+                    dash_before(text, start).map(|dash| {
+                        let s = line_start(text, dash);
+                        let end = match items.get(i + 1) {
+                            Some(next) => dash_before(text, map.raw(next.start))
+                                .map_or(map.raw(next.start), |d| line_start(text, d)),
+                            None => {
+                                let e = map.raw(list_node.end).min(text.len());
+                                let ls = line_start(text, e);
+                                let e = if text[ls..e].trim().is_empty() && e < text.len() {
+                                    ls
+                                } else {
+                                    e
+                                };
+                                trim_trailing_comments(text, s, e)
+                            }
+                        };
+                        Span { start: s, end }
+                    })
+                };
+                match span {
+                    Some(sp) => spans.push(sp),
+                    None => {
+                        fixed = Some("a statement list rebind does not edit in place");
+                        break;
+                    }
+                }
+                sids.push(item.get(iam::SID).and_then(|sid| sid_span(text, sid, map)));
+            }
+        }
+        if fixed.is_some() {
+            spans.clear();
+            sids.clear();
+        }
+        let templated = spans
+            .iter()
+            .map(|s: &Span| self.masked.iter().any(|&(a, b)| a < s.end && s.start < b))
+            .collect();
+        self.out.push(List {
+            line,
+            items: spans,
+            statements,
+            sids,
+            templated,
+            flow,
+            fixed,
+        });
+    }
+}
+
+/// Every statement list of a file, read through the shared reader (a
+/// chart's template actions masked).
+fn lists(text: &str) -> Result<Vec<List>, Refusal> {
+    let masked = crate::syntax::yaml::mask_templates(text);
+    let (body, ranges) = match &masked {
+        Some((m, r)) => (m.as_str(), r.clone()),
+        None => (text, Vec::new()),
+    };
+    let docs = crate::syntax::yaml::read_yaml_or_json(body).map_err(|(line, col, why)| {
+        Refusal::new(codes::EDIT_REFUSED, format!("{line}:{col}: {why}"))
+    })?;
+    let mut r = Reader {
+        text: body,
+        masked: ranges,
+        out: Vec::new(),
+    };
+    for d in &docs {
+        r.walk(d, d, &OffsetMap::identity(), None);
+    }
+    Ok(r.out)
+}
+
+/// The spellings of an issuer's host path in a file: as is, and with `/`
+/// escaped as JSON allows.
+fn spellings(i: &Issuer) -> [String; 2] {
+    let h = i.host_path();
+    let escaped = h.replace('/', "\\/");
+    [h, escaped]
+}
+
+/// `text` with every spelling of `old`'s host path replaced by `new`'s
+/// (the id compared case-insensitively).
+fn swap_issuer(text: &str, old: &Issuer, new: &Issuer) -> String {
+    let mut out = text.to_string();
+    for (o, n) in spellings(old).iter().zip(spellings(new)) {
+        let lower = out.to_ascii_lowercase();
+        let needle = o.to_ascii_lowercase();
+        let mut next = String::with_capacity(out.len());
+        let mut last = 0;
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(&needle).map(|i| i + from) {
+            // Only a whole id: no hex digit glued on.
+            let after = lower.as_bytes().get(i + needle.len());
+            if after.is_some_and(|b| b.is_ascii_alphanumeric()) {
+                from = i + 1;
+                continue;
+            }
+            next.push_str(&out[last..i]);
+            next.push_str(&n);
+            last = i + needle.len();
+            from = last;
+        }
+        next.push_str(&out[last..]);
+        out = next;
+    }
+    out
 }
 
 /// An edited text and what was edited, or `None` when nothing is to edit.
@@ -343,112 +391,29 @@ pub struct Edit {
     pub what: String,
 }
 
-/// Adds, after each statement of `text` that trusts `old`, a copy that
-/// trusts `new` (unless its list already trusts `new`). Returns the new text
-/// (or `None` when nothing is to add) and the edits. Errors name what
-/// cannot be done (a colliding condition key, a statement list rebind does
-/// not edit) and nothing is changed then.
-pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, String> {
-    let index = crate::syntax::yaml::LineIndex::new(text);
-    let mut inserts: Vec<(usize, String)> = Vec::new();
-    let mut edits = Vec::new();
-    for (items, is_json) in &statement_lists(text) {
-        if items.iter().any(|s| trusts(&text[s.start..s.end], new)) {
-            continue;
-        }
-        for (n, s) in items.iter().enumerate() {
-            let st = &text[s.start..s.end];
-            if !trusts(st, old) || !st.contains("Federated") {
-                continue;
-            }
-            let copy = copy_for(text, &index, items, *s, old, new)?;
-            let insert = if *is_json {
-                format!("{}{copy}", json_separator(text, items, n))
-            } else {
-                yaml_item(text, copy)
-            };
-            inserts.push((s.end, insert));
-            edits.push(Edit {
-                line: index.position(text, s.start).0,
-                what: "trust for the new issuer added after this statement".into(),
-            });
-        }
-    }
-    if inserts.is_empty() {
-        return Ok(None);
-    }
-    let out = insert_all(text, inserts);
-    verify(text, &out, old, new, Change::Added)?;
-    Ok(Some((out, edits)))
-}
-
-/// Every statement list of a policy text, JSON then YAML, each with
-/// whether it is JSON.
-fn statement_lists(text: &str) -> Vec<(Vec<Span>, bool)> {
-    json_statement_lists(text)
-        .into_iter()
-        .map(|(s, _)| (s, true))
-        .chain(
-            yaml_statement_lists(text)
-                .into_iter()
-                .map(|(s, _)| (s, false)),
-        )
-        .collect()
-}
-
-/// The copy of the statement `s` (of the list `items`) that trusts `new`
-/// instead of `old`, under a Sid of its own. Refused when a condition key
-/// for `new` is already in the statement (the copy would duplicate it) or
-/// the copy's Sid is already one of the list's.
-fn copy_for(
-    text: &str,
-    index: &crate::syntax::yaml::LineIndex,
-    items: &[Span],
-    s: Span,
-    old: &Issuer,
-    new: &Issuer,
-) -> Result<String, String> {
-    let st = &text[s.start..s.end];
-    let (line, col) = index.position(text, s.start);
-    let old_keys = condition_keys(st, old);
-    if let Some(k) = condition_keys(st, new)
-        .into_iter()
-        .find(|k| old_keys.contains(k))
-    {
-        return Err(format!(
-            "{line}:{col}: the statement already has the condition key {}:{k}; the copy for the new issuer would collide with it",
-            new.host_path()
-        ));
-    }
-    let copy = new_sid(&swap_issuer(st, old, new), new);
-    if let Some(sid) = sid_of(&copy) {
-        if items
-            .iter()
-            .any(|o| sid_of(&text[o.start..o.end]) == Some(sid))
-        {
-            return Err(format!(
-                "{line}:{col}: the copy's Sid {sid} is already a Sid of this policy (IAM wants Sids unique); rename one"
-            ));
-        }
-    }
-    Ok(copy)
-}
-
-/// What goes between the JSON statement `items[n]` and a copy inserted
+/// What goes between the flow statement `items[n]` and a copy inserted
 /// after it: the separator the list already uses between elements, else a
 /// line break and the element's own indentation.
-fn json_separator(text: &str, items: &[Span], n: usize) -> String {
+fn flow_separator(text: &str, items: &[Span], n: usize) -> String {
     let s = items[n];
+    let between = |a: Span, b: Span| {
+        let sep = &text[a.end..b.start];
+        // A comment after the comma stays with the element it follows.
+        match sep.find(',') {
+            Some(c) => sep[c..].to_string(),
+            None => sep.to_string(),
+        }
+    };
     if n + 1 < items.len() {
-        return text[s.end..items[n + 1].start].to_string();
+        return between(s, items[n + 1]);
     }
     if n > 0 {
-        return text[items[n - 1].end..s.start].to_string();
+        return between(items[n - 1], s);
     }
-    let line_start = text[..s.start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let lead = &text[line_start..s.start];
-    if lead.trim().is_empty() && line_start > 0 {
-        let eol = if text[..line_start].ends_with("\r\n") {
+    let ls = line_start(text, s.start);
+    let lead = &text[ls..s.start];
+    if lead.trim().is_empty() && ls > 0 {
+        let eol = if text[..ls].ends_with("\r\n") {
             "\r\n"
         } else {
             "\n"
@@ -484,50 +449,212 @@ fn insert_all(text: &str, mut inserts: Vec<(usize, String)>) -> String {
     out
 }
 
-/// Removes each statement of `text` that trusts `retired` and no other
-/// issuer, with its separator. Returns the new text and the edits.
-pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
+/// Refuses a list with a statement whose principal or condition keys are
+/// not literal (rendered by a chart, an unresolved reference): what it
+/// grants is not known, so neither "added" nor "nothing to change" holds.
+fn not_literal(list: &List) -> Result<(), Refusal> {
+    match list.statements.iter().find(|s| s.unresolved) {
+        Some(st) => Err(Refusal::new(
+            codes::NOT_PROVEN,
+            format!(
+                "{}: statement {} of this policy has a principal or condition key that is not literal (rendered by a chart from values, or an unresolved reference): change it where it is rendered from",
+                list.line,
+                st.sid.clone().unwrap_or_else(|| format!("{}", st.index + 1))
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The refusal of a statement a chart's template renders.
+fn rendered(index: &crate::syntax::yaml::LineIndex, text: &str, s: Span) -> Refusal {
+    let (line, col) = index.position(text, s.start);
+    Refusal::new(
+        codes::NOT_PROVEN,
+        format!("{line}:{col}: this statement is rendered by a chart's template; change it in the chart or its values by hand"),
+    )
+}
+
+fn describe_missing(m: &[&iam::Grant]) -> String {
+    m.iter()
+        .map(|g| g.describe())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Adds, after each statement of `text` that gives a grant of `old` with
+/// no twin for `new`, a copy that gives it for `new`. Returns the new text
+/// (or `None` when no grant is missing) and the edits. Refusals name what
+/// cannot be done (a statement list rebind does not edit, a `Sid` taken,
+/// a statement not proven) and nothing is changed then.
+pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
+    let index = crate::syntax::yaml::LineIndex::new(text);
+    let mut inserts: Vec<(usize, String)> = Vec::new();
+    let mut edits = Vec::new();
+    for list in lists(text)? {
+        not_literal(&list)?;
+        let grants = list.grants();
+        let missing = iam::missing(&grants, old, new);
+        if missing.is_empty() {
+            continue;
+        }
+        if let Some(why) = list.fixed {
+            return Err(Refusal::new(
+                codes::EDIT_REFUSED,
+                format!(
+                    "{}: this policy lacks the new issuer's grants ({}) but rebind cannot make this change in place ({why}); change it by hand",
+                    list.line,
+                    describe_missing(&missing)
+                ),
+            ));
+        }
+        let taken: Vec<&str> = list
+            .statements
+            .iter()
+            .filter_map(|s| s.sid.as_deref())
+            .collect();
+        for (n, st) in list.statements.iter().enumerate() {
+            if !st.grants.iter().any(|g| missing.contains(&g)) {
+                continue;
+            }
+            let s = list.items[n];
+            if list.templated[n] {
+                return Err(rendered(&index, text, s));
+            }
+            let mut copy = text[s.start..s.end].to_string();
+            if let (Some(sid), Some(value)) = (list.sids[n], st.sid.as_deref()) {
+                let renamed = format!("{value}{}", new.id.chars().take(8).collect::<String>());
+                if taken.contains(&renamed.as_str()) {
+                    let (line, col) = index.position(text, s.start);
+                    return Err(Refusal::new(
+                        codes::EDIT_REFUSED,
+                        format!("{line}:{col}: the copy's Sid {renamed} is already a Sid of this policy (IAM wants Sids unique); rename one"),
+                    ));
+                }
+                copy.replace_range(sid.start - s.start..sid.end - s.start, &renamed);
+            } else if st.sid.is_some() {
+                let (line, col) = index.position(text, s.start);
+                return Err(Refusal::new(
+                    codes::EDIT_REFUSED,
+                    format!("{line}:{col}: the statement's Sid is written with escapes; rebind cannot give its copy a Sid of its own: change it by hand"),
+                ));
+            }
+            let copy = swap_issuer(&copy, old, new);
+            let insert = if list.flow {
+                format!("{}{copy}", flow_separator(text, &list.items, n))
+            } else {
+                yaml_item(text, copy)
+            };
+            inserts.push((s.end, insert));
+            edits.push(Edit {
+                line: index.position(text, s.start).0,
+                what: "trust for the new issuer added after this statement".into(),
+            });
+        }
+    }
+    if inserts.is_empty() {
+        return Ok(None);
+    }
+    let out = insert_all(text, inserts);
+    verify(text, &out, old, new, Change::Added)
+        .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
+    // Read again, grant by grant: every grant of the old issuer has its twin.
+    for list in lists(&out)? {
+        let grants = list.grants();
+        let missing = iam::missing(&grants, old, new);
+        if !missing.is_empty() {
+            return Err(Refusal::new(
+                codes::EDIT_REFUSED,
+                format!(
+                    "verification failed: after the edit the policy at line {} still lacks the new issuer's grants ({}); a principal built from a reference (a `Ref` to a parameter, a `Fn::Sub` of one) is not changed by a copy: give the new provider its own parameter by hand",
+                    list.line,
+                    describe_missing(&missing)
+                ),
+            ));
+        }
+    }
+    Ok(Some((out, edits)))
+}
+
+/// Whether a statement's principal is that retired issuer's provider alone
+/// (`Some(true)`), names it with other principals (`Some(false)`), or does
+/// not name it (`None`).
+fn only_retired(st: &iam::Statement, retired: &Issuer) -> Option<bool> {
+    if !st.principals.iter().any(|(i, _)| i.same(retired)) {
+        return None;
+    }
+    Some(!st.others && !st.unresolved && st.principals.iter().all(|(i, _)| i.same(retired)))
+}
+
+/// Removes each statement of `text` whose principal is only `retired`'s
+/// provider, with its separator. Returns the new text and the edits.
+pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     let index = crate::syntax::yaml::LineIndex::new(text);
     let mut cuts: Vec<(usize, usize)> = Vec::new();
     let mut edits = Vec::new();
-    for (items, is_json) in &statement_lists(text) {
-        let mut remove: Vec<usize> = Vec::new();
-        for (n, s) in items.iter().enumerate() {
-            match principals(&text[s.start..s.end], retired) {
-                Principals::OnlyRetired => remove.push(n),
-                Principals::Mixed => {
-                    let (line, col) = index.position(text, s.start);
-                    return Err(format!(
-                        "{line}:{col}: this statement trusts the retired issuer together with other principals; removing it would take their access too: edit it by hand"
+    for list in lists(text)? {
+        not_literal(&list)?;
+        let mut remove = vec![false; list.statements.len()];
+        for (n, st) in list.statements.iter().enumerate() {
+            match only_retired(st, retired) {
+                Some(true) if list.templated.get(n) == Some(&true) => {
+                    return Err(rendered(&index, text, list.items[n]));
+                }
+                Some(true) => remove[n] = true,
+                Some(false) => {
+                    let at = list
+                        .items
+                        .get(n)
+                        .map_or(list.line, |s| index.position(text, s.start).0);
+                    return Err(Refusal::new(
+                        codes::EDIT_REFUSED,
+                        format!("{at}: this statement trusts the retired issuer together with other principals; removing it would take their access too: edit it by hand"),
                     ));
                 }
-                Principals::Other => {}
+                None => {}
             }
         }
-        if remove.len() == items.len() {
-            let (line, col) = index.position(text, items[0].start);
-            return Err(format!(
-                "{line}:{col}: every statement of this policy trusts only the retired issuer; removing them would leave an empty policy: delete the role instead"
+        if !remove.contains(&true) {
+            continue;
+        }
+        if let Some(why) = list.fixed {
+            return Err(Refusal::new(
+                codes::EDIT_REFUSED,
+                format!("{}: this policy trusts the retired issuer but rebind cannot make this change in place ({why}); change it by hand", list.line),
             ));
         }
-        for &n in &remove {
-            let s = items[n];
-            let cut = if *is_json {
-                // The element and the separator before it (after it, for
-                // the first element).
-                if n > 0 {
-                    (items[n - 1].end, s.end)
-                } else {
-                    (s.start, items[n + 1].start)
-                }
+        if remove.iter().all(|r| *r) {
+            return Err(Refusal::new(
+                codes::EDIT_REFUSED,
+                format!("{}: every statement of this policy trusts only the retired issuer; removing them would leave an empty policy: delete the role instead", list.line),
+            ));
+        }
+        let items = &list.items;
+        let mut n = 0;
+        while n < items.len() {
+            if !remove[n] {
+                n += 1;
+                continue;
+            }
+            let first = n;
+            while n < items.len() && remove[n] {
+                edits.push(Edit {
+                    line: index.position(text, items[n].start).0,
+                    what: "statement trusting only the retired issuer removed".into(),
+                });
+                n += 1;
+            }
+            let last = n - 1;
+            let cut = if !list.flow {
+                (items[first].start, items[last].end)
+            } else if n < items.len() {
+                // A run before a kept element: up to that element.
+                (items[first].start, items[n].start)
             } else {
-                (s.start, s.end)
+                // A run at the end: from the kept element before it.
+                (items[first - 1].end, items[last].end)
             };
             cuts.push(cut);
-            edits.push(Edit {
-                line: index.position(text, s.start).0,
-                what: "statement trusting only the retired issuer removed".into(),
-            });
         }
     }
     if cuts.is_empty() {
@@ -541,62 +668,21 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, String> {
         last = last.max(*b);
     }
     out.push_str(&text[last..]);
-    verify(text, &out, retired, retired, Change::Removed)?;
-    Ok(Some((out, edits)))
-}
-
-/// What a statement's principal is, for removal.
-enum Principals {
-    /// Only `Federated` providers, every one the retired issuer.
-    OnlyRetired,
-    /// The retired issuer and something else (another provider, an AWS
-    /// principal, a service).
-    Mixed,
-    /// No trust in the retired issuer.
-    Other,
-}
-
-/// Reads a statement's text (a JSON object, or a YAML sequence item) and
-/// says what its principal is.
-fn principals(statement: &str, retired: &Issuer) -> Principals {
-    let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(statement) else {
-        return Principals::Other;
-    };
-    let Some(doc) = docs.first().map(|d| d.data()) else {
-        return Principals::Other;
-    };
-    let st = match &doc {
-        Yaml::Array(a) if a.len() == 1 => a[0].clone(),
-        other => other.clone(),
-    };
-    let Yaml::Hash(principal) = &st["Principal"] else {
-        return Principals::Other;
-    };
-    let mut retired_seen = false;
-    let mut other = false;
-    for (k, v) in principal {
-        let values: Vec<&Yaml> = match v {
-            Yaml::Array(a) => a.iter().collect(),
-            v => vec![v],
-        };
-        for v in values {
-            let is_retired = k.as_str() == Some("Federated")
-                && v.as_str().is_some_and(|t| {
-                    let f = crate::text::issuer::find(t);
-                    !f.is_empty() && f.iter().all(|f| f.issuer.same(retired))
-                });
-            if is_retired {
-                retired_seen = true;
-            } else {
-                other = true;
-            }
+    verify(text, &out, retired, retired, Change::Removed)
+        .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
+    for list in lists(&out)? {
+        if let Some(g) = list.grants().iter().find(|g| g.issuer.same(retired)) {
+            return Err(Refusal::new(
+                codes::EDIT_REFUSED,
+                format!(
+                    "verification failed: after the edit the policy at line {} still grants the retired issuer ({})",
+                    list.line,
+                    g.describe()
+                ),
+            ));
         }
     }
-    match (retired_seen, other) {
-        (true, false) => Principals::OnlyRetired,
-        (true, true) => Principals::Mixed,
-        _ => Principals::Other,
-    }
+    Ok(Some((out, edits)))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -607,14 +693,15 @@ enum Change {
 
 /// The decoded documents, with JSON policies inside strings decoded too.
 fn decode(text: &str) -> Result<Vec<Yaml>, String> {
-    let docs = crate::syntax::yaml::read_yaml_or_json(text)
-        .map_err(|(line, col, why)| format!("{line}:{col}: {why}"))?;
+    let docs =
+        crate::syntax::yaml::read_yaml_or_json(&crate::syntax::yaml::parsed_text(text, true))
+            .map_err(|(line, col, why)| format!("{line}:{col}: {why}"))?;
     Ok(docs.iter().map(|d| expand(d.data())).collect())
 }
 
 fn expand(y: Yaml) -> Yaml {
     match y {
-        Yaml::String(s) if s.contains("Statement") && s.trim_start().starts_with('{') => {
+        Yaml::String(s) if iam::may_hold_policy(&s) => {
             match crate::syntax::yaml::read_yaml_or_json(&s) {
                 Ok(d) if d.len() == 1 => expand(d[0].data()),
                 _ => Yaml::String(s),
@@ -634,7 +721,7 @@ fn split_statements(before: &Yaml, after: &Yaml, extra: &mut Vec<Yaml>) -> Yaml 
             a.iter()
                 .map(|(k, v)| {
                     let v = match (k, b.get(k)) {
-                        (Yaml::String(key), Some(bv)) if key == "Statement" => match (bv, v) {
+                        (Yaml::String(key), Some(bv)) if key == iam::STATEMENT => match (bv, v) {
                             (Yaml::Array(bs), Yaml::Array(as_)) => {
                                 let mut kept = Vec::new();
                                 let mut bi = 0;
@@ -724,11 +811,11 @@ fn duplicate_sids(y: &Yaml) -> Result<(), String> {
     match y {
         Yaml::Hash(h) => {
             for (k, v) in h {
-                if k.as_str() == Some("Statement") {
+                if k.as_str() == Some(iam::STATEMENT) {
                     if let Yaml::Array(sts) = v {
                         let mut seen = std::collections::HashSet::new();
                         for st in sts {
-                            if let Some(sid) = st["Sid"].as_str() {
+                            if let Some(sid) = st[iam::SID].as_str() {
                                 if !seen.insert(sid.to_string()) {
                                     return Err(format!(
                                         "the edit would leave two statements with Sid {sid} (IAM wants Sids unique); rename one"
@@ -763,7 +850,7 @@ fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
 
 /// The text after `action`, and its edits; each retired issuer's removal
 /// edits what the previous one left.
-fn edit(text: &str, action: &Action) -> Result<(String, Vec<Edit>), String> {
+fn edit(text: &str, action: &Action) -> Result<(String, Vec<Edit>), Refusal> {
     let mut current = text.to_string();
     let mut edits = Vec::new();
     let mut take = |edited: Edited, current: &mut String| {
@@ -787,53 +874,11 @@ fn edit(text: &str, action: &Action) -> Result<(String, Vec<Edit>), String> {
     Ok((current, edits))
 }
 
-/// Refuses when a trust the change is for is still there after it: a role
-/// that trusts only the old issuer (`add`), or a statement that trusts only
-/// a retired one (`remove-retired`), in a form rebind does not edit (a flow
-/// sequence, a single statement object, JSON inside a quoted string or with
-/// escaped slashes). Nothing is then written: the report said the role
-/// needed the change, so "nothing to change" would be a lie.
-fn left_undone(
-    rel: &str,
-    path: &std::path::Path,
-    text: &str,
-    action: &Action,
-) -> anyhow::Result<()> {
-    let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(text) else {
-        return Ok(());
-    };
-    let mut inv = oidc::Inventory::default();
-    for d in &docs {
-        for doc in oidc::trust_docs(&d.data()) {
-            inv.trusts.push(oidc::FileTrust {
-                rel: rel.to_string(),
-                path: path.to_path_buf(),
-                doc,
-            });
-        }
-    }
-    for role in oidc::roles(&inv) {
-        let undone = match action {
-            Action::Add { old, new } => role.coverage(old, new) == oidc::Coverage::OldOnly,
-            Action::RemoveRetired(retired) => retired
-                .iter()
-                .any(|r| !role.issuers.is_empty() && role.issuers.iter().all(|i| i.same(r))),
-        };
-        if undone {
-            anyhow::bail!(
-                "{rel}: {} ({}): rebind cannot make this change in place (the statement list is not a JSON array or a YAML sequence it edits: a single statement object, JSON inside a quoted string or with escaped characters); change it by hand; nothing written",
-                role.at,
-                role.statements.join(", ")
-            );
-        }
-    }
-    Ok(())
-}
-
 /// What `--trust` asks for.
 #[derive(Debug, Clone)]
 pub enum Action {
-    /// Add trust for `new` beside every statement that trusts `old`.
+    /// Add trust for `new` beside every statement that gives a grant of
+    /// `old` with no twin.
     Add { old: Issuer, new: Issuer },
     /// Remove the statements that trust only one of these retired issuers.
     RemoveRetired(Vec<Issuer>),
@@ -841,16 +886,17 @@ pub enum Action {
 
 /// Plans the edit on every file holding a trust document: the file plans
 /// (written like every rewrite, all or nothing) and each edit, by file.
-/// Any refusal names `path:line:column` and plans nothing.
-pub fn plan(files: &[(std::path::PathBuf, String)], action: &Action) -> anyhow::Result<Planned> {
+/// Any refusal names `path:line` and its code, and plans nothing.
+pub fn plan(files: &[(std::path::PathBuf, String)], action: &Action) -> Result<Planned, Refusal> {
     let mut plans = Vec::new();
     let mut edits = Vec::new();
     for (path, rel) in files {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("{rel}: cannot read: {e}"))?;
-        let (current, file_edits) =
-            edit(&text, action).map_err(|e| anyhow::anyhow!("{rel}:{e}; nothing written"))?;
-        left_undone(rel, path, &current, action)?;
+            .map_err(|e| Refusal::new(codes::EDIT_REFUSED, format!("{rel}: cannot read: {e}")))?;
+        let (current, file_edits) = edit(&text, action).map_err(|e| Refusal {
+            code: e.code,
+            message: format!("{rel}:{}; nothing written", e.message),
+        })?;
         if current != text {
             edits.extend(file_edits.into_iter().map(|e| (rel.clone(), e)));
             plans.push(crate::edit::rewrite::FilePlan {
@@ -915,14 +961,42 @@ mod tests {
     }
 
     #[test]
-    fn a_colliding_condition_key_is_refused() {
+    fn a_statement_whose_keys_name_two_issuers_grants_nobody_and_is_not_copied() {
+        // IAM ANDs the keys of a condition block and a token carries only
+        // its issuer's keys: this statement matches no token of either.
         let (old, new) = (issuer(OLD), issuer(NEW));
         let text = policy(&[OLD]).replace(
             "\"system:serviceaccount:a:b\"}",
             &format!("\"system:serviceaccount:a:b\", \"oidc.eks.eu-west-1.amazonaws.com/id/{NEW}:sub\": \"x\"}}"),
         );
-        let err = add(&text, &old, &new).unwrap_err();
-        assert!(err.contains(":sub"), "{err}");
+        assert_eq!(add(&text, &old, &new).unwrap(), None);
+    }
+
+    #[test]
+    fn only_the_missing_grants_are_added_and_adjacent_removals_stay_json() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        // Two service accounts on the old issuer, the copy of one on the new.
+        let two = policy(&[OLD, OLD, NEW]).replacen(
+            "system:serviceaccount:a:b",
+            "system:serviceaccount:c:d",
+            1,
+        );
+        let (added, edits) = add(&two, &old, &new).unwrap().unwrap();
+        assert_eq!(edits.len(), 1, "{added}");
+        assert_eq!(
+            edits[0].line, 4,
+            "the first statement, c:d, is the one missing"
+        );
+        assert!(added.contains(&format!("\"S0{}\"", &NEW[..8])), "{added}");
+        assert_eq!(add(&added, &old, &new).unwrap(), None);
+        // The two old statements lead the list: both go, the JSON stays valid.
+        let (removed, edits) = remove_retired(&added, &old).unwrap().unwrap();
+        assert_eq!(edits.len(), 2);
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&removed).is_ok(),
+            "{removed}"
+        );
+        assert!(!removed.contains(OLD), "{removed}");
     }
 
     #[test]
@@ -945,6 +1019,104 @@ mod tests {
     #[test]
     fn a_policy_that_would_be_emptied_is_refused() {
         let err = remove_retired(&policy(&[OLD]), &issuer(OLD)).unwrap_err();
-        assert!(err.contains("delete the role"), "{err}");
+        assert!(err.message.contains("delete the role"), "{err}");
+    }
+
+    /// Every order and adjacency of retired and kept statements, in a JSON
+    /// array, a YAML flow sequence and a YAML block sequence: what is left
+    /// is exactly the kept statements, in order.
+    #[test]
+    fn remove_retired_works_for_any_order_and_adjacency() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let arn = |id: &str| {
+            format!(
+                "arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-west-1.amazonaws.com/id/{id}"
+            )
+        };
+        for mask in 1u32..15 {
+            let ids: Vec<&str> = (0..4)
+                .map(|i| if mask & (1 << i) != 0 { NEW } else { OLD })
+                .collect();
+            let kept: Vec<usize> = (0..4).filter(|i| ids[*i] == NEW).collect();
+            let forms: [(&str, &str, &str, &str); 3] = [
+                (
+                    "{\"Statement\": [\n",
+                    ",\n",
+                    "\n]}\n",
+                    "  {\"Sid\": \"S#\", \"Principal\": {\"Federated\": \"@\"}}",
+                ),
+                (
+                    "Statement: [",
+                    ", ",
+                    "]\n",
+                    "{Sid: S#, Principal: {Federated: '@'}}",
+                ),
+                (
+                    "Statement:  # trust\n",
+                    "",
+                    "Other: 1\n",
+                    "  - Sid: S#  # c\n    Principal:\n      Federated: '@'\n",
+                ),
+            ];
+            for (head, sep, tail, item) in forms {
+                let make = |which: &[usize]| {
+                    let items: Vec<String> = which
+                        .iter()
+                        .map(|i| {
+                            item.replace('#', &i.to_string())
+                                .replace('@', &arn(ids[*i]))
+                        })
+                        .collect();
+                    format!("{head}{}{tail}", items.join(sep))
+                };
+                let text = make(&[0, 1, 2, 3]);
+                let (out, edits) = remove_retired(&text, &old).unwrap().unwrap();
+                assert_eq!(edits.len(), 4 - kept.len(), "{text}");
+                assert_eq!(out, make(&kept), "{mask:b}\n{text}");
+                // And adding back: every old grant of the new issuer's
+                // copies would be nothing to do here (no old left).
+                assert_eq!(add(&out, &old, &new).unwrap(), None);
+            }
+        }
+    }
+
+    /// Old statements for three service accounts, the new issuer's copies
+    /// of any subset: `add` copies exactly the missing ones, in each form,
+    /// and the result is ready grant by grant.
+    #[test]
+    fn add_copies_exactly_the_missing_grants_in_every_form() {
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let host = |id: &str| format!("oidc.eks.eu-west-1.amazonaws.com/id/{id}");
+        let forms: [(&str, &str, &str, &str); 3] = [
+            ("{\"Statement\": [\n", ",\n", "\n]}\n", "  {\"Sid\": \"S#\", \"Principal\": {\"Federated\": \"arn:aws:iam::111122223333:oidc-provider/@\"}, \"Condition\": {\"StringEquals\": {\"@:sub\": \"system:serviceaccount:n:#\"}}}"),
+            ("Statement: [", ", ", "]\n", "{Sid: S#, Principal: {Federated: 'arn:aws:iam::111122223333:oidc-provider/@'}, Condition: {StringEquals: {'@:sub': 'system:serviceaccount:n:#'}}}"),
+            ("Statement: # c\n", "", "Other: 1\n", "  - Sid: S#\n    Principal: {Federated: 'arn:aws:iam::111122223333:oidc-provider/@'}\n    Condition:\n      StringEquals:\n        '@:sub': system:serviceaccount:n:#\n"),
+        ];
+        for mask in 0u32..8 {
+            for (head, sep, tail, item) in forms {
+                let mut items: Vec<String> = (0..3)
+                    .map(|i| item.replace('#', &i.to_string()).replace('@', &host(OLD)))
+                    .collect();
+                for i in (0..3).filter(|i| mask & (1 << i) != 0) {
+                    items.push(
+                        item.replace('#', &i.to_string())
+                            .replace('@', &host(NEW))
+                            .replace(&format!("S{i}"), &format!("N{i}")),
+                    );
+                }
+                let text = format!("{head}{}{tail}", items.join(sep));
+                let missing = 3 - mask.count_ones() as usize;
+                match add(&text, &old, &new).unwrap() {
+                    None => assert_eq!(missing, 0, "{text}"),
+                    Some((out, edits)) => {
+                        assert_eq!(edits.len(), missing, "{text}\n{out}");
+                        for l in lists(&out).unwrap() {
+                            assert!(iam::missing(&l.grants(), &old, &new).is_empty(), "{out}");
+                        }
+                        assert_eq!(add(&out, &old, &new).unwrap(), None, "{out}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -210,11 +210,31 @@ fn arn_prefix(before: &str) -> Option<(usize, String, String)> {
     Some((start, partition.to_string(), account.to_string()))
 }
 
-/// A dynamic trust: the issuer is read from the cluster at apply time
-/// (Terraform's `data.aws_eks_cluster.X.identity[0].oidc[0].issuer`, the
-/// EKS module's `oidc_provider_arn`), so a rebuild needs nothing here.
+/// Terraform expressions that read a cluster's issuer at apply time.
+const FOLLOWS_THE_CLUSTER: [&str; 3] = [
+    ".identity[0].oidc[0].issuer",
+    "module.eks.oidc_provider",
+    "module.eks.cluster_oidc_issuer_url",
+];
+
+/// The body of `resource "aws_iam_openid_connect_provider" "<name>"` in
+/// `text` (to its closing brace at the start of a line), if there.
+fn provider_resource<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    let head = format!("resource \"aws_iam_openid_connect_provider\" \"{name}\"");
+    let start = text.find(&head)?;
+    let body = &text[start..];
+    let end = body.find("\n}").map_or(body.len(), |e| e + 2);
+    Some(&body[..end])
+}
+
+/// A dynamic trust of a Terraform text: the issuer is read from the
+/// cluster at apply time (`data.aws_eks_cluster.X.identity[0].oidc[0].issuer`,
+/// the EKS module's `oidc_provider_arn`, a provider resource of the same
+/// configuration whose `url` is one of those), so a rebuild needs nothing
+/// there. A provider resource for another OIDC provider (GitHub Actions,
+/// GitLab, any non-EKS URL), or one not in the text, is never one.
 pub fn dynamic_trusts(text: &str) -> Vec<(usize, &'static str)> {
-    const SIGNS: [(&str, &str); 4] = [
+    const SIGNS: [(&str, &str); 3] = [
         (
             ".identity[0].oidc[0].issuer",
             "the cluster's issuer, read at apply time",
@@ -224,11 +244,8 @@ pub fn dynamic_trusts(text: &str) -> Vec<(usize, &'static str)> {
             "the EKS module's provider ARN output",
         ),
         ("module.eks.oidc_provider", "the EKS module's issuer output"),
-        (
-            "aws_iam_openid_connect_provider.",
-            "a provider resource of the same configuration",
-        ),
     ];
+    const PROVIDER: &str = "aws_iam_openid_connect_provider.";
     let mut out = Vec::new();
     for (sign, what) in SIGNS {
         let mut from = 0;
@@ -237,7 +254,48 @@ pub fn dynamic_trusts(text: &str) -> Vec<(usize, &'static str)> {
             from = i + sign.len();
         }
     }
+    let mut from = 0;
+    while let Some(i) = text[from..].find(PROVIDER).map(|i| i + from) {
+        from = i + PROVIDER.len();
+        let name: String = text[from..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
+        let follows = provider_resource(text, &name)
+            .is_some_and(|body| FOLLOWS_THE_CLUSTER.iter().any(|s| body.contains(s)));
+        if follows {
+            out.push((
+                i,
+                "a provider resource of the same configuration, for the cluster's issuer",
+            ));
+        }
+    }
     out.sort();
     out.dedup_by_key(|(i, _)| *i);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_provider_for_another_oidc_issuer_never_follows_the_cluster() {
+        let tf = "resource \"aws_iam_openid_connect_provider\" \"github\" {\n  url = \"https://token.actions.githubusercontent.com\"\n}\n\nresource \"aws_iam_openid_connect_provider\" \"eks\" {\n  url = data.aws_eks_cluster.this.identity[0].oidc[0].issuer\n}\n\nresource \"aws_iam_openid_connect_provider\" \"gitlab\" {\n  url = \"https://gitlab.com\"\n}\n\nlocals {\n  gl  = aws_iam_openid_connect_provider.gitlab.arn\n  gh  = aws_iam_openid_connect_provider.github.arn\n  eks = aws_iam_openid_connect_provider.eks.arn\n  far = aws_iam_openid_connect_provider.elsewhere.arn\n}\n";
+        let d = dynamic_trusts(tf);
+        let names: Vec<&str> = d.iter().map(|(i, _)| &tf[*i..*i + 40]).collect();
+        assert_eq!(d.len(), 2, "{names:?}");
+        assert!(names.iter().any(|n| n.starts_with(".identity")));
+        assert!(names
+            .iter()
+            .any(|n| n.starts_with("aws_iam_openid_connect_provider.eks")));
+        for partition in ["amazonaws.com", "amazonaws.com.cn"] {
+            for region in ["us-gov-west-1", "us-gov-east-1", "cn-north-1", "eu-west-1"] {
+                let url = format!(
+                    "https://oidc.eks.{region}.{partition}/id/5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F"
+                );
+                assert!(Issuer::parse(&url).is_some(), "{url}");
+            }
+        }
+    }
 }

@@ -152,6 +152,12 @@ fn coverage_says_per_role_what_the_new_cluster_lacks() {
         ]
     );
     assert_eq!(v["old_only_count"], 2);
+    // The CloudFormation role's provider is `${AWS::AccountId}`: the new
+    // provider must exist in the account the stack is deployed to.
+    assert_eq!(
+        v["provider_accounts_not_literal"],
+        serde_json::json!(["cloudformation/irsa-roles.yaml:9"])
+    );
     // The role named after the old cluster is a hint, not a finding.
     let notes = v["notes"].to_string();
     assert!(notes.contains("finance-prod-blue-karpenter"), "{notes}");
@@ -243,18 +249,50 @@ fn trust_add_then_remove_retired_leaves_only_the_new_issuer_byte_exact() {
     // coverage says every role is ready.
     args.push("--yes");
     let o = rebind(d.path(), &args);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Exit 1, not 0: written, but the fixture's literal Terraform trusts
+    // (report-only) still lack the new issuer, and are named. (This
+    // asserted exit 0 before: work was left while the run said done.)
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("terraform/irsa.tf:7:"),
+        "{}",
+        stdout(&o)
+    );
     let mut cov = vec!["identity", "--format", "json"];
     cov.extend(describe);
     let o = rebind(d.path(), &cov);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Still exit 1: the literal Terraform trusts (report-only) name the old
+    // issuer with no copy for the new one, so not every grant is covered.
+    // (This asserted exit 0 before, a "ready" that ignored Terraform.)
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     for t in v["trusts"].as_array().unwrap() {
         assert_ne!(t["coverage"], "old_only", "{t}");
+        assert_eq!(t["missing_grants"], serde_json::json!([]), "{t}");
     }
+    assert_eq!(v["ready"], false);
+    assert_eq!(v["missing_grant_count"], 0);
+    let tf: Vec<&str> = v["terraform"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            assert_eq!(t["code"], "identity.terraform_pending");
+            t["path"].as_str().unwrap()
+        })
+        .collect();
+    assert!(
+        !tf.is_empty() && tf.iter().all(|p| p.starts_with("terraform/")),
+        "{tf:?}"
+    );
     // A second add is nothing to do.
     let o = rebind(d.path(), &args);
-    assert!(stdout(&o).contains("Nothing to change."), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("Nothing rebind can change here"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(o.status.code(), Some(1));
     // After the teardown: remove what trusts only the old issuer.
     let o = rebind(
         d.path(),
@@ -434,6 +472,16 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     let id = &v["identity"];
     assert_eq!(id["old_issuer"], OLD_ISSUER);
     assert_eq!(id["old_only_count"], 1);
+    assert_eq!(id["ready"], false);
+    // The account whose statements name the old provider needs the new one.
+    let new_issuer = OLD_ISSUER.replace(OLD_ID, NEW_ID);
+    let command = format!(
+        "aws iam create-open-id-connect-provider --url {new_issuer} --client-id-list sts.amazonaws.com"
+    );
+    assert_eq!(id["providers"][0]["account"], "111122223333");
+    assert_eq!(id["providers"][0]["code"], "identity.provider_required");
+    assert_eq!(id["providers"][0]["command"], command.as_str());
+    assert_eq!(id["providers"].as_array().unwrap().len(), 1);
     let cov: Vec<(&str, &str)> = id["trusts"]
         .as_array()
         .unwrap()
@@ -468,6 +516,11 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     std::fs::remove_file(&review).unwrap();
     assert!(md.contains("## The new cluster's identity"), "{md}");
     assert!(md.contains("1 role trusts only the old issuer"), "{md}");
+    assert!(md.contains(&command), "{md}");
+    assert!(
+        md.contains("resource \"aws_iam_openid_connect_provider\""),
+        "{md}"
+    );
     // Without describe files and without --to: a usage error.
     let o = rebind(d.path(), &["diff", "--from", NEW]);
     assert_eq!(o.status.code(), Some(2));
@@ -504,16 +557,20 @@ fn trust_on(name: &str, text: &str, change: &[&str]) -> (Option<i32>, String, St
 
 #[test]
 fn trust_changes_it_cannot_make_in_place_are_refused_never_reported_done() {
-    // The same policy, with `/` escaped as JSON allows: coverage reads it,
-    // the edit cannot make it in place.
+    // The same policy, with `/` escaped as JSON allows: read as identity
+    // reads it, and edited in the same escaping. (This was refused before;
+    // statements are now chosen from the decoded policy.)
     let escaped = format!(
         "{{\"Statement\": [{{\"Sid\": \"irsa\", \"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}]}}\n",
         arn(A).replace('/', "\\/")
     );
     let (code, err, after) = trust_on("p.json", &escaped, &["--trust", "add"]);
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("cannot make this change in place"), "{err}");
-    assert_eq!(after, escaped);
+    assert_eq!(code, Some(0), "{err}");
+    let copy = format!(
+        "{{\"Sid\": \"irsaBBBBBBBB\", \"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}",
+        arn(B).replace('/', "\\/")
+    );
+    assert_eq!(after, escaped.replace("}]}", &format!("}}, {copy}]}}")));
     // A statement as a single object, not a list.
     let single = format!(
         "{{\"Statement\": {{\"Effect\": \"Allow\", \"Principal\": {{\"Federated\": \"{}\"}}}}}}\n",

@@ -374,18 +374,37 @@ fn identity_gaps(ctx: &Ctx) -> Vec<String> {
         let Some(report) = e.plan.as_ref().and_then(|p| p.identity.as_ref()) else {
             continue;
         };
-        for (role, coverage) in &report.roles {
-            if *coverage == crate::review::oidc::Coverage::OldOnly {
+        for (role, coverage, _) in &report.roles {
+            if !coverage.ready() {
                 out.push(format!(
-                    "repository {}: {} ({}) trusts only the old OIDC issuer {}: the new cluster's pods would be denied; run `rebind identity --describe-from OLD.json --describe-to NEW.json --trust add --yes` there and merge it first",
+                    "repository {}: {} ({}) {} (old OIDC issuer {}); run `rebind identity --describe-from OLD.json --describe-to NEW.json` there, act on it and merge it first",
                     ctx.name(e),
                     role.rel,
                     role.resource
                         .clone()
                         .unwrap_or_else(|| format!("statement {}", role.statements.join(", "))),
+                    coverage.sentence(),
                     report.old.url()
                 ));
             }
+        }
+        for t in &report.terraform {
+            out.push(format!(
+                "repository {}: {}:{}:{}: a Terraform trust ({}) of the old OIDC issuer {} has no twin for the new one; change it and merge it first",
+                ctx.name(e),
+                t.rel,
+                t.line,
+                t.column,
+                t.form,
+                report.old.url()
+            ));
+        }
+        if !report.not_followed.is_empty() {
+            out.push(format!(
+                "repository {}: {} trust value(s) rendered by a chart are not followed: the identity is not proven; check the rendered policies",
+                ctx.name(e),
+                report.not_followed.len()
+            ));
         }
     }
     out

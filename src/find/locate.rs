@@ -200,8 +200,9 @@ struct Candidate {
     /// A base64 value (`value` is then its decoded text): the base64 text's
     /// range in the file.
     encoded: Option<std::ops::Range<usize>>,
-    /// A base64 value's finds that stand in a comment of its decoded
-    /// document (their offsets in `value`), read once.
+    /// The finds that stand in a comment of the document the value holds
+    /// (decoded from base64, or a string holding YAML), as offsets in
+    /// `value`: comments, never values. Read once.
     decoded_comments: Vec<usize>,
 }
 
@@ -441,6 +442,18 @@ pub fn locate_json_for(
     Ok(located)
 }
 
+/// Where, in a string that holds a document (Helm `values: |`, a kustomize
+/// `patch: |`, a `stringData` kubeconfig, a JSON string with `\n`
+/// escapes), the endpoints that stand in a comment of that document start:
+/// a comment is a comment however the document is held, never a value.
+/// Prose (a string that is no mapping or list) has no comments.
+fn embedded_comments(value: &str, hosts: &[String], only: bool) -> Vec<usize> {
+    if !value.contains('#') || !embedded::looks_embedded(value) || !embedded::is_collection(value) {
+        return Vec::new();
+    }
+    comments_of(value, hosts, only)
+}
+
 /// Where, in a base64 value's `decoded` text, the endpoints that stand in
 /// a comment of the YAML document that text is start, as this module reads
 /// it (none without a `#`).
@@ -448,7 +461,12 @@ fn decoded_comments(decoded: &str, hosts: &[String]) -> Vec<usize> {
     if !decoded.contains('#') {
         return Vec::new();
     }
-    locate_yaml(decoded, hosts, true).map_or_else(
+    comments_of(decoded, hosts, true)
+}
+
+/// The starts of the endpoints located as comments in the document `text`.
+fn comments_of(text: &str, hosts: &[String], only: bool) -> Vec<usize> {
+    locate_yaml(text, hosts, only).map_or_else(
         |_| Vec::new(),
         |l| {
             l.occurrences
@@ -856,7 +874,7 @@ impl<'a> Locator<'a> {
                     None
                 },
                 encoded: None,
-                decoded_comments: Vec::new(),
+                decoded_comments: embedded_comments(value, self.input.hosts, self.input.only),
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
@@ -1347,6 +1365,12 @@ impl<'a> Locator<'a> {
         // A bare TLS name (`serverName`, `tls-server-name`) follows its
         // cluster's URL in a rebind; it is no cluster of its own.
         o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
+        // A comment of the document the string holds is a comment.
+        if o.kind == Kind::Value && c.encoded.is_none() && c.decoded_comments.contains(&voff) {
+            o.kind = Kind::Comment;
+            o.position = None;
+            o.cluster_position = false;
+        }
         o.event = Some(c.event);
         if self.input.names {
             let decoded_siblings;

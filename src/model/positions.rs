@@ -589,13 +589,18 @@ pub fn patch_op(path: &[Seg], pointer: Option<&str>, managed_host: bool) -> Opti
     }
 }
 
-/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;
-/// numeric steps are list indexes.
+/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps:
+/// `~1` is `/` and `~0` is `~` (in that order, section 4), numeric steps are
+/// list indexes, and `-` (the element after the last, where JSON Patch's
+/// `add` appends: RFC 6902 section 4.1) is a list index too.
 pub fn pointer_path(pointer: &str) -> Option<Vec<Seg>> {
     let rest = pointer.strip_prefix('/')?;
     Some(
         rest.split('/')
             .map(|s| {
+                if s == "-" {
+                    return Seg::Index(usize::MAX);
+                }
                 let s = s.replace("~1", "/").replace("~0", "~");
                 match s.parse::<usize>() {
                     Ok(i) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {

@@ -156,6 +156,18 @@ pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<P
         .then_some(Position::ChartValue)
 }
 
+/// The road a values file's scalar at `path` takes to its cluster position:
+/// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
+pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
+    let f = flows.iter().find(|f| f.path.matches(path))?;
+    Some(format!(
+        "chart template {} renders .Values.{} ({})",
+        f.template,
+        f.path,
+        f.position.as_str()
+    ))
+}
+
 /// The cheap test for the locator (before the path is built): `keys` are
 /// the mapping keys from the root, the scalar's own key last.
 pub fn may_hold(keys: &[&str], flows: &[Flow]) -> bool {

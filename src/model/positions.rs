@@ -830,6 +830,10 @@ pub const GENERIC_ENDPOINT_KEY_WORDS: [&str; 7] =
 pub const CLUSTER_NAME_KEYS: [&str; 2] = ["cluster", "clusterName"];
 /// `name`: the cluster's name beside a registration or list element.
 pub const NAME_KEY: &str = "name";
+
+/// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
+/// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
+pub const MERGE_KEY: &str = "<<";
 /// `env`/`environment`: beside a list element's URL.
 pub const ENV_KEYS: [&str; 2] = ["env", "environment"];
 /// A line of a block string that names the cluster (karpenter values).

@@ -428,15 +428,10 @@ impl Job<'_> {
         crate::find::embedded::holds_encoded(text, |b| self.holds(b))
     }
 
-    /// Endpoint text only behind escapes or base64.
-    fn hidden(&self, text: &str) -> bool {
-        self.holds_escaped(text) || self.holds_encoded(text)
-    }
-
     /// The first look at a text: (holds endpoint text, names a destination).
     fn look(&self, text: &str, yaml: bool) -> Look {
         let (has, destination) = self.prefilter.scan(text.as_bytes());
-        let hidden = yaml && self.hidden(text);
+        let hidden = yaml && (self.holds_escaped(text) || self.holds_encoded(text));
         (has || hidden, destination)
     }
 
@@ -609,10 +604,7 @@ impl Job<'_> {
         }
         let keep = match &located {
             Ok(l) => !l.occurrences.is_empty() || !l.destinations.is_empty(),
-            // A file the parser refuses whose endpoints are all behind
-            // base64 or escapes has no raw find: named all the same, with
-            // the parser's line and column, never passed over.
-            Err(e) => !e.occurrences.is_empty() || (entry.role == Role::Yaml && self.hidden(&text)),
+            Err(e) => !e.occurrences.is_empty(),
         };
         if !keep {
             return Ok(Outcome::Nothing);

@@ -550,7 +550,7 @@ fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
 /// A file that does not parse: its endpoint text is plain text, or a
 /// template mention inside a template action (which no parse decides).
 fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseError {
-    let occurrences = input
+    let mut occurrences: Vec<Occurrence> = input
         .found
         .iter()
         .filter(|f| is_endpoint(f, input.hosts, false))
@@ -564,12 +564,49 @@ fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseErro
             occurrence(input.text, input.index, f, kind)
         })
         .collect();
+    if occurrences.is_empty() {
+        occurrences = encoded_text(input);
+    }
     ParseError {
         line,
         column,
         message,
         occurrences,
     }
+}
+
+/// The endpoints of a file that does not parse that are all behind base64
+/// (a Secret's `data` whose value the parser refuses): text at the start of
+/// the base64 run, with the decoded endpoint, so that every reader names
+/// the file where it fails instead of finding nothing.
+fn encoded_text(input: Input) -> Vec<Occurrence> {
+    let mut out = Vec::new();
+    let mut hit_end = usize::MAX;
+    crate::text::base64::each_run(input.text, |run, decoded| {
+        let Ok(decoded) = std::str::from_utf8(decoded) else {
+            return false;
+        };
+        if run.end == hit_end {
+            return false; // another alignment of a run already read
+        }
+        for d in raw_finds(decoded, input.hosts, input.only) {
+            if !is_endpoint(&d, input.hosts, false) {
+                continue;
+            }
+            let f = Found {
+                start: run.start,
+                end: run.end,
+                replace_end: run.end,
+                ..d.clone()
+            };
+            let mut o = occurrence(input.text, input.index, f, Kind::Text);
+            o.endpoint = decoded[d.start..d.end].to_string();
+            out.push(o);
+            hit_end = run.end;
+        }
+        false
+    });
+    out
 }
 
 /// Which escapes a double-quoted scalar is written with.

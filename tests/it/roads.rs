@@ -1,0 +1,276 @@
+//! Every road into a cluster position that ArgoCD and Helm take inside the
+//! repository: each road has a positive fixture (the value is found at its
+//! position, `scan` names the road in `via`, a rebind rewrites it byte for
+//! byte) and a negative one (a value no alias, template or generator puts
+//! at a cluster position is not a position).
+
+use crate::common::{rebind, stderr, stdout};
+use serde_json::Value;
+use std::path::Path;
+
+const OLD: &str = "https://old-api.example.org:6443";
+const NEW: &str = "https://new-api.example.org:6443";
+const EKS: &str = "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn scan(root: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["scan", "--json"];
+    args.extend_from_slice(extra);
+    let out = rebind(root, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// `(path, line, column, kind, position, via)` of every occurrence of `endpoint`.
+fn found(scan: &Value, endpoint: &str) -> Vec<(String, u64, u64, String, String, String)> {
+    scan["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["endpoint"] == endpoint)
+        .map(|o| {
+            (
+                o["path"].as_str().unwrap().to_string(),
+                o["line"].as_u64().unwrap(),
+                o["column"].as_u64().unwrap(),
+                o["kind"].as_str().unwrap().to_string(),
+                o["position"].as_str().unwrap_or("").to_string(),
+                o["via"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `apply --no-commit` from OLD to NEW; returns the exit code and what it said.
+fn apply(root: &Path) -> (Option<i32>, String) {
+    apply_from(root, OLD)
+}
+
+fn apply_from(root: &Path, from: &str) -> (Option<i32>, String) {
+    let out = rebind(
+        root,
+        &["apply", "--no-commit", "--yes", "--from", from, "--to", NEW],
+    );
+    (
+        out.status.code(),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+fn app(name: &str, body: &str) -> String {
+    format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n{body}")
+}
+
+/// YAML 1.2 section 3.2.2.2: an alias node is the node its anchor names, so
+/// an alias at `destination.server` puts the anchor's value there. The
+/// occurrence is the anchor's value (the only bytes to rewrite), and `via`
+/// names the alias and where it lands.
+#[test]
+fn an_alias_at_a_cluster_position_makes_the_anchor_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let body = format!(
+        "x-api: &api {OLD}\nspec:\n  project: default\n  destination:\n    server: *api\n    namespace: x\n"
+    );
+    write(root, "apps/a.yaml", &app("a", &body));
+    // Negative: an anchor whose aliases land nowhere that names a cluster.
+    let other = format!("x-url: &u {OLD}\nspec:\n  source:\n    repoURL: *u\n");
+    write(root, "apps/b.yaml", &app("b", &other));
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/a.yaml".into(),
+            6,
+            13,
+            "value".into(),
+            "destination server".into(),
+            "alias *api at 10:13 -> spec.destination.server".into()
+        )]
+    );
+    let text = stdout(&rebind(root, &["scan", "apps/a.yaml"]));
+    assert!(
+        text.contains("x-api  via alias *api at 10:13 -> spec.destination.server"),
+        "{text}"
+    );
+    // Rewritten once, at the anchor; the alias is left as written.
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("apps/a.yaml")).unwrap();
+    assert_eq!(after, app("a", &body.replace(OLD, NEW)));
+}
+
+/// The merge key `<<` (YAML 1.1's merge type, applied by the go-yaml
+/// decoder Kubernetes and ArgoCD use) brings the anchored mapping's entries
+/// into the mapping; a key the mapping writes itself wins over a merged one.
+#[test]
+fn a_merge_key_at_a_destination_makes_the_merged_server_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let merged = format!(
+        "x-dest: &dest\n  server: {OLD}\n  namespace: y\nspec:\n  destination:\n    <<: *dest\n    namespace: x\n"
+    );
+    write(root, "apps/a.yaml", &app("a", &merged));
+    // Negative: the destination writes its own server, which overrides.
+    let overridden = format!(
+        "x-dest: &dest\n  server: {OLD}\nspec:\n  destination:\n    <<: [*dest]\n    server: https://kubernetes.default.svc\n"
+    );
+    write(root, "apps/b.yaml", &app("b", &overridden));
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/a.yaml".into(),
+            7,
+            11,
+            "value".into(),
+            "destination server".into(),
+            "merge key <<: *dest at 11:9 -> spec.destination.server".into()
+        )]
+    );
+    // With `--from`, only the landed anchor counts as a cluster position.
+    let s = scan(root, &["--from", OLD]);
+    let positions: Vec<_> = found(&s, OLD).into_iter().map(|o| (o.0, o.4)).collect();
+    assert_eq!(
+        positions,
+        vec![
+            ("apps/a.yaml".into(), "destination server".into()),
+            ("apps/b.yaml".into(), String::new()),
+        ]
+    );
+}
+
+/// RFC 6901: `-` in a JSON Pointer is the (nonexistent) element after the
+/// last, where a JSON Patch `add` appends (RFC 6902 section 4.1): the
+/// standard way a kustomize patch adds an AppProject destination. `~1`
+/// and `~0` are `/` and `~`.
+#[test]
+fn a_json6902_op_appending_a_project_destination_is_a_patch_op_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let k = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n  - target: {{kind: AppProject, name: p}}\n    patch: |-\n      - op: add\n        path: /spec/destinations/-\n        value:\n          server: {OLD}\n          namespace: '*'\n      - op: add\n        path: /spec/sourceRepos/-\n        value: {OLD}\n"
+    );
+    write(root, "k/kustomization.yaml", &k);
+    let s = scan(root, &["--from", OLD]);
+    let got: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.1, o.3, o.4))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (9, "value".into(), "kustomize patch op".into()),
+            // Negative: a source repository appended is no cluster.
+            (13, "value".into(), String::new()),
+        ]
+    );
+    let all = scan(root, &[]);
+    let yaml_paths: Vec<_> = all["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["yaml_path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        yaml_paths,
+        vec!["patches[0].patch > [0].value.server".to_string()]
+    );
+}
+
+/// A comment of a document held in a string (Helm `values: |`, a kustomize
+/// `patch: |`, a `stringData` kubeconfig) is a comment, as it is in
+/// base64-decoded data: never a value, never rewritten, with or without
+/// `--from`; the value beside it is.
+#[test]
+fn a_comment_in_a_document_held_in_a_string_is_a_comment() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let helm = app(
+        "h",
+        &format!("spec:\n  destination: {{server: https://kubernetes.default.svc}}\n  source:\n    helm:\n      values: |\n        # was {EKS}\n        settings:\n          clusterEndpoint: {EKS} # {EKS}\n"),
+    );
+    write(root, "apps/h.yaml", &helm);
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kc\nstringData:\n  config: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster:\n        # old: {EKS}\n        server: {EKS}\n"
+    );
+    write(root, "secrets/kc.yaml", &kubeconfig);
+    let patch = format!(
+        "kind: Kustomization\npatches:\n  - patch: |\n      kind: Application\n      metadata: {{name: x}}\n      spec:\n        destination:\n          # {EKS}\n          server: {EKS}\n"
+    );
+    write(root, "k/kustomization.yaml", &patch);
+    for from in [&[][..], &["--from", EKS][..]] {
+        let s = scan(root, from);
+        let got: Vec<_> = found(&s, EKS)
+            .into_iter()
+            .map(|o| (o.0, o.1, o.3))
+            .collect();
+        let want: Vec<(String, u64, String)> = vec![
+            ("apps/h.yaml".into(), 11, "comment".into()),
+            ("apps/h.yaml".into(), 13, "value".into()),
+            ("apps/h.yaml".into(), 13, "comment".into()),
+            ("k/kustomization.yaml".into(), 8, "comment".into()),
+            ("k/kustomization.yaml".into(), 9, "value".into()),
+            ("secrets/kc.yaml".into(), 12, "comment".into()),
+            ("secrets/kc.yaml".into(), 13, "value".into()),
+        ];
+        assert_eq!(got, want, "{from:?}");
+        let workload = s["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["endpoint"] == EKS)
+            .unwrap();
+        assert_eq!(workload["value_count"], 3);
+        assert_eq!(workload["comment_count"], 4);
+    }
+    let (code, out) = apply_from(root, EKS);
+    assert_eq!(code, Some(0), "{out}");
+    let h = std::fs::read_to_string(root.join("apps/h.yaml")).unwrap();
+    assert!(h.contains(&format!("# was {EKS}\n")), "{h}");
+    assert!(
+        h.contains(&format!("clusterEndpoint: {NEW} # {EKS}\n")),
+        "{h}"
+    );
+    let kc = std::fs::read_to_string(root.join("secrets/kc.yaml")).unwrap();
+    assert!(
+        kc.contains(&format!("# old: {EKS}\n        server: {NEW}\n")),
+        "{kc}"
+    );
+}
+
+/// A file the YAML parser refuses whose endpoint is only behind base64 (a
+/// double-quoted value continued by an escaped line break with too little
+/// indentation: YAML 1.2 section 7.3.1 wants the continuation indented
+/// beyond the mapping) is named with its line and column by every reader:
+/// scan, diff and apply alike, never passed over as "no endpoint".
+#[test]
+fn an_unparsable_file_with_a_base64_endpoint_is_named_by_every_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    // base64("https://old-api.example.org:6443"), cut in two.
+    let b64 = crate::common::base64(OLD);
+    let (a, b) = b64.split_at(20);
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\ndata:\n  server: \"{a}\\\n  {b}\"\n"
+    );
+    write(root, "s.yaml", &text);
+    let out = rebind(root, &["scan", "--from", OLD]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("s.yaml:6:11"), "{said}");
+    for cmd in [&["diff"][..], &["apply", "--no-commit", "--yes"][..]] {
+        let mut args = cmd.to_vec();
+        args.extend(["--from", OLD, "--to", NEW]);
+        let out = rebind(root, &args);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {said}");
+        assert!(said.contains("s.yaml:6:11"), "{cmd:?}: {said}");
+    }
+    assert_eq!(std::fs::read_to_string(root.join("s.yaml")).unwrap(), text);
+}

@@ -6,5 +6,6 @@ pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
 pub mod proof;
+pub mod resolve;
 pub mod summary;
 pub mod templates;

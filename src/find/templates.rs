@@ -26,6 +26,7 @@
 //! the extra paths of each values file; it only ever adds positions.
 
 use crate::discover::walk::{Entry, Walk};
+use crate::find::resolve;
 use crate::model::application::Destination;
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
@@ -368,8 +369,16 @@ impl ChartFiles {
         let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
         for (source_path, files) in apps.iter() {
             if ends_with_path(&chart.dir, source_path) {
-                // Keyed by path: a file outside the walk is never looked up.
-                values.extend(files.iter().map(|f| normal(&chart.dir.join(f))));
+                // The repository root, as the source's path climbs to it;
+                // keyed by path: a file outside the walk is never looked up.
+                let mut root = chart.dir.clone();
+                for _ in source_path
+                    .split('/')
+                    .filter(|s| !s.is_empty() && *s != ".")
+                {
+                    root.pop();
+                }
+                values.extend(files.iter().map(|f| normal(&root.join(f))));
             }
         }
         values
@@ -525,7 +534,11 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 }
 
 /// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
-/// template) in the walk that names value files.
+/// template) in the walk that names value files, each resolved by ArgoCD's
+/// rules ([`resolve::value_file`]) to a path from the repository root: a
+/// `ref` source's file is taken for this repository's (only files of the
+/// walk are looked up); a URL, a template no known parameter fills and a
+/// refused name are no file here.
 fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>)> {
     let mut out = Vec::new();
     for e in entries {
@@ -557,11 +570,15 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
                 if src.value_files.is_empty() {
                     continue;
                 }
+                let none = BTreeMap::new();
                 let files = src
                     .value_files
                     .iter()
-                    .filter(|f| !f.starts_with('$'))
-                    .cloned()
+                    .filter_map(|f| match resolve::value_file(&app.sources, src, f, &none) {
+                        resolve::ValueFile::Repo(p) => Some(p),
+                        resolve::ValueFile::Ref { path, .. } => Some(path),
+                        _ => None,
+                    })
                     .collect();
                 out.push((path.clone(), files));
             }

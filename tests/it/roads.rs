@@ -274,3 +274,72 @@ fn an_unparsable_file_with_a_base64_endpoint_is_named_by_every_reader() {
     }
     assert_eq!(std::fs::read_to_string(root.join("s.yaml")).unwrap(), text);
 }
+
+/// A chart in the repository whose template renders `.Values.target.url`
+/// into `destination.server`, and the Applications that use it.
+fn chart_repo(root: &Path, apps: &[(&str, &str)]) {
+    write(
+        root,
+        "charts/apps/Chart.yaml",
+        "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "charts/apps/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: child\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: manifests\n  destination:\n    server: {{ .Values.target.url }}\n    namespace: x\n",
+    );
+    for (rel, text) in apps {
+        write(root, rel, text);
+    }
+}
+
+/// Value files named the way ArgoCD resolves them (argo-cd
+/// `reposerver/repository/repository.go`, `getResolvedValueFiles`, and
+/// `util/io/path/resolved.go`, `ResolveValueFilePathOrUrl`): from the
+/// repository root when the name starts with `/`, and through the `ref`
+/// source of a multi-source Application (`$values/...`). A values file no
+/// Application names is no position.
+#[test]
+fn value_files_from_the_root_and_through_a_ref_source_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let prod = app(
+        "prod",
+        &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: charts/apps\n    helm:\n      valueFiles: [/envs/prod.yaml]\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+    );
+    let multi = app(
+        "multi",
+        &format!("spec:\n  project: default\n  sources:\n    - repoURL: {repo}\n      path: charts/apps\n      helm:\n        valueFiles: [$values/envs/refd.yaml]\n    - repoURL: {repo}\n      ref: values\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+    );
+    chart_repo(
+        root,
+        &[("apps/prod.yaml", &prod), ("apps/multi.yaml", &multi)],
+    );
+    for f in ["envs/prod.yaml", "envs/refd.yaml", "envs/unused.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let road = "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)";
+    assert_eq!(
+        found(&s, OLD),
+        vec![
+            (
+                "envs/prod.yaml".into(),
+                2,
+                8,
+                "value".into(),
+                "chart value in a cluster position".into(),
+                road.into()
+            ),
+            (
+                "envs/refd.yaml".into(),
+                2,
+                8,
+                "value".into(),
+                "chart value in a cluster position".into(),
+                road.into()
+            ),
+        ]
+    );
+}

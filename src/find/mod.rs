@@ -2,6 +2,7 @@
 //! strings and base64, and in what chart templates render.
 
 pub mod embedded;
+pub mod generators;
 pub mod inventory;
 pub mod jsonfile;
 pub mod locate;

@@ -90,8 +90,12 @@ pub struct Flow {
     pub path: ValuesPath,
     /// The position the template puts it at.
     pub position: Position,
-    /// Where: `templates/appproject.yaml:12` (the template's shown path).
+    /// Where: `templates/appproject.yaml:12` (the template's shown path),
+    /// or the generator that reads it.
     pub template: String,
+    /// Read by an ApplicationSet generator (see `generators`), not rendered
+    /// by a chart.
+    pub generator: bool,
 }
 
 /// An action at a cluster position that the reader cannot follow.
@@ -128,6 +132,19 @@ pub struct Followed {
 }
 
 impl Followed {
+    /// Adds the positions that something other than a chart gives files (a
+    /// generator's parameters), keyed by the path to open.
+    pub fn add_flows(&mut self, flows: HashMap<PathBuf, Vec<Flow>>) {
+        for (file, list) in flows {
+            let have = self.values.entry(normal(&file)).or_default();
+            for f in list {
+                if !have.iter().any(|g| g.path == f.path) {
+                    have.push(f);
+                }
+            }
+        }
+    }
+
     /// The extra positions of a file (empty for most).
     pub fn of(&self, path: &Path) -> &[Flow] {
         if self.values.is_empty() {
@@ -161,12 +178,21 @@ pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<P
 /// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
 pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
     let f = flows.iter().find(|f| f.path.matches(path))?;
-    Some(format!(
-        "chart template {} renders .Values.{} ({})",
-        f.template,
-        f.path,
-        f.position.as_str()
-    ))
+    Some(if f.generator {
+        format!(
+            "{} puts parameter {} in {}",
+            f.template,
+            f.path,
+            f.position.as_str()
+        )
+    } else {
+        format!(
+            "chart template {} renders .Values.{} ({})",
+            f.template,
+            f.path,
+            f.position.as_str()
+        )
+    })
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
@@ -860,6 +886,7 @@ impl Read {
             path,
             position,
             template: format!("{rel}:{line}"),
+            generator: false,
         });
     }
 

@@ -831,6 +831,27 @@ pub const CLUSTER_NAME_KEYS: [&str; 2] = ["cluster", "clusterName"];
 /// `name`: the cluster's name beside a registration or list element.
 pub const NAME_KEY: &str = "name";
 
+/// The path of an ApplicationSet template's `destination.server`, as the
+/// table's [`Position::DestinationServer`] row for `ApplicationSet` says it.
+pub fn template_server_path() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .find(|r| {
+            matches!(r.kinds, Kinds::Is("ApplicationSet"))
+                && r.position == Position::DestinationServer
+        })
+        .map(|r| {
+            r.path
+                .iter()
+                .filter_map(|p| match p {
+                    P::K(k) => Some(*k),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
 /// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
 pub const MERGE_KEY: &str = "<<";

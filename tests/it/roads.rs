@@ -343,3 +343,50 @@ fn value_files_from_the_root_and_through_a_ref_source_are_chart_values() {
         ]
     );
 }
+
+/// A git files generator makes parameters of each matching file's keys
+/// (argo-cd `applicationset/generators/git.go`, `generateParamsFromGitFile`:
+/// nested keys flattened, `cluster.api`): where the template's
+/// `destination.server` is `{{.cluster.api}}`, that key of every matching
+/// file is a cluster position. Another key, or a file the glob does not
+/// match, is not.
+#[test]
+fn a_git_files_generator_parameter_in_destination_server_is_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "appsets/clusters.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n  template:\n    metadata:\n      name: '{{.cluster.name}}-app'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: app\n      destination:\n        server: '{{.cluster.api}}'\n        namespace: app\n",
+    );
+    let config = format!(
+        "{{\n  \"cluster\": {{\n    \"name\": \"prod\",\n    \"api\": \"{OLD}\",\n    \"docs\": \"{OLD}\"\n  }}\n}}\n"
+    );
+    write(root, "clusters/prod/config.json", &config);
+    // Negative: the same file where the glob does not reach.
+    write(root, "other/prod/config.json", &config);
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "clusters/prod/config.json".into(),
+            4,
+            13,
+            "value".into(),
+            "chart value in a cluster position".into(),
+            "git files generator of ApplicationSet/clusters (appsets/clusters.yaml:22) puts parameter cluster.api in destination server".into()
+        )]
+    );
+    // `init` and `check` see it: the endpoint is a workload cluster.
+    let endpoints: Vec<_> = s["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["endpoint"].as_str().unwrap(), e["value_count"].as_u64()))
+        .collect();
+    assert!(endpoints.contains(&(OLD, Some(1))), "{endpoints:?}");
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("clusters/prod/config.json")).unwrap();
+    assert_eq!(after, config.replace(OLD, NEW));
+}

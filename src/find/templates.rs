@@ -1382,8 +1382,9 @@ impl Chart<'_> {
                 }
                 v
             }
-            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "get"
-            | "pluck" | "first" | "last" | "join" => {
+            "ternary" | "get" | "pluck" | "first" => self.sprig(f, args, piped, scope, depth),
+            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "last"
+            | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
                     vec![Val::Other]
                 } else {
@@ -1396,6 +1397,53 @@ impl Chart<'_> {
                 } else {
                     vec![Val::Unknown(format!("`{f}` is not followed"))]
                 }
+            }
+        }
+    }
+
+    /// The Sprig functions that pass a value through (Sprig's `ternary`,
+    /// `get`, `pluck`, `first`: docs masterminds.github.io/sprig):
+    /// `ternary A B cond` may be A or B; `get D "k"` is D's `k`; `pluck "k"
+    /// D...` is each D's `k`; `first L` is an element of L. A computed key
+    /// is not followed.
+    fn sprig(
+        &self,
+        f: &str,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let op = |a: &String| self.operand(a, scope, depth);
+        let key = |k: Option<&String>| k.filter(|k| is_literal(k)).map(|k| unquote(k).to_string());
+        let computed = || vec![Val::Unknown(format!("`{f}` with a computed key"))];
+        match f {
+            // `ternary A B cond`, or `cond | ternary A B`.
+            "ternary" => args.iter().take(2).map(op).collect(),
+            "get" => {
+                let (d, k) = match &piped {
+                    Some(v) => (v.first().cloned().unwrap_or(Val::Other), key(args.first())),
+                    None => (args.first().map(op).unwrap_or(Val::Other), key(args.get(1))),
+                };
+                match k {
+                    Some(k) => vec![d.field(&[&k])],
+                    None => computed(),
+                }
+            }
+            "pluck" => {
+                let Some(k) = key(args.first()) else {
+                    return computed();
+                };
+                let mut all: Vec<Val> = args.iter().skip(1).map(op).collect();
+                all.extend(piped.unwrap_or_default());
+                all.iter().map(|d| d.field(&[&k])).collect()
+            }
+            _ => {
+                let l = match &piped {
+                    Some(v) => v.first().cloned().unwrap_or(Val::Other),
+                    None => args.first().map(op).unwrap_or(Val::Other),
+                };
+                vec![l.each()]
             }
         }
     }

@@ -390,3 +390,58 @@ fn a_git_files_generator_parameter_in_destination_server_is_a_position() {
     let after = std::fs::read_to_string(root.join("clusters/prod/config.json")).unwrap();
     assert_eq!(after, config.replace(OLD, NEW));
 }
+
+/// Sprig functions that pass a value through to a cluster position
+/// (masterminds.github.io/sprig: `ternary`, `get`, `pluck`, `first`;
+/// `coalesce` and `default` already were): every value they may pass is a
+/// position of the chart's values file; a value none of them reads is not.
+#[test]
+fn sprig_functions_that_pass_a_value_through_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest(
+            "a",
+            "{{ ternary .Values.blue.url .Values.green.url .Values.useBlue }}",
+        ),
+        dest("b", "{{ get .Values.target \"url\" }}"),
+        dest(
+            "c",
+            "{{ .Values.useBlue | ternary .Values.cyan .Values.teal }}",
+        ),
+        dest("d", "{{ first .Values.servers }}"),
+        dest("e", "{{ tpl .Values.tmpl . }}"),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!(
+        "useBlue: true\nblue:\n  url: {OLD}\ngreen:\n  url: {OLD}\ntarget:\n  url: {OLD}\ncyan: {OLD}\nteal: {OLD}\nservers:\n  - {OLD}\nunused:\n  url: {OLD}\n"
+    );
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let lines: Vec<u64> = found(&s, OLD).iter().map(|o| o.1).collect();
+    // Every line but `unused.url` (line 13).
+    assert_eq!(lines, vec![3, 5, 7, 8, 9, 11]);
+    assert!(found(&s, OLD)
+        .iter()
+        .all(|o| o.4 == "chart value in a cluster position"
+            && o.5.starts_with("chart template c/templates/apps.yaml:")));
+    // What it does not evaluate at a cluster position is named, with its line.
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 64
+            && n["message"]
+                .as_str()
+                .unwrap()
+                .contains("`tpl` is not followed")
+    });
+    assert!(named, "{}", s["notes"]);
+}

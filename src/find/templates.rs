@@ -2131,7 +2131,7 @@ mod tests {
             .collect();
         assert_eq!(
             value_files(entries.into_iter()),
-            [("charts/a".to_string(), vec!["v.yaml".to_string()])]
+            [("charts/a".to_string(), vec!["charts/a/v.yaml".to_string()])]
         );
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
         for case in std::fs::read_dir(suite).unwrap() {

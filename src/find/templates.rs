@@ -96,6 +96,9 @@ pub struct Flow {
     /// Read by an ApplicationSet generator (see `generators`), not rendered
     /// by a chart.
     pub generator: bool,
+    /// The chart's values given inline in an Application of the chart
+    /// (`helm.valuesObject`): `path` is then the path in the Application.
+    pub inline: bool,
 }
 
 /// An action at a cluster position that the reader cannot follow.
@@ -165,12 +168,10 @@ impl Followed {
 /// The hook for the locator: the position a scalar of a values file holds
 /// because a chart template renders it into a cluster position.
 pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<Position> {
-    if kind.is_some() {
-        return None;
-    }
+    // A values file has no kind; an Application's inline values do.
     flows
         .iter()
-        .any(|f| f.path.matches(path))
+        .any(|f| f.inline == kind.is_some() && f.path.matches(path))
         .then_some(Position::ChartValue)
 }
 
@@ -178,7 +179,13 @@ pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<P
 /// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
 pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
     let f = flows.iter().find(|f| f.path.matches(path))?;
-    Some(if f.generator {
+    Some(if f.inline {
+        format!(
+            "chart template {} renders this Application's inline values ({})",
+            f.template,
+            f.position.as_str()
+        )
+    } else if f.generator {
         format!(
             "{} puts parameter {} in {}",
             f.template,
@@ -238,9 +245,12 @@ pub fn follow(walk: &Walk) -> Followed {
         .zip(files.entries.iter().map(|e| e.rel.as_str()))
         .collect();
     // Read only when a chart has positions: a second streamed pass.
-    let mut apps: Option<Vec<(String, Vec<String>)>> = None;
+    let mut apps: Option<Vec<AppValues>> = None;
     for chart in charts {
         let values = files.values_of(&chart, walk, &mut apps);
+        if let Some(apps) = &apps {
+            out.add_inline(&chart, apps);
+        }
         out.add(chart, values, &shown);
     }
     out.notes.sort();
@@ -376,7 +386,7 @@ impl ChartFiles {
         &self,
         chart: &ChartRead,
         walk: &Walk,
-        apps: &mut Option<Vec<(String, Vec<String>)>>,
+        apps: &mut Option<Vec<AppValues>>,
     ) -> BTreeSet<PathBuf> {
         let mut values: BTreeSet<PathBuf> = self
             .normals
@@ -393,7 +403,7 @@ impl ChartFiles {
             return values;
         }
         let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
-        for (source_path, files) in apps.iter() {
+        for (source_path, files, _) in apps.iter() {
             if ends_with_path(&chart.dir, source_path) {
                 // The repository root, as the source's path climbs to it;
                 // keyed by path: a file outside the walk is never looked up.
@@ -441,6 +451,30 @@ fn lift_subcharts(charts: &mut [ChartRead]) {
 }
 
 impl Followed {
+    /// The chart's flows as positions of the Applications that give its
+    /// values inline (`helm.valuesObject` of a source whose path is the
+    /// chart's): under that key of the Application.
+    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) {
+        for (source_path, _, inline) in apps {
+            if !ends_with_path(&chart.dir, source_path) {
+                continue;
+            }
+            for (file, prefix) in inline {
+                let list = self.values.entry(normal(file)).or_default();
+                for f in chart.flows.iter().filter(|f| !f.inline) {
+                    let path = ValuesPath(prefix.clone()).join(&f.path.0);
+                    if !list.iter().any(|g| g.path == path) {
+                        list.push(Flow {
+                            path,
+                            inline: true,
+                            ..f.clone()
+                        });
+                    }
+                }
+            }
+        }
+    }
+
     /// Records what a chart gives once its values files (`values`) are
     /// known: where each destination's values come from (for the tier
     /// table), and each flow as a position of every values file.
@@ -565,7 +599,7 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 /// `ref` source's file is taken for this repository's (only files of the
 /// walk are looked up); a URL, a template no known parameter fills and a
 /// refused name are no file here.
-fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>)> {
+fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
     let mut out = Vec::new();
     for e in entries {
         if e.role != crate::discover::walk::Role::Yaml {
@@ -574,7 +608,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
-        if !text.contains("valueFiles") {
+        if !text.contains("valueFiles") && !text.contains(VALUES_OBJECT) {
             continue;
         }
         let masked = mask_templates(&text).map(|(m, _)| m);
@@ -591,9 +625,15 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
             let Some(app) = crate::model::application::app_of(&m) else {
                 continue;
             };
-            for src in &app.sources {
+            let inline = inline_values(doc, app.kind);
+            for (j, src) in app.sources.iter().enumerate() {
                 let Some(path) = &src.path else { continue };
-                if src.value_files.is_empty() {
+                let here: Vec<(PathBuf, Vec<Step>)> = inline
+                    .iter()
+                    .filter(|(k, _)| *k == j)
+                    .map(|(_, prefix)| (e.path.clone(), prefix.clone()))
+                    .collect();
+                if src.value_files.is_empty() && here.is_empty() {
                     continue;
                 }
                 let none = BTreeMap::new();
@@ -606,8 +646,54 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
                         _ => None,
                     })
                     .collect();
-                out.push((path.clone(), files));
+                out.push((path.clone(), files, here));
             }
+        }
+    }
+    out
+}
+
+/// Per Application source: `(source.path, value files from the repository
+/// root, (Application file, path of its inline `valuesObject`))`.
+type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>)>);
+
+/// The Helm key of values given inline as YAML.
+const VALUES_OBJECT: &str = "valuesObject";
+
+/// The sources of an Application (or ApplicationSet template) document
+/// that give `helm.valuesObject`: each source's index (in
+/// `Application::sources` order: `source`, then `sources`) and the path of
+/// its `valuesObject`.
+fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>)> {
+    use crate::model::application::{s, V};
+    let key = |k: &str| Step::Key(k.to_string());
+    let mut base = vec![key("spec")];
+    let mut spec = s(V(Some(doc)), "spec");
+    if kind == "ApplicationSet" {
+        base.extend([key("template"), key("spec")]);
+        spec = s(s(spec, "template"), "spec");
+    }
+    let has = |src: crate::model::application::V| !s(s(src, "helm"), VALUES_OBJECT).is_badvalue();
+    let tail = [key("helm"), key(VALUES_OBJECT)];
+    let mut out = Vec::new();
+    let single = !s(spec, "source").is_badvalue();
+    if single && has(s(spec, "source")) {
+        let mut p = base.clone();
+        p.push(key("source"));
+        p.extend(tail.clone());
+        out.push((0, p));
+    }
+    for (i, src) in s(spec, "sources")
+        .as_vec()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if has(src) {
+            let mut p = base.clone();
+            p.extend([key("sources"), Step::Each]);
+            p.extend(tail.clone());
+            out.push((i + usize::from(single), p));
         }
     }
     out
@@ -887,6 +973,7 @@ impl Read {
             position,
             template: format!("{rel}:{line}"),
             generator: false,
+            inline: false,
         });
     }
 
@@ -2131,7 +2218,11 @@ mod tests {
             .collect();
         assert_eq!(
             value_files(entries.into_iter()),
-            [("charts/a".to_string(), vec!["charts/a/v.yaml".to_string()])]
+            [(
+                "charts/a".to_string(),
+                vec!["charts/a/v.yaml".to_string()],
+                Vec::new()
+            )]
         );
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
         for case in std::fs::read_dir(suite).unwrap() {

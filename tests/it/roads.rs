@@ -445,3 +445,40 @@ fn sprig_functions_that_pass_a_value_through_are_followed() {
     });
     assert!(named, "{}", s["notes"]);
 }
+
+/// Helm values given inline in an Application (`helm.valuesObject`) are
+/// the values of the chart at its source path when that chart is in the
+/// repository: a key its templates render into a cluster position is a
+/// position of the Application. Another key, or the same values for a
+/// chart elsewhere, is not.
+#[test]
+fn inline_values_of_an_application_of_a_chart_in_the_repository_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let inline = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      valuesObject:\n        target:\n          url: {OLD}\n        other:\n          url: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/prod.yaml", &inline("prod", "charts/apps")),
+            ("apps/elsewhere.yaml", &inline("elsewhere", "charts/none")),
+        ],
+    );
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/prod.yaml".into(),
+            14,
+            16,
+            "value".into(),
+            "chart value in a cluster position".into(),
+            "chart template charts/apps/templates/app.yaml:11 renders this Application's inline values (destination server)".into()
+        )]
+    );
+}

@@ -482,3 +482,33 @@ fn inline_values_of_an_application_of_a_chart_in_the_repository_are_chart_values
         )]
     );
 }
+
+/// `init` and `check` see a position found by a road as they see a literal
+/// one: `init` declares the endpoint an alias lands in `destination.server`;
+/// `check` fails on an undeclared one that a merge key lands there, naming
+/// the anchor's place.
+#[test]
+fn init_and_check_see_the_positions_roads_lead_to() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let body =
+        format!("x-api: &api {OLD}\nspec:\n  project: default\n  destination:\n    server: *api\n");
+    write(root, "apps/a.yaml", &app("a", &body));
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(OLD), "{config}");
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let other = "https://other-api.example.org:6443";
+    let merged =
+        format!("x-dest: &dest\n  server: {other}\nspec:\n  destination:\n    <<: *dest\n");
+    write(root, "apps/b.yaml", &app("b", &merged));
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("apps/b.yaml:7:11"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -611,12 +611,14 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
         if !text.contains("valueFiles") && !text.contains(VALUES_OBJECT) {
             continue;
         }
+        // As written when it parses (a generator's `{{.env}}` in a quoted
+        // name is kept for its parameters), else with its actions masked.
         let masked = mask_templates(&text).map(|(m, _)| m);
-        let text = masked.as_deref().unwrap_or(&text);
-        if too_deep(text) {
+        if too_deep(masked.as_deref().unwrap_or(&text)) {
             continue; // the main walk names it
         }
-        let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(text) else {
+        let read = crate::syntax::yaml::read_yaml_or_json;
+        let Ok(docs) = read(&text).or_else(|e| masked.as_deref().map_or(Err(e), read)) else {
             continue;
         };
         // Applications are read by the after-merge model's rules, once.
@@ -636,16 +638,25 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
                 if src.value_files.is_empty() && here.is_empty() {
                     continue;
                 }
-                let none = BTreeMap::new();
-                let files = src
-                    .value_files
-                    .iter()
-                    .filter_map(|f| match resolve::value_file(&app.sources, src, f, &none) {
-                        resolve::ValueFile::Repo(p) => Some(p),
-                        resolve::ValueFile::Ref { path, .. } => Some(path),
-                        _ => None,
-                    })
-                    .collect();
+                // A name templated by a list generator's parameters is
+                // each element's file.
+                let mut params = vec![BTreeMap::new()];
+                if app.kind == "ApplicationSet" {
+                    params.extend(positions::list_elements(doc));
+                }
+                let mut files: Vec<String> = Vec::new();
+                for f in &src.value_files {
+                    for p in &params {
+                        let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
+                            resolve::value_file(&app.sources, src, f, p)
+                        else {
+                            continue;
+                        };
+                        if !files.contains(&p) {
+                            files.push(p);
+                        }
+                    }
+                }
                 out.push((path.clone(), files, here));
             }
         }

@@ -852,6 +852,35 @@ pub fn template_server_path() -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// The elements of an ApplicationSet document's list generators
+/// (`spec.generators[].list.elements[]`): each element's scalars by key,
+/// the parameters the generator gives its template.
+pub fn list_elements(
+    doc: &crate::syntax::yaml::Node,
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    use crate::syntax::yaml::Value;
+    let items = |n: Option<&crate::syntax::yaml::Node>| match n.map(|n| &n.value) {
+        Some(Value::Seq(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for g in items(doc.at(&["spec", "generators"])) {
+        for e in items(g.at(&["list", "elements"])) {
+            if let Value::Map(pairs) = &e.value {
+                out.push(
+                    pairs
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            Some((k.as_str()?.to_string(), v.as_str()?.to_string()))
+                        })
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
 /// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
 /// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
 pub const MERGE_KEY: &str = "<<";

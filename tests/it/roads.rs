@@ -512,3 +512,20 @@ fn init_and_check_see_the_positions_roads_lead_to() {
         stdout(&out)
     );
 }
+
+/// A value file name templated by a list generator's parameters is each
+/// element's file (the parameters are known in the repository); a file no
+/// element names is no values file.
+#[test]
+fn value_file_names_templated_by_list_generator_parameters_are_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: envs\nspec:\n  goTemplate: true\n  generators:\n    - list:\n        elements:\n          - env: prod\n          - env: stage\n  template:\n    metadata:\n      name: 'app-{{.env}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['/envs/{{.env}}.yaml']\n      destination:\n        server: https://kubernetes.default.svc\n";
+    chart_repo(root, &[("appsets/envs.yaml", set)]);
+    for f in ["envs/prod.yaml", "envs/stage.yaml", "envs/dev.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
+    assert_eq!(files, vec!["envs/prod.yaml", "envs/stage.yaml"]);
+}

@@ -118,7 +118,9 @@ fn run(
     let followed = if want.only {
         templates::Followed::default()
     } else {
-        templates::follow(walk)
+        let mut followed = templates::follow(walk);
+        followed.add_flows(crate::find::generators::follow(walk));
+        followed
     };
     for n in &followed.notes {
         sink(Item::Note(n.clone()));

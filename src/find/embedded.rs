@@ -46,6 +46,14 @@ pub fn looks_embedded(value: &str) -> bool {
         && (value.contains('\n') || value.trim_start().starts_with(['{', '[']))
 }
 
+/// Whether `text` parses as a document whose root is a mapping or a list
+/// (not prose: a plain string has no comments of its own).
+pub fn is_collection(text: &str) -> bool {
+    parse(text).is_some_and(|Parsed(w)| {
+        w.docs.iter().any(|d| d.root_seq) || w.scalars.iter().any(|s| s.is_key)
+    })
+}
+
 struct Scalar {
     off: usize,
     path: Vec<Seg>,

@@ -96,6 +96,11 @@ pub struct Occurrence {
     /// The part a rewrite replaces, as a byte range of the scalar's decoded
     /// value: what the verification expects rebound, and nothing else.
     pub value_range: Option<std::ops::Range<usize>>,
+    /// The road by which the value reaches its cluster position when it is
+    /// not written at the position's key itself (an alias or merge key that
+    /// lands the anchor's value there, a chart template, a generator):
+    /// shown by `scan` beside the path.
+    pub via: Option<String>,
 }
 
 /// An occurrence read through a double-quoted scalar's escapes
@@ -200,9 +205,27 @@ struct Candidate {
     /// A base64 value (`value` is then its decoded text): the base64 text's
     /// range in the file.
     encoded: Option<std::ops::Range<usize>>,
-    /// A base64 value's finds that stand in a comment of its decoded
-    /// document (their offsets in `value`), read once.
+    /// The finds that stand in a comment of the document the value holds
+    /// (decoded from base64, or a string holding YAML), as offsets in
+    /// `value`: comments, never values. Read once.
     decoded_comments: Vec<usize>,
+    /// Where aliases of this anchored scalar (or of a collection holding
+    /// it) land: the scalar is read at each of these paths too.
+    landed: Vec<Landing>,
+}
+
+/// Where an alias puts an anchored scalar (YAML 1.2 section 3.2.2.2: an
+/// alias node is the anchored node; `<<` merges a mapping's entries,
+/// the merge-key type of YAML 1.1, which Kubernetes' and ArgoCD's
+/// decoders apply).
+#[derive(Debug, Clone)]
+struct Landing {
+    path: YamlPath,
+    /// The alias's offset in the file (`*name`).
+    at: usize,
+    /// Through a merge key: the mapping holding `<<` and the key the merged
+    /// entry brings (an explicit key of that mapping overrides it).
+    merged: Option<(usize, String)>,
 }
 
 #[derive(Default)]
@@ -289,6 +312,7 @@ fn occurrence(text: &str, index: &LineIndex, f: Found, kind: Kind) -> Occurrence
         value_range: None,
         hint_source: HintSource::Manifest,
         encoding: None,
+        via: None,
     }
 }
 
@@ -441,6 +465,18 @@ pub fn locate_json_for(
     Ok(located)
 }
 
+/// Where, in a string that holds a document (Helm `values: |`, a kustomize
+/// `patch: |`, a `stringData` kubeconfig, a JSON string with `\n`
+/// escapes), the endpoints that stand in a comment of that document start:
+/// a comment is a comment however the document is held, never a value.
+/// Prose (a string that is no mapping or list) has no comments.
+fn embedded_comments(value: &str, hosts: &[String], only: bool) -> Vec<usize> {
+    if !value.contains('#') || !embedded::looks_embedded(value) || !embedded::is_collection(value) {
+        return Vec::new();
+    }
+    comments_of(value, hosts, only)
+}
+
 /// Where, in a base64 value's `decoded` text, the endpoints that stand in
 /// a comment of the YAML document that text is start, as this module reads
 /// it (none without a `#`).
@@ -448,7 +484,12 @@ fn decoded_comments(decoded: &str, hosts: &[String]) -> Vec<usize> {
     if !decoded.contains('#') {
         return Vec::new();
     }
-    locate_yaml(decoded, hosts, true).map_or_else(
+    comments_of(decoded, hosts, true)
+}
+
+/// The starts of the endpoints located as comments in the document `text`.
+fn comments_of(text: &str, hosts: &[String], only: bool) -> Vec<usize> {
+    locate_yaml(text, hosts, only).map_or_else(
         |_| Vec::new(),
         |l| {
             l.occurrences
@@ -509,7 +550,7 @@ fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
 /// A file that does not parse: its endpoint text is plain text, or a
 /// template mention inside a template action (which no parse decides).
 fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseError {
-    let occurrences = input
+    let mut occurrences: Vec<Occurrence> = input
         .found
         .iter()
         .filter(|f| is_endpoint(f, input.hosts, false))
@@ -523,12 +564,49 @@ fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseErro
             occurrence(input.text, input.index, f, kind)
         })
         .collect();
+    if occurrences.is_empty() {
+        occurrences = encoded_text(input);
+    }
     ParseError {
         line,
         column,
         message,
         occurrences,
     }
+}
+
+/// The endpoints of a file that does not parse that are all behind base64
+/// (a Secret's `data` whose value the parser refuses): text at the start of
+/// the base64 run, with the decoded endpoint, so that every reader names
+/// the file where it fails instead of finding nothing.
+fn encoded_text(input: Input) -> Vec<Occurrence> {
+    let mut out = Vec::new();
+    let mut hit_end = usize::MAX;
+    crate::text::base64::each_run(input.text, |run, decoded| {
+        let Ok(decoded) = std::str::from_utf8(decoded) else {
+            return false;
+        };
+        if run.end == hit_end {
+            return false; // another alignment of a run already read
+        }
+        for d in raw_finds(decoded, input.hosts, input.only) {
+            if !is_endpoint(&d, input.hosts, false) {
+                continue;
+            }
+            let f = Found {
+                start: run.start,
+                end: run.end,
+                replace_end: run.end,
+                ..d.clone()
+            };
+            let mut o = occurrence(input.text, input.index, f, Kind::Text);
+            o.endpoint = decoded[d.start..d.end].to_string();
+            out.push(o);
+            hit_end = run.end;
+        }
+        false
+    });
+    out
 }
 
 /// Which escapes a double-quoted scalar is written with.
@@ -563,6 +641,8 @@ struct Input<'a> {
     /// The text the parser reads: `text`, or its masked copy (same length,
     /// same bytes outside the actions).
     parsed: &'a str,
+    /// The text may hold merge keys (`<<`).
+    merges: bool,
 }
 
 impl<'a> Input<'a> {
@@ -586,6 +666,7 @@ impl<'a> Input<'a> {
             followed: &[],
             actions: &[],
             parsed: text,
+            merges: text.contains("<<"),
         }
     }
 
@@ -650,6 +731,15 @@ struct Locator<'a> {
     proof: Proof,
     /// Endpoints behind an embedded document's own escapes: reported.
     inner_escaped: Vec<Occurrence>,
+    /// Anchored scalars that are candidates, by anchor id: (their path below
+    /// the anchored node, the candidate).
+    anchors: HashMap<usize, Vec<(Vec<Seg>, usize)>>,
+    /// The open anchored collections: (anchor id, stack depth).
+    anchored: Vec<(usize, usize)>,
+    /// The anchor of the scalar being read (0: none).
+    anchor_now: usize,
+    /// The keys written in each mapping, where the text has merge keys.
+    explicit: HashMap<usize, Vec<String>>,
 }
 
 impl<'a> Locator<'a> {
@@ -670,6 +760,10 @@ impl<'a> Locator<'a> {
             events: 0,
             proof: Proof::new(!masked.is_empty()),
             inner_escaped: Vec::new(),
+            anchors: HashMap::new(),
+            anchored: Vec::new(),
+            anchor_now: 0,
+            explicit: HashMap::new(),
         }
     }
 
@@ -699,14 +793,19 @@ impl<'a> Locator<'a> {
         let mut hold = false;
         match &ev {
             Event::DocumentStart | Event::DocumentEnd => self.document(off),
-            Event::MappingStart(..) => self.open(true, ev_index),
-            Event::SequenceStart(..) => self.open(false, ev_index),
+            Event::MappingStart(aid, _) => self.open(true, ev_index, *aid),
+            Event::SequenceStart(aid, _) => self.open(false, ev_index, *aid),
             Event::MappingEnd | Event::SequenceEnd => self.close(),
-            Event::Scalar(value, style, ..) => {
+            Event::Scalar(value, style, aid, _) => {
                 let quoted = *style == yaml_rust2::scanner::TScalarStyle::DoubleQuoted;
-                hold = self.scalar(value, quoted, ev_index, off)
+                self.anchor_now = *aid;
+                let before = self.candidates.len();
+                hold = self.scalar(value, quoted, ev_index, off);
+                if self.candidates.len() > before {
+                    self.anchor_scalar(*aid);
+                }
             }
-            Event::Alias(..) => self.alias(),
+            Event::Alias(aid) => self.alias(*aid, off),
             _ => {}
         }
         if self.input.only {
@@ -738,11 +837,18 @@ impl<'a> Locator<'a> {
         self.stack.clear();
     }
 
-    fn open(&mut self, is_map: bool, id: usize) {
+    fn open(&mut self, is_map: bool, id: usize, anchor: usize) {
         self.stack.open(is_map, id, Vec::new());
+        if anchor > 0 {
+            self.anchored.push((anchor, self.stack.depth()));
+        }
     }
 
     fn close(&mut self) {
+        let depth = self.stack.depth();
+        while self.anchored.last().is_some_and(|&(_, d)| d >= depth) {
+            self.anchored.pop();
+        }
         if let Some(done) = self.stack.close() {
             // Kept only where an endpoint may need its cluster name.
             if done.is_map && self.wanted.contains(&done.id) {
@@ -751,8 +857,72 @@ impl<'a> Locator<'a> {
         }
     }
 
-    fn alias(&mut self) {
+    /// An alias: the anchored node is read where the alias stands (each
+    /// candidate scalar of it lands at this path, or, through a merge key
+    /// `<<`, in the mapping holding it).
+    fn alias(&mut self, anchor: usize, off: usize) {
+        if !self.stack.at_key() && !self.stack.in_key() {
+            self.land(anchor, off);
+        }
         self.stack.alias();
+    }
+
+    fn land(&mut self, anchor: usize, off: usize) {
+        let Some(scalars) = self.anchors.get(&anchor) else {
+            return;
+        };
+        let mut base = self.stack.path().0;
+        let frames = self.stack.frames();
+        let merge_key = |f: &yaml::Frame<Vec<(String, String)>>| {
+            f.is_map && f.key.as_deref() == Some(positions::MERGE_KEY)
+        };
+        // `<<: *a`, or `<<: [*a, *b]`.
+        let merged_in = match frames {
+            [.., m, s] if !s.is_map && merge_key(m) => {
+                base.truncate(base.len() - 2);
+                Some(m.id)
+            }
+            [.., m] if merge_key(m) => {
+                base.pop();
+                Some(m.id)
+            }
+            _ => None,
+        };
+        for (rel, ci) in scalars.clone() {
+            let merged = match (merged_in, rel.first()) {
+                (Some(id), Some(Seg::Key(k))) => Some((id, k.clone())),
+                (Some(_), _) => continue, // a merge brings a mapping's entries only
+                (None, _) => None,
+            };
+            let mut path = base.clone();
+            path.extend(rel);
+            self.candidates[ci].landed.push(Landing {
+                path: YamlPath(path),
+                at: off,
+                merged,
+            });
+            self.doc_needed = true;
+        }
+    }
+
+    /// Records the candidate just made when its scalar is anchored, or
+    /// inside an anchored collection, for the aliases of that anchor.
+    fn anchor_scalar(&mut self, anchor: usize) {
+        if self.anchored.is_empty() && anchor == 0 {
+            return;
+        }
+        let ci = self.candidates.len() - 1;
+        let path = self.candidates[ci].path.0.clone();
+        if anchor > 0 {
+            self.anchors
+                .entry(anchor)
+                .or_default()
+                .push((Vec::new(), ci));
+        }
+        for &(aid, depth) in &self.anchored {
+            let rel = path.get(depth - 1..).unwrap_or_default().to_vec();
+            self.anchors.entry(aid).or_default().push((rel, ci));
+        }
     }
 
     /// Whether a scalar is worth recording: it names a recognised host or a
@@ -783,6 +953,11 @@ impl<'a> Locator<'a> {
             return hosts.iter().any(|h| endpoint::contains_host(&lower, h));
         }
         if bare_key || endpoint::may_hold_named(&lower, hosts) {
+            return true;
+        }
+        // An anchored value may land at a position through an alias.
+        let anchored = self.anchor_now > 0 || !self.anchored.is_empty();
+        if anchored && !is_key && endpoint::HTTPS.is_in(&lower) {
             return true;
         }
         if !endpoint::HTTPS.is_in(&lower) {
@@ -825,6 +1000,14 @@ impl<'a> Locator<'a> {
         }
         let is_key = self.stack.at_key();
         let in_key = self.stack.in_key();
+        if is_key && self.input.merges {
+            if let Some(f) = self.stack.top() {
+                self.explicit
+                    .entry(f.id)
+                    .or_default()
+                    .push(value.to_string());
+            }
+        }
         let mut hold = false;
         if !is_key && !in_key {
             self.record_item_kind(value);
@@ -856,7 +1039,8 @@ impl<'a> Locator<'a> {
                     None
                 },
                 encoded: None,
-                decoded_comments: Vec::new(),
+                decoded_comments: embedded_comments(value, self.input.hosts, self.input.only),
+                landed: Vec::new(),
             });
             if let Some(f) = top {
                 self.wanted.insert(f.id);
@@ -1017,6 +1201,7 @@ impl<'a> Locator<'a> {
             escaped_body: None,
             encoded: Some(body),
             decoded_comments,
+            landed: Vec::new(),
         });
         self.doc_needed = true;
         true
@@ -1199,6 +1384,30 @@ impl<'a> Locator<'a> {
         Some(o)
     }
 
+    /// The position of a candidate at `path` by the table, or by a road into
+    /// it (`via`): a chart template rendering it, an alias landing it.
+    fn direct(
+        &self,
+        c: &Candidate,
+        path: &YamlPath,
+        cx: &positions::Context,
+        via: &mut Option<String>,
+    ) -> Option<Position> {
+        positions::classify(path, cx)
+            // Hook: values that a chart template renders into a cluster position.
+            .or_else(|| {
+                let p = templates::position(path, cx.kind, self.input.followed)?;
+                *via = templates::road(path, self.input.followed);
+                Some(p)
+            })
+            // Hook: an anchored value that an alias or merge key lands there.
+            .or_else(|| {
+                let (p, road) = self.landing(c, cx.managed_host)?;
+                *via = Some(road);
+                Some(p)
+            })
+    }
+
     /// The cluster position of an item, and where it sits inside an embedded
     /// document when that document decides.
     fn position(
@@ -1206,6 +1415,7 @@ impl<'a> Locator<'a> {
         item: &Item,
         managed_host: bool,
         parsed: &mut ParsedDocs,
+        via: &mut Option<String>,
     ) -> (Option<Position>, Option<Inner>) {
         let Item { f, ci, voff, .. } = item;
         let (ci, voff) = (*ci, *voff);
@@ -1231,9 +1441,8 @@ impl<'a> Locator<'a> {
         };
         // A `server:` line of a string that is a document of its own
         // (a strategic-merge patch) is located by that document.
-        let direct = positions::classify(&path, &cx)
-            // Hook: values that a chart template renders into a cluster position.
-            .or_else(|| templates::position(&path, kind, self.input.followed))
+        let direct = self
+            .direct(c, &path, &cx, via)
             .filter(|p| *p != Position::InStringKey || !embedded::looks_embedded(&c.value));
         // The endpoint as the value reads it (through escapes or base64).
         let lit = match &item.escaped {
@@ -1293,10 +1502,59 @@ impl<'a> Locator<'a> {
         (in_string, None)
     }
 
+    /// The cluster position an anchored candidate's aliases land it on, and
+    /// the road (`alias *srv at 8:13 -> spec.destination.server`). A merged
+    /// entry that its mapping writes itself is overridden, not landed.
+    fn landing(&self, c: &Candidate, managed_host: bool) -> Option<(Position, String)> {
+        if c.landed.is_empty() || c.in_key {
+            return None;
+        }
+        let doc = &self.docs[c.doc];
+        let mut found = None;
+        let mut roads = Vec::new();
+        for l in &c.landed {
+            if let Some((frame, key)) = &l.merged {
+                if self.explicit.get(frame).is_some_and(|ks| ks.contains(key)) {
+                    continue;
+                }
+            }
+            let (kind, path, in_item) = doc.kind_and_path(&l.path);
+            let cx = positions::Context {
+                kind,
+                template_server: (!in_item)
+                    .then_some(doc.template_server.as_deref())
+                    .flatten(),
+                managed_host,
+                ..positions::Context::default()
+            };
+            let Some(p) = positions::classify(&path, &cx) else {
+                continue;
+            };
+            found.get_or_insert(p);
+            let text = self.input.text;
+            let name_len = text[l.at..]
+                .find(|ch: char| ch.is_whitespace() || matches!(ch, ',' | ']' | '}'))
+                .unwrap_or(text.len() - l.at);
+            let (line, column) = self.input.index.position(text, l.at);
+            let how = if l.merged.is_some() {
+                "merge key <<: "
+            } else {
+                "alias "
+            };
+            roads.push(format!(
+                "{how}{} at {line}:{column} -> {}",
+                &text[l.at..l.at + name_len],
+                l.path
+            ));
+        }
+        found.map(|p| (p, roads.join("; ")))
+    }
+
     /// The occurrence an item makes, if it is an endpoint.
     fn value_occurrence(&self, item: Item, parsed: &mut ParsedDocs) -> Option<Occurrence> {
         let managed_host = item.f.shape() != Shape::Other;
-        let (position, inner) = self.position(&item, managed_host, parsed);
+        let mut via = None;
+        let (position, inner) = self.position(&item, managed_host, parsed, &mut via);
         let Item {
             f,
             ci,
@@ -1341,12 +1599,21 @@ impl<'a> Locator<'a> {
         });
         o.resource = doc.resource_at(&c.path);
         o.position = position;
+        if inner.is_none() {
+            o.via = via;
+        }
         if o.kind == Kind::Value && !bare_ip_names_server(&o, self.input.text) {
             o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
         }
         // A bare TLS name (`serverName`, `tls-server-name`) follows its
         // cluster's URL in a rebind; it is no cluster of its own.
         o.cluster_position = position.is_some() && (!o.found.bare || managed_host);
+        // A comment of the document the string holds is a comment.
+        if o.kind == Kind::Value && c.encoded.is_none() && c.decoded_comments.contains(&voff) {
+            o.kind = Kind::Comment;
+            o.position = None;
+            o.cluster_position = false;
+        }
         o.event = Some(c.event);
         if self.input.names {
             let decoded_siblings;

@@ -2,9 +2,11 @@
 //! strings and base64, and in what chart templates render.
 
 pub mod embedded;
+pub mod generators;
 pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
 pub mod proof;
+pub mod resolve;
 pub mod summary;
 pub mod templates;

@@ -26,6 +26,7 @@
 //! the extra paths of each values file; it only ever adds positions.
 
 use crate::discover::walk::{Entry, Walk};
+use crate::find::resolve;
 use crate::model::application::Destination;
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
@@ -89,8 +90,15 @@ pub struct Flow {
     pub path: ValuesPath,
     /// The position the template puts it at.
     pub position: Position,
-    /// Where: `templates/appproject.yaml:12` (the template's shown path).
+    /// Where: `templates/appproject.yaml:12` (the template's shown path),
+    /// or the generator that reads it.
     pub template: String,
+    /// Read by an ApplicationSet generator (see `generators`), not rendered
+    /// by a chart.
+    pub generator: bool,
+    /// The chart's values given inline in an Application of the chart
+    /// (`helm.valuesObject`): `path` is then the path in the Application.
+    pub inline: bool,
 }
 
 /// An action at a cluster position that the reader cannot follow.
@@ -127,6 +135,19 @@ pub struct Followed {
 }
 
 impl Followed {
+    /// Adds the positions that something other than a chart gives files (a
+    /// generator's parameters), keyed by the path to open.
+    pub fn add_flows(&mut self, flows: HashMap<PathBuf, Vec<Flow>>) {
+        for (file, list) in flows {
+            let have = self.values.entry(normal(&file)).or_default();
+            for f in list {
+                if !have.iter().any(|g| g.path == f.path) {
+                    have.push(f);
+                }
+            }
+        }
+    }
+
     /// The extra positions of a file (empty for most).
     pub fn of(&self, path: &Path) -> &[Flow] {
         if self.values.is_empty() {
@@ -147,13 +168,38 @@ impl Followed {
 /// The hook for the locator: the position a scalar of a values file holds
 /// because a chart template renders it into a cluster position.
 pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<Position> {
-    if kind.is_some() {
-        return None;
-    }
+    // A values file has no kind; an Application's inline values do.
     flows
         .iter()
-        .any(|f| f.path.matches(path))
+        .any(|f| f.inline == kind.is_some() && f.path.matches(path))
         .then_some(Position::ChartValue)
+}
+
+/// The road a values file's scalar at `path` takes to its cluster position:
+/// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
+pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
+    let f = flows.iter().find(|f| f.path.matches(path))?;
+    Some(if f.inline {
+        format!(
+            "chart template {} renders this Application's inline values ({})",
+            f.template,
+            f.position.as_str()
+        )
+    } else if f.generator {
+        format!(
+            "{} puts parameter {} in {}",
+            f.template,
+            f.path,
+            f.position.as_str()
+        )
+    } else {
+        format!(
+            "chart template {} renders .Values.{} ({})",
+            f.template,
+            f.path,
+            f.position.as_str()
+        )
+    })
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
@@ -199,9 +245,12 @@ pub fn follow(walk: &Walk) -> Followed {
         .zip(files.entries.iter().map(|e| e.rel.as_str()))
         .collect();
     // Read only when a chart has positions: a second streamed pass.
-    let mut apps: Option<Vec<(String, Vec<String>)>> = None;
+    let mut apps: Option<Vec<AppValues>> = None;
     for chart in charts {
         let values = files.values_of(&chart, walk, &mut apps);
+        if let Some(apps) = &apps {
+            out.add_inline(&chart, apps);
+        }
         out.add(chart, values, &shown);
     }
     out.notes.sort();
@@ -337,7 +386,7 @@ impl ChartFiles {
         &self,
         chart: &ChartRead,
         walk: &Walk,
-        apps: &mut Option<Vec<(String, Vec<String>)>>,
+        apps: &mut Option<Vec<AppValues>>,
     ) -> BTreeSet<PathBuf> {
         let mut values: BTreeSet<PathBuf> = self
             .normals
@@ -354,10 +403,18 @@ impl ChartFiles {
             return values;
         }
         let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
-        for (source_path, files) in apps.iter() {
+        for (source_path, files, _) in apps.iter() {
             if ends_with_path(&chart.dir, source_path) {
-                // Keyed by path: a file outside the walk is never looked up.
-                values.extend(files.iter().map(|f| normal(&chart.dir.join(f))));
+                // The repository root, as the source's path climbs to it;
+                // keyed by path: a file outside the walk is never looked up.
+                let mut root = chart.dir.clone();
+                for _ in source_path
+                    .split('/')
+                    .filter(|s| !s.is_empty() && *s != ".")
+                {
+                    root.pop();
+                }
+                values.extend(files.iter().map(|f| normal(&root.join(f))));
             }
         }
         values
@@ -394,6 +451,30 @@ fn lift_subcharts(charts: &mut [ChartRead]) {
 }
 
 impl Followed {
+    /// The chart's flows as positions of the Applications that give its
+    /// values inline (`helm.valuesObject` of a source whose path is the
+    /// chart's): under that key of the Application.
+    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) {
+        for (source_path, _, inline) in apps {
+            if !ends_with_path(&chart.dir, source_path) {
+                continue;
+            }
+            for (file, prefix) in inline {
+                let list = self.values.entry(normal(file)).or_default();
+                for f in chart.flows.iter().filter(|f| !f.inline) {
+                    let path = ValuesPath(prefix.clone()).join(&f.path.0);
+                    if !list.iter().any(|g| g.path == path) {
+                        list.push(Flow {
+                            path,
+                            inline: true,
+                            ..f.clone()
+                        });
+                    }
+                }
+            }
+        }
+    }
+
     /// Records what a chart gives once its values files (`values`) are
     /// known: where each destination's values come from (for the tier
     /// table), and each flow as a position of every values file.
@@ -513,8 +594,12 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 }
 
 /// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
-/// template) in the walk that names value files.
-fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>)> {
+/// template) in the walk that names value files, each resolved by ArgoCD's
+/// rules ([`resolve::value_file`]) to a path from the repository root: a
+/// `ref` source's file is taken for this repository's (only files of the
+/// walk are looked up); a URL, a template no known parameter fills and a
+/// refused name are no file here.
+fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
     let mut out = Vec::new();
     for e in entries {
         if e.role != crate::discover::walk::Role::Yaml {
@@ -523,15 +608,17 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
-        if !text.contains("valueFiles") {
+        if !text.contains("valueFiles") && !text.contains(VALUES_OBJECT) {
             continue;
         }
+        // As written when it parses (a generator's `{{.env}}` in a quoted
+        // name is kept for its parameters), else with its actions masked.
         let masked = mask_templates(&text).map(|(m, _)| m);
-        let text = masked.as_deref().unwrap_or(&text);
-        if too_deep(text) {
+        if too_deep(masked.as_deref().unwrap_or(&text)) {
             continue; // the main walk names it
         }
-        let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(text) else {
+        let read = crate::syntax::yaml::read_yaml_or_json;
+        let Ok(docs) = read(&text).or_else(|e| masked.as_deref().map_or(Err(e), read)) else {
             continue;
         };
         // Applications are read by the after-merge model's rules, once.
@@ -540,19 +627,84 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<(String, Vec<String>
             let Some(app) = crate::model::application::app_of(&m) else {
                 continue;
             };
-            for src in &app.sources {
+            let inline = inline_values(doc, app.kind);
+            for (j, src) in app.sources.iter().enumerate() {
                 let Some(path) = &src.path else { continue };
-                if src.value_files.is_empty() {
+                let here: Vec<(PathBuf, Vec<Step>)> = inline
+                    .iter()
+                    .filter(|(k, _)| *k == j)
+                    .map(|(_, prefix)| (e.path.clone(), prefix.clone()))
+                    .collect();
+                if src.value_files.is_empty() && here.is_empty() {
                     continue;
                 }
-                let files = src
-                    .value_files
-                    .iter()
-                    .filter(|f| !f.starts_with('$'))
-                    .cloned()
-                    .collect();
-                out.push((path.clone(), files));
+                // A name templated by a list generator's parameters is
+                // each element's file.
+                let mut params = vec![BTreeMap::new()];
+                if app.kind == "ApplicationSet" {
+                    params.extend(positions::list_elements(doc));
+                }
+                let mut files: Vec<String> = Vec::new();
+                for f in &src.value_files {
+                    for p in &params {
+                        let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
+                            resolve::value_file(&app.sources, src, f, p)
+                        else {
+                            continue;
+                        };
+                        if !files.contains(&p) {
+                            files.push(p);
+                        }
+                    }
+                }
+                out.push((path.clone(), files, here));
             }
+        }
+    }
+    out
+}
+
+/// Per Application source: `(source.path, value files from the repository
+/// root, (Application file, path of its inline `valuesObject`))`.
+type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>)>);
+
+/// The Helm key of values given inline as YAML.
+const VALUES_OBJECT: &str = "valuesObject";
+
+/// The sources of an Application (or ApplicationSet template) document
+/// that give `helm.valuesObject`: each source's index (in
+/// `Application::sources` order: `source`, then `sources`) and the path of
+/// its `valuesObject`.
+fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>)> {
+    use crate::model::application::{s, V};
+    let key = |k: &str| Step::Key(k.to_string());
+    let mut base = vec![key("spec")];
+    let mut spec = s(V(Some(doc)), "spec");
+    if kind == "ApplicationSet" {
+        base.extend([key("template"), key("spec")]);
+        spec = s(s(spec, "template"), "spec");
+    }
+    let has = |src: crate::model::application::V| !s(s(src, "helm"), VALUES_OBJECT).is_badvalue();
+    let tail = [key("helm"), key(VALUES_OBJECT)];
+    let mut out = Vec::new();
+    let single = !s(spec, "source").is_badvalue();
+    if single && has(s(spec, "source")) {
+        let mut p = base.clone();
+        p.push(key("source"));
+        p.extend(tail.clone());
+        out.push((0, p));
+    }
+    for (i, src) in s(spec, "sources")
+        .as_vec()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if has(src) {
+            let mut p = base.clone();
+            p.extend([key("sources"), Step::Each]);
+            p.extend(tail.clone());
+            out.push((i + usize::from(single), p));
         }
     }
     out
@@ -831,6 +983,8 @@ impl Read {
             path,
             position,
             template: format!("{rel}:{line}"),
+            generator: false,
+            inline: false,
         });
     }
 
@@ -1326,8 +1480,9 @@ impl Chart<'_> {
                 }
                 v
             }
-            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "get"
-            | "pluck" | "first" | "last" | "join" => {
+            "ternary" | "get" | "pluck" | "first" => self.sprig(f, args, piped, scope, depth),
+            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "last"
+            | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
                     vec![Val::Other]
                 } else {
@@ -1340,6 +1495,53 @@ impl Chart<'_> {
                 } else {
                     vec![Val::Unknown(format!("`{f}` is not followed"))]
                 }
+            }
+        }
+    }
+
+    /// The Sprig functions that pass a value through (Sprig's `ternary`,
+    /// `get`, `pluck`, `first`: docs masterminds.github.io/sprig):
+    /// `ternary A B cond` may be A or B; `get D "k"` is D's `k`; `pluck "k"
+    /// D...` is each D's `k`; `first L` is an element of L. A computed key
+    /// is not followed.
+    fn sprig(
+        &self,
+        f: &str,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let op = |a: &String| self.operand(a, scope, depth);
+        let key = |k: Option<&String>| k.filter(|k| is_literal(k)).map(|k| unquote(k).to_string());
+        let computed = || vec![Val::Unknown(format!("`{f}` with a computed key"))];
+        match f {
+            // `ternary A B cond`, or `cond | ternary A B`.
+            "ternary" => args.iter().take(2).map(op).collect(),
+            "get" => {
+                let (d, k) = match &piped {
+                    Some(v) => (v.first().cloned().unwrap_or(Val::Other), key(args.first())),
+                    None => (args.first().map(op).unwrap_or(Val::Other), key(args.get(1))),
+                };
+                match k {
+                    Some(k) => vec![d.field(&[&k])],
+                    None => computed(),
+                }
+            }
+            "pluck" => {
+                let Some(k) = key(args.first()) else {
+                    return computed();
+                };
+                let mut all: Vec<Val> = args.iter().skip(1).map(op).collect();
+                all.extend(piped.unwrap_or_default());
+                all.iter().map(|d| d.field(&[&k])).collect()
+            }
+            _ => {
+                let l = match &piped {
+                    Some(v) => v.first().cloned().unwrap_or(Val::Other),
+                    None => args.first().map(op).unwrap_or(Val::Other),
+                };
+                vec![l.each()]
             }
         }
     }
@@ -2027,7 +2229,11 @@ mod tests {
             .collect();
         assert_eq!(
             value_files(entries.into_iter()),
-            [("charts/a".to_string(), vec!["v.yaml".to_string()])]
+            [(
+                "charts/a".to_string(),
+                vec!["charts/a/v.yaml".to_string()],
+                Vec::new()
+            )]
         );
         let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/yaml-test-suite");
         for case in std::fs::read_dir(suite).unwrap() {

@@ -589,13 +589,18 @@ pub fn patch_op(path: &[Seg], pointer: Option<&str>, managed_host: bool) -> Opti
     }
 }
 
-/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps;
-/// numeric steps are list indexes.
+/// A JSON pointer (`/spec/destination/server`, RFC 6901) as path steps:
+/// `~1` is `/` and `~0` is `~` (in that order, section 4), numeric steps are
+/// list indexes, and `-` (the element after the last, where JSON Patch's
+/// `add` appends: RFC 6902 section 4.1) is a list index too.
 pub fn pointer_path(pointer: &str) -> Option<Vec<Seg>> {
     let rest = pointer.strip_prefix('/')?;
     Some(
         rest.split('/')
             .map(|s| {
+                if s == "-" {
+                    return Seg::Index(usize::MAX);
+                }
                 let s = s.replace("~1", "/").replace("~0", "~");
                 match s.parse::<usize>() {
                     Ok(i) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
@@ -825,6 +830,60 @@ pub const GENERIC_ENDPOINT_KEY_WORDS: [&str; 7] =
 pub const CLUSTER_NAME_KEYS: [&str; 2] = ["cluster", "clusterName"];
 /// `name`: the cluster's name beside a registration or list element.
 pub const NAME_KEY: &str = "name";
+
+/// The path of an ApplicationSet template's `destination.server`, as the
+/// table's [`Position::DestinationServer`] row for `ApplicationSet` says it.
+pub fn template_server_path() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .find(|r| {
+            matches!(r.kinds, Kinds::Is("ApplicationSet"))
+                && r.position == Position::DestinationServer
+        })
+        .map(|r| {
+            r.path
+                .iter()
+                .filter_map(|p| match p {
+                    P::K(k) => Some(*k),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The elements of an ApplicationSet document's list generators
+/// (`spec.generators[].list.elements[]`): each element's scalars by key,
+/// the parameters the generator gives its template.
+pub fn list_elements(
+    doc: &crate::syntax::yaml::Node,
+) -> Vec<std::collections::BTreeMap<String, String>> {
+    use crate::syntax::yaml::Value;
+    let items = |n: Option<&crate::syntax::yaml::Node>| match n.map(|n| &n.value) {
+        Some(Value::Seq(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for g in items(doc.at(&["spec", "generators"])) {
+        for e in items(g.at(&["list", "elements"])) {
+            if let Value::Map(pairs) = &e.value {
+                out.push(
+                    pairs
+                        .iter()
+                        .filter_map(|(k, v)| {
+                            Some((k.as_str()?.to_string(), v.as_str()?.to_string()))
+                        })
+                        .collect(),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
+/// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
+pub const MERGE_KEY: &str = "<<";
 /// `env`/`environment`: beside a list element's URL.
 pub const ENV_KEYS: [&str; 2] = ["env", "environment"];
 /// A line of a block string that names the cluster (karpenter values).

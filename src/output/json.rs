@@ -39,6 +39,11 @@ pub struct OccurrenceJson<'a> {
     /// The cluster position's name (see `docs/endpoint-rules.md`).
     pub position: Option<Str<'a>>,
     pub shape: Str<'a>,
+    /// The road by which the value reaches its cluster position when it is
+    /// not written at the position's own key (an alias, a merge key, a chart
+    /// template, a generator); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<Str<'a>>,
 }
 
 impl<'a> OccurrenceJson<'a> {
@@ -54,6 +59,7 @@ impl<'a> OccurrenceJson<'a> {
             cluster_position: o.cluster_position,
             position: o.position.map(|p| p.as_str().into()),
             shape: shape_name(o.shape()).into(),
+            via: o.via.as_deref().map(Cow::from),
         }
     }
 }

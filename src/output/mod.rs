@@ -183,6 +183,9 @@ impl<'a> Finding<'a> {
         if let Some(p) = &o.yaml_path {
             message.push_str(&format!(" at {p}"));
         }
+        if let Some(v) = &o.via {
+            message.push_str(&format!(" via {v}"));
+        }
         if let Some(r) = &o.resource {
             message.push_str(&format!(" ({r})"));
         }

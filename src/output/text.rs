@@ -25,6 +25,9 @@ pub fn occurrence_line(rel: &str, o: &Occurrence) -> String {
     if let Some(p) = &o.yaml_path {
         let _ = write!(s, "  {p}");
     }
+    if let Some(v) = &o.via {
+        let _ = write!(s, "  via {v}");
+    }
     if let Some(r) = &o.resource {
         let _ = write!(s, "  ({r})");
     }

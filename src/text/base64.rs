@@ -169,6 +169,19 @@ pub fn decode_lenient(value: &str) -> Option<Vec<u8>> {
 /// first look at a file whose endpoints may all be encoded (a Secret's
 /// `data`).
 pub fn any_run(text: &str, holds: impl Fn(&[u8]) -> bool) -> bool {
+    let mut any = false;
+    each_run(text, |_, decoded| {
+        any = holds(decoded);
+        any
+    });
+    any
+}
+
+/// Calls `visit` with each run of base64 in `text` (at least [`MIN_RUN`]
+/// characters; lines of it, and a double-quoted scalar's escaped line
+/// breaks, included) that decodes laxly: its byte range and its decoded
+/// bytes (in the run's best alignment), until `visit` returns `true`.
+pub fn each_run(text: &str, mut visit: impl FnMut(std::ops::Range<usize>, &[u8]) -> bool) {
     let b = text.as_bytes();
     let in_alphabet = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=');
     let mut i = 0;
@@ -194,10 +207,14 @@ pub fn any_run(text: &str, holds: impl Fn(&[u8]) -> bool) -> bool {
                 end = i;
                 continue;
             }
-            let gap = b[i..]
-                .iter()
-                .take_while(|c| c.is_ascii_whitespace())
-                .count();
+            // (`\` then a line break: an escaped line break, which a
+            // double-quoted scalar reads as nothing.)
+            let escaped = usize::from(b[i] == b'\\' && matches!(b.get(i + 1), Some(b'\n' | b'\r')));
+            let gap = escaped
+                + b[i + escaped..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_whitespace())
+                    .count();
             let broken = b[i..i + gap].iter().any(|&c| c == b'\n' || c == b'\r');
             if gap == 0 || !broken || !b.get(i + gap).is_some_and(|&c| in_alphabet(c)) {
                 break;
@@ -208,17 +225,20 @@ pub fn any_run(text: &str, holds: impl Fn(&[u8]) -> bool) -> bool {
             let run = &text[start..end];
             // A word before the run (`key` in `key: ...` is cut by the colon,
             // but a line above is not): try the run's last three alignments.
-            if (0..4).any(|skip| {
-                run.get(skip..)
+            for skip in 0..4 {
+                let Some(d) = run
+                    .get(skip..)
                     .and_then(|r| decode_lenient(&trim_to_quads(r)))
-                    .is_some_and(|d| holds(&d))
-            }) {
-                return true;
+                else {
+                    continue;
+                };
+                if visit(start + skip..end, &d) {
+                    return;
+                }
             }
         }
         i = i.max(start + 1);
     }
-    false
 }
 
 /// The shortest run of base64 characters [`any_run`] decodes: "https://"
@@ -227,7 +247,10 @@ pub const MIN_RUN: usize = 11;
 
 /// `run` without white space, cut to whole groups of four (padding kept).
 fn trim_to_quads(run: &str) -> String {
-    let mut s: String = run.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let mut s: String = run
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace() && *c != '\\')
+        .collect();
     if s.ends_with('=') {
         return s;
     }

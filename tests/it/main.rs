@@ -51,6 +51,7 @@ mod reader_keys;
 mod reader_model;
 mod reader_parity;
 mod registration;
+mod roads;
 mod secret;
 mod secret_data;
 mod secret_inputs;

@@ -1,0 +1,531 @@
+//! Every road into a cluster position that ArgoCD and Helm take inside the
+//! repository: each road has a positive fixture (the value is found at its
+//! position, `scan` names the road in `via`, a rebind rewrites it byte for
+//! byte) and a negative one (a value no alias, template or generator puts
+//! at a cluster position is not a position).
+
+use crate::common::{rebind, stderr, stdout};
+use serde_json::Value;
+use std::path::Path;
+
+const OLD: &str = "https://old-api.example.org:6443";
+const NEW: &str = "https://new-api.example.org:6443";
+const EKS: &str = "https://0123456789ABCDEF0123456789ABCDEF.gr7.ap-northeast-2.eks.amazonaws.com";
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn scan(root: &Path, extra: &[&str]) -> Value {
+    let mut args = vec!["scan", "--json"];
+    args.extend_from_slice(extra);
+    let out = rebind(root, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+/// `(path, line, column, kind, position, via)` of every occurrence of `endpoint`.
+fn found(scan: &Value, endpoint: &str) -> Vec<(String, u64, u64, String, String, String)> {
+    scan["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["endpoint"] == endpoint)
+        .map(|o| {
+            (
+                o["path"].as_str().unwrap().to_string(),
+                o["line"].as_u64().unwrap(),
+                o["column"].as_u64().unwrap(),
+                o["kind"].as_str().unwrap().to_string(),
+                o["position"].as_str().unwrap_or("").to_string(),
+                o["via"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// `apply --no-commit` from OLD to NEW; returns the exit code and what it said.
+fn apply(root: &Path) -> (Option<i32>, String) {
+    apply_from(root, OLD)
+}
+
+fn apply_from(root: &Path, from: &str) -> (Option<i32>, String) {
+    let out = rebind(
+        root,
+        &["apply", "--no-commit", "--yes", "--from", from, "--to", NEW],
+    );
+    (
+        out.status.code(),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
+fn app(name: &str, body: &str) -> String {
+    format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n{body}")
+}
+
+/// YAML 1.2 section 3.2.2.2: an alias node is the node its anchor names, so
+/// an alias at `destination.server` puts the anchor's value there. The
+/// occurrence is the anchor's value (the only bytes to rewrite), and `via`
+/// names the alias and where it lands.
+#[test]
+fn an_alias_at_a_cluster_position_makes_the_anchor_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let body = format!(
+        "x-api: &api {OLD}\nspec:\n  project: default\n  destination:\n    server: *api\n    namespace: x\n"
+    );
+    write(root, "apps/a.yaml", &app("a", &body));
+    // Negative: an anchor whose aliases land nowhere that names a cluster.
+    let other = format!("x-url: &u {OLD}\nspec:\n  source:\n    repoURL: *u\n");
+    write(root, "apps/b.yaml", &app("b", &other));
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/a.yaml".into(),
+            6,
+            13,
+            "value".into(),
+            "destination server".into(),
+            "alias *api at 10:13 -> spec.destination.server".into()
+        )]
+    );
+    let text = stdout(&rebind(root, &["scan", "apps/a.yaml"]));
+    assert!(
+        text.contains("x-api  via alias *api at 10:13 -> spec.destination.server"),
+        "{text}"
+    );
+    // Rewritten once, at the anchor; the alias is left as written.
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("apps/a.yaml")).unwrap();
+    assert_eq!(after, app("a", &body.replace(OLD, NEW)));
+}
+
+/// The merge key `<<` (YAML 1.1's merge type, applied by the go-yaml
+/// decoder Kubernetes and ArgoCD use) brings the anchored mapping's entries
+/// into the mapping; a key the mapping writes itself wins over a merged one.
+#[test]
+fn a_merge_key_at_a_destination_makes_the_merged_server_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let merged = format!(
+        "x-dest: &dest\n  server: {OLD}\n  namespace: y\nspec:\n  destination:\n    <<: *dest\n    namespace: x\n"
+    );
+    write(root, "apps/a.yaml", &app("a", &merged));
+    // Negative: the destination writes its own server, which overrides.
+    let overridden = format!(
+        "x-dest: &dest\n  server: {OLD}\nspec:\n  destination:\n    <<: [*dest]\n    server: https://kubernetes.default.svc\n"
+    );
+    write(root, "apps/b.yaml", &app("b", &overridden));
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/a.yaml".into(),
+            7,
+            11,
+            "value".into(),
+            "destination server".into(),
+            "merge key <<: *dest at 11:9 -> spec.destination.server".into()
+        )]
+    );
+    // With `--from`, only the landed anchor counts as a cluster position.
+    let s = scan(root, &["--from", OLD]);
+    let positions: Vec<_> = found(&s, OLD).into_iter().map(|o| (o.0, o.4)).collect();
+    assert_eq!(
+        positions,
+        vec![
+            ("apps/a.yaml".into(), "destination server".into()),
+            ("apps/b.yaml".into(), String::new()),
+        ]
+    );
+}
+
+/// RFC 6901: `-` in a JSON Pointer is the (nonexistent) element after the
+/// last, where a JSON Patch `add` appends (RFC 6902 section 4.1): the
+/// standard way a kustomize patch adds an AppProject destination. `~1`
+/// and `~0` are `/` and `~`.
+#[test]
+fn a_json6902_op_appending_a_project_destination_is_a_patch_op_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let k = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\npatches:\n  - target: {{kind: AppProject, name: p}}\n    patch: |-\n      - op: add\n        path: /spec/destinations/-\n        value:\n          server: {OLD}\n          namespace: '*'\n      - op: add\n        path: /spec/sourceRepos/-\n        value: {OLD}\n"
+    );
+    write(root, "k/kustomization.yaml", &k);
+    let s = scan(root, &["--from", OLD]);
+    let got: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.1, o.3, o.4))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (9, "value".into(), "kustomize patch op".into()),
+            // Negative: a source repository appended is no cluster.
+            (13, "value".into(), String::new()),
+        ]
+    );
+    let all = scan(root, &[]);
+    let yaml_paths: Vec<_> = all["occurrences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["yaml_path"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        yaml_paths,
+        vec!["patches[0].patch > [0].value.server".to_string()]
+    );
+}
+
+/// A comment of a document held in a string (Helm `values: |`, a kustomize
+/// `patch: |`, a `stringData` kubeconfig) is a comment, as it is in
+/// base64-decoded data: never a value, never rewritten, with or without
+/// `--from`; the value beside it is.
+#[test]
+fn a_comment_in_a_document_held_in_a_string_is_a_comment() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let helm = app(
+        "h",
+        &format!("spec:\n  destination: {{server: https://kubernetes.default.svc}}\n  source:\n    helm:\n      values: |\n        # was {EKS}\n        settings:\n          clusterEndpoint: {EKS} # {EKS}\n"),
+    );
+    write(root, "apps/h.yaml", &helm);
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: kc\nstringData:\n  config: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster:\n        # old: {EKS}\n        server: {EKS}\n"
+    );
+    write(root, "secrets/kc.yaml", &kubeconfig);
+    let patch = format!(
+        "kind: Kustomization\npatches:\n  - patch: |\n      kind: Application\n      metadata: {{name: x}}\n      spec:\n        destination:\n          # {EKS}\n          server: {EKS}\n"
+    );
+    write(root, "k/kustomization.yaml", &patch);
+    for from in [&[][..], &["--from", EKS][..]] {
+        let s = scan(root, from);
+        let got: Vec<_> = found(&s, EKS)
+            .into_iter()
+            .map(|o| (o.0, o.1, o.3))
+            .collect();
+        let want: Vec<(String, u64, String)> = vec![
+            ("apps/h.yaml".into(), 11, "comment".into()),
+            ("apps/h.yaml".into(), 13, "value".into()),
+            ("apps/h.yaml".into(), 13, "comment".into()),
+            ("k/kustomization.yaml".into(), 8, "comment".into()),
+            ("k/kustomization.yaml".into(), 9, "value".into()),
+            ("secrets/kc.yaml".into(), 12, "comment".into()),
+            ("secrets/kc.yaml".into(), 13, "value".into()),
+        ];
+        assert_eq!(got, want, "{from:?}");
+        let workload = s["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["endpoint"] == EKS)
+            .unwrap();
+        assert_eq!(workload["value_count"], 3);
+        assert_eq!(workload["comment_count"], 4);
+    }
+    let (code, out) = apply_from(root, EKS);
+    assert_eq!(code, Some(0), "{out}");
+    let h = std::fs::read_to_string(root.join("apps/h.yaml")).unwrap();
+    assert!(h.contains(&format!("# was {EKS}\n")), "{h}");
+    assert!(
+        h.contains(&format!("clusterEndpoint: {NEW} # {EKS}\n")),
+        "{h}"
+    );
+    let kc = std::fs::read_to_string(root.join("secrets/kc.yaml")).unwrap();
+    assert!(
+        kc.contains(&format!("# old: {EKS}\n        server: {NEW}\n")),
+        "{kc}"
+    );
+}
+
+/// A file the YAML parser refuses whose endpoint is only behind base64 (a
+/// double-quoted value continued by an escaped line break with too little
+/// indentation: YAML 1.2 section 7.3.1 wants the continuation indented
+/// beyond the mapping) is named with its line and column by every reader:
+/// scan, diff and apply alike, never passed over as "no endpoint".
+#[test]
+fn an_unparsable_file_with_a_base64_endpoint_is_named_by_every_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    // base64("https://old-api.example.org:6443"), cut in two.
+    let b64 = crate::common::base64(OLD);
+    let (a, b) = b64.split_at(20);
+    let text = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\ndata:\n  server: \"{a}\\\n  {b}\"\n"
+    );
+    write(root, "s.yaml", &text);
+    let out = rebind(root, &["scan", "--from", OLD]);
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("s.yaml:6:11"), "{said}");
+    for cmd in [&["diff"][..], &["apply", "--no-commit", "--yes"][..]] {
+        let mut args = cmd.to_vec();
+        args.extend(["--from", OLD, "--to", NEW]);
+        let out = rebind(root, &args);
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {said}");
+        assert!(said.contains("s.yaml:6:11"), "{cmd:?}: {said}");
+    }
+    assert_eq!(std::fs::read_to_string(root.join("s.yaml")).unwrap(), text);
+}
+
+/// A chart in the repository whose template renders `.Values.target.url`
+/// into `destination.server`, and the Applications that use it.
+fn chart_repo(root: &Path, apps: &[(&str, &str)]) {
+    write(
+        root,
+        "charts/apps/Chart.yaml",
+        "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "charts/apps/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: child\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: manifests\n  destination:\n    server: {{ .Values.target.url }}\n    namespace: x\n",
+    );
+    for (rel, text) in apps {
+        write(root, rel, text);
+    }
+}
+
+/// Value files named the way ArgoCD resolves them (argo-cd
+/// `reposerver/repository/repository.go`, `getResolvedValueFiles`, and
+/// `util/io/path/resolved.go`, `ResolveValueFilePathOrUrl`): from the
+/// repository root when the name starts with `/`, and through the `ref`
+/// source of a multi-source Application (`$values/...`). A values file no
+/// Application names is no position.
+#[test]
+fn value_files_from_the_root_and_through_a_ref_source_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let prod = app(
+        "prod",
+        &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: charts/apps\n    helm:\n      valueFiles: [/envs/prod.yaml]\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+    );
+    let multi = app(
+        "multi",
+        &format!("spec:\n  project: default\n  sources:\n    - repoURL: {repo}\n      path: charts/apps\n      helm:\n        valueFiles: [$values/envs/refd.yaml]\n    - repoURL: {repo}\n      ref: values\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+    );
+    chart_repo(
+        root,
+        &[("apps/prod.yaml", &prod), ("apps/multi.yaml", &multi)],
+    );
+    for f in ["envs/prod.yaml", "envs/refd.yaml", "envs/unused.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let road = "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)";
+    assert_eq!(
+        found(&s, OLD),
+        vec![
+            (
+                "envs/prod.yaml".into(),
+                2,
+                8,
+                "value".into(),
+                "chart value in a cluster position".into(),
+                road.into()
+            ),
+            (
+                "envs/refd.yaml".into(),
+                2,
+                8,
+                "value".into(),
+                "chart value in a cluster position".into(),
+                road.into()
+            ),
+        ]
+    );
+}
+
+/// A git files generator makes parameters of each matching file's keys
+/// (argo-cd `applicationset/generators/git.go`, `generateParamsFromGitFile`:
+/// nested keys flattened, `cluster.api`): where the template's
+/// `destination.server` is `{{.cluster.api}}`, that key of every matching
+/// file is a cluster position. Another key, or a file the glob does not
+/// match, is not.
+#[test]
+fn a_git_files_generator_parameter_in_destination_server_is_a_position() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "appsets/clusters.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n  template:\n    metadata:\n      name: '{{.cluster.name}}-app'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: app\n      destination:\n        server: '{{.cluster.api}}'\n        namespace: app\n",
+    );
+    let config = format!(
+        "{{\n  \"cluster\": {{\n    \"name\": \"prod\",\n    \"api\": \"{OLD}\",\n    \"docs\": \"{OLD}\"\n  }}\n}}\n"
+    );
+    write(root, "clusters/prod/config.json", &config);
+    // Negative: the same file where the glob does not reach.
+    write(root, "other/prod/config.json", &config);
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "clusters/prod/config.json".into(),
+            4,
+            13,
+            "value".into(),
+            "chart value in a cluster position".into(),
+            "git files generator of ApplicationSet/clusters (appsets/clusters.yaml:22) puts parameter cluster.api in destination server".into()
+        )]
+    );
+    // `init` and `check` see it: the endpoint is a workload cluster.
+    let endpoints: Vec<_> = s["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["endpoint"].as_str().unwrap(), e["value_count"].as_u64()))
+        .collect();
+    assert!(endpoints.contains(&(OLD, Some(1))), "{endpoints:?}");
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("clusters/prod/config.json")).unwrap();
+    assert_eq!(after, config.replace(OLD, NEW));
+}
+
+/// Sprig functions that pass a value through to a cluster position
+/// (masterminds.github.io/sprig: `ternary`, `get`, `pluck`, `first`;
+/// `coalesce` and `default` already were): every value they may pass is a
+/// position of the chart's values file; a value none of them reads is not.
+#[test]
+fn sprig_functions_that_pass_a_value_through_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest(
+            "a",
+            "{{ ternary .Values.blue.url .Values.green.url .Values.useBlue }}",
+        ),
+        dest("b", "{{ get .Values.target \"url\" }}"),
+        dest(
+            "c",
+            "{{ .Values.useBlue | ternary .Values.cyan .Values.teal }}",
+        ),
+        dest("d", "{{ first .Values.servers }}"),
+        dest("e", "{{ tpl .Values.tmpl . }}"),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!(
+        "useBlue: true\nblue:\n  url: {OLD}\ngreen:\n  url: {OLD}\ntarget:\n  url: {OLD}\ncyan: {OLD}\nteal: {OLD}\nservers:\n  - {OLD}\nunused:\n  url: {OLD}\n"
+    );
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let lines: Vec<u64> = found(&s, OLD).iter().map(|o| o.1).collect();
+    // Every line but `unused.url` (line 13).
+    assert_eq!(lines, vec![3, 5, 7, 8, 9, 11]);
+    assert!(found(&s, OLD)
+        .iter()
+        .all(|o| o.4 == "chart value in a cluster position"
+            && o.5.starts_with("chart template c/templates/apps.yaml:")));
+    // What it does not evaluate at a cluster position is named, with its line.
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 64
+            && n["message"]
+                .as_str()
+                .unwrap()
+                .contains("`tpl` is not followed")
+    });
+    assert!(named, "{}", s["notes"]);
+}
+
+/// Helm values given inline in an Application (`helm.valuesObject`) are
+/// the values of the chart at its source path when that chart is in the
+/// repository: a key its templates render into a cluster position is a
+/// position of the Application. Another key, or the same values for a
+/// chart elsewhere, is not.
+#[test]
+fn inline_values_of_an_application_of_a_chart_in_the_repository_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let inline = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      valuesObject:\n        target:\n          url: {OLD}\n        other:\n          url: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/prod.yaml", &inline("prod", "charts/apps")),
+            ("apps/elsewhere.yaml", &inline("elsewhere", "charts/none")),
+        ],
+    );
+    let s = scan(root, &[]);
+    assert_eq!(
+        found(&s, OLD),
+        vec![(
+            "apps/prod.yaml".into(),
+            14,
+            16,
+            "value".into(),
+            "chart value in a cluster position".into(),
+            "chart template charts/apps/templates/app.yaml:11 renders this Application's inline values (destination server)".into()
+        )]
+    );
+}
+
+/// `init` and `check` see a position found by a road as they see a literal
+/// one: `init` declares the endpoint an alias lands in `destination.server`;
+/// `check` fails on an undeclared one that a merge key lands there, naming
+/// the anchor's place.
+#[test]
+fn init_and_check_see_the_positions_roads_lead_to() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let body =
+        format!("x-api: &api {OLD}\nspec:\n  project: default\n  destination:\n    server: *api\n");
+    write(root, "apps/a.yaml", &app("a", &body));
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(OLD), "{config}");
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let other = "https://other-api.example.org:6443";
+    let merged =
+        format!("x-dest: &dest\n  server: {other}\nspec:\n  destination:\n    <<: *dest\n");
+    write(root, "apps/b.yaml", &app("b", &merged));
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("apps/b.yaml:7:11"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A value file name templated by a list generator's parameters is each
+/// element's file (the parameters are known in the repository); a file no
+/// element names is no values file.
+#[test]
+fn value_file_names_templated_by_list_generator_parameters_are_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: envs\nspec:\n  goTemplate: true\n  generators:\n    - list:\n        elements:\n          - env: prod\n          - env: stage\n  template:\n    metadata:\n      name: 'app-{{.env}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['/envs/{{.env}}.yaml']\n      destination:\n        server: https://kubernetes.default.svc\n";
+    chart_repo(root, &[("appsets/envs.yaml", set)]);
+    for f in ["envs/prod.yaml", "envs/stage.yaml", "envs/dev.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
+    assert_eq!(files, vec!["envs/prod.yaml", "envs/stage.yaml"]);
+}

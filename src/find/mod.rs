@@ -5,6 +5,7 @@ pub mod embedded;
 pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
+pub mod names;
 pub mod proof;
 pub mod summary;
 pub mod templates;

@@ -110,6 +110,12 @@ pub struct Request {
     /// The old and the new cluster's OIDC issuers: the review then shows
     /// which IAM roles in the tree the new cluster's pods will be denied by.
     pub issuers: Option<(crate::text::issuer::Issuer, crate::text::issuer::Issuer)>,
+    /// The old and the new cluster's EKS names (and ARNs), when both are
+    /// known and differ: the name positions move with the endpoint.
+    pub names: Option<crate::find::names::NameRebind>,
+    /// The new cluster's identity record (`--describe-to`): what its
+    /// registration is written from.
+    pub new_cluster: Option<crate::model::cluster::Described>,
 }
 
 /// The endpoints as named on the command line: `--to`/`--from`, and the
@@ -145,6 +151,16 @@ impl Request {
             (None, Some(d)) => d.endpoint.clone(),
             (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
         };
+        self.names = match (&old, &new) {
+            (Some(o), Some(n)) if o.name != n.name => Some(crate::find::names::NameRebind {
+                old: o.name.clone(),
+                new: n.name.clone(),
+                old_arn: o.arn.clone(),
+                new_arn: n.arn.clone(),
+            }),
+            _ => None,
+        };
+        self.new_cluster = new.clone();
         self.issuers = match (old, new) {
             (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
                 "--describe-from and --describe-to name the same OIDC issuer ({}): give the old cluster's and the new cluster's",
@@ -283,6 +299,15 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     }
     let mut plan = plan::plan(&inv, &from, &to);
     settle_what_was_found(req, &mut plan, &inv, &walk, cfg.is_some())?;
+    if let Some(r) = &req.names {
+        plan.names = Some(crate::review::names::plan_names(
+            &mut plan.files,
+            &mut plan.errors,
+            &walk,
+            r,
+            cfg.as_ref().map(|c| c.path.as_path()),
+        ));
+    }
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;
     if !plan.files.is_empty() {

@@ -118,6 +118,12 @@ pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
     found
 }
 
+/// The occurrences of `old` as a word in a text that is not read as YAML:
+/// every one a mention.
+pub fn text_mentions(text: &str, old: &str) -> Vec<NameMention> {
+    mentions(text, old, &[])
+}
+
 /// The occurrences of `old` as a word (not inside a longer run of letters
 /// and digits) that no change covers.
 fn mentions(text: &str, old: &str, changes: &[NameChange]) -> Vec<NameMention> {
@@ -162,25 +168,18 @@ impl<'a> Locator<'a> {
         let kind = doc.str_at(positions::KIND);
         let resource = resource(doc);
         let res = resource.as_deref();
-        match kind {
-            None => self.visit(doc, Scope::Values, &mut Vec::new(), None, None, res),
-            Some(k) => self.visit(
-                doc,
-                Scope::Kind(kind_name(k)),
-                &mut Vec::new(),
-                None,
-                None,
-                res,
-            ),
-        }
-        // Tag keys, anywhere.
-        self.visit(doc, Scope::Any, &mut Vec::new(), None, None, res);
-        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
-            self.helm_sources(doc, res);
-        }
+        // The most specific scope first: a change is recorded once, at the
+        // first row that finds it.
         if let Some(fields) = registration_fields(doc) {
             self.registration(fields, res);
         }
+        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
+            self.helm_sources(doc, res);
+        }
+        let scope = kind.map_or(Scope::Values, |k| Scope::Kind(kind_name(k)));
+        self.visit(doc, scope, &mut Vec::new(), None, None, res);
+        // Tag keys and cluster ARNs, anywhere.
+        self.visit(doc, Scope::Any, &mut Vec::new(), None, None, res);
         self.encoded(doc);
     }
 
@@ -305,7 +304,7 @@ impl<'a> Locator<'a> {
         res: Option<&str>,
     ) {
         let Some(value) = n.as_str() else { return };
-        if scope == Scope::Any || !value.contains(self.r.old.as_str()) {
+        if !value.contains(self.r.old.as_str()) {
             return;
         }
         let cx = NameContext {
@@ -342,7 +341,7 @@ impl<'a> Locator<'a> {
         };
         for r in ranges {
             let new_text = match position {
-                NamePosition::RegistrationArn => match &self.r.new_arn {
+                NamePosition::RegistrationArn | NamePosition::ClusterArn => match &self.r.new_arn {
                     Some(a) => a.clone(),
                     None => {
                         fail(self.found, format!("{yaml_path} registers the cluster by its ARN, and the new cluster's ARN is not known (give --describe-to with `cluster.arn`); nothing written"));

@@ -39,6 +39,9 @@ pub enum NamePosition {
     ExternalDnsOwner,
     /// A `kubernetes.io/cluster/<name>` tag key.
     ClusterTagKey,
+    /// An EKS cluster ARN of the name anywhere else (an Application's
+    /// `destination.server` on a hub that registers clusters by ARN).
+    ClusterArn,
     /// A kubeconfig exec argument after `--cluster-name` (`aws eks
     /// get-token`) or `--cluster-id`/`-i` (aws-iam-authenticator).
     KubeconfigExecArg,
@@ -58,6 +61,7 @@ impl NamePosition {
             NamePosition::AutoscalerClusterName => "cluster-autoscaler autoDiscovery.clusterName",
             NamePosition::ExternalDnsOwner => "external-dns txtOwnerId",
             NamePosition::ClusterTagKey => "kubernetes.io/cluster tag key",
+            NamePosition::ClusterArn => "cluster ARN",
             NamePosition::KubeconfigExecArg => "kubeconfig exec argument",
         }
     }
@@ -262,6 +266,20 @@ pub const TABLE: &[NameRow] = &[
         matching: Match::TagKey,
         positive: ("spec.tags[\"kubernetes.io/cluster/prod\"]", "owned"),
         negative: ("spec.tags[\"kubernetes.io/cluster/prod-b\"]", "owned"),
+    },
+    NameRow {
+        scope: Scope::Any,
+        path: &[Deep],
+        position: NamePosition::ClusterArn,
+        matching: Match::Arn,
+        positive: (
+            "spec.destination.server",
+            "arn:aws:eks:eu-west-1:111122223333:cluster/prod",
+        ),
+        negative: (
+            "spec.destination.server",
+            "arn:aws:eks:eu-west-1:111122223333:cluster/prod-b",
+        ),
     },
 ];
 

@@ -388,6 +388,9 @@ pub struct FileJson<'a> {
     pub path: Str<'a>,
     pub change_count: usize,
     pub changes: Vec<OccurrenceJson<'a>>,
+    /// The cluster name changes in the file (`kind: name`).
+    #[serde(default)]
+    pub name_changes: Vec<super::names::NameChangeJson>,
     /// The file's unified diff.
     pub diff: String,
 }
@@ -450,6 +453,10 @@ pub struct PlanReport<'a> {
     /// asked).
     #[serde(default)]
     pub pull_request: Option<PullRequestJson>,
+    /// The cluster's name moved with its endpoint (`null` when the names
+    /// are not known or are the same): changes, mentions, registry notes.
+    #[serde(default)]
+    pub names: Option<super::names::NamesJson>,
 }
 
 /// A pull (merge) request: its URL, its number, the client that made it
@@ -493,7 +500,11 @@ impl<'a> PlanReport<'a> {
                 .iter()
                 .map(|f| FileJson {
                     path: f.rel.as_str().into(),
-                    change_count: f.changes.len(),
+                    change_count: f.changes.len() + super::names::in_file(plan, &f.rel).len(),
+                    name_changes: super::names::in_file(plan, &f.rel)
+                        .into_iter()
+                        .map(super::names::NameChangeJson::new)
+                        .collect(),
                     changes: f
                         .changes
                         .iter()
@@ -548,6 +559,7 @@ impl<'a> PlanReport<'a> {
                 .unwrap_or_default(),
             identity: plan.identity.as_ref().map(super::identity::ReviewJson::new),
             pull_request: None,
+            names: plan.names.as_ref().map(super::names::NamesJson::new),
         }
     }
 }

@@ -133,6 +133,21 @@ pub fn summary_table(plan: &Plan) -> String {
         "file", "count"
     );
     for f in &plan.files {
+        let names = super::names::in_file(plan, &f.rel);
+        if f.changes.is_empty() && !names.is_empty() {
+            let _ = writeln!(
+                s,
+                "  {:<width$}  {:>5}  cluster name at {}",
+                f.rel,
+                names.len(),
+                names
+                    .iter()
+                    .map(|c| c.change.yaml_path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            continue;
+        }
         if f.changes.is_empty() {
             let _ = writeln!(
                 s,
@@ -190,6 +205,7 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     if !plan.files.is_empty() {
         s.push_str(&summary_table(plan));
     }
+    s.push_str(&super::names::text(plan));
     if !plan.mentions.is_empty() {
         let _ = writeln!(
             s,

@@ -157,6 +157,8 @@ impl Request {
                 new: n.name.clone(),
                 old_arn: o.arn.clone(),
                 new_arn: n.arn.clone(),
+                old_ca: o.ca_data.clone(),
+                new_ca: n.ca_data.clone(),
             }),
             _ => None,
         };

@@ -22,6 +22,10 @@ pub struct NameRebind {
     pub new: String,
     pub old_arn: Option<String>,
     pub new_arn: Option<String>,
+    /// The clusters' CA data (`certificateAuthority.data`): a
+    /// registration's `caData` that is the old one becomes the new one.
+    pub old_ca: Option<String>,
+    pub new_ca: Option<String>,
 }
 
 /// One name occurrence at a name position.
@@ -114,19 +118,21 @@ pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
             l.document(d);
         }
     }
-    found.mentions = mentions(text, &r.old, &found.changes);
+    found.mentions = mentions(text, r, &found.changes);
     found
 }
 
 /// The occurrences of `old` as a word in a text that is not read as YAML:
 /// every one a mention.
-pub fn text_mentions(text: &str, old: &str) -> Vec<NameMention> {
-    mentions(text, old, &[])
+pub fn text_mentions(text: &str, r: &NameRebind) -> Vec<NameMention> {
+    mentions(text, r, &[])
 }
 
 /// The occurrences of `old` as a word (not inside a longer run of letters
-/// and digits) that no change covers.
-fn mentions(text: &str, old: &str, changes: &[NameChange]) -> Vec<NameMention> {
+/// and digits) that no change covers and that are not inside an
+/// occurrence of the new name (already rebound).
+fn mentions(text: &str, r: &NameRebind, changes: &[NameChange]) -> Vec<NameMention> {
+    let old = r.old.as_str();
     let index = LineIndex::new(text);
     let alnum = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
     text.match_indices(old)
@@ -135,6 +141,7 @@ fn mentions(text: &str, old: &str, changes: &[NameChange]) -> Vec<NameMention> {
             !alnum(text[..i].chars().next_back()) && !alnum(text[i + old.len()..].chars().next())
         })
         .filter(|&i| !changes.iter().any(|c| c.range.contains(&i)))
+        .filter(|&i| !names::within_new(text, &(i..i + old.len()), &r.new))
         .map(|i| {
             let (line, column) = index.position(text, i);
             let start = text[..i].rfind('\n').map_or(0, |p| p + 1);
@@ -235,7 +242,8 @@ impl<'a> Locator<'a> {
 
     /// A document held in the string `value` of `node`.
     fn embedded(&mut self, node: &Node, value: &str, scope: Scope, res: Option<&str>) {
-        if !value.contains(self.r.old.as_str()) {
+        let ca = self.r.old_ca.as_deref().is_some_and(|c| value.contains(c));
+        if !value.contains(self.r.old.as_str()) && !ca {
             return;
         }
         let Ok(docs) = yaml::read_yaml_or_json(value) else {
@@ -288,9 +296,11 @@ impl<'a> Locator<'a> {
         let cx = NameContext {
             previous: None,
             is_key: true,
+            old_ca: None,
+            new: Some(&self.r.new),
         };
-        if let Some((row, ranges)) = names::classify(Scope::Any, path, value, &self.r.old, &cx) {
-            self.record(k, value, row.position, ranges, path, outer, res);
+        if let Some((row, range)) = names::classify(Scope::Any, path, value, &self.r.old, &cx) {
+            self.record(k, value, row.position, range, path, outer, res);
         }
     }
 
@@ -304,15 +314,18 @@ impl<'a> Locator<'a> {
         res: Option<&str>,
     ) {
         let Some(value) = n.as_str() else { return };
-        if !value.contains(self.r.old.as_str()) {
+        let old_ca = self.r.old_ca.as_deref();
+        if !value.contains(self.r.old.as_str()) && old_ca != Some(value) {
             return;
         }
         let cx = NameContext {
             previous,
             is_key: false,
+            old_ca,
+            new: Some(&self.r.new),
         };
-        if let Some((row, ranges)) = names::classify(scope, path, value, &self.r.old, &cx) {
-            self.record(n, value, row.position, ranges, path, outer, res);
+        if let Some((row, range)) = names::classify(scope, path, value, &self.r.old, &cx) {
+            self.record(n, value, row.position, range, path, outer, res);
         }
     }
 
@@ -324,7 +337,7 @@ impl<'a> Locator<'a> {
         n: &Node,
         value: &str,
         position: NamePosition,
-        ranges: Vec<Range<usize>>,
+        r: Range<usize>,
         path: &[Seg],
         outer: Option<Outer>,
         res: Option<&str>,
@@ -339,46 +352,53 @@ impl<'a> Locator<'a> {
                 message,
             })
         };
-        for r in ranges {
-            let new_text = match position {
-                NamePosition::RegistrationArn | NamePosition::ClusterArn => match &self.r.new_arn {
+        let new_text = match position {
+            NamePosition::RegistrationArn | NamePosition::ClusterArn => match &self.r.new_arn {
+                Some(a) => a.clone(),
+                None => {
+                    fail(self.found, format!("{yaml_path} registers the cluster by its ARN, and the new cluster's ARN is not known (give --describe-to with `cluster.arn`); nothing written"));
+                    return;
+                }
+            },
+            NamePosition::RegistrationCaData | NamePosition::KubeconfigCaData => {
+                match &self.r.new_ca {
                     Some(a) => a.clone(),
                     None => {
-                        fail(self.found, format!("{yaml_path} registers the cluster by its ARN, and the new cluster's ARN is not known (give --describe-to with `cluster.arn`); nothing written"));
-                        continue;
+                        fail(self.found, format!("{yaml_path} holds the old cluster's CA, and the new cluster's CA is not known (give --describe-to with `cluster.certificateAuthority.data`); nothing written"));
+                        return;
                     }
-                },
-                _ => self.r.new.clone(),
-            };
-            let placed = match outer {
-                None => value_at(self.text, n, value).map(|v| (v + r.start, n.start, r.clone())),
-                Some(o) => value_at(o.value, n, value).and_then(|v| {
-                    let d = v + r.start;
-                    raw_offset(self.text, o.node, o.value, d, r.len())
-                        .map(|raw| (raw, o.node.start, d..d + r.len()))
-                }),
-            };
-            let Some((raw, scalar, in_value)) = placed else {
-                fail(self.found, format!("{} at {yaml_path} is written with escapes, across lines or folded, so rebind cannot rewrite it in place; write it plainly (or change it by hand); nothing written", position.as_str()));
-                continue;
-            };
-            let (line, column) = self.index.position(self.text, raw);
-            if self.found.changes.iter().any(|c| c.range.start == raw) {
-                continue;
+                }
             }
-            self.found.changes.push(NameChange {
-                line,
-                column,
-                range: raw..raw + r.len(),
-                old_text: value[r].to_string(),
-                new_text,
-                position,
-                yaml_path: yaml_path.clone(),
-                resource: res.map(str::to_string),
-                scalar,
-                in_value,
-            });
+            _ => self.r.new.clone(),
+        };
+        let placed = match outer {
+            None => value_at(self.text, n, value).map(|v| (v + r.start, n.start, r.clone())),
+            Some(o) => value_at(o.value, n, value).and_then(|v| {
+                let d = v + r.start;
+                raw_offset(self.text, o.node, o.value, d, r.len())
+                    .map(|raw| (raw, o.node.start, d..d + r.len()))
+            }),
+        };
+        let Some((raw, scalar, in_value)) = placed else {
+            fail(self.found, format!("{} at {yaml_path} is written with escapes, across lines or folded, so rebind cannot rewrite it in place; write it plainly (or change it by hand); nothing written", position.as_str()));
+            return;
+        };
+        let (line, column) = self.index.position(self.text, raw);
+        if self.found.changes.iter().any(|c| c.range.start == raw) {
+            return;
         }
+        self.found.changes.push(NameChange {
+            line,
+            column,
+            range: raw..raw + r.len(),
+            old_text: value[r].to_string(),
+            new_text,
+            position,
+            yaml_path: yaml_path.clone(),
+            resource: res.map(str::to_string),
+            scalar,
+            in_value,
+        });
     }
 
     /// A cluster Secret's base64 `data` that holds the name: not rewritten
@@ -615,6 +635,8 @@ mod tests {
             new: "prod-blue".into(),
             old_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod".into()),
             new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
+            old_ca: None,
+            new_ca: None,
         }
     }
 
@@ -663,5 +685,28 @@ mod tests {
         let f = locate(text, &rebind());
         let bad = "clusterName: prod-blue\nother: prod-blue\n";
         assert!(verify(text, bad, &f.changes).is_err());
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn arn_destinations_and_ca_data() {
+        let r = NameRebind {
+            old: "prod".into(),
+            new: "prod-blue".into(),
+            old_arn: None,
+            new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
+            old_ca: Some("T0xEQ0E=".into()),
+            new_ca: Some("TkVXQ0E=".into()),
+        };
+        let text = "kind: Application\nspec:\n  destination:\n    server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n";
+        let f = locate(text, &r);
+        assert_eq!(f.changes.len(), 1, "{f:?}");
+        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  config: |\n    {\"tlsClientConfig\": {\"caData\": \"T0xEQ0E=\"}}\n";
+        let f = locate(text, &r);
+        assert_eq!(f.changes.len(), 2, "{f:?}");
     }
 }

@@ -20,6 +20,12 @@ pub enum NamePosition {
     /// A registration's `config.awsAuthConfig.roleARN` whose role name is
     /// derived from the cluster name.
     RegistrationRoleArn,
+    /// A registration's `config.tlsClientConfig.caData` when it is the old
+    /// cluster's CA (from its describe file): the new cluster's replaces it.
+    RegistrationCaData,
+    /// A kubeconfig cluster's `certificate-authority-data` when it is the
+    /// old cluster's CA.
+    KubeconfigCaData,
     /// A registration's `name` when it is the EKS cluster's name.
     RegistrationName,
     /// A registration's `server` written as the EKS cluster ARN.
@@ -52,6 +58,8 @@ impl NamePosition {
         match self {
             NamePosition::RegistrationAuthName => "registration awsAuthConfig.clusterName",
             NamePosition::RegistrationRoleArn => "registration awsAuthConfig.roleARN",
+            NamePosition::RegistrationCaData => "registration tlsClientConfig.caData",
+            NamePosition::KubeconfigCaData => "kubeconfig certificate-authority-data",
             NamePosition::RegistrationName => "registration name",
             NamePosition::RegistrationArn => "registration server ARN",
             NamePosition::KarpenterClusterName => "karpenter settings.clusterName",
@@ -99,6 +107,8 @@ pub enum Match {
     Arn,
     /// A mapping key `kubernetes.io/cluster/<name>`.
     TagKey,
+    /// The whole value is the old cluster's CA data.
+    CaData,
     /// A sequence item equal to the name after a flag naming the cluster,
     /// or `--cluster-name=<name>`.
     ExecArg,
@@ -118,6 +128,9 @@ pub struct NameRow {
 
 /// The old name the examples are written for.
 pub const EXAMPLE_NAME: &str = "prod";
+
+/// The old CA data the examples are written for.
+pub const EXAMPLE_CA: &str = "T0xEQ0E=";
 
 /// The tag key prefix that names a cluster (`kubernetes.io/cluster/<name>`).
 pub const CLUSTER_TAG_PREFIX: &str = "kubernetes.io/cluster/";
@@ -151,6 +164,14 @@ pub const TABLE: &[NameRow] = &[
             "awsAuthConfig.roleARN",
             "arn:aws:iam::111122223333:role/production-argocd",
         ),
+    },
+    NameRow {
+        scope: Scope::RegistrationConfig,
+        path: &[K("tlsClientConfig"), K("caData")],
+        position: NamePosition::RegistrationCaData,
+        matching: Match::CaData,
+        positive: ("tlsClientConfig.caData", EXAMPLE_CA),
+        negative: ("tlsClientConfig.caData", "T1RIRVI="),
     },
     NameRow {
         scope: Scope::Registration,
@@ -253,6 +274,20 @@ pub const TABLE: &[NameRow] = &[
     },
     NameRow {
         scope: Scope::Kind("Config"),
+        path: &[AnyKey, I, AnyKey, K("certificate-authority-data")],
+        position: NamePosition::KubeconfigCaData,
+        matching: Match::CaData,
+        positive: (
+            "clusters[0].cluster[\"certificate-authority-data\"]",
+            EXAMPLE_CA,
+        ),
+        negative: (
+            "clusters[0].cluster[\"certificate-authority-data\"]",
+            "T1RIRVI=",
+        ),
+    },
+    NameRow {
+        scope: Scope::Kind("Config"),
         path: &[K("users"), I, K("user"), K("exec"), K("args"), I],
         position: NamePosition::KubeconfigExecArg,
         matching: Match::ExecArg,
@@ -308,18 +343,24 @@ pub struct NameContext<'a> {
     pub previous: Option<&'a str>,
     /// The value is a mapping key (tag keys).
     pub is_key: bool,
+    /// The old cluster's CA data, when known.
+    pub old_ca: Option<&'a str>,
+    /// The new name: a name part that is inside an occurrence of it
+    /// (`prod` in `prod-blue`, when `prod-blue` is the new name) is
+    /// already rebound, not derived from the old name.
+    pub new: Option<&'a str>,
 }
 
 /// The row that `path` (in `scope`) and `value` are at for the old name
-/// `old`, and the byte ranges of `value` that are the name (for
-/// [`Match::Arn`], the whole value).
+/// `old`, and the byte range of `value` that is the name (for
+/// [`Match::Arn`] and [`Match::CaData`], the whole value).
 pub fn classify(
     scope: Scope,
     path: &[Seg],
     value: &str,
     old: &str,
     cx: &NameContext,
-) -> Option<(&'static NameRow, Vec<std::ops::Range<usize>>)> {
+) -> Option<(&'static NameRow, std::ops::Range<usize>)> {
     TABLE.iter().find_map(|row| {
         let in_scope = row.scope == scope || row.scope == Scope::Any;
         if !in_scope || (row.matching == Match::TagKey) != cx.is_key {
@@ -328,19 +369,20 @@ pub fn classify(
         if !positions::matches(row.path, path) {
             return None;
         }
-        let ranges = name_ranges(row.matching, value, old, cx)?;
-        Some((row, ranges))
+        let range = name_range(row.matching, value, old, cx)?;
+        let rebound = cx.new.is_some_and(|new| within_new(value, &range, new));
+        (!rebound).then_some((row, range))
     })
 }
 
 /// Where in `value` the name is, as `m` reads it.
-fn name_ranges(
+fn name_range(
     m: Match,
     value: &str,
     old: &str,
     cx: &NameContext,
-) -> Option<Vec<std::ops::Range<usize>>> {
-    let whole = || Some(vec![0..value.len()]);
+) -> Option<std::ops::Range<usize>> {
+    let whole = || Some(0..value.len());
     match m {
         Match::Equal => (value == old).then(whole)?,
         Match::Arn => {
@@ -350,18 +392,25 @@ fn name_ranges(
         Match::TagKey => {
             let name = value.strip_prefix(CLUSTER_TAG_PREFIX)?;
             let at = CLUSTER_TAG_PREFIX.len();
-            (name == old).then(|| vec![at..at + old.len()])
+            (name == old).then_some(at..at + old.len())
         }
         Match::ExecArg => {
             if value == old && cx.previous.is_some_and(|p| EXEC_NAME_FLAGS.contains(&p)) {
                 return whole();
             }
             let (flag, name) = value.split_once('=')?;
-            (EXEC_NAME_FLAGS.contains(&flag) && name == old)
-                .then(|| vec![flag.len() + 1..value.len()])
+            (EXEC_NAME_FLAGS.contains(&flag) && name == old).then_some(flag.len() + 1..value.len())
         }
-        Match::Derived => derived(value, old).map(|r| vec![r]),
+        Match::Derived => derived(value, old),
+        Match::CaData => (cx.old_ca == Some(value)).then(whole)?,
     }
+}
+
+/// Whether the range `r` of `value` lies inside an occurrence of `new`.
+pub fn within_new(value: &str, r: &std::ops::Range<usize>, new: &str) -> bool {
+    value
+        .match_indices(new)
+        .any(|(i, m)| i <= r.start && r.end <= i + m.len())
 }
 
 /// Where the name sits in a value derived from it: its last `/`/`:` part
@@ -442,6 +491,8 @@ mod tests {
         let cx = NameContext {
             previous: None,
             is_key,
+            old_ca: Some(EXAMPLE_CA),
+            new: Some("prod-blue"),
         };
         classify(row.scope, &segs, &value, EXAMPLE_NAME, &cx)
             .is_some_and(|(r, _)| r.position == row.position)
@@ -465,6 +516,27 @@ mod tests {
         for not in ["production", "reprod", "preprod", "prod.example", "x/prodq"] {
             assert_eq!(r(not), None, "{not}");
         }
+        // Already rebound to a new name that extends the old one.
+        let row = TABLE
+            .iter()
+            .find(|r| r.position == NamePosition::KarpenterInterruptionQueue)
+            .unwrap();
+        let cx = |new| NameContext {
+            new,
+            ..NameContext::default()
+        };
+        let at = |v: &str, new| {
+            classify(
+                row.scope,
+                &path("settings.interruptionQueue"),
+                v,
+                "prod",
+                &cx(new),
+            )
+        };
+        assert!(at("Karpenter-prod-blue", Some("prod-blue")).is_none());
+        assert!(at("Karpenter-blue-prod", Some("blue-prod")).is_none());
+        assert!(at("Karpenter-prod", Some("prod-blue")).is_some());
     }
 
     #[test]
@@ -473,6 +545,8 @@ mod tests {
         let cx = |previous| NameContext {
             previous,
             is_key: false,
+            old_ca: None,
+            new: None,
         };
         let at = |v: &str, prev| classify(Scope::Kind("Config"), &args, v, "prod", &cx(prev));
         assert!(at("prod", Some("--cluster-name")).is_some());
@@ -480,7 +554,7 @@ mod tests {
         assert!(at("prod", Some("--profile")).is_none());
         assert!(at("prod", None).is_none());
         let (_, r) = at("--cluster-name=prod", None).unwrap();
-        assert_eq!(r, vec![15..19]);
+        assert_eq!(r, 15..19);
     }
 
     #[test]

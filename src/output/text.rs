@@ -156,12 +156,13 @@ pub fn summary_table(plan: &Plan) -> String {
             );
             continue;
         }
-        let (paths, resources) = paths_and_resources(f);
+        let (mut paths, resources) = paths_and_resources(f);
+        paths.extend(names.iter().map(|c| c.change.yaml_path.as_str()));
         let _ = writeln!(
             s,
             "  {:<width$}  {:>5}  {} [{}]",
             f.rel,
-            f.changes.len(),
+            f.changes.len() + names.len(),
             paths.join(", "),
             resources.join(", ")
         );

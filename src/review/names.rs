@@ -104,7 +104,7 @@ pub fn plan_names(
             names::locate(&base, r)
         } else {
             names::NamesFound {
-                mentions: names::text_mentions(&base, &r.old),
+                mentions: names::text_mentions(&base, r),
                 ..names::NamesFound::default()
             }
         };
@@ -205,6 +205,8 @@ mod tests {
             new: "prod-blue".into(),
             old_arn: None,
             new_arn: None,
+            old_ca: None,
+            new_ca: None,
         };
         let text = "# prod clusters\nclusters = [\"stage\", \"prod\"]\neks = {\n  prod = { account = \"1\" }\n  production = {}\n}\n";
         let notes = registry_notes("iam/terraform.tfvars", text, &r);

@@ -38,6 +38,7 @@ mod json_props;
 mod key_collisions;
 mod layers;
 mod libyaml_oracle;
+mod names;
 mod nothing_silent;
 mod output;
 mod output_formats;

@@ -1,0 +1,222 @@
+//! A cutover moves the whole cluster, not only its URL: with both
+//! clusters' `aws eks describe-cluster` files, one `apply` rewrites every
+//! endpoint and every name position (`src/model/names.rs`) byte-exactly,
+//! lists every other occurrence of the old name as a mention, and reports
+//! the Terraform registry; a name position it cannot rewrite in place stops
+//! the whole rebind.
+
+use crate::common::{self, rebind, stderr, stdout};
+use std::path::{Path, PathBuf};
+
+fn fixture(part: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/eks-cutover")
+        .join(part)
+}
+
+fn describe_args(dir: &Path) -> Vec<String> {
+    let _ = dir;
+    vec![
+        "--describe-from".into(),
+        fixture("old.json").display().to_string(),
+        "--describe-to".into(),
+        fixture("new.json").display().to_string(),
+    ]
+}
+
+fn run(dir: &Path, cmd: &[&str]) -> std::process::Output {
+    let mut args: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+    args.extend(describe_args(dir));
+    args.push(".".into());
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    rebind(dir, &refs)
+}
+
+fn repo_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_dir(&fixture("repo"), dir.path());
+    dir
+}
+
+#[test]
+fn one_apply_moves_every_endpoint_and_name_position_byte_exactly() {
+    let dir = repo_copy();
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let got = common::tree(dir.path());
+    let want = common::tree(&fixture("expected"));
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &want {
+        assert!(
+            got[path] == *bytes,
+            "{path} differs:\n{}",
+            String::from_utf8_lossy(&got[path])
+        );
+    }
+    // The CRLF Application kept its line ends.
+    assert!(String::from_utf8_lossy(&got["apps/karpenter-params.yaml"])
+        .contains("value: prod-blue\r\n"));
+    // Run again: nothing left of the old name at a position, and the
+    // endpoint is already rebound.
+    let again = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["names"]["change_count"], 0, "{v}");
+    assert_eq!(v["file_count"], 0, "{v}");
+    // What is left of `prod` is mentions (`prod-blue` is no mention of it).
+    let left = v["names"]["mentions"].as_array().unwrap();
+    assert!(
+        left.iter()
+            .all(|m| !m["context"].as_str().unwrap().contains("prod-blue")),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn the_json_audit_shows_name_changes_beside_endpoint_changes() {
+    let dir = repo_copy();
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names = &v["names"];
+    assert_eq!(names["from"], "prod");
+    assert_eq!(names["to"], "prod-blue");
+    assert_eq!(names["change_count"], 21, "{names}");
+    // 8 endpoint changes and 21 name changes, in 9 files.
+    assert_eq!(v["change_count"], 29);
+    assert_eq!(v["file_count"], 9);
+    let changes = names["changes"].as_array().unwrap();
+    assert!(changes.iter().all(|c| c["kind"] == "name"));
+    let at = |path: &str, position: &str| {
+        changes
+            .iter()
+            .filter(|c| c["path"] == path && c["position"] == position)
+            .count()
+    };
+    assert_eq!(
+        at(
+            "clusters/prod.yaml",
+            "registration awsAuthConfig.clusterName"
+        ),
+        1
+    );
+    assert_eq!(
+        at("clusters/prod.yaml", "registration tlsClientConfig.caData"),
+        1
+    );
+    assert_eq!(
+        at(
+            "karpenter/ec2nodeclass.yaml",
+            "karpenter.sh/discovery selector"
+        ),
+        3
+    );
+    assert_eq!(
+        at(
+            "apps/karpenter-params.yaml",
+            "karpenter settings.interruptionQueue"
+        ),
+        1
+    );
+    assert_eq!(
+        at("capability/prod-by-arn.yaml", "registration server ARN"),
+        1
+    );
+    assert_eq!(at("capability/prod-by-arn.yaml", "cluster ARN"), 1);
+    assert_eq!(at("kubeconfig/hub.yaml", "kubeconfig exec argument"), 1);
+    // A file with both: its name changes sit beside its endpoint changes.
+    let file = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "apps/karpenter.yaml")
+        .unwrap();
+    assert_eq!(file["changes"].as_array().unwrap().len(), 2);
+    assert_eq!(file["name_changes"].as_array().unwrap().len(), 2);
+    assert_eq!(file["change_count"], 4);
+    // Prose and unrelated fields are mentions, never rewritten.
+    let mentions = names["mentions"].as_array().unwrap();
+    let mentioned = |path: &str, line: u64| {
+        mentions
+            .iter()
+            .any(|m| m["path"] == path && m["line"] == line)
+    };
+    assert!(mentioned("README.md", 3));
+    assert!(mentioned("apps/aws-load-balancer-controller.yaml", 16)); // ingressClass
+    assert!(mentioned("karpenter/ec2nodeclass.yaml", 6)); // role
+    assert!(mentioned("apps/external-dns-values.yaml", 4)); // a domain
+    assert!(mentioned("clusters/prod.yaml", 4)); // the Secret's own name
+                                                 // The Terraform registry: where the old name is, what to add.
+    let registry = names["registry"].as_array().unwrap();
+    let lines: Vec<(u64, &str)> = registry
+        .iter()
+        .map(|r| (r["line"].as_u64().unwrap(), r["add"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (3, "prod-blue = {"),
+            (12, "argocd_managed_clusters = [\"stage\", \"prod-blue\"]")
+        ]
+    );
+}
+
+#[test]
+fn a_name_position_that_cannot_be_rewritten_in_place_stops_everything() {
+    let dir = repo_copy();
+    // A folded scalar at a name position: no verified byte splice exists.
+    std::fs::write(
+        dir.path().join("apps/external-dns-values.yaml"),
+        "txtOwnerId: >-\n  prod\n",
+    )
+    .unwrap();
+    let before = common::tree(dir.path());
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("apps/external-dns-values.yaml:2:3:")
+            && err.contains("external-dns txtOwnerId"),
+        "{err}"
+    );
+    assert_eq!(common::tree(dir.path()), before, "nothing written");
+}
+
+#[test]
+fn without_the_new_arn_an_arn_registration_is_refused_not_left_behind() {
+    let dir = repo_copy();
+    let new = std::fs::read_to_string(fixture("new.json")).unwrap();
+    let no_arn: String = new
+        .lines()
+        .filter(|l| !l.contains("\"arn\""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let described = dir.path().join("../new-no-arn.json");
+    std::fs::write(&described, no_arn).unwrap();
+    let out = rebind(
+        dir.path(),
+        &[
+            "diff",
+            "--describe-from",
+            &fixture("old.json").display().to_string(),
+            "--describe-to",
+            &described.display().to_string(),
+            ".",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("capability/prod-by-arn.yaml:11:11:"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = std::fs::remove_file(described);
+}

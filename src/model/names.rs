@@ -186,8 +186,8 @@ pub const TABLE: &[NameRow] = &[
         path: &[K(REGISTRATION_SERVER)],
         position: NamePosition::RegistrationArn,
         matching: Match::Arn,
-        positive: ("server", "arn:aws:eks:eu-west-1:111122223333:cluster/prod"),
-        negative: ("server", "arn:aws:eks:eu-west-1:111122223333:cluster/stage"),
+        positive: (REGISTRATION_SERVER, "arn:aws:eks:eu-west-1:111122223333:cluster/prod"),
+        negative: (REGISTRATION_SERVER, "arn:aws:eks:eu-west-1:111122223333:cluster/stage"),
     },
     NameRow {
         scope: Scope::Values,

@@ -432,6 +432,58 @@ impl<'a> Locator<'a> {
     }
 }
 
+/// A value that is an EKS cluster ARN (`arn:aws:eks:REGION:ACCOUNT:cluster/NAME`):
+/// a cluster named by its ARN, not its endpoint (the EKS capability for
+/// Argo CD registers clusters so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArnRef {
+    pub line: usize,
+    pub column: usize,
+    pub arn: String,
+    /// The cluster's name in the ARN.
+    pub name: String,
+    pub yaml_path: String,
+    pub resource: Option<String>,
+    /// The value is a cluster registration's `server`.
+    pub registration: bool,
+}
+
+/// Every value of `text` (YAML or JSON) that is an EKS cluster ARN.
+pub fn cluster_arns(text: &str) -> Vec<ArnRef> {
+    let parsed = yaml::read_yaml_or_json(text).or_else(|e| match yaml::mask_templates(text) {
+        Some((m, _)) => yaml::read_yaml_or_json(&m),
+        None => Err(e),
+    });
+    let Ok(docs) = parsed else {
+        return Vec::new();
+    };
+    let index = LineIndex::new(text);
+    let mut out = Vec::new();
+    for doc in &docs {
+        let server = registration_fields(doc)
+            .and_then(|f| f.get(names::REGISTRATION_SERVER))
+            .map(|n| n.start);
+        let res = resource(doc);
+        doc.walk(&mut |path, n| {
+            let Some(v) = n.as_str() else { return };
+            let Some(arn) = crate::model::cluster::parse_arn(v) else {
+                return;
+            };
+            let (line, column) = index.position(text, n.start);
+            out.push(ArnRef {
+                line,
+                column,
+                arn: v.to_string(),
+                name: arn.name.to_string(),
+                yaml_path: path.to_string(),
+                resource: res.clone(),
+                registration: server == Some(n.start),
+            });
+        });
+    }
+    out
+}
+
 /// A kind as a `&'static str` the table may name (others never match).
 fn kind_name(kind: &str) -> &'static str {
     names::TABLE
@@ -691,6 +743,16 @@ mod tests {
 #[cfg(test)]
 mod more_tests {
     use super::*;
+
+    #[test]
+    fn cluster_arns_are_found_and_registrations_told_apart() {
+        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n---\nkind: Application\nspec:\n  destination:\n    server: 'arn:aws:eks:eu-west-1:111122223333:cluster/prod'\n  note: arn:aws:iam::111122223333:role/prod\n";
+        let got: Vec<(usize, bool, String)> = cluster_arns(text)
+            .into_iter()
+            .map(|a| (a.line, a.registration, a.name))
+            .collect();
+        assert_eq!(got, [(6, true, "prod".into()), (11, false, "prod".into())]);
+    }
 
     #[test]
     fn arn_destinations_and_ca_data() {

@@ -186,8 +186,14 @@ pub const TABLE: &[NameRow] = &[
         path: &[K(REGISTRATION_SERVER)],
         position: NamePosition::RegistrationArn,
         matching: Match::Arn,
-        positive: (REGISTRATION_SERVER, "arn:aws:eks:eu-west-1:111122223333:cluster/prod"),
-        negative: (REGISTRATION_SERVER, "arn:aws:eks:eu-west-1:111122223333:cluster/stage"),
+        positive: (
+            REGISTRATION_SERVER,
+            "arn:aws:eks:eu-west-1:111122223333:cluster/prod",
+        ),
+        negative: (
+            REGISTRATION_SERVER,
+            "arn:aws:eks:eu-west-1:111122223333:cluster/stage",
+        ),
     },
     NameRow {
         scope: Scope::Values,
@@ -320,7 +326,7 @@ pub const TABLE: &[NameRow] = &[
 
 /// The registration's server key (its last path step in
 /// [`positions::REGISTRATIONS`]).
-const REGISTRATION_SERVER: &str = registration_server();
+pub const REGISTRATION_SERVER: &str = registration_server();
 
 const fn registration_server() -> &'static str {
     let path = positions::REGISTRATIONS[0].servers[0].0;

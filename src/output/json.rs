@@ -269,6 +269,37 @@ pub struct ScanRest {
     pub errors: Vec<PlanError>,
     /// Chart template actions at cluster positions that were not followed.
     pub notes: Vec<crate::find::templates::Note>,
+    /// Clusters named by their EKS ARN (a registration's `server`, a
+    /// destination): not endpoints, listed beside them.
+    pub arn_clusters: Vec<(String, crate::find::names::ArnRef)>,
+}
+
+/// A cluster named by its EKS ARN in a scan.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ArnJson {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub arn: String,
+    pub cluster_name: String,
+    pub yaml_path: String,
+    pub resource: Option<String>,
+    pub registration: bool,
+}
+
+impl ArnJson {
+    pub fn new(rel: &str, a: &crate::find::names::ArnRef) -> ArnJson {
+        ArnJson {
+            path: rel.to_string(),
+            line: a.line,
+            column: a.column,
+            arn: a.arn.clone(),
+            cluster_name: a.name.clone(),
+            yaml_path: a.yaml_path.clone(),
+            resource: a.resource.clone(),
+            registration: a.registration,
+        }
+    }
 }
 
 /// The walk of a streamed scan: it calls its argument once per occurrence,
@@ -337,6 +368,12 @@ where
             &rest.notes,
         )
         .entries(&mut map)?;
+        let arns: Vec<ArnJson> = rest
+            .arn_clusters
+            .iter()
+            .map(|(rel, a)| ArnJson::new(rel, a))
+            .collect();
+        map.serialize_entry("arn_clusters", &arns)?;
         map.end()
     }
 }

@@ -173,3 +173,34 @@ pub fn text(plan: &Plan) -> String {
     }
     s
 }
+
+/// The clusters a scan found named by their EKS ARN, as text (empty
+/// without any).
+pub fn arn_text(arns: &[(String, crate::find::names::ArnRef)]) -> String {
+    if arns.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "\nClusters named by their EKS ARN ({}; `apply --describe-from/--describe-to` moves them with the name):\n",
+        count(arns.len(), "value")
+    );
+    for (rel, a) in arns {
+        let what = if a.registration {
+            "registration server"
+        } else {
+            a.yaml_path.as_str()
+        };
+        let _ = writeln!(
+            s,
+            "  {rel}:{}:{}: {} ({what}{})",
+            a.line,
+            a.column,
+            a.arn,
+            a.resource
+                .as_deref()
+                .map(|r| format!(" in {r}"))
+                .unwrap_or_default()
+        );
+    }
+    s
+}

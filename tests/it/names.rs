@@ -220,3 +220,35 @@ fn without_the_new_arn_an_arn_registration_is_refused_not_left_behind() {
     );
     let _ = std::fs::remove_file(described);
 }
+
+#[test]
+fn scan_finds_clusters_registered_by_arn() {
+    let dir = repo_copy();
+    let out = rebind(dir.path(), &["scan", "--format", "json", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let arns = v["arn_clusters"].as_array().unwrap();
+    let got: Vec<(&str, u64, bool, &str)> = arns
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap(),
+                a["line"].as_u64().unwrap(),
+                a["registration"].as_bool().unwrap(),
+                a["cluster_name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("capability/prod-by-arn.yaml", 11, true, "prod"),
+            ("capability/prod-by-arn.yaml", 26, false, "prod")
+        ]
+    );
+    let text = stdout(&rebind(dir.path(), &["scan", "."]));
+    assert!(
+        text.contains("capability/prod-by-arn.yaml:11:11: arn:aws:eks:ap-northeast-2:111122223333:cluster/prod (registration server in Secret/prod-arn)"),
+        "{text}"
+    );
+}

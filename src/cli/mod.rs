@@ -460,13 +460,14 @@ pub struct ApplyArgs {
     /// Also write the review (summary, diff, notes) as Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub review_out: Option<PathBuf>,
-    /// ArgoCD cluster name for the Secret written by --secret-out.
+    /// ArgoCD cluster name for the Secret written by --secret-out (default,
+    /// with --describe-to: the new cluster's EKS name).
     #[arg(long, value_name = "NAME", requires = "secret_out")]
     pub cluster_name: Option<String>,
     /// Also write the cluster Secret for the new endpoint to FILE, in any form
     /// `rebind secret` supports (the flags below); outside any git work tree
     /// when it holds a real token.
-    #[arg(long, value_name = "FILE", requires = "cluster_name")]
+    #[arg(long, value_name = "FILE")]
     pub secret_out: Option<PathBuf>,
     #[command(flatten, next_help_heading = "Cluster Secret (with --secret-out)")]
     pub secret: secret::SecretFlags,
@@ -474,12 +475,14 @@ pub struct ApplyArgs {
 
 #[derive(Debug, Args)]
 pub struct SecretArgs {
-    /// ArgoCD's name for the cluster (stringData.name).
+    /// ArgoCD's name for the cluster (stringData.name; default: the
+    /// --describe file's EKS name).
     #[arg(long)]
-    pub name: String,
-    /// The cluster's API server URL (absolute https://).
+    pub name: Option<String>,
+    /// The cluster's API server URL (absolute https://), or its EKS ARN
+    /// (default: the --describe file's endpoint, or ARN with --server-arn).
     #[arg(long, value_name = "URL")]
-    pub server: String,
+    pub server: Option<String>,
     /// Write the manifest to FILE instead of stdout (created fresh, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

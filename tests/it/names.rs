@@ -252,3 +252,175 @@ fn scan_finds_clusters_registered_by_arn() {
         "{text}"
     );
 }
+
+/// Keeps a copy of an emitted manifest for `.ci/validate-manifests.py`.
+fn keep(name: &str, manifest: &str) {
+    if let Some(dir) = std::env::var_os("REBIND_MANIFEST_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(Path::new(&dir).join(format!("{name}.yaml")), manifest).unwrap();
+    }
+}
+
+fn secret_out(args: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rebind(dir.path(), &[&["secret"][..], args].concat());
+    (out.status.code().unwrap(), stdout(&out), stderr(&out))
+}
+
+fn config_of(manifest: &str, at: &[&str]) -> serde_json::Value {
+    let doc: serde_json::Value = serde_yaml_like(manifest);
+    let mut v = &doc;
+    for k in at {
+        v = &v[*k];
+    }
+    serde_json::from_str(v["config"].as_str().unwrap()).unwrap()
+}
+
+/// A one-document manifest as JSON (through the YAML test reader).
+fn serde_yaml_like(manifest: &str) -> serde_json::Value {
+    fn conv(y: &yaml_rust2::Yaml) -> serde_json::Value {
+        use yaml_rust2::Yaml;
+        match y {
+            Yaml::String(s) => s.clone().into(),
+            Yaml::Integer(i) => (*i).into(),
+            Yaml::Boolean(b) => (*b).into(),
+            Yaml::Array(a) => a.iter().map(conv).collect(),
+            Yaml::Hash(h) => h
+                .iter()
+                .map(|(k, v)| (k.as_str().unwrap().to_string(), conv(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
+            _ => serde_json::Value::Null,
+        }
+    }
+    conv(&yaml_rust2::YamlLoader::load_from_str(manifest).unwrap()[0])
+}
+
+#[test]
+fn the_new_registration_comes_from_the_describe_file() {
+    let new = fixture("new.json").display().to_string();
+    // Name, server, caData and awsAuthConfig.clusterName from the file; no
+    // roleARN unless given (a single-role Pod Identity setup has none).
+    let (code, y, err) = secret_out(&["--describe", &new]);
+    assert_eq!(code, 0, "{err}");
+    keep("names-describe-secret", &y);
+    let doc = serde_yaml_like(&y);
+    assert_eq!(doc["metadata"]["name"], "cluster-prod-blue");
+    assert_eq!(doc["stringData"]["name"], "prod-blue");
+    assert_eq!(doc["stringData"]["server"], common::NEW);
+    let c = config_of(&y, &["stringData"]);
+    assert_eq!(c["awsAuthConfig"]["clusterName"], "prod-blue");
+    assert!(c["awsAuthConfig"].get("roleARN").is_none(), "{c}");
+    assert_eq!(c["tlsClientConfig"]["caData"], "TkVXQ0E=");
+    // By ARN, with a role.
+    let (code, y, err) = secret_out(&[
+        "--describe",
+        &new,
+        "--server-arn",
+        "--aws-role-arn",
+        "arn:aws:iam::111122223333:role/argocd-manager",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    keep("names-describe-secret-arn", &y);
+    let doc = serde_yaml_like(&y);
+    assert_eq!(
+        doc["stringData"]["server"],
+        "arn:aws:eks:ap-northeast-2:111122223333:cluster/prod-blue"
+    );
+    let c = config_of(&y, &["stringData"]);
+    assert_eq!(
+        c["awsAuthConfig"]["roleARN"],
+        "arn:aws:iam::111122223333:role/argocd-manager"
+    );
+    // The ExternalSecret: v1 by default, v1beta1 behind the flag.
+    let es = [
+        "--describe",
+        new.as_str(),
+        "--external-secret",
+        "--store",
+        "aws-secrets-manager",
+        "--key",
+        "argocd/prod-blue",
+    ];
+    let (code, y, err) = secret_out(&es);
+    assert_eq!(code, 0, "{err}");
+    keep("names-describe-external-v1", &y);
+    assert_eq!(serde_yaml_like(&y)["apiVersion"], "external-secrets.io/v1");
+    let c = config_of(&y, &["spec", "target", "template", "data"]);
+    assert_eq!(c["tlsClientConfig"]["caData"], "TkVXQ0E=");
+    let (code, y, err) = secret_out(&[&es[..], &["--external-secrets-v1beta1"]].concat());
+    assert_eq!(code, 0, "{err}");
+    keep("names-describe-external-v1beta1", &y);
+    assert_eq!(
+        serde_yaml_like(&y)["apiVersion"],
+        "external-secrets.io/v1beta1"
+    );
+    // Without a describe file, the name and server are still required.
+    let (code, _, err) = secret_out(&["--server", common::NEW]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--name"), "{err}");
+}
+
+#[test]
+fn apply_adds_the_new_registration_beside_the_old_one() {
+    let dir = repo_copy();
+    // The repository holds no registration of its own here (the old one is
+    // kept elsewhere, the rollback target), and sends an Application by ARN.
+    std::fs::remove_file(dir.path().join("clusters/prod.yaml")).unwrap();
+    let arn_app = std::fs::read_to_string(dir.path().join("capability/prod-by-arn.yaml")).unwrap();
+    let app = arn_app.split("---\n").nth(1).unwrap().to_string();
+    std::fs::write(dir.path().join("capability/prod-by-arn.yaml"), app).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let path = out_dir.path().join("prod-blue.yaml");
+    let out = run(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--secret-out",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let y = std::fs::read_to_string(&path).unwrap();
+    keep("names-apply-secret-out", &y);
+    let doc = serde_yaml_like(&y);
+    // Its own name: the old registration stays the rollback target.
+    assert_eq!(doc["metadata"]["name"], "cluster-prod-blue");
+    // The repository registers the cluster by ARN too: the new one is
+    // registered by its ARN.
+    assert_eq!(
+        doc["stringData"]["server"],
+        "arn:aws:eks:ap-northeast-2:111122223333:cluster/prod-blue"
+    );
+    let c = config_of(&y, &["stringData"]);
+    assert_eq!(c["awsAuthConfig"]["clusterName"], "prod-blue");
+    assert_eq!(c["tlsClientConfig"]["caData"], "TkVXQ0E=");
+}
+
+#[test]
+fn no_second_registration_when_the_repository_rebinds_its_own_by_arn() {
+    let dir = repo_copy();
+    // Only the ARN registration is the repository's own.
+    std::fs::remove_file(dir.path().join("clusters/prod.yaml")).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let path = out_dir.path().join("prod-blue.yaml");
+    let out = run(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--secret-out",
+            path.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!path.exists());
+    assert!(
+        stderr(&out).contains("rebinds the repository's own registration Secret/prod-arn (capability/prod-by-arn.yaml:11:11)"),
+        "{}",
+        stderr(&out)
+    );
+}

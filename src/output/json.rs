@@ -596,7 +596,10 @@ impl<'a> PlanReport<'a> {
                 .unwrap_or_default(),
             identity: plan.identity.as_ref().map(super::identity::ReviewJson::new),
             pull_request: None,
-            names: plan.names.as_ref().map(super::names::NamesJson::new),
+            names: plan
+                .names
+                .as_ref()
+                .map(|n| super::names::NamesJson::new(plan, n)),
         }
     }
 }

@@ -69,11 +69,15 @@ pub struct NamesJson {
     pub changes: Vec<NameChangeJson>,
     pub mentions: Vec<NameMentionJson>,
     pub registry: Vec<RegistryJson>,
+    /// Which Applications move from which registration to which.
+    #[serde(default)]
+    pub moves: Vec<MoveJson>,
 }
 
 impl NamesJson {
-    pub fn new(n: &NamePlan) -> NamesJson {
+    pub fn new(plan: &Plan, n: &NamePlan) -> NamesJson {
         NamesJson {
+            moves: moves(plan),
             from: n.rebind.old.clone(),
             to: n.rebind.new.clone(),
             change_count: n.changes.len(),
@@ -103,6 +107,121 @@ impl NamesJson {
     }
 }
 
+/// An Application whose destination moves from the old cluster's
+/// registration to the new one's.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct MoveJson {
+    pub resource: String,
+    pub path: String,
+    pub line: usize,
+    pub from_registration: String,
+    pub to_registration: String,
+}
+
+/// Which Applications move from which registration to which: each
+/// rewritten destination (an endpoint, or an EKS ARN), the registration
+/// that served the old one (the repository's own, or one kept elsewhere:
+/// the rollback target) and the one that serves the new.
+pub fn moves(plan: &Plan) -> Vec<MoveJson> {
+    use crate::model::names::NamePosition;
+    use crate::model::positions::Position;
+    let own = (!plan.registrations.is_empty()).then(|| {
+        plan.registrations
+            .iter()
+            .map(|r| format!("{} ({}:{}:{})", r.resource, r.rel, r.line, r.column))
+            .collect::<Vec<_>>()
+            .join(" and ")
+    });
+    let (from_ep, to_ep) = match &own {
+        Some(r) => (
+            format!("{r}, registering {}", plan.from.url()),
+            format!("{r}, rewritten to {}", plan.to.url()),
+        ),
+        None => (
+            format!("the registration of {} (not in this repository; keep it: it is the rollback target)", plan.from.url()),
+            format!("a new registration of {} under its own name (`apply --secret-out`, or `rebind secret --describe`)", plan.to.url()),
+        ),
+    };
+    let mut out = Vec::new();
+    for f in &plan.files {
+        for o in &f.changes {
+            let app = o
+                .resource
+                .as_deref()
+                .filter(|r| r.starts_with("Application"));
+            if let (Some(Position::DestinationServer), Some(app)) = (o.position, app) {
+                out.push(MoveJson {
+                    resource: app.to_string(),
+                    path: f.rel.clone(),
+                    line: o.line,
+                    from_registration: from_ep.clone(),
+                    to_registration: to_ep.clone(),
+                });
+            }
+        }
+    }
+    let Some(n) = &plan.names else { return out };
+    let own_arn = n
+        .changes
+        .iter()
+        .find(|c| c.change.position == NamePosition::RegistrationArn)
+        .map(|c| {
+            format!(
+                "{} ({}:{}:{})",
+                c.change.resource.as_deref().unwrap_or("?"),
+                c.rel,
+                c.change.line,
+                c.change.column
+            )
+        });
+    for c in &n.changes {
+        let app = c
+            .change
+            .resource
+            .as_deref()
+            .filter(|r| r.starts_with("Application"));
+        if let (NamePosition::ClusterArn, Some(app)) = (c.change.position, app) {
+            let (from, to) = match &own_arn {
+                Some(r) => (
+                    format!("{r}, registering {}", c.change.old_text),
+                    format!("{r}, rewritten to {}", c.change.new_text),
+                ),
+                None => (
+                    format!("the registration of {} (not in this repository; keep it: it is the rollback target)", c.change.old_text),
+                    format!("a new registration of {} under its own name (`rebind secret --describe --server-arn`)", c.change.new_text),
+                ),
+            };
+            out.push(MoveJson {
+                resource: app.to_string(),
+                path: c.rel.clone(),
+                line: c.change.line,
+                from_registration: from,
+                to_registration: to,
+            });
+        }
+    }
+    out
+}
+
+/// The moves as text.
+fn moves_text(plan: &Plan, s: &mut String) {
+    let m = moves(plan);
+    if m.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "Applications moving from the old cluster's registration to the new one's:"
+    );
+    for x in &m {
+        let _ = writeln!(
+            s,
+            "  {} ({}:{}): from {}\n    to {}",
+            x.resource, x.path, x.line, x.from_registration, x.to_registration
+        );
+    }
+}
+
 /// The name changes of one file.
 pub fn in_file<'p>(plan: &'p Plan, rel: &str) -> Vec<&'p NameChangeAt> {
     plan.names
@@ -118,6 +237,7 @@ pub fn text(plan: &Plan) -> String {
         return String::new();
     };
     let mut s = String::new();
+    moves_text(plan, &mut s);
     let _ = writeln!(
         s,
         "Cluster name {} -> {}: {} at name positions",

@@ -424,3 +424,37 @@ fn no_second_registration_when_the_repository_rebinds_its_own_by_arn() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_review_says_which_applications_move_from_which_registration_to_which() {
+    let dir = repo_copy();
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let moves = v["names"]["moves"].as_array().unwrap();
+    let guestbook = moves
+        .iter()
+        .find(|m| m["resource"] == "Application/guestbook")
+        .unwrap();
+    assert_eq!(
+        guestbook["from_registration"],
+        "Secret/prod-arn (capability/prod-by-arn.yaml:11:11), registering arn:aws:eks:ap-northeast-2:111122223333:cluster/prod"
+    );
+    let karpenter = moves
+        .iter()
+        .find(|m| m["resource"] == "Application/karpenter-prod")
+        .unwrap();
+    assert!(
+        karpenter["from_registration"]
+            .as_str()
+            .unwrap()
+            .starts_with("Secret/prod (clusters/prod.yaml:"),
+        "{karpenter}"
+    );
+    // Six Applications are sent to the old cluster: each one is listed.
+    assert_eq!(moves.len(), 6, "{moves:?}");
+    let text = stdout(&run(dir.path(), &["diff"]));
+    assert!(
+        text.contains("Applications moving from the old cluster's registration to the new one's:"),
+        "{text}"
+    );
+}

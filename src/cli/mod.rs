@@ -370,6 +370,13 @@ pub struct RebindArgs {
     /// --to (unless given), its issuer the new one.
     #[arg(long, value_name = "FILE", requires = "describe_from")]
     pub describe_to: Option<PathBuf>,
+    /// The old cluster's EKS name (default: the --describe-from file's):
+    /// with the new one, the name positions move with the endpoint.
+    #[arg(long, value_name = "NAME", requires = "eks_name_to")]
+    pub eks_name_from: Option<String>,
+    /// The new cluster's EKS name (default: the --describe-to file's).
+    #[arg(long, value_name = "NAME", requires = "eks_name_from")]
+    pub eks_name_to: Option<String>,
     /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
     #[arg(long, value_name = "URL", conflicts_with = "cluster")]
     pub from: Option<String>,

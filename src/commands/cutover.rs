@@ -126,6 +126,9 @@ pub struct Named {
     pub from: Option<String>,
     pub describe_from: Option<PathBuf>,
     pub describe_to: Option<PathBuf>,
+    /// The clusters' EKS names, given as flags (they win over the files').
+    pub name_from: Option<String>,
+    pub name_to: Option<String>,
 }
 
 impl Request {
@@ -151,17 +154,7 @@ impl Request {
             (None, Some(d)) => d.endpoint.clone(),
             (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
         };
-        self.names = match (&old, &new) {
-            (Some(o), Some(n)) if o.name != n.name => Some(crate::find::names::NameRebind {
-                old: o.name.clone(),
-                new: n.name.clone(),
-                old_arn: o.arn.clone(),
-                new_arn: n.arn.clone(),
-                old_ca: o.ca_data.clone(),
-                new_ca: n.ca_data.clone(),
-            }),
-            _ => None,
-        };
+        self.names = names_of(named, old.as_ref(), new.as_ref())?;
         self.new_cluster = new.clone();
         self.issuers = match (old, new) {
             (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
@@ -173,6 +166,46 @@ impl Request {
         };
         Ok(self)
     }
+}
+
+/// The name rebind: both clusters' EKS names (flags win over the files),
+/// when they differ; with the files' ARNs and CA data. A flag that is no
+/// EKS cluster name is refused.
+fn names_of(
+    named: &Named,
+    old: Option<&crate::model::cluster::Described>,
+    new: Option<&crate::model::cluster::Described>,
+) -> Result<Option<crate::find::names::NameRebind>> {
+    for (flag, n) in [
+        ("--eks-name-from", &named.name_from),
+        ("--eks-name-to", &named.name_to),
+    ] {
+        if let Some(n) = n
+            .as_deref()
+            .filter(|n| !crate::model::cluster::is_cluster_name(n))
+        {
+            bail!("{flag} {n:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
+        }
+    }
+    let old_name = named
+        .name_from
+        .clone()
+        .or_else(|| old.map(|d| d.name.clone()));
+    let new_name = named
+        .name_to
+        .clone()
+        .or_else(|| new.map(|d| d.name.clone()));
+    Ok(match (old_name, new_name) {
+        (Some(o), Some(n)) if o != n => Some(crate::find::names::NameRebind {
+            old: o,
+            new: n,
+            old_arn: old.and_then(|d| d.arn.clone()),
+            new_arn: new.and_then(|d| d.arn.clone()),
+            old_ca: old.and_then(|d| d.ca_data.clone()),
+            new_ca: new.and_then(|d| d.ca_data.clone()),
+        }),
+        _ => None,
+    })
 }
 
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:

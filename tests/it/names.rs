@@ -458,3 +458,54 @@ fn the_review_says_which_applications_move_from_which_registration_to_which() {
         "{text}"
     );
 }
+
+#[test]
+fn the_names_may_be_given_as_flags() {
+    let dir = repo_copy();
+    std::fs::remove_dir_all(dir.path().join("capability")).unwrap();
+    let out = rebind(
+        dir.path(),
+        &[
+            "diff",
+            "--format",
+            "json",
+            "--from",
+            common::OLD,
+            "--to",
+            common::NEW,
+            "--eks-name-from",
+            "prod",
+            "--eks-name-to",
+            "prod-green",
+            ".",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["names"]["to"], "prod-green");
+    // Without the describe files the CA is not known: no caData change.
+    let changes = v["names"]["changes"].as_array().unwrap();
+    assert!(changes.iter().all(|c| c["new"] != "TkVXQ0E="));
+    assert_eq!(changes.len(), 17, "{changes:?}");
+    let bad = rebind(
+        dir.path(),
+        &[
+            "diff",
+            "--from",
+            common::OLD,
+            "--to",
+            common::NEW,
+            "--eks-name-from",
+            "prod",
+            "--eks-name-to",
+            "prod.blue",
+            ".",
+        ],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("--eks-name-to \"prod.blue\": not an EKS cluster name"),
+        "{}",
+        stderr(&bad)
+    );
+}

@@ -183,6 +183,9 @@ impl<'a> Locator<'a> {
         if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
             self.helm_sources(doc, res);
         }
+        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
+            self.destination_names(doc, res);
+        }
         let scope = kind.map_or(Scope::Values, |k| Scope::Kind(kind_name(k)));
         self.visit(doc, scope, &mut Vec::new(), None, None, res);
         // Tag keys and cluster ARNs, anywhere.
@@ -236,6 +239,31 @@ impl<'a> Locator<'a> {
                         self.scalar(value, Scope::Values, &path, None, None, res);
                     }
                 }
+            }
+        }
+    }
+
+    /// The document's destination names (`positions::fact` says which).
+    fn destination_names(&mut self, doc: &Node, res: Option<&str>) {
+        let mut found = Vec::new();
+        doc.walk(&mut |path, n| {
+            let keys: Vec<&str> = path.keys().collect();
+            if n.as_str().is_some()
+                && positions::fact(&keys) == Some(positions::Fact::DestinationName)
+            {
+                found.push((path.0.clone(), n.clone()));
+            }
+        });
+        for (path, n) in found {
+            let Some(value) = n.as_str() else { continue };
+            let cx = NameContext {
+                new: Some(&self.r.new),
+                ..NameContext::default()
+            };
+            if let Some((row, range)) =
+                names::classify(Scope::Destination, &[], value, &self.r.old, &cx)
+            {
+                self.record(&n, value, row.position, range, &path, None, res);
             }
         }
     }

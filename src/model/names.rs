@@ -45,6 +45,10 @@ pub enum NamePosition {
     ExternalDnsOwner,
     /// A `kubernetes.io/cluster/<name>` tag key.
     ClusterTagKey,
+    /// An Application's (or ApplicationSet template's) `destination.name`
+    /// that is the EKS name: ArgoCD's name of the registration, which moves
+    /// with it (the new registration is named after the new cluster).
+    DestinationName,
     /// An EKS cluster ARN of the name anywhere else (an Application's
     /// `destination.server` on a hub that registers clusters by ARN).
     ClusterArn,
@@ -70,6 +74,7 @@ impl NamePosition {
             NamePosition::ExternalDnsOwner => "external-dns txtOwnerId",
             NamePosition::ClusterTagKey => "kubernetes.io/cluster tag key",
             NamePosition::ClusterArn => "cluster ARN",
+            NamePosition::DestinationName => "destination name",
             NamePosition::KubeconfigExecArg => "kubeconfig exec argument",
         }
     }
@@ -89,6 +94,9 @@ pub enum Scope {
     Registration,
     /// The JSON document in a registration's `config`.
     RegistrationConfig,
+    /// An Application's destination name (the value itself: the reader
+    /// asks `positions::fact` which scalar that is).
+    Destination,
     /// Every document.
     Any,
 }
@@ -194,6 +202,14 @@ pub const TABLE: &[NameRow] = &[
             REGISTRATION_SERVER,
             "arn:aws:eks:eu-west-1:111122223333:cluster/stage",
         ),
+    },
+    NameRow {
+        scope: Scope::Destination,
+        path: &[],
+        position: NamePosition::DestinationName,
+        matching: Match::Equal,
+        positive: ("", "prod"),
+        negative: ("", "prod-eks"),
     },
     NameRow {
         scope: Scope::Values,
@@ -466,6 +482,7 @@ mod tests {
         let mut out = Vec::new();
         let mut rest = s;
         while !rest.is_empty() {
+            // (the empty path: the value itself)
             if let Some(r) = rest.strip_prefix("[\"") {
                 let end = r.find("\"]").unwrap();
                 out.push(Seg::Key(r[..end].to_string()));

@@ -193,23 +193,7 @@ pub fn spec_with_env(
     let (name, server) = (name.as_str(), server.as_str());
     validate_name(name)?;
     validate_server(server)?;
-    let secret_name = match &opts.secret_name {
-        Some(n) => {
-            if !is_dns_subdomain(n) {
-                bail!("--secret-name {n:?}: {SUBDOMAIN_RULE}");
-            }
-            n.clone()
-        }
-        None => {
-            let n = format!("cluster-{name}");
-            if !is_dns_subdomain(&n) {
-                bail!(
-                    "--name {name:?}: the Secret would be named {n:?}, not a valid Kubernetes object name (it {SUBDOMAIN_RULE}); pass a lower-case --name, or --secret-name"
-                );
-            }
-            n
-        }
-    };
+    let secret_name = secret_name(opts, name)?;
     let namespace = opts.namespace.clone().unwrap_or_else(|| "argocd".into());
     if !is_dns_label(&namespace) {
         bail!("--namespace {namespace:?}: {LABEL_RULE}");
@@ -222,23 +206,7 @@ pub fn spec_with_env(
         }
         other => other.clone(),
     };
-    let ca_data = match (&opts.ca_file, &opts.ca_data) {
-        (Some(_), Some(_)) => bail!("--ca-file and --ca-data both give the CA; pass one"),
-        (Some(f), None) => Some(ca_from_file(f)?),
-        (None, Some(d)) => {
-            validate_ca_data(d)?;
-            Some(d.clone())
-        }
-        (None, None) => match described.as_ref().and_then(|d| d.ca_data.clone()) {
-            Some(d) => {
-                validate_ca_data(&d).map_err(|e| {
-                    anyhow::anyhow!("--describe: cluster.certificateAuthority.data: {e:#}")
-                })?;
-                Some(d)
-            }
-            None => None,
-        },
-    };
+    let ca_data = ca_data(opts, described.as_ref())?;
     let auth = auth(opts, env, described.as_ref().map(|d| d.name.as_str()))?;
     let mut labels: Vec<(String, String)> = Vec::new();
     for l in &opts.label {
@@ -297,6 +265,52 @@ pub fn spec_with_env(
         require_env(&spec, env)?;
     }
     Ok(spec)
+}
+
+/// metadata.name: `--secret-name`, else `cluster-<name>`, a valid object name.
+fn secret_name(opts: &SecretOptions, name: &str) -> Result<String> {
+    Ok(match &opts.secret_name {
+        Some(n) => {
+            if !is_dns_subdomain(n) {
+                bail!("--secret-name {n:?}: {SUBDOMAIN_RULE}");
+            }
+            n.clone()
+        }
+        None => {
+            let n = format!("cluster-{name}");
+            if !is_dns_subdomain(&n) {
+                bail!(
+                    "--name {name:?}: the Secret would be named {n:?}, not a valid Kubernetes object name (it {SUBDOMAIN_RULE}); pass a lower-case --name, or --secret-name"
+                );
+            }
+            n
+        }
+    })
+}
+
+/// `caData`: `--ca-file` or `--ca-data`, else the describe file's CA (each
+/// checked as base64), else `None` (the placeholder).
+fn ca_data(
+    opts: &SecretOptions,
+    described: Option<&crate::model::cluster::Described>,
+) -> Result<Option<String>> {
+    Ok(match (&opts.ca_file, &opts.ca_data) {
+        (Some(_), Some(_)) => bail!("--ca-file and --ca-data both give the CA; pass one"),
+        (Some(f), None) => Some(ca_from_file(f)?),
+        (None, Some(d)) => {
+            validate_ca_data(d)?;
+            Some(d.clone())
+        }
+        (None, None) => match described.and_then(|d| d.ca_data.clone()) {
+            Some(d) => {
+                validate_ca_data(&d).map_err(|e| {
+                    anyhow::anyhow!("--describe: cluster.certificateAuthority.data: {e:#}")
+                })?;
+                Some(d)
+            }
+            None => None,
+        },
+    })
 }
 
 /// ArgoCD's name and the server: as given, else from the describe file
@@ -366,27 +380,7 @@ fn auth(
     }
     let by_describe = described.is_some() && external.is_empty() && token.is_empty();
     if !aws.is_empty() || by_describe {
-        let Some(cluster_name) = opts.aws_cluster_name.as_deref().or(described) else {
-            bail!(
-                "the awsAuthConfig form needs --aws-cluster-name NAME (or --describe FILE); --aws-role-arn ARN is optional"
-            );
-        };
-        if !is_eks_cluster_name(cluster_name) {
-            bail!("--aws-cluster-name {cluster_name:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
-        }
-        if let Some(role_arn) = opts.aws_role_arn.as_deref().filter(|r| !is_role_arn(r)) {
-            bail!("--aws-role-arn {role_arn:?}: not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<path/>name)");
-        }
-        if let Some(p) = &opts.aws_profile {
-            if p.is_empty() || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                bail!("--aws-profile {p:?}: not a profile name (no spaces)");
-            }
-        }
-        return Ok(Auth::Aws {
-            cluster_name: cluster_name.to_string(),
-            role_arn: opts.aws_role_arn.clone(),
-            profile: opts.aws_profile.clone(),
-        });
+        return aws_auth(opts, described);
     }
     if !external.is_empty() {
         if !opts.external_secret {
@@ -429,6 +423,32 @@ fn auth(
     }
     Ok(Auth::Bearer {
         token: TOKEN_PLACEHOLDER.into(),
+    })
+}
+
+/// The awsAuthConfig form: `--aws-cluster-name` (else the describe file's
+/// EKS name), `roleARN` only when given, the profile.
+fn aws_auth(opts: &SecretOptions, described: Option<&str>) -> Result<Auth> {
+    let Some(cluster_name) = opts.aws_cluster_name.as_deref().or(described) else {
+        bail!(
+            "the awsAuthConfig form needs --aws-cluster-name NAME (or --describe FILE); --aws-role-arn ARN is optional"
+        );
+    };
+    if !is_eks_cluster_name(cluster_name) {
+        bail!("--aws-cluster-name {cluster_name:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
+    }
+    if let Some(role_arn) = opts.aws_role_arn.as_deref().filter(|r| !is_role_arn(r)) {
+        bail!("--aws-role-arn {role_arn:?}: not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<path/>name)");
+    }
+    if let Some(p) = &opts.aws_profile {
+        if p.is_empty() || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            bail!("--aws-profile {p:?}: not a profile name (no spaces)");
+        }
+    }
+    Ok(Auth::Aws {
+        cluster_name: cluster_name.to_string(),
+        role_arn: opts.aws_role_arn.clone(),
+        profile: opts.aws_profile.clone(),
     })
 }
 
@@ -554,12 +574,7 @@ pub fn is_label_value(v: &str) -> bool {
 
 /// EKS: `^[0-9A-Za-z][A-Za-z0-9\-_]*$`, 1 to 100.
 fn is_eks_cluster_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 100
-        && b[0].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+    crate::model::cluster::is_cluster_name(s)
 }
 
 /// `arn:aws[-a-z]*:iam::<12 digits>:role/[path/]name`.

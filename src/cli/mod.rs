@@ -368,7 +368,7 @@ pub struct RebindArgs {
     pub describe_from: Option<PathBuf>,
     /// `aws eks describe-cluster` JSON of the new cluster: its endpoint is
     /// --to (unless given), its issuer the new one.
-    #[arg(long, value_name = "FILE", requires = "describe_from")]
+    #[arg(long, value_name = "FILE")]
     pub describe_to: Option<PathBuf>,
     /// The old cluster's EKS name (default: the --describe-from file's):
     /// with the new one, the name positions move with the endpoint.

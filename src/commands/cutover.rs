@@ -208,6 +208,24 @@ fn names_of(
     })
 }
 
+/// The name rebind from the config: the moving cluster's declared EKS name
+/// (and ARN, CA) as the old side, the `--describe-to` record as the new.
+fn declared_names(
+    c: Option<&Cluster>,
+    new: Option<&crate::model::cluster::Described>,
+) -> Option<crate::find::names::NameRebind> {
+    let (old, new) = (&c?.identity, new?);
+    let old_name = old.name.clone()?;
+    (old_name != new.name).then(|| crate::find::names::NameRebind {
+        old: old_name,
+        new: new.name.clone(),
+        old_arn: old.arn.clone(),
+        new_arn: new.arn.clone(),
+        old_ca: old.ca_data.clone(),
+        new_ca: new.ca_data.clone(),
+    })
+}
+
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
 /// the rebind it planned and its counts. Used as the expected counts, so
 /// the apply writes exactly what was reviewed or nothing.
@@ -218,6 +236,8 @@ pub struct Audit {
     pub to: String,
     pub file_count: usize,
     pub change_count: usize,
+    /// The audit's name changes (`names.change_count`), when it moved names.
+    pub name_change_count: Option<usize>,
 }
 
 impl Audit {
@@ -279,6 +299,7 @@ impl Audit {
             to: report.to,
             file_count: report.file_count,
             change_count: report.change_count,
+            name_change_count: report.names.as_ref().map(|n| n.change_count),
         })
     }
 
@@ -334,7 +355,11 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     }
     let mut plan = plan::plan(&inv, &from, &to);
     settle_what_was_found(req, &mut plan, &inv, &walk, cfg.is_some())?;
-    if let Some(r) = &req.names {
+    let names = req
+        .names
+        .clone()
+        .or_else(|| declared_names(cluster.or(named), req.new_cluster.as_ref()));
+    if let Some(r) = &names {
         plan.names = Some(crate::review::names::plan_names(
             &mut plan.files,
             &mut plan.errors,
@@ -342,6 +367,17 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             r,
             cfg.as_ref().map(|c| c.path.as_path()),
         ));
+    }
+    if let Some(a) = &audit {
+        let found = plan.names.as_ref().map(|n| n.changes.len());
+        if a.name_change_count.is_some() && found != a.name_change_count {
+            bail!(
+                "--expect-from-audit {}: the tree no longer matches the audit: it moved {} cluster name positions, this run finds {}; nothing written",
+                a.path.display(),
+                a.name_change_count.unwrap_or(0),
+                found.unwrap_or(0)
+            );
+        }
     }
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;
@@ -651,7 +687,7 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
     if !plan.errors.is_empty() {
         return Ok(()); // the errors are the answer
     }
-    let found_files = plan.files.iter().filter(|f| !f.is_config).count();
+    let found_files = plan.endpoint_file_count();
     let found_occ = plan.change_count();
     let bad_files = files.is_some_and(|f| f != found_files);
     let bad_occ = occurrences.is_some_and(|o| o != found_occ);
@@ -661,7 +697,7 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
     let per_file: Vec<String> = plan
         .files
         .iter()
-        .filter(|f| !f.is_config)
+        .filter(|f| !f.is_config && !f.changes.is_empty())
         .map(|f| format!("  {:>3}  {}", f.changes.len(), f.rel))
         .collect();
     let want = |n: Option<usize>, noun| n.map(|n| crate::text::words::count(n, noun));

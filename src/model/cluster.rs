@@ -27,6 +27,49 @@ pub struct Described {
     pub version: Option<String>,
 }
 
+/// What `.rebind.yaml` declares of a cluster's identity besides its
+/// endpoint and issuer (`name`, `arn`, `ca_data`, or a `describe` file that
+/// gives them): the old side of a name rebind with `--cluster`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Declared {
+    /// The EKS cluster name.
+    pub name: Option<String>,
+    pub arn: Option<String>,
+    pub ca_data: Option<String>,
+}
+
+impl Declared {
+    /// The declared fields of a describe-cluster record.
+    pub fn of(d: &Described) -> Declared {
+        Declared {
+            name: Some(d.name.clone()),
+            arn: d.arn.clone(),
+            ca_data: d.ca_data.clone(),
+        }
+    }
+}
+
+/// Every `aws eks describe-cluster` output among the walked `.json` files,
+/// with its shown path (what `init` declares a cluster's identity from).
+pub fn described_in(walk: &crate::discover::walk::Walk) -> Vec<(Described, String)> {
+    let mut out = Vec::new();
+    for item in walk.files() {
+        let crate::discover::walk::Found::Entry(e) = item else {
+            continue;
+        };
+        if !e.rel.to_ascii_lowercase().ends_with(".json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if let Ok(d) = parse_describe(&text) {
+            out.push((d, e.rel.clone()));
+        }
+    }
+    out
+}
+
 #[derive(Deserialize)]
 struct DescribeFile {
     cluster: DescribeCluster,

@@ -531,13 +531,13 @@ impl<'a> PlanReport<'a> {
             from: plan.from.url(),
             to: plan.to.url(),
             status: status.into(),
-            file_count: manifests.len(),
+            file_count: plan.endpoint_file_count(),
             change_count: plan.change_count(),
             files: manifests
                 .iter()
                 .map(|f| FileJson {
                     path: f.rel.as_str().into(),
-                    change_count: f.changes.len() + super::names::in_file(plan, &f.rel).len(),
+                    change_count: f.changes.len(),
                     name_changes: super::names::in_file(plan, &f.rel)
                         .into_iter()
                         .map(super::names::NameChangeJson::new)

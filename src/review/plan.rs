@@ -66,9 +66,18 @@ impl Plan {
         self.files.iter().filter(|f| !f.is_config).count()
     }
 
-    /// The endpoint and name changes.
+    /// The endpoint changes (name changes are counted on their own:
+    /// [`Plan::name_change_count`]).
     pub fn change_count(&self) -> usize {
-        self.files.iter().map(|f| f.changes.len()).sum::<usize>() + self.name_change_count()
+        self.files.iter().map(|f| f.changes.len()).sum()
+    }
+
+    /// The manifests with endpoint changes.
+    pub fn endpoint_file_count(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| !f.is_config && !f.changes.is_empty())
+            .count()
     }
 
     /// The name changes alone.

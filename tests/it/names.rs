@@ -90,9 +90,11 @@ fn the_json_audit_shows_name_changes_beside_endpoint_changes() {
     assert_eq!(names["from"], "prod");
     assert_eq!(names["to"], "prod-blue");
     assert_eq!(names["change_count"], 21, "{names}");
-    // 8 endpoint changes and 21 name changes, in 9 files.
-    assert_eq!(v["change_count"], 29);
-    assert_eq!(v["file_count"], 9);
+    // 8 endpoint changes in 6 files; the 21 name changes are counted on
+    // their own (`--expect-*` and the config's `expect` are the endpoint's).
+    assert_eq!(v["change_count"], 8);
+    assert_eq!(v["file_count"], 6);
+    assert_eq!(v["files"].as_array().unwrap().len(), 9);
     let changes = names["changes"].as_array().unwrap();
     assert!(changes.iter().all(|c| c["kind"] == "name"));
     let at = |path: &str, position: &str| {
@@ -141,7 +143,7 @@ fn the_json_audit_shows_name_changes_beside_endpoint_changes() {
         .unwrap();
     assert_eq!(file["changes"].as_array().unwrap().len(), 2);
     assert_eq!(file["name_changes"].as_array().unwrap().len(), 2);
-    assert_eq!(file["change_count"], 4);
+    assert_eq!(file["change_count"], 2);
     // Prose and unrelated fields are mentions, never rewritten.
     let mentions = names["mentions"].as_array().unwrap();
     let mentioned = |path: &str, line: u64| {
@@ -507,5 +509,68 @@ fn the_names_may_be_given_as_flags() {
         stderr(&bad).contains("--eks-name-to \"prod.blue\": not an EKS cluster name"),
         "{}",
         stderr(&bad)
+    );
+}
+
+#[test]
+fn the_config_declares_the_old_cluster_and_init_declares_every_field_it_can() {
+    // init: a describe-cluster output in the tree gives name, ARN and CA.
+    let dir = repo_copy();
+    std::fs::copy(fixture("old.json"), dir.path().join("old-cluster.json")).unwrap();
+    let out = rebind(dir.path(), &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let cfg = std::fs::read_to_string(dir.path().join(".rebind.yaml")).unwrap();
+    for line in [
+        "    name: prod\n",
+        "    arn: arn:aws:eks:ap-northeast-2:111122223333:cluster/prod\n",
+        "    ca_data: \"T0xEQ0E=\"\n",
+    ] {
+        assert!(cfg.contains(line), "{line:?} in\n{cfg}");
+    }
+    // (the describe file held the endpoint too: out of the tree, out of the counts)
+    std::fs::remove_file(dir.path().join("old-cluster.json")).unwrap();
+    assert!(cfg.contains("expect: {files: 7, occurrences: 9}"), "{cfg}");
+    let cfg = cfg.replace(
+        "expect: {files: 7, occurrences: 9}",
+        "expect: {files: 6, occurrences: 8}",
+    );
+    std::fs::write(dir.path().join(".rebind.yaml"), &cfg).unwrap();
+    // The declared cluster is the old side of the name rebind.
+    let label = cfg
+        .lines()
+        .find(|l| l.starts_with("  ") && !l.starts_with("   ") && l.ends_with(':'))
+        .unwrap()
+        .trim()
+        .trim_end_matches(':')
+        .to_string();
+    let new = fixture("new.json").display().to_string();
+    let out = rebind(
+        dir.path(),
+        &[
+            "diff",
+            "--cluster",
+            &label,
+            "--describe-to",
+            &new,
+            "--format",
+            "json",
+            ".",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["names"]["change_count"], 21, "{}", v["names"]);
+    // Strict: an ARN of another cluster than the name is refused, by line.
+    let bad = cfg.replace("cluster/prod\n", "cluster/stage\n");
+    std::fs::write(dir.path().join(".rebind.yaml"), bad).unwrap();
+    let out = rebind(
+        dir.path(),
+        &["diff", "--cluster", &label, "--describe-to", &new, "."],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("names cluster stage, name is prod"),
+        "{}",
+        stderr(&out)
     );
 }

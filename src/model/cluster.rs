@@ -63,6 +63,9 @@ pub fn described_in(walk: &crate::discover::walk::Walk) -> Vec<(Described, Strin
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
+        if !text.contains("\"identity\"") {
+            continue;
+        }
         if let Ok(d) = parse_describe(&text) {
             out.push((d, e.rel.clone()));
         }

@@ -366,27 +366,13 @@ pub fn endpoint_id(endpoint: &str) -> Option<String> {
 pub fn described(
     walk: &crate::discover::walk::Walk,
 ) -> Vec<(crate::text::endpoint::Endpoint, String, String)> {
-    let mut out = Vec::new();
-    for item in walk.files() {
-        let crate::discover::walk::Found::Entry(e) = item else {
-            continue;
-        };
-        if !e.rel.to_ascii_lowercase().ends_with(".json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&e.path) else {
-            continue;
-        };
-        if !text.contains("\"identity\"") {
-            continue;
-        }
-        if let Ok(d) = parse_describe(&text) {
-            if let Ok(ep) = crate::text::endpoint::Endpoint::parse("endpoint", &d.endpoint) {
-                out.push((ep, d.issuer.url(), e.rel.clone()));
-            }
-        }
-    }
-    out
+    crate::model::cluster::described_in(walk)
+        .into_iter()
+        .filter_map(|(d, rel)| {
+            let ep = crate::text::endpoint::Endpoint::parse("endpoint", &d.endpoint).ok()?;
+            Some((ep, d.issuer.url(), rel))
+        })
+        .collect()
 }
 
 /// One issuer reference in a file of the tree.

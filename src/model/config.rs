@@ -1562,7 +1562,15 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
-                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc)",
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}, name: prod.blue}}\n"),
+                ".rebind.yaml:2:105: cluster prod: name: \"prod.blue\" is not an EKS cluster name",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}, ca_data: \"not base64!\"}}\n"),
+                "cluster prod: ca_data: not base64",
             ),
         ];
         for (text, want) in cases {

@@ -95,6 +95,10 @@ pub fn plan_names(
             }
             Err(_) => continue,
         };
+        // A describe-cluster output records a cluster as it is: never rebound.
+        if crate::model::cluster::parse_describe(&text).is_ok() {
+            continue;
+        }
         if is_tfvars(&e.rel) {
             np.registry.extend(registry_notes(&e.rel, &text, r));
         }

@@ -574,3 +574,17 @@ fn the_config_declares_the_old_cluster_and_init_declares_every_field_it_can() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_describe_cluster_output_in_the_tree_is_never_rebound() {
+    let dir = repo_copy();
+    std::fs::copy(fixture("old.json"), dir.path().join("old.json")).unwrap();
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = v["names"]["changes"].as_array().unwrap();
+    assert!(
+        changes.iter().all(|c| c["path"] != "old.json"),
+        "{changes:?}"
+    );
+    assert_eq!(v["names"]["change_count"], 21);
+}

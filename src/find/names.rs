@@ -99,7 +99,8 @@ const HELM_ROOTS: &[&[positions::P]] = {
 /// anything else is read as text, every occurrence a mention).
 pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
     let mut found = NamesFound::default();
-    if !text.contains(r.old.as_str()) {
+    let ca = r.old_ca.as_deref().is_some_and(|c| text.contains(c));
+    if !text.contains(r.old.as_str()) && !ca {
         return found;
     }
     let masked = yaml::mask_templates(text);

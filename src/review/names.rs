@@ -79,7 +79,9 @@ pub fn plan_names(
         let Ok(bytes) = std::fs::read(&e.path) else {
             continue; // the endpoint pass reports what it cannot read
         };
-        if !bytes.windows(needle.len()).any(|w| w == needle) {
+        let holds = |n: &[u8]| !n.is_empty() && bytes.windows(n.len()).any(|w| w == n);
+        let ca = r.old_ca.as_deref().map(str::as_bytes).unwrap_or_default();
+        if !holds(needle) && !holds(ca) {
             continue;
         }
         let text = match String::from_utf8(bytes) {

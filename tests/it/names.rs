@@ -588,3 +588,22 @@ fn a_describe_cluster_output_in_the_tree_is_never_rebound() {
     );
     assert_eq!(v["names"]["change_count"], 21);
 }
+
+#[test]
+fn the_old_ca_moves_in_a_file_that_does_not_name_the_cluster() {
+    let dir = repo_copy();
+    std::fs::write(
+        dir.path().join("kubeconfig/other.yaml"),
+        "apiVersion: v1\nkind: Config\nclusters:\n  - name: hub-view\n    cluster:\n      certificate-authority-data: T0xEQ0E=\n",
+    )
+    .unwrap();
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changes = v["names"]["changes"].as_array().unwrap();
+    assert!(
+        changes.iter().any(|c| c["path"] == "kubeconfig/other.yaml"
+            && c["position"] == "kubeconfig certificate-authority-data"
+            && c["new"] == "TkVXQ0E="),
+        "{changes:?}"
+    );
+}

@@ -607,3 +607,31 @@ fn the_old_ca_moves_in_a_file_that_does_not_name_the_cluster() {
         "{changes:?}"
     );
 }
+
+#[test]
+fn names_move_after_the_endpoint_was_rebound_alone() {
+    let dir = repo_copy();
+    let first = rebind(
+        dir.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--from",
+            common::OLD,
+            "--to",
+            common::NEW,
+            ".",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    // The endpoint is rebound; the names are still the old cluster's.
+    let pending = run(dir.path(), &["diff", "--format", "json"]);
+    assert_eq!(pending.status.code(), Some(1), "{}", stderr(&pending));
+    let v: serde_json::Value = serde_json::from_slice(&pending.stdout).unwrap();
+    assert_eq!(v["change_count"], 0);
+    assert_eq!(v["names"]["change_count"], 21);
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(common::tree(dir.path()), common::tree(&fixture("expected")));
+}

@@ -70,32 +70,13 @@ pub fn plan_names(
         mentions: Vec::new(),
         registry: Vec::new(),
     };
-    let needle = r.old.as_bytes();
     for item in walk.files() {
         let Found::Entry(e) = item else { continue };
         if skip.is_some_and(|s| same_file(s, &e.path)) {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&e.path) else {
-            continue; // the endpoint pass reports what it cannot read
-        };
-        let holds = |n: &[u8]| !n.is_empty() && bytes.windows(n.len()).any(|w| w == n);
-        let ca = r.old_ca.as_deref().map(str::as_bytes).unwrap_or_default();
-        if !holds(needle) && !holds(ca) {
+        let Some(text) = read_holding(&e, r, errors) else {
             continue;
-        }
-        let text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(_) if e.role == Role::Yaml => {
-                errors.push(PlanError {
-                    rel: e.rel.clone(),
-                    line: 1,
-                    column: 1,
-                    message: format!("holds the cluster name `{}` but is not UTF-8, so its name positions cannot be read; nothing written", r.old),
-                });
-                continue;
-            }
-            Err(_) => continue,
         };
         // A describe-cluster output records a cluster as it is: never rebound.
         if crate::model::cluster::parse_describe(&text).is_ok() {
@@ -162,6 +143,35 @@ pub fn plan_names(
     // Files in the order shown (the config, added later, stays last).
     files.sort_by(|a, b| a.is_config.cmp(&b.is_config).then(a.rel.cmp(&b.rel)));
     np
+}
+
+/// The text of the walked file `e` when it holds the old name (or the old
+/// CA); a YAML file that does so but is not UTF-8 is an error.
+fn read_holding(
+    e: &crate::discover::walk::Entry,
+    r: &NameRebind,
+    errors: &mut Vec<PlanError>,
+) -> Option<String> {
+    // What cannot be read, the endpoint pass reports.
+    let bytes = std::fs::read(&e.path).ok()?;
+    let holds = |n: &[u8]| !n.is_empty() && bytes.windows(n.len()).any(|w| w == n);
+    let ca = r.old_ca.as_deref().map(str::as_bytes).unwrap_or_default();
+    if !holds(r.old.as_bytes()) && !holds(ca) {
+        return None;
+    }
+    match String::from_utf8(bytes) {
+        Ok(t) => Some(t),
+        Err(_) if e.role == Role::Yaml => {
+            errors.push(PlanError {
+                rel: e.rel.clone(),
+                line: 1,
+                column: 1,
+                message: format!("holds the cluster name `{}` but is not UTF-8, so its name positions cannot be read; nothing written", r.old),
+            });
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {

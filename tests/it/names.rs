@@ -635,3 +635,19 @@ fn names_move_after_the_endpoint_was_rebound_alone() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(common::tree(dir.path()), common::tree(&fixture("expected")));
 }
+
+#[test]
+fn a_yaml_file_that_holds_the_name_but_is_not_utf8_stops_the_rebind() {
+    let dir = repo_copy();
+    let bytes = b"# caf\xe9\nsettings:\n  clusterName: prod\n".to_vec();
+    std::fs::write(dir.path().join("apps/latin1-values.yaml"), bytes).unwrap();
+    let before = common::tree(dir.path());
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("apps/latin1-values.yaml"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(common::tree(dir.path()), before, "nothing written");
+}

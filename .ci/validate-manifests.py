@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates every Kubernetes manifest rebind emitted during the tests.
 
-    validate-manifests.py CRD_SCHEMA MANIFEST_DIR
+    validate-manifests.py CRD_SCHEMA... MANIFEST_DIR
 
 The tests write each manifest `rebind secret` and `apply --secret-out`
 produce into MANIFEST_DIR (REBIND_MANIFEST_DIR, see
@@ -12,7 +12,8 @@ validator, offline:
   Kubernetes OpenAPI schemas ship inside the package), strict: unknown
   fields are errors, as with `kubectl apply --validate=strict`;
 - an ExternalSecret (a CRD) with `jsonschema` against the CRD's own
-  openAPIV3Schema (CRD_SCHEMA, vendored in testdata/external-secrets/), made
+  openAPIV3Schema of its apiVersion (each CRD_SCHEMA holds versions, vendored
+  in testdata/external-secrets/: v1 and v1beta1), made
   strict the same way; its metadata as Kubernetes ObjectMeta, and the Secret
   its template renders as a Secret, both with `kubernetes-validate`;
 - a cluster Secret's `config` must be a JSON object (what ArgoCD reads).
@@ -60,13 +61,14 @@ def strict(schema):
     return s
 
 
-def crd_schemas(path):
+def crd_schemas(paths):
     """apiVersion -> validator, from the vendored CRD versions."""
-    doc = yaml.safe_load(pathlib.Path(path).read_text())
     out = {}
-    for v in doc["versions"]:
-        schema = strict(v["schema"]["openAPIV3Schema"])
-        out["external-secrets.io/" + v["name"]] = jsonschema.Draft7Validator(schema)
+    for path in paths:
+        doc = yaml.safe_load(pathlib.Path(path).read_text())
+        for v in doc["versions"]:
+            schema = strict(v["schema"]["openAPIV3Schema"])
+            out["external-secrets.io/" + v["name"]] = jsonschema.Draft7Validator(schema)
     return out
 
 
@@ -174,10 +176,10 @@ def validate(doc, crds):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    crds = crd_schemas(sys.argv[1])
-    files = sorted(p for p in pathlib.Path(sys.argv[2]).iterdir() if p.is_file())
+    crds = crd_schemas(sys.argv[1:-1])
+    files = sorted(p for p in pathlib.Path(sys.argv[-1]).iterdir() if p.is_file())
     n, bad, kinds = 0, 0, {}
     for f in files:
         try:

@@ -29,6 +29,8 @@ impl RebindArgs {
             from: self.from.clone(),
             describe_from: self.describe_from.clone(),
             describe_to: self.describe_to.clone(),
+            name_from: self.eks_name_from.clone(),
+            name_to: self.eks_name_to.clone(),
         })
     }
 }

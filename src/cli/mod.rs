@@ -420,8 +420,15 @@ pub struct RebindArgs {
     pub describe_from: Option<PathBuf>,
     /// `aws eks describe-cluster` JSON of the new cluster: its endpoint is
     /// --to (unless given), its issuer the new one.
-    #[arg(long, value_name = "FILE", requires = "describe_from")]
+    #[arg(long, value_name = "FILE")]
     pub describe_to: Option<PathBuf>,
+    /// The old cluster's EKS name (default: the --describe-from file's):
+    /// with the new one, the name positions move with the endpoint.
+    #[arg(long, value_name = "NAME", requires = "eks_name_to")]
+    pub eks_name_from: Option<String>,
+    /// The new cluster's EKS name (default: the --describe-to file's).
+    #[arg(long, value_name = "NAME", requires = "eks_name_from")]
+    pub eks_name_to: Option<String>,
     /// The endpoint to replace; may be omitted when the tree holds exactly one workload endpoint.
     #[arg(long, value_name = "URL", conflicts_with = "cluster")]
     pub from: Option<String>,
@@ -514,13 +521,14 @@ pub struct ApplyArgs {
     /// Also write the review (summary, diff, notes) as Markdown to FILE.
     #[arg(long, value_name = "FILE")]
     pub review_out: Option<PathBuf>,
-    /// ArgoCD cluster name for the Secret written by --secret-out.
+    /// ArgoCD cluster name for the Secret written by --secret-out (default,
+    /// with --describe-to: the new cluster's EKS name).
     #[arg(long, value_name = "NAME", requires = "secret_out")]
     pub cluster_name: Option<String>,
     /// Also write the cluster Secret for the new endpoint to FILE, in any form
     /// `rebind secret` supports (the flags below); outside any git work tree
     /// when it holds a real token.
-    #[arg(long, value_name = "FILE", requires = "cluster_name")]
+    #[arg(long, value_name = "FILE")]
     pub secret_out: Option<PathBuf>,
     #[command(flatten, next_help_heading = "Cluster Secret (with --secret-out)")]
     pub secret: secret::SecretFlags,
@@ -528,12 +536,14 @@ pub struct ApplyArgs {
 
 #[derive(Debug, Args)]
 pub struct SecretArgs {
-    /// ArgoCD's name for the cluster (stringData.name).
+    /// ArgoCD's name for the cluster (stringData.name; default: the
+    /// --describe file's EKS name).
     #[arg(long)]
-    pub name: String,
-    /// The cluster's API server URL (absolute https://).
+    pub name: Option<String>,
+    /// The cluster's API server URL (absolute https://), or its EKS ARN
+    /// (default: the --describe file's endpoint, or ARN with --server-arn).
     #[arg(long, value_name = "URL")]
-    pub server: String,
+    pub server: Option<String>,
     /// Write the manifest to FILE instead of stdout (created fresh, mode 0600).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,

@@ -12,8 +12,8 @@ pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {
     command::run(
         &SecretCommand {
             options: a.opts.options(),
-            name: a.name,
-            server: a.server,
+            name: a.name.unwrap_or_default(),
+            server: a.server.unwrap_or_default(),
             out: a.out,
             repo: a.repo,
             format: a.format.get(),
@@ -87,6 +87,18 @@ pub struct SecretFlags {
     /// environment, so a following `envsubst` cannot blank it.
     #[arg(long)]
     pub require_env: bool,
+    /// The new cluster's `aws eks describe-cluster --output json`: name,
+    /// server, caData and awsAuthConfig.clusterName come from it unless given.
+    #[arg(long, value_name = "FILE")]
+    pub describe: Option<PathBuf>,
+    /// Register the cluster by its ARN (server: arn:aws:eks:...), as a
+    /// repository that registers by ARN does.
+    #[arg(long)]
+    pub server_arn: bool,
+    /// Emit the ExternalSecret at external-secrets.io/v1beta1 (external-secrets
+    /// before 0.17) instead of v1.
+    #[arg(long)]
+    pub external_secrets_v1beta1: bool,
 }
 
 impl SecretFlags {
@@ -114,6 +126,9 @@ impl SecretFlags {
             namespaces,
             cluster_resources,
             require_env,
+            describe,
+            server_arn,
+            external_secrets_v1beta1,
         } = self.clone();
         SecretOptions {
             secret_name,
@@ -135,6 +150,10 @@ impl SecretFlags {
             namespaces,
             cluster_resources,
             require_env,
+            describe,
+            described: None,
+            server_arn,
+            external_secrets_v1beta1,
         }
     }
 }

@@ -184,6 +184,40 @@ fn outputs(o: &ApplyOptions, secret: bool) -> Vec<(&'static str, &Path)> {
     outputs
 }
 
+/// The new cluster's registration for `--secret-out`: named by
+/// `--cluster-name`, else (with `--describe-to`) by the new EKS name, so it
+/// sits beside the old cluster's (the rollback target); its CA and
+/// `awsAuthConfig.clusterName` from the describe file; its server the new
+/// endpoint, or the new ARN where the repository registers by ARN.
+fn new_registration(
+    o: &ApplyOptions,
+    request: &Request,
+    plan: &Plan,
+) -> Result<Option<secret::Spec>> {
+    let mut opts = o.secret.clone();
+    if opts.describe.is_none() && opts.described.is_none() {
+        opts.described = request.new_cluster.clone();
+    }
+    let described_name = opts.described.as_ref().map(|d| d.name.clone());
+    let name = match (&o.cluster_name, &o.secret_out, described_name) {
+        (Some(n), _, _) => n.clone(),
+        (None, Some(_), Some(d)) => d,
+        (None, Some(_), None) => {
+            bail!("--secret-out needs --cluster-name NAME (or --describe-to FILE, whose EKS name it takes)")
+        }
+        (None, None, _) => return Ok(None),
+    };
+    let by_arn = plan.names.iter().flat_map(|n| &n.changes).any(|c| {
+        use crate::model::names::NamePosition::{ClusterArn, RegistrationArn};
+        matches!(c.change.position, RegistrationArn | ClusterArn)
+    });
+    let server = match (by_arn, opts.described.as_ref().and_then(|d| d.arn.clone())) {
+        (true, Some(arn)) => arn,
+        _ => plan.to.url(),
+    };
+    secret::spec(&opts, &name, &server).map(Some)
+}
+
 fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
     let mut request = o.request.clone();
     request.branch = o.branch.clone();
@@ -196,10 +230,7 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
     // An output that is one of the files this run rewrites (or the other
     // output) is refused before anything else about it is checked.
     write::check_outputs(&outputs(o, true), &plan.files)?;
-    let secret_spec = match &o.cluster_name {
-        Some(name) => Some(secret::spec(&o.secret, name, &plan.to.url())?),
-        None => None,
-    };
+    let secret_spec = new_registration(o, &request, &plan)?;
     if let Some(spec) = &secret_spec {
         let root = secret::search_root(&o.request.walk.repo_start());
         secret::refuse_name_collisions(root.as_deref(), spec, o.request.live.as_deref())?;
@@ -713,6 +744,14 @@ fn finish(run: &Run, sink: &mut Sink, committed: Option<&git::Committed>, pr: Op
     sink.say(&msg);
 }
 
+/// The repository's own registration by ARN that the plan rebinds, if any.
+fn own_arn_registration(plan: &Plan) -> Option<&crate::review::names::NameChangeAt> {
+    plan.names
+        .iter()
+        .flat_map(|n| &n.changes)
+        .find(|c| c.change.position == crate::model::names::NamePosition::RegistrationArn)
+}
+
 /// Writes `--secret-out` (unless the repository's own registration is
 /// rebound) and `--review-out`. Called once the files are written, and
 /// again by a re-run whose branch already holds the change: that re-run is
@@ -727,6 +766,17 @@ fn write_outputs(run: &Run, sink: &mut Sink, branch: Option<&str>) -> Result<()>
             path.display(),
             text::own_registration(r, &plan.to, ""),
             r.reads
+        ));
+    } else if let (Some(_), Some(path), Some(c)) =
+        (secret_spec, &o.secret_out, own_arn_registration(plan))
+    {
+        sink.info(&format!(
+            "--secret-out {}: not written: this change rebinds the repository's own registration {} ({}:{}:{}) to the new cluster's ARN; a second Secret for the same server would make ArgoCD pick one at random.\n",
+            path.display(),
+            c.change.resource.as_deref().unwrap_or("?"),
+            c.rel,
+            c.change.line,
+            c.change.column
         ));
     } else if let (Some(spec), Some(path)) = (secret_spec, &o.secret_out) {
         secret::write_manifest(path, &secret::render(spec), spec.holds_token())?;

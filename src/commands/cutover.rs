@@ -110,6 +110,12 @@ pub struct Request {
     /// The old and the new cluster's OIDC issuers: the review then shows
     /// which IAM roles in the tree the new cluster's pods will be denied by.
     pub issuers: Option<(crate::text::issuer::Issuer, crate::text::issuer::Issuer)>,
+    /// The old and the new cluster's EKS names (and ARNs), when both are
+    /// known and differ: the name positions move with the endpoint.
+    pub names: Option<crate::find::names::NameRebind>,
+    /// The new cluster's identity record (`--describe-to`): what its
+    /// registration is written from.
+    pub new_cluster: Option<crate::model::cluster::Described>,
 }
 
 /// The endpoints as named on the command line: `--to`/`--from`, and the
@@ -120,6 +126,9 @@ pub struct Named {
     pub from: Option<String>,
     pub describe_from: Option<PathBuf>,
     pub describe_to: Option<PathBuf>,
+    /// The clusters' EKS names, given as flags (they win over the files').
+    pub name_from: Option<String>,
+    pub name_to: Option<String>,
 }
 
 impl Request {
@@ -145,6 +154,8 @@ impl Request {
             (None, Some(d)) => d.endpoint.clone(),
             (None, None) => bail!("--to URL (or --describe-to FILE) is required"),
         };
+        self.names = names_of(named, old.as_ref(), new.as_ref())?;
+        self.new_cluster = new.clone();
         self.issuers = match (old, new) {
             (Some(o), Some(n)) if o.issuer.same(&n.issuer) => bail!(
                 "--describe-from and --describe-to name the same OIDC issuer ({}): give the old cluster's and the new cluster's",
@@ -157,6 +168,64 @@ impl Request {
     }
 }
 
+/// The name rebind: both clusters' EKS names (flags win over the files),
+/// when they differ; with the files' ARNs and CA data. A flag that is no
+/// EKS cluster name is refused.
+fn names_of(
+    named: &Named,
+    old: Option<&crate::model::cluster::Described>,
+    new: Option<&crate::model::cluster::Described>,
+) -> Result<Option<crate::find::names::NameRebind>> {
+    for (flag, n) in [
+        ("--eks-name-from", &named.name_from),
+        ("--eks-name-to", &named.name_to),
+    ] {
+        if let Some(n) = n
+            .as_deref()
+            .filter(|n| !crate::model::cluster::is_cluster_name(n))
+        {
+            bail!("{flag} {n:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
+        }
+    }
+    let old_name = named
+        .name_from
+        .clone()
+        .or_else(|| old.map(|d| d.name.clone()));
+    let new_name = named
+        .name_to
+        .clone()
+        .or_else(|| new.map(|d| d.name.clone()));
+    Ok(match (old_name, new_name) {
+        (Some(o), Some(n)) if o != n => Some(crate::find::names::NameRebind {
+            old: o,
+            new: n,
+            old_arn: old.and_then(|d| d.arn.clone()),
+            new_arn: new.and_then(|d| d.arn.clone()),
+            old_ca: old.and_then(|d| d.ca_data.clone()),
+            new_ca: new.and_then(|d| d.ca_data.clone()),
+        }),
+        _ => None,
+    })
+}
+
+/// The name rebind from the config: the moving cluster's declared EKS name
+/// (and ARN, CA) as the old side, the `--describe-to` record as the new.
+fn declared_names(
+    c: Option<&Cluster>,
+    new: Option<&crate::model::cluster::Described>,
+) -> Option<crate::find::names::NameRebind> {
+    let (old, new) = (&c?.identity, new?);
+    let old_name = old.name.clone()?;
+    (old_name != new.name).then(|| crate::find::names::NameRebind {
+        old: old_name,
+        new: new.name.clone(),
+        old_arn: old.arn.clone(),
+        new_arn: new.arn.clone(),
+        old_ca: old.ca_data.clone(),
+        new_ca: new.ca_data.clone(),
+    })
+}
+
 /// What an audit (`rebind diff --format json`, schema version 1) recorded:
 /// the rebind it planned and its counts. Used as the expected counts, so
 /// the apply writes exactly what was reviewed or nothing.
@@ -167,6 +236,8 @@ pub struct Audit {
     pub to: String,
     pub file_count: usize,
     pub change_count: usize,
+    /// The audit's name changes (`names.change_count`), when it moved names.
+    pub name_change_count: Option<usize>,
 }
 
 impl Audit {
@@ -228,6 +299,7 @@ impl Audit {
             to: report.to,
             file_count: report.file_count,
             change_count: report.change_count,
+            name_change_count: report.names.as_ref().map(|n| n.change_count),
         })
     }
 
@@ -283,6 +355,30 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     }
     let mut plan = plan::plan(&inv, &from, &to);
     settle_what_was_found(req, &mut plan, &inv, &walk, cfg.is_some())?;
+    let names = req
+        .names
+        .clone()
+        .or_else(|| declared_names(cluster.or(named), req.new_cluster.as_ref()));
+    if let Some(r) = &names {
+        plan.names = Some(crate::review::names::plan_names(
+            &mut plan.files,
+            &mut plan.errors,
+            &walk,
+            r,
+            cfg.as_ref().map(|c| c.path.as_path()),
+        ));
+    }
+    if let Some(a) = &audit {
+        let found = plan.names.as_ref().map(|n| n.changes.len());
+        if a.name_change_count.is_some() && found != a.name_change_count {
+            bail!(
+                "--expect-from-audit {}: the tree no longer matches the audit: it moved {} cluster name positions, this run finds {}; nothing written",
+                a.path.display(),
+                a.name_change_count.unwrap_or(0),
+                found.unwrap_or(0)
+            );
+        }
+    }
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;
     if !plan.files.is_empty() {
@@ -591,7 +687,7 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
     if !plan.errors.is_empty() {
         return Ok(()); // the errors are the answer
     }
-    let found_files = plan.files.iter().filter(|f| !f.is_config).count();
+    let found_files = plan.endpoint_file_count();
     let found_occ = plan.change_count();
     let bad_files = files.is_some_and(|f| f != found_files);
     let bad_occ = occurrences.is_some_and(|o| o != found_occ);
@@ -601,7 +697,7 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
     let per_file: Vec<String> = plan
         .files
         .iter()
-        .filter(|f| !f.is_config)
+        .filter(|f| !f.is_config && !f.changes.is_empty())
         .map(|f| format!("  {:>3}  {}", f.changes.len(), f.rel))
         .collect();
     let want = |n: Option<usize>, noun| n.map(|n| crate::text::words::count(n, noun));

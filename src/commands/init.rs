@@ -72,6 +72,20 @@ pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
         }
         c.oidc_issuer = Some(issuer.clone());
     }
+    // The EKS name, ARN and CA from the same describe-cluster outputs.
+    let records = crate::model::cluster::described_in(&walk);
+    for c in &mut clusters {
+        let Ok(ep) = crate::text::endpoint::Endpoint::parse("endpoint", &c.endpoint) else {
+            continue;
+        };
+        let of_it = records.iter().find(|(d, _)| {
+            crate::text::endpoint::Endpoint::parse("endpoint", &d.endpoint)
+                .is_ok_and(|e| e.key() == ep.key())
+        });
+        if let Some((d, _)) = of_it {
+            c.identity = crate::model::cluster::Declared::of(d);
+        }
+    }
     let text = config::render_init(&clusters);
     config::parse(&target, &text)?;
     crate::edit::write::write_file(

@@ -190,7 +190,33 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
         skipped,
         errors,
         notes,
+        arn_clusters: arn_clusters(&run.walk),
     })
+}
+
+/// The values of the walked YAML files that name a cluster by its EKS ARN
+/// (`server: arn:aws:eks:REGION:ACCOUNT:cluster/NAME`): no endpoint text,
+/// so the endpoint pass does not see them.
+fn arn_clusters(walk: &crate::discover::walk::Walk) -> Vec<(String, crate::find::names::ArnRef)> {
+    let mut out = Vec::new();
+    for item in walk.files() {
+        let crate::discover::walk::Found::Entry(e) = item else {
+            continue;
+        };
+        if e.role != crate::discover::walk::Role::Yaml {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if !(text.contains(":eks:") && text.contains(":cluster/")) {
+            continue;
+        }
+        for a in crate::find::names::cluster_arns(&text) {
+            out.push((e.rel.clone(), a));
+        }
+    }
+    out
 }
 
 /// `rebind scan`: every occurrence in the format asked for; exit 2 when a
@@ -211,6 +237,7 @@ pub fn run(a: &ScanOptions, sink: &mut Sink) -> Outcome {
         Format::Text => {
             let rest = walk(&run, &mut |rel, o| sink.say(&text::occurrence_line(rel, o)))?;
             sink.say(&text::scan_summary(&rest.summary));
+            sink.say(&crate::output::names::arn_text(&rest.arn_clusters));
             if !rest.notes.is_empty() {
                 sink.say(
                     "\nTemplated, not followed (chart template actions at cluster positions):\n",

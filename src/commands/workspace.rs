@@ -167,6 +167,8 @@ fn resolve(ws: &Workspace, action: Action) -> Result<Ctx<'_>, Failure> {
         from: from.clone(),
         describe_from: dfrom.clone(),
         describe_to: dto.clone(),
+        name_from: None,
+        name_to: None,
     })?;
     let shown_from = match (&request.from, &request.cluster) {
         (Some(f), _) => f.clone(),

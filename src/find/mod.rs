@@ -6,6 +6,7 @@ pub mod generators;
 pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
+pub mod names;
 pub mod proof;
 pub mod resolve;
 pub mod summary;

@@ -292,6 +292,7 @@ impl Summary {
                     occurrences: Some(t.values),
                 },
                 oidc_issuer: None,
+                identity: Default::default(),
             });
         }
         clusters

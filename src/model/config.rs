@@ -127,6 +127,9 @@ pub struct Cluster {
     /// Issuers of the cluster's earlier incarnations (`retired_oidc`): no
     /// trust may name them once their cluster is torn down.
     pub retired_oidc: Vec<crate::text::issuer::Issuer>,
+    /// The cluster's EKS `name`, `arn` and `ca_data` (given, or read from
+    /// its `describe` file): the old side of a name rebind.
+    pub identity: crate::model::cluster::Declared,
 }
 
 /// A root Application that lives outside the repository (created by hand,
@@ -671,6 +674,83 @@ fn issuers(
     Ok((current, retired))
 }
 
+/// A cluster's `name`, `arn`, `ca_data` and `describe` (a path relative
+/// to the config's directory): each checked, and the describe file's
+/// endpoint must be the cluster's.
+fn identity(
+    v: &Node,
+    name: &str,
+    endpoint: &Endpoint,
+    path: &Path,
+) -> Result<crate::model::cluster::Declared> {
+    use crate::model::cluster::{self as eks, Declared};
+    let p = path.display();
+    let text = |key: &str| -> Result<Option<(String, &Node)>> {
+        match v.get(key) {
+            None => Ok(None),
+            Some(n) => match n.as_str() {
+                Some(s) if !s.is_empty() => Ok(Some((s.to_string(), n))),
+                _ => bail!(
+                    "{p}:{}:{}: cluster {name}: {key}: expected a string",
+                    n.line,
+                    n.col
+                ),
+            },
+        }
+    };
+    let mut d = Declared::default();
+    if let Some((f, n)) = text("describe")? {
+        let file = path.parent().unwrap_or(Path::new(".")).join(&f);
+        let described = eks::read_describe("describe", &file)
+            .map_err(|e| anyhow!("{p}:{}:{}: cluster {name}: {e:#}", n.line, n.col))?;
+        let same = Endpoint::parse("describe", &described.endpoint)
+            .is_ok_and(|e| e.key() == endpoint.key());
+        if !same {
+            bail!(
+                "{p}:{}:{}: cluster {name}: describe: {f} is the cluster at {}, not {}",
+                n.line,
+                n.col,
+                described.endpoint,
+                endpoint.url()
+            );
+        }
+        d = Declared::of(&described);
+    }
+    if let Some((s, n)) = text("name")? {
+        if !eks::is_cluster_name(&s) {
+            bail!("{p}:{}:{}: cluster {name}: name: {s:?} is not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)", n.line, n.col);
+        }
+        d.name = Some(s);
+    }
+    if let Some((s, n)) = text("arn")? {
+        let Some(arn) = eks::parse_arn(&s) else {
+            bail!("{p}:{}:{}: cluster {name}: arn: {s} is not an EKS cluster ARN (arn:aws:eks:REGION:ACCOUNT:cluster/NAME)", n.line, n.col);
+        };
+        if d.name.as_deref().is_some_and(|x| x != arn.name) {
+            bail!(
+                "{p}:{}:{}: cluster {name}: arn: {s} names cluster {}, name is {}",
+                n.line,
+                n.col,
+                arn.name,
+                d.name.unwrap_or_default()
+            );
+        }
+        d.name.get_or_insert_with(|| arn.name.to_string());
+        d.arn = Some(s);
+    }
+    if let Some((s, n)) = text("ca_data")? {
+        if crate::text::base64::decode_wrapped(&s).is_none() {
+            bail!(
+                "{p}:{}:{}: cluster {name}: ca_data: not base64",
+                n.line,
+                n.col
+            );
+        }
+        d.ca_data = Some(s);
+    }
+    Ok(d)
+}
+
 /// The `root:` setting, with its node (for errors about it later).
 fn root_setting(root: &Node, path: &Path) -> Result<Option<(String, Node)>> {
     let Some(n) = root.get("root") else {
@@ -702,6 +782,10 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
             "expect",
             "oidc_issuer",
             "retired_oidc",
+            "name",
+            "arn",
+            "ca_data",
+            "describe",
         ],
         &format!("cluster {name}"),
         path,
@@ -724,7 +808,9 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
         .map(|e| expect(e, &name, path))
         .transpose()?;
     let (oidc_issuer, retired_oidc) = issuers(v, &name, path)?;
+    let identity = identity(v, &name, &endpoint, path)?;
     Ok(Cluster {
+        identity,
         oidc_issuer,
         retired_oidc,
         name,
@@ -857,6 +943,8 @@ pub struct InitCluster {
     /// The cluster's OIDC issuer, where the tree shows both (an `aws eks
     /// describe-cluster` output naming this endpoint); never guessed.
     pub oidc_issuer: Option<String>,
+    /// The EKS name, ARN and CA, from the same describe-cluster output.
+    pub identity: crate::model::cluster::Declared,
 }
 
 /// The text `init` writes. Cluster names and endpoints are quoted when a
@@ -891,6 +979,16 @@ pub fn render_init(clusters: &[InitCluster]) -> String {
         }
         if let Some(i) = &c.oidc_issuer {
             let _ = writeln!(s, "    oidc_issuer: {}\n    retired_oidc: []", scalar(i));
+        }
+        let id = &c.identity;
+        for (key, v) in [
+            ("name", &id.name),
+            ("arn", &id.arn),
+            ("ca_data", &id.ca_data),
+        ] {
+            if let Some(v) = v {
+                let _ = writeln!(s, "    {key}: {}", scalar(v));
+            }
         }
     }
     let include: Vec<String> = crate::discover::walk::DEFAULT_INCLUDE
@@ -1414,6 +1512,7 @@ mod tests {
                     occurrences: (i % 2 == 0).then_some(i * 2),
                 },
                 oidc_issuer: None,
+                identity: Default::default(),
             })
             .collect();
         let text = render_init(&clusters);
@@ -1487,6 +1586,7 @@ mod tests {
                 endpoint: format!("https://c{i}.example.com"),
                 expect: Expect::default(),
                 oidc_issuer: None,
+                identity: Default::default(),
             })
             .collect();
         let text = render_init(&clusters);
@@ -1553,7 +1653,15 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
-                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc)",
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}, name: prod.blue}}\n"),
+                ".rebind.yaml:2:105: cluster prod: name: \"prod.blue\" is not an EKS cluster name",
+            ),
+            (
+                format!("clusters:\n  prod: {{endpoint: {A}, ca_data: \"not base64!\"}}\n"),
+                "cluster prod: ca_data: not base64",
             ),
         ];
         for (text, want) in cases {

@@ -3,7 +3,9 @@
 //! and the workspace file of a cutover across repositories.
 
 pub mod application;
+pub mod cluster;
 pub mod config;
 pub mod iam;
+pub mod names;
 pub mod positions;
 pub mod workspace;

@@ -338,7 +338,8 @@ pub const TABLE: &[Row] = &[
     },
 ];
 
-fn matches(pattern: &[P], path: &[Seg]) -> bool {
+/// Whether `path` is matched by `pattern` (also the name positions' table's matcher).
+pub fn matches(pattern: &[P], path: &[Seg]) -> bool {
     match (pattern.first(), path.first()) {
         (None, None) => true,
         (Some(Deep), _) => {

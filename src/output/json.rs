@@ -365,6 +365,37 @@ pub struct ScanRest {
     pub errors: Vec<PlanError>,
     /// Chart template actions at cluster positions that were not followed.
     pub notes: Vec<crate::find::templates::Note>,
+    /// Clusters named by their EKS ARN (a registration's `server`, a
+    /// destination): not endpoints, listed beside them.
+    pub arn_clusters: Vec<(String, crate::find::names::ArnRef)>,
+}
+
+/// A cluster named by its EKS ARN in a scan.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ArnJson {
+    pub path: String,
+    pub line: usize,
+    pub column: usize,
+    pub arn: String,
+    pub cluster_name: String,
+    pub yaml_path: String,
+    pub resource: Option<String>,
+    pub registration: bool,
+}
+
+impl ArnJson {
+    pub fn new(rel: &str, a: &crate::find::names::ArnRef) -> ArnJson {
+        ArnJson {
+            path: rel.to_string(),
+            line: a.line,
+            column: a.column,
+            arn: a.arn.clone(),
+            cluster_name: a.name.clone(),
+            yaml_path: a.yaml_path.clone(),
+            resource: a.resource.clone(),
+            registration: a.registration,
+        }
+    }
 }
 
 /// The walk of a streamed scan: it calls its argument once per occurrence,
@@ -433,6 +464,12 @@ where
             &rest.notes,
         )
         .entries(&mut map)?;
+        let arns: Vec<ArnJson> = rest
+            .arn_clusters
+            .iter()
+            .map(|(rel, a)| ArnJson::new(rel, a))
+            .collect();
+        map.serialize_entry("arn_clusters", &arns)?;
         map.end()
     }
 }
@@ -484,6 +521,9 @@ pub struct FileJson<'a> {
     pub path: Str<'a>,
     pub change_count: usize,
     pub changes: Vec<OccurrenceJson<'a>>,
+    /// The cluster name changes in the file (`kind: name`).
+    #[serde(default)]
+    pub name_changes: Vec<super::names::NameChangeJson>,
     /// The file's unified diff.
     pub diff: String,
 }
@@ -546,6 +586,10 @@ pub struct PlanReport<'a> {
     /// asked).
     #[serde(default)]
     pub pull_request: Option<PullRequestJson>,
+    /// The cluster's name moved with its endpoint (`null` when the names
+    /// are not known or are the same): changes, mentions, registry notes.
+    #[serde(default)]
+    pub names: Option<super::names::NamesJson>,
 }
 
 /// A pull (merge) request: its URL, its number, the client that made it
@@ -583,13 +627,17 @@ impl<'a> PlanReport<'a> {
             from: plan.from.url(),
             to: plan.to.url(),
             status: status.into(),
-            file_count: manifests.len(),
+            file_count: plan.endpoint_file_count(),
             change_count: plan.change_count(),
             files: manifests
                 .iter()
                 .map(|f| FileJson {
                     path: f.rel.as_str().into(),
                     change_count: f.changes.len(),
+                    name_changes: super::names::in_file(plan, &f.rel)
+                        .into_iter()
+                        .map(super::names::NameChangeJson::new)
+                        .collect(),
                     changes: f
                         .changes
                         .iter()
@@ -644,6 +692,10 @@ impl<'a> PlanReport<'a> {
                 .unwrap_or_default(),
             identity: plan.identity.as_ref().map(super::identity::ReviewJson::new),
             pull_request: None,
+            names: plan
+                .names
+                .as_ref()
+                .map(|n| super::names::NamesJson::new(plan, n)),
         }
     }
 }

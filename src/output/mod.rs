@@ -27,6 +27,7 @@ pub mod feeders;
 pub mod github;
 pub mod identity;
 pub mod json;
+pub mod names;
 pub mod sarif;
 pub mod text;
 pub mod workspace;
@@ -236,6 +237,21 @@ impl<'a> Finding<'a> {
                 message: Cow::Owned(format!(
                     "{from} is mentioned in a {} (not rewritten)",
                     o.kind.as_str()
+                )),
+            });
+        }
+        for c in plan.names.iter().flat_map(|n| &n.changes) {
+            out.push(Finding {
+                path: &c.rel,
+                line: c.change.line,
+                column: c.change.column,
+                level: Level::Error,
+                rule: rules::PENDING,
+                message: Cow::Owned(format!(
+                    "cluster name {} is still here ({}, {}); rebind it with --describe-from/--describe-to",
+                    c.change.old_text,
+                    c.change.position.as_str(),
+                    c.change.yaml_path
                 )),
             });
         }

@@ -136,6 +136,21 @@ pub fn summary_table(plan: &Plan) -> String {
         "file", "count"
     );
     for f in &plan.files {
+        let names = super::names::in_file(plan, &f.rel);
+        if f.changes.is_empty() && !names.is_empty() {
+            let _ = writeln!(
+                s,
+                "  {:<width$}  {:>5}  cluster name at {}",
+                f.rel,
+                names.len(),
+                names
+                    .iter()
+                    .map(|c| c.change.yaml_path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            continue;
+        }
         if f.changes.is_empty() {
             let _ = writeln!(
                 s,
@@ -144,12 +159,13 @@ pub fn summary_table(plan: &Plan) -> String {
             );
             continue;
         }
-        let (paths, resources) = paths_and_resources(f);
+        let (mut paths, resources) = paths_and_resources(f);
+        paths.extend(names.iter().map(|c| c.change.yaml_path.as_str()));
         let _ = writeln!(
             s,
             "  {:<width$}  {:>5}  {} [{}]",
             f.rel,
-            f.changes.len(),
+            f.changes.len() + names.len(),
             paths.join(", "),
             resources.join(", ")
         );
@@ -193,6 +209,7 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     if !plan.files.is_empty() {
         s.push_str(&summary_table(plan));
     }
+    s.push_str(&super::names::text(plan));
     if !plan.mentions.is_empty() {
         let _ = writeln!(
             s,

@@ -12,7 +12,6 @@
 use crate::model::iam::{self, Grant};
 use crate::syntax::yaml::{Node, Value};
 use crate::text::issuer::{dynamic_trusts, find, Form, Found, Issuer};
-use serde::Deserialize;
 use std::collections::BTreeSet;
 
 /// The stable codes of the identity report's warnings and refusals (listed
@@ -617,65 +616,7 @@ pub fn terraform_pending(inv: &Inventory, old: &Issuer, new: &Issuer) -> Vec<Ter
     out
 }
 
-/// `aws eks describe-cluster` output: the cluster's name, ARN, endpoint
-/// and issuer together.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Described {
-    pub name: String,
-    pub arn: Option<String>,
-    pub endpoint: String,
-    pub issuer: Issuer,
-}
-
-#[derive(Deserialize)]
-struct DescribeFile {
-    cluster: DescribeCluster,
-}
-
-#[derive(Deserialize)]
-struct DescribeCluster {
-    name: String,
-    arn: Option<String>,
-    endpoint: String,
-    identity: DescribeIdentity,
-}
-
-#[derive(Deserialize)]
-struct DescribeIdentity {
-    oidc: DescribeOidc,
-}
-
-#[derive(Deserialize)]
-struct DescribeOidc {
-    issuer: String,
-}
-
-/// Reads `aws eks describe-cluster --output json`.
-pub fn parse_describe(text: &str) -> Result<Described, String> {
-    let f: DescribeFile = serde_json::from_str(text).map_err(|e| {
-        format!("not `aws eks describe-cluster` JSON (cluster.name, .endpoint, .identity.oidc.issuer): {e}")
-    })?;
-    let issuer = Issuer::parse(&f.cluster.identity.oidc.issuer).ok_or_else(|| {
-        format!(
-            "cluster.identity.oidc.issuer `{}` is not an EKS issuer URL",
-            f.cluster.identity.oidc.issuer
-        )
-    })?;
-    Ok(Described {
-        name: f.cluster.name,
-        arn: f.cluster.arn,
-        endpoint: f.cluster.endpoint,
-        issuer,
-    })
-}
-
-/// Reads `aws eks describe-cluster` output from `path`, given by `flag`;
-/// errors name both.
-pub fn read_describe(flag: &str, path: &std::path::Path) -> anyhow::Result<Described> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("{flag} {}: cannot read: {e}", path.display()))?;
-    parse_describe(&text).map_err(|e| anyhow::anyhow!("{flag} {}: {e}", path.display()))
-}
+pub use crate::model::cluster::{parse_describe, read_describe, Described};
 
 /// The EKS endpoint host's 32-hex id, when the endpoint is an EKS one. In
 /// every public sample it equals the cluster's issuer id; that is not a
@@ -694,27 +635,13 @@ pub fn endpoint_id(endpoint: &str) -> Option<String> {
 pub fn described(
     walk: &crate::discover::walk::Walk,
 ) -> Vec<(crate::text::endpoint::Endpoint, String, String)> {
-    let mut out = Vec::new();
-    for item in walk.files() {
-        let crate::discover::walk::Found::Entry(e) = item else {
-            continue;
-        };
-        if !e.rel.to_ascii_lowercase().ends_with(".json") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&e.path) else {
-            continue;
-        };
-        if !text.contains("\"identity\"") {
-            continue;
-        }
-        if let Ok(d) = parse_describe(&text) {
-            if let Ok(ep) = crate::text::endpoint::Endpoint::parse("endpoint", &d.endpoint) {
-                out.push((ep, d.issuer.url(), e.rel.clone()));
-            }
-        }
-    }
-    out
+    crate::model::cluster::described_in(walk)
+        .into_iter()
+        .filter_map(|(d, rel)| {
+            let ep = crate::text::endpoint::Endpoint::parse("endpoint", &d.endpoint).ok()?;
+            Some((ep, d.issuer.url(), rel))
+        })
+        .collect()
 }
 
 /// One issuer reference in a file of the tree.

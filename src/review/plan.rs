@@ -25,6 +25,10 @@ pub struct Plan {
     /// The new cluster's identity: per role, which cluster issuers it
     /// trusts (when the cutover's issuers are known).
     pub identity: Option<crate::review::oidc::CoverageReport>,
+    /// The cluster's name moved with its endpoint (when both clusters'
+    /// names are known and differ): the name changes (also in `files`),
+    /// the mentions and the Terraform registry notes.
+    pub names: Option<crate::review::names::NamePlan>,
 }
 
 /// A cluster registration (Secret or ExternalSecret) the repository declares,
@@ -53,6 +57,7 @@ impl Plan {
             registrations: Vec::new(),
             after_merge: None,
             identity: None,
+            names: None,
         }
     }
 
@@ -61,8 +66,23 @@ impl Plan {
         self.files.iter().filter(|f| !f.is_config).count()
     }
 
+    /// The endpoint changes (name changes are counted on their own:
+    /// [`Plan::name_change_count`]).
     pub fn change_count(&self) -> usize {
         self.files.iter().map(|f| f.changes.len()).sum()
+    }
+
+    /// The manifests with endpoint changes.
+    pub fn endpoint_file_count(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|f| !f.is_config && !f.changes.is_empty())
+            .count()
+    }
+
+    /// The name changes alone.
+    pub fn name_change_count(&self) -> usize {
+        self.names.as_ref().map_or(0, |n| n.changes.len())
     }
 }
 

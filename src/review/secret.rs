@@ -50,7 +50,9 @@ pub enum Auth {
     /// EKS: ArgoCD assumes the role; the Secret holds no secret.
     Aws {
         cluster_name: String,
-        role_arn: String,
+        /// `roleARN`: left out where the hub's own identity (a single-role
+        /// Pod Identity association) reaches the cluster.
+        role_arn: Option<String>,
         profile: Option<String>,
     },
     /// An ExternalSecret whose template renders the Secret from a store.
@@ -79,7 +81,16 @@ pub struct Spec {
     pub project: Option<String>,
     pub namespaces: Option<String>,
     pub cluster_resources: Option<bool>,
+    /// The ExternalSecret's apiVersion (`external-secrets.io/v1`, or
+    /// `v1beta1` for installs before external-secrets 0.17).
+    pub external_api: &'static str,
 }
+
+/// The ExternalSecret API version emitted by default: external-secrets
+/// 0.17 and later no longer serve `v1beta1`.
+pub const EXTERNAL_API_V1: &str = "external-secrets.io/v1";
+/// The ExternalSecret API version for installs before 0.17 (`--external-secrets-v1beta1`).
+pub const EXTERNAL_API_V1BETA1: &str = "external-secrets.io/v1beta1";
 
 impl Spec {
     /// The default bearer-token spec for `name` and `server`.
@@ -140,6 +151,19 @@ pub struct SecretOptions {
     /// (ARGOCD_CLUSTER_TOKEN, ARGOCD_CLUSTER_CA) is set and well-formed in the
     /// environment, so a following `envsubst` cannot blank it.
     pub require_env: bool,
+    /// The new cluster's `aws eks describe-cluster --output json`: the
+    /// name, the server (its endpoint, or with `server_arn` its ARN), the
+    /// CA and `awsAuthConfig.clusterName` come from it unless given.
+    pub describe: Option<PathBuf>,
+    /// The new cluster's record itself, when the caller has read it
+    /// (`apply --describe-to`); `describe` wins.
+    pub described: Option<crate::model::cluster::Described>,
+    /// Register the cluster by its ARN (`server: arn:aws:eks:...`), as a
+    /// repository whose registrations are by ARN does.
+    pub server_arn: bool,
+    /// Emit the ExternalSecret at `external-secrets.io/v1beta1` (external-secrets
+    /// before 0.17) instead of `v1`.
+    pub external_secrets_v1beta1: bool,
 }
 
 impl SecretOptions {
@@ -164,25 +188,15 @@ pub fn spec_with_env(
     server: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Spec> {
+    let described = match &opts.describe {
+        Some(p) => Some(crate::model::cluster::read_describe("--describe", p)?),
+        None => opts.described.clone(),
+    };
+    let (name, server) = &described_identity(opts, described.as_ref(), name, server)?;
+    let (name, server) = (name.as_str(), server.as_str());
     validate_name(name)?;
     validate_server(server)?;
-    let secret_name = match &opts.secret_name {
-        Some(n) => {
-            if !is_dns_subdomain(n) {
-                bail!("--secret-name {n:?}: {SUBDOMAIN_RULE}");
-            }
-            n.clone()
-        }
-        None => {
-            let n = format!("cluster-{name}");
-            if !is_dns_subdomain(&n) {
-                bail!(
-                    "--name {name:?}: the Secret would be named {n:?}, not a valid Kubernetes object name (it {SUBDOMAIN_RULE}); pass a lower-case --name, or --secret-name"
-                );
-            }
-            n
-        }
-    };
+    let secret_name = secret_name(opts, name)?;
     let namespace = opts.namespace.clone().unwrap_or_else(|| "argocd".into());
     if !is_dns_label(&namespace) {
         bail!("--namespace {namespace:?}: {LABEL_RULE}");
@@ -195,16 +209,8 @@ pub fn spec_with_env(
         }
         other => other.clone(),
     };
-    let ca_data = match (&opts.ca_file, &opts.ca_data) {
-        (Some(_), Some(_)) => bail!("--ca-file and --ca-data both give the CA; pass one"),
-        (Some(f), None) => Some(ca_from_file(f)?),
-        (None, Some(d)) => {
-            validate_ca_data(d)?;
-            Some(d.clone())
-        }
-        (None, None) => None,
-    };
-    let auth = auth(opts, env)?;
+    let ca_data = ca_data(opts, described.as_ref())?;
+    let auth = auth(opts, env, described.as_ref().map(|d| d.name.as_str()))?;
     let mut labels: Vec<(String, String)> = Vec::new();
     for l in &opts.label {
         let (k, v) = parse_label(l)?;
@@ -252,6 +258,11 @@ pub fn spec_with_env(
         project: opts.project.clone(),
         namespaces: opts.namespaces.clone(),
         cluster_resources: opts.cluster_resources,
+        external_api: if opts.external_secrets_v1beta1 {
+            EXTERNAL_API_V1BETA1
+        } else {
+            EXTERNAL_API_V1
+        },
     };
     if opts.require_env {
         require_env(&spec, env)?;
@@ -259,8 +270,87 @@ pub fn spec_with_env(
     Ok(spec)
 }
 
+/// metadata.name: `--secret-name`, else `cluster-<name>`, a valid object name.
+fn secret_name(opts: &SecretOptions, name: &str) -> Result<String> {
+    Ok(match &opts.secret_name {
+        Some(n) => {
+            if !is_dns_subdomain(n) {
+                bail!("--secret-name {n:?}: {SUBDOMAIN_RULE}");
+            }
+            n.clone()
+        }
+        None => {
+            let n = format!("cluster-{name}");
+            if !is_dns_subdomain(&n) {
+                bail!(
+                    "--name {name:?}: the Secret would be named {n:?}, not a valid Kubernetes object name (it {SUBDOMAIN_RULE}); pass a lower-case --name, or --secret-name"
+                );
+            }
+            n
+        }
+    })
+}
+
+/// `caData`: `--ca-file` or `--ca-data`, else the describe file's CA (each
+/// checked as base64), else `None` (the placeholder).
+fn ca_data(
+    opts: &SecretOptions,
+    described: Option<&crate::model::cluster::Described>,
+) -> Result<Option<String>> {
+    Ok(match (&opts.ca_file, &opts.ca_data) {
+        (Some(_), Some(_)) => bail!("--ca-file and --ca-data both give the CA; pass one"),
+        (Some(f), None) => Some(ca_from_file(f)?),
+        (None, Some(d)) => {
+            validate_ca_data(d)?;
+            Some(d.clone())
+        }
+        (None, None) => match described.and_then(|d| d.ca_data.clone()) {
+            Some(d) => {
+                validate_ca_data(&d).map_err(|e| {
+                    anyhow::anyhow!("--describe: cluster.certificateAuthority.data: {e:#}")
+                })?;
+                Some(d)
+            }
+            None => None,
+        },
+    })
+}
+
+/// ArgoCD's name and the server: as given, else from the describe file
+/// (the EKS name; the endpoint, or the ARN with `--server-arn`).
+fn described_identity(
+    opts: &SecretOptions,
+    d: Option<&crate::model::cluster::Described>,
+    name: &str,
+    server: &str,
+) -> Result<(String, String)> {
+    let name = match (name.is_empty(), d) {
+        (false, _) => name.to_string(),
+        (true, Some(d)) => d.name.clone(),
+        (true, None) => name.to_string(),
+    };
+    let server = match (server.is_empty(), d) {
+        (false, _) => server.to_string(),
+        (true, Some(d)) if opts.server_arn => d.arn.clone().ok_or_else(|| {
+            anyhow::anyhow!("--server-arn: the --describe file has no cluster.arn")
+        })?,
+        (true, Some(d)) => d.endpoint.clone(),
+        (true, None) => server.to_string(),
+    };
+    if opts.server_arn && crate::model::cluster::parse_arn(&server).is_none() {
+        bail!("--server-arn: --server {server} is not an EKS cluster ARN");
+    }
+    Ok((name, server))
+}
+
 /// The authentication form the flags choose; forms are mutually exclusive.
-fn auth(opts: &SecretOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<Auth> {
+/// With a describe file (`described`: the EKS name) and no other form, the
+/// awsAuthConfig form for that cluster.
+fn auth(
+    opts: &SecretOptions,
+    env: &dyn Fn(&str) -> Option<String>,
+    described: Option<&str>,
+) -> Result<Auth> {
     let given = |flags: &[(&'static str, bool)]| -> Vec<&'static str> {
         flags
             .iter()
@@ -291,29 +381,9 @@ fn auth(opts: &SecretOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<Au
             b[0]
         );
     }
-    if !aws.is_empty() {
-        let (Some(cluster_name), Some(role_arn)) = (&opts.aws_cluster_name, &opts.aws_role_arn)
-        else {
-            bail!(
-                "the awsAuthConfig form needs both --aws-cluster-name NAME and --aws-role-arn ARN"
-            );
-        };
-        if !is_eks_cluster_name(cluster_name) {
-            bail!("--aws-cluster-name {cluster_name:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
-        }
-        if !is_role_arn(role_arn) {
-            bail!("--aws-role-arn {role_arn:?}: not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<path/>name)");
-        }
-        if let Some(p) = &opts.aws_profile {
-            if p.is_empty() || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                bail!("--aws-profile {p:?}: not a profile name (no spaces)");
-            }
-        }
-        return Ok(Auth::Aws {
-            cluster_name: cluster_name.clone(),
-            role_arn: role_arn.clone(),
-            profile: opts.aws_profile.clone(),
-        });
+    let by_describe = described.is_some() && external.is_empty() && token.is_empty();
+    if !aws.is_empty() || by_describe {
+        return aws_auth(opts, described);
     }
     if !external.is_empty() {
         if !opts.external_secret {
@@ -356,6 +426,32 @@ fn auth(opts: &SecretOptions, env: &dyn Fn(&str) -> Option<String>) -> Result<Au
     }
     Ok(Auth::Bearer {
         token: TOKEN_PLACEHOLDER.into(),
+    })
+}
+
+/// The awsAuthConfig form: `--aws-cluster-name` (else the describe file's
+/// EKS name), `roleARN` only when given, the profile.
+fn aws_auth(opts: &SecretOptions, described: Option<&str>) -> Result<Auth> {
+    let Some(cluster_name) = opts.aws_cluster_name.as_deref().or(described) else {
+        bail!(
+            "the awsAuthConfig form needs --aws-cluster-name NAME (or --describe FILE); --aws-role-arn ARN is optional"
+        );
+    };
+    if !is_eks_cluster_name(cluster_name) {
+        bail!("--aws-cluster-name {cluster_name:?}: not an EKS cluster name (1 to 100 letters, digits, '-' and '_', starting with a letter or digit)");
+    }
+    if let Some(role_arn) = opts.aws_role_arn.as_deref().filter(|r| !is_role_arn(r)) {
+        bail!("--aws-role-arn {role_arn:?}: not an IAM role ARN (arn:aws:iam::<12-digit account>:role/<path/>name)");
+    }
+    if let Some(p) = &opts.aws_profile {
+        if p.is_empty() || p.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            bail!("--aws-profile {p:?}: not a profile name (no spaces)");
+        }
+    }
+    Ok(Auth::Aws {
+        cluster_name: cluster_name.to_string(),
+        role_arn: opts.aws_role_arn.clone(),
+        profile: opts.aws_profile.clone(),
     })
 }
 
@@ -413,6 +509,10 @@ fn validate_name(name: &str) -> Result<()> {
 
 /// The server must be an absolute `https://` URL and not the in-cluster one.
 pub fn validate_server(server: &str) -> Result<()> {
+    // The EKS capability for Argo CD registers a cluster by its ARN.
+    if crate::model::cluster::parse_arn(server).is_some() {
+        return Ok(());
+    }
     let e = Endpoint::parse("--server", server)?;
     if e.is_in_cluster() {
         bail!("--server {server}: the in-cluster API server needs no cluster Secret (ArgoCD has it built in)");
@@ -422,12 +522,7 @@ pub fn validate_server(server: &str) -> Result<()> {
 
 /// EKS: `^[0-9A-Za-z][A-Za-z0-9\-_]*$`, 1 to 100.
 fn is_eks_cluster_name(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 100
-        && b[0].is_ascii_alphanumeric()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+    crate::model::cluster::is_cluster_name(s)
 }
 
 /// `arn:aws[-a-z]*:iam::<12 digits>:role/[path/]name`.
@@ -532,8 +627,8 @@ struct ClusterConfig<'a> {
 #[serde(rename_all = "camelCase")]
 struct AwsAuthConfig<'a> {
     cluster_name: &'a str,
-    #[serde(rename = "roleARN")]
-    role_arn: &'a str,
+    #[serde(rename = "roleARN", skip_serializing_if = "Option::is_none")]
+    role_arn: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     profile: Option<&'a str>,
 }
@@ -557,7 +652,7 @@ fn config_json(spec: &Spec, token: Option<&str>, ca: &str) -> String {
             profile,
         } => Some(AwsAuthConfig {
             cluster_name,
-            role_arn,
+            role_arn: role_arn.as_deref(),
             profile: profile.as_deref(),
         }),
         _ => None,
@@ -659,7 +754,8 @@ fn render_external(
     let mut y = String::new();
     let _ = writeln!(
         y,
-        "apiVersion: external-secrets.io/v1beta1\nkind: ExternalSecret\nmetadata:"
+        "apiVersion: {}\nkind: ExternalSecret\nmetadata:",
+        spec.external_api
     );
     let _ = writeln!(
         y,

@@ -468,6 +468,11 @@ fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["from"], OLD);
     assert_eq!(v["to"], NEW);
+    // The describe files name two clusters (finance-prod-blue, -green): the
+    // name moves with the endpoint at its 5 positions (two registrations'
+    // `name`, karpenter's `clusterName` and `interruptionQueue`, a
+    // `destination.name`), counted on their own.
+    assert_eq!(v["names"]["change_count"], 5, "{}", v["names"]);
     assert_eq!(v["change_count"], 19);
     let id = &v["identity"];
     assert_eq!(id["old_issuer"], OLD_ISSUER);

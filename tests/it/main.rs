@@ -42,6 +42,7 @@ mod json_props;
 mod key_collisions;
 mod layers;
 mod libyaml_oracle;
+mod names;
 mod nothing_silent;
 mod output;
 mod output_formats;

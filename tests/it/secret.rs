@@ -162,10 +162,7 @@ fn external_secret_form() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let (y, c) = parse(&text);
-    assert_eq!(
-        y["apiVersion"].as_str(),
-        Some("external-secrets.io/v1beta1")
-    );
+    assert_eq!(y["apiVersion"].as_str(), Some("external-secrets.io/v1"));
     assert_eq!(y["kind"].as_str(), Some("ExternalSecret"));
     let spec = &y["spec"];
     assert_eq!(

@@ -67,7 +67,7 @@ fn bad_input_is_refused_with_the_rule() {
         ),
         (
             &["--name", "c", "--aws-role-arn", arn],
-            "needs both --aws-cluster-name",
+            "needs --aws-cluster-name",
         ),
         (
             &[

@@ -1,0 +1,803 @@
+//! Locating an EKS cluster's name in one file: the occurrences at a name
+//! position ([`crate::model::names`]: rewritten), the rest (mentions:
+//! reported, never rewritten), and the positions that cannot be rewritten
+//! in place (errors). Documents are read with the shared reader, and the
+//! documents held in strings (a Helm `values: |`, a registration's
+//! `config` JSON) are read by the same rules, their offsets mapped back to
+//! the file's bytes and checked there. [`splice`] applies the changes and
+//! [`verify`] re-reads the result.
+
+use crate::model::names::{self, NameContext, NamePosition, Scope};
+use crate::model::positions::{self, Seg};
+use crate::syntax::yaml::{self, LineIndex, Node, Value, YamlPath};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use yaml_rust2::scanner::TScalarStyle;
+
+/// The old and the new cluster's names (and ARNs, for a `server` written
+/// as one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRebind {
+    pub old: String,
+    pub new: String,
+    pub old_arn: Option<String>,
+    pub new_arn: Option<String>,
+    /// The clusters' CA data (`certificateAuthority.data`): a
+    /// registration's `caData` that is the old one becomes the new one.
+    pub old_ca: Option<String>,
+    pub new_ca: Option<String>,
+}
+
+/// One name occurrence at a name position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameChange {
+    pub line: usize,
+    pub column: usize,
+    /// The bytes replaced in the file.
+    pub range: Range<usize>,
+    pub old_text: String,
+    pub new_text: String,
+    pub position: NamePosition,
+    pub yaml_path: String,
+    pub resource: Option<String>,
+    /// The start of the scalar (or key) of the file that holds it, and the
+    /// range of that scalar's decoded value replaced: what [`verify`]
+    /// expects to read back.
+    scalar: usize,
+    in_value: Range<usize>,
+}
+
+/// A name occurrence that is at no name position: reported, never rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameMention {
+    pub line: usize,
+    pub column: usize,
+    /// The line it is on (trimmed, shortened).
+    pub context: String,
+}
+
+/// A name position that cannot be rewritten in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Everything found of the name in one file.
+#[derive(Debug, Default, Clone)]
+pub struct NamesFound {
+    pub changes: Vec<NameChange>,
+    pub mentions: Vec<NameMention>,
+    pub errors: Vec<NameError>,
+}
+
+/// The keys of an Application's Helm source that hold values.
+const HELM_VALUES_OBJECT: &str = "valuesObject";
+const HELM_VALUES_STRING: &str = "values";
+const HELM_PARAMETERS: &str = "parameters";
+
+/// Where an Application's (or an ApplicationSet template's) Helm source is.
+const HELM_ROOTS: &[&[positions::P]] = {
+    use positions::P::{I, K};
+    &[
+        &[K("spec"), K("source"), K("helm")],
+        &[K("spec"), K("sources"), I, K("helm")],
+        &[K("spec"), K("template"), K("spec"), K("source"), K("helm")],
+        &[
+            K("spec"),
+            K("template"),
+            K("spec"),
+            K("sources"),
+            I,
+            K("helm"),
+        ],
+    ]
+};
+
+/// Locates the name `r.old` in `text` (a file that may be YAML or JSON;
+/// anything else is read as text, every occurrence a mention).
+pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
+    let mut found = NamesFound::default();
+    let ca = r.old_ca.as_deref().is_some_and(|c| text.contains(c));
+    if !text.contains(r.old.as_str()) && !ca {
+        return found;
+    }
+    let masked = yaml::mask_templates(text);
+    let parsed = yaml::read_yaml_or_json(text).or_else(|e| match &masked {
+        Some((m, _)) => yaml::read_yaml_or_json(m),
+        None => Err(e),
+    });
+    if let Ok(docs) = parsed {
+        let mut l = Locator {
+            text,
+            r,
+            index: LineIndex::new(text),
+            found: &mut found,
+        };
+        for d in &docs {
+            l.document(d);
+        }
+    }
+    found.mentions = mentions(text, r, &found.changes);
+    found
+}
+
+/// The occurrences of `old` as a word in a text that is not read as YAML:
+/// every one a mention.
+pub fn text_mentions(text: &str, r: &NameRebind) -> Vec<NameMention> {
+    mentions(text, r, &[])
+}
+
+/// The occurrences of `old` as a word (not inside a longer run of letters
+/// and digits) that no change covers and that are not inside an
+/// occurrence of the new name (already rebound).
+fn mentions(text: &str, r: &NameRebind, changes: &[NameChange]) -> Vec<NameMention> {
+    let old = r.old.as_str();
+    let index = LineIndex::new(text);
+    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    text.match_indices(old)
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            !alnum(text[..i].chars().next_back()) && !alnum(text[i + old.len()..].chars().next())
+        })
+        .filter(|&i| !changes.iter().any(|c| c.range.contains(&i)))
+        .filter(|&i| !names::within_new(text, &(i..i + old.len()), &r.new))
+        .map(|i| {
+            let (line, column) = index.position(text, i);
+            let start = text[..i].rfind('\n').map_or(0, |p| p + 1);
+            let end = text[i..].find('\n').map_or(text.len(), |p| i + p);
+            let context: String = text[start..end].trim().chars().take(120).collect();
+            NameMention {
+                line,
+                column,
+                context,
+            }
+        })
+        .collect()
+}
+
+/// The scalar of the file an embedded document is held in.
+#[derive(Clone, Copy)]
+struct Outer<'n> {
+    node: &'n Node,
+    value: &'n str,
+}
+
+struct Locator<'a> {
+    text: &'a str,
+    r: &'a NameRebind,
+    index: LineIndex,
+    found: &'a mut NamesFound,
+}
+
+impl<'a> Locator<'a> {
+    fn document(&mut self, doc: &Node) {
+        let kind = doc.str_at(positions::KIND);
+        let resource = resource(doc);
+        let res = resource.as_deref();
+        // The most specific scope first: a change is recorded once, at the
+        // first row that finds it.
+        if let Some(fields) = registration_fields(doc) {
+            self.registration(fields, res);
+        }
+        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
+            self.helm_sources(doc, res);
+        }
+        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
+            self.destination_names(doc, res);
+        }
+        let scope = kind.map_or(Scope::Values, |k| Scope::Kind(kind_name(k)));
+        self.visit(doc, scope, &mut Vec::new(), None, None, res);
+        // Tag keys and cluster ARNs, anywhere.
+        self.visit(doc, Scope::Any, &mut Vec::new(), None, None, res);
+        self.encoded(doc);
+    }
+
+    /// A registration's `name`, `server` and `config` document.
+    fn registration(&mut self, fields: &Node, res: Option<&str>) {
+        self.visit(
+            fields,
+            Scope::Registration,
+            &mut Vec::new(),
+            None,
+            None,
+            res,
+        );
+        let Some(config) = fields.get(names::registration_config_key()) else {
+            return;
+        };
+        if let Some(v) = config.as_str() {
+            self.embedded(config, v, Scope::RegistrationConfig, res);
+        }
+    }
+
+    /// An Application's Helm values: `valuesObject`, the `values` string
+    /// and the `parameters`.
+    fn helm_sources(&mut self, doc: &Node, res: Option<&str>) {
+        let mut helms = Vec::new();
+        doc.walk(&mut |path, n| {
+            if HELM_ROOTS.iter().any(|p| positions::matches(p, &path.0)) {
+                helms.push(n.clone());
+            }
+        });
+        for helm in &helms {
+            if let Some(obj) = helm.get(HELM_VALUES_OBJECT) {
+                self.visit(obj, Scope::Values, &mut Vec::new(), None, None, res);
+            }
+            if let Some(s) = helm.get(HELM_VALUES_STRING) {
+                match s.as_str() {
+                    Some(v) => self.embedded(s, v, Scope::Values, res),
+                    None => self.visit(s, Scope::Values, &mut Vec::new(), None, None, res),
+                }
+            }
+            if let Some(Value::Seq(params)) = helm.get(HELM_PARAMETERS).map(|p| &p.value) {
+                for p in params {
+                    let name = p.str_at(&[positions::NAME_KEY]);
+                    let value = p.get(positions::HELM_PARAMETER_VALUE);
+                    if let (Some(name), Some(value)) = (name, value) {
+                        let path = names::parameter_path(name);
+                        self.scalar(value, Scope::Values, &path, None, None, res);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The document's destination names (`positions::fact` says which).
+    fn destination_names(&mut self, doc: &Node, res: Option<&str>) {
+        let mut found = Vec::new();
+        doc.walk(&mut |path, n| {
+            let keys: Vec<&str> = path.keys().collect();
+            if n.as_str().is_some()
+                && positions::fact(&keys) == Some(positions::Fact::DestinationName)
+            {
+                found.push((path.0.clone(), n.clone()));
+            }
+        });
+        for (path, n) in found {
+            let Some(value) = n.as_str() else { continue };
+            let cx = NameContext {
+                new: Some(&self.r.new),
+                ..NameContext::default()
+            };
+            if let Some((row, range)) =
+                names::classify(Scope::Destination, &[], value, &self.r.old, &cx)
+            {
+                self.record(&n, value, row.position, range, &path, None, res);
+            }
+        }
+    }
+
+    /// A document held in the string `value` of `node`.
+    fn embedded(&mut self, node: &Node, value: &str, scope: Scope, res: Option<&str>) {
+        let ca = self.r.old_ca.as_deref().is_some_and(|c| value.contains(c));
+        if !value.contains(self.r.old.as_str()) && !ca {
+            return;
+        }
+        let Ok(docs) = yaml::read_yaml_or_json(value) else {
+            return;
+        };
+        let outer = Outer { node, value };
+        for d in &docs {
+            self.visit(d, scope, &mut Vec::new(), Some(outer), None, res);
+        }
+    }
+
+    /// Every scalar and key at and below `n` (`path` from the scope's root).
+    fn visit(
+        &mut self,
+        n: &Node,
+        scope: Scope,
+        path: &mut Vec<Seg>,
+        outer: Option<Outer>,
+        previous: Option<&str>,
+        res: Option<&str>,
+    ) {
+        match &n.value {
+            Value::Scalar(..) => self.scalar(n, scope, path, outer, previous, res),
+            Value::Map(pairs) => {
+                for (k, v) in pairs {
+                    let key = k.as_str().unwrap_or("?");
+                    path.push(Seg::Key(key.to_string()));
+                    if scope == Scope::Any {
+                        self.key(k, path, outer, res);
+                    }
+                    self.visit(v, scope, path, outer, None, res);
+                    path.pop();
+                }
+            }
+            Value::Seq(items) => {
+                let mut prev: Option<&str> = None;
+                for (i, v) in items.iter().enumerate() {
+                    path.push(Seg::Index(i));
+                    self.visit(v, scope, path, outer, prev, res);
+                    path.pop();
+                    prev = v.as_str();
+                }
+            }
+            Value::Alias => {}
+        }
+    }
+
+    fn key(&mut self, k: &Node, path: &[Seg], outer: Option<Outer>, res: Option<&str>) {
+        let Some(value) = k.as_str() else { return };
+        let cx = NameContext {
+            previous: None,
+            is_key: true,
+            old_ca: None,
+            new: Some(&self.r.new),
+        };
+        if let Some((row, range)) = names::classify(Scope::Any, path, value, &self.r.old, &cx) {
+            self.record(k, value, row.position, range, path, outer, res);
+        }
+    }
+
+    fn scalar(
+        &mut self,
+        n: &Node,
+        scope: Scope,
+        path: &[Seg],
+        outer: Option<Outer>,
+        previous: Option<&str>,
+        res: Option<&str>,
+    ) {
+        let Some(value) = n.as_str() else { return };
+        let old_ca = self.r.old_ca.as_deref();
+        if !value.contains(self.r.old.as_str()) && old_ca != Some(value) {
+            return;
+        }
+        let cx = NameContext {
+            previous,
+            is_key: false,
+            old_ca,
+            new: Some(&self.r.new),
+        };
+        if let Some((row, range)) = names::classify(scope, path, value, &self.r.old, &cx) {
+            self.record(n, value, row.position, range, path, outer, res);
+        }
+    }
+
+    /// A name at a position: its bytes in the file, or an error saying why
+    /// it cannot be rewritten in place.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        n: &Node,
+        value: &str,
+        position: NamePosition,
+        r: Range<usize>,
+        path: &[Seg],
+        outer: Option<Outer>,
+        res: Option<&str>,
+    ) {
+        let yaml_path = YamlPath(path.to_vec()).to_string();
+        let at = outer.map_or(n.start, |o| o.node.start);
+        let (line, column) = self.index.position(self.text, at);
+        let fail = |found: &mut NamesFound, message: String| {
+            found.errors.push(NameError {
+                line,
+                column,
+                message,
+            })
+        };
+        let new_text = match position {
+            NamePosition::RegistrationArn | NamePosition::ClusterArn => match &self.r.new_arn {
+                Some(a) => a.clone(),
+                None => {
+                    fail(self.found, format!("{yaml_path} registers the cluster by its ARN, and the new cluster's ARN is not known (give --describe-to with `cluster.arn`); nothing written"));
+                    return;
+                }
+            },
+            NamePosition::RegistrationCaData | NamePosition::KubeconfigCaData => {
+                match &self.r.new_ca {
+                    Some(a) => a.clone(),
+                    None => {
+                        fail(self.found, format!("{yaml_path} holds the old cluster's CA, and the new cluster's CA is not known (give --describe-to with `cluster.certificateAuthority.data`); nothing written"));
+                        return;
+                    }
+                }
+            }
+            _ => self.r.new.clone(),
+        };
+        let placed = match outer {
+            None => value_at(self.text, n, value).map(|v| (v + r.start, n.start, r.clone())),
+            Some(o) => value_at(o.value, n, value).and_then(|v| {
+                let d = v + r.start;
+                raw_offset(self.text, o.node, o.value, d, r.len())
+                    .map(|raw| (raw, o.node.start, d..d + r.len()))
+            }),
+        };
+        let Some((raw, scalar, in_value)) = placed else {
+            fail(self.found, format!("{} at {yaml_path} is written with escapes, across lines or folded, so rebind cannot rewrite it in place; write it plainly (or change it by hand); nothing written", position.as_str()));
+            return;
+        };
+        let (line, column) = self.index.position(self.text, raw);
+        if self.found.changes.iter().any(|c| c.range.start == raw) {
+            return;
+        }
+        self.found.changes.push(NameChange {
+            line,
+            column,
+            range: raw..raw + r.len(),
+            old_text: value[r].to_string(),
+            new_text,
+            position,
+            yaml_path: yaml_path.clone(),
+            resource: res.map(str::to_string),
+            scalar,
+            in_value,
+        });
+    }
+
+    /// A cluster Secret's base64 `data` that holds the name: not rewritten
+    /// in place; said so, never skipped.
+    fn encoded(&mut self, doc: &Node) {
+        let kind = doc.str_at(positions::KIND);
+        if !positions::is_base64_kind(kind) || registration_fields(doc).is_none() {
+            return;
+        }
+        let Some(Value::Map(pairs)) = doc.get(positions::BASE64_DATA.1).map(|d| &d.value) else {
+            return;
+        };
+        for (k, v) in pairs {
+            let holds = v
+                .as_str()
+                .and_then(crate::find::embedded::decode_data)
+                .is_some_and(|d| d.contains(self.r.old.as_str()));
+            if holds {
+                let (line, column) = self.index.position(self.text, v.start);
+                self.found.errors.push(NameError {
+                    line,
+                    column,
+                    message: format!(
+                        "data.{} holds the cluster name `{}` in base64, which rebind does not rewrite for names; write it under stringData (or change it by hand); nothing written",
+                        k.as_str().unwrap_or("?"),
+                        self.r.old
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// A value that is an EKS cluster ARN (`arn:aws:eks:REGION:ACCOUNT:cluster/NAME`):
+/// a cluster named by its ARN, not its endpoint (the EKS capability for
+/// Argo CD registers clusters so).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArnRef {
+    pub line: usize,
+    pub column: usize,
+    pub arn: String,
+    /// The cluster's name in the ARN.
+    pub name: String,
+    pub yaml_path: String,
+    pub resource: Option<String>,
+    /// The value is a cluster registration's `server`.
+    pub registration: bool,
+}
+
+/// Every value of `text` (YAML or JSON) that is an EKS cluster ARN.
+pub fn cluster_arns(text: &str) -> Vec<ArnRef> {
+    let parsed = yaml::read_yaml_or_json(text).or_else(|e| match yaml::mask_templates(text) {
+        Some((m, _)) => yaml::read_yaml_or_json(&m),
+        None => Err(e),
+    });
+    let Ok(docs) = parsed else {
+        return Vec::new();
+    };
+    let index = LineIndex::new(text);
+    let mut out = Vec::new();
+    for doc in &docs {
+        let server = registration_fields(doc)
+            .and_then(|f| f.get(names::REGISTRATION_SERVER))
+            .map(|n| n.start);
+        let res = resource(doc);
+        doc.walk(&mut |path, n| {
+            let Some(v) = n.as_str() else { return };
+            let Some(arn) = crate::model::cluster::parse_arn(v) else {
+                return;
+            };
+            let (line, column) = index.position(text, n.start);
+            out.push(ArnRef {
+                line,
+                column,
+                arn: v.to_string(),
+                name: arn.name.to_string(),
+                yaml_path: path.to_string(),
+                resource: res.clone(),
+                registration: server == Some(n.start),
+            });
+        });
+    }
+    out
+}
+
+/// A kind as a `&'static str` the table may name (others never match).
+fn kind_name(kind: &str) -> &'static str {
+    names::TABLE
+        .iter()
+        .find_map(|r| match r.scope {
+            Scope::Kind(k) if k == kind => Some(k),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
+/// `Kind/name` of a document.
+fn resource(doc: &Node) -> Option<String> {
+    let kind = doc.str_at(positions::KIND)?;
+    let name = doc.str_at(positions::NAME).unwrap_or("?");
+    Some(format!("{kind}/{name}"))
+}
+
+/// The mapping holding a cluster registration's own fields (`name`,
+/// `server`, `config`): a Secret's `stringData` with the cluster label,
+/// an ExternalSecret template's `data`.
+pub fn registration_fields(doc: &Node) -> Option<&Node> {
+    let kind = doc.str_at(positions::KIND)?;
+    let reg = positions::REGISTRATIONS.iter().find(|r| r.kind == kind)?;
+    let labels = doc.at(reg.labels)?;
+    let (label, want) = positions::CLUSTER_SECRET_LABEL;
+    if labels.str_at(&[label]) != Some(want) {
+        return None;
+    }
+    reg.servers
+        .iter()
+        .filter(|(_, base64)| !base64)
+        .find_map(|(p, _)| doc.at(&p[..p.len() - 1]))
+}
+
+/// Where `value` (the decoded value of `n`) is written verbatim in
+/// `container`: a plain or quoted scalar on one line, with no escape.
+fn value_at(container: &str, n: &Node, value: &str) -> Option<usize> {
+    let Value::Scalar(_, style) = &n.value else {
+        return None;
+    };
+    let base = match style {
+        TScalarStyle::Plain => n.start,
+        TScalarStyle::SingleQuoted | TScalarStyle::DoubleQuoted => n.start + 1,
+        _ => return None,
+    };
+    (!value.contains('\n') && container.get(base..base + value.len()) == Some(value))
+        .then_some(base)
+}
+
+/// Where byte `d` of the decoded value `value` of the scalar `n` is in
+/// `text`, checked: the `len` bytes there must read as they do in the
+/// value. A plain or quoted scalar on one line, or a literal block (`|`).
+fn raw_offset(text: &str, n: &Node, value: &str, d: usize, len: usize) -> Option<usize> {
+    let want = value.get(d..d + len)?;
+    let Value::Scalar(_, style) = &n.value else {
+        return None;
+    };
+    let raw = match style {
+        TScalarStyle::Literal => literal_offset(text, n.start, value, d)?,
+        _ => value_at(text, n, value)? + d,
+    };
+    (text.get(raw..raw + len) == Some(want)).then_some(raw)
+}
+
+/// [`raw_offset`] in a literal block scalar whose first content byte is
+/// at `start` (after its indentation): line `k` of the value is the `k`-th
+/// line from there, indented as the first, and must read as that line does.
+fn literal_offset(text: &str, start: usize, value: &str, d: usize) -> Option<usize> {
+    let body = text[..start].rfind('\n').map_or(0, |p| p + 1);
+    let indent = start - body;
+    if !text[body..start].bytes().all(|b| b == b' ') {
+        return None;
+    }
+    let k = value[..d].matches('\n').count();
+    let line_start_in_value = value[..d].rfind('\n').map_or(0, |p| p + 1);
+    let col = d - line_start_in_value;
+    let value_line = value[line_start_in_value..].split('\n').next()?;
+    let (line_at, line) = text[body..]
+        .split_inclusive('\n')
+        .scan(body, |at, l| {
+            let s = *at;
+            *at += l.len();
+            Some((s, l))
+        })
+        .nth(k)?;
+    let content = line.trim_end_matches('\n').trim_end_matches('\r');
+    (content.get(indent..) == Some(value_line)).then_some(line_at + indent + col)
+}
+
+/// `text` with the changes spliced in (sorted, never overlapping).
+pub fn splice(text: &str, changes: &[NameChange]) -> String {
+    let mut sorted: Vec<&NameChange> = changes.iter().collect();
+    sorted.sort_by_key(|c| c.range.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for c in sorted {
+        out.push_str(&text[at..c.range.start]);
+        out.push_str(&c.new_text);
+        at = c.range.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Re-reads `new` (`old` with `changes` spliced in) and checks that it is
+/// the same documents as `old` but for the changed scalars and keys, each
+/// of which reads as its old value with exactly its changes made.
+pub fn verify(old: &str, new: &str, changes: &[NameChange]) -> Result<(), String> {
+    let read = |t: &str| {
+        yaml::read_yaml_or_json(t).or_else(|e| match yaml::mask_templates(t) {
+            Some((m, _)) => yaml::read_yaml_or_json(&m),
+            None => Err(e),
+        })
+    };
+    let a = read(old).map_err(|e| format!("the file no longer parses: {e:?}"))?;
+    let b = read(new).map_err(|e| format!("the rewritten file does not parse: {e:?}"))?;
+    let mut by_scalar: BTreeMap<usize, Vec<&NameChange>> = BTreeMap::new();
+    for c in changes {
+        by_scalar.entry(c.scalar).or_default().push(c);
+    }
+    if a.len() != b.len() {
+        return Err("the rewritten file has another number of documents".into());
+    }
+    let mut seen = 0;
+    for (x, y) in a.iter().zip(&b) {
+        same(x, y, &by_scalar, &mut seen)?;
+    }
+    if seen != by_scalar.len() {
+        return Err("a planned name change was not read back".into());
+    }
+    Ok(())
+}
+
+fn same(
+    a: &Node,
+    b: &Node,
+    changes: &BTreeMap<usize, Vec<&NameChange>>,
+    seen: &mut usize,
+) -> Result<(), String> {
+    match (&a.value, &b.value) {
+        (Value::Scalar(x, _), Value::Scalar(y, _)) => {
+            let want = match changes.get(&a.start) {
+                None => x.clone(),
+                Some(cs) => {
+                    *seen += 1;
+                    expected(x, cs)
+                }
+            };
+            if *y != want {
+                let line = a.line;
+                return Err(format!(
+                    "line {line}: the rewritten value reads {y:?}, expected {want:?}"
+                ));
+            }
+            Ok(())
+        }
+        (Value::Map(p), Value::Map(q)) if p.len() == q.len() => {
+            for ((k1, v1), (k2, v2)) in p.iter().zip(q) {
+                same(k1, k2, changes, seen)?;
+                same(v1, v2, changes, seen)?;
+            }
+            Ok(())
+        }
+        (Value::Seq(p), Value::Seq(q)) if p.len() == q.len() => {
+            for (x, y) in p.iter().zip(q) {
+                same(x, y, changes, seen)?;
+            }
+            Ok(())
+        }
+        (Value::Alias, Value::Alias) => Ok(()),
+        _ => Err(format!(
+            "line {}: the rewritten file's structure differs",
+            a.line
+        )),
+    }
+}
+
+/// `value` with the changes' ranges of it replaced.
+fn expected(value: &str, changes: &[&NameChange]) -> String {
+    let mut sorted = changes.to_vec();
+    sorted.sort_by_key(|c| c.in_value.start);
+    let mut out = String::new();
+    let mut at = 0;
+    for c in sorted {
+        out.push_str(&value[at..c.in_value.start]);
+        out.push_str(&c.new_text);
+        at = c.in_value.end;
+    }
+    out.push_str(&value[at..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rebind() -> NameRebind {
+        NameRebind {
+            old: "prod".into(),
+            new: "prod-blue".into(),
+            old_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod".into()),
+            new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
+            old_ca: None,
+            new_ca: None,
+        }
+    }
+
+    fn rewritten(text: &str) -> (String, NamesFound) {
+        let f = locate(text, &rebind());
+        assert!(f.errors.is_empty(), "{:?}", f.errors);
+        let new = splice(text, &f.changes);
+        verify(text, &new, &f.changes).unwrap();
+        (new, f)
+    }
+
+    #[test]
+    fn a_values_file_and_its_mentions() {
+        let text = "# prod values\nsettings:\n  clusterName: prod   # the prod cluster\n  interruptionQueue: \"Karpenter-prod\"\nenv: prod\n";
+        let (new, f) = rewritten(text);
+        assert_eq!(new, "# prod values\nsettings:\n  clusterName: prod-blue   # the prod cluster\n  interruptionQueue: \"Karpenter-prod-blue\"\nenv: prod\n");
+        assert_eq!(f.changes.len(), 2);
+        let lines: Vec<usize> = f.mentions.iter().map(|m| m.line).collect();
+        assert_eq!(lines, [1, 3, 5]);
+    }
+
+    #[test]
+    fn the_registration_config_in_a_literal_block() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n  config: |\r\n    {\"awsAuthConfig\": {\"clusterName\": \"prod\",\r\n      \"roleARN\": \"arn:aws:iam::111122223333:role/prod-argocd\"}}\r\n";
+        let (new, f) = rewritten(text);
+        assert!(new.contains("  name: prod-blue\n  server: arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue\n"), "{new}");
+        assert!(new.contains("{\"awsAuthConfig\": {\"clusterName\": \"prod-blue\",\r\n      \"roleARN\": \"arn:aws:iam::111122223333:role/prod-blue-argocd\"}}\r\n"), "{new}");
+        // metadata.name is the Secret's own name: a mention.
+        assert_eq!(f.changes.len(), 4, "{:?}", f.changes);
+        assert_eq!(f.mentions.len(), 1);
+        assert_eq!(f.mentions[0].line, 4);
+    }
+
+    #[test]
+    fn a_folded_or_escaped_position_is_an_error_not_a_guess() {
+        let text = "settings:\n  clusterName: >-\n    prod\n";
+        let f = locate(text, &rebind());
+        assert_eq!(f.changes.len(), 0);
+        assert_eq!(f.errors.len(), 1, "{f:?}");
+        assert_eq!(f.errors[0].line, 3);
+    }
+
+    #[test]
+    fn verification_refuses_another_change() {
+        let text = "clusterName: prod\nother: prod\n";
+        let f = locate(text, &rebind());
+        let bad = "clusterName: prod-blue\nother: prod-blue\n";
+        assert!(verify(text, bad, &f.changes).is_err());
+    }
+}
+
+#[cfg(test)]
+mod more_tests {
+    use super::*;
+
+    #[test]
+    fn cluster_arns_are_found_and_registrations_told_apart() {
+        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n---\nkind: Application\nspec:\n  destination:\n    server: 'arn:aws:eks:eu-west-1:111122223333:cluster/prod'\n  note: arn:aws:iam::111122223333:role/prod\n";
+        let got: Vec<(usize, bool, String)> = cluster_arns(text)
+            .into_iter()
+            .map(|a| (a.line, a.registration, a.name))
+            .collect();
+        assert_eq!(got, [(6, true, "prod".into()), (11, false, "prod".into())]);
+    }
+
+    #[test]
+    fn arn_destinations_and_ca_data() {
+        let r = NameRebind {
+            old: "prod".into(),
+            new: "prod-blue".into(),
+            old_arn: None,
+            new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
+            old_ca: Some("T0xEQ0E=".into()),
+            new_ca: Some("TkVXQ0E=".into()),
+        };
+        let text = "kind: Application\nspec:\n  destination:\n    server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n";
+        let f = locate(text, &r);
+        assert_eq!(f.changes.len(), 1, "{f:?}");
+        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  config: |\n    {\"tlsClientConfig\": {\"caData\": \"T0xEQ0E=\"}}\n";
+        let f = locate(text, &r);
+        assert_eq!(f.changes.len(), 2, "{f:?}");
+    }
+}

@@ -1,7 +1,7 @@
 //! `rebind diff` and `rebind apply`: their flags as the library's
 //! [`rebind::commands::apply`] options; the run itself is [`rebind::commands::apply::run`].
 
-use super::{ApplyArgs, DiffArgs, RebindArgs};
+use super::args::{ApplyArgs, DiffArgs, RebindArgs};
 use anyhow::Result;
 use rebind::commands::apply::{self, ApplyOptions, DiffOptions, PrOptions, Prompt};
 use rebind::commands::cutover::{Named, Request};

@@ -1,6 +1,6 @@
 //! `rebind check`: its flags as the library's [`rebind::commands::check::CheckOptions`].
 
-use super::CheckArgs;
+use super::args::CheckArgs;
 use rebind::commands::check::{self, CheckOptions};
 use rebind::output::{Outcome, Sink};
 

@@ -1,7 +1,7 @@
 //! `rebind completions SHELL` and `rebind man [COMMAND]`: generated from the
 //! clap definitions, so they never drift from the flags.
 
-use super::{Cli, CompletionsArgs, ManArgs};
+use super::args::{Cli, CompletionsArgs, ManArgs};
 use anyhow::{bail, Context, Result};
 use clap::CommandFactory;
 use rebind::output::{Exit, Sink};

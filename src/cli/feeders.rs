@@ -1,7 +1,7 @@
 //! `rebind feeders`: its flags as the library's
 //! [`rebind::commands::feeders::FeedersOptions`].
 
-use super::FeedersArgs;
+use super::args::FeedersArgs;
 use rebind::commands::feeders::{self as command, FeedersOptions};
 use rebind::output::{Outcome, Sink};
 

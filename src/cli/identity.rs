@@ -1,7 +1,7 @@
 //! `rebind identity`: its flags as the library's
 //! [`rebind::commands::identity::IdentityOptions`].
 
-use super::{IdentityArgs, TrustChange};
+use super::args::{IdentityArgs, TrustChange};
 use rebind::commands::identity::{self, IdentityOptions};
 use rebind::output::{Outcome, Sink};
 

@@ -1,6 +1,6 @@
 //! `rebind init`: its flags as the library's [`rebind::commands::init::InitOptions`].
 
-use super::InitArgs;
+use super::args::InitArgs;
 use rebind::commands::init::{self, InitOptions};
 use rebind::output::{Outcome, Sink};
 

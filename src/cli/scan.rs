@@ -1,6 +1,6 @@
 //! `rebind scan`: its flags as the library's [`rebind::commands::scan::ScanOptions`].
 
-use super::ScanArgs;
+use super::args::ScanArgs;
 use rebind::commands::scan::{self, ScanOptions};
 use rebind::output::{Outcome, Sink};
 

@@ -2,7 +2,7 @@
 //! [`rebind::commands::workspace`] options; the run itself is
 //! [`rebind::commands::workspace::run`].
 
-use super::{WorkspaceArgs, WorkspaceCommand};
+use super::args::{WorkspaceArgs, WorkspaceCommand};
 use rebind::commands::workspace::{self, Action, WorkspaceOptions};
 use rebind::output::{Format, Outcome, Sink};
 

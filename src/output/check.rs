@@ -1,5 +1,5 @@
 //! The config audit's findings (`check`), before they join the shared
-//! [`super::Finding`] model.
+//! [`super::finding::Finding`] model.
 
 use crate::find::locate::Occurrence;
 

@@ -180,7 +180,7 @@ pub fn markdown(report: &Report, from: &str, to: &str) -> String {
     for r in &report.rows {
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
-            super::md_code(&r.file),
+            super::finding::md_code(&r.file),
             r.feeder
                 .as_ref()
                 .map(|f| f.0.as_str())

@@ -2,7 +2,7 @@
 //! line per [`Finding`], so each shows as an annotation on the lines of a
 //! pull request's diff (`scan`, `diff`, `check` with `--format github`).
 
-use super::{Finding, Level};
+use super::finding::{Finding, Level};
 
 /// Escapes a value of a workflow command (`%`, CR, LF; in properties also
 /// `:` and `,`), as the runner's own toolkit does.
@@ -60,7 +60,7 @@ pub fn failure(located: &[Finding], message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::rules;
+    use crate::output::finding::rules;
     use std::borrow::Cow;
 
     #[test]

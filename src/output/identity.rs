@@ -430,7 +430,7 @@ pub fn review_markdown(c: &crate::review::oidc::CoverageReport) -> String {
         let details = role_details(t, "");
         out.push_str(&format!(
             "| {} | {} | {}{} |\n",
-            super::md_code(&t.path),
+            super::finding::md_code(&t.path),
             role_line(t).replace('|', "\\|"),
             t.coverage.as_deref().map(coverage_sentence).unwrap_or(""),
             details
@@ -446,7 +446,7 @@ pub fn review_markdown(c: &crate::review::oidc::CoverageReport) -> String {
                 "- the account each of these roles is deployed to (its provider's account is not literal): {}\n",
                 j.provider_accounts_not_literal
                     .iter()
-                    .map(|p| super::md_code(p))
+                    .map(|p| super::finding::md_code(p))
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
@@ -464,7 +464,7 @@ pub fn review_markdown(c: &crate::review::oidc::CoverageReport) -> String {
     for t in &j.terraform {
         out.push_str(&format!(
             "\n> {}:{}:{}: {}\n",
-            super::md_code(&t.path),
+            super::finding::md_code(&t.path),
             t.line,
             t.column,
             t.message

@@ -8,7 +8,7 @@
 //! `diff --format json` audit through [`PlanReport`]), so its strings are
 //! `Cow`s: borrowed when written, owned when read.
 
-use super::{Finding, SCHEMA_VERSION};
+use super::finding::{Finding, SCHEMA_VERSION};
 use crate::discover::walk::Skipped;
 use crate::edit::rewrite::PlanError;
 use crate::find::locate::Occurrence;
@@ -727,7 +727,7 @@ impl<'a> CheckReport<'a> {
     pub fn new(findings: &[Finding<'a>], skip: &'a [Skipped]) -> CheckReport<'a> {
         let errors = findings
             .iter()
-            .filter(|f| f.level == super::Level::Error)
+            .filter(|f| f.level == super::finding::Level::Error)
             .count();
         CheckReport {
             schema_version: SCHEMA_VERSION,

@@ -24,6 +24,7 @@
 pub mod check;
 pub mod codes;
 pub mod feeders;
+pub mod finding;
 pub mod github;
 pub mod identity;
 pub mod json;
@@ -32,11 +33,8 @@ pub mod sarif;
 pub mod text;
 pub mod workspace;
 
-use std::borrow::Cow;
+pub use finding::{md_code, md_fence, rules, Finding, Level, Rule, SCHEMA_VERSION};
 use std::io::{self, Write};
-
-/// The JSON reports' schema version; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// How a command prints its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,217 +45,6 @@ pub enum Format {
     Sarif,
     /// GitHub Actions workflow commands (`::error file=...::`; `scan`, `diff`, `check`).
     Github,
-}
-
-/// How much a [`Finding`] matters: SARIF's `level`, GitHub's command name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Fails the run (`check`), or a change the cutover will make (`diff`).
-    Error,
-    /// Worth a look; does not fail the run.
-    Warning,
-    /// Information (a `scan` occurrence).
-    Note,
-}
-
-impl Level {
-    /// SARIF's `level` value; also JSON's `severity`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Level::Error => "error",
-            Level::Warning => "warning",
-            Level::Note => "note",
-        }
-    }
-}
-
-/// A rule a [`Finding`] reports under: its id and a one-line description
-/// (SARIF's `reportingDescriptor`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rule {
-    pub id: &'static str,
-    pub description: &'static str,
-}
-
-/// One reported thing at a place in a file, as every format shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding<'a> {
-    /// The file, as rebind shows paths (relative to the current directory
-    /// where that reads better).
-    pub path: &'a str,
-    pub line: usize,
-    pub column: usize,
-    pub level: Level,
-    pub rule: Rule,
-    pub message: Cow<'a, str>,
-}
-
-pub mod rules {
-    //! Every rule a [`super::Finding`] can carry.
-    use super::Rule;
-
-    pub const RETIRED: Rule = Rule {
-        id: super::codes::RETIRED.id,
-        description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
-    };
-    pub const RETIRED_ISSUER: Rule = Rule {
-        id: super::codes::RETIRED_ISSUER.id,
-        description:
-            "A retired OIDC issuer of a cluster declared in .rebind.yaml is still trusted or named.",
-    };
-    pub const UNKNOWN: Rule = Rule {
-        id: super::codes::UNKNOWN.id,
-        description: "A workload endpoint at a cluster position is not declared by any cluster in .rebind.yaml.",
-    };
-    pub const UNREAD: Rule = Rule {
-        id: super::codes::UNREAD_FILE.id,
-        description: "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8).",
-    };
-    pub const PENDING: Rule = Rule {
-        id: super::codes::PENDING.id,
-        description: "A value holds the old endpoint: the rebind rewrites it.",
-    };
-    pub const MENTION: Rule = Rule {
-        id: super::codes::MENTION.id,
-        description: "A comment, text file or template action names the old endpoint: reported, never rewritten.",
-    };
-    pub const UNSAFE: Rule = Rule {
-        id: super::codes::CANNOT_REWRITE.id,
-        description: "A file holds the old endpoint but cannot be rewritten safely (it does not parse, or the rewrite would change its meaning).",
-    };
-    pub const UNPARSED: Rule = Rule {
-        id: super::codes::UNPARSED.id,
-        description:
-            "A YAML file holds an endpoint but does not parse: its endpoints are listed as text.",
-    };
-    pub const ENDPOINT: Rule = Rule {
-        id: "endpoint",
-        description: "A Kubernetes API endpoint in a YAML or JSON value.",
-    };
-    pub const ENDPOINT_MENTION: Rule = Rule {
-        id: "endpoint-mention",
-        description: "A Kubernetes API endpoint in a comment, text file or template action.",
-    };
-}
-
-impl<'a> Finding<'a> {
-    /// A `check` finding.
-    pub fn from_check(f: &'a crate::output::check::Finding) -> Finding<'a> {
-        use crate::output::check::{Rule as R, Severity};
-        Finding {
-            path: &f.rel,
-            line: f.line,
-            column: f.column,
-            level: match f.severity {
-                Severity::Error => Level::Error,
-                Severity::Warning => Level::Warning,
-            },
-            rule: match f.rule {
-                R::Retired => rules::RETIRED,
-                R::Unknown => rules::UNKNOWN,
-                R::Unread => rules::UNREAD,
-                R::RetiredIssuer => rules::RETIRED_ISSUER,
-            },
-            message: Cow::Borrowed(&f.message),
-        }
-    }
-
-    /// A file that cannot be rewritten (or, in `scan`, parsed).
-    pub fn from_error(e: &'a crate::edit::rewrite::PlanError) -> Finding<'a> {
-        Finding {
-            path: &e.rel,
-            line: e.line,
-            column: e.column,
-            level: Level::Error,
-            rule: rules::UNSAFE,
-            message: Cow::Borrowed(&e.message),
-        }
-    }
-
-    /// A `scan` occurrence: a note, since scan only lists.
-    pub fn from_occurrence(path: &'a str, o: &crate::find::locate::Occurrence) -> Finding<'a> {
-        let mut message = format!(
-            "{} {}",
-            o.kind.as_str(),
-            crate::text::endpoint::redact(&o.endpoint)
-        );
-        if let Some(p) = &o.yaml_path {
-            message.push_str(&format!(" at {p}"));
-        }
-        if let Some(v) = &o.via {
-            message.push_str(&format!(" via {v}"));
-        }
-        if let Some(r) = &o.resource {
-            message.push_str(&format!(" ({r})"));
-        }
-        Finding {
-            path,
-            line: o.line,
-            column: o.column,
-            level: Level::Note,
-            rule: if o.kind == crate::find::locate::Kind::Value {
-                rules::ENDPOINT
-            } else {
-                rules::ENDPOINT_MENTION
-            },
-            message: Cow::Owned(message),
-        }
-    }
-
-    /// Every line a plan touches (its changes, as errors: each is a line the
-    /// cutover will rewrite), then its mentions (warnings), then the files it
-    /// cannot rewrite.
-    pub fn from_plan(plan: &'a crate::review::plan::Plan) -> Vec<Finding<'a>> {
-        let from = plan.from.url();
-        let to = plan.to.url();
-        let mut out = Vec::new();
-        for f in &plan.files {
-            for o in &f.changes {
-                out.push(Finding {
-                    path: &f.rel,
-                    line: o.line,
-                    column: o.column,
-                    level: Level::Error,
-                    rule: rules::PENDING,
-                    message: Cow::Owned(format!(
-                        "{from} is still here ({}); rebind it with: rebind apply --from {from} --to {to}",
-                        o.yaml_path.as_deref().unwrap_or("value"),
-                    )),
-                });
-            }
-        }
-        for m in &plan.mentions {
-            let o = &m.occurrence;
-            out.push(Finding {
-                path: &m.rel,
-                line: o.line,
-                column: o.column,
-                level: Level::Warning,
-                rule: rules::MENTION,
-                message: Cow::Owned(format!(
-                    "{from} is mentioned in a {} (not rewritten)",
-                    o.kind.as_str()
-                )),
-            });
-        }
-        for c in plan.names.iter().flat_map(|n| &n.changes) {
-            out.push(Finding {
-                path: &c.rel,
-                line: c.change.line,
-                column: c.change.column,
-                level: Level::Error,
-                rule: rules::PENDING,
-                message: Cow::Owned(format!(
-                    "cluster name {} is still here ({}, {}); rebind it with --describe-from/--describe-to",
-                    c.change.old_text,
-                    c.change.position.as_str(),
-                    c.change.yaml_path
-                )),
-            });
-        }
-        out.extend(plan.errors.iter().map(Finding::from_error));
-        out
-    }
 }
 
 /// The process exit code, as documented in `docs/commands.md` (Exit codes).
@@ -488,37 +275,6 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
 /// Whether to colour: `--color always|never`, or for `auto` what `anstream`
 /// decides for stdout (`NO_COLOR`, `CLICOLOR_FORCE`, `CLICOLOR`,
 /// `TERM=dumb`, and whether stdout is a terminal).
-/// The longest run of backticks in `s`.
-fn longest_backtick_run(s: &str) -> usize {
-    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
-}
-
-/// `s` as a Markdown code span that nothing in it can end early: delimited
-/// by more backticks than any run in it (padded with a space where it
-/// starts or ends with one), with `|` escaped so a table cell holds it.
-pub fn md_code(s: &str) -> String {
-    let ticks = "`".repeat(longest_backtick_run(s) + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{ticks}{pad}{}{pad}{ticks}", s.replace('|', "\\|"))
-}
-
-/// `body` as a fenced Markdown code block (`info`: its language) that no
-/// line of the body can close: the fence is longer than any backtick run
-/// in it.
-pub fn md_fence(info: &str, body: &str) -> String {
-    let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
-    let nl = if body.is_empty() || body.ends_with('\n') {
-        ""
-    } else {
-        "\n"
-    };
-    format!("{fence}{info}\n{body}{nl}{fence}\n")
-}
-
 pub fn color_enabled(choice: anstream::ColorChoice) -> bool {
     let choice = match choice {
         anstream::ColorChoice::Auto => anstream::AutoStream::choice(&io::stdout()),

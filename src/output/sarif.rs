@@ -8,7 +8,7 @@
 //! `originalUriBaseIds` maps to the current directory as a `file:` URI. An
 //! absolute path is a `file:` URI of its own.
 
-use super::{Finding, Rule};
+use super::finding::{Finding, Rule};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

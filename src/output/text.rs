@@ -2,7 +2,7 @@
 //! table, what is not rewritten), skipped files, the commit message and the
 //! Markdown review, and `check` findings.
 
-use super::{Finding, Level};
+use super::finding::{Finding, Level};
 use crate::discover::walk::Skipped;
 use crate::edit::diff;
 use crate::edit::rewrite::{FilePlan, Mention};
@@ -383,14 +383,14 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
         let (paths, res) = paths_and_resources(f);
         let code = |v: Vec<&str>| {
             v.iter()
-                .map(|p| super::md_code(p))
+                .map(|p| super::finding::md_code(p))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} |",
-            super::md_code(&f.rel),
+            super::finding::md_code(&f.rel),
             f.changes.len(),
             code(paths),
             code(res)
@@ -403,7 +403,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
             let _ = writeln!(
                 s,
                 "- {} ({})",
-                super::md_code(&format!("{}:{}:{}", m.rel, o.line, o.column)),
+                super::finding::md_code(&format!("{}:{}:{}", m.rel, o.line, o.column)),
                 o.kind.as_str()
             );
         }
@@ -416,7 +416,7 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
             &f.rel, &f.old, &f.changes, &plan.to,
         ));
     }
-    s.push_str(&super::md_fence("diff", &body));
+    s.push_str(&super::finding::md_fence("diff", &body));
     s.push_str("\n## Notes\n\n");
     for n in notes(plan) {
         let _ = writeln!(s, "- {n}");

@@ -119,8 +119,8 @@ pub fn markdown_table(report: &Report, this: &str) -> String {
     let mut s = format!(
         "{TABLE_MARK}\n**Cutover across {} repositories** (`rebind workspace`): {} -> {}, merged in this order.\n\n| # | repository | role | waits for | pull request | state |\n| --- | --- | --- | --- | --- | --- |\n",
         report.repos.len(),
-        super::md_code(&report.from),
-        super::md_code(&report.to)
+        super::finding::md_code(&report.from),
+        super::finding::md_code(&report.to)
     );
     for r in &report.repos {
         let name = if r.name == this {

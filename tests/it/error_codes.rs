@@ -309,7 +309,7 @@ fn checks_fix_hints_are_commands_that_fix_what_they_name() {
         .filter(|l| !l.is_empty())
         .collect();
     assert!(!fixes.is_empty(), "{out}");
-    let bin = Path::new(env!("CARGO_BIN_EXE_rebind")).parent().unwrap();
+    let bin = crate::common::binary().parent().unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),

@@ -96,31 +96,85 @@ fn rank(file: &str) -> Option<usize> {
 
 /// Every module path named in `code` (already masked), as segments from the
 /// crate root of `from`: `crate::a::b`, `super::c`, `self::d`, `rebind::e`
-/// (the library, from the binary), `use` trees expanded.
+/// (the library, from the binary), `child::f` (a module declared in the
+/// file), `use` trees expanded. `super`/`self` count inline `mod x { }`s.
 fn named_paths(code: &str, from: &Module) -> Vec<(Vec<String>, bool)> {
-    let chars: Vec<char> = code.chars().collect();
+    named_paths_with(code, from, &BTreeMap::new())
+}
+
+/// [`named_paths`], with `roots`: names a `use` brought into the file
+/// (`use crate::find;`, `use super::*;`, `use x as y;`) and the module each
+/// names, so that `find::proof::Proof` counts as the path it is.
+fn named_paths_with(
+    code: &str,
+    from: &Module,
+    roots: &BTreeMap<String, (Vec<String>, bool)>,
+) -> Vec<(Vec<String>, bool)> {
+    let chars: Vec<char> = join_paths(code).chars().collect();
+    let children = declared_mods(&chars);
     let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut inline: Vec<(String, usize)> = Vec::new();
     let mut i = 0;
     while i < chars.len() {
-        let word_start = i == 0
-            || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == ':');
-        if word_start {
-            for root in ["crate::", "super::", "self::", "rebind::"] {
-                if starts(&chars, i, root) {
-                    // `rebind::` is the library, named from the binary.
-                    if root == "rebind::" && !from.bin {
-                        continue;
+        match chars[i] {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if inline.last().is_some_and(|(_, d)| *d == depth) {
+                    inline.pop();
+                }
+            }
+            _ => {}
+        }
+        let prev = |k: usize| i.checked_sub(k).and_then(|j| chars.get(j)).copied();
+        let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let word_start = ident(Some(chars[i]))
+            && !ident(prev(1))
+            && prev(1) != Some(':')
+            && prev(1) != Some('$')
+            || prev(1) == Some('$') && starts(&chars, i, "crate::");
+        // `::rebind::` (the extern-prelude spelling) counts too.
+        let global = ident(Some(chars[i]))
+            && prev(1) == Some(':')
+            && prev(2) == Some(':')
+            && !ident(prev(3))
+            && prev(3) != Some('>');
+        let here: Vec<String> = from
+            .path
+            .iter()
+            .cloned()
+            .chain(inline.iter().map(|(n, _)| n.clone()))
+            .collect();
+        if word_start && starts(&chars, i, "mod ") {
+            let (name, after) = word_at(&chars, i + 4);
+            if chars.get(after) == Some(&'{') {
+                inline.push((name, depth));
+            }
+        }
+        if word_start || global {
+            let (word, after) = word_at(&chars, i);
+            if starts(&chars, after, "::") {
+                let in_bin = from.bin && word != "rebind";
+                let base: Option<(Vec<String>, bool)> = match word.as_str() {
+                    _ if global && word != "rebind" => None,
+                    // `rebind::` from the binary is the library; from the
+                    // library it is the library too (`extern crate self`).
+                    "crate" | "rebind" => Some((Vec::new(), in_bin)),
+                    "super" => Some((here[..here.len().saturating_sub(1)].to_vec(), in_bin)),
+                    "self" => Some((here.clone(), in_bin)),
+                    w if children.contains(w) => {
+                        let mut b = here.clone();
+                        b.push(w.to_string());
+                        Some((b, in_bin))
                     }
-                    let in_bin = from.bin && root != "rebind::";
-                    let base: Vec<String> = match root {
-                        "crate::" | "rebind::" => Vec::new(),
-                        "super::" => parent(from),
-                        _ => self_path(from),
-                    };
+                    w if roots.contains_key(w) => Some(roots[w].clone()),
+                    _ => None,
+                };
+                if let Some((base, in_bin)) = base {
                     let mut found = Vec::new();
-                    tree(&chars, i + root.len(), base, &mut found);
+                    tree(&chars, after + 2, base, &mut found);
                     out.extend(found.into_iter().map(|p| (p, in_bin)));
-                    break;
                 }
             }
         }
@@ -129,16 +183,59 @@ fn named_paths(code: &str, from: &Module) -> Vec<(Vec<String>, bool)> {
     out
 }
 
-/// The module a file's `self::` names.
-fn self_path(m: &Module) -> Vec<String> {
-    m.path.clone()
+/// `code` with the whitespace around every `::` removed, so that
+/// `crate :: a` and a path split across lines read as one.
+fn join_paths(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_whitespace() {
+            let mut j = i;
+            while chars.get(j).is_some_and(|c| c.is_whitespace()) {
+                j += 1;
+            }
+            if out.ends_with("::") || starts(&chars, j, "::") {
+                i = j;
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
 }
 
-/// The module a file's `super::` names: the parent of its own module.
-fn parent(m: &Module) -> Vec<String> {
-    let mut p = m.path.clone();
-    p.pop();
-    p
+/// The identifier at `i` (after any whitespace) and the index after it
+/// (and after any whitespace following it).
+fn word_at(chars: &[char], mut i: usize) -> (String, usize) {
+    while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+        i += 1;
+    }
+    let start = i;
+    while chars
+        .get(i)
+        .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+    {
+        i += 1;
+    }
+    let word = chars[start..i].iter().collect();
+    while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+        i += 1;
+    }
+    (word, i)
+}
+
+/// The names of the modules declared in a file (`mod x;`, `mod x { }`).
+fn declared_mods(chars: &[char]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for i in 0..chars.len() {
+        let at_word = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if at_word && starts(chars, i, "mod ") {
+            out.insert(word_at(chars, i + 4).0);
+        }
+    }
+    out
 }
 
 fn starts(chars: &[char], i: usize, s: &str) -> bool {
@@ -179,7 +276,11 @@ fn tree(
         }
         let word: String = chars[start..i].iter().collect();
         if word.is_empty() || word == "self" {
-            out.push(prefix);
+            if chars.get(i) == Some(&'*') {
+                prefix.push("*".into()); // a glob: what it brings in is read later
+                i += 1;
+            }
+            push_alias(chars, &mut i, prefix, out);
             return i;
         }
         if word == "super" {
@@ -190,10 +291,76 @@ fn tree(
         if starts(chars, i, "::") {
             i += 2;
         } else {
-            out.push(prefix);
+            push_alias(chars, &mut i, prefix, out);
             return i;
         }
     }
+}
+
+/// The tokens of masked code: identifiers and single punctuation marks.
+fn tokens(code: &[char]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let c = code[i];
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while code
+                .get(i)
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+            {
+                i += 1;
+            }
+            out.push(code[start..i].iter().collect());
+            continue;
+        }
+        if !c.is_whitespace() {
+            out.push(c.to_string());
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Pushes `path`, marked with the `as` name that follows it, if any.
+fn push_alias(chars: &[char], i: &mut usize, mut path: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let (word, after) = word_at(chars, *i);
+    if word == "as" {
+        let (name, end) = word_at(chars, after);
+        path.push(format!("as:{name}"));
+        *i = end;
+    }
+    out.push(path);
+}
+
+/// The names the `use`s of a file bring in that name modules of the crate.
+fn roots_of(
+    paths: &[(Vec<String>, bool)],
+    mods: &[Module],
+) -> BTreeMap<String, (Vec<String>, bool)> {
+    let mut roots = BTreeMap::new();
+    for (p, bin) in paths {
+        let is_mod = |q: &[String]| mods.iter().any(|m| m.bin == *bin && m.path == q);
+        match p.last().map(String::as_str) {
+            Some("*") => {
+                let base = &p[..p.len() - 1];
+                for m in mods.iter().filter(|m| {
+                    m.bin == *bin && m.path.len() == base.len() + 1 && m.path.starts_with(base)
+                }) {
+                    roots.insert(m.path.last().unwrap().clone(), (m.path.clone(), *bin));
+                }
+            }
+            Some(l) if l.starts_with("as:") && is_mod(&p[..p.len() - 1]) => {
+                roots.insert(l[3..].to_string(), (p[..p.len() - 1].to_vec(), *bin));
+            }
+            Some(l) if l.starts_with("as:") => {}
+            Some(l) if is_mod(p) => {
+                roots.insert(l.to_string(), (p.clone(), *bin));
+            }
+            _ => {}
+        }
+    }
+    roots
 }
 
 /// The file that defines the longest prefix of `path` in the crate.
@@ -211,10 +378,15 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         let text = std::fs::read_to_string(src.join(&m.file)).unwrap();
         let code: String = mask(&text).into_iter().collect();
         let set = edges.entry(m.file.clone()).or_default();
-        for (path, bin) in named_paths(&code, m) {
+        let first = named_paths(&code, m);
+        let roots = roots_of(&first, &mods);
+        for (path, bin) in named_paths_with(&code, m, &roots) {
             if let Some(to) = resolve(&path, bin, &mods) {
-                // A crate root only declares its modules: naming one is no import.
-                if to.file != m.file && !to.path.is_empty() {
+                // Naming a crate root itself (`crate::{self as c}`, `use
+                // crate::*`) or an item at it (a `#[macro_export]` macro,
+                // an item of `main.rs`) is an edge to the root: it hides the
+                // file that really defines what is used.
+                if to.file != m.file {
                     set.insert(to.file.clone());
                 }
             }
@@ -270,6 +442,12 @@ fn against_layers(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
             continue;
         };
         for to in tos {
+            if to == "lib.rs" {
+                bad.push(format!(
+                    "src/{from} names the library root itself or an item at it, which hides the file it uses"
+                ));
+                continue;
+            }
             let rt = rank(to).unwrap_or(usize::MAX);
             let allowed = ALLOWED.iter().any(|(f, t, _)| f == from && t == to);
             if rt > rf && !allowed {
@@ -313,6 +491,43 @@ fn no_import_circle_in_src() {
 #[test]
 fn no_import_from_a_lower_layer_to_a_higher_one() {
     let bad = against_layers(&graph(&src()));
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// What the reader of paths cannot follow: a module loaded from elsewhere,
+/// code included from a file, macros visible by name across modules, the
+/// crate under another name, paths in attribute strings.
+#[test]
+fn no_import_the_reader_of_paths_cannot_follow() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let toks = tokens(&mask(&text));
+        let raw: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let shown = f.strip_prefix(src()).unwrap().display().to_string();
+        let has = |seq: &[&str]| toks.windows(seq.len()).any(|w| w == seq);
+        for (hit, what) in [
+            (has(&["#", "[", "path"]), "#[path]"),
+            (has(&["include", "!"]), "include!"),
+            (has(&["#", "[", "macro_export"]), "#[macro_export]"),
+            (has(&["#", "[", "macro_use"]), "#[macro_use]"),
+            (has(&["extern", "crate"]), "extern crate"),
+            (has(&["crate", "as"]), "the crate renamed (`use crate as`)"),
+            (has(&["super", "as"]), "a parent renamed (`use super as`)"),
+            (
+                ["\"crate::", "\"super::", "\"self::", "\"rebind::"]
+                    .iter()
+                    .any(|p| raw.contains(p)),
+                "a crate path in a string (an attribute's path)",
+            ),
+        ] {
+            if hit {
+                bad.push(format!("src/{shown}: {what}"));
+            }
+        }
+    }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 

@@ -989,6 +989,11 @@ fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
         repo.join("iam/karpenter-trust.json"),
     )
     .unwrap();
+    // The describe files name two clusters, so the by-name Application
+    // (`destination.name` is the EKS name) moves too; no Application of the
+    // repository feeds `by-name/`, so `--require-deploys` would refuse it
+    // (tested elsewhere). This test is about the identity gate.
+    std::fs::remove_dir_all(repo.join("by-name")).unwrap();
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-qm", "irsa"]);
     let before = worktree(&repo);

@@ -566,7 +566,7 @@ fn the_identity_coverage_is_checked_across_every_repository() {
     let err = stderr(&out);
     assert!(
         err.contains("repository tf: tf/iam/trust.json (statement KarpenterIRSA)")
-            && err.contains("trusts only the old OIDC issuer"),
+            && err.contains("trusts only the old issuer"),
         "{err}"
     );
     // Once tf's role trusts the new issuer too, the plan is clean.

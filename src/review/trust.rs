@@ -27,6 +27,7 @@ use crate::model::iam;
 use crate::review::oidc::codes;
 use crate::syntax::yaml::{Node, Value};
 use crate::text::issuer::Issuer;
+use crate::text::splice::{self, Op};
 use yaml_rust2::Yaml;
 
 /// An element of a statement list, by byte range.
@@ -434,21 +435,6 @@ fn yaml_item(text: &str, copy: String) -> String {
     format!("{eol}{copy}")
 }
 
-/// `text` with each `(at, what)` of `inserts` inserted at its byte offset.
-fn insert_all(text: &str, mut inserts: Vec<(usize, String)>) -> String {
-    inserts.sort_by_key(|(at, _)| *at);
-    let mut out =
-        String::with_capacity(text.len() + inserts.iter().map(|i| i.1.len()).sum::<usize>());
-    let mut last = 0;
-    for (at, s) in &inserts {
-        out.push_str(&text[last..*at]);
-        out.push_str(s);
-        last = *at;
-    }
-    out.push_str(&text[last..]);
-    out
-}
-
 /// Refuses a list with a statement whose principal or condition keys are
 /// not literal (rendered by a chart, an unresolved reference): what it
 /// grants is not known, so neither "added" nor "nothing to change" holds.
@@ -555,7 +541,12 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
     if inserts.is_empty() {
         return Ok(None);
     }
-    let out = insert_all(text, inserts);
+    let ops: Vec<Op> = inserts
+        .into_iter()
+        .map(|(at, s)| Op::insert(at, s))
+        .collect();
+    let out =
+        splice::apply(text, &ops).map_err(|e| Refusal::new(codes::EDIT_REFUSED, e.to_string()))?;
     verify(text, &out, old, new, Change::Added)
         .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
     // Read again, grant by grant: every grant of the old issuer has its twin.
@@ -660,14 +651,9 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     if cuts.is_empty() {
         return Ok(None);
     }
-    cuts.sort();
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (a, b) in &cuts {
-        out.push_str(&text[last..(*a).max(last)]);
-        last = last.max(*b);
-    }
-    out.push_str(&text[last..]);
+    let ops: Vec<Op> = cuts.into_iter().map(|(a, b)| Op::remove(a..b)).collect();
+    let out =
+        splice::apply(text, &ops).map_err(|e| Refusal::new(codes::EDIT_REFUSED, e.to_string()))?;
     verify(text, &out, retired, retired, Change::Removed)
         .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
     for list in lists(&out)? {

@@ -49,7 +49,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "labels",
         "the rendered Secret's key",
     ),
-    ("src/cli/mod.rs", "cluster", "a flag name"),
+    ("src/cli/args.rs", "cluster", "a flag name"),
     ("src/commands/init.rs", "cluster", "a message's noun"),
     // A Helm template function (`list a b`), not a key.
     (

@@ -357,7 +357,7 @@ fn base_is_the_flag_then_the_remote_head() {
 
 /// The shipped example as its own repository: committed on `main`, with
 /// the remote its Applications name (`app-root`'s repoURL).
-fn shipped_repo() -> tempfile::TempDir {
+pub(crate) fn shipped_repo() -> tempfile::TempDir {
     let d = temp_fixture();
     git_init_commit(d.path());
     git(

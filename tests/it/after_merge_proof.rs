@@ -598,13 +598,7 @@ fn fx_other_repo() -> tempfile::TempDir {
 }
 
 fn fx_no_remote_root() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "root.yaml",
-        &root_app("root", REPO_HTTPS, "apps", AUTO),
-    );
-    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    let d = fx_no_git();
     git_init_commit(d.path());
     d
 }
@@ -822,6 +816,19 @@ fn fx_globbing(strict: bool) -> tempfile::TempDir {
     repo(REPO_HTTPS, &files)
 }
 
+/// [`fx_no_remote_root`]'s files with no git at all (and no
+/// `.rebind.yaml`): the repository root is not known.
+fn fx_no_git() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app("root", REPO_HTTPS, "apps", AUTO),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    d
+}
+
 /// The rows of `file` in a JSON report, as "feeder verdict proven", sorted.
 fn file_rows(v: &Value, file: &str) -> Vec<String> {
     let mut rows: Vec<String> = v["feeders"]
@@ -1018,6 +1025,11 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("clusters/eu/prod.json", "no_feeder")],
         ),
         (
+            "no git",
+            Box::new(fx_no_git),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
             "shipped example",
             Box::new(shipped_repo),
             vec![
@@ -1036,5 +1048,70 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 30);
+    assert_eq!(checked, 31);
+}
+
+/// `diff` run on chosen files gives a file the verdict a full-tree diff
+/// gives it: in the shipped example (a clone with the remote its
+/// Applications name) `Application/app-root` feeds `apps/keda.yaml` whether
+/// PATH is `.` or `apps/keda.yaml build/rendered.yaml`. Without git (no
+/// work tree, no `.rebind.yaml`) the repository root is not known: every
+/// row is "not proven" with its reason, never "no Application feeds it",
+/// whichever files PATH names (an Application above the folder read may
+/// feed them).
+#[test]
+fn chosen_files_get_the_full_tree_verdict_and_without_git_nothing_is_no_feeder() {
+    let json = |dir: &Path, paths: &[&str]| -> Value {
+        let mut args = vec!["diff", "--from", OLD, "--to", NEW, "--format", "json"];
+        args.extend_from_slice(paths);
+        let o = rebind(dir, &args);
+        assert_eq!(o.status.code(), Some(1), "{paths:?}: {}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let forms: [&[&str]; 4] = [
+        &["."],
+        &["apps/keda.yaml", "build/rendered.yaml"],
+        &["build/rendered.yaml", "apps/keda.yaml"],
+        &["apps"],
+    ];
+    let d = shipped_repo();
+    let full = file_rows(&json(d.path(), &["."]), "apps/keda.yaml");
+    assert!(
+        !full.is_empty()
+            && full
+                .iter()
+                .all(|r| r.starts_with("\"Application/app-root\" ")),
+        "{full:?}"
+    );
+    for paths in forms {
+        assert_eq!(
+            file_rows(&json(d.path(), paths), "apps/keda.yaml"),
+            full,
+            "{paths:?}"
+        );
+    }
+    let d = temp_fixture();
+    assert!(!d.path().join(".rebind.yaml").exists());
+    for paths in forms {
+        let v = json(d.path(), paths);
+        let rows = v["feeders"].as_array().unwrap();
+        let keda: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["file"] == "apps/keda.yaml")
+            .collect();
+        assert!(!keda.is_empty(), "{paths:?}: {v}");
+        for r in rows {
+            assert_eq!(r["verdict"], "not_proven", "{paths:?}: {r}");
+            assert_eq!(r["proven"], false, "{paths:?}: {r}");
+            assert!(!r["reason"].as_str().unwrap().is_empty(), "{paths:?}: {r}");
+        }
+        let mut args = vec!["diff", "--from", OLD, "--to", NEW];
+        args.extend_from_slice(paths);
+        let text = stdout(&rebind(d.path(), &args));
+        assert!(
+            !text.contains("no Application or ApplicationSet in this repository feeds it"),
+            "{paths:?}: {text}"
+        );
+        assert_eq!(require(d.path(), paths, &[]).0, Some(2), "{paths:?}");
+    }
 }

@@ -6,7 +6,8 @@
 
 use crate::common::*;
 use crate::feeders::{
-    child, config_refused, feeders, repo, root_app, row, shipped_repo, write, REPO_HTTPS,
+    child, config_refused, feeders, fx_generator_revision, fx_multi_source_ref,
+    fx_recurse_and_kustomize, fx_root_at, repo, root_app, row, shipped_repo, write, REPO_HTTPS,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -1030,6 +1031,42 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("apps/a.yaml", "not_proven")],
         ),
         (
+            "root on a tag",
+            Box::new(|| fx_root_at("v1.4.0")),
+            vec![("apps/a.yaml", "pinned")],
+        ),
+        (
+            "root on another branch",
+            Box::new(|| fx_root_at("release")),
+            vec![("apps/a.yaml", "tracks_other_branch")],
+        ),
+        (
+            "recurse off, kustomization",
+            Box::new(fx_recurse_and_kustomize),
+            vec![
+                ("apps/a.yaml", "deploys_on_merge"),
+                ("apps/team/b.yaml", "not_included"),
+                ("kapps/listed.yaml", "deploys_on_merge"),
+                ("kapps/forgotten.yaml", "not_included"),
+            ],
+        ),
+        (
+            "generator revision",
+            Box::new(fx_generator_revision),
+            vec![
+                ("clusters/prod.json", "tracks_other_branch"),
+                ("workloads/w.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
+            "multi-source ref",
+            Box::new(fx_multi_source_ref),
+            vec![
+                ("values/karpenter-prod.yaml", "pinned"),
+                ("apps/karpenter.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
             "shipped example",
             Box::new(shipped_repo),
             vec![
@@ -1048,7 +1085,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 31);
+    assert_eq!(checked, 41);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

@@ -697,6 +697,11 @@ pub struct Model {
     /// `.rebind.yaml`'s `repository_urls`); `None`: nothing to compare a
     /// source's repoURL with, so nothing is proven by path alone.
     pub identity_from: Option<&'static str>,
+    /// Where the repository root comes from (the git work tree, or
+    /// `.rebind.yaml`'s folder); `None`: not known (no git, no config), so
+    /// an Application above the root may feed a file, and "no Application
+    /// feeds it" is not proven.
+    pub root_from: Option<&'static str>,
     /// Whether an `argocd-cm` in the tree makes Applications report health
     /// (so sync waves between child Applications wait for health).
     pub app_health: bool,
@@ -1164,7 +1169,11 @@ impl Model {
                 includes,
             };
             if parents.is_empty() {
-                rows.push(row(None, None, None, false, None, Verdict::NoFeeder, false));
+                let verdict = match self.root_from {
+                    Some(_) => Verdict::NoFeeder,
+                    None => Verdict::NotProven(ROOT_UNKNOWN.to_string()),
+                };
+                rows.push(row(None, None, None, false, None, verdict, false));
                 continue;
             }
             let mut mine: Vec<(Row, bool)> = Vec::new();
@@ -2067,6 +2076,10 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
     apply_live(model, &text, &path.display().to_string()).map_err(anyhow::Error::msg)
 }
 
+/// Why "no Application feeds it" is not proven outside a git work tree
+/// with no `.rebind.yaml`.
+pub const ROOT_UNKNOWN: &str = "no Application found below the folder read, but the repository root is not known (no git work tree, no .rebind.yaml): an Application above it may feed this file; run in the clone, or declare the root with a .rebind.yaml (and its `feeders:`)";
+
 /// The model for the tree at `path`: the repository root ArgoCD resolves
 /// source paths against, and every Application and ApplicationSet in it.
 ///
@@ -2074,7 +2087,9 @@ pub fn read_live(model: &mut Model, live: Option<&Path>) -> anyhow::Result<Vec<S
 /// repository, a folder in it or one file): one model per repository, so
 /// the same file gets the same verdict from `feeders`, `diff` and `apply`.
 /// Outside a git repository it is the directory of `.rebind.yaml` (its
-/// `root:`), else `path` (a file's folder). This repository is named by its
+/// `root:`), else, not known, the current directory when `path` is relative
+/// and lies in it (else `path`, a file's folder): then an Application above it may feed a
+/// file, and "no feeder" is not proven ([`Model::root_from`]). This repository is named by its
 /// git remotes and by `.rebind.yaml`'s `repository_urls`; with neither,
 /// nothing is proven by a source's path alone ([`Model::identity_from`]).
 pub fn build(
@@ -2105,21 +2120,33 @@ pub fn build_for(
         start
     };
     let git = crate::repo::git::repo_facts(&start, base, cutover);
-    let (root, mut facts, mut from) = match git {
+    let (root, root_from, mut facts, mut from) = match git {
         Some((workdir, facts)) => {
             let from = (!facts.identities.is_empty()).then_some("git remotes");
-            (workdir, facts, from)
+            (workdir, Some("the git work tree"), facts, from)
         }
         None => {
-            let root = cfg
+            let declared = cfg
                 .and_then(|c| c.root().canonicalize().ok())
-                .filter(|r| start.starts_with(r))
-                .unwrap_or(start);
+                .filter(|r| start.starts_with(r));
+            // Not known: the current directory when PATH is relative and
+            // lies in it (so `.`, a folder and a file name the same files),
+            // else PATH.
+            let (root, root_from) = match declared {
+                Some(r) => (r, Some(".rebind.yaml's folder")),
+                None => {
+                    let cwd = std::env::current_dir()
+                        .ok()
+                        .and_then(|c| c.canonicalize().ok())
+                        .filter(|c| path.is_relative() && start.starts_with(c));
+                    (cwd.unwrap_or(start), None)
+                }
+            };
             let facts = RepoFacts {
                 base: base.map(|b| (b.to_string(), "--base")),
                 ..RepoFacts::default()
             };
-            (root, facts, None)
+            (root, root_from, facts, None)
         }
     };
     let declared: Vec<String> = cfg
@@ -2146,6 +2173,7 @@ pub fn build_for(
         apps: read.apps,
         facts,
         identity_from: from,
+        root_from,
         app_health: read.health,
         controller_policy: read.policy,
     };

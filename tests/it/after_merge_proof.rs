@@ -5,11 +5,15 @@
 //! the test's comment.
 
 use crate::common::*;
-use crate::feeders::{child, config_refused, feeders, repo, root_app, row, write, REPO_HTTPS};
+use crate::feeders::{
+    child, config_refused, feeders, fx_generator_revision, fx_multi_source_ref,
+    fx_recurse_and_kustomize, fx_root_at, repo, root_app, row, shipped_repo, write, REPO_HTTPS,
+};
 use serde_json::Value;
 use std::path::Path;
 
 const AUTO: &str = "  syncPolicy:\n    automated: {}\n";
+const OTHER: &str = "https://git.example.com/platform/other.git";
 
 /// `diff --require-deploys` on `paths`: its exit code (1: pending and
 /// proven, 2: refused) and stderr.
@@ -67,26 +71,7 @@ fn app_of(name: &str, spec: &str) -> String {
 /// repository root: docs/user-guide/application-specification.md).
 #[test]
 fn the_same_verdict_whatever_path_is_given() {
-    let other = "https://git.example.com/platform/other.git";
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
-            // Another repository's `path: .`: it feeds nothing here.
-            ("foreign.yaml", root_app("foreign", other, ".", AUTO)),
-            (
-                "pinned.yaml",
-                root_app(
-                    "pinned",
-                    REPO_HTTPS,
-                    "frozen",
-                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {}\n",
-                ),
-            ),
-            ("apps/a.yaml", child("a", 0, true)),
-            ("frozen/b.yaml", child("b", 0, true)),
-        ],
-    );
+    let d = fx_path_forms();
     for (file, want) in [
         ("apps/a.yaml", "\"Application/root\" \"deploys_on_merge\""),
         ("frozen/b.yaml", "\"Application/pinned\" \"pinned\""),
@@ -121,14 +106,7 @@ fn the_same_verdict_whatever_path_is_given() {
     // Without a remote, an Application of another repository with
     // `path: .` feeds nothing, whatever folder PATH names, and nothing is
     // proven.
-    let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "foreign.yaml",
-        &root_app("foreign", other, ".", AUTO),
-    );
-    write(d.path(), "apps/a.yaml", &child("a", 0, true));
-    git_init_commit(d.path());
+    let d = fx_foreign_no_remote();
     for path in [".", "apps", "apps/a.yaml"] {
         let (rows, _) = feeders(d.path(), &[path]);
         assert_eq!(
@@ -146,26 +124,11 @@ fn the_same_verdict_whatever_path_is_given() {
 /// happens to exist, unless `.rebind.yaml` declares `repository_urls`.
 #[test]
 fn a_source_is_this_repository_only_by_its_url() {
-    let other = "https://git.example.com/platform/other.git";
-    // Remotes: another repository with the same folder feeds nothing.
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("other.yaml", root_app("other", other, "apps", AUTO)),
-            ("apps/a.yaml", child("a", 0, true)),
-        ],
-    );
+    let d = fx_other_repo();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(verdicts(&rows, "apps/a.yaml"), vec!["null \"no_feeder\""]);
     // No remote at all: not proven, and said so.
-    let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "root.yaml",
-        &root_app("root", REPO_HTTPS, "apps", AUTO),
-    );
-    write(d.path(), "apps/a.yaml", &child("a", 0, true));
-    git_init_commit(d.path());
+    let d = fx_no_remote_root();
     let (rows, v) = feeders(d.path(), &[]);
     let a = row(&rows, "apps/a.yaml");
     assert_eq!(a["verdict"], "not_proven", "{a}");
@@ -199,16 +162,7 @@ fn a_source_is_this_repository_only_by_its_url() {
 /// `ApplicationSpec.HasMultipleSources`).
 #[test]
 fn sources_replaces_source() {
-    let app = app_of(
-        "both",
-        &format!(
-            "  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n  sources:\n  - repoURL: https://charts.example.com\n    chart: web\n    targetRevision: 1.0.0\n  syncPolicy:\n    automated: {{}}\n"
-        ),
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[("both.yaml", app), ("apps/a.yaml", child("a", 0, true))],
-    );
+    let d = fx_sources_replaces_source();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(verdicts(&rows, "apps/a.yaml"), vec!["null \"no_feeder\""]);
 }
@@ -221,15 +175,6 @@ fn sources_replaces_source() {
 /// (docs/operator-manual/applicationset/Controlling-Resource-Modification.md).
 #[test]
 fn an_applicationset_that_does_not_update_its_applications_is_not_proven() {
-    let appset = |policy: &str| {
-        format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n{policy}"
-        )
-    };
-    let params = |data: &str| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\ndata:\n{data}")
-    };
-    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
     for (policy, cm, proven) in [
         ("", None, true),
         ("  syncPolicy:\n    applicationsSync: create-update\n", None, true),
@@ -248,14 +193,7 @@ fn an_applicationset_that_does_not_update_its_applications_is_not_proven() {
             true,
         ),
     ] {
-        let mut files = vec![
-            ("appsets/clusters.yaml", appset(policy)),
-            ("clusters/prod.json", cluster.clone()),
-        ];
-        if let Some(data) = cm {
-            files.push(("argocd/params.yaml", params(data)));
-        }
-        let d = repo(REPO_HTTPS, &files);
+        let d = fx_appset_policy(policy, cm);
         let (rows, _) = feeders(d.path(), &[]);
         let c = row(&rows, "clusters/prod.json");
         assert_eq!(c["proven"], proven, "{policy} {cm:?}: {c}");
@@ -279,22 +217,7 @@ fn an_applicationset_that_does_not_update_its_applications_is_not_proven() {
 /// that parent is named.
 #[test]
 fn a_pinned_second_parent_makes_the_file_not_proven() {
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
-            (
-                "old-root.yaml",
-                root_app(
-                    "old-root",
-                    REPO_HTTPS,
-                    "apps",
-                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {selfHeal: true}\n",
-                ),
-            ),
-            ("apps/a.yaml", child("a", 0, true)),
-        ],
-    );
+    let d = fx_pinned_parents();
     let (rows, _) = feeders(d.path(), &[]);
     let got = verdicts(&rows, "apps/a.yaml");
     assert_eq!(
@@ -380,16 +303,7 @@ fn live_applications_are_named_by_namespace_and_name() {
 /// is the base (what a cutover branch is made from), said in a note.
 #[test]
 fn with_the_base_unknown_the_checked_out_branch_is_the_base() {
-    let d = tempfile::tempdir().unwrap();
-    write(
-        d.path(),
-        "root.yaml",
-        &root_app("root", REPO_HTTPS, "apps", "    targetRevision: trunk\n"),
-    );
-    write(d.path(), "apps/a.yaml", &child("a", 0, true));
-    git_init_commit(d.path());
-    git(d.path(), &["checkout", "-q", "-b", "trunk"]);
-    git(d.path(), &["remote", "add", "origin", REPO_HTTPS]);
+    let d = fx_checked_out_base();
     let (rows, v) = feeders(d.path(), &[]);
     assert_eq!(v["base"], "trunk");
     assert_eq!(v["base_from"], "the checked-out branch");
@@ -415,21 +329,7 @@ fn with_the_base_unknown_the_checked_out_branch_is_the_base() {
 /// with `applied_by`, and the review says who applies it.
 #[test]
 fn declared_roots_and_paths_applied_outside_argocd() {
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("apps/sub/a.yaml", child("a", 0, true)),
-            ("apps/skip.yaml", child("s", 0, true)),
-            (
-                "clusters/secret.yaml",
-                format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels: {{argocd.argoproj.io/secret-type: cluster}}\nstringData:\n  server: {OLD}\n"),
-            ),
-            (
-                ".rebind.yaml",
-                "clusters: {}\nfeeders:\n  - {name: platform-root, path: apps, revision: main, automated: true, recurse: true, exclude: 'skip.yaml'}\n  - {path: clusters/secret.yaml, applied_by: terraform}\n".into(),
-            ),
-        ],
-    );
+    let d = fx_declared();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "apps/sub/a.yaml")["verdict"], "deploys_on_merge");
     let skip = row(&rows, "apps/skip.yaml");
@@ -478,52 +378,7 @@ fn declared_roots_and_paths_applied_outside_argocd() {
 /// templates render with their parent (Helm chart dependencies).
 #[test]
 fn value_files_and_charts_as_argocd_resolves_them() {
-    let chart_app = |name: &str, values: &str| {
-        app_of(
-            name,
-            &format!(
-                "  source:\n    repoURL: {REPO_HTTPS}\n    path: charts/web\n    helm:\n      valueFiles: [{values}]\n  syncPolicy:\n    automated: {{}}\n"
-            ),
-        )
-    };
-    let server = format!("server: {OLD}\n");
-    let appset = |name: &str, generator: &str, values: &str| {
-        format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
-        )
-    };
-    // List elements are parameters known from the repository
-    // (Generators-List.md); a cluster generator's are the hub's.
-    let listed = appset(
-        "gen",
-        "list:\n      elements: [{name: prod}, {name: stage}]",
-        "generated_values/{{name}}.yaml",
-    );
-    let clusters = appset(
-        "per-cluster",
-        "clusters: {}",
-        "cluster_values/{{ .name }}.yaml",
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("apps/abs.yaml", chart_app("abs", "/envs/prod.yaml")),
-            (
-                "charts/web/Chart.yaml",
-                "name: web\nversion: 1.0.0\n".into(),
-            ),
-            ("charts/web/charts/sub/templates/x.yaml", server.clone()),
-            (
-                "charts/other/Chart.yaml",
-                "name: other\nversion: 1.0.0\n".into(),
-            ),
-            ("charts/other/generated_values/prod.yaml", server.clone()),
-            ("charts/other/cluster_values/prod.yaml", server.clone()),
-            ("envs/prod.yaml", server.clone()),
-            ("appsets/gen.yaml", listed),
-            ("appsets/per-cluster.yaml", clusters),
-        ],
-    );
+    let d = fx_value_files();
     // The rows `feeders` shows for files a rebind rewrites: ask diff.
     let o = rebind(
         d.path(),
@@ -586,29 +441,12 @@ fn value_files_and_charts_as_argocd_resolves_them() {
 /// chart renders it: not proven.
 #[test]
 fn generator_paths_and_applications_in_values() {
-    let dirs = |path: &str| {
-        format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
-        )
-    };
-    let values = format!(
-        "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata: {{name: hidden}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: hidden}}\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
-    );
     for (path, proven) in [
         ("{{path}}", true),
         ("{{ .path.path }}", true),
         ("addons/{{path.basename}}-x", false),
     ] {
-        let d = repo(
-            REPO_HTTPS,
-            &[
-                ("appsets/addons.yaml", dirs(path)),
-                ("addons/keda/a.yaml", child("a", 0, true)),
-                ("addons/skipped/s.yaml", child("s", 0, true)),
-                ("argocd/values.yaml", values.clone()),
-                ("hidden/h.yaml", child("h", 0, true)),
-            ],
-        );
+        let d = fx_generator_paths(path);
         let (rows, _) = feeders(d.path(), &[]);
         let a = row(&rows, "addons/keda/a.yaml");
         assert_eq!(a["proven"], proven, "{path}: {a}");
@@ -634,20 +472,7 @@ fn generator_paths_and_applications_in_values() {
 /// Helm app-of-apps).
 #[test]
 fn an_application_rendered_by_a_chart_is_not_proven() {
-    let template = format!(
-        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            (
-                "bootstrap/Chart.yaml",
-                "name: bootstrap\nversion: 1.0.0\n".into(),
-            ),
-            ("bootstrap/templates/rendered.yaml", template),
-            ("apps/a.yaml", child("a", 0, true)),
-        ],
-    );
+    let d = fx_rendered_by_chart();
     let (rows, _) = feeders(d.path(), &[]);
     let a = row(&rows, "apps/a.yaml");
     assert_eq!(a["verdict"], "not_proven", "{a}");
@@ -663,14 +488,7 @@ fn an_application_rendered_by_a_chart_is_not_proven() {
 /// is its own sync policy, the same the sync order gives it.
 #[test]
 fn hop2_and_the_sync_order_agree() {
-    let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
-            ("apps/ab.yaml", two),
-        ],
-    );
+    let d = fx_hop2();
     let o = rebind(
         d.path(),
         &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
@@ -700,18 +518,7 @@ fn hop2_and_the_sync_order_agree() {
 /// that folder, not `clusters/dev` (which has no config file).
 #[test]
 fn a_git_files_generator_path_is_the_folder_of_each_file() {
-    let appset = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("appsets/per-env.yaml", appset),
-            ("clusters/prod/config.json", "{\"env\": \"prod\"}\n".into()),
-            ("clusters/prod/a.yaml", child("a", 0, true)),
-            ("clusters/dev/b.yaml", child("b", 0, true)),
-        ],
-    );
+    let d = fx_files_generator();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(
         verdicts(&rows, "clusters/prod/a.yaml"),
@@ -729,28 +536,619 @@ fn a_git_files_generator_path_is_the_folder_of_each_file() {
 /// and `*` stays in one folder (Generators-Git-File-Globbing.md).
 #[test]
 fn the_files_generator_globbing_follows_the_controller_setting() {
-    let appset = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n"
-    );
-    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
-    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\ndata:\n  applicationsetcontroller.enable.new.git.file.globbing: \"true\"\n";
     for (strict, want) in [
         (false, "\"ApplicationSet/clusters\" \"deploys_on_merge\""),
         (true, "null \"no_feeder\""),
     ] {
-        let mut files = vec![
-            ("appsets/clusters.yaml", appset.clone()),
-            ("clusters/eu/prod.json", cluster.clone()),
-        ];
-        if strict {
-            files.push(("argocd/params.yaml", cm.to_string()));
-        }
-        let d = repo(REPO_HTTPS, &files);
+        let d = fx_globbing(strict);
         let (rows, _) = feeders(d.path(), &[]);
         assert_eq!(
             verdicts(&rows, "clusters/eu/prod.json"),
             vec![want],
             "{strict}"
         );
+    }
+}
+
+// The fixture repositories of the tests above, one function each, so the
+// agreement test below reads the same repositories.
+
+fn fx_path_forms() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            // Another repository's `path: .`: it feeds nothing here.
+            ("foreign.yaml", root_app("foreign", OTHER, ".", AUTO)),
+            (
+                "pinned.yaml",
+                root_app(
+                    "pinned",
+                    REPO_HTTPS,
+                    "frozen",
+                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("frozen/b.yaml", child("b", 0, true)),
+        ],
+    )
+}
+
+fn fx_foreign_no_remote() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "foreign.yaml",
+        &root_app("foreign", OTHER, ".", AUTO),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    git_init_commit(d.path());
+    d
+}
+
+fn fx_other_repo() -> tempfile::TempDir {
+    // Remotes: another repository with the same folder feeds nothing.
+    repo(
+        REPO_HTTPS,
+        &[
+            ("other.yaml", root_app("other", OTHER, "apps", AUTO)),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
+fn fx_no_remote_root() -> tempfile::TempDir {
+    let d = fx_no_git();
+    git_init_commit(d.path());
+    d
+}
+
+fn fx_sources_replaces_source() -> tempfile::TempDir {
+    let app = app_of(
+        "both",
+        &format!(
+            "  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n  sources:\n  - repoURL: https://charts.example.com\n    chart: web\n    targetRevision: 1.0.0\n  syncPolicy:\n    automated: {{}}\n"
+        ),
+    );
+    repo(
+        REPO_HTTPS,
+        &[("both.yaml", app), ("apps/a.yaml", child("a", 0, true))],
+    )
+}
+
+fn fx_appset_policy(policy: &str, cm: Option<&str>) -> tempfile::TempDir {
+    let appset = |policy: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n{policy}"
+        )
+    };
+    let params = |data: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\ndata:\n{data}")
+    };
+    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
+    let mut files = vec![
+        ("appsets/clusters.yaml", appset(policy)),
+        ("clusters/prod.json", cluster),
+    ];
+    if let Some(data) = cm {
+        files.push(("argocd/params.yaml", params(data)));
+    }
+    repo(REPO_HTTPS, &files)
+}
+
+fn fx_pinned_parents() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            (
+                "old-root.yaml",
+                root_app(
+                    "old-root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: v1.4.0\n  syncPolicy:\n    automated: {selfHeal: true}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
+fn fx_checked_out_base() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app("root", REPO_HTTPS, "apps", "    targetRevision: trunk\n"),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    git_init_commit(d.path());
+    git(d.path(), &["checkout", "-q", "-b", "trunk"]);
+    git(d.path(), &["remote", "add", "origin", REPO_HTTPS]);
+    d
+}
+
+fn fx_declared() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            ("apps/sub/a.yaml", child("a", 0, true)),
+            ("apps/skip.yaml", child("s", 0, true)),
+            (
+                "clusters/secret.yaml",
+                format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels: {{argocd.argoproj.io/secret-type: cluster}}\nstringData:\n  server: {OLD}\n"),
+            ),
+            (
+                ".rebind.yaml",
+                "clusters: {}\nfeeders:\n  - {name: platform-root, path: apps, revision: main, automated: true, recurse: true, exclude: 'skip.yaml'}\n  - {path: clusters/secret.yaml, applied_by: terraform}\n".into(),
+            ),
+        ],
+    )
+}
+
+fn fx_value_files() -> tempfile::TempDir {
+    let chart_app = |name: &str, values: &str| {
+        app_of(
+            name,
+            &format!(
+                "  source:\n    repoURL: {REPO_HTTPS}\n    path: charts/web\n    helm:\n      valueFiles: [{values}]\n  syncPolicy:\n    automated: {{}}\n"
+            ),
+        )
+    };
+    let server = format!("server: {OLD}\n");
+    let appset = |name: &str, generator: &str, values: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    // List elements are parameters known from the repository
+    // (Generators-List.md); a cluster generator's are the hub's.
+    let listed = appset(
+        "gen",
+        "list:\n      elements: [{name: prod}, {name: stage}]",
+        "generated_values/{{name}}.yaml",
+    );
+    let clusters = appset(
+        "per-cluster",
+        "clusters: {}",
+        "cluster_values/{{ .name }}.yaml",
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("apps/abs.yaml", chart_app("abs", "/envs/prod.yaml")),
+            (
+                "charts/web/Chart.yaml",
+                "name: web\nversion: 1.0.0\n".into(),
+            ),
+            ("charts/web/charts/sub/templates/x.yaml", server.clone()),
+            (
+                "charts/other/Chart.yaml",
+                "name: other\nversion: 1.0.0\n".into(),
+            ),
+            ("charts/other/generated_values/prod.yaml", server.clone()),
+            ("charts/other/cluster_values/prod.yaml", server.clone()),
+            ("envs/prod.yaml", server.clone()),
+            ("appsets/gen.yaml", listed),
+            ("appsets/per-cluster.yaml", clusters),
+        ],
+    )
+}
+
+fn fx_generator_paths(path: &str) -> tempfile::TempDir {
+    let dirs = |path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    let values = format!(
+        "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata: {{name: hidden}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: hidden}}\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/addons.yaml", dirs(path)),
+            ("addons/keda/a.yaml", child("a", 0, true)),
+            ("addons/skipped/s.yaml", child("s", 0, true)),
+            ("argocd/values.yaml", values.clone()),
+            ("hidden/h.yaml", child("h", 0, true)),
+        ],
+    )
+}
+
+fn fx_rendered_by_chart() -> tempfile::TempDir {
+    let template = format!(
+        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/Chart.yaml",
+                "name: bootstrap\nversion: 1.0.0\n".into(),
+            ),
+            ("bootstrap/templates/rendered.yaml", template),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
+fn fx_hop2() -> tempfile::TempDir {
+    let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/ab.yaml", two),
+        ],
+    )
+}
+
+fn fx_files_generator() -> tempfile::TempDir {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/per-env.yaml", appset),
+            ("clusters/prod/config.json", "{\"env\": \"prod\"}\n".into()),
+            ("clusters/prod/a.yaml", child("a", 0, true)),
+            ("clusters/dev/b.yaml", child("b", 0, true)),
+        ],
+    )
+}
+
+fn fx_globbing(strict: bool) -> tempfile::TempDir {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: workloads, targetRevision: main}}\n      destination: {{server: '{{{{server}}}}'}}\n      syncPolicy: {{automated: {{}}}}\n"
+    );
+    let cluster = format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n");
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\ndata:\n  applicationsetcontroller.enable.new.git.file.globbing: \"true\"\n";
+    let mut files = vec![
+        ("appsets/clusters.yaml", appset),
+        ("clusters/eu/prod.json", cluster),
+    ];
+    if strict {
+        files.push(("argocd/params.yaml", cm.to_string()));
+    }
+    repo(REPO_HTTPS, &files)
+}
+
+/// [`fx_no_remote_root`]'s files with no git at all (and no
+/// `.rebind.yaml`): the repository root is not known.
+fn fx_no_git() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app("root", REPO_HTTPS, "apps", AUTO),
+    );
+    write(d.path(), "apps/a.yaml", &child("a", 0, true));
+    d
+}
+
+/// The rows of `file` in a JSON report, as "feeder verdict proven", sorted.
+fn file_rows(v: &Value, file: &str) -> Vec<String> {
+    let mut rows: Vec<String> = v["feeders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["file"] == file)
+        .map(|r| format!("{} {} {}", r["feeder"], r["verdict"], r["proven"]))
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// `feeders` and `diff` on `file` with PATH `.`, its folder and the file
+/// itself give the same rows; `apply --require-deploys` on a copy exits 0
+/// exactly when no row of that PATH's diff blocks, else 2 with nothing
+/// written. Returns the verdict keys of `file`, sorted.
+fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
+    let folder = file.rsplit_once('/').map_or(".", |(f, _)| f);
+    let mut seen: Option<Vec<String>> = None;
+    for path in [".", folder, file] {
+        let o = rebind(dir, &["feeders", "--format", "json", path]);
+        assert_eq!(o.status.code(), Some(0), "feeders {path}: {}", stderr(&o));
+        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let o = rebind(
+            dir,
+            &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+        );
+        assert_eq!(o.status.code(), Some(1), "diff {path}: {}", stderr(&o));
+        let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let (from_feeders, from_diff) = (file_rows(&f, file), file_rows(&d, file));
+        assert!(!from_diff.is_empty(), "diff {path}: no row for {file}: {d}");
+        assert_eq!(
+            from_feeders, from_diff,
+            "{file}: feeders vs diff, PATH {path}"
+        );
+        let first = seen.get_or_insert_with(|| from_diff.clone());
+        assert_eq!(*first, from_diff, "{file}: PATH . vs PATH {path}");
+        // apply on a copy: 0 when no row of this PATH blocks, else 2 and
+        // nothing written.
+        let blocks = d["feeders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["blocks"] == true);
+        let copy = tempfile::tempdir().unwrap();
+        copy_dir(dir, copy.path());
+        let before = tree(copy.path());
+        let o = apply_required(copy.path(), path);
+        let want = if blocks { 2 } else { 0 };
+        assert_eq!(
+            o.status.code(),
+            Some(want),
+            "apply {path} ({file}): {}",
+            stderr(&o)
+        );
+        if blocks {
+            assert_eq!(tree(copy.path()), before, "apply {path} wrote");
+        }
+    }
+    let mut keys: Vec<String> = seen
+        .unwrap()
+        .iter()
+        .map(|r| r.split(' ').nth(1).unwrap().trim_matches('"').to_string())
+        .collect();
+    keys.sort();
+    keys
+}
+
+/// Every fixture of this module and of the shipped example: `feeders`,
+/// `diff` and `apply` agree on each rewritten file whatever PATH names it
+/// (the model is rooted at the repository root; ArgoCD resolves
+/// `spec.source.path` against it: docs/user-guide/application-specification.md),
+/// and the verdict is the one the fixture's own test asserts.
+#[test]
+fn every_fixture_agrees_whatever_path_is_given() {
+    type Build = Box<dyn Fn() -> tempfile::TempDir>;
+    type Fixture<'a> = (&'a str, Build, Vec<(&'a str, &'a str)>);
+    let create_only = "  syncPolicy:\n    applicationsSync: create-only\n";
+    let table: Vec<Fixture> = vec![
+        (
+            "path forms",
+            Box::new(fx_path_forms),
+            vec![
+                ("apps/a.yaml", "deploys_on_merge"),
+                ("frozen/b.yaml", "pinned"),
+            ],
+        ),
+        (
+            "foreign, no remote",
+            Box::new(fx_foreign_no_remote),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "other repository",
+            Box::new(fx_other_repo),
+            vec![("apps/a.yaml", "no_feeder")],
+        ),
+        (
+            "no remote",
+            Box::new(fx_no_remote_root),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "sources",
+            Box::new(fx_sources_replaces_source),
+            vec![("apps/a.yaml", "no_feeder")],
+        ),
+        (
+            "appset create-update",
+            Box::new(|| fx_appset_policy("", None)),
+            vec![("clusters/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "appset create-only",
+            Box::new(move || fx_appset_policy(create_only, None)),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "pinned parent",
+            Box::new(fx_pinned_parents),
+            vec![("apps/a.yaml", "not_proven pinned")],
+        ),
+        (
+            "checked-out base",
+            Box::new(fx_checked_out_base),
+            vec![("apps/a.yaml", "manual_sync")],
+        ),
+        (
+            "declared",
+            Box::new(fx_declared),
+            vec![
+                ("apps/sub/a.yaml", "deploys_on_merge"),
+                ("apps/skip.yaml", "not_included"),
+                ("clusters/secret.yaml", "applied_outside_argocd"),
+            ],
+        ),
+        (
+            "value files",
+            Box::new(fx_value_files),
+            vec![
+                ("envs/prod.yaml", "deploys_on_merge"),
+                ("charts/web/charts/sub/templates/x.yaml", "deploys_on_merge"),
+                (
+                    "charts/other/generated_values/prod.yaml",
+                    "deploys_on_merge not_included",
+                ),
+                (
+                    "charts/other/cluster_values/prod.yaml",
+                    "not_included not_proven",
+                ),
+            ],
+        ),
+        (
+            "git directories",
+            Box::new(|| fx_generator_paths("{{path}}")),
+            vec![
+                ("addons/keda/a.yaml", "deploys_on_merge"),
+                ("addons/skipped/s.yaml", "no_feeder"),
+                ("hidden/h.yaml", "not_proven"),
+            ],
+        ),
+        (
+            "templated path",
+            Box::new(|| fx_generator_paths("addons/{{path.basename}}-x")),
+            vec![("addons/keda/a.yaml", "not_proven")],
+        ),
+        (
+            "chart template",
+            Box::new(fx_rendered_by_chart),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "two children",
+            Box::new(fx_hop2),
+            vec![("apps/ab.yaml", "deploys_on_merge deploys_on_merge")],
+        ),
+        (
+            "git files",
+            Box::new(fx_files_generator),
+            vec![
+                ("clusters/prod/a.yaml", "deploys_on_merge"),
+                ("clusters/dev/b.yaml", "no_feeder"),
+            ],
+        ),
+        (
+            "greedy glob",
+            Box::new(|| fx_globbing(false)),
+            vec![("clusters/eu/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "doublestar glob",
+            Box::new(|| fx_globbing(true)),
+            vec![("clusters/eu/prod.json", "no_feeder")],
+        ),
+        (
+            "no git",
+            Box::new(fx_no_git),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "root on a tag",
+            Box::new(|| fx_root_at("v1.4.0")),
+            vec![("apps/a.yaml", "pinned")],
+        ),
+        (
+            "root on another branch",
+            Box::new(|| fx_root_at("release")),
+            vec![("apps/a.yaml", "tracks_other_branch")],
+        ),
+        (
+            "recurse off, kustomization",
+            Box::new(fx_recurse_and_kustomize),
+            vec![
+                ("apps/a.yaml", "deploys_on_merge"),
+                ("apps/team/b.yaml", "not_included"),
+                ("kapps/listed.yaml", "deploys_on_merge"),
+                ("kapps/forgotten.yaml", "not_included"),
+            ],
+        ),
+        (
+            "generator revision",
+            Box::new(fx_generator_revision),
+            vec![
+                ("clusters/prod.json", "tracks_other_branch"),
+                ("workloads/w.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
+            "multi-source ref",
+            Box::new(fx_multi_source_ref),
+            vec![
+                ("values/karpenter-prod.yaml", "pinned"),
+                ("apps/karpenter.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
+            "shipped example",
+            Box::new(shipped_repo),
+            vec![
+                ("apps/keda.yaml", "manual_sync manual_sync"),
+                ("apps/karpenter.yaml", "manual_sync"),
+                ("apps/node-local-dns.json", "manual_sync"),
+            ],
+        ),
+    ];
+    let mut checked = 0;
+    for (name, build, files) in &table {
+        let d = build();
+        for (file, want) in files {
+            let got = agreed_verdicts(d.path(), file).join(" ");
+            assert_eq!(got, *want, "{name}: {file}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 41);
+}
+
+/// `diff` run on chosen files gives a file the verdict a full-tree diff
+/// gives it: in the shipped example (a clone with the remote its
+/// Applications name) `Application/app-root` feeds `apps/keda.yaml` whether
+/// PATH is `.` or `apps/keda.yaml build/rendered.yaml`. Without git (no
+/// work tree, no `.rebind.yaml`) the repository root is not known: every
+/// row is "not proven" with its reason, never "no Application feeds it",
+/// whichever files PATH names (an Application above the folder read may
+/// feed them).
+#[test]
+fn chosen_files_get_the_full_tree_verdict_and_without_git_nothing_is_no_feeder() {
+    let json = |dir: &Path, paths: &[&str]| -> Value {
+        let mut args = vec!["diff", "--from", OLD, "--to", NEW, "--format", "json"];
+        args.extend_from_slice(paths);
+        let o = rebind(dir, &args);
+        assert_eq!(o.status.code(), Some(1), "{paths:?}: {}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let forms: [&[&str]; 4] = [
+        &["."],
+        &["apps/keda.yaml", "build/rendered.yaml"],
+        &["build/rendered.yaml", "apps/keda.yaml"],
+        &["apps"],
+    ];
+    let d = shipped_repo();
+    let full = file_rows(&json(d.path(), &["."]), "apps/keda.yaml");
+    assert!(
+        !full.is_empty()
+            && full
+                .iter()
+                .all(|r| r.starts_with("\"Application/app-root\" ")),
+        "{full:?}"
+    );
+    for paths in forms {
+        assert_eq!(
+            file_rows(&json(d.path(), paths), "apps/keda.yaml"),
+            full,
+            "{paths:?}"
+        );
+    }
+    let d = temp_fixture();
+    assert!(!d.path().join(".rebind.yaml").exists());
+    for paths in forms {
+        let v = json(d.path(), paths);
+        let rows = v["feeders"].as_array().unwrap();
+        let keda: Vec<&Value> = rows
+            .iter()
+            .filter(|r| r["file"] == "apps/keda.yaml")
+            .collect();
+        assert!(!keda.is_empty(), "{paths:?}: {v}");
+        for r in rows {
+            assert_eq!(r["verdict"], "not_proven", "{paths:?}: {r}");
+            assert_eq!(r["proven"], false, "{paths:?}: {r}");
+            assert!(!r["reason"].as_str().unwrap().is_empty(), "{paths:?}: {r}");
+        }
+        let mut args = vec!["diff", "--from", OLD, "--to", NEW];
+        args.extend_from_slice(paths);
+        let text = stdout(&rebind(d.path(), &args));
+        assert!(
+            !text.contains("no Application or ApplicationSet in this repository feeds it"),
+            "{paths:?}: {text}"
+        );
+        assert_eq!(require(d.path(), paths, &[]).0, Some(2), "{paths:?}");
     }
 }

@@ -79,6 +79,93 @@ pub(crate) fn row<'a>(rows: &'a [Value], file: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row for {file}: {rows:#?}"))
 }
 
+pub(crate) fn fx_recurse_and_kustomize() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/team/b.yaml", child("b", 0, true)),
+            (
+                "kust-root.yaml",
+                root_app(
+                    "kroot",
+                    REPO_HTTPS,
+                    "kapps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            (
+                "kapps/kustomization.yaml",
+                "resources:\n- listed.yaml\n".into(),
+            ),
+            ("kapps/listed.yaml", child("listed", 0, true)),
+            ("kapps/forgotten.yaml", child("forgotten", 0, true)),
+        ],
+    )
+}
+
+pub(crate) fn fx_generator_revision() -> tempfile::TempDir {
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: release\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: workloads\n      destination:\n        server: '{{{{server}}}}'\n      syncPolicy:\n        automated: {{}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("appsets/clusters.yaml", appset),
+            (
+                "clusters/prod.json",
+                format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n"),
+            ),
+            ("workloads/w.yaml", child("w", 0, true)),
+        ],
+    )
+}
+
+pub(crate) fn fx_multi_source_ref() -> tempfile::TempDir {
+    let app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\nspec:\n  sources:\n  - repoURL: https://charts.karpenter.sh\n    chart: karpenter\n    targetRevision: 1.0.6\n    helm:\n      valueFiles:\n      - $values/values/karpenter-prod.yaml\n  - repoURL: {REPO_HTTPS}\n    targetRevision: v1.4.0\n    ref: values\n  destination:\n    server: {OLD}\n    namespace: karpenter\n  syncPolicy:\n    automated: {{}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/karpenter.yaml", app),
+            (
+                "values/karpenter-prod.yaml",
+                format!("settings:\n  clusterEndpoint: {OLD}\n"),
+            ),
+        ],
+    )
+}
+
+pub(crate) fn fx_root_at(rev: &str) -> tempfile::TempDir {
+    let extra = format!("    targetRevision: {rev:?}\n  syncPolicy:\n    automated: {{}}\n");
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", &extra)),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
 #[test]
 fn a_root_on_head_without_automated_sync_needs_a_manual_sync() {
     let d = repo(
@@ -136,14 +223,7 @@ fn pinned_and_other_branch_roots_do_not_deploy_on_merge() {
         ("1.*", "semver range", "pinned"),
         ("main", "base", "deploys_on_merge"),
     ] {
-        let extra = format!("    targetRevision: {rev:?}\n  syncPolicy:\n    automated: {{}}\n");
-        let d = repo(
-            REPO_HTTPS,
-            &[
-                ("root.yaml", root_app("root", REPO_HTTPS, "apps", &extra)),
-                ("apps/a.yaml", child("a", 0, true)),
-            ],
-        );
+        let d = fx_root_at(rev);
         let (rows, _) = feeders(d.path(), &[]);
         let r = row(&rows, "apps/a.yaml");
         assert_eq!(r["revision_kind"], kind, "{rev}: {r}");
@@ -200,37 +280,7 @@ fn ssh_and_https_spellings_name_the_same_repository() {
 
 #[test]
 fn directory_recurse_off_and_kustomizations_leave_files_out() {
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            (
-                "root.yaml",
-                root_app(
-                    "root",
-                    REPO_HTTPS,
-                    "apps",
-                    "  syncPolicy:\n    automated: {}\n",
-                ),
-            ),
-            ("apps/a.yaml", child("a", 0, true)),
-            ("apps/team/b.yaml", child("b", 0, true)),
-            (
-                "kust-root.yaml",
-                root_app(
-                    "kroot",
-                    REPO_HTTPS,
-                    "kapps",
-                    "  syncPolicy:\n    automated: {}\n",
-                ),
-            ),
-            (
-                "kapps/kustomization.yaml",
-                "resources:\n- listed.yaml\n".into(),
-            ),
-            ("kapps/listed.yaml", child("listed", 0, true)),
-            ("kapps/forgotten.yaml", child("forgotten", 0, true)),
-        ],
-    );
+    let d = fx_recurse_and_kustomize();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
     let b = row(&rows, "apps/team/b.yaml");
@@ -253,20 +303,7 @@ fn directory_recurse_off_and_kustomizations_leave_files_out() {
 
 #[test]
 fn an_applicationset_generator_revision_decides_for_the_files_it_reads() {
-    let appset = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: clusters\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: release\n      files:\n      - path: clusters/*.json\n  template:\n    metadata: {{name: '{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: workloads\n      destination:\n        server: '{{{{server}}}}'\n      syncPolicy:\n        automated: {{}}\n"
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("appsets/clusters.yaml", appset),
-            (
-                "clusters/prod.json",
-                format!("{{\"name\": \"prod\", \"server\": \"{OLD}\"}}\n"),
-            ),
-            ("workloads/w.yaml", child("w", 0, true)),
-        ],
-    );
+    let d = fx_generator_revision();
     let (rows, _) = feeders(d.path(), &[]);
     let c = row(&rows, "clusters/prod.json");
     assert_eq!(c["feeder"], "ApplicationSet/clusters", "{c}");
@@ -279,28 +316,7 @@ fn an_applicationset_generator_revision_decides_for_the_files_it_reads() {
 
 #[test]
 fn a_multi_source_ref_revision_decides_for_values_files() {
-    let app = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: karpenter\nspec:\n  sources:\n  - repoURL: https://charts.karpenter.sh\n    chart: karpenter\n    targetRevision: 1.0.6\n    helm:\n      valueFiles:\n      - $values/values/karpenter-prod.yaml\n  - repoURL: {REPO_HTTPS}\n    targetRevision: v1.4.0\n    ref: values\n  destination:\n    server: {OLD}\n    namespace: karpenter\n  syncPolicy:\n    automated: {{}}\n"
-    );
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            (
-                "root.yaml",
-                root_app(
-                    "root",
-                    REPO_HTTPS,
-                    "apps",
-                    "  syncPolicy:\n    automated: {}\n",
-                ),
-            ),
-            ("apps/karpenter.yaml", app),
-            (
-                "values/karpenter-prod.yaml",
-                format!("settings:\n  clusterEndpoint: {OLD}\n"),
-            ),
-        ],
-    );
+    let d = fx_multi_source_ref();
     let (rows, _) = feeders(d.path(), &[]);
     let v = row(&rows, "values/karpenter-prod.yaml");
     assert_eq!(v["feeder"], "Application/karpenter", "{v}");
@@ -357,7 +373,7 @@ fn base_is_the_flag_then_the_remote_head() {
 
 /// The shipped example as its own repository: committed on `main`, with
 /// the remote its Applications name (`app-root`'s repoURL).
-fn shipped_repo() -> tempfile::TempDir {
+pub(crate) fn shipped_repo() -> tempfile::TempDir {
     let d = temp_fixture();
     git_init_commit(d.path());
     git(

@@ -578,6 +578,10 @@ pub struct PlanReport<'a> {
     /// live differences).
     #[serde(default)]
     pub after_merge_notes: Vec<String>,
+    /// `notes` and `after_merge_notes`, entry for entry, each with its
+    /// stable `code` (docs/errors.md).
+    #[serde(default)]
+    pub warnings: Vec<WarningJson>,
     /// The new cluster's identity, when the cutover's issuers are known
     /// (`--describe-from`/`--describe-to`): each role's trust coverage.
     #[serde(default)]
@@ -669,6 +673,7 @@ impl<'a> PlanReport<'a> {
                 })
                 .collect(),
             notes: super::text::notes(plan),
+            warnings: plan_warnings(plan),
             skipped: skipped(skip),
             errors: errors(&plan.errors),
             written: false,
@@ -778,6 +783,57 @@ pub struct SecretReport {
     pub manifest: Option<String>,
     pub written_to: Option<String>,
     pub existing: Vec<String>,
+    /// `existing`, entry for entry, with its stable `code`.
+    pub warnings: Vec<WarningJson>,
+}
+
+/// One warning of a list of plain strings, with its stable `code`
+/// (`output::codes`): `field` names the list that holds `message`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarningJson {
+    pub code: String,
+    pub field: String,
+    pub message: String,
+}
+
+/// Each string of `field`, with `code`.
+pub fn coded(
+    code: super::codes::Code,
+    field: &str,
+    messages: &[String],
+) -> impl Iterator<Item = WarningJson> {
+    let field = field.to_string();
+    messages
+        .iter()
+        .map(move |m| WarningJson {
+            code: code.id.to_string(),
+            field: field.clone(),
+            message: m.clone(),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// The plan report's `notes` and `after_merge_notes`, coded.
+fn plan_warnings(plan: &Plan) -> Vec<WarningJson> {
+    use super::codes;
+    let mut out: Vec<WarningJson> = super::text::coded_notes(plan)
+        .into_iter()
+        .map(|(code, message)| WarningJson {
+            code: code.id.to_string(),
+            field: "notes".into(),
+            message,
+        })
+        .collect();
+    if let Some(r) = &plan.after_merge {
+        out.extend(coded(
+            codes::AFTER_MERGE_NOTE,
+            "after_merge_notes",
+            &r.notes,
+        ));
+        out.extend(coded(codes::LIVE_DIFFERENCE, "after_merge_notes", &r.live));
+    }
+    out
 }
 
 /// Serialises a report, pretty, with a final newline.

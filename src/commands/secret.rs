@@ -55,7 +55,7 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
                 // A real token is never printed into JSON that may be logged.
                 manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
                 written_to: a.out.as_ref().map(|p| p.display().to_string()),
-                warnings: json::coded(
+                warnings: crate::output::codes::coded(
                     crate::output::codes::EXISTING_REGISTRATION,
                     "existing",
                     &existing,

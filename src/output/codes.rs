@@ -4,6 +4,8 @@
 //! (`tests/it/error_codes.rs` holds the two together, and holds every code
 //! the sources use to this table).
 
+use serde::{Deserialize, Serialize};
+
 /// One code: its id, what it means, what to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Code {
@@ -114,4 +116,27 @@ codes! {
     NOT_FOLLOWED = "not-followed",
         "A chart template action at a cluster position that rebind cannot follow to a values file: a warning.",
         "Check the rendered value by hand (`helm template`).";
+}
+
+/// One warning of a list of plain strings, with its stable `code`
+/// (`output::codes`): `field` names the list that holds `message`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarningJson {
+    pub code: String,
+    pub field: String,
+    pub message: String,
+}
+
+/// Each string of `field`, with `code`.
+pub fn coded(code: Code, field: &str, messages: &[String]) -> impl Iterator<Item = WarningJson> {
+    let field = field.to_string();
+    messages
+        .iter()
+        .map(move |m| WarningJson {
+            code: code.id.to_string(),
+            field: field.clone(),
+            message: m.clone(),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
 }

@@ -310,7 +310,7 @@ pub struct FeedersReport {
     pub live_differences: Vec<String>,
     /// `notes` and `live_differences`, entry for entry, each with its
     /// stable `code`.
-    pub warnings: Vec<super::json::WarningJson>,
+    pub warnings: Vec<super::codes::WarningJson>,
 }
 
 /// One step of the sync order.
@@ -350,8 +350,8 @@ impl FeedersReport {
             order: json_order(report),
             notes: report.notes.clone(),
             live_differences: report.live.clone(),
-            warnings: super::json::coded(super::codes::AFTER_MERGE_NOTE, "notes", &report.notes)
-                .chain(super::json::coded(
+            warnings: super::codes::coded(super::codes::AFTER_MERGE_NOTE, "notes", &report.notes)
+                .chain(super::codes::coded(
                     super::codes::LIVE_DIFFERENCE,
                     "live_differences",
                     &report.live,

@@ -581,7 +581,7 @@ pub struct PlanReport<'a> {
     /// `notes` and `after_merge_notes`, entry for entry, each with its
     /// stable `code` (docs/errors.md).
     #[serde(default)]
-    pub warnings: Vec<WarningJson>,
+    pub warnings: Vec<super::codes::WarningJson>,
     /// The new cluster's identity, when the cutover's issuers are known
     /// (`--describe-from`/`--describe-to`): each role's trust coverage.
     #[serde(default)]
@@ -784,39 +784,12 @@ pub struct SecretReport {
     pub written_to: Option<String>,
     pub existing: Vec<String>,
     /// `existing`, entry for entry, with its stable `code`.
-    pub warnings: Vec<WarningJson>,
-}
-
-/// One warning of a list of plain strings, with its stable `code`
-/// (`output::codes`): `field` names the list that holds `message`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WarningJson {
-    pub code: String,
-    pub field: String,
-    pub message: String,
-}
-
-/// Each string of `field`, with `code`.
-pub fn coded(
-    code: super::codes::Code,
-    field: &str,
-    messages: &[String],
-) -> impl Iterator<Item = WarningJson> {
-    let field = field.to_string();
-    messages
-        .iter()
-        .map(move |m| WarningJson {
-            code: code.id.to_string(),
-            field: field.clone(),
-            message: m.clone(),
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
+    pub warnings: Vec<super::codes::WarningJson>,
 }
 
 /// The plan report's `notes` and `after_merge_notes`, coded.
-fn plan_warnings(plan: &Plan) -> Vec<WarningJson> {
-    use super::codes;
+fn plan_warnings(plan: &Plan) -> Vec<super::codes::WarningJson> {
+    use super::codes::{self, coded, WarningJson};
     let mut out: Vec<WarningJson> = super::text::coded_notes(plan)
         .into_iter()
         .map(|(code, message)| WarningJson {

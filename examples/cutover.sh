@@ -27,6 +27,13 @@
 #                          git's in the after-merge review, and a Secret named
 #                          like one of its cluster Secrets for another server
 #                          is refused
+#   APPLIED_BY             paths of the repository applied outside ArgoCD
+#                          (by hand, by Terraform, by a pipeline), as
+#                          `path=who[,path=who...]` (paths relative to the
+#                          repository root): passed to rebind
+#                          (--applied-by PATH=WHO); the after-merge review says
+#                          who applies each instead of refusing it, with no
+#                          edit to .rebind.yaml
 #   BRANCH                 branch to create (default: rebind/<first label of NEW's host>)
 #   ARGOCD_CLUSTER_TOKEN   when set, the cluster Secret is written with this
 #                          bearer token instead of the ${ARGOCD_CLUSTER_TOKEN}
@@ -50,7 +57,7 @@
 # deploy a rewritten file: its parent Application is pinned, tracks another
 # branch, does not include it, or is not in the repository (rebind
 # --require-deploys; declare a root kept elsewhere under feeders: in
-# .rebind.yaml). The sync order printed at the end comes from rebind's
+# .rebind.yaml, and a path applied outside ArgoCD with APPLIED_BY). The sync order printed at the end comes from rebind's
 # after-merge model.
 #
 # The audit, the review and the Secret are written to a new directory under
@@ -166,6 +173,13 @@ review_args=()
 if [[ -n ${LIVE:-} ]]; then
     [[ -f $LIVE ]] || die "LIVE=$LIVE: no such file"
     review_args+=(--live "$LIVE")
+fi
+if [[ -n ${APPLIED_BY:-} ]]; then
+    IFS=, read -r -a applied <<<"$APPLIED_BY"
+    for pair in "${applied[@]}"; do
+        [[ $pair == ?*=?* ]] || die "APPLIED_BY: $pair: expected path=who"
+        review_args+=(--applied-by "$pair")
+    done
 fi
 
 # 0. The new cluster's identity: no role may trust only the old issuer.

@@ -22,6 +22,7 @@ impl RebindArgs {
             base: self.base.clone(),
             live: self.live.clone(),
             require_deploys: self.require_deploys,
+            applied_by: applied_by(&self.applied_by)?,
             ..Request::default()
         }
         .from_describe(&Named {
@@ -33,6 +34,22 @@ impl RebindArgs {
             name_to: self.eks_name_to.clone(),
         })
     }
+}
+
+/// `--applied-by PATH=WHO` values as (path, who); a value without both is a
+/// usage error.
+fn applied_by(values: &[String]) -> Result<Vec<(String, String)>> {
+    values
+        .iter()
+        .map(|v| match v.split_once('=') {
+            Some((path, who)) if !path.trim().is_empty() && !who.trim().is_empty() => {
+                Ok((path.trim().to_string(), who.trim().to_string()))
+            }
+            _ => Err(anyhow::anyhow!(
+                "--applied-by {v:?}: expected PATH=WHO (a path of this repository and who applies it, e.g. manifests/crds=terraform)"
+            )),
+        })
+        .collect()
 }
 
 pub fn diff(a: DiffArgs, sink: &mut Sink) -> Outcome {

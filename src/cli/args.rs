@@ -127,7 +127,7 @@ pub enum Command {
     /// Show exactly what `apply` would write, as a unified diff; writes nothing.
     /// Exit 1 when there are changes pending, 0 when there is nothing to change.
     #[command(after_help = help::DIFF)]
-    Diff(DiffArgs),
+    Diff(Box<DiffArgs>),
     /// Rewrite the old endpoint to the new one: on a new git branch, or in place with --no-commit.
     #[command(after_help = help::APPLY)]
     Apply(Box<ApplyArgs>),
@@ -442,6 +442,13 @@ pub struct RebindArgs {
     /// named).
     #[arg(long)]
     pub require_deploys: bool,
+    /// A path of this repository (a folder, or one file; relative to the
+    /// repository root) applied outside ArgoCD, and who applies it
+    /// (`manifests/crds=terraform`): the after-merge review says who
+    /// applies it instead of refusing it, as `applied_by` under `feeders:`
+    /// in .rebind.yaml does (repeatable).
+    #[arg(long, value_name = "PATH=WHO")]
+    pub applied_by: Vec<String>,
     #[command(flatten)]
     pub walk: WalkArgs,
 }

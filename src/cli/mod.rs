@@ -47,7 +47,7 @@ pub fn command_names() -> Vec<String> {
 pub fn run(command: Command, sink: &mut Sink) -> Outcome {
     match command {
         Command::Scan(a) => scan::run(a, sink),
-        Command::Diff(a) => apply::diff(a, sink),
+        Command::Diff(a) => apply::diff(*a, sink),
         Command::Apply(a) => apply::apply(*a, sink),
         Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a, sink),

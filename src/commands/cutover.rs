@@ -107,6 +107,10 @@ pub struct Request {
     /// Refuse (exit 2, nothing written) when a rewritten file would not
     /// deploy on merge.
     pub require_deploys: bool,
+    /// Paths applied outside ArgoCD (`--applied-by PATH=WHO`), relative to
+    /// the repository root: (path, who applies it). The after-merge review
+    /// takes them as it takes `applied_by` under `feeders:` in the config.
+    pub applied_by: Vec<(String, String)>,
     /// The old and the new cluster's OIDC issuers: the review then shows
     /// which IAM roles in the tree the new cluster's pods will be denied by.
     pub issuers: Option<(crate::text::issuer::Issuer, crate::text::issuer::Issuer)>,
@@ -561,7 +565,10 @@ fn after_merge(
         req.base.as_deref(),
         Some(&branch),
         req.live.as_deref(),
-        cfg,
+        crate::review::feeders::Declared {
+            cfg,
+            applied_by: &req.applied_by,
+        },
         known,
     )?;
     if req.require_deploys && report.base_unknown {

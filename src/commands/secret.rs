@@ -46,15 +46,24 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
         secret::write_manifest(path, &yaml, spec.holds_token())?;
     }
     match format {
-        Format::Json => sink.out(&json::render(&json::SecretReport {
-            schema_version: crate::output::SCHEMA_VERSION,
-            command: "secret",
-            server: spec.server.clone(),
-            // A real token is never printed into JSON that may be logged.
-            manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
-            written_to: a.out.as_ref().map(|p| p.display().to_string()),
-            existing: warnings.lines().map(str::to_string).collect(),
-        })),
+        Format::Json => {
+            let existing: Vec<String> = warnings.lines().map(str::to_string).collect();
+            sink.out(&json::render(&json::SecretReport {
+                schema_version: crate::output::SCHEMA_VERSION,
+                command: "secret",
+                server: spec.server.clone(),
+                // A real token is never printed into JSON that may be logged.
+                manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
+                written_to: a.out.as_ref().map(|p| p.display().to_string()),
+                warnings: crate::output::codes::coded(
+                    crate::output::codes::EXISTING_REGISTRATION,
+                    "existing",
+                    &existing,
+                )
+                .collect(),
+                existing,
+            }))
+        }
         _ if a.out.is_none() => sink.out(&yaml),
         _ => {}
     }

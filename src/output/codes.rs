@@ -4,6 +4,8 @@
 //! (`tests/it/error_codes.rs` holds the two together, and holds every code
 //! the sources use to this table).
 
+use serde::{Deserialize, Serialize};
+
 /// One code: its id, what it means, what to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Code {
@@ -90,7 +92,51 @@ codes! {
     SKIPPED = "skipped",
         "A file was not read (binary, an archive, unreadable, excluded by its kind): a warning.",
         "Look at the reason; a skipped file that may hold the endpoint refuses a rebind (unread-file).";
+    REVIEW_NOTE = "review-note",
+        "`diff`/`apply`: a fixed reminder of the review (`notes[]`; the teardown of the old cluster, `destination.name`, karpenter's endpoint discovery): a warning.",
+        "Read it once per cutover; nothing in the run depends on it.";
+    CLUSTER_SECRET_NEEDED = "cluster-secret-needed",
+        "`diff`/`apply`: the repository declares no registration for the new server URL; ArgoCD cannot sync these Applications until one is issued (a warning in `notes[]`).",
+        "Issue it: `rebind secret`, or `apply --cluster-name NAME --secret-out FILE`.";
+    REGISTRATION_CREDENTIALS = "registration-credentials",
+        "`diff`/`apply`: the repository's own cluster registration is rebound, but its token and CA still read the old cluster's (a warning in `notes[]`).",
+        "Put the new cluster's token and CA where the registration reads them before the merge syncs.";
+    AFTER_MERGE_NOTE = "after-merge-note",
+        "`diff`/`apply`/`feeders`: a note on the after-merge model (an assumption, a wave without health, a path nothing proven feeds): a warning in `after_merge_notes[]` / `notes[]`.",
+        "Read it with the sync order; declare who applies a hand-applied path (`feeders:` in .rebind.yaml or `--applied-by PATH=WHO`).";
+    LIVE_DIFFERENCE = "live-difference",
+        "`diff`/`apply`/`feeders` with `--live`: the live state differs from git for an Application (a warning in `after_merge_notes[]` / `live_differences[]`).",
+        "Find out why the live object differs before trusting the sync order.";
+    IDENTITY_NOTE = "identity-note",
+        "`identity`: a note of the inventory (what was not read or not followed, how to read the answer): a warning in `notes[]`.",
+        "Read it; a trust it names as not read is not counted as proven.";
+    EXISTING_REGISTRATION = "existing-registration",
+        "`secret`: the repository already holds a registration for this server or this name (a warning in `existing[]`).",
+        "Check that the Secret you emit does not duplicate or replace it.";
     NOT_FOLLOWED = "not-followed",
         "A chart template action at a cluster position that rebind cannot follow to a values file: a warning.",
         "Check the rendered value by hand (`helm template`).";
+}
+
+/// One warning of a list of plain strings, with its stable `code`
+/// (`output::codes`): `field` names the list that holds `message`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WarningJson {
+    pub code: String,
+    pub field: String,
+    pub message: String,
+}
+
+/// Each string of `field`, with `code`.
+pub fn coded(code: Code, field: &str, messages: &[String]) -> impl Iterator<Item = WarningJson> {
+    let field = field.to_string();
+    messages
+        .iter()
+        .map(move |m| WarningJson {
+            code: code.id.to_string(),
+            field: field.clone(),
+            message: m.clone(),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
 }

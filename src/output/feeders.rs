@@ -308,6 +308,9 @@ pub struct FeedersReport {
     pub notes: Vec<String>,
     /// Where the live state (`--live`) differs from git.
     pub live_differences: Vec<String>,
+    /// `notes` and `live_differences`, entry for entry, each with its
+    /// stable `code`.
+    pub warnings: Vec<super::codes::WarningJson>,
 }
 
 /// One step of the sync order.
@@ -347,6 +350,13 @@ impl FeedersReport {
             order: json_order(report),
             notes: report.notes.clone(),
             live_differences: report.live.clone(),
+            warnings: super::codes::coded(super::codes::AFTER_MERGE_NOTE, "notes", &report.notes)
+                .chain(super::codes::coded(
+                    super::codes::LIVE_DIFFERENCE,
+                    "live_differences",
+                    &report.live,
+                ))
+                .collect(),
         }
     }
 }

@@ -512,6 +512,8 @@ pub struct IdentityReport {
     pub provider_accounts_not_literal: Vec<String>,
     pub not_followed: Vec<TerraformJson>,
     pub notes: Vec<String>,
+    /// `notes`, entry for entry, each with its stable `code`.
+    pub warnings: Vec<super::codes::WarningJson>,
 }
 
 fn which(i: &Issuer, pair: Option<&Pair>) -> Option<&'static str> {
@@ -583,6 +585,7 @@ impl IdentityReport {
             providers: Vec::new(),
             provider_accounts_not_literal: Vec::new(),
             not_followed: Vec::new(),
+            warnings: super::codes::coded(super::codes::IDENTITY_NOTE, "notes", &notes).collect(),
             notes,
         };
         // With both issuers, the coverage grant by grant.

@@ -578,6 +578,10 @@ pub struct PlanReport<'a> {
     /// live differences).
     #[serde(default)]
     pub after_merge_notes: Vec<String>,
+    /// `notes` and `after_merge_notes`, entry for entry, each with its
+    /// stable `code` (docs/errors.md).
+    #[serde(default)]
+    pub warnings: Vec<super::codes::WarningJson>,
     /// The new cluster's identity, when the cutover's issuers are known
     /// (`--describe-from`/`--describe-to`): each role's trust coverage.
     #[serde(default)]
@@ -669,6 +673,7 @@ impl<'a> PlanReport<'a> {
                 })
                 .collect(),
             notes: super::text::notes(plan),
+            warnings: plan_warnings(plan),
             skipped: skipped(skip),
             errors: errors(&plan.errors),
             written: false,
@@ -778,6 +783,30 @@ pub struct SecretReport {
     pub manifest: Option<String>,
     pub written_to: Option<String>,
     pub existing: Vec<String>,
+    /// `existing`, entry for entry, with its stable `code`.
+    pub warnings: Vec<super::codes::WarningJson>,
+}
+
+/// The plan report's `notes` and `after_merge_notes`, coded.
+fn plan_warnings(plan: &Plan) -> Vec<super::codes::WarningJson> {
+    use super::codes::{self, coded, WarningJson};
+    let mut out: Vec<WarningJson> = super::text::coded_notes(plan)
+        .into_iter()
+        .map(|(code, message)| WarningJson {
+            code: code.id.to_string(),
+            field: "notes".into(),
+            message,
+        })
+        .collect();
+    if let Some(r) = &plan.after_merge {
+        out.extend(coded(
+            codes::AFTER_MERGE_NOTE,
+            "after_merge_notes",
+            &r.notes,
+        ));
+        out.extend(coded(codes::LIVE_DIFFERENCE, "after_merge_notes", &r.live));
+    }
+    out
 }
 
 /// Serialises a report, pretty, with a final newline.

@@ -294,16 +294,25 @@ pub const NOTES: [&str; 3] = [
 /// must now read the new cluster's credentials; or, when the repository
 /// declares none, a registration for the new server URL must be issued.
 pub fn notes(plan: &Plan) -> Vec<String> {
-    let mut out: Vec<String> = NOTES.iter().map(|n| n.to_string()).collect();
+    coded_notes(plan).into_iter().map(|(_, n)| n).collect()
+}
+
+/// `notes`, each with its stable code (`output::codes`).
+pub fn coded_notes(plan: &Plan) -> Vec<(super::codes::Code, String)> {
+    use super::codes;
+    let mut out: Vec<_> = NOTES
+        .iter()
+        .map(|n| (codes::REVIEW_NOTE, n.to_string()))
+        .collect();
     if plan.registrations.is_empty() {
-        out.push("ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync (`rebind secret`, or `apply --cluster-name NAME --secret-out FILE`).".into());
+        out.push((codes::CLUSTER_SECRET_NEEDED, "ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync (`rebind secret`, or `apply --cluster-name NAME --secret-out FILE`).".into()));
     }
     for r in &plan.registrations {
-        out.push(format!(
+        out.push((codes::REGISTRATION_CREDENTIALS, format!(
             "This change rebinds {}; no second Secret is needed, but {} must now hold the NEW cluster's token and CA (they still hold the old cluster's) before these Applications can sync.",
             own_registration(r, &plan.to, "`"),
             r.reads
-        ));
+        )));
     }
     out
 }

@@ -601,7 +601,7 @@ impl Verdict {
             Verdict::Deploys => "deploys on merge (automated sync)".into(),
             Verdict::ManualSync => format!("deploys on merge after a manual sync of {p}"),
             Verdict::AppliedOutside(who) => format!(
-                "applied outside ArgoCD by {who} (declared in .rebind.yaml): the merge does not deploy it, {who} applies it"
+                "applied outside ArgoCD by {who} (declared under `feeders:` in .rebind.yaml, or with --applied-by): the merge does not deploy it, {who} applies it"
             ),
             Verdict::TracksBranch(b) => {
                 format!("{p} tracks {b}: merging into the base branch does not deploy")
@@ -1987,37 +1987,81 @@ pub fn declare(model: &mut Model, root: &Path, cfg: &Config) {
         {
             continue;
         }
-        model.apps.push(App {
-            file: format!("{} (feeders:)", crate::model::config::FILE_NAME),
-            kind: if d.applied_by.is_some() {
-                OUTSIDE_ARGOCD
-            } else {
-                "Application"
-            },
-            name: d.name.clone(),
-            namespace: String::new(),
-            sources: vec![Source {
-                path: Some(join(&prefix, &d.path)),
-                target_revision: d.revision.clone(),
-                directory: crate::model::application::Directory {
-                    recurse: d.recurse,
-                    include: d.include.clone(),
-                    exclude: d.exclude.clone(),
-                },
-                this_repo: true,
-                ..Source::default()
-            }],
-            automated: d.automated,
-            wave: 0,
-            git_generators: Vec::new(),
-            other_generators: Vec::new(),
-            list_elements: None,
-            applications_sync: None,
-            rendered: None,
-            applied_by: d.applied_by.clone(),
-            live_absent: false,
-        });
+        push_declared(
+            model,
+            &prefix,
+            d,
+            format!("{} (feeders:)", crate::model::config::FILE_NAME),
+        );
     }
+}
+
+/// Paths applied outside ArgoCD named on the command line (`--applied-by
+/// PATH=WHO`, relative to the repository root): declared as `applied_by`
+/// under `feeders:` declares them.
+pub fn declare_applied(model: &mut Model, applied_by: &[(String, String)]) {
+    for (path, who) in applied_by {
+        let d = crate::model::config::DeclaredFeeder {
+            name: who.clone(),
+            path: path.clone(),
+            revision: String::new(),
+            automated: false,
+            recurse: false,
+            include: None,
+            exclude: None,
+            applied_by: Some(who.clone()),
+        };
+        push_declared(model, "", &d, "--applied-by".to_string());
+    }
+}
+
+/// One declared feeder (or path applied outside ArgoCD) as an App of the
+/// model; `file` says where it was declared.
+fn push_declared(
+    model: &mut Model,
+    prefix: &str,
+    d: &crate::model::config::DeclaredFeeder,
+    file: String,
+) {
+    model.apps.push(App {
+        file,
+        kind: if d.applied_by.is_some() {
+            OUTSIDE_ARGOCD
+        } else {
+            "Application"
+        },
+        name: d.name.clone(),
+        namespace: String::new(),
+        sources: vec![Source {
+            path: Some(join(prefix, &d.path)),
+            target_revision: d.revision.clone(),
+            directory: crate::model::application::Directory {
+                recurse: d.recurse,
+                include: d.include.clone(),
+                exclude: d.exclude.clone(),
+            },
+            this_repo: true,
+            ..Source::default()
+        }],
+        automated: d.automated,
+        wave: 0,
+        git_generators: Vec::new(),
+        other_generators: Vec::new(),
+        list_elements: None,
+        applications_sync: None,
+        rendered: None,
+        applied_by: d.applied_by.clone(),
+        live_absent: false,
+    });
+}
+
+/// What declares feeders besides the tree: the config (`feeders:`) and
+/// the paths applied outside ArgoCD named on the command line
+/// (`--applied-by PATH=WHO`: path, who).
+#[derive(Debug, Clone, Copy)]
+pub struct Declared<'a> {
+    pub cfg: Option<&'a Config>,
+    pub applied_by: &'a [(String, String)],
 }
 
 /// The report for a planned rebind: the rewritten manifests (the repo
@@ -2028,9 +2072,10 @@ pub fn for_plans(
     base: Option<&str>,
     cutover: Option<&str>,
     live: Option<&Path>,
-    cfg: Option<&Config>,
+    declared: Declared,
     known: Option<&Candidates>,
 ) -> anyhow::Result<Report> {
+    let Declared { cfg, applied_by } = declared;
     let targets: Vec<PathBuf> = plans
         .iter()
         .filter(|p| !p.is_config)
@@ -2040,6 +2085,7 @@ pub fn for_plans(
     if let Some(cfg) = cfg {
         declare(&mut model, &root, cfg);
     }
+    declare_applied(&mut model, applied_by);
     let live_findings = read_live(&mut model, live)?;
     let rewritten: Vec<(String, Vec<String>)> = plans
         .iter()

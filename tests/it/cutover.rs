@@ -122,7 +122,8 @@ impl Area {
         };
         cmd.env_remove("CONFIG_CLUSTER")
             .env_remove("EKS_CLUSTER")
-            .env_remove("LIVE");
+            .env_remove("LIVE")
+            .env_remove("APPLIED_BY");
         cmd
     }
 
@@ -1063,4 +1064,80 @@ fn cutover_refuses_while_a_role_trusts_only_the_old_issuer() {
         "{out}"
     );
     assert!(!out.contains("OLD_ISSUER"), "{out}");
+}
+
+/// A rewritten file under a folder no Application feeds (applied by
+/// Terraform): without APPLIED_BY the script refuses it under
+/// --require-deploys (nothing written); with `APPLIED_BY=path=who` the run
+/// goes on, with no edit to .rebind.yaml, and the audit and the review say
+/// who applies it.
+#[test]
+fn cutover_takes_hand_applied_paths_from_applied_by() {
+    let area = Area::new();
+    let repo = area.repo();
+    let repo_arg = repo.to_str().unwrap();
+    std::fs::create_dir_all(repo.join("manual")).unwrap();
+    std::fs::write(
+        repo.join("manual/kubeconfig.yaml"),
+        format!("apiVersion: v1\nkind: Config\nclusters:\n  - name: prod\n    cluster:\n      server: {OLD}\n"),
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "a kubeconfig terraform applies"]);
+    let before = worktree(&repo);
+
+    let o = area.cutover(&[OLD, NEW, "prod-new", "origin", repo_arg], None);
+    assert_eq!(o.status.code(), Some(2), "{}\n{}", stdout(&o), stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("--require-deploys"), "{err}");
+    assert!(err.contains("manual/kubeconfig.yaml"), "{err}");
+    assert_eq!(git(&repo, &["branch", "--show-current"]).trim(), "main");
+    assert_eq!(worktree(&repo), before, "nothing written");
+
+    // A value that is not path=who is refused before anything runs.
+    let o = area.cutover_env(
+        &[OLD, NEW, "prod-new", "origin", repo_arg],
+        &[("APPLIED_BY", "manual")],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("APPLIED_BY"), "{}", stderr(&o));
+    assert_eq!(worktree(&repo), before, "nothing written");
+
+    let o = area.cutover_env(
+        &[OLD, NEW, "prod-new", "origin", repo_arg],
+        &[("APPLIED_BY", "docs=nobody,manual=terraform")],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let branch = git(&repo, &["branch", "--show-current"]).trim().to_string();
+    assert!(branch.starts_with("rebind/"), "{branch}");
+    assert_pushed_with_upstream(&area, &branch);
+    let rewritten = std::fs::read_to_string(repo.join("manual/kubeconfig.yaml")).unwrap();
+    assert!(rewritten.contains(NEW_HOST), "{rewritten}");
+    assert!(
+        !std::path::Path::new(&repo.join(".rebind.yaml")).exists(),
+        "no config written"
+    );
+    let dirs = area.out_dirs();
+    let outdir = dirs.last().unwrap();
+    let audit = json_file(&outdir.join("audit.json"));
+    let row = audit["feeders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"] == "manual/kubeconfig.yaml")
+        .unwrap_or_else(|| panic!("{}", audit["feeders"]))
+        .clone();
+    assert_eq!(row["verdict"], "applied_outside_argocd", "{row}");
+    assert_eq!(row["feeder_file"], "--applied-by", "{row}");
+    assert_eq!(row["blocks"], false, "{row}");
+    assert!(
+        row["feeder"].as_str().unwrap().contains("terraform"),
+        "{row}"
+    );
+    let review = std::fs::read_to_string(outdir.join("review.md")).unwrap();
+    assert!(
+        review.lines().any(|l| l.contains("manual/kubeconfig.yaml")
+            && l.contains("applied outside ArgoCD by terraform")),
+        "{review}"
+    );
 }

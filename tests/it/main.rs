@@ -37,6 +37,7 @@ mod iam_table;
 mod identity;
 mod identity_grants;
 mod inventory_apply;
+mod json_codes;
 mod json_files;
 mod json_props;
 mod key_collisions;

@@ -318,8 +318,8 @@ impl Files<'_> {
 pub struct WalkRequest {
     /// Files and directories as given on the command line; empty means `.`.
     pub paths: Vec<PathBuf>,
-    /// The repository root the globs are relative to: the config's directory
-    /// ([`crate::model::config::Config::root`]). `None`: relative to each PATH.
+    /// The repository root the globs are relative to: the directory of the
+    /// config (`.rebind.yaml`). `None`: relative to each PATH.
     pub root: Option<PathBuf>,
     /// Globs of the files parsed as YAML; empty means [`DEFAULT_INCLUDE`].
     pub include: Vec<String>,

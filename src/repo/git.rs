@@ -1391,7 +1391,7 @@ pub fn sq_quote_if_needed(s: &str) -> String {
 pub const CHECKED_OUT: &str = "the checked-out branch";
 
 /// What the repository around `path` says about its remotes and branches,
-/// for the after-merge model ([`crate::review::feeders`]): every remote's identity,
+/// for the after-merge review: every remote's identity,
 /// the remote's default branch, the base branch (`base` as given, else the
 /// remote's default branch, else the current branch's upstream; never
 /// `cutover`), and the branch and tag names. `None` outside a repository.

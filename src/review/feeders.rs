@@ -2435,13 +2435,13 @@ mod tests {
         let mut src = dir_source("charts/web", false);
         src.value_files = vec![
             "/envs/prod.yaml".into(),
-            "../../shared/v.yaml".into(),
+            "../../common/v.yaml".into(),
             "env/{{name}}.yaml".into(),
             "$values/x.yaml".into(),
             "https://example.com/v.yaml".into(),
         ];
         assert_eq!(value_file_cover(&src, "envs/prod.yaml"), Some(Cover::Yes));
-        assert_eq!(value_file_cover(&src, "shared/v.yaml"), Some(Cover::Yes));
+        assert_eq!(value_file_cover(&src, "common/v.yaml"), Some(Cover::Yes));
         assert!(matches!(
             value_file_cover(&src, "charts/web/env/prod.yaml"),
             Some(Cover::Unknown(_))

@@ -2004,7 +2004,7 @@ fn decoded_finds<'v>(
     let hosts = input.hosts;
     let decode = match input.grammar {
         Grammar::Yaml => endpoint::escape_map,
-        Grammar::Json => crate::syntax::json::json_escape_map,
+        Grammar::Json => crate::syntax::json::escape_map,
     };
     let decoded = decode(&text[body.clone()]).filter(|d| d.text == value);
     let mut finds = match &decoded {

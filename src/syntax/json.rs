@@ -511,7 +511,7 @@ type Spans = Vec<(Range<usize>, Range<usize>)>;
 /// character (an escape, a surrogate pair included, is one). `None` for what
 /// JSON does not allow: an invalid escape, a lone surrogate, an unescaped `"`
 /// or control character.
-pub fn decode_body(raw_inner: &str) -> Option<crate::text::endpoint::Decoded> {
+pub fn escape_map(raw_inner: &str) -> Option<Decoded> {
     let mut lx = Lexer {
         text: raw_inner,
         b: raw_inner.as_bytes(),
@@ -519,7 +519,7 @@ pub fn decode_body(raw_inner: &str) -> Option<crate::text::endpoint::Decoded> {
     };
     let mut spans = Spans::new();
     let text = lx.string_in(false, Some(&mut spans)).ok()?;
-    Some(crate::text::endpoint::Decoded { text, spans })
+    Some(Decoded { text, spans })
 }
 
 /// Reads a whole JSON text (RFC 8259, see the module notes) into its scalars.
@@ -1000,17 +1000,7 @@ fn offset_of(text: &str, base: usize, line: usize, column: usize) -> usize {
         .map_or(text.len(), |(i, _)| start + i)
 }
 
-/// The body of a JSON string (the bytes between the quotes), decoded like
-/// [`escape_map`]: the escapes `\" \\ \/ \b \f \n \r \t \uXXXX`, where a UTF-16
-/// surrogate pair (`\ud83d\ude00`, as Python's `json.dump` writes) is one
-/// character and one span. `None` for what JSON does not allow: another escape,
-/// a lone surrogate, an unescaped `"` or control character.
-pub fn json_escape_map(raw_inner: &str) -> Option<Decoded> {
-    // JSON has one decoder: the tokenizer's.
-    decode_body(raw_inner)
-}
-
-/// [`splice_decoded`] for the body of a JSON string ([`json_escape_map`]).
+/// [`splice_decoded`] for the body of a JSON string ([`escape_map`]).
 pub fn splice_decoded_json(
     raw_inner: &str,
     decoded_range: Range<usize>,
@@ -1020,7 +1010,7 @@ pub fn splice_decoded_json(
         raw_inner,
         decoded_range,
         replacement,
-        json_escape_map,
+        escape_map,
         escape_body,
     )
 }
@@ -1043,23 +1033,19 @@ mod tests {
             r#"\u0068ttps://x \\ \" \b\f\n\r\t"#,
             "plain é",
         ] {
-            assert_eq!(
-                json_escape_map(raw).map(|d| d.text),
-                json_reads(raw),
-                "{raw}"
-            );
+            assert_eq!(escape_map(raw).map(|d| d.text), json_reads(raw), "{raw}");
         }
         for bad in [
             r"\ud83d", r"\ude00", r"\ud83dx", r"\x2e", "a\"b", "a\nb", r"\u12",
         ] {
-            assert!(json_escape_map(bad).is_none(), "{bad:?}");
+            assert!(escape_map(bad).is_none(), "{bad:?}");
             assert_eq!(json_reads(bad), None, "{bad:?}");
         }
         let raw = format!(
             "\\ud83d\\ude00 https:\\/\\/{}\\/x",
             EKS.replacen('.', "\\u002e", 1)
         );
-        let d = json_escape_map(&raw).unwrap();
+        let d = escape_map(&raw).unwrap();
         assert_eq!(d.text, format!("😀 https://{EKS}/x"));
         let f = &find_in_decoded(&d.text, &[])[0];
         let new =
@@ -1487,19 +1473,19 @@ mod tests {
 
     #[test]
     fn a_body_decodes_with_the_tokenizers_rules_and_maps_each_character() {
-        let d = decode_body("a\\u00e9\\ud83d\\ude00\\/\u{e9}").unwrap();
+        let d = escape_map("a\\u00e9\\ud83d\\ude00\\/\u{e9}").unwrap();
         assert_eq!(d.text, "a\u{e9}\u{1f600}/\u{e9}");
         let raw: Vec<_> = d.spans.iter().map(|(r, _)| r.clone()).collect();
         assert_eq!(raw, [0..1, 1..7, 7..19, 19..21, 21..23]);
         let dec: Vec<_> = d.spans.iter().map(|(_, r)| r.clone()).collect();
         assert_eq!(dec, [0..1, 1..3, 3..7, 7..8, 8..10]);
         for bad in ["\\x41", "\\ud83d", "a\"b", "\t", "\\"] {
-            assert!(decode_body(bad).is_none(), "{bad:?}");
+            assert!(escape_map(bad).is_none(), "{bad:?}");
         }
         for s in ["", "plain", "q\"uote\\ \n\u{1}\u{1f600}"] {
             let quoted = serde_json::to_string(s).unwrap();
             let body = &quoted[1..quoted.len() - 1];
-            assert_eq!(decode_body(body).unwrap().text, s);
+            assert_eq!(escape_map(body).unwrap().text, s);
             assert_eq!(tokenize(&quoted).unwrap().tokens[0].str_value(), Some(s));
         }
     }

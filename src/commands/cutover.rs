@@ -143,7 +143,7 @@ impl Request {
     pub fn from_describe(mut self, named: &Named) -> Result<Request> {
         let describe = |flag: &str, p: &Option<PathBuf>| {
             p.as_deref()
-                .map(|p| crate::review::oidc::read_describe(flag, p))
+                .map(|p| crate::model::cluster::read_describe(flag, p))
                 .transpose()
         };
         let old = describe("--describe-from", &named.describe_from)?;

@@ -62,11 +62,11 @@ fn issuer(flag: &str, s: &str) -> Result<Issuer> {
 fn pair(a: &IdentityOptions, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec<String>)> {
     let mut notes = Vec::new();
     let from = match &a.describe_from {
-        Some(p) => Some(oidc::read_describe("--describe-from", p)?),
+        Some(p) => Some(crate::model::cluster::read_describe("--describe-from", p)?),
         None => None,
     };
     let to = match &a.describe_to {
-        Some(p) => Some(oidc::read_describe("--describe-to", p)?),
+        Some(p) => Some(crate::model::cluster::read_describe("--describe-to", p)?),
         None => None,
     };
     for d in from.iter().chain(to.iter()) {
@@ -254,7 +254,7 @@ fn current_among(
         }
         if let Some(p) = &a.describe_to {
             current.push((
-                oidc::read_describe("--describe-to", p)?.issuer,
+                crate::model::cluster::read_describe("--describe-to", p)?.issuer,
                 "--describe-to".into(),
             ));
         }

@@ -1410,7 +1410,7 @@ pub fn repo_facts(
         .collect();
     for name in &names {
         if let Ok(r) = repo.find_remote(name) {
-            if let Some(id) = r.url().ok().and_then(crate::repo::remote::repo_identity) {
+            if let Some(id) = r.url().ok().and_then(crate::text::repo_url::repo_identity) {
                 facts.identities.insert(id);
             }
         }

@@ -83,18 +83,18 @@ pub struct Remote {
 }
 
 impl Remote {
-    /// A remote URL in any spelling [`crate::repo::remote::repo_identity`]
+    /// A remote URL in any spelling [`crate::text::repo_url::repo_identity`]
     /// reads (https, ssh, scp-like `user@host:path`); the host in lower
     /// case. `None` for a local path, and for a URL that names no
     /// repository a client could address: fewer than two path segments, an
     /// empty one, a query or fragment, or characters no owner, group or
     /// repository name holds.
     pub fn parse(url: &str) -> Option<Remote> {
-        let crate::repo::remote::RemoteParts {
+        let crate::text::repo_url::RemoteParts {
             host,
             https_port,
             path,
-        } = crate::repo::remote::remote_parts(url)?;
+        } = crate::text::repo_url::remote_parts(url)?;
         let segment = |s: &str| {
             !s.is_empty()
                 && s != "."

@@ -3,8 +3,6 @@
 
 use std::collections::BTreeSet;
 
-pub use crate::text::repo_url::{remote_parts, repo_identity, RemoteParts};
-
 /// What the repository says about its branches: the base branch a cutover
 /// merges into, the remote's default branch (what `HEAD` means to ArgoCD),
 /// and the branch and tag names a `targetRevision` may be.

@@ -17,8 +17,9 @@
 
 use crate::model::application::{app_of, s, text, App, Manifest, Source, V};
 use crate::model::config::Config;
-use crate::repo::remote::{repo_identity, RepoFacts};
+use crate::repo::remote::RepoFacts;
 use crate::syntax::yaml::{self, Node, Value};
+use crate::text::repo_url::repo_identity;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

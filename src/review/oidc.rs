@@ -616,8 +616,6 @@ pub fn terraform_pending(inv: &Inventory, old: &Issuer, new: &Issuer) -> Vec<Ter
     out
 }
 
-pub use crate::model::cluster::{parse_describe, read_describe, Described};
-
 /// The EKS endpoint host's 32-hex id, when the endpoint is an EKS one. In
 /// every public sample it equals the cluster's issuer id; that is not a
 /// documented contract, so it is only ever offered as a labelled
@@ -1061,6 +1059,7 @@ fn is_chart_values(path: &std::path::Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::cluster::parse_describe;
 
     const ID: &str = "5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F";
 

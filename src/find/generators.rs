@@ -8,7 +8,7 @@
 //! chart's values are ([`templates::Flow`]), with the generator as its road.
 //! What the parameters are is [`resolve`]'s reading.
 
-use crate::discover::walk::{Entry, Role, Walk};
+use crate::discover::walk::{Role, Walk};
 use crate::find::resolve;
 use crate::find::templates::{Flow, Step, ValuesPath};
 use crate::model::application::{self, Manifest};
@@ -34,12 +34,11 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
             .and_then(|x| x.to_str())
             .is_some_and(|x| matches!(x, "yaml" | "yml" | "json"))
     };
-    let entries: Vec<Entry> = walk
-        .entries_where(&yaml)
-        .filter(|e| e.role == Role::Yaml)
-        .collect();
+    // Walked twice, lazily, rather than listed: what this keeps never grows
+    // with the files (the second walk runs only when a generator reads files).
+    let entries = || walk.entries_where(&yaml).filter(|e| e.role == Role::Yaml);
     let mut reads = Vec::new();
-    for e in &entries {
+    for e in entries() {
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
@@ -51,7 +50,7 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
     if reads.is_empty() {
         return out;
     }
-    for e in &entries {
+    for e in entries() {
         let rel = e.rel.trim_start_matches("./");
         let wanted: Vec<&Reads> = reads
             .iter()

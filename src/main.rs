@@ -1,12 +1,13 @@
 //! The `rebind` binary: parses and resolves the command line, runs the
 //! command through the library, and hands its outcome to
-//! [`rebind::output::conclude`], which renders a failure and maps the exit
+//! [`rebind::output::report::conclude`], which renders a failure and maps the exit
 //! code, signals included (see [`rebind::output::Exit`]).
 
 mod cli;
 
 use clap::Parser;
-use rebind::output::{conclude, usage_error, Exit, Sink};
+use rebind::output::report::conclude;
+use rebind::output::{usage_error, Exit, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

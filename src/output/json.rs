@@ -103,7 +103,7 @@ impl<'a> ErrorJson<'a> {
     /// A located error, from the one finding model.
     pub fn at(f: &Finding<'a>, code: &'static str) -> ErrorJson<'a> {
         ErrorJson {
-            path: Some(f.path.into()),
+            path: Some(f.path.clone()),
             line: Some(f.line),
             column: Some(f.column),
             message: f.message.clone(),
@@ -707,7 +707,7 @@ impl<'a> PlanReport<'a> {
 
 #[derive(Debug, Serialize)]
 pub struct FindingJson<'a> {
-    pub path: &'a str,
+    pub path: Str<'a>,
     pub line: usize,
     pub column: usize,
     pub severity: &'static str,
@@ -742,7 +742,7 @@ impl<'a> CheckReport<'a> {
             findings: findings
                 .iter()
                 .map(|f| FindingJson {
-                    path: f.path,
+                    path: f.path.clone(),
                     line: f.line,
                     column: f.column,
                     severity: f.level.as_str(),

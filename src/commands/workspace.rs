@@ -629,7 +629,7 @@ fn apply_one(ctx: &mut Ctx, sink: &mut Sink, i: usize) -> Result<(), Failure> {
     }
     let options = ApplyOptions {
         request: repo_request(ctx, e),
-        json: true,
+        format: crate::output::report::MACHINE,
         yes: true,
         branch: change.branch.clone(),
         push: change.push.clone(),

@@ -39,8 +39,9 @@ pub use finding::{md_code, md_fence, rules, Finding, Level, Rule, SCHEMA_VERSION
 use std::io::{self, Write};
 
 /// How a command prints its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
+    #[default]
     Text,
     Json,
     /// SARIF 2.1.0 (`scan`, `diff`, `check`).

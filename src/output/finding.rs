@@ -116,6 +116,14 @@ impl<'a> Finding<'a> {
         }
     }
 
+    /// A file `scan` could not parse (its endpoints are listed as text).
+    pub fn unparsed(e: &'a crate::edit::rewrite::PlanError) -> Finding<'a> {
+        Finding {
+            rule: rules::UNPARSED,
+            ..Finding::from_error(e)
+        }
+    }
+
     /// A `scan` occurrence: a note, since scan only lists.
     pub fn from_occurrence(path: &'a str, o: &crate::find::locate::Occurrence) -> Finding<'a> {
         let mut message = format!(

@@ -1,11 +1,16 @@
 //! The one place an output [`Format`] is told apart (a test fails on a
 //! `Format::` variant named anywhere else in `src/` but the `--format`
 //! flag's definition): a command builds its [`Report`] and hands it to
-//! [`render`], which writes the parts the format shows; a run's end, its
-//! exit code and a failure's rendering are [`conclude`]'s.
+//! [`render`], which writes the parts the format shows; `scan`'s report,
+//! written while the files are read, is [`scan`]'s; a run's end, its exit
+//! code and a failure's rendering are [`conclude`]'s.
 
-use super::{github, json, sarif, warn_skipped, Exit, Finding, Format, Outcome, Rule, Sink};
+use super::json::{Feed, ScanRest, ScanStream};
+use super::{github, json, rules, sarif, text, warn_skipped, Exit, Finding, Format};
+use super::{Outcome, Rule, Sink};
 use crate::discover::walk::Skipped;
+use crate::edit::rewrite::PlanError;
+use crate::find::locate::Occurrence;
 
 /// The format one command reads another's report back in (`workspace`
 /// reads each repository's `apply`).
@@ -71,6 +76,77 @@ pub fn render_parts(
     json: impl Fn(&mut Sink),
 ) {
     render(sink, format, &Parts(text, json));
+}
+
+/// `scan`'s report, written while the files are read so that memory stays
+/// flat: `walk` runs once, told whether the report shows cluster and tier
+/// names (JSON does), and feeds each occurrence to the format's writer as
+/// its file is read; it returns the rest of the report. Returns the files
+/// that did not parse.
+pub fn scan(
+    sink: &mut Sink,
+    format: Format,
+    walk: impl FnOnce(bool, Feed) -> anyhow::Result<ScanRest>,
+) -> anyhow::Result<Vec<PlanError>> {
+    let rest = match format {
+        Format::Json => {
+            let mut errors = Vec::new();
+            ScanStream::new(|each: Feed| {
+                let rest = walk(true, each)?;
+                errors = rest.errors.clone();
+                Ok(rest)
+            })
+            .write(sink.writer())?;
+            return Ok(errors);
+        }
+        Format::Text => {
+            let rest = walk(false, &mut |rel, o| {
+                sink.say(&text::occurrence_line(rel, o))
+            })?;
+            sink.say(&text::scan_summary(&rest.summary));
+            sink.say(&super::names::arn_text(&rest.arn_clusters));
+            if !rest.notes.is_empty() {
+                sink.say(
+                    "\nTemplated, not followed (chart template actions at cluster positions):\n",
+                );
+                for n in &rest.notes {
+                    sink.say(&format!("  {n}\n"));
+                }
+            }
+            warn_skipped(sink, &rest.skipped);
+            return Ok(rest.errors);
+        }
+        Format::Github => {
+            let rest = walk(false, &mut |rel, o| {
+                sink.out(&github::line(&Finding::from_occurrence(rel, o)))
+            })?;
+            let errors: Vec<Finding> = rest.errors.iter().map(Finding::unparsed).collect();
+            sink.out(&github::render(&errors));
+            rest
+        }
+        Format::Sarif => {
+            // SARIF is one document with its results inside: collected, then written.
+            let mut found: Vec<(String, Occurrence)> = Vec::new();
+            let rest = walk(false, &mut |rel, o| {
+                found.push((rel.to_string(), o.clone()))
+            })?;
+            let mut findings: Vec<Finding> = found
+                .iter()
+                .map(|(rel, o)| Finding::from_occurrence(rel, o))
+                .collect();
+            findings.extend(rest.errors.iter().map(Finding::unparsed));
+            let rules = [rules::ENDPOINT, rules::ENDPOINT_MENTION, rules::UNPARSED];
+            sink.out(&sarif::render(&findings, &rules));
+            rest
+        }
+    };
+    // Chart template actions not followed: warnings, as these formats have
+    // no place for them.
+    warn_skipped(sink, &rest.skipped);
+    for n in &rest.notes {
+        sink.warn(&n.to_string());
+    }
+    Ok(rest.errors)
 }
 
 /// The one place an outcome becomes the process's exit code and, on

@@ -5,7 +5,7 @@
 //! written while the files are read, is [`scan`]'s; a run's end, its exit
 //! code and a failure's rendering are [`conclude`]'s.
 
-use super::json::{Feed, ScanRest, ScanStream};
+use super::json::{Feed, ScanRest};
 use super::{github, json, rules, sarif, text, warn_skipped, Exit, Finding, Format};
 use super::{Outcome, Rule, Sink};
 use crate::discover::walk::Skipped;
@@ -89,16 +89,7 @@ pub fn scan(
     walk: impl FnOnce(bool, Feed) -> anyhow::Result<ScanRest>,
 ) -> anyhow::Result<Vec<PlanError>> {
     let rest = match format {
-        Format::Json => {
-            let mut errors = Vec::new();
-            ScanStream::new(|each: Feed| {
-                let rest = walk(true, each)?;
-                errors = rest.errors.clone();
-                Ok(rest)
-            })
-            .write(sink.writer())?;
-            return Ok(errors);
-        }
+        Format::Json => return Ok(json::scan(&mut sink.writer(), |each| walk(true, each))?.errors),
         Format::Text => {
             let rest = walk(false, &mut |rel, o| {
                 sink.say(&text::occurrence_line(rel, o))

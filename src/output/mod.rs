@@ -198,8 +198,9 @@ impl Exit {
 
 /// A usage error the argument parser found (and printed on stderr): when
 /// the arguments ask for JSON (`--json`, `--format json`) of a command, its
-/// JSON error report goes to stdout too, as for every other refusal. Exit 2.
-pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> Exit {
+/// JSON error report goes to stdout too, as for every other refusal. Returns
+/// the exit code: 2.
+pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> u8 {
     let json = args.iter().enumerate().any(|(i, a)| {
         a == "--json"
             || a == "--format=json"
@@ -217,7 +218,7 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
     if let Some(msg) = sink.finish() {
         sink.error(&msg);
     }
-    Exit::Error
+    Exit::Error.code()
 }
 
 /// Whether to colour: `--color always|never`, or for `auto` what `anstream`

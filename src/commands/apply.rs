@@ -178,6 +178,25 @@ impl Run<'_> {
         json::PlanReport::new("apply", status, &self.plan, &self.inv.skipped)
     }
 
+    /// The JSON report of a run whose change is written (`applied`), or
+    /// was already (`already_done`): with its commit and pull request.
+    fn written(
+        &self,
+        status: &'static str,
+        c: Option<&git::Committed>,
+        pr: Option<&pr::Opened>,
+    ) -> String {
+        let mut r = self.report(status);
+        r.written = status == "applied";
+        if let Some(c) = c {
+            r.branch = Some(c.branch.clone());
+            r.commit = Some(c.commit.clone());
+            r.pushed_to = c.pushed_to.clone();
+        }
+        r.pull_request = pr.map(json::PullRequestJson::new);
+        json::render(&r)
+    }
+
     /// The output files this run writes, with their flags (`--secret-out`
     /// only when a Secret is rendered).
     fn outputs(&self) -> Vec<(&'static str, &Path)> {
@@ -425,14 +444,7 @@ fn already_done(
         sink.info(&said);
     }
     let pr = open_pr(run, repo, &c)?;
-    let json = |sink: &mut Sink| {
-        let mut r = run.report("already_done");
-        r.branch = Some(c.branch.clone());
-        r.commit = Some(c.commit.clone());
-        r.pushed_to = c.pushed_to.clone();
-        r.pull_request = pr.as_ref().map(json::PullRequestJson::new);
-        sink.out(&json::render(&r));
-    };
+    let json = |sink: &mut Sink| sink.out(&run.written("already_done", Some(&c), pr.as_ref()));
     let text = |sink: &mut Sink| {
         let mut msg = format!(
             "Branch {branch} already holds exactly this change (commit {})",
@@ -731,17 +743,7 @@ fn write_in_place(start: &Path, plan: &Plan) -> Result<()> {
 /// The report of a finished apply.
 fn finish(run: &Run, sink: &mut Sink, committed: Option<&git::Committed>, pr: Option<&pr::Opened>) {
     let plan = &run.plan;
-    let json = |sink: &mut Sink| {
-        let mut r = run.report("applied");
-        r.written = true;
-        if let Some(c) = committed {
-            r.branch = Some(c.branch.clone());
-            r.commit = Some(c.commit.clone());
-            r.pushed_to = c.pushed_to.clone();
-        }
-        r.pull_request = pr.map(json::PullRequestJson::new);
-        sink.out(&json::render(&r));
-    };
+    let json = |sink: &mut Sink| sink.out(&run.written("applied", committed, pr));
     let text = |sink: &mut Sink| {
         let mut msg = format!(
             "Rewrote {} in {}",

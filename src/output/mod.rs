@@ -38,8 +38,9 @@ pub mod workspace;
 pub use finding::{md_code, md_fence, rules, Finding, Level, Rule, SCHEMA_VERSION};
 use std::io::{self, Write};
 
-/// How a command prints its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How a command prints its report. Not comparable (no `PartialEq`):
+/// a format is told apart only by the `match`es of `report`.
+#[derive(Debug, Clone, Copy, Default)]
 pub enum Format {
     #[default]
     Text,

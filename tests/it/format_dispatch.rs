@@ -6,7 +6,8 @@
 //! (`src/cli/args.rs`) may name the variants it maps its values to.
 //! Comments and strings are blanked first (the masking of
 //! [`super::structure::mask`]), so a doc sentence about `Format::Json` is
-//! not a use.
+//! not a use. (`format == x` does not compile: `Format` has no
+//! `PartialEq`.)
 
 use super::structure::{mask, rust_files};
 use std::path::Path;

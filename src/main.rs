@@ -1,12 +1,14 @@
 //! The `rebind` binary: parses and resolves the command line, runs the
 //! command through the library, and hands its outcome to
-//! [`rebind::output::conclude`], which renders a failure and maps the exit
-//! code, signals included (see [`rebind::output::Exit`]).
+//! [`rebind::output::report::conclude`], which renders a failure and decides
+//! the exit code, signals included (see [`rebind::output::Exit`]); a usage
+//! error's code is [`rebind::output::usage_error`]'s.
 
 mod cli;
 
 use clap::Parser;
-use rebind::output::{conclude, usage_error, Exit, Sink};
+use rebind::output::report::conclude;
+use rebind::output::{usage_error, Sink};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -24,17 +26,20 @@ fn main() -> ExitCode {
             let message = message.join(" ");
             let args: Vec<String> = std::env::args().skip(1).collect();
             let mut sink = Sink::stdio(false, false);
-            let exit = usage_error(&mut sink, &cli::command_names(), &args, &message);
-            return ExitCode::from(exit.code());
+            return ExitCode::from(usage_error(
+                &mut sink,
+                &cli::command_names(),
+                &args,
+                &message,
+            ));
         }
     };
     let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
-    if let Err(e) = rebind::sys::signals::install(say_on_signal) {
-        sink.error(&format!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}"));
-        return ExitCode::from(Exit::Error.code());
-    }
-    let outcome = cli::run(run.command, &mut sink);
+    let outcome = match rebind::sys::signals::install(say_on_signal) {
+        Err(e) => Err(anyhow::anyhow!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}").into()),
+        Ok(()) => cli::run(run.command, &mut sink),
+    };
     ExitCode::from(conclude(&mut sink, run.name, run.format, outcome))
 }
 

@@ -5,7 +5,7 @@ use super::args::{ApplyArgs, DiffArgs, RebindArgs};
 use anyhow::Result;
 use rebind::commands::apply::{self, ApplyOptions, DiffOptions, PrOptions, Prompt};
 use rebind::commands::cutover::{Named, Request};
-use rebind::output::{Format, Outcome, Sink};
+use rebind::output::{Outcome, Sink};
 use std::io::{BufRead, IsTerminal};
 
 impl RebindArgs {
@@ -63,7 +63,7 @@ pub fn diff(a: DiffArgs, sink: &mut Sink) -> Outcome {
 pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
     let options = ApplyOptions {
         request: a.rebind.request()?,
-        json: a.format.get() == Format::Json,
+        format: a.format.get(),
         yes: a.yes,
         no_commit: a.no_commit,
         branch: a.branch,

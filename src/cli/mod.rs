@@ -10,7 +10,7 @@
 //! [`Cli::resolve`] settles everything about the run that is not the
 //! command's own work (output format, colour, `-q`) before anything runs;
 //! each command returns an [`Outcome`] and `main` hands it to
-//! [`rebind::output::conclude`], the one place that renders a failure and
+//! [`rebind::output::report::conclude`], the one place that renders a failure and
 //! maps the exit code.
 //!
 //! To add a command: a variant of [`Command`] with its `Args`, its options

@@ -4,7 +4,7 @@
 
 use super::args::{WorkspaceArgs, WorkspaceCommand};
 use rebind::commands::workspace::{self, Action, WorkspaceOptions};
-use rebind::output::{Format, Outcome, Sink};
+use rebind::output::{Outcome, Sink};
 
 pub fn run(a: WorkspaceArgs, sink: &mut Sink) -> Outcome {
     let (action, flags) = match a.command {
@@ -15,7 +15,7 @@ pub fn run(a: WorkspaceArgs, sink: &mut Sink) -> Outcome {
     };
     let options = WorkspaceOptions {
         action,
-        json: flags.format.get() == Format::Json,
+        format: flags.format.get(),
         file: flags.file,
         dry_run: flags.dry_run,
         yes: flags.yes,

@@ -13,10 +13,12 @@
 //! through the [`Sink`].
 
 use crate::commands::cutover::{self, Request};
+use crate::discover::walk::Skipped;
 use crate::edit::write;
 use crate::find::inventory::Inventory;
+use crate::output::report::{self, Report};
 use crate::output::{
-    github, json, rules, sarif, text, warn_skipped, Exit, Failure, Finding, Format, Outcome, Sink,
+    json, rules, text, warn_skipped, Exit, Failure, Finding, Format, Outcome, Rule, Sink,
 };
 use crate::repo::{git, pr};
 use crate::review::plan::Plan;
@@ -40,7 +42,7 @@ pub struct ApplyOptions {
     /// The rebind (its `branch` is set from [`ApplyOptions::branch`]).
     pub request: Request,
     /// Text, or JSON on stdout (the plan and the prompt then go to stderr).
-    pub json: bool,
+    pub format: Format,
     /// Do not ask.
     pub yes: bool,
     /// Rewrite in place: no branch, no commit.
@@ -89,32 +91,44 @@ pub fn diff(o: &DiffOptions, sink: &mut Sink) -> Outcome {
     } else {
         "pending"
     };
-    match o.format {
-        Format::Json => sink.out(&json::render(&json::PlanReport::new(
-            "diff",
-            status,
-            &plan,
-            &inv.skipped,
-        ))),
-        Format::Github => {
-            sink.out(&github::render(&Finding::from_plan(&plan)));
-            warn_skipped(sink, &inv.skipped);
-        }
-        Format::Sarif => {
-            sink.out(&sarif::render(
-                &Finding::from_plan(&plan),
-                &[rules::PENDING, rules::MENTION, rules::UNSAFE],
-            ));
-            warn_skipped(sink, &inv.skipped);
-        }
-        Format::Text => show_plan(sink, &plan, &inv, false),
-    }
+    let diff = DiffReport {
+        plan: &plan,
+        inv: &inv,
+        status,
+    };
+    report::render(sink, o.format, &diff);
     fail_on_errors(&plan)?;
     Ok(if plan.files.is_empty() {
         Exit::Ok
     } else {
         Exit::Pending
     })
+}
+
+/// `diff`'s report: the plan, and what could not be read.
+struct DiffReport<'a> {
+    plan: &'a Plan,
+    inv: &'a Inventory,
+    status: &'static str,
+}
+
+impl Report for DiffReport<'_> {
+    fn text(&self, sink: &mut Sink) {
+        show_plan(sink, self.plan, self.inv, false);
+    }
+    fn json(&self, sink: &mut Sink) {
+        let r = json::PlanReport::new("diff", self.status, self.plan, &self.inv.skipped);
+        sink.out(&json::render(&r));
+    }
+    fn findings(&self) -> Vec<Finding<'_>> {
+        Finding::from_plan(self.plan)
+    }
+    fn rules(&self) -> &'static [Rule] {
+        &[rules::PENDING, rules::MENTION, rules::UNSAFE]
+    }
+    fn skipped(&self) -> &[Skipped] {
+        &self.inv.skipped
+    }
 }
 
 /// The plan as text: the diff, the counts, the summary, the mentions.
@@ -162,6 +176,25 @@ struct Run<'o> {
 impl Run<'_> {
     fn report(&self, status: &'static str) -> json::PlanReport<'_> {
         json::PlanReport::new("apply", status, &self.plan, &self.inv.skipped)
+    }
+
+    /// The JSON report of a run whose change is written (`applied`), or
+    /// was already (`already_done`): with its commit and pull request.
+    fn written(
+        &self,
+        status: &'static str,
+        c: Option<&git::Committed>,
+        pr: Option<&pr::Opened>,
+    ) -> String {
+        let mut r = self.report(status);
+        r.written = status == "applied";
+        if let Some(c) = c {
+            r.branch = Some(c.branch.clone());
+            r.commit = Some(c.commit.clone());
+            r.pushed_to = c.pushed_to.clone();
+        }
+        r.pull_request = pr.map(json::PullRequestJson::new);
+        json::render(&r)
     }
 
     /// The output files this run writes, with their flags (`--secret-out`
@@ -286,12 +319,12 @@ pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcom
     let run = run;
     let plan = &run.plan;
     if plan.files.is_empty() {
-        if o.json {
-            sink.out(&json::render(&run.report("nothing_to_change")));
-        } else {
+        let text = |sink: &mut Sink| {
             show_plan(sink, plan, &run.inv, false);
             sink.say("Nothing to change.\n");
-        }
+        };
+        let json = |sink: &mut Sink| sink.out(&json::render(&run.report("nothing_to_change")));
+        report::render_parts(sink, o.format, text, json);
         return Ok(Exit::Ok);
     }
     // The git flow's checks all run before anything is shown or written.
@@ -308,8 +341,9 @@ pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcom
         if !confirmed(&run, sink, prompt, branch)? {
             return Ok(Exit::Pending);
         }
-    } else if !o.json {
-        show_plan(sink, plan, &run.inv, false);
+    } else {
+        let text = |sink: &mut Sink| show_plan(sink, plan, &run.inv, false);
+        report::render_parts(sink, o.format, text, |_| {});
     }
     let (committed, pr) = write_and_commit(&run, sink, git.as_ref())?;
     finish(&run, sink, committed.as_ref(), pr.as_ref());
@@ -410,14 +444,8 @@ fn already_done(
         sink.info(&said);
     }
     let pr = open_pr(run, repo, &c)?;
-    if run.o.json {
-        let mut r = run.report("already_done");
-        r.branch = Some(c.branch.clone());
-        r.commit = Some(c.commit.clone());
-        r.pushed_to = c.pushed_to.clone();
-        r.pull_request = pr.as_ref().map(json::PullRequestJson::new);
-        sink.out(&json::render(&r));
-    } else {
+    let json = |sink: &mut Sink| sink.out(&run.written("already_done", Some(&c), pr.as_ref()));
+    let text = |sink: &mut Sink| {
         let mut msg = format!(
             "Branch {branch} already holds exactly this change (commit {})",
             &commit[..12.min(commit.len())]
@@ -430,7 +458,8 @@ fn already_done(
             msg.push_str(&text::pull_request_line(pr));
         }
         sink.say(&msg);
-    }
+    };
+    report::render_parts(sink, run.o.format, text, json);
     Ok(Exit::Ok)
 }
 
@@ -447,7 +476,12 @@ fn confirmed(
     }
     let plan = &run.plan;
     // With JSON on stdout, the plan and the prompt go to stderr.
-    show_plan(sink, plan, &run.inv, run.o.json);
+    report::render_parts(
+        sink,
+        run.o.format,
+        |sink| show_plan(sink, plan, &run.inv, false),
+        |sink| show_plan(sink, plan, &run.inv, true),
+    );
     let what = format!(
         "{} in {}",
         count(plan.change_count(), "change"),
@@ -463,9 +497,8 @@ fn confirmed(
         return Ok(true);
     }
     sink.info("Nothing written.\n");
-    if run.o.json {
-        sink.out(&json::render(&run.report("declined")));
-    }
+    let json = |sink: &mut Sink| sink.out(&json::render(&run.report("declined")));
+    report::render_parts(sink, run.o.format, |_| {}, json);
     Ok(false)
 }
 
@@ -710,38 +743,30 @@ fn write_in_place(start: &Path, plan: &Plan) -> Result<()> {
 /// The report of a finished apply.
 fn finish(run: &Run, sink: &mut Sink, committed: Option<&git::Committed>, pr: Option<&pr::Opened>) {
     let plan = &run.plan;
-    if run.o.json {
-        let mut r = run.report("applied");
-        r.written = true;
+    let json = |sink: &mut Sink| sink.out(&run.written("applied", committed, pr));
+    let text = |sink: &mut Sink| {
+        let mut msg = format!(
+            "Rewrote {} in {}",
+            count(plan.change_count(), "occurrence"),
+            count(plan.manifest_count(), "file")
+        );
         if let Some(c) = committed {
-            r.branch = Some(c.branch.clone());
-            r.commit = Some(c.commit.clone());
-            r.pushed_to = c.pushed_to.clone();
+            msg.push_str(&format!(
+                " and committed them as {} on branch {} (now checked out)",
+                &c.commit[..12],
+                c.branch
+            ));
+            if let Some(r) = &c.pushed_to {
+                msg.push_str(&format!("; pushed to {r}"));
+            }
         }
-        r.pull_request = pr.map(json::PullRequestJson::new);
-        sink.out(&json::render(&r));
-        return;
-    }
-    let mut msg = format!(
-        "Rewrote {} in {}",
-        count(plan.change_count(), "occurrence"),
-        count(plan.manifest_count(), "file")
-    );
-    if let Some(c) = committed {
-        msg.push_str(&format!(
-            " and committed them as {} on branch {} (now checked out)",
-            &c.commit[..12],
-            c.branch
-        ));
-        if let Some(r) = &c.pushed_to {
-            msg.push_str(&format!("; pushed to {r}"));
+        msg.push_str(".\n");
+        if let Some(pr) = pr {
+            msg.push_str(&text::pull_request_line(pr));
         }
-    }
-    msg.push_str(".\n");
-    if let Some(pr) = pr {
-        msg.push_str(&text::pull_request_line(pr));
-    }
-    sink.say(&msg);
+        sink.say(&msg);
+    };
+    report::render_parts(sink, run.o.format, text, json);
 }
 
 /// The repository's own registration by ARN that the plan rebinds, if any.

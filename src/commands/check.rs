@@ -8,14 +8,30 @@ use crate::discover::walk;
 use crate::edit::rewrite::matches;
 use crate::find::inventory::Inventory;
 use crate::find::locate::Kind;
+use crate::find::locate::Occurrence;
 use crate::model::config::{self, Config};
-use crate::output::check::{finding, Finding, Rule, Severity};
-use crate::output::{
-    self, github, json, rules, sarif, text, warn_skipped, Exit, Format, Outcome, Sink,
-};
+use crate::output::check::CheckReport;
+use crate::output::{report, rules, Exit, Format, Level, Outcome, Rule, Sink};
 use crate::text::endpoint::Shape;
 use anyhow::Result;
+use std::borrow::Cow;
 use std::path::PathBuf;
+
+/// A `check` finding: owned, as it outlives the inventory it was read from.
+pub type Finding = crate::output::Finding<'static>;
+
+/// A finding at occurrence `o` of file `rel`.
+fn finding(rel: &str, o: &Occurrence, level: Level, rule: Rule, message: String) -> Finding {
+    Finding {
+        path: Cow::Owned(rel.to_string()),
+        line: o.line,
+        column: o.column,
+        level,
+        rule,
+        message: Cow::Owned(message),
+        fix: None,
+    }
+}
 
 /// Checks every occurrence in `inv` against the config. Retired endpoints in
 /// values are errors, in comments, text and template actions warnings;
@@ -25,12 +41,15 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
     // What could not be read cannot be shown clean.
     for s in inv.skipped.iter().filter(|s| s.may_hold) {
         out.push(Finding {
-            rel: s.rel.clone(),
+            path: Cow::Owned(s.rel.clone()),
             line: 1,
             column: 1,
-            severity: Severity::Error,
-            rule: Rule::Unread,
-            message: format!("may hold an endpoint but was not read: {}", s.reason),
+            level: Level::Error,
+            rule: rules::UNREAD,
+            message: Cow::Owned(format!(
+                "may hold an endpoint but was not read: {}",
+                s.reason
+            )),
             fix: Some(format!(
                 "make the files rebind could not read readable (UTF-8 for YAML), or list them under exclude: in {}",
                 crate::model::config::FILE_NAME
@@ -46,10 +65,10 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                 .find_map(|c| c.retired.iter().find(|r| matches(o, r)).map(|r| (c, r)));
             if let Some((c, r)) = retired {
                 // A file that does not parse cannot prove the mention harmless.
-                let severity = if o.kind == Kind::Value || src.located.is_err() {
-                    Severity::Error
+                let level = if o.kind == Kind::Value || src.located.is_err() {
+                    Level::Error
                 } else {
-                    Severity::Warning
+                    Level::Warning
                 };
                 let place = match o.kind {
                     Kind::Value => "",
@@ -60,8 +79,8 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                 let mut f = finding(
                     rel,
                     o,
-                    severity,
-                    Rule::Retired,
+                    level,
+                    rules::RETIRED,
                     format!(
                         "retired endpoint {} of cluster {}; current is {}{place}",
                         r.url(),
@@ -83,16 +102,16 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
             let workload =
                 o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster;
             if workload && !declared {
-                let severity = if allow_unknown {
-                    Severity::Warning
+                let level = if allow_unknown {
+                    Level::Warning
                 } else {
-                    Severity::Error
+                    Level::Error
                 };
                 let mut f = finding(
                     rel,
                     o,
-                    severity,
-                    Rule::Unknown,
+                    level,
+                    rules::UNKNOWN,
                     format!(
                         "endpoint {} at {} is not declared by any cluster in {}",
                         o.endpoint,
@@ -138,21 +157,21 @@ pub fn retired_issuers(inv: &crate::review::oidc::Inventory, cfg: &Config) -> Ve
             " (in a text file)"
         };
         out.push(Finding {
-            rel: r.rel.clone(),
+            path: Cow::Owned(r.rel.clone()),
             line: r.line,
             column: r.column,
-            severity: if r.in_manifest && !r.in_comment {
-                Severity::Error
+            level: if r.in_manifest && !r.in_comment {
+                Level::Error
             } else {
-                Severity::Warning
+                Level::Warning
             },
-            rule: Rule::RetiredIssuer,
-            message: format!(
+            rule: rules::RETIRED_ISSUER,
+            message: Cow::Owned(format!(
                 "retired OIDC issuer {} of cluster {} ({}){current}{place}",
                 retired.url(),
                 c.name,
                 r.found.form.name()
-            ),
+            )),
             fix: Some(format!(
                 "rebind identity --trust remove-retired --oidc-retired {} --yes",
                 retired.url()
@@ -281,7 +300,6 @@ fn free_branch(repo: &crate::repo::git::Repo, fix: &str) -> Option<String> {
 /// `rebind check`: the findings in the format asked for; exit 1 when one
 /// fails the check.
 pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
-    let format = a.format;
     let (cfg, walk) = resolve(a)?;
     let hosts: Vec<String> = cfg
         .clusters
@@ -297,30 +315,11 @@ pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
         ));
     }
     runnable_fixes(&mut found, a, &cfg);
-    let failed = found.iter().any(|f| f.severity == Severity::Error);
-    let findings: Vec<output::Finding> = found.iter().map(output::Finding::from_check).collect();
-    match format {
-        Format::Json => sink.out(&json::render(&json::CheckReport::new(
-            &findings,
-            &inv.skipped,
-        ))),
-        Format::Sarif => sink.out(&sarif::render(
-            &findings,
-            &[
-                rules::RETIRED,
-                rules::UNKNOWN,
-                rules::UNREAD,
-                rules::RETIRED_ISSUER,
-            ],
-        )),
-        Format::Github => sink.out(&github::render(&findings)),
-        Format::Text => {
-            let fixes: Vec<&str> = found.iter().filter_map(|f| f.fix.as_deref()).collect();
-            sink.say(&text::check_text(&findings, &fixes))
-        }
-    }
-    if format != Format::Json {
-        warn_skipped(sink, &inv.skipped);
-    }
+    let failed = found.iter().any(|f| f.level == Level::Error);
+    let report = CheckReport {
+        findings: found,
+        skipped: &inv.skipped,
+    };
+    report::render(sink, a.format, &report);
     Ok(if failed { Exit::Pending } else { Exit::Ok })
 }

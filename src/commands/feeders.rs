@@ -71,11 +71,14 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     let files: Vec<(String, Vec<String>)> = files.into_iter().collect();
     let mut report = feeders::report(&model, &root, &files);
     report.live = live;
-    match format {
-        Format::Json => sink.out(&output::json::render(&output::feeders::FeedersReport::new(
-            &root, &report,
-        ))),
-        _ => sink.say(&output::feeders::text(&report)),
-    }
+    output::report::render_parts(
+        sink,
+        format,
+        |sink| sink.say(&output::feeders::text(&report)),
+        |sink| {
+            let r = output::feeders::FeedersReport::new(&root, &report);
+            sink.out(&output::json::render(&r))
+        },
+    );
     Ok(Exit::Ok)
 }

@@ -178,10 +178,12 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
         return Ok(trust(a, change, &inv, pair.as_ref(), sink)?);
     }
     let report = IdentityReport::new(&inv, pair.as_ref(), notes);
-    match format {
-        Format::Json => sink.out(&output::json::render(&report)),
-        _ => sink.say(&output::identity::text(&report)),
-    }
+    output::report::render_parts(
+        sink,
+        format,
+        |sink| sink.say(&output::identity::text(&report)),
+        |sink| sink.out(&output::json::render(&report)),
+    );
     // Exit 0 only when every grant of the old issuer is proven covered.
     Ok(if report.ready == Some(false) {
         Exit::Pending
@@ -222,15 +224,17 @@ fn refuse(
     message: String,
     sink: &mut Sink,
 ) -> anyhow::Error {
-    if a.format == Format::Json {
+    // In text the error says it all.
+    let json = |sink: &mut Sink| {
         sink.out(&output::json::render(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": output::SCHEMA_VERSION,
             "command": "identity",
             "trust": change_name(change),
             "error": {"code": code, "message": message},
             "written": false,
-        })));
-    }
+        })))
+    };
+    output::report::render_parts(sink, a.format, |_| {}, json);
     anyhow!("{message}")
 }
 
@@ -405,9 +409,9 @@ fn trust(
             "Nothing rebind can change here; what is listed above needs the new issuer by hand.\n",
         );
     }
-    if a.format == Format::Json {
+    let json = |sink: &mut Sink| {
         sink.out(&output::json::render(&serde_json::json!({
-            "schema_version": 1,
+            "schema_version": output::SCHEMA_VERSION,
             "command": "identity",
             "trust": change_name(change),
             "files": plans.iter().map(|p| serde_json::json!({"path": p.rel, "diff": crate::edit::diff::unified(p)})).collect::<Vec<_>>(),
@@ -415,10 +419,9 @@ fn trust(
             "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "not_followed": not_followed.iter().map(|t| serde_json::json!({"code": codes::NOT_PROVEN, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),
-        })));
-    } else {
-        sink.say(&text);
-    }
+        })))
+    };
+    output::report::render_parts(sink, a.format, |sink| sink.say(&text), json);
     let left = if by_hand == 0 {
         Exit::Ok
     } else {
@@ -431,11 +434,10 @@ fn trust(
         return Ok(Exit::Pending);
     }
     crate::edit::write::write_all(&plans)?;
-    if a.format != Format::Json {
-        sink.say(&format!(
-            "Wrote {}.\n",
-            crate::text::words::count(plans.len(), "file")
-        ));
-    }
+    let wrote = format!(
+        "Wrote {}.\n",
+        crate::text::words::count(plans.len(), "file")
+    );
+    output::report::render_parts(sink, a.format, |sink| sink.say(&wrote), |_| {});
     Ok(left)
 }

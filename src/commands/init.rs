@@ -101,7 +101,7 @@ pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
 
 /// What `init` wrote, in the format asked for.
 fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::InitCluster]) {
-    if format == Format::Json {
+    let json = |sink: &mut Sink| {
         sink.out(&json::render(&json::InitReport {
             schema_version: crate::output::SCHEMA_VERSION,
             command: "init",
@@ -116,22 +116,24 @@ fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::In
                 })
                 .collect(),
             written: true,
-        }));
-        return;
-    }
-    let mut msg = format!(
-        "Wrote {} with {}:\n",
-        target.display(),
-        count(clusters.len(), "cluster")
-    );
-    for c in clusters {
-        msg.push_str(&format!(
-            "  {}: {} ({} in {})\n",
-            c.name,
-            c.endpoint,
-            count(c.expect.occurrences.unwrap_or(0), "occurrence"),
-            count(c.expect.files.unwrap_or(0), "file")
-        ));
-    }
-    sink.say(&msg);
+        }))
+    };
+    let text = |sink: &mut Sink| {
+        let mut msg = format!(
+            "Wrote {} with {}:\n",
+            target.display(),
+            count(clusters.len(), "cluster")
+        );
+        for c in clusters {
+            msg.push_str(&format!(
+                "  {}: {} ({} in {})\n",
+                c.name,
+                c.endpoint,
+                count(c.expect.occurrences.unwrap_or(0), "occurrence"),
+                count(c.expect.files.unwrap_or(0), "file")
+            ));
+        }
+        sink.say(&msg);
+    };
+    crate::output::report::render_parts(sink, format, text, json);
 }

@@ -11,9 +11,7 @@ use crate::edit::rewrite::{self, PlanError};
 use crate::find::inventory::{Item, Source};
 use crate::find::locate::Occurrence;
 use crate::find::summary::Summary;
-use crate::output::{
-    github, json, rules, sarif, text, warn_skipped, Exit, Finding, Format, Outcome, Sink,
-};
+use crate::output::{json, report, Exit, Format, Outcome, Sink};
 use crate::text::endpoint::Endpoint;
 use anyhow::Result;
 
@@ -80,9 +78,8 @@ fn may_be_listed_again(o: &Occurrence) -> bool {
         && crate::text::endpoint::shape(&o.found.host) == crate::text::endpoint::Shape::Other
 }
 
-/// The scan resolved from its flags: what to look for, where, how to print.
+/// The scan resolved from its flags: what to look for, where.
 struct ScanRun {
-    format: Format,
     from: Vec<Endpoint>,
     hosts: Vec<String>,
     walk: crate::discover::walk::Walk,
@@ -97,19 +94,14 @@ fn resolve(a: &ScanOptions) -> Result<ScanRun> {
     let hosts = from.iter().map(|e| e.host.to_ascii_lowercase()).collect();
     let cfg = a.scope.config()?;
     let walk = a.scope.discover_with(cfg.as_ref())?;
-    Ok(ScanRun {
-        format: a.format,
-        from,
-        hosts,
-        walk,
-    })
+    Ok(ScanRun { from, hosts, walk })
 }
 
 /// Walks the tree, calling `each` for every occurrence as its file is
 /// read; returns the summary, the skipped files and the parse errors.
-fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
-    let json = run.format == Format::Json;
-    let mut summary = if json {
+/// `names`: the report shows cluster and tier names.
+fn walk(run: &ScanRun, names: bool, each: json::Feed) -> Result<json::ScanRest> {
+    let mut summary = if names {
         Summary::keeping_tier_names()
     } else {
         Summary::default()
@@ -117,11 +109,7 @@ fn walk(run: &ScanRun, each: json::Feed) -> Result<json::ScanRest> {
     let mut skipped = Vec::new();
     let mut errors = Vec::new();
     let mut listed = 0usize;
-    // Cluster names show only in the JSON report (`cluster_name`).
-    let want = crate::find::locate::Want {
-        only: false,
-        names: json,
-    };
+    let want = crate::find::locate::Want { only: false, names };
     // Endpoints found only by their position (no managed host shape): their
     // comment and text mentions are looked up in a second pass, as `--from`
     // would find them.
@@ -223,60 +211,7 @@ fn arn_clusters(walk: &crate::discover::walk::Walk) -> Vec<(String, crate::find:
 /// file that holds an endpoint does not parse.
 pub fn run(a: &ScanOptions, sink: &mut Sink) -> Outcome {
     let run = resolve(a)?;
-    let errors = match run.format {
-        Format::Json => {
-            let mut errors = Vec::new();
-            json::ScanStream::new(|each: json::Feed| {
-                let rest = walk(&run, each)?;
-                errors = rest.errors.clone();
-                Ok(rest)
-            })
-            .write(sink.writer())?;
-            errors
-        }
-        Format::Text => {
-            let rest = walk(&run, &mut |rel, o| sink.say(&text::occurrence_line(rel, o)))?;
-            sink.say(&text::scan_summary(&rest.summary));
-            sink.say(&crate::output::names::arn_text(&rest.arn_clusters));
-            if !rest.notes.is_empty() {
-                sink.say(
-                    "\nTemplated, not followed (chart template actions at cluster positions):\n",
-                );
-                for n in &rest.notes {
-                    sink.say(&format!("  {n}\n"));
-                }
-            }
-            warn_skipped(sink, &rest.skipped);
-            rest.errors
-        }
-        Format::Github => {
-            let rest = walk(&run, &mut |rel, o| {
-                sink.out(&github::line(&Finding::from_occurrence(rel, o)))
-            })?;
-            let errors: Vec<Finding> = rest.errors.iter().map(unparsed).collect();
-            sink.out(&github::render(&errors));
-            warn_skipped(sink, &rest.skipped);
-            warn_notes(sink, &rest.notes);
-            rest.errors
-        }
-        Format::Sarif => {
-            // SARIF is one document with its results inside: collected, then written.
-            let mut found: Vec<(String, Occurrence)> = Vec::new();
-            let rest = walk(&run, &mut |rel, o| found.push((rel.to_string(), o.clone())))?;
-            let mut findings: Vec<Finding> = found
-                .iter()
-                .map(|(rel, o)| Finding::from_occurrence(rel, o))
-                .collect();
-            findings.extend(rest.errors.iter().map(unparsed));
-            sink.out(&sarif::render(
-                &findings,
-                &[rules::ENDPOINT, rules::ENDPOINT_MENTION, rules::UNPARSED],
-            ));
-            warn_skipped(sink, &rest.skipped);
-            warn_notes(sink, &rest.notes);
-            rest.errors
-        }
-    };
+    let errors = report::scan(sink, a.format, |names, each| walk(&run, names, each))?;
     for e in &errors {
         sink.error(&e.to_string());
     }
@@ -285,22 +220,6 @@ pub fn run(a: &ScanOptions, sink: &mut Sink) -> Outcome {
     } else {
         Exit::Error
     })
-}
-
-/// Chart template actions that were not followed, as warnings (formats
-/// whose report has no place for them).
-fn warn_notes(sink: &mut Sink, notes: &[crate::find::templates::Note]) {
-    for n in notes {
-        sink.warn(&n.to_string());
-    }
-}
-
-/// A file scan could not parse, as a finding.
-fn unparsed(e: &PlanError) -> Finding<'_> {
-    Finding {
-        rule: rules::UNPARSED,
-        ..Finding::from_error(e)
-    }
 }
 
 #[cfg(test)]

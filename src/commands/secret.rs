@@ -2,7 +2,7 @@
 //! ExternalSecret) for a server, printed or written, with a warning when
 //! the repository already registers that server.
 
-use crate::output::{json, Exit, Format, Outcome, Sink};
+use crate::output::{json, report, Exit, Format, Outcome, Sink};
 use crate::review::secret::{self, SecretOptions};
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,6 @@ pub struct SecretCommand {
 /// searched or written, warns of a registration the repository already
 /// holds for the server, and prints or writes the manifest.
 pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
-    let format = a.format;
     let spec = secret::spec(&a.options, &a.name, &a.server)?;
     // Before anything is searched or written: may --out take this manifest?
     if let Some(out) = &a.out {
@@ -45,27 +44,30 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
     if let Some(path) = &a.out {
         secret::write_manifest(path, &yaml, spec.holds_token())?;
     }
-    match format {
-        Format::Json => {
-            let existing: Vec<String> = warnings.lines().map(str::to_string).collect();
-            sink.out(&json::render(&json::SecretReport {
-                schema_version: crate::output::SCHEMA_VERSION,
-                command: "secret",
-                server: spec.server.clone(),
-                // A real token is never printed into JSON that may be logged.
-                manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
-                written_to: a.out.as_ref().map(|p| p.display().to_string()),
-                warnings: crate::output::codes::coded(
-                    crate::output::codes::EXISTING_REGISTRATION,
-                    "existing",
-                    &existing,
-                )
-                .collect(),
-                existing,
-            }))
+    let json = |sink: &mut Sink| {
+        let existing: Vec<String> = warnings.lines().map(str::to_string).collect();
+        sink.out(&json::render(&json::SecretReport {
+            schema_version: crate::output::SCHEMA_VERSION,
+            command: "secret",
+            server: spec.server.clone(),
+            // A real token is never printed into JSON that may be logged.
+            manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
+            written_to: a.out.as_ref().map(|p| p.display().to_string()),
+            warnings: crate::output::codes::coded(
+                crate::output::codes::EXISTING_REGISTRATION,
+                "existing",
+                &existing,
+            )
+            .collect(),
+            existing,
+        }))
+    };
+    // The manifest itself, unless it went to a file.
+    let text = |sink: &mut Sink| {
+        if a.out.is_none() {
+            sink.out(&yaml)
         }
-        _ if a.out.is_none() => sink.out(&yaml),
-        _ => {}
-    }
+    };
+    report::render_parts(sink, a.format, text, json);
     Ok(Exit::Ok)
 }

@@ -14,7 +14,7 @@ use crate::commands::apply::{self, ApplyOptions, PrOptions, Prompt};
 use crate::commands::cutover::{self, Named, Request, Scope};
 use crate::model::workspace::{self as model, Location, Workspace};
 use crate::output::workspace::{self as render, FileRow, PlanRow, PullRequestRow, RepoRow, Report};
-use crate::output::{json, Exit, Failure, Outcome, Sink};
+use crate::output::{self, json, Exit, Failure, Format, Outcome, Sink};
 use crate::repo::ledger::{self, Ledger, Record};
 use crate::repo::{checkout, git, pr};
 use crate::review::plan::Plan;
@@ -58,7 +58,7 @@ pub struct WorkspaceOptions {
     pub dry_run: bool,
     /// Do not ask.
     pub yes: bool,
-    pub json: bool,
+    pub format: Format,
 }
 
 /// One repository as this run knows it.
@@ -109,7 +109,7 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
     let ws = model::load(&file)?;
     let mut ctx = resolve(&ws, o.action)?;
     if o.action == Action::Status {
-        return finish(&ctx, sink, o.json, Ok(()));
+        return finish(&ctx, sink, o.format, Ok(()));
     }
     // One run at a time writes the ledger (removed when the run ends).
     let _lock = match o.action {
@@ -120,16 +120,22 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
         _ => None,
     };
     if let Err(f) = preflight(&mut ctx) {
-        return finish(&ctx, sink, o.json, Err(f));
+        return finish(&ctx, sink, o.format, Err(f));
     }
     if o.action == Action::Plan || o.dry_run {
-        show_plans(&ctx, sink, o.json);
         let report = report(&ctx);
-        if o.json {
-            sink.out(&json::render(&report));
-        } else {
-            sink.say(&render::text_table(&report));
-        }
+        output::report::render_parts(
+            sink,
+            o.format,
+            |sink| {
+                show_plans(&ctx, sink, false);
+                sink.say(&render::text_table(&report));
+            },
+            |sink| {
+                show_plans(&ctx, sink, true);
+                sink.out(&json::render(&report));
+            },
+        );
         return Ok(if report.status == "done" {
             Exit::Ok
         } else {
@@ -141,7 +147,7 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
     }
     let stopped = each_in_order(&mut ctx, sink);
     let updated = update_bodies(&mut ctx);
-    finish(&ctx, sink, o.json, stopped.and(updated))
+    finish(&ctx, sink, o.format, stopped.and(updated))
 }
 
 /// The change in this run's direction, the ledger, and each repository's
@@ -412,8 +418,9 @@ fn identity_gaps(ctx: &Ctx) -> Vec<String> {
     out
 }
 
-/// Every repository's diff, in the run's order.
-fn show_plans(ctx: &Ctx, sink: &mut Sink, json: bool) {
+/// Every repository's diff, in the run's order (on stderr beside a JSON
+/// report on stdout, or before the question).
+fn show_plans(ctx: &Ctx, sink: &mut Sink, to_stderr: bool) {
     for (place, e) in ctx.entries.iter().enumerate() {
         let Some(plan) = &e.plan else { continue };
         let head = format!(
@@ -422,8 +429,8 @@ fn show_plans(ctx: &Ctx, sink: &mut Sink, json: bool) {
             ctx.name(e),
             e.dir.display()
         );
-        let text = crate::output::text::plan_text(plan, sink.color && !json);
-        if json {
+        let text = crate::output::text::plan_text(plan, sink.color && !to_stderr);
+        if to_stderr {
             sink.info(&format!("{head}{text}"));
         } else {
             sink.say(&format!("{head}{text}"));
@@ -629,7 +636,7 @@ fn apply_one(ctx: &mut Ctx, sink: &mut Sink, i: usize) -> Result<(), Failure> {
     }
     let options = ApplyOptions {
         request: repo_request(ctx, e),
-        json: true,
+        format: crate::output::report::MACHINE,
         yes: true,
         branch: change.branch.clone(),
         push: change.push.clone(),
@@ -944,13 +951,14 @@ fn report(ctx: &Ctx) -> Report {
 /// Prints the report and decides the exit: 0 every repository done, 1
 /// waiting on a merge (or not started), the failure's own code otherwise
 /// (3 once anything was written).
-fn finish(ctx: &Ctx, sink: &mut Sink, as_json: bool, stopped: Result<(), Failure>) -> Outcome {
+fn finish(ctx: &Ctx, sink: &mut Sink, format: Format, stopped: Result<(), Failure>) -> Outcome {
     let report = report(ctx);
-    if as_json {
-        sink.out(&json::render(&report));
-    } else {
-        sink.say(&render::text_table(&report));
-    }
+    output::report::render_parts(
+        sink,
+        format,
+        |sink| sink.say(&render::text_table(&report)),
+        |sink| sink.out(&json::render(&report)),
+    );
     if let Err(mut f) = stopped {
         if f.exit == Exit::AfterCommit {
             f.error = anyhow!("{}", left_message(ctx, &report, &f));

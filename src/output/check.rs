@@ -1,68 +1,40 @@
-//! The config audit's findings (`check`), before they join the shared
-//! [`super::finding::Finding`] model.
+//! `check`'s report: its findings (the shared [`Finding`] model) and the
+//! files it could not read, in every format.
 
-use crate::find::locate::Occurrence;
+use super::finding::{rules, Finding, Rule};
+use super::report::Report;
+use super::{json, text, warn_skipped, Sink};
+use crate::discover::walk::Skipped;
 
-/// Whether a finding fails the check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Severity {
-    Error,
-    Warning,
+/// What `check` found.
+pub struct CheckReport<'a> {
+    pub findings: Vec<Finding<'a>>,
+    pub skipped: &'a [Skipped],
 }
 
-/// Which rule a finding breaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
-    /// A retired endpoint of a declared cluster.
-    Retired,
-    /// A workload endpoint at a cluster position that no cluster declares.
-    Unknown,
-    /// A file that may hold an endpoint could not be read (no access,
-    /// vanished, or YAML in an encoding other than UTF-8).
-    Unread,
-    /// A retired OIDC issuer of a declared cluster (a trust the old,
-    /// torn-down cluster needed).
-    RetiredIssuer,
-}
-
-impl Rule {
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::Retired => "retired-endpoint",
-            Rule::Unknown => "unknown-endpoint",
-            Rule::Unread => "unread-file",
-            Rule::RetiredIssuer => "retired-oidc-issuer",
-        }
+impl Report for CheckReport<'_> {
+    fn text(&self, sink: &mut Sink) {
+        sink.say(&text::check_text(&self.findings));
+        warn_skipped(sink, self.skipped);
     }
-}
-
-/// One finding, at a place in a file.
-#[derive(Debug, Clone)]
-pub struct Finding {
-    pub rel: String,
-    pub line: usize,
-    pub column: usize,
-    pub severity: Severity,
-    pub rule: Rule,
-    pub message: String,
-    /// The command (or step) that fixes it.
-    pub fix: Option<String>,
-}
-
-pub fn finding(
-    rel: &str,
-    o: &Occurrence,
-    severity: Severity,
-    rule: Rule,
-    message: String,
-) -> Finding {
-    Finding {
-        rel: rel.to_string(),
-        line: o.line,
-        column: o.column,
-        severity,
-        rule,
-        message,
-        fix: None,
+    fn json(&self, sink: &mut Sink) {
+        sink.out(&json::render(&json::CheckReport::new(
+            &self.findings,
+            self.skipped,
+        )));
+    }
+    fn findings(&self) -> Vec<Finding<'_>> {
+        self.findings.clone()
+    }
+    fn rules(&self) -> &'static [Rule] {
+        &[
+            rules::RETIRED,
+            rules::UNKNOWN,
+            rules::UNREAD,
+            rules::RETIRED_ISSUER,
+        ]
+    }
+    fn skipped(&self) -> &[Skipped] {
+        self.skipped
     }
 }

@@ -341,7 +341,7 @@ pub fn json_order(report: &Report) -> Vec<StepJson> {
 impl FeedersReport {
     pub fn new(root: &std::path::Path, report: &Report) -> FeedersReport {
         FeedersReport {
-            schema_version: 1,
+            schema_version: super::finding::SCHEMA_VERSION,
             command: "feeders",
             root: root.display().to_string(),
             base: report.base.as_ref().map(|b| b.0.clone()),

@@ -44,12 +44,14 @@ pub struct Rule {
 pub struct Finding<'a> {
     /// The file, as rebind shows paths (relative to the current directory
     /// where that reads better).
-    pub path: &'a str,
+    pub path: Cow<'a, str>,
     pub line: usize,
     pub column: usize,
     pub level: Level,
     pub rule: Rule,
     pub message: Cow<'a, str>,
+    /// The command (or step) that fixes it, when one does.
+    pub fix: Option<String>,
 }
 
 pub mod rules {
@@ -101,36 +103,24 @@ pub mod rules {
 }
 
 impl<'a> Finding<'a> {
-    /// A `check` finding.
-    pub fn from_check(f: &'a crate::output::check::Finding) -> Finding<'a> {
-        use crate::output::check::{Rule as R, Severity};
-        Finding {
-            path: &f.rel,
-            line: f.line,
-            column: f.column,
-            level: match f.severity {
-                Severity::Error => Level::Error,
-                Severity::Warning => Level::Warning,
-            },
-            rule: match f.rule {
-                R::Retired => rules::RETIRED,
-                R::Unknown => rules::UNKNOWN,
-                R::Unread => rules::UNREAD,
-                R::RetiredIssuer => rules::RETIRED_ISSUER,
-            },
-            message: Cow::Borrowed(&f.message),
-        }
-    }
-
     /// A file that cannot be rewritten (or, in `scan`, parsed).
     pub fn from_error(e: &'a crate::edit::rewrite::PlanError) -> Finding<'a> {
         Finding {
-            path: &e.rel,
+            path: Cow::Borrowed(&e.rel),
             line: e.line,
             column: e.column,
             level: Level::Error,
             rule: rules::UNSAFE,
             message: Cow::Borrowed(&e.message),
+            fix: None,
+        }
+    }
+
+    /// A file `scan` could not parse (its endpoints are listed as text).
+    pub fn unparsed(e: &'a crate::edit::rewrite::PlanError) -> Finding<'a> {
+        Finding {
+            rule: rules::UNPARSED,
+            ..Finding::from_error(e)
         }
     }
 
@@ -151,7 +141,7 @@ impl<'a> Finding<'a> {
             message.push_str(&format!(" ({r})"));
         }
         Finding {
-            path,
+            path: Cow::Borrowed(path),
             line: o.line,
             column: o.column,
             level: Level::Note,
@@ -161,6 +151,7 @@ impl<'a> Finding<'a> {
                 rules::ENDPOINT_MENTION
             },
             message: Cow::Owned(message),
+            fix: None,
         }
     }
 
@@ -174,7 +165,7 @@ impl<'a> Finding<'a> {
         for f in &plan.files {
             for o in &f.changes {
                 out.push(Finding {
-                    path: &f.rel,
+                    path: Cow::Borrowed(&f.rel),
                     line: o.line,
                     column: o.column,
                     level: Level::Error,
@@ -183,13 +174,14 @@ impl<'a> Finding<'a> {
                         "{from} is still here ({}); rebind it with: rebind apply --from {from} --to {to}",
                         o.yaml_path.as_deref().unwrap_or("value"),
                     )),
+                    fix: None,
                 });
             }
         }
         for m in &plan.mentions {
             let o = &m.occurrence;
             out.push(Finding {
-                path: &m.rel,
+                path: Cow::Borrowed(&m.rel),
                 line: o.line,
                 column: o.column,
                 level: Level::Warning,
@@ -198,11 +190,12 @@ impl<'a> Finding<'a> {
                     "{from} is mentioned in a {} (not rewritten)",
                     o.kind.as_str()
                 )),
+                fix: None,
             });
         }
         for c in plan.names.iter().flat_map(|n| &n.changes) {
             out.push(Finding {
-                path: &c.rel,
+                path: Cow::Borrowed(&c.rel),
                 line: c.change.line,
                 column: c.change.column,
                 level: Level::Error,
@@ -213,6 +206,7 @@ impl<'a> Finding<'a> {
                     c.change.position.as_str(),
                     c.change.yaml_path
                 )),
+                fix: None,
             });
         }
         out.extend(plan.errors.iter().map(Finding::from_error));

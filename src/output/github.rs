@@ -35,7 +35,7 @@ pub fn line(f: &Finding) -> String {
     format!(
         "::{} file={},line={},col={}::{}\n",
         command(f.level),
-        escape(f.path, true),
+        escape(&f.path, true),
         f.line,
         f.column,
         escape(&f.message, false)
@@ -66,12 +66,13 @@ mod tests {
     #[test]
     fn properties_and_messages_are_escaped() {
         let f = Finding {
-            path: "a,b:c%.yaml",
+            path: Cow::Borrowed("a,b:c%.yaml"),
             line: 3,
             column: 7,
             level: Level::Note,
             rule: rules::ENDPOINT,
             message: Cow::Borrowed("50% done\r\nnext: a,b"),
+            fix: None,
         };
         assert_eq!(
             line(&f),

@@ -561,7 +561,7 @@ impl IdentityReport {
             .map(|r| TrustJson::new(r, None, &[]))
             .collect();
         let mut report = IdentityReport {
-            schema_version: 1,
+            schema_version: super::finding::SCHEMA_VERSION,
             command: "identity",
             old_issuer: pair.map(|p| p.old.url()),
             new_issuer: pair.map(|p| p.new.url()),

@@ -15,10 +15,8 @@ use crate::find::locate::Occurrence;
 use crate::find::summary::{Summary, Tally};
 use crate::review::plan::Plan;
 use crate::text::endpoint::Shape;
-use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::cell::RefCell;
 
 /// A string of a report: borrowed when written, owned when read back.
 pub type Str<'a> = Cow<'a, str>;
@@ -103,7 +101,7 @@ impl<'a> ErrorJson<'a> {
     /// A located error, from the one finding model.
     pub fn at(f: &Finding<'a>, code: &'static str) -> ErrorJson<'a> {
         ErrorJson {
-            path: Some(f.path.into()),
+            path: Some(f.path.clone()),
             line: Some(f.line),
             column: Some(f.column),
             message: f.message.clone(),
@@ -285,7 +283,7 @@ pub struct NoteJson<'a> {
 
 /// The part of `scan --format json` that follows the streamed `occurrences`
 /// list.
-#[derive(Debug)]
+#[derive(Debug, Serialize)]
 pub struct ScanTail<'a> {
     pub occurrence_count: usize,
     pub endpoints: Vec<EndpointJson<'a>>,
@@ -294,27 +292,14 @@ pub struct ScanTail<'a> {
     pub errors: Vec<ErrorJson<'a>>,
     /// "templated, not followed": chart template actions at cluster positions.
     pub notes: Vec<NoteJson<'a>>,
+    pub arn_clusters: Vec<ArnJson>,
 }
 
 impl<'a> ScanTail<'a> {
-    pub fn new(
-        occurrence_count: usize,
-        sum: &'a Summary,
-        skip: &'a [Skipped],
-        errs: &'a [PlanError],
-    ) -> ScanTail<'a> {
-        ScanTail::with_notes(occurrence_count, sum, skip, errs, &[])
-    }
-
-    pub fn with_notes(
-        occurrence_count: usize,
-        sum: &'a Summary,
-        skip: &'a [Skipped],
-        errs: &'a [PlanError],
-        notes: &'a [crate::find::templates::Note],
-    ) -> ScanTail<'a> {
+    pub fn new(rest: &'a ScanRest) -> ScanTail<'a> {
+        let sum = &rest.summary;
         ScanTail {
-            occurrence_count,
+            occurrence_count: rest.listed,
             endpoints: sum.tallies().map(EndpointJson::new).collect(),
             tiers: TiersJson {
                 hub_push: &sum.tiers.hub.names,
@@ -332,9 +317,10 @@ impl<'a> ScanTail<'a> {
                     })
                     .collect(),
             },
-            skipped: skipped(skip),
-            errors: errors(errs),
-            notes: notes
+            skipped: skipped(&rest.skipped),
+            errors: errors(&rest.errors),
+            notes: rest
+                .notes
                 .iter()
                 .map(|n| NoteJson {
                     path: &n.rel,
@@ -343,17 +329,12 @@ impl<'a> ScanTail<'a> {
                     code: super::codes::NOT_FOLLOWED.id,
                 })
                 .collect(),
+            arn_clusters: rest
+                .arn_clusters
+                .iter()
+                .map(|(rel, a)| ArnJson::new(rel, a))
+                .collect(),
         }
-    }
-
-    /// Its fields, as entries of the report's map.
-    fn entries<M: SerializeMap>(&self, m: &mut M) -> Result<(), M::Error> {
-        m.serialize_entry("occurrence_count", &self.occurrence_count)?;
-        m.serialize_entry("endpoints", &self.endpoints)?;
-        m.serialize_entry("tiers", &self.tiers)?;
-        m.serialize_entry("skipped", &self.skipped)?;
-        m.serialize_entry("errors", &self.errors)?;
-        m.serialize_entry("notes", &self.notes)
     }
 }
 
@@ -402,118 +383,35 @@ impl ArnJson {
 /// as files are read, and returns the rest of the report.
 pub type Feed<'f> = &'f mut dyn FnMut(&str, &Occurrence);
 
-/// `scan --format json`, written while the files are read: the serialiser
-/// runs the walk when it reaches `occurrences`, so each occurrence is
-/// written as soon as its file is read, then the summary that needs every
-/// file.
-pub struct ScanStream<F> {
-    walk: RefCell<Option<F>>,
-    failed: RefCell<Option<anyhow::Error>>,
-}
-
-impl<F> ScanStream<F>
-where
-    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
-{
-    pub fn new(walk: F) -> ScanStream<F> {
-        ScanStream {
-            walk: RefCell::new(Some(walk)),
-            failed: RefCell::new(None),
+/// `scan --format json`, written to `out` while the files are read: the
+/// head, each occurrence as soon as `walk` feeds it, then the summary that
+/// needs every file (compact, with a final newline). Returns the rest of
+/// the report, or the walk's error (what was written stays written).
+pub fn scan(
+    out: &mut dyn std::io::Write,
+    walk: impl FnOnce(Feed) -> anyhow::Result<ScanRest>,
+) -> anyhow::Result<ScanRest> {
+    let head =
+        format!("{{\"schema_version\":{SCHEMA_VERSION},\"command\":\"scan\",\"occurrences\":[");
+    out.write_all(head.as_bytes())?;
+    let mut failed = None;
+    let mut sep = "";
+    let rest = walk(&mut |rel, o| {
+        let written = out.write_all(sep.as_bytes()).map_err(serde_json::Error::io);
+        if let Err(e) =
+            written.and_then(|()| serde_json::to_writer(&mut *out, &OccurrenceJson::new(rel, o)))
+        {
+            failed.get_or_insert(e);
         }
+        sep = ",";
+    })?;
+    if let Some(e) = failed {
+        return Err(e.into());
     }
-
-    /// Runs the walk, writing the report to `out` (with a final newline).
-    /// Returns the walk's own error if it failed.
-    pub fn write(self, out: impl std::io::Write) -> anyhow::Result<()> {
-        let mut ser = serde_json::Serializer::new(out);
-        let written = self.serialize(&mut ser);
-        if let Some(e) = self.failed.take() {
-            return Err(e);
-        }
-        written?;
-        std::io::Write::write_all(&mut ser.into_inner(), b"\n")?;
-        Ok(())
-    }
-}
-
-impl<F> Serialize for ScanStream<F>
-where
-    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
-{
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let mut map = s.serialize_map(None)?;
-        map.serialize_entry("schema_version", &SCHEMA_VERSION)?;
-        map.serialize_entry("command", "scan")?;
-        let rest = RefCell::new(None);
-        map.serialize_entry(
-            "occurrences",
-            &Occurrences {
-                stream: self,
-                rest: &rest,
-            },
-        )?;
-        let rest: ScanRest = rest
-            .into_inner()
-            .ok_or_else(|| S::Error::custom("the walk did not finish"))?;
-        ScanTail::with_notes(
-            rest.listed,
-            &rest.summary,
-            &rest.skipped,
-            &rest.errors,
-            &rest.notes,
-        )
-        .entries(&mut map)?;
-        let arns: Vec<ArnJson> = rest
-            .arn_clusters
-            .iter()
-            .map(|(rel, a)| ArnJson::new(rel, a))
-            .collect();
-        map.serialize_entry("arn_clusters", &arns)?;
-        map.end()
-    }
-}
-
-/// The streamed `occurrences` list: serialising it runs the walk.
-struct Occurrences<'s, F> {
-    stream: &'s ScanStream<F>,
-    rest: &'s RefCell<Option<ScanRest>>,
-}
-
-impl<F> Serialize for Occurrences<'_, F>
-where
-    F: FnOnce(Feed) -> anyhow::Result<ScanRest>,
-{
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::Error;
-        let walk = self
-            .stream
-            .walk
-            .borrow_mut()
-            .take()
-            .ok_or_else(|| S::Error::custom("a scan stream is written once"))?;
-        let mut seq = s.serialize_seq(None)?;
-        let mut failed = None;
-        let walked = walk(&mut |rel, o| {
-            if failed.is_none() {
-                if let Err(e) = seq.serialize_element(&OccurrenceJson::new(rel, o)) {
-                    failed = Some(e);
-                }
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        match walked {
-            Ok(rest) => *self.rest.borrow_mut() = Some(rest),
-            Err(e) => {
-                let msg = format!("{e:#}");
-                *self.stream.failed.borrow_mut() = Some(e);
-                return Err(S::Error::custom(msg));
-            }
-        }
-        seq.end()
-    }
+    let tail = serde_json::to_string(&ScanTail::new(&rest))?;
+    // The tail's fields continue the report's map: its own `{` is dropped.
+    writeln!(out, "],{}", &tail[1..])?;
+    Ok(rest)
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -707,7 +605,7 @@ impl<'a> PlanReport<'a> {
 
 #[derive(Debug, Serialize)]
 pub struct FindingJson<'a> {
-    pub path: &'a str,
+    pub path: Str<'a>,
     pub line: usize,
     pub column: usize,
     pub severity: &'static str,
@@ -742,7 +640,7 @@ impl<'a> CheckReport<'a> {
             findings: findings
                 .iter()
                 .map(|f| FindingJson {
-                    path: f.path,
+                    path: f.path.clone(),
                     line: f.line,
                     column: f.column,
                     severity: f.level.as_str(),

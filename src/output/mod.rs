@@ -2,10 +2,11 @@
 //! anywhere else but `main.rs`): the [`Sink`] for stdout and stderr (a
 //! closed pipe or a full disk ends output quietly, never a panic), the
 //! output [`Format`] and colour choice, the process [`Exit`] codes, the one
-//! error type [`Failure`] (it carries its exit code) and [`conclude`], the
-//! one place a command's [`Outcome`] becomes an exit code and a failure is
-//! rendered; and the renderers: [`text`] for people, [`json`] for machines
-//! (typed reports, each with `schema_version`), [`sarif`] (SARIF 2.1.0) and
+//! error type [`Failure`] (it carries its exit code); `report`, the one
+//! place a format is told apart (a command's report rendered, its
+//! [`Outcome`] concluded into an exit code, a failure rendered); and the
+//! renderers it calls: [`text`] for people, [`json`] for machines (typed
+//! reports, each with `schema_version`), [`sarif`] (SARIF 2.1.0) and
 //! [`github`] (GitHub Actions workflow commands) for CI.
 //!
 //! Every located thing a run reports (a `check` finding, a pending change, a
@@ -16,7 +17,7 @@
 //!
 //! To add an output format: add a [`Format`] variant and a module beside
 //! `text`, `json`, `sarif` and `github` (a located report renders
-//! `&[Finding]`), say what a failure looks like in it in [`conclude`], and
+//! `&[Finding]`), say in `report` how a report and a failure look in it, and
 //! add it to the `--format` value enum of the commands that write it
 //! (`cli/mod.rs`: `FormatArgs` or `ReportFormatArgs`), which is what their
 //! `--help` lists.
@@ -29,6 +30,7 @@ pub mod github;
 pub mod identity;
 pub mod json;
 pub mod names;
+pub mod report;
 pub mod sarif;
 pub mod text;
 pub mod workspace;
@@ -36,9 +38,11 @@ pub mod workspace;
 pub use finding::{md_code, md_fence, rules, Finding, Level, Rule, SCHEMA_VERSION};
 use std::io::{self, Write};
 
-/// How a command prints its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a command prints its report. Not comparable (no `PartialEq`):
+/// a format is told apart only by the `match`es of `report`.
+#[derive(Debug, Clone, Copy, Default)]
 pub enum Format {
+    #[default]
     Text,
     Json,
     /// SARIF 2.1.0 (`scan`, `diff`, `check`).
@@ -187,61 +191,6 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
 /// What a command returns: how it ended, or why it failed.
 pub type Outcome = Result<Exit, Failure>;
 
-/// The one place an outcome becomes the process's exit code and, on
-/// failure, an error: `error: ...` on stderr, and with `--format json` a JSON
-/// error report on stdout unless the command's own report is already there.
-/// Then stdout is flushed; a failure to write it fails the run. A run a
-/// signal stopped is rendered as any failure, but exits `128 + signal`, as
-/// shells expect.
-pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> u8 {
-    let interrupted = outcome.as_ref().err().and_then(|f| {
-        f.error
-            .chain()
-            .find_map(|c| c.downcast_ref::<crate::sys::signals::Interrupted>())
-            .copied()
-    });
-    let exit = concluded_exit(sink, command, format, outcome);
-    interrupted.map_or(exit.code(), |i| i.exit_code())
-}
-
-fn concluded_exit(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> Exit {
-    let exit = match outcome {
-        Ok(exit) => exit,
-        Err(f) => {
-            let message = format!("{:#}", f.error);
-            sink.error(&message);
-            // A machine format gets its own account of the failure, unless
-            // the command's report is already out.
-            if !sink.wrote_out() {
-                let located: Vec<Finding> = f.located.iter().map(Finding::from_error).collect();
-                match format {
-                    Format::Json => {
-                        let mut r = json::ErrorReport::new(command, &f.located, &message, f.code());
-                        if let Some(a) = f.left_after_write() {
-                            r = r.after_write(a);
-                        }
-                        if let Some(m) = f.only_mentioned() {
-                            r = r.mentions(m);
-                        }
-                        sink.out(&json::render(&r))
-                    }
-                    Format::Sarif => sink.out(&sarif::render_failure(&located, &message)),
-                    Format::Github => sink.out(&github::failure(&located, &message)),
-                    Format::Text => {}
-                }
-            }
-            f.exit
-        }
-    };
-    match sink.finish() {
-        Some(msg) => {
-            sink.error(&msg);
-            Exit::Error
-        }
-        None => exit,
-    }
-}
-
 impl Exit {
     pub fn code(self) -> u8 {
         self as u8
@@ -250,8 +199,9 @@ impl Exit {
 
 /// A usage error the argument parser found (and printed on stderr): when
 /// the arguments ask for JSON (`--json`, `--format json`) of a command, its
-/// JSON error report goes to stdout too, as for every other refusal. Exit 2.
-pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> Exit {
+/// JSON error report goes to stdout too, as for every other refusal. Returns
+/// the exit code: 2.
+pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], message: &str) -> u8 {
     let json = args.iter().enumerate().any(|(i, a)| {
         a == "--json"
             || a == "--format=json"
@@ -269,7 +219,7 @@ pub fn usage_error(sink: &mut Sink, commands: &[String], args: &[String], messag
     if let Some(msg) = sink.finish() {
         sink.error(&msg);
     }
-    Exit::Error
+    Exit::Error.code()
 }
 
 /// Whether to colour: `--color always|never`, or for `auto` what `anstream`
@@ -492,102 +442,6 @@ mod tests {
         s.out("x");
         s.error("e");
         assert!(s.finish().unwrap().contains("cannot write standard output"));
-    }
-
-    /// A buffer both the sink and the test can see.
-    #[derive(Clone, Default)]
-    struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-            self.0.borrow_mut().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Shared {
-        fn text(&self) -> String {
-            String::from_utf8(self.0.borrow().clone()).unwrap()
-        }
-    }
-
-    /// Concludes `outcome` in `format`, after `before` went to stdout:
-    /// the exit and what reached stdout and stderr.
-    fn concluded(format: Format, before: &str, outcome: Outcome) -> (Exit, String, String) {
-        let (out, err) = (Shared::default(), Shared::default());
-        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
-        sink.out(before);
-        let exit = concluded_exit(&mut sink, "diff", format, outcome);
-        (exit, out.text(), err.text())
-    }
-
-    #[test]
-    fn a_signal_exits_128_plus_its_number_after_the_error_is_said() {
-        let (out, err) = (Shared::default(), Shared::default());
-        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
-        let stopped =
-            anyhow::Error::new(crate::sys::signals::Interrupted(15)).context("nothing written");
-        let code = conclude(&mut sink, "apply", Format::Text, Err(stopped.into()));
-        assert_eq!(code, 143);
-        assert!(
-            err.text().starts_with("error: nothing written"),
-            "{}",
-            err.text()
-        );
-        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
-        assert_eq!(
-            conclude(&mut sink, "diff", Format::Text, Ok(Exit::Pending)),
-            1
-        );
-    }
-
-    #[test]
-    fn the_failure_carries_its_exit_code() {
-        assert_eq!(
-            concluded(Format::Text, "", Ok(Exit::Pending)).0,
-            Exit::Pending
-        );
-        let (exit, out, err) = concluded(Format::Text, "", Err(anyhow::anyhow!("bad --to").into()));
-        assert_eq!(
-            (exit, out.as_str(), err.as_str()),
-            (Exit::Error, "", "error: bad --to\n")
-        );
-        let after = Failure::after_write(anyhow::anyhow!("push failed"));
-        let (exit, _, err) = concluded(Format::Text, "", Err(after));
-        assert_eq!((exit.code(), err.as_str()), (3, "error: push failed\n"));
-    }
-
-    #[test]
-    fn a_failure_is_reported_in_the_machine_format_once() {
-        let (exit, out, _) = concluded(Format::Json, "", Err(anyhow::anyhow!("bad --to").into()));
-        assert_eq!(exit, Exit::Error);
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["command"], "diff");
-        assert_eq!(v["errors"][0]["message"], "bad --to");
-        assert!(v["errors"][0]["path"].is_null());
-        // The command's own report is out: no second document.
-        let (_, out, _) = concluded(Format::Json, "{}\n", Err(anyhow::anyhow!("x").into()));
-        assert_eq!(out, "{}\n");
-        let located = crate::edit::rewrite::PlanError {
-            rel: "a b.yaml".into(),
-            line: 2,
-            column: 3,
-            message: "not valid YAML".into(),
-            code: "invalid-yaml",
-        };
-        let f = Failure::from(anyhow::anyhow!("1 file cannot be rewritten")).at(&[located]);
-        let (_, out, _) = concluded(Format::Github, "", Err(f));
-        assert_eq!(out, "::error file=a b.yaml,line=2,col=3::not valid YAML\n");
-        let (_, out, _) = concluded(Format::Github, "", Err(anyhow::anyhow!("50%").into()));
-        assert_eq!(out, "::error::50%25\n");
-        let (_, out, _) = concluded(Format::Sarif, "", Err(anyhow::anyhow!("no config").into()));
-        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["runs"][0]["invocations"][0]["executionSuccessful"], false);
-        let (_, out, _) = concluded(Format::Text, "", Err(anyhow::anyhow!("x").into()));
-        assert_eq!(out, "");
     }
 
     #[test]

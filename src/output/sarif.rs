@@ -191,7 +191,7 @@ pub fn log<'a>(findings: &'a [Finding<'a>], rules: &[Rule]) -> Log<'a> {
             message: Message { text: &f.message },
             locations: vec![Location {
                 physical_location: PhysicalLocation {
-                    artifact_location: artifact(f.path),
+                    artifact_location: artifact(&f.path),
                     region: Region {
                         start_line: f.line,
                         start_column: f.column,

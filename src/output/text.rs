@@ -446,9 +446,9 @@ pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
 }
 
 /// `check` findings as lines: `path:line:column: message` (warnings say
-/// so), then a count and how to fix what was found (`fixes`: the command or
-/// step for each finding that has one).
-pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
+/// so), then a count and how to fix what was found (the command or step
+/// of each finding that has one).
+pub fn check_text(findings: &[Finding]) -> String {
     let mut s: String = findings
         .iter()
         .map(|f| {
@@ -470,7 +470,7 @@ pub fn check_text(findings: &[Finding], fixes: &[&str]) -> String {
         count(errors, "error"),
         count(findings.len() - errors, "warning")
     );
-    let mut fixes = fixes.to_vec();
+    let mut fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
     fixes.sort_unstable();
     fixes.dedup();
     if !fixes.is_empty() {

@@ -238,7 +238,7 @@ mod tests {
         b.waits_for = vec!["tf".into()];
         b.detail = Some("tf is not merged".into());
         let r = Report {
-            schema_version: 1,
+            schema_version: crate::output::SCHEMA_VERSION,
             command: "workspace",
             action: "apply".into(),
             workspace: "w.yaml".into(),

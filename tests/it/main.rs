@@ -25,6 +25,7 @@ mod extent_gates;
 mod extent_rules;
 mod feeders;
 mod file_kinds;
+mod format_dispatch;
 mod fuzz_regressions;
 mod git;
 mod git_faults;

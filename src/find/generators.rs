@@ -84,7 +84,7 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
                 position: Position::DestinationServer,
                 template: r.by.clone(),
                 generator: true,
-                inline: false,
+                inline: None,
             });
         }
     }

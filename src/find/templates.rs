@@ -27,7 +27,7 @@
 
 use crate::discover::walk::{Entry, Walk};
 use crate::find::resolve;
-use crate::model::application::Destination;
+use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -96,9 +96,36 @@ pub struct Flow {
     /// Read by an ApplicationSet generator (see `generators`), not rendered
     /// by a chart.
     pub generator: bool,
-    /// The chart's values given inline in an Application of the chart
-    /// (`helm.valuesObject`): `path` is then the path in the Application.
-    pub inline: bool,
+    /// The chart's values given inline in an Application of the chart:
+    /// how ([`Inline`]); `None` for a values file.
+    pub inline: Option<Inline>,
+}
+
+/// How an Application gives the chart at its source path its values inline
+/// (argo-cd `ApplicationSourceHelm`). Every copy a template renders is a
+/// position, whichever wins (ArgoCD: `parameters` over `valuesObject` over
+/// `values` over `valueFiles`): a shadowed copy wins as soon as the one
+/// above it goes, so a rebind rewrites them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inline {
+    /// `helm.valuesObject`: the flow's path is the path in the Application.
+    Object,
+    /// `helm.values`, a YAML document held in the string at this path: the
+    /// flow's path is the path inside that document.
+    Values(ValuesPath),
+    /// `helm.parameters`, whose `value`s are at this path: the flow's path is
+    /// the values path a parameter's `name` (Helm's `--set` syntax) names.
+    Parameters(ValuesPath),
+}
+
+impl Inline {
+    fn shown(&self) -> &'static str {
+        match self {
+            Inline::Object => "helm.valuesObject",
+            Inline::Values(_) => "helm.values",
+            Inline::Parameters(_) => "helm.parameters",
+        }
+    }
 }
 
 /// An action at a cluster position that the reader cannot follow.
@@ -141,7 +168,10 @@ impl Followed {
         for (file, list) in flows {
             let have = self.values.entry(normal(&file)).or_default();
             for f in list {
-                if !have.iter().any(|g| g.path == f.path) {
+                if !have
+                    .iter()
+                    .any(|g| g.path == f.path && g.inline == f.inline)
+                {
                     have.push(f);
                 }
             }
@@ -165,50 +195,130 @@ impl Followed {
     }
 }
 
-/// The hook for the locator: the position a scalar of a values file holds
-/// because a chart template renders it into a cluster position.
-pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<Position> {
-    // A values file has no kind; an Application's inline values do.
-    flows
-        .iter()
-        .any(|f| f.inline == kind.is_some() && f.path.matches(path))
-        .then_some(Position::ChartValue)
+/// The hook for the locator: the position a scalar at `path` of a file
+/// holds because a chart template renders it into a cluster position, and
+/// the road (`chart template templates/app.yaml:12 renders
+/// .Values.clusters[].server`). `kind`: the document's (a values file has
+/// none; an Application giving inline values has one); `name`: the `name`
+/// beside the scalar (a Helm parameter's).
+pub fn landing(
+    path: &YamlPath,
+    kind: Option<&str>,
+    name: Option<&str>,
+    flows: &[Flow],
+) -> Option<(Position, String)> {
+    let f = flows.iter().find(|f| match &f.inline {
+        None => kind.is_none() && f.path.matches(path),
+        Some(Inline::Object) => kind.is_some() && f.path.matches(path),
+        Some(Inline::Values(_)) => false,
+        Some(Inline::Parameters(at)) => {
+            kind.is_some()
+                && at.matches(path)
+                && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
+        }
+    })?;
+    Some((Position::ChartValue, road(f)))
 }
 
-/// The road a values file's scalar at `path` takes to its cluster position:
-/// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
-pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
-    let f = flows.iter().find(|f| f.path.matches(path))?;
-    Some(if f.inline {
-        format!(
+/// The hook for a document held in a string (`helm.values: |`): the
+/// position of its scalar at `inner` when the string at `path` is an
+/// Application's inline values that a chart template renders there.
+pub fn in_string(path: &YamlPath, inner: &YamlPath, flows: &[Flow]) -> Option<(Position, String)> {
+    let f = flows.iter().find(|f| match &f.inline {
+        Some(Inline::Values(at)) => at.matches(path) && f.path.matches(inner),
+        _ => false,
+    })?;
+    Some((Position::ChartValue, road(f)))
+}
+
+fn road(f: &Flow) -> String {
+    match &f.inline {
+        Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
             f.template,
             f.position.as_str()
-        )
-    } else if f.generator {
-        format!(
+        ),
+        Some(i) => format!(
+            "chart template {} renders .Values.{} from this Application's {} ({})",
+            f.template,
+            f.path,
+            i.shown(),
+            f.position.as_str()
+        ),
+        None if f.generator => format!(
             "{} puts parameter {} in {}",
             f.template,
             f.path,
             f.position.as_str()
-        )
-    } else {
-        format!(
+        ),
+        None => format!(
             "chart template {} renders .Values.{} ({})",
             f.template,
             f.path,
             f.position.as_str()
-        )
-    })
+        ),
+    }
+}
+
+/// A Helm `--set` name as a path (Helm `pkg/strvals`: `.` between keys,
+/// `\.` a dot inside a key, `[N]` a list index); `None` when it is not one
+/// plain path (a `{a,b}` list value or an empty key).
+fn set_path(name: &str) -> Option<YamlPath> {
+    let mut segs = Vec::new();
+    let mut key = String::new();
+    let mut chars = name.chars().peekable();
+    let mut after_index = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => key.push(chars.next()?),
+            '.' => {
+                if key.is_empty() && !after_index {
+                    return None;
+                }
+                if !key.is_empty() {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                }
+                after_index = false;
+            }
+            '[' => {
+                if !key.is_empty() {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                }
+                let mut n = String::new();
+                for d in chars.by_ref() {
+                    if d == ']' {
+                        break;
+                    }
+                    n.push(d);
+                }
+                segs.push(Seg::Index(n.parse().ok()?));
+                after_index = true;
+            }
+            '{' | '}' | ',' | '=' => return None,
+            c => key.push(c),
+        }
+    }
+    if !key.is_empty() {
+        segs.push(Seg::Key(key));
+    } else if !after_index {
+        return None;
+    }
+    Some(YamlPath(segs))
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
 /// the mapping keys from the root, the scalar's own key last.
 pub fn may_hold(keys: &[&str], flows: &[Flow]) -> bool {
     let last = keys.last().copied();
-    flows.iter().any(|f| match f.path.0.last() {
-        Some(Step::Key(k)) => Some(k.as_str()) == last,
-        _ => true,
+    flows.iter().any(|f| {
+        let own = match &f.inline {
+            Some(Inline::Values(at) | Inline::Parameters(at)) => &at.0,
+            _ => &f.path.0,
+        };
+        match own.last() {
+            Some(Step::Key(k)) => Some(k.as_str()) == last,
+            _ => true,
+        }
     })
 }
 
@@ -452,21 +562,27 @@ fn lift_subcharts(charts: &mut [ChartRead]) {
 
 impl Followed {
     /// The chart's flows as positions of the Applications that give its
-    /// values inline (`helm.valuesObject` of a source whose path is the
-    /// chart's): under that key of the Application.
+    /// values inline (`helm.valuesObject`, `helm.values`, `helm.parameters`
+    /// of a source whose path is the chart's).
     fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) {
         for (source_path, _, inline) in apps {
             if !ends_with_path(&chart.dir, source_path) {
                 continue;
             }
-            for (file, prefix) in inline {
+            for (file, at, how) in inline {
                 let list = self.values.entry(normal(file)).or_default();
-                for f in chart.flows.iter().filter(|f| !f.inline) {
-                    let path = ValuesPath(prefix.clone()).join(&f.path.0);
-                    if !list.iter().any(|g| g.path == path) {
+                for f in chart.flows.iter().filter(|f| f.inline.is_none()) {
+                    let at = ValuesPath(at.clone());
+                    let (path, inline) = match how {
+                        Held::Object => (at.join(&f.path.0), Inline::Object),
+                        Held::Values => (f.path.clone(), Inline::Values(at)),
+                        Held::Parameters => (f.path.clone(), Inline::Parameters(at)),
+                    };
+                    let inline = Some(inline);
+                    if !list.iter().any(|g| g.path == path && g.inline == inline) {
                         list.push(Flow {
                             path,
-                            inline: true,
+                            inline,
                             ..f.clone()
                         });
                     }
@@ -494,7 +610,10 @@ impl Followed {
         for v in values {
             let list = self.values.entry(v).or_default();
             for f in &chart.flows {
-                if !list.iter().any(|g| g.path == f.path) {
+                if !list
+                    .iter()
+                    .any(|g| g.path == f.path && g.inline == f.inline)
+                {
                     list.push(f.clone());
                 }
             }
@@ -594,21 +713,22 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 }
 
 /// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
-/// template) in the walk that names value files, each resolved by ArgoCD's
-/// rules ([`resolve::value_file`]) to a path from the repository root: a
-/// `ref` source's file is taken for this repository's (only files of the
-/// walk are looked up); a URL, a template no known parameter fills and a
-/// refused name are no file here.
+/// template) in the walk that names value files or gives values inline,
+/// each file resolved by ArgoCD's rules ([`resolve::value_file`]) to a path
+/// from the repository root: a `ref` source's file is taken for this
+/// repository's (only files of the walk are looked up); a URL, a template
+/// no known parameter fills and a refused name are no file here.
 fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
+    let entries: Vec<Entry> = entries.collect();
     let mut out = Vec::new();
-    for e in entries {
+    for e in &entries {
         if e.role != crate::discover::walk::Role::Yaml {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
-        if !text.contains("valueFiles") && !text.contains(VALUES_OBJECT) {
+        if !text.contains(application::HELM) {
             continue;
         }
         // As written when it parses (a generator's `{{.env}}` in a quoted
@@ -621,43 +741,105 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
         let Ok(docs) = read(&text).or_else(|e| masked.as_deref().map_or(Err(e), read)) else {
             continue;
         };
-        // Applications are read by the after-merge model's rules, once.
         for doc in &docs {
-            let m = crate::model::application::Manifest { file: "", doc };
-            let Some(app) = crate::model::application::app_of(&m) else {
+            app_values(e, doc, &entries, &mut out);
+        }
+    }
+    out
+}
+
+/// [`value_files`] of one document, if it is an Application or an
+/// ApplicationSet (read by the after-merge model's rules, once).
+fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &mut Vec<AppValues>) {
+    let m = application::Manifest { file: "", doc };
+    let Some(app) = application::app_of(&m) else {
+        return;
+    };
+    let inline = inline_values(doc, app.kind);
+    // A name templated by generator parameters is each parameter set's
+    // file: read only when a name needs them.
+    let mut params: Option<Vec<BTreeMap<String, String>>> = None;
+    for (j, src) in app.sources.iter().enumerate() {
+        let Some(path) = &src.path else { continue };
+        let here: Vec<(PathBuf, Vec<Step>, Held)> = inline
+            .iter()
+            .filter(|(k, ..)| *k == j)
+            .map(|(_, at, how)| (e.path.clone(), at.clone(), *how))
+            .collect();
+        if src.value_files.is_empty() && here.is_empty() {
+            continue;
+        }
+        let mut files: Vec<String> = Vec::new();
+        for f in &src.value_files {
+            let sets: &[BTreeMap<String, String>] = if f.contains("{{") {
+                params.get_or_insert_with(|| generator_params(&app, doc, all))
+            } else {
+                &NO_PARAMS
+            };
+            for p in sets {
+                let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
+                    resolve::value_file(&app.sources, src, f, p)
+                else {
+                    continue;
+                };
+                if !files.contains(&p) {
+                    files.push(p);
+                }
+            }
+        }
+        out.push((path.clone(), files, here));
+    }
+}
+
+/// No generator parameters.
+static NO_PARAMS: [BTreeMap<String, String>; 1] = [BTreeMap::new()];
+
+/// The parameter sets an ApplicationSet's generators make from what is in
+/// the repository: each list element, each file a git files generator's
+/// glob matches among `all` (its keys flattened, [`resolve::file_params`]),
+/// each folder a git directories generator's glob matches
+/// ([`resolve::dir_params`]; an `exclude` glob drops folders).
+fn generator_params(
+    app: &application::App,
+    doc: &crate::syntax::yaml::Node,
+    all: &[Entry],
+) -> Vec<BTreeMap<String, String>> {
+    if app.kind != "ApplicationSet" {
+        return Vec::new();
+    }
+    let mut out = positions::list_elements(doc);
+    let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    for e in all {
+        let r = rel(e);
+        let mut d = r.as_str();
+        while let Some((parent, _)) = d.rsplit_once('/') {
+            dirs.insert(parent.to_string());
+            d = parent;
+        }
+    }
+    for g in &app.git_generators {
+        for e in all {
+            let r = rel(e);
+            if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
+                continue;
+            }
+            let Some(docs) = std::fs::read_to_string(&e.path)
+                .ok()
+                .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            else {
                 continue;
             };
-            let inline = inline_values(doc, app.kind);
-            for (j, src) in app.sources.iter().enumerate() {
-                let Some(path) = &src.path else { continue };
-                let here: Vec<(PathBuf, Vec<Step>)> = inline
-                    .iter()
-                    .filter(|(k, _)| *k == j)
-                    .map(|(_, prefix)| (e.path.clone(), prefix.clone()))
-                    .collect();
-                if src.value_files.is_empty() && here.is_empty() {
-                    continue;
-                }
-                // A name templated by a list generator's parameters is
-                // each element's file.
-                let mut params = vec![BTreeMap::new()];
-                if app.kind == "ApplicationSet" {
-                    params.extend(positions::list_elements(doc));
-                }
-                let mut files: Vec<String> = Vec::new();
-                for f in &src.value_files {
-                    for p in &params {
-                        let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
-                            resolve::value_file(&app.sources, src, f, p)
-                        else {
-                            continue;
-                        };
-                        if !files.contains(&p) {
-                            files.push(p);
-                        }
-                    }
-                }
-                out.push((path.clone(), files, here));
+            let params = resolve::file_params(&r, &docs);
+            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+        }
+        let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
+        for d in &dirs {
+            let hit = |list: &[&(String, bool)]| {
+                list.iter().any(|(glob, _)| resolve::glob_match(glob, d))
+            };
+            if hit(&included) && !hit(&excluded) {
+                out.push(resolve::dir_params(d));
             }
         }
     }
@@ -665,18 +847,24 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
 }
 
 /// Per Application source: `(source.path, value files from the repository
-/// root, (Application file, path of its inline `valuesObject`))`.
-type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>)>);
+/// root, (Application file, path of its inline values, how they are held))`.
+type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>, Held)>);
 
-/// The Helm key of values given inline as YAML.
-const VALUES_OBJECT: &str = "valuesObject";
+/// How a source holds inline values: what [`Inline`] a flow then gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Object,
+    Values,
+    Parameters,
+}
 
 /// The sources of an Application (or ApplicationSet template) document
-/// that give `helm.valuesObject`: each source's index (in
-/// `Application::sources` order: `source`, then `sources`) and the path of
-/// its `valuesObject`.
-fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>)> {
-    use crate::model::application::{s, V};
+/// that give values inline: each source's index (in `App::sources` order:
+/// `sources` when it lists any, else `source`), the path of its
+/// `helm.valuesObject`, of its `helm.values` string, or of its
+/// `helm.parameters[].value`s, and which.
+fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>, Held)> {
+    use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
     let mut spec = s(V(Some(doc)), "spec");
@@ -684,27 +872,36 @@ fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec
         base.extend([key("template"), key("spec")]);
         spec = s(s(spec, "template"), "spec");
     }
-    let has = |src: crate::model::application::V| !s(s(src, "helm"), VALUES_OBJECT).is_badvalue();
-    let tail = [key("helm"), key(VALUES_OBJECT)];
+    // `sources` replaces `source` when it lists any, as in `app_of`.
+    let list = s(spec, "sources").as_vec().filter(|l| !l.is_empty());
+    let sources: Vec<(V, Vec<Step>)> = match list {
+        Some(l) => l
+            .into_iter()
+            .map(|v| (v, vec![key("sources"), Step::Each]))
+            .collect(),
+        None => vec![(s(spec, "source"), vec![key("source")])],
+    };
     let mut out = Vec::new();
-    let single = !s(spec, "source").is_badvalue();
-    if single && has(s(spec, "source")) {
-        let mut p = base.clone();
-        p.push(key("source"));
-        p.extend(tail.clone());
-        out.push((0, p));
-    }
-    for (i, src) in s(spec, "sources")
-        .as_vec()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        if has(src) {
-            let mut p = base.clone();
-            p.extend([key("sources"), Step::Each]);
-            p.extend(tail.clone());
-            out.push((i + usize::from(single), p));
+    for (i, (src, at)) in sources.into_iter().enumerate() {
+        let helm = s(src, application::HELM);
+        let mut path = base.clone();
+        path.extend(at);
+        path.push(key(application::HELM));
+        let with = |more: &[&str]| {
+            let mut p = path.clone();
+            p.extend(more.iter().map(|k| key(k)));
+            p
+        };
+        if !s(helm, application::HELM_VALUES_OBJECT).is_badvalue() {
+            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object));
+        }
+        if application::text(s(helm, application::HELM_VALUES)).is_some() {
+            out.push((i, with(&[application::HELM_VALUES]), Held::Values));
+        }
+        if s(helm, application::HELM_PARAMETERS).as_vec().is_some() {
+            let mut p = with(&[application::HELM_PARAMETERS]);
+            p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
+            out.push((i, p, Held::Parameters));
         }
     }
     out
@@ -984,7 +1181,7 @@ impl Read {
             position,
             template: format!("{rel}:{line}"),
             generator: false,
-            inline: false,
+            inline: None,
         });
     }
 
@@ -2264,6 +2461,26 @@ mod tests {
             assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
         }
         assert_eq!(element_key("https://k8s.example.org"), None);
+    }
+
+    /// Helm `pkg/strvals` names: `.` between keys, `\\.` inside one, `[N]`
+    /// an index; a list value or an empty key is no plain path.
+    #[test]
+    fn set_names_as_paths() {
+        let p = |n: &str| set_path(n).map(|p| p.to_string());
+        assert_eq!(p("target.url").as_deref(), Some("target.url"));
+        assert_eq!(
+            p("clusters[1].server").as_deref(),
+            Some("clusters[1].server")
+        );
+        let dotted = set_path("labels.a\\.b").unwrap();
+        assert_eq!(
+            dotted.0,
+            [Seg::Key("labels".into()), Seg::Key("a.b".into())]
+        );
+        for bad in ["", "a..b", "a.", "{a,b}", "a[x]"] {
+            assert_eq!(set_path(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -529,3 +529,94 @@ fn value_file_names_templated_by_list_generator_parameters_are_resolved() {
     let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
     assert_eq!(files, vec!["envs/prod.yaml", "envs/stage.yaml"]);
 }
+
+/// Helm values given inline as a string (`helm.values: |`, a YAML document)
+/// and as `helm.parameters` (each `name` in Helm's `--set` syntax:
+/// `pkg/strvals`) are the values of the chart at the source path when that
+/// chart is in the repository, YAML and JSON alike. ArgoCD's precedence
+/// (docs "Helm" user guide: `parameters` over `valuesObject` over `values`
+/// over `valueFiles`) decides which copy renders today; every copy is a
+/// position, since a shadowed one wins as soon as the one above it goes.
+/// Another key, another parameter, or the same values for a chart elsewhere
+/// are not positions.
+#[test]
+fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let all = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      parameters:\n        - name: target.url\n          value: {OLD}\n        - name: other.url\n          value: {OLD}\n      valuesObject:\n        target: {{url: {OLD}}}\n      values: |\n        target:\n          url: {OLD}\n        other:\n          url: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    let json = format!(
+        "{{\n  \"apiVersion\": \"argoproj.io/v1alpha1\",\n  \"kind\": \"Application\",\n  \"metadata\": {{\"name\": \"j\"}},\n  \"spec\": {{\n    \"source\": {{\n      \"repoURL\": \"{repo}\",\n      \"path\": \"charts/apps\",\n      \"helm\": {{\n        \"values\": \"other:\\n  url: {OLD}\\ntarget:\\n  url: {OLD}\\n\",\n        \"parameters\": [{{\"value\": \"{OLD}\", \"name\": \"target.url\"}}]\n      }}\n    }},\n    \"destination\": {{\"server\": \"https://kubernetes.default.svc\"}}\n  }}\n}}\n"
+    );
+    let prod = all("prod", "charts/apps");
+    chart_repo(
+        root,
+        &[
+            ("apps/prod.yaml", &prod),
+            ("apps/elsewhere.yaml", &all("elsewhere", "charts/none")),
+            ("apps/j.json", &json),
+        ],
+    );
+    let s = scan(root, &[]);
+    let road = |from: &str| {
+        format!("chart template charts/apps/templates/app.yaml:11 renders .Values.target.url from this Application's {from} (destination server)")
+    };
+    let object = "chart template charts/apps/templates/app.yaml:11 renders this Application's inline values (destination server)";
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.4, o.5))
+        .collect();
+    let pos = "chart value in a cluster position".to_string();
+    assert_eq!(
+        at,
+        vec![
+            (
+                "apps/j.json".into(),
+                10,
+                85,
+                pos.clone(),
+                road("helm.values")
+            ),
+            (
+                "apps/j.json".into(),
+                11,
+                35,
+                pos.clone(),
+                road("helm.parameters")
+            ),
+            (
+                "apps/prod.yaml".into(),
+                14,
+                18,
+                pos.clone(),
+                road("helm.parameters")
+            ),
+            ("apps/prod.yaml".into(), 18, 23, pos.clone(), object.into()),
+            (
+                "apps/prod.yaml".into(),
+                21,
+                16,
+                pos.clone(),
+                road("helm.values")
+            ),
+        ]
+    );
+    // The text report names the road too.
+    let text = stdout(&rebind(root, &["scan"]));
+    assert!(
+        text.contains("apps/prod.yaml:14:18: value    https://old-api.example.org:6443  spec.source.helm.parameters[0].value  via chart template charts/apps/templates/app.yaml:11 renders .Values.target.url from this Application's helm.parameters")
+            && text.contains("apps/prod.yaml:21:16: value    https://old-api.example.org:6443  spec.source.helm.values > target.url  via chart template"),
+        "{text}"
+    );
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    for (f, before) in [("apps/prod.yaml", &prod), ("apps/j.json", &json)] {
+        let after = std::fs::read_to_string(root.join(f)).unwrap();
+        assert_eq!(&after, &before.replace(OLD, NEW), "{f}");
+    }
+}

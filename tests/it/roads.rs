@@ -620,3 +620,63 @@ fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_v
         assert_eq!(&after, &before.replace(OLD, NEW), "{f}");
     }
 }
+
+/// A value file name templated by a git generator's parameters names one
+/// file per parameter set the repository holds (argo-cd
+/// `applicationset/generators/git.go`): a files generator's parameters are
+/// each matching file's keys (`{{.name}}`), a directories generator's the
+/// matching folder's path (`{{.path.basename}}`, an `exclude` entry drops
+/// folders). A values file no parameter set names is no values file.
+#[test]
+fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = |name: &str, generator: &str, file: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n{generator}  template:\n    metadata:\n      name: 'app-{{{{.path.basename}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['{file}']\n      destination:\n        server: https://kubernetes.default.svc\n")
+    };
+    let files = set(
+        "byfile",
+        "        files:\n          - path: clusters/*/config.yaml\n",
+        "/generated_values/{{.cluster.name}}.yaml",
+    );
+    let dirs = set(
+        "bydir",
+        "        directories:\n          - path: envs/*\n          - path: envs/skip\n            exclude: true\n",
+        "/values/{{.path.basename}}.yaml",
+    );
+    chart_repo(
+        root,
+        &[("appsets/files.yaml", &files), ("appsets/dirs.yaml", &dirs)],
+    );
+    write(root, "clusters/prod/config.yaml", "cluster:\n  name: prod\n");
+    write(root, "envs/stage/kustomization.yaml", "resources: []\n");
+    write(root, "envs/skip/kustomization.yaml", "resources: []\n");
+    let values = format!("target:\n  url: {OLD}\n");
+    for f in [
+        "generated_values/prod.yaml",
+        "generated_values/dev.yaml",
+        "values/stage.yaml",
+        "values/skip.yaml",
+    ] {
+        write(root, f, &values);
+    }
+    let s = scan(root, &[]);
+    let files: Vec<(String, String)> = found(&s, OLD).into_iter().map(|o| (o.0, o.5)).collect();
+    let road = "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)";
+    assert_eq!(
+        files,
+        vec![
+            ("generated_values/prod.yaml".into(), road.into()),
+            ("values/stage.yaml".into(), road.into())
+        ]
+    );
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("values/stage.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+    // `init` declares the endpoint the positions hold (now NEW).
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(NEW), "{config}");
+}

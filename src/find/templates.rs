@@ -1215,6 +1215,9 @@ struct Template {
     acts: Vec<Action>,
     /// Per action: what it renders ([`Chart::evaluate`]).
     values: Vec<Option<Vec<Val>>>,
+    /// Per action: the literal string it renders, when it renders one
+    /// ([`Chart::literal`]).
+    literals: Vec<Option<String>>,
 }
 
 /// A template's manifest as parsed (actions masked): its documents, and
@@ -1307,7 +1310,8 @@ impl Template {
             .map(|(i, _)| i)
             .collect();
         let written = &self.ex.text[off..line_end];
-        doc.learn(&path.0, v, (!here.is_empty()).then_some(written));
+        let rendered = (!here.is_empty()).then(|| self.render_literals(off, line_end, &here));
+        doc.learn(&path.0, v, rendered.as_deref());
         if here.is_empty() {
             return;
         }
@@ -1328,6 +1332,27 @@ impl Template {
             whole,
             off,
         });
+    }
+
+    /// The text `off..end` with each action (of `here`) whose output is a
+    /// literal string put in its place: `'{{ include "x.server" . }}'`,
+    /// whose named template renders ``{{ `{{.url}}` }}``, reads `'{{.url}}'`
+    /// (an ApplicationSet's generator placeholder); other actions stay as
+    /// written.
+    fn render_literals(&self, off: usize, end: usize, here: &[usize]) -> String {
+        let mut out = String::new();
+        let mut at = off;
+        for &i in here {
+            let a = &self.acts[i];
+            let Some(lit) = self.literals[i].as_deref().filter(|_| a.end <= end) else {
+                continue;
+            };
+            out.push_str(&self.ex.text[at..a.start]);
+            out.push_str(lit);
+            at = a.end;
+        }
+        out.push_str(&self.ex.text[at..end]);
+        out
     }
 }
 
@@ -1407,6 +1432,7 @@ impl Chart<'_> {
         let ex = self.expand(file);
         let acts = actions(&ex.text);
         let values = self.evaluate(&acts);
+        let literals = acts.iter().map(|a| self.literal(&a.expr, 0)).collect();
         let breaks = ex.text.match_indices('\n').map(|(i, _)| i).collect();
         let t = Template {
             ex,
@@ -1414,6 +1440,7 @@ impl Chart<'_> {
             breaks,
             acts,
             values,
+            literals,
         };
         let mut read = Read::default();
         let Some((masked, _)) = mask_templates(&t.ex.text) else {
@@ -1790,6 +1817,41 @@ impl Chart<'_> {
             return base.field(&keys);
         }
         Val::Other
+    }
+
+    /// The string an action (`expr`, its words) renders when that is a
+    /// literal: a raw or plain string without escapes (``{{ `{{.url}}` }}``),
+    /// or `include`/`template` of a named template whose body is text and
+    /// such literals only (trimmed, as a scalar is). `None` otherwise.
+    fn literal(&self, expr: &str, depth: usize) -> Option<String> {
+        let w = words(expr);
+        match w.as_slice() {
+            [one] if one.starts_with('`') || (one.starts_with('"') && !one.contains('\\')) => {
+                (one.len() >= 2).then(|| unquote(one).to_string())
+            }
+            [f, name, ..] if w.len() <= 3 && matches!(f.as_str(), "include" | "template") => {
+                if !is_literal(name) {
+                    return None;
+                }
+                let d = self.defines.get(unquote(name))?;
+                if depth >= MAX_CALLS {
+                    return None;
+                }
+                let body = &self.texts[d.file].1[d.body.clone()];
+                let mut out = String::new();
+                let mut at = 0;
+                for a in actions(body) {
+                    out.push_str(&body[at..a.start]);
+                    if !a.expr.starts_with("/*") {
+                        out.push_str(&self.literal(&a.expr, depth + 1)?);
+                    }
+                    at = a.end;
+                }
+                out.push_str(&body[at..]);
+                Some(out.trim().to_string())
+            }
+            _ => None,
+        }
     }
 
     /// A named template used inside a scalar: what its output actions render.
@@ -2267,6 +2329,38 @@ mod tests {
             "{notes:?}"
         );
         assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// A list generator built from `.Values.clusters` whose template's
+    /// `destination.server` is a named template rendering the generator
+    /// placeholder (``{{ `{{.url}}` }}``): the elements' `url` is what the
+    /// placeholder reads, so `clusters[].url` is a position; `name` is not,
+    /// nor is `url` when the named template renders a literal URL.
+    #[test]
+    fn a_named_template_rendering_a_generator_placeholder_is_read_as_it() {
+        let set = |server: &str| {
+            format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n        {{{{- range .Values.clusters }}}}\n          - name: {{{{ .name }}}}\n            url: {{{{ .url | quote }}}}\n        {{{{- end }}}}\n  template:\n    spec:\n      destination:\n        server: '{server}'\n")
+        };
+        let helpers = "{{- define \"a.server\" -}}\n{{ `{{.url}}` }}\n{{- end }}\n{{- define \"a.local\" -}}\n{{ \"https://kubernetes.default.svc\" }}\n{{- end }}\n{{- define \"a.nested\" -}}\n{{- /* the placeholder */ -}}\n{{ include \"a.server\" . }}\n{{- end }}\n";
+        for (server, want) in [
+            (
+                "{{ include \"a.server\" . }}",
+                &["clusters[].url list-generator element"][..],
+            ),
+            (
+                "{{ template \"a.nested\" . }}",
+                &["clusters[].url list-generator element"],
+            ),
+            ("{{`{{.url}}`}}", &["clusters[].url list-generator element"]),
+            ("{{ include \"a.local\" . }}", &[]),
+        ] {
+            let (flows, notes) = read(&[
+                ("templates/appset.yaml", &set(server)),
+                ("templates/_helpers.tpl", helpers),
+            ]);
+            assert_eq!(flows, want, "{server}: {notes:?}");
+            assert!(notes.is_empty(), "{server}: {notes:?}");
+        }
     }
 
     #[test]

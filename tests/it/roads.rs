@@ -648,7 +648,11 @@ fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
         root,
         &[("appsets/files.yaml", &files), ("appsets/dirs.yaml", &dirs)],
     );
-    write(root, "clusters/prod/config.yaml", "cluster:\n  name: prod\n");
+    write(
+        root,
+        "clusters/prod/config.yaml",
+        "cluster:\n  name: prod\n",
+    );
     write(root, "envs/stage/kustomization.yaml", "resources: []\n");
     write(root, "envs/skip/kustomization.yaml", "resources: []\n");
     let values = format!("target:\n  url: {OLD}\n");
@@ -679,4 +683,54 @@ fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
     assert!(config.contains(NEW), "{config}");
+}
+
+/// A chart that builds an ApplicationSet's list generator from
+/// `.Values.clusters`, its template's `destination.server` a named template
+/// rendering the generator placeholder (``{{ `{{.url}}` }}``, the escape the
+/// ArgoCD docs give for templating an ApplicationSet with Helm): each
+/// element's `url` is the placeholder's parameter, so `clusters[].url` of
+/// the chart's values is a position. `name` is not, nor is `url` in a chart
+/// whose named template renders a literal server.
+#[test]
+fn a_list_generator_built_from_values_with_a_placeholder_from_a_named_template() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: fleet\nspec:\n  goTemplate: true\n  generators:\n    - list:\n        elements:\n        {{- range .Values.clusters }}\n          - name: {{ .name }}\n            url: {{ .url | quote }}\n        {{- end }}\n  template:\n    metadata:\n      name: 'app-{{`{{.name}}`}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: app\n      destination:\n        server: '{{ include \"fleet.server\" . }}'\n";
+    let values = format!("clusters:\n  - name: {OLD}\n    url: {OLD}\n");
+    for (chart, helper) in [
+        ("fleet", "{{`{{.url}}`}}"),
+        ("local", "{{ \"https://kubernetes.default.svc\" }}"),
+    ] {
+        write(
+            root,
+            &format!("{chart}/Chart.yaml"),
+            &format!("apiVersion: v2\nname: {chart}\nversion: 0.1.0\n"),
+        );
+        write(root, &format!("{chart}/templates/appset.yaml"), set);
+        write(
+            root,
+            &format!("{chart}/templates/_helpers.tpl"),
+            &format!("{{{{- define \"fleet.server\" -}}}}\n{helper}\n{{{{- end }}}}\n"),
+        );
+        write(root, &format!("{chart}/values.yaml"), &values);
+    }
+    let s = scan(root, &[]);
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.5))
+        .collect();
+    assert_eq!(
+        at,
+        vec![(
+            "fleet/values.yaml".into(),
+            3,
+            10,
+            "chart template fleet/templates/appset.yaml:12 renders .Values.clusters[].url (list-generator element)".into()
+        )]
+    );
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("fleet/values.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
 }

@@ -10,17 +10,24 @@
 //! `$.Values`), through `range` (`.url` in `range .Values.list`,
 //! `$e.url` in `range $i, $e := ...`), through `with`, through variables,
 //! and through named templates (`include` / `template` of a `define` with
-//! `.` or `.Values.x` as the argument, used in a scalar or as a block of
-//! YAML such as a list generator's elements). Pipes that keep the value
-//! (`quote`, `default`, `required`, ...) are followed.
+//! `.`, `.Values.x` or a `dict` as the argument, used in a scalar or as a
+//! block of YAML such as a list generator's elements). Pipes that keep the
+//! value (`quote`, `default`, `required`, ...), the Sprig functions that
+//! pass one through (`ternary`, `coalesce`, `get`, `pluck`, `first`,
+//! `last`, `index`), values built with `dict` and `list`, and `tpl` of a
+//! string of the chart's `values.yaml` are followed. A named template
+//! that renders a literal (the generator placeholder ``{{ `{{.url}}` }}``)
+//! is read as that literal where an ApplicationSet names its server.
 //!
 //! Each values path found becomes a position ([`Position::ChartValue`]) in
-//! every values file of that chart: `values*.yaml` beside `Chart.yaml`, and
-//! the files that Applications in the tree name in `helm.valueFiles` for the
-//! chart's path. An action the reader cannot follow (`tpl`, `toYaml`, a
-//! computed key, `index` with a variable, a helper it cannot find, a value
-//! built from several parts) at a cluster position is a [`Note`]:
-//! "templated, not followed", with its file and line. Nothing is guessed.
+//! every values file of that chart: `values*.yaml` beside `Chart.yaml`, the
+//! files that Applications in the tree name in `helm.valueFiles` for the
+//! chart's path, and the values those Applications give inline
+//! (`helm.valuesObject`, `helm.values`, `helm.parameters`: [`Inline`]). An
+//! action the reader cannot follow (`toYaml`, `printf`, a computed key,
+//! `index` with a variable, a helper it cannot find, a value built from
+//! several parts) at a cluster position is a [`Note`]: "templated, not
+//! followed", with its file and line. Nothing is guessed.
 //!
 //! The result ([`Followed`]) is computed once and handed to the locator as
 //! the extra paths of each values file; it only ever adds positions.
@@ -428,9 +435,11 @@ impl ChartFiles {
         for (i, (_, t)) in texts.iter().enumerate().rev() {
             collect_defines(t, i, &mut defines);
         }
+        let values = self.default_values(dir);
         let chart = Chart {
             texts: &texts,
             defines: &defines,
+            values: values.first(),
         };
         let mut read = ChartRead {
             dir: normal(dir),
@@ -453,6 +462,21 @@ impl ChartFiles {
             }
         }
         read
+    }
+
+    /// The documents of the `values.yaml` beside the chart's `Chart.yaml`
+    /// (none when it does not parse: the main walk names it).
+    fn default_values(&self, dir: &Path) -> Vec<crate::syntax::yaml::Node> {
+        let dir = normal(dir);
+        let file = self.entries.iter().zip(&self.normals).find(|(_, n)| {
+            n.parent() == Some(dir.as_path())
+                && n.file_name()
+                    .is_some_and(|f| f == "values.yaml" || f == "values.yml")
+        });
+        file.and_then(|(e, _)| std::fs::read_to_string(&e.path).ok())
+            .filter(|t| !too_deep(t))
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            .unwrap_or_default()
     }
 
     /// The texts of the chart in `dir`: its templates, then its subcharts'
@@ -1003,6 +1027,10 @@ enum Val {
     Other,
     /// Something the reader cannot follow, and why.
     Unknown(String),
+    /// A dictionary built in the template (Sprig's `dict "k" v ...`).
+    Dict(Vec<(String, Val)>),
+    /// A list built in the template (Sprig's `list a b ...`).
+    List(Vec<Val>),
 }
 
 impl Val {
@@ -1021,6 +1049,20 @@ impl Val {
             }
             Val::Other => Val::Other,
             Val::Unknown(w) => Val::Unknown(w.clone()),
+            Val::Dict(entries) => match keys.split_first() {
+                None => self.clone(),
+                Some((k, rest)) => entries
+                    .iter()
+                    .find(|(e, _)| e == k)
+                    .map_or(Val::Other, |(_, v)| v.field(rest)),
+            },
+            Val::List(items) => match keys.split_first() {
+                None => self.clone(),
+                Some((k, rest)) => match k.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    Some(v) => v.field(rest),
+                    None => Val::Unknown(format!("element {k} of a `list`")),
+                },
+            },
         }
     }
 
@@ -1028,6 +1070,17 @@ impl Val {
         match self {
             Val::Values(p) => Val::Values(p.join(&[Step::Each])),
             Val::Root => Val::Unknown("`range` over the root context".into()),
+            // One value the elements all are; several are not one dot.
+            Val::List(items) => match items.as_slice() {
+                [] => Val::Other,
+                [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
+                _ => Val::Unknown("`range` over a `list` of several values".into()),
+            },
+            Val::Dict(entries) => match entries.as_slice() {
+                [] => Val::Other,
+                [(_, first), rest @ ..] if rest.iter().all(|(_, v)| v == first) => first.clone(),
+                _ => Val::Unknown("`range` over a `dict` of several values".into()),
+            },
             v => v.clone(),
         }
     }
@@ -1152,6 +1205,8 @@ const MAX_NESTING: usize = 64;
 struct Chart<'c> {
     texts: &'c [(&'c Entry, String)],
     defines: &'c HashMap<String, Define>,
+    /// The chart's `values.yaml`, for the strings `tpl` renders.
+    values: Option<&'c crate::syntax::yaml::Node>,
 }
 
 /// What one template file gives.
@@ -1199,6 +1254,8 @@ impl Read {
         match v {
             Val::Unknown(why) => self.note(at, format!("{shown}: {why}")),
             Val::Root => self.note(at, format!("{shown}: the whole root context")),
+            Val::Dict(_) => self.note(at, format!("{shown}: a whole `dict`")),
+            Val::List(_) => self.note(at, format!("{shown}: a whole `list`")),
             Val::Values(_) | Val::Other => {}
         }
     }
@@ -1704,9 +1761,12 @@ impl Chart<'_> {
                 }
                 v
             }
-            "ternary" | "get" | "pluck" | "first" => self.sprig(f, args, piped, scope, depth),
-            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "last"
-            | "join" => {
+            "ternary" | "get" | "pluck" | "first" | "last" => {
+                self.sprig(f, args, piped, scope, depth)
+            }
+            "dict" | "list" => self.build(f, args, piped, scope, depth),
+            "tpl" => self.tpl(args, piped, scope, depth),
+            "toJson" | "fromYaml" | "printf" | "cat" | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
                     vec![Val::Other]
                 } else {
@@ -1724,10 +1784,11 @@ impl Chart<'_> {
     }
 
     /// The Sprig functions that pass a value through (Sprig's `ternary`,
-    /// `get`, `pluck`, `first`: docs masterminds.github.io/sprig):
+    /// `get`, `pluck`, `first`, `last`: docs masterminds.github.io/sprig):
     /// `ternary A B cond` may be A or B; `get D "k"` is D's `k`; `pluck "k"
-    /// D...` is each D's `k`; `first L` is an element of L. A computed key
-    /// is not followed.
+    /// D...` is each D's `k`; `first L` and `last L` are an element of L
+    /// (that element of a `list` built here). A computed key is not
+    /// followed.
     fn sprig(
         &self,
         f: &str,
@@ -1765,9 +1826,115 @@ impl Chart<'_> {
                     Some(v) => v.first().cloned().unwrap_or(Val::Other),
                     None => args.first().map(op).unwrap_or(Val::Other),
                 };
-                vec![l.each()]
+                // A `list` built here: its first (last) element.
+                let end = match &l {
+                    Val::List(items) if f == "first" => items.first(),
+                    Val::List(items) => items.last(),
+                    _ => None,
+                };
+                vec![end.cloned().unwrap_or_else(|| l.each())]
             }
         }
+    }
+
+    /// Sprig's `dict "k1" v1 "k2" v2 ...` and `list a b ...`, built as
+    /// the template builds them (a piped value is the last argument); a
+    /// computed `dict` key is not followed.
+    fn build(
+        &self,
+        f: &str,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let mut items: Vec<Val> = args.iter().map(|a| self.operand(a, scope, depth)).collect();
+        items.extend(piped.and_then(|v| v.into_iter().next()));
+        if f == "list" {
+            return vec![Val::List(items)];
+        }
+        let mut entries = Vec::new();
+        for (i, pair) in items.chunks(2).enumerate() {
+            let key = args.get(2 * i).filter(|k| is_literal(k));
+            let Some(key) = key else {
+                return vec![Val::Unknown("`dict` with a computed key".into())];
+            };
+            let v = pair.get(1).cloned().unwrap_or(Val::Other);
+            entries.push((unquote(key).to_string(), v));
+        }
+        vec![Val::Dict(entries)]
+    }
+
+    /// Helm's `tpl T ctx`: the string `T` rendered as a template with `ctx`
+    /// as its dot. `T` is a literal of the template, or a values path whose
+    /// string the chart's `values.yaml` holds: what its one action renders
+    /// (a string that is no template renders itself, so the values path
+    /// is kept too). A string of several parts, or one the chart's values
+    /// do not hold, is not followed.
+    fn tpl(
+        &self,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let Some(t) = args.first() else {
+            return vec![Val::Other];
+        };
+        let ctx = match (args.get(1), piped) {
+            (Some(a), _) => self.operand(a, scope, depth),
+            (None, Some(v)) => v.into_iter().next().unwrap_or(Val::Other),
+            (None, None) => Val::Other,
+        };
+        if depth >= MAX_CALLS {
+            return vec![Val::Unknown("`tpl` nests too deep".into())];
+        }
+        if is_literal(t) {
+            return self.tpl_string(unquote(t), ctx, depth);
+        }
+        match self.operand(t, scope, depth) {
+            Val::Values(p) => {
+                let mut out = vec![Val::Values(p.clone())];
+                match self.values_string(&p) {
+                    Some(text) => out.extend(self.tpl_string(&text, ctx, depth)),
+                    None => out.push(Val::Unknown(format!(
+                        "`tpl` of .Values.{p}: the chart's values.yaml holds no string there"
+                    ))),
+                }
+                out
+            }
+            Val::Other => vec![Val::Other],
+            Val::Unknown(why) => vec![Val::Unknown(why)],
+            _ => vec![Val::Unknown("`tpl` of a value that is no string".into())],
+        }
+    }
+
+    /// What a template string renders with `ctx` as its dot: its one
+    /// action's value, itself when it has none.
+    fn tpl_string(&self, text: &str, ctx: Val, depth: usize) -> Vec<Val> {
+        let acts = actions(text);
+        match acts.as_slice() {
+            [] => vec![Val::Other],
+            [a] if text.trim().len() == a.end - a.start => {
+                self.eval(&words(&a.expr), &Scope::of(ctx), depth + 1)
+            }
+            _ => vec![Val::Unknown(
+                "`tpl` of a string built from several parts".into(),
+            )],
+        }
+    }
+
+    /// The string at values path `p` of the chart's `values.yaml`.
+    fn values_string(&self, p: &ValuesPath) -> Option<String> {
+        let keys: Option<Vec<&str>> =
+            p.0.iter()
+                .map(|s| match s {
+                    Step::Key(k) => Some(k.as_str()),
+                    Step::Each => None,
+                })
+                .collect();
+        let node = self.values?.at(&keys?)?;
+        node.as_str().map(str::to_string)
     }
 
     /// A single operand: a field chain, a variable, a literal, `(...)`.
@@ -2220,9 +2387,15 @@ mod tests {
         for (i, (_, t)) in texts.iter().enumerate() {
             collect_defines(t, i, &mut defines);
         }
+        let values = files
+            .iter()
+            .find(|(n, _)| *n == "values.yaml")
+            .and_then(|(_, t)| crate::syntax::yaml::read_yaml_or_json(t).ok())
+            .unwrap_or_default();
         let chart = Chart {
             texts: &texts,
             defines: &defines,
+            values: values.first(),
         };
         let r = chart.read(0);
         let mut flows: Vec<String> = r
@@ -2363,6 +2536,73 @@ mod tests {
         }
     }
 
+    /// Sprig's `dict` and `list` build values the follower reads through
+    /// (a named template's `.cluster.url` of `(dict "cluster" .Values.hub)`,
+    /// `first`/`index` of a `list`), and Helm's `tpl` renders a string of
+    /// the chart's `values.yaml` with its context; what cannot be read that
+    /// way is noted, with its line.
+    #[test]
+    fn dict_list_and_tpl_are_evaluated() {
+        let helpers = "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n{{- define \"c.root\" -}}\n{{ .ctx.Values.dr.url }}\n{{- end }}\n";
+        let lines = [
+            "{{ include \"c.server\" (dict \"cluster\" .Values.hub \"root\" $) }}",
+            "{{ include \"c.root\" (dict \"ctx\" $) }}",
+            "{{ first (list .Values.a.url \"https://kubernetes.default.svc\") }}",
+            "{{ index (list .Values.b.url) 0 }}",
+            "{{ tpl .Values.tmpl . }}",
+            // Not followed, each named:
+            "{{ include \"c.server\" (dict .Values.k .Values.hub) }}",
+            "{{ tpl .Values.multi . }}",
+            "{{ tpl .Values.absent $ }}",
+            "{{ list .Values.whole }}",
+        ];
+        let mut t = PROJECT_HEAD.to_string();
+        for l in lines {
+            t.push_str(&format!("    - server: {l}\n"));
+        }
+        t.push_str(
+            "  {{- range (list .Values.c .Values.c) }}\n    - server: {{ .url }}\n  {{- end }}\n",
+        );
+        t.push_str(
+            "  {{- range (list .Values.d .Values.e) }}\n    - server: {{ .url }}\n  {{- end }}\n",
+        );
+        let values = "tmpl: '{{ .Values.hub2.url }}'\nmulti: 'https://{{ .Values.host }}:6443'\n";
+        let (flows, notes) = read(&[
+            ("templates/p.yaml", &t),
+            ("templates/_helpers.tpl", helpers),
+            ("values.yaml", values),
+        ]);
+        let want: Vec<String> = [
+            "a.url", "absent", "b.url", "c.url", "dr.url", "hub.url", "hub2.url", "multi", "tmpl",
+        ]
+        .iter()
+        .map(|p| format!("{p} project destination"))
+        .collect();
+        assert_eq!(flows, want, "{notes:#?}");
+        let at: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| {
+                let (place, why) = n.split_once(": templated, not followed: ").unwrap();
+                (place, why)
+            })
+            .collect();
+        let expect = [
+            ("templates/p.yaml:12", "`dict` with a computed key"),
+            ("templates/p.yaml:13", "several parts"),
+            ("templates/p.yaml:14", "holds no string there"),
+            ("templates/p.yaml:15", "a whole `list`"),
+            (
+                "templates/p.yaml:20",
+                "`range` over a `list` of several values",
+            ),
+        ];
+        assert_eq!(at.len(), expect.len(), "{notes:#?}");
+        for ((place, why), (want_place, want_why)) in at.iter().zip(expect) {
+            assert_eq!(*place, want_place, "{notes:#?}");
+            assert!(why.contains(want_why), "{why} lacks {want_why}");
+        }
+    }
+
     #[test]
     fn blocks_follow_the_table_below_them() {
         let t = format!(
@@ -2397,7 +2637,8 @@ mod tests {
              \x20   - server: {{{{ $undefined.url }}}}\n"
         );
         let (flows, notes) = read(&[("templates/p.yaml", &t)]);
-        assert!(flows.is_empty(), "{flows:?}");
+        // A string `tpl` renders may be the server itself.
+        assert_eq!(flows, ["serverTemplate project destination"]);
         let lines: Vec<&str> = notes
             .iter()
             .map(|n| n.split(": templated").next().unwrap())

@@ -441,7 +441,7 @@ fn sprig_functions_that_pass_a_value_through_are_followed() {
             && n["message"]
                 .as_str()
                 .unwrap()
-                .contains("`tpl` is not followed")
+                .contains("`tpl` of .Values.tmpl: the chart's values.yaml holds no string there")
     });
     assert!(named, "{}", s["notes"]);
 }
@@ -732,5 +732,62 @@ fn a_list_generator_built_from_values_with_a_placeholder_from_a_named_template()
     let (code, out) = apply(root);
     assert_eq!(code, Some(0), "{out}");
     let after = std::fs::read_to_string(root.join("fleet/values.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+}
+
+/// Helm's `tpl` renders a string of the chart's `values.yaml` as a
+/// template (Helm docs, "Template Functions and Pipelines": `tpl`), and
+/// Sprig's `dict` builds the argument of a named template: the values path
+/// they lead to is a position; a values path only a `tpl` string of
+/// several parts names (`host`) is not, and that action is named.
+#[test]
+fn tpl_of_a_values_string_and_a_dict_argument_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "c/templates/_helpers.tpl",
+        "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest("a", "{{ tpl .Values.serverTemplate . }}"),
+        dest(
+            "b",
+            "{{ include \"c.server\" (dict \"cluster\" .Values.spoke) }}",
+        ),
+        dest("c", "{{ tpl .Values.built . }}"),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!(
+        "serverTemplate: '{{{{ .Values.hub.url }}}}'\nbuilt: 'https://{{{{ .Values.host }}}}:6443'\nhub:\n  url: {OLD}\nspoke:\n  url: {OLD}\nhost: {OLD}\n"
+    );
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let at: Vec<(u64, String)> = found(&s, OLD).into_iter().map(|o| (o.1, o.5)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (4, "chart template c/templates/apps.yaml:12 renders .Values.hub.url (destination server)".into()),
+            (6, "chart template c/templates/apps.yaml:25 renders .Values.spoke.url (destination server)".into()),
+        ]
+    );
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 38
+            && n["message"].as_str().unwrap().contains("several parts")
+    });
+    assert!(named, "{}", s["notes"]);
+    let (code, out) = apply(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));
 }

@@ -791,3 +791,53 @@ fn tpl_of_a_values_string_and_a_dict_argument_are_followed() {
     let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));
 }
+
+/// `init` and `check` see the positions the inline-values roads lead to:
+/// `init` declares the endpoint; an undeclared endpoint then given through
+/// a parameter or a `helm.values` string fails `check`, which names each
+/// place.
+#[test]
+fn init_and_check_see_the_inline_values_roads() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let helm = |name: &str, body: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: charts/apps\n    helm:\n{body}  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    let param = |name: &str, url: &str| {
+        helm(
+            name,
+            &format!("      parameters:\n        - name: target.url\n          value: {url}\n"),
+        )
+    };
+    let string = |name: &str, url: &str| {
+        helm(
+            name,
+            &format!("      values: |\n        target:\n          url: {url}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/p.yaml", &param("p", OLD)),
+            ("apps/s.yaml", &string("s", OLD)),
+        ],
+    );
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(OLD), "{config}");
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let other = "https://other-api.example.org:6443";
+    write(root, "apps/p2.yaml", &param("p2", other));
+    write(root, "apps/s2.yaml", &string("s2", other));
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    for place in ["apps/p2.yaml:14:18", "apps/s2.yaml:14:16"] {
+        assert!(stdout(&out).contains(place), "{place}: {}", stdout(&out));
+    }
+}

@@ -365,10 +365,11 @@ pub fn follow(walk: &Walk) -> Followed {
     let mut apps: Option<Vec<AppValues>> = None;
     for chart in charts {
         let values = files.values_of(&chart, walk, &mut apps);
-        if let Some(apps) = &apps {
-            out.add_inline(&chart, apps);
-        }
-        out.add(chart, values, &shown);
+        let inline = match &apps {
+            Some(apps) => out.add_inline(&chart, apps),
+            None => Vec::new(),
+        };
+        out.add(chart, values, &inline, &shown);
     }
     out.notes.sort();
     out.notes.dedup();
@@ -588,12 +589,19 @@ impl Followed {
     /// The chart's flows as positions of the Applications that give its
     /// values inline (`helm.valuesObject`, `helm.values`, `helm.parameters`
     /// of a source whose path is the chart's).
-    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) {
+    /// Returns the Applications as the tier table names them
+    /// (`apps/a.yaml (helm.values)`).
+    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) -> Vec<String> {
+        let mut named = Vec::new();
         for (source_path, _, inline) in apps {
             if !ends_with_path(&chart.dir, source_path) {
                 continue;
             }
-            for (file, at, how) in inline {
+            for (file, rel, at, how) in inline {
+                let name = format!("{rel} ({})", how.shown());
+                if !named.contains(&name) {
+                    named.push(name);
+                }
                 let list = self.values.entry(normal(file)).or_default();
                 for f in chart.flows.iter().filter(|f| f.inline.is_none()) {
                     let at = ValuesPath(at.clone());
@@ -613,18 +621,25 @@ impl Followed {
                 }
             }
         }
+        named
     }
 
     /// Records what a chart gives once its values files (`values`) are
     /// known: where each destination's values come from (for the tier
     /// table), and each flow as a position of every values file.
-    fn add(&mut self, chart: ChartRead, values: BTreeSet<PathBuf>, shown: &HashMap<&Path, &str>) {
+    fn add(
+        &mut self,
+        chart: ChartRead,
+        values: BTreeSet<PathBuf>,
+        inline: &[String],
+        shown: &HashMap<&Path, &str>,
+    ) {
         for (path, list) in chart.destinations {
             let list = list
                 .into_iter()
                 .map(|(mut d, used)| {
                     if !used.is_empty() {
-                        d.from = Some(describe(&used, &values, shown));
+                        d.from = Some(describe(&used, &values, inline, shown));
                     }
                     d
                 })
@@ -660,20 +675,23 @@ fn walk_entries(walk: &Walk) -> impl Iterator<Item = Entry> + '_ {
     })
 }
 
-/// `values environments[].server in charts/x/values.yaml, ...`.
+/// `values environments[].server in charts/x/values.yaml, ...`, the
+/// Applications that give the values inline (`inline`) last.
 fn describe(
     used: &[ValuesPath],
     values: &BTreeSet<PathBuf>,
+    inline: &[String],
     shown: &HashMap<&Path, &str>,
 ) -> String {
     let paths: BTreeSet<String> = used.iter().map(ValuesPath::to_string).collect();
-    let files: Vec<String> = values
+    let mut files: Vec<String> = values
         .iter()
         .map(|v| match shown.get(v.as_path()) {
             Some(rel) => rel.to_string(),
             None => v.display().to_string(),
         })
         .collect();
+    files.extend(inline.iter().cloned());
     let paths: Vec<String> = paths.into_iter().collect();
     if files.is_empty() {
         format!("values {} (no values file found)", paths.join(", "))
@@ -785,10 +803,10 @@ fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &m
     let mut params: Option<Vec<BTreeMap<String, String>>> = None;
     for (j, src) in app.sources.iter().enumerate() {
         let Some(path) = &src.path else { continue };
-        let here: Vec<(PathBuf, Vec<Step>, Held)> = inline
+        let here: Vec<(PathBuf, String, Vec<Step>, Held)> = inline
             .iter()
             .filter(|(k, ..)| *k == j)
-            .map(|(_, at, how)| (e.path.clone(), at.clone(), *how))
+            .map(|(_, at, how)| (e.path.clone(), e.rel.clone(), at.clone(), *how))
             .collect();
         if src.value_files.is_empty() && here.is_empty() {
             continue;
@@ -871,8 +889,9 @@ fn generator_params(
 }
 
 /// Per Application source: `(source.path, value files from the repository
-/// root, (Application file, path of its inline values, how they are held))`.
-type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>, Held)>);
+/// root, (Application file to open and as shown, path of its inline values,
+/// how they are held))`.
+type AppValues = (String, Vec<String>, Vec<(PathBuf, String, Vec<Step>, Held)>);
 
 /// How a source holds inline values: what [`Inline`] a flow then gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -880,6 +899,16 @@ enum Held {
     Object,
     Values,
     Parameters,
+}
+
+impl Held {
+    fn shown(self) -> &'static str {
+        match self {
+            Held::Object => "helm.valuesObject",
+            Held::Values => "helm.values",
+            Held::Parameters => "helm.parameters",
+        }
+    }
 }
 
 /// The sources of an Application (or ApplicationSet template) document

@@ -610,7 +610,9 @@ fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_v
     let text = stdout(&rebind(root, &["scan"]));
     assert!(
         text.contains("apps/prod.yaml:14:18: value    https://old-api.example.org:6443  spec.source.helm.parameters[0].value  via chart template charts/apps/templates/app.yaml:11 renders .Values.target.url from this Application's helm.parameters")
-            && text.contains("apps/prod.yaml:21:16: value    https://old-api.example.org:6443  spec.source.helm.values > target.url  via chart template"),
+            && text.contains("apps/prod.yaml:21:16: value    https://old-api.example.org:6443  spec.source.helm.values > target.url  via chart template")
+            // The tier table says where the templated destination's values are.
+            && text.contains("from values target.url in apps/j.json (helm.values), apps/j.json (helm.parameters), apps/prod.yaml (helm.valuesObject), apps/prod.yaml (helm.values), apps/prod.yaml (helm.parameters)"),
         "{text}"
     );
     let (code, out) = apply(root);

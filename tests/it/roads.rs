@@ -626,9 +626,10 @@ fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_v
 /// A value file name templated by a git generator's parameters names one
 /// file per parameter set the repository holds (argo-cd
 /// `applicationset/generators/git.go`): a files generator's parameters are
-/// each matching file's keys (`{{.name}}`), a directories generator's the
-/// matching folder's path (`{{.path.basename}}`, an `exclude` entry drops
-/// folders). A values file no parameter set names is no values file.
+/// each matching file's keys (`{{.cluster.name}}` of a JSON file), a
+/// directories generator's the matching folder's path
+/// (`{{.path.basename}}`, an `exclude` entry drops folders). A values file
+/// no parameter set names is no values file.
 #[test]
 fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
     let d = tempfile::tempdir().unwrap();
@@ -638,7 +639,7 @@ fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
     };
     let files = set(
         "byfile",
-        "        files:\n          - path: clusters/*/config.yaml\n",
+        "        files:\n          - path: clusters/*/config.json\n",
         "/generated_values/{{.cluster.name}}.yaml",
     );
     let dirs = set(
@@ -652,8 +653,8 @@ fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
     );
     write(
         root,
-        "clusters/prod/config.yaml",
-        "cluster:\n  name: prod\n",
+        "clusters/prod/config.json",
+        "{\"cluster\": {\"name\": \"prod\"}}\n",
     );
     write(root, "envs/stage/kustomization.yaml", "resources: []\n");
     write(root, "envs/skip/kustomization.yaml", "resources: []\n");

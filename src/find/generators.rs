@@ -85,6 +85,7 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
                 template: r.by.clone(),
                 generator: true,
                 inline: None,
+                app: None,
             });
         }
     }

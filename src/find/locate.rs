@@ -1402,7 +1402,9 @@ impl<'a> Locator<'a> {
                         .find(|(k, _)| k == positions::NAME_KEY)
                         .map(|(_, v)| v.as_str())
                 });
-                let (p, road) = templates::landing(path, cx.kind, name, self.input.followed)?;
+                let resource = self.docs[c.doc].resource_at(&c.path);
+                let (p, road) =
+                    templates::landing(path, resource.as_deref(), name, self.input.followed)?;
                 *via = Some(road);
                 Some(p)
             })
@@ -1534,7 +1536,9 @@ impl<'a> Locator<'a> {
             .entry(ci)
             .or_insert_with(|| embedded::parse(&c.value));
         let inner = doc.as_ref()?.path_at(voff, lit)?;
-        let (p, road) = templates::in_string(path, &inner, self.input.followed)?;
+        let resource = self.docs[c.doc].resource_at(&c.path);
+        let (p, road) =
+            templates::in_string(path, resource.as_deref(), &inner, self.input.followed)?;
         *via = Some(road);
         let inner = Inner {
             position: p,

@@ -106,6 +106,9 @@ pub struct Flow {
     /// The chart's values given inline in an Application of the chart:
     /// how ([`Inline`]); `None` for a values file.
     pub inline: Option<Inline>,
+    /// The document giving them inline (`Application/name`): a file may
+    /// hold Applications of other charts.
+    pub app: Option<String>,
 }
 
 /// How an Application gives the chart at its source path its values inline
@@ -205,23 +208,23 @@ impl Followed {
 /// The hook for the locator: the position a scalar at `path` of a file
 /// holds because a chart template renders it into a cluster position, and
 /// the road (`chart template templates/app.yaml:12 renders
-/// .Values.clusters[].server`). `kind`: the document's (a values file has
-/// none; an Application giving inline values has one); `name`: the `name`
-/// beside the scalar (a Helm parameter's).
+/// .Values.clusters[].server`). `resource`: the document's `Kind/name`
+/// (a values file has no kind; an Application giving inline values is
+/// the flow's [`Flow::app`]); `name`: the `name` beside the scalar (a Helm
+/// parameter's).
 pub fn landing(
     path: &YamlPath,
-    kind: Option<&str>,
+    resource: Option<&str>,
     name: Option<&str>,
     flows: &[Flow],
 ) -> Option<(Position, String)> {
     let f = flows.iter().find(|f| match &f.inline {
-        None => kind.is_none() && f.path.matches(path),
-        Some(Inline::Object) => kind.is_some() && f.path.matches(path),
+        None => resource.is_none() && f.path.matches(path),
+        Some(_) if f.app.as_deref() != resource => false,
+        Some(Inline::Object) => f.path.matches(path),
         Some(Inline::Values(_)) => false,
         Some(Inline::Parameters(at)) => {
-            kind.is_some()
-                && at.matches(path)
-                && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
+            at.matches(path) && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
         }
     })?;
     Some((Position::ChartValue, road(f)))
@@ -229,10 +232,18 @@ pub fn landing(
 
 /// The hook for a document held in a string (`helm.values: |`): the
 /// position of its scalar at `inner` when the string at `path` is an
-/// Application's inline values that a chart template renders there.
-pub fn in_string(path: &YamlPath, inner: &YamlPath, flows: &[Flow]) -> Option<(Position, String)> {
+/// Application's (`resource`) inline values that a chart template renders
+/// there.
+pub fn in_string(
+    path: &YamlPath,
+    resource: Option<&str>,
+    inner: &YamlPath,
+    flows: &[Flow],
+) -> Option<(Position, String)> {
     let f = flows.iter().find(|f| match &f.inline {
-        Some(Inline::Values(at)) => at.matches(path) && f.path.matches(inner),
+        Some(Inline::Values(at)) => {
+            f.app.as_deref() == resource && at.matches(path) && f.path.matches(inner)
+        }
         _ => false,
     })?;
     Some((Position::ChartValue, road(f)))
@@ -597,24 +608,29 @@ impl Followed {
             if !ends_with_path(&chart.dir, source_path) {
                 continue;
             }
-            for (file, rel, at, how) in inline {
-                let name = format!("{rel} ({})", how.shown());
+            for i in inline {
+                let name = format!("{} ({})", i.rel, i.how.shown());
                 if !named.contains(&name) {
                     named.push(name);
                 }
-                let list = self.values.entry(normal(file)).or_default();
+                let list = self.values.entry(normal(&i.file)).or_default();
+                let app = Some(i.app.clone());
                 for f in chart.flows.iter().filter(|f| f.inline.is_none()) {
-                    let at = ValuesPath(at.clone());
-                    let (path, inline) = match how {
+                    let at = ValuesPath(i.at.clone());
+                    let (path, inline) = match i.how {
                         Held::Object => (at.join(&f.path.0), Inline::Object),
                         Held::Values => (f.path.clone(), Inline::Values(at)),
                         Held::Parameters => (f.path.clone(), Inline::Parameters(at)),
                     };
                     let inline = Some(inline);
-                    if !list.iter().any(|g| g.path == path && g.inline == inline) {
+                    if !list
+                        .iter()
+                        .any(|g| g.path == path && g.inline == inline && g.app == app)
+                    {
                         list.push(Flow {
                             path,
                             inline,
+                            app: app.clone(),
                             ..f.clone()
                         });
                     }
@@ -803,10 +819,19 @@ fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &m
     let mut params: Option<Vec<BTreeMap<String, String>>> = None;
     for (j, src) in app.sources.iter().enumerate() {
         let Some(path) = &src.path else { continue };
-        let here: Vec<(PathBuf, String, Vec<Step>, Held)> = inline
+        let here: Vec<InlineAt> = inline
             .iter()
             .filter(|(k, ..)| *k == j)
-            .map(|(_, at, how)| (e.path.clone(), e.rel.clone(), at.clone(), *how))
+            .map(|(_, at, how)| InlineAt {
+                file: e.path.clone(),
+                rel: e.rel.clone(),
+                app: match app.name.as_str() {
+                    "" => app.kind.to_string(),
+                    n => format!("{}/{n}", app.kind),
+                },
+                at: at.clone(),
+                how: *how,
+            })
             .collect();
         if src.value_files.is_empty() && here.is_empty() {
             continue;
@@ -889,9 +914,21 @@ fn generator_params(
 }
 
 /// Per Application source: `(source.path, value files from the repository
-/// root, (Application file to open and as shown, path of its inline values,
-/// how they are held))`.
-type AppValues = (String, Vec<String>, Vec<(PathBuf, String, Vec<Step>, Held)>);
+/// root, where it gives values inline)`.
+type AppValues = (String, Vec<String>, Vec<InlineAt>);
+
+/// Where an Application gives a source's chart values inline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InlineAt {
+    /// Its file, to open and as shown.
+    file: PathBuf,
+    rel: String,
+    /// `Application/name` (or the ApplicationSet's).
+    app: String,
+    /// The path of the inline values in the document.
+    at: Vec<Step>,
+    how: Held,
+}
 
 /// How a source holds inline values: what [`Inline`] a flow then gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1266,6 +1303,7 @@ impl Read {
             template: format!("{rel}:{line}"),
             generator: false,
             inline: None,
+            app: None,
         });
     }
 

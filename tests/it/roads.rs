@@ -538,7 +538,8 @@ fn value_file_names_templated_by_list_generator_parameters_are_resolved() {
 /// over `valueFiles`) decides which copy renders today; every copy is a
 /// position, since a shadowed one wins as soon as the one above it goes.
 /// Another key, another parameter, or the same values for a chart elsewhere
-/// are not positions.
+/// (in another file or another document of the same file) are not
+/// positions.
 #[test]
 fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_values() {
     let d = tempfile::tempdir().unwrap();
@@ -553,7 +554,13 @@ fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_v
     let json = format!(
         "{{\n  \"apiVersion\": \"argoproj.io/v1alpha1\",\n  \"kind\": \"Application\",\n  \"metadata\": {{\"name\": \"j\"}},\n  \"spec\": {{\n    \"source\": {{\n      \"repoURL\": \"{repo}\",\n      \"path\": \"charts/apps\",\n      \"helm\": {{\n        \"values\": \"other:\\n  url: {OLD}\\ntarget:\\n  url: {OLD}\\n\",\n        \"parameters\": [{{\"value\": \"{OLD}\", \"name\": \"target.url\"}}]\n      }}\n    }},\n    \"destination\": {{\"server\": \"https://kubernetes.default.svc\"}}\n  }}\n}}\n"
     );
-    let prod = all("prod", "charts/apps");
+    // The same values in a second document, for a chart elsewhere: not
+    // positions, though the file holds an Application of the chart.
+    let prod = format!(
+        "{}---\n{}",
+        all("prod", "charts/apps"),
+        all("other", "charts/none")
+    );
     chart_repo(
         root,
         &[

@@ -51,6 +51,16 @@ fn apply(root: &Path) -> (Option<i32>, String) {
     apply_from(root, OLD)
 }
 
+/// `apply --no-commit` to NEW without `--from`: the one workload endpoint
+/// the positions hold is the old one.
+fn apply_found(root: &Path) -> (Option<i32>, String) {
+    let out = rebind(root, &["apply", "--no-commit", "--yes", "--to", NEW]);
+    (
+        out.status.code(),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
 fn apply_from(root: &Path, from: &str) -> (Option<i32>, String) {
     let out = rebind(
         root,
@@ -622,7 +632,7 @@ fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_v
             && text.contains("from values target.url in apps/j.json (helm.values), apps/j.json (helm.parameters), apps/prod.yaml (helm.valuesObject), apps/prod.yaml (helm.values), apps/prod.yaml (helm.parameters)"),
         "{text}"
     );
-    let (code, out) = apply(root);
+    let (code, out) = apply_found(root);
     assert_eq!(code, Some(0), "{out}");
     for (f, before) in [("apps/prod.yaml", &prod), ("apps/j.json", &json)] {
         let after = std::fs::read_to_string(root.join(f)).unwrap();
@@ -684,7 +694,7 @@ fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
             ("values/stage.yaml".into(), road.into())
         ]
     );
-    let (code, out) = apply(root);
+    let (code, out) = apply_found(root);
     assert_eq!(code, Some(0), "{out}");
     let after = std::fs::read_to_string(root.join("values/stage.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));
@@ -739,7 +749,7 @@ fn a_list_generator_built_from_values_with_a_placeholder_from_a_named_template()
             "chart template fleet/templates/appset.yaml:12 renders .Values.clusters[].url (list-generator element)".into()
         )]
     );
-    let (code, out) = apply(root);
+    let (code, out) = apply_found(root);
     assert_eq!(code, Some(0), "{out}");
     let after = std::fs::read_to_string(root.join("fleet/values.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));
@@ -796,7 +806,7 @@ fn tpl_of_a_values_string_and_a_dict_argument_are_followed() {
             && n["message"].as_str().unwrap().contains("several parts")
     });
     assert!(named, "{}", s["notes"]);
-    let (code, out) = apply(root);
+    let (code, out) = apply_found(root);
     assert_eq!(code, Some(0), "{out}");
     let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));

@@ -1981,6 +1981,11 @@ impl Chart<'_> {
     fn tpl_string(&self, text: &str, ctx: Val, depth: usize) -> Vec<Val> {
         let acts = actions(text);
         match acts.as_slice() {
+            // `{{` with no whole action: the string was cut at a `}}`
+            // inside it (`tpl "{{ .Values.x }}" .` written in the template).
+            [] if text.contains("{{") => vec![Val::Unknown(
+                "`tpl` of a string holding an action the reader cannot split".into(),
+            )],
             [] => vec![Val::Other],
             [a] if text.trim().len() == a.end - a.start => {
                 self.eval(&words(&a.expr), &Scope::of(ctx), depth + 1)
@@ -2622,6 +2627,7 @@ mod tests {
             "{{ tpl .Values.multi . }}",
             "{{ tpl .Values.absent $ }}",
             "{{ list .Values.whole }}",
+            "{{ tpl \"{{ .Values.lit.url }}\" . }}",
         ];
         let mut t = PROJECT_HEAD.to_string();
         for l in lines {
@@ -2658,8 +2664,9 @@ mod tests {
             ("templates/p.yaml:13", "several parts"),
             ("templates/p.yaml:14", "holds no string there"),
             ("templates/p.yaml:15", "a whole `list`"),
+            ("templates/p.yaml:16", "cannot split"),
             (
-                "templates/p.yaml:20",
+                "templates/p.yaml:21",
                 "`range` over a `list` of several values",
             ),
         ];

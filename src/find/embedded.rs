@@ -173,6 +173,16 @@ pub fn parse(text: &str) -> Option<Parsed> {
 }
 
 impl Parsed {
+    /// The path of the value scalar holding the endpoint text `lit` found
+    /// at byte `at`, in a text of one document (a comment after it is
+    /// told apart by the caller).
+    pub fn path_at(&self, at: usize, lit: &str) -> Option<YamlPath> {
+        let w = &self.0;
+        let i = w.scalars.partition_point(|s| s.off <= at).checked_sub(1)?;
+        let s = &w.scalars[i];
+        (!s.is_key && w.docs.len() == 1 && s.value.contains(lit)).then(|| YamlPath(s.path.clone()))
+    }
+
     /// [`locate_inner`] on the parsed text.
     pub fn locate(&self, at: usize, lit: &str, managed_host: bool) -> Option<Inner> {
         locate_in(&self.0, at, lit, managed_host, 0)

@@ -83,7 +83,8 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
                 position: Position::DestinationServer,
                 template: r.by.clone(),
                 generator: true,
-                inline: false,
+                inline: None,
+                app: None,
             });
         }
     }

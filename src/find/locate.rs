@@ -1396,8 +1396,16 @@ impl<'a> Locator<'a> {
         positions::classify(path, cx)
             // Hook: values that a chart template renders into a cluster position.
             .or_else(|| {
-                let p = templates::position(path, cx.kind, self.input.followed)?;
-                *via = templates::road(path, self.input.followed);
+                let name = c.sibling_name.as_deref().or_else(|| {
+                    let s = c.frame.and_then(|id| self.siblings.get(&id))?;
+                    s.iter()
+                        .find(|(k, _)| k == positions::NAME_KEY)
+                        .map(|(_, v)| v.as_str())
+                });
+                let resource = self.docs[c.doc].resource_at(&c.path);
+                let (p, road) =
+                    templates::landing(path, resource.as_deref(), name, self.input.followed)?;
+                *via = Some(road);
                 Some(p)
             })
             // Hook: an anchored value that an alias or merge key lands there.
@@ -1459,6 +1467,7 @@ impl<'a> Locator<'a> {
                 .entry(ci)
                 .or_insert_with(|| embedded::parse(&c.value));
             if let Some(p) = doc.as_ref() {
+                *via = None; // the document decides, not a road
                 return match p.locate(voff, lit, managed_host) {
                     Some(i) => (Some(i.position), Some(i)),
                     None => (None, None),
@@ -1492,6 +1501,11 @@ impl<'a> Locator<'a> {
         if let Some(i) = inner {
             return (Some(i.position), Some(i));
         }
+        // Hook: an Application's `helm.values` string whose key a chart
+        // template renders into a cluster position.
+        if let Some((p, inner)) = self.inline_values(ci, &path, voff, lit, parsed, via) {
+            return (Some(p), Some(inner));
+        }
         // A `server:` line of any other string (Helm `values: |`).
         let cx = positions::Context {
             line_prefix,
@@ -1500,6 +1514,38 @@ impl<'a> Locator<'a> {
         let in_string =
             positions::classify(&YamlPath::default(), &cx).filter(|p| *p == Position::InStringKey);
         (in_string, None)
+    }
+
+    /// The position of the endpoint `lit` at `voff` of candidate `ci`'s
+    /// string when that string is an Application's `helm.values` and a
+    /// chart template renders the key holding it (the road goes to `via`).
+    fn inline_values(
+        &self,
+        ci: usize,
+        path: &YamlPath,
+        voff: usize,
+        lit: &str,
+        parsed: &mut ParsedDocs,
+        via: &mut Option<String>,
+    ) -> Option<(Position, Inner)> {
+        let c = &self.candidates[ci];
+        if self.input.followed.is_empty() || !embedded::looks_embedded(&c.value) {
+            return None;
+        }
+        let doc = parsed
+            .entry(ci)
+            .or_insert_with(|| embedded::parse(&c.value));
+        let inner = doc.as_ref()?.path_at(voff, lit)?;
+        let resource = self.docs[c.doc].resource_at(&c.path);
+        let (p, road) =
+            templates::in_string(path, resource.as_deref(), &inner, self.input.followed)?;
+        *via = Some(road);
+        let inner = Inner {
+            position: p,
+            path: inner.to_string(),
+            siblings: Vec::new(),
+        };
+        Some((p, inner))
     }
 
     /// The cluster position an anchored candidate's aliases land it on, and
@@ -1599,9 +1645,7 @@ impl<'a> Locator<'a> {
         });
         o.resource = doc.resource_at(&c.path);
         o.position = position;
-        if inner.is_none() {
-            o.via = via;
-        }
+        o.via = via;
         if o.kind == Kind::Value && !bare_ip_names_server(&o, self.input.text) {
             o.kind = Kind::Text; // a bare IP in prose, or where no bare host names the server
         }

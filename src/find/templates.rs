@@ -10,24 +10,31 @@
 //! `$.Values`), through `range` (`.url` in `range .Values.list`,
 //! `$e.url` in `range $i, $e := ...`), through `with`, through variables,
 //! and through named templates (`include` / `template` of a `define` with
-//! `.` or `.Values.x` as the argument, used in a scalar or as a block of
-//! YAML such as a list generator's elements). Pipes that keep the value
-//! (`quote`, `default`, `required`, ...) are followed.
+//! `.`, `.Values.x` or a `dict` as the argument, used in a scalar or as a
+//! block of YAML such as a list generator's elements). Pipes that keep the
+//! value (`quote`, `default`, `required`, ...), the Sprig functions that
+//! pass one through (`ternary`, `coalesce`, `get`, `pluck`, `first`,
+//! `last`, `index`), values built with `dict` and `list`, and `tpl` of a
+//! string of the chart's `values.yaml` are followed. A named template
+//! that renders a literal (the generator placeholder ``{{ `{{.url}}` }}``)
+//! is read as that literal where an ApplicationSet names its server.
 //!
 //! Each values path found becomes a position ([`Position::ChartValue`]) in
-//! every values file of that chart: `values*.yaml` beside `Chart.yaml`, and
-//! the files that Applications in the tree name in `helm.valueFiles` for the
-//! chart's path. An action the reader cannot follow (`tpl`, `toYaml`, a
-//! computed key, `index` with a variable, a helper it cannot find, a value
-//! built from several parts) at a cluster position is a [`Note`]:
-//! "templated, not followed", with its file and line. Nothing is guessed.
+//! every values file of that chart: `values*.yaml` beside `Chart.yaml`, the
+//! files that Applications in the tree name in `helm.valueFiles` for the
+//! chart's path, and the values those Applications give inline
+//! (`helm.valuesObject`, `helm.values`, `helm.parameters`: [`Inline`]). An
+//! action the reader cannot follow (`toYaml`, `printf`, a computed key,
+//! `index` with a variable, a helper it cannot find, a value built from
+//! several parts) at a cluster position is a [`Note`]: "templated, not
+//! followed", with its file and line. Nothing is guessed.
 //!
 //! The result ([`Followed`]) is computed once and handed to the locator as
 //! the extra paths of each values file; it only ever adds positions.
 
 use crate::discover::walk::{Entry, Walk};
 use crate::find::resolve;
-use crate::model::application::Destination;
+use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -96,9 +103,39 @@ pub struct Flow {
     /// Read by an ApplicationSet generator (see `generators`), not rendered
     /// by a chart.
     pub generator: bool,
-    /// The chart's values given inline in an Application of the chart
-    /// (`helm.valuesObject`): `path` is then the path in the Application.
-    pub inline: bool,
+    /// The chart's values given inline in an Application of the chart:
+    /// how ([`Inline`]); `None` for a values file.
+    pub inline: Option<Inline>,
+    /// The document giving them inline (`Application/name`): a file may
+    /// hold Applications of other charts.
+    pub app: Option<String>,
+}
+
+/// How an Application gives the chart at its source path its values inline
+/// (argo-cd `ApplicationSourceHelm`). Every copy a template renders is a
+/// position, whichever wins (ArgoCD: `parameters` over `valuesObject` over
+/// `values` over `valueFiles`): a shadowed copy wins as soon as the one
+/// above it goes, so a rebind rewrites them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inline {
+    /// `helm.valuesObject`: the flow's path is the path in the Application.
+    Object,
+    /// `helm.values`, a YAML document held in the string at this path: the
+    /// flow's path is the path inside that document.
+    Values(ValuesPath),
+    /// `helm.parameters`, whose `value`s are at this path: the flow's path is
+    /// the values path a parameter's `name` (Helm's `--set` syntax) names.
+    Parameters(ValuesPath),
+}
+
+impl Inline {
+    fn shown(&self) -> &'static str {
+        match self {
+            Inline::Object => "helm.valuesObject",
+            Inline::Values(_) => "helm.values",
+            Inline::Parameters(_) => "helm.parameters",
+        }
+    }
 }
 
 /// An action at a cluster position that the reader cannot follow.
@@ -141,7 +178,10 @@ impl Followed {
         for (file, list) in flows {
             let have = self.values.entry(normal(&file)).or_default();
             for f in list {
-                if !have.iter().any(|g| g.path == f.path) {
+                if !have
+                    .iter()
+                    .any(|g| g.path == f.path && g.inline == f.inline)
+                {
                     have.push(f);
                 }
             }
@@ -165,50 +205,138 @@ impl Followed {
     }
 }
 
-/// The hook for the locator: the position a scalar of a values file holds
-/// because a chart template renders it into a cluster position.
-pub fn position(path: &YamlPath, kind: Option<&str>, flows: &[Flow]) -> Option<Position> {
-    // A values file has no kind; an Application's inline values do.
-    flows
-        .iter()
-        .any(|f| f.inline == kind.is_some() && f.path.matches(path))
-        .then_some(Position::ChartValue)
+/// The hook for the locator: the position a scalar at `path` of a file
+/// holds because a chart template renders it into a cluster position, and
+/// the road (`chart template templates/app.yaml:12 renders
+/// .Values.clusters[].server`). `resource`: the document's `Kind/name`
+/// (a values file has no kind; an Application giving inline values is
+/// the flow's [`Flow::app`]); `name`: the `name` beside the scalar (a Helm
+/// parameter's).
+pub fn landing(
+    path: &YamlPath,
+    resource: Option<&str>,
+    name: Option<&str>,
+    flows: &[Flow],
+) -> Option<(Position, String)> {
+    let f = flows.iter().find(|f| match &f.inline {
+        None => resource.is_none() && f.path.matches(path),
+        Some(_) if f.app.as_deref() != resource => false,
+        Some(Inline::Object) => f.path.matches(path),
+        Some(Inline::Values(_)) => false,
+        Some(Inline::Parameters(at)) => {
+            at.matches(path) && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
+        }
+    })?;
+    Some((Position::ChartValue, road(f)))
 }
 
-/// The road a values file's scalar at `path` takes to its cluster position:
-/// `chart template templates/app.yaml:12 renders .Values.clusters[].server`.
-pub fn road(path: &YamlPath, flows: &[Flow]) -> Option<String> {
-    let f = flows.iter().find(|f| f.path.matches(path))?;
-    Some(if f.inline {
-        format!(
+/// The hook for a document held in a string (`helm.values: |`): the
+/// position of its scalar at `inner` when the string at `path` is an
+/// Application's (`resource`) inline values that a chart template renders
+/// there.
+pub fn in_string(
+    path: &YamlPath,
+    resource: Option<&str>,
+    inner: &YamlPath,
+    flows: &[Flow],
+) -> Option<(Position, String)> {
+    let f = flows.iter().find(|f| match &f.inline {
+        Some(Inline::Values(at)) => {
+            f.app.as_deref() == resource && at.matches(path) && f.path.matches(inner)
+        }
+        _ => false,
+    })?;
+    Some((Position::ChartValue, road(f)))
+}
+
+fn road(f: &Flow) -> String {
+    match &f.inline {
+        Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
             f.template,
             f.position.as_str()
-        )
-    } else if f.generator {
-        format!(
+        ),
+        Some(i) => format!(
+            "chart template {} renders .Values.{} from this Application's {} ({})",
+            f.template,
+            f.path,
+            i.shown(),
+            f.position.as_str()
+        ),
+        None if f.generator => format!(
             "{} puts parameter {} in {}",
             f.template,
             f.path,
             f.position.as_str()
-        )
-    } else {
-        format!(
+        ),
+        None => format!(
             "chart template {} renders .Values.{} ({})",
             f.template,
             f.path,
             f.position.as_str()
-        )
-    })
+        ),
+    }
+}
+
+/// A Helm `--set` name as a path (Helm `pkg/strvals`: `.` between keys,
+/// `\.` a dot inside a key, `[N]` a list index); `None` when it is not one
+/// plain path (a `{a,b}` list value or an empty key).
+fn set_path(name: &str) -> Option<YamlPath> {
+    let mut segs = Vec::new();
+    let mut key = String::new();
+    let mut chars = name.chars().peekable();
+    let mut after_index = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => key.push(chars.next()?),
+            '.' => {
+                if key.is_empty() && !after_index {
+                    return None;
+                }
+                if !key.is_empty() {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                }
+                after_index = false;
+            }
+            '[' => {
+                if !key.is_empty() {
+                    segs.push(Seg::Key(std::mem::take(&mut key)));
+                }
+                let mut n = String::new();
+                for d in chars.by_ref() {
+                    if d == ']' {
+                        break;
+                    }
+                    n.push(d);
+                }
+                segs.push(Seg::Index(n.parse().ok()?));
+                after_index = true;
+            }
+            '{' | '}' | ',' | '=' => return None,
+            c => key.push(c),
+        }
+    }
+    if !key.is_empty() {
+        segs.push(Seg::Key(key));
+    } else if !after_index {
+        return None;
+    }
+    Some(YamlPath(segs))
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
 /// the mapping keys from the root, the scalar's own key last.
 pub fn may_hold(keys: &[&str], flows: &[Flow]) -> bool {
     let last = keys.last().copied();
-    flows.iter().any(|f| match f.path.0.last() {
-        Some(Step::Key(k)) => Some(k.as_str()) == last,
-        _ => true,
+    flows.iter().any(|f| {
+        let own = match &f.inline {
+            Some(Inline::Values(at) | Inline::Parameters(at)) => &at.0,
+            _ => &f.path.0,
+        };
+        match own.last() {
+            Some(Step::Key(k)) => Some(k.as_str()) == last,
+            _ => true,
+        }
     })
 }
 
@@ -248,10 +376,11 @@ pub fn follow(walk: &Walk) -> Followed {
     let mut apps: Option<Vec<AppValues>> = None;
     for chart in charts {
         let values = files.values_of(&chart, walk, &mut apps);
-        if let Some(apps) = &apps {
-            out.add_inline(&chart, apps);
-        }
-        out.add(chart, values, &shown);
+        let inline = match &apps {
+            Some(apps) => out.add_inline(&chart, apps),
+            None => Vec::new(),
+        };
+        out.add(chart, values, &inline, &shown);
     }
     out.notes.sort();
     out.notes.dedup();
@@ -318,9 +447,11 @@ impl ChartFiles {
         for (i, (_, t)) in texts.iter().enumerate().rev() {
             collect_defines(t, i, &mut defines);
         }
+        let values = self.default_values(dir);
         let chart = Chart {
             texts: &texts,
             defines: &defines,
+            values: values.first(),
         };
         let mut read = ChartRead {
             dir: normal(dir),
@@ -343,6 +474,21 @@ impl ChartFiles {
             }
         }
         read
+    }
+
+    /// The documents of the `values.yaml` beside the chart's `Chart.yaml`
+    /// (none when it does not parse: the main walk names it).
+    fn default_values(&self, dir: &Path) -> Vec<crate::syntax::yaml::Node> {
+        let dir = normal(dir);
+        let file = self.entries.iter().zip(&self.normals).find(|(_, n)| {
+            n.parent() == Some(dir.as_path())
+                && n.file_name()
+                    .is_some_and(|f| f == "values.yaml" || f == "values.yml")
+        });
+        file.and_then(|(e, _)| std::fs::read_to_string(&e.path).ok())
+            .filter(|t| !too_deep(t))
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            .unwrap_or_default()
     }
 
     /// The texts of the chart in `dir`: its templates, then its subcharts'
@@ -452,39 +598,64 @@ fn lift_subcharts(charts: &mut [ChartRead]) {
 
 impl Followed {
     /// The chart's flows as positions of the Applications that give its
-    /// values inline (`helm.valuesObject` of a source whose path is the
-    /// chart's): under that key of the Application.
-    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) {
+    /// values inline (`helm.valuesObject`, `helm.values`, `helm.parameters`
+    /// of a source whose path is the chart's).
+    /// Returns the Applications as the tier table names them
+    /// (`apps/a.yaml (helm.values)`).
+    fn add_inline(&mut self, chart: &ChartRead, apps: &[AppValues]) -> Vec<String> {
+        let mut named = Vec::new();
         for (source_path, _, inline) in apps {
             if !ends_with_path(&chart.dir, source_path) {
                 continue;
             }
-            for (file, prefix) in inline {
-                let list = self.values.entry(normal(file)).or_default();
-                for f in chart.flows.iter().filter(|f| !f.inline) {
-                    let path = ValuesPath(prefix.clone()).join(&f.path.0);
-                    if !list.iter().any(|g| g.path == path) {
+            for i in inline {
+                let name = format!("{} ({})", i.rel, i.how.shown());
+                if !named.contains(&name) {
+                    named.push(name);
+                }
+                let list = self.values.entry(normal(&i.file)).or_default();
+                let app = Some(i.app.clone());
+                for f in chart.flows.iter().filter(|f| f.inline.is_none()) {
+                    let at = ValuesPath(i.at.clone());
+                    let (path, inline) = match i.how {
+                        Held::Object => (at.join(&f.path.0), Inline::Object),
+                        Held::Values => (f.path.clone(), Inline::Values(at)),
+                        Held::Parameters => (f.path.clone(), Inline::Parameters(at)),
+                    };
+                    let inline = Some(inline);
+                    if !list
+                        .iter()
+                        .any(|g| g.path == path && g.inline == inline && g.app == app)
+                    {
                         list.push(Flow {
                             path,
-                            inline: true,
+                            inline,
+                            app: app.clone(),
                             ..f.clone()
                         });
                     }
                 }
             }
         }
+        named
     }
 
     /// Records what a chart gives once its values files (`values`) are
     /// known: where each destination's values come from (for the tier
     /// table), and each flow as a position of every values file.
-    fn add(&mut self, chart: ChartRead, values: BTreeSet<PathBuf>, shown: &HashMap<&Path, &str>) {
+    fn add(
+        &mut self,
+        chart: ChartRead,
+        values: BTreeSet<PathBuf>,
+        inline: &[String],
+        shown: &HashMap<&Path, &str>,
+    ) {
         for (path, list) in chart.destinations {
             let list = list
                 .into_iter()
                 .map(|(mut d, used)| {
                     if !used.is_empty() {
-                        d.from = Some(describe(&used, &values, shown));
+                        d.from = Some(describe(&used, &values, inline, shown));
                     }
                     d
                 })
@@ -494,7 +665,10 @@ impl Followed {
         for v in values {
             let list = self.values.entry(v).or_default();
             for f in &chart.flows {
-                if !list.iter().any(|g| g.path == f.path) {
+                if !list
+                    .iter()
+                    .any(|g| g.path == f.path && g.inline == f.inline)
+                {
                     list.push(f.clone());
                 }
             }
@@ -517,20 +691,23 @@ fn walk_entries(walk: &Walk) -> impl Iterator<Item = Entry> + '_ {
     })
 }
 
-/// `values environments[].server in charts/x/values.yaml, ...`.
+/// `values environments[].server in charts/x/values.yaml, ...`, the
+/// Applications that give the values inline (`inline`) last.
 fn describe(
     used: &[ValuesPath],
     values: &BTreeSet<PathBuf>,
+    inline: &[String],
     shown: &HashMap<&Path, &str>,
 ) -> String {
     let paths: BTreeSet<String> = used.iter().map(ValuesPath::to_string).collect();
-    let files: Vec<String> = values
+    let mut files: Vec<String> = values
         .iter()
         .map(|v| match shown.get(v.as_path()) {
             Some(rel) => rel.to_string(),
             None => v.display().to_string(),
         })
         .collect();
+    files.extend(inline.iter().cloned());
     let paths: Vec<String> = paths.into_iter().collect();
     if files.is_empty() {
         format!("values {} (no values file found)", paths.join(", "))
@@ -594,21 +771,22 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 }
 
 /// `(source.path, helm.valueFiles)` of every Application (and ApplicationSet
-/// template) in the walk that names value files, each resolved by ArgoCD's
-/// rules ([`resolve::value_file`]) to a path from the repository root: a
-/// `ref` source's file is taken for this repository's (only files of the
-/// walk are looked up); a URL, a template no known parameter fills and a
-/// refused name are no file here.
+/// template) in the walk that names value files or gives values inline,
+/// each file resolved by ArgoCD's rules ([`resolve::value_file`]) to a path
+/// from the repository root: a `ref` source's file is taken for this
+/// repository's (only files of the walk are looked up); a URL, a template
+/// no known parameter fills and a refused name are no file here.
 fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
+    let entries: Vec<Entry> = entries.collect();
     let mut out = Vec::new();
-    for e in entries {
+    for e in &entries {
         if e.role != crate::discover::walk::Role::Yaml {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&e.path) else {
             continue;
         };
-        if !text.contains("valueFiles") && !text.contains(VALUES_OBJECT) {
+        if !text.contains(application::HELM) {
             continue;
         }
         // As written when it parses (a generator's `{{.env}}` in a quoted
@@ -621,43 +799,114 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
         let Ok(docs) = read(&text).or_else(|e| masked.as_deref().map_or(Err(e), read)) else {
             continue;
         };
-        // Applications are read by the after-merge model's rules, once.
         for doc in &docs {
-            let m = crate::model::application::Manifest { file: "", doc };
-            let Some(app) = crate::model::application::app_of(&m) else {
+            app_values(e, doc, &entries, &mut out);
+        }
+    }
+    out
+}
+
+/// [`value_files`] of one document, if it is an Application or an
+/// ApplicationSet (read by the after-merge model's rules, once).
+fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &mut Vec<AppValues>) {
+    let m = application::Manifest { file: "", doc };
+    let Some(app) = application::app_of(&m) else {
+        return;
+    };
+    let inline = inline_values(doc, app.kind);
+    // A name templated by generator parameters is each parameter set's
+    // file: read only when a name needs them.
+    let mut params: Option<Vec<BTreeMap<String, String>>> = None;
+    for (j, src) in app.sources.iter().enumerate() {
+        let Some(path) = &src.path else { continue };
+        let here: Vec<InlineAt> = inline
+            .iter()
+            .filter(|(k, ..)| *k == j)
+            .map(|(_, at, how)| InlineAt {
+                file: e.path.clone(),
+                rel: e.rel.clone(),
+                app: match app.name.as_str() {
+                    "" => app.kind.to_string(),
+                    n => format!("{}/{n}", app.kind),
+                },
+                at: at.clone(),
+                how: *how,
+            })
+            .collect();
+        if src.value_files.is_empty() && here.is_empty() {
+            continue;
+        }
+        let mut files: Vec<String> = Vec::new();
+        for f in &src.value_files {
+            let sets: &[BTreeMap<String, String>] = if f.contains("{{") {
+                params.get_or_insert_with(|| generator_params(&app, doc, all))
+            } else {
+                &NO_PARAMS
+            };
+            for p in sets {
+                let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
+                    resolve::value_file(&app.sources, src, f, p)
+                else {
+                    continue;
+                };
+                if !files.contains(&p) {
+                    files.push(p);
+                }
+            }
+        }
+        out.push((path.clone(), files, here));
+    }
+}
+
+/// No generator parameters.
+static NO_PARAMS: [BTreeMap<String, String>; 1] = [BTreeMap::new()];
+
+/// The parameter sets an ApplicationSet's generators make from what is in
+/// the repository: each list element, each file a git files generator's
+/// glob matches among `all` (its keys flattened, [`resolve::file_params`]),
+/// each folder a git directories generator's glob matches
+/// ([`resolve::dir_params`]; an `exclude` glob drops folders).
+fn generator_params(
+    app: &application::App,
+    doc: &crate::syntax::yaml::Node,
+    all: &[Entry],
+) -> Vec<BTreeMap<String, String>> {
+    if app.kind != "ApplicationSet" {
+        return Vec::new();
+    }
+    let mut out = positions::list_elements(doc);
+    let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    for e in all {
+        let r = rel(e);
+        let mut d = r.as_str();
+        while let Some((parent, _)) = d.rsplit_once('/') {
+            dirs.insert(parent.to_string());
+            d = parent;
+        }
+    }
+    for g in &app.git_generators {
+        for e in all {
+            let r = rel(e);
+            if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
+                continue;
+            }
+            let Some(docs) = std::fs::read_to_string(&e.path)
+                .ok()
+                .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            else {
                 continue;
             };
-            let inline = inline_values(doc, app.kind);
-            for (j, src) in app.sources.iter().enumerate() {
-                let Some(path) = &src.path else { continue };
-                let here: Vec<(PathBuf, Vec<Step>)> = inline
-                    .iter()
-                    .filter(|(k, _)| *k == j)
-                    .map(|(_, prefix)| (e.path.clone(), prefix.clone()))
-                    .collect();
-                if src.value_files.is_empty() && here.is_empty() {
-                    continue;
-                }
-                // A name templated by a list generator's parameters is
-                // each element's file.
-                let mut params = vec![BTreeMap::new()];
-                if app.kind == "ApplicationSet" {
-                    params.extend(positions::list_elements(doc));
-                }
-                let mut files: Vec<String> = Vec::new();
-                for f in &src.value_files {
-                    for p in &params {
-                        let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
-                            resolve::value_file(&app.sources, src, f, p)
-                        else {
-                            continue;
-                        };
-                        if !files.contains(&p) {
-                            files.push(p);
-                        }
-                    }
-                }
-                out.push((path.clone(), files, here));
+            let params = resolve::file_params(&r, &docs);
+            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+        }
+        let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
+        for d in &dirs {
+            let hit = |list: &[&(String, bool)]| {
+                list.iter().any(|(glob, _)| resolve::glob_match(glob, d))
+            };
+            if hit(&included) && !hit(&excluded) {
+                out.push(resolve::dir_params(d));
             }
         }
     }
@@ -665,18 +914,47 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
 }
 
 /// Per Application source: `(source.path, value files from the repository
-/// root, (Application file, path of its inline `valuesObject`))`.
-type AppValues = (String, Vec<String>, Vec<(PathBuf, Vec<Step>)>);
+/// root, where it gives values inline)`.
+type AppValues = (String, Vec<String>, Vec<InlineAt>);
 
-/// The Helm key of values given inline as YAML.
-const VALUES_OBJECT: &str = "valuesObject";
+/// Where an Application gives a source's chart values inline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct InlineAt {
+    /// Its file, to open and as shown.
+    file: PathBuf,
+    rel: String,
+    /// `Application/name` (or the ApplicationSet's).
+    app: String,
+    /// The path of the inline values in the document.
+    at: Vec<Step>,
+    how: Held,
+}
+
+/// How a source holds inline values: what [`Inline`] a flow then gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    Object,
+    Values,
+    Parameters,
+}
+
+impl Held {
+    fn shown(self) -> &'static str {
+        match self {
+            Held::Object => "helm.valuesObject",
+            Held::Values => "helm.values",
+            Held::Parameters => "helm.parameters",
+        }
+    }
+}
 
 /// The sources of an Application (or ApplicationSet template) document
-/// that give `helm.valuesObject`: each source's index (in
-/// `Application::sources` order: `source`, then `sources`) and the path of
-/// its `valuesObject`.
-fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>)> {
-    use crate::model::application::{s, V};
+/// that give values inline: each source's index (in `App::sources` order:
+/// `sources` when it lists any, else `source`), the path of its
+/// `helm.valuesObject`, of its `helm.values` string, or of its
+/// `helm.parameters[].value`s, and which.
+fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>, Held)> {
+    use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
     let mut spec = s(V(Some(doc)), "spec");
@@ -684,27 +962,36 @@ fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec
         base.extend([key("template"), key("spec")]);
         spec = s(s(spec, "template"), "spec");
     }
-    let has = |src: crate::model::application::V| !s(s(src, "helm"), VALUES_OBJECT).is_badvalue();
-    let tail = [key("helm"), key(VALUES_OBJECT)];
+    // `sources` replaces `source` when it lists any, as in `app_of`.
+    let list = s(spec, "sources").as_vec().filter(|l| !l.is_empty());
+    let sources: Vec<(V, Vec<Step>)> = match list {
+        Some(l) => l
+            .into_iter()
+            .map(|v| (v, vec![key("sources"), Step::Each]))
+            .collect(),
+        None => vec![(s(spec, "source"), vec![key("source")])],
+    };
     let mut out = Vec::new();
-    let single = !s(spec, "source").is_badvalue();
-    if single && has(s(spec, "source")) {
-        let mut p = base.clone();
-        p.push(key("source"));
-        p.extend(tail.clone());
-        out.push((0, p));
-    }
-    for (i, src) in s(spec, "sources")
-        .as_vec()
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        if has(src) {
-            let mut p = base.clone();
-            p.extend([key("sources"), Step::Each]);
-            p.extend(tail.clone());
-            out.push((i + usize::from(single), p));
+    for (i, (src, at)) in sources.into_iter().enumerate() {
+        let helm = s(src, application::HELM);
+        let mut path = base.clone();
+        path.extend(at);
+        path.push(key(application::HELM));
+        let with = |more: &[&str]| {
+            let mut p = path.clone();
+            p.extend(more.iter().map(|k| key(k)));
+            p
+        };
+        if !s(helm, application::HELM_VALUES_OBJECT).is_badvalue() {
+            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object));
+        }
+        if application::text(s(helm, application::HELM_VALUES)).is_some() {
+            out.push((i, with(&[application::HELM_VALUES]), Held::Values));
+        }
+        if s(helm, application::HELM_PARAMETERS).as_vec().is_some() {
+            let mut p = with(&[application::HELM_PARAMETERS]);
+            p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
+            out.push((i, p, Held::Parameters));
         }
     }
     out
@@ -806,6 +1093,10 @@ enum Val {
     Other,
     /// Something the reader cannot follow, and why.
     Unknown(String),
+    /// A dictionary built in the template (Sprig's `dict "k" v ...`).
+    Dict(Vec<(String, Val)>),
+    /// A list built in the template (Sprig's `list a b ...`).
+    List(Vec<Val>),
 }
 
 impl Val {
@@ -824,6 +1115,20 @@ impl Val {
             }
             Val::Other => Val::Other,
             Val::Unknown(w) => Val::Unknown(w.clone()),
+            Val::Dict(entries) => match keys.split_first() {
+                None => self.clone(),
+                Some((k, rest)) => entries
+                    .iter()
+                    .find(|(e, _)| e == k)
+                    .map_or(Val::Other, |(_, v)| v.field(rest)),
+            },
+            Val::List(items) => match keys.split_first() {
+                None => self.clone(),
+                Some((k, rest)) => match k.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    Some(v) => v.field(rest),
+                    None => Val::Unknown(format!("element {k} of a `list`")),
+                },
+            },
         }
     }
 
@@ -831,6 +1136,17 @@ impl Val {
         match self {
             Val::Values(p) => Val::Values(p.join(&[Step::Each])),
             Val::Root => Val::Unknown("`range` over the root context".into()),
+            // One value the elements all are; several are not one dot.
+            Val::List(items) => match items.as_slice() {
+                [] => Val::Other,
+                [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
+                _ => Val::Unknown("`range` over a `list` of several values".into()),
+            },
+            Val::Dict(entries) => match entries.as_slice() {
+                [] => Val::Other,
+                [(_, first), rest @ ..] if rest.iter().all(|(_, v)| v == first) => first.clone(),
+                _ => Val::Unknown("`range` over a `dict` of several values".into()),
+            },
             v => v.clone(),
         }
     }
@@ -955,6 +1271,8 @@ const MAX_NESTING: usize = 64;
 struct Chart<'c> {
     texts: &'c [(&'c Entry, String)],
     defines: &'c HashMap<String, Define>,
+    /// The chart's `values.yaml`, for the strings `tpl` renders.
+    values: Option<&'c crate::syntax::yaml::Node>,
 }
 
 /// What one template file gives.
@@ -984,7 +1302,8 @@ impl Read {
             position,
             template: format!("{rel}:{line}"),
             generator: false,
-            inline: false,
+            inline: None,
+            app: None,
         });
     }
 
@@ -1002,6 +1321,8 @@ impl Read {
         match v {
             Val::Unknown(why) => self.note(at, format!("{shown}: {why}")),
             Val::Root => self.note(at, format!("{shown}: the whole root context")),
+            Val::Dict(_) => self.note(at, format!("{shown}: a whole `dict`")),
+            Val::List(_) => self.note(at, format!("{shown}: a whole `list`")),
             Val::Values(_) | Val::Other => {}
         }
     }
@@ -1018,6 +1339,9 @@ struct Template {
     acts: Vec<Action>,
     /// Per action: what it renders ([`Chart::evaluate`]).
     values: Vec<Option<Vec<Val>>>,
+    /// Per action: the literal string it renders, when it renders one
+    /// ([`Chart::literal`]).
+    literals: Vec<Option<String>>,
 }
 
 /// A template's manifest as parsed (actions masked): its documents, and
@@ -1110,7 +1434,8 @@ impl Template {
             .map(|(i, _)| i)
             .collect();
         let written = &self.ex.text[off..line_end];
-        doc.learn(&path.0, v, (!here.is_empty()).then_some(written));
+        let rendered = (!here.is_empty()).then(|| self.render_literals(off, line_end, &here));
+        doc.learn(&path.0, v, rendered.as_deref());
         if here.is_empty() {
             return;
         }
@@ -1131,6 +1456,27 @@ impl Template {
             whole,
             off,
         });
+    }
+
+    /// The text `off..end` with each action (of `here`) whose output is a
+    /// literal string put in its place: `'{{ include "x.server" . }}'`,
+    /// whose named template renders ``{{ `{{.url}}` }}``, reads `'{{.url}}'`
+    /// (an ApplicationSet's generator placeholder); other actions stay as
+    /// written.
+    fn render_literals(&self, off: usize, end: usize, here: &[usize]) -> String {
+        let mut out = String::new();
+        let mut at = off;
+        for &i in here {
+            let a = &self.acts[i];
+            let Some(lit) = self.literals[i].as_deref().filter(|_| a.end <= end) else {
+                continue;
+            };
+            out.push_str(&self.ex.text[at..a.start]);
+            out.push_str(lit);
+            at = a.end;
+        }
+        out.push_str(&self.ex.text[at..end]);
+        out
     }
 }
 
@@ -1210,6 +1556,7 @@ impl Chart<'_> {
         let ex = self.expand(file);
         let acts = actions(&ex.text);
         let values = self.evaluate(&acts);
+        let literals = acts.iter().map(|a| self.literal(&a.expr, 0)).collect();
         let breaks = ex.text.match_indices('\n').map(|(i, _)| i).collect();
         let t = Template {
             ex,
@@ -1217,6 +1564,7 @@ impl Chart<'_> {
             breaks,
             acts,
             values,
+            literals,
         };
         let mut read = Read::default();
         let Some((masked, _)) = mask_templates(&t.ex.text) else {
@@ -1480,9 +1828,12 @@ impl Chart<'_> {
                 }
                 v
             }
-            "ternary" | "get" | "pluck" | "first" => self.sprig(f, args, piped, scope, depth),
-            "tpl" | "toJson" | "fromYaml" | "printf" | "cat" | "list" | "dict" | "last"
-            | "join" => {
+            "ternary" | "get" | "pluck" | "first" | "last" => {
+                self.sprig(f, args, piped, scope, depth)
+            }
+            "dict" | "list" => self.build(f, args, piped, scope, depth),
+            "tpl" => self.tpl(args, piped, scope, depth),
+            "toJson" | "fromYaml" | "printf" | "cat" | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
                     vec![Val::Other]
                 } else {
@@ -1500,10 +1851,11 @@ impl Chart<'_> {
     }
 
     /// The Sprig functions that pass a value through (Sprig's `ternary`,
-    /// `get`, `pluck`, `first`: docs masterminds.github.io/sprig):
+    /// `get`, `pluck`, `first`, `last`: docs masterminds.github.io/sprig):
     /// `ternary A B cond` may be A or B; `get D "k"` is D's `k`; `pluck "k"
-    /// D...` is each D's `k`; `first L` is an element of L. A computed key
-    /// is not followed.
+    /// D...` is each D's `k`; `first L` and `last L` are an element of L
+    /// (that element of a `list` built here). A computed key is not
+    /// followed.
     fn sprig(
         &self,
         f: &str,
@@ -1541,9 +1893,120 @@ impl Chart<'_> {
                     Some(v) => v.first().cloned().unwrap_or(Val::Other),
                     None => args.first().map(op).unwrap_or(Val::Other),
                 };
-                vec![l.each()]
+                // A `list` built here: its first (last) element.
+                let end = match &l {
+                    Val::List(items) if f == "first" => items.first(),
+                    Val::List(items) => items.last(),
+                    _ => None,
+                };
+                vec![end.cloned().unwrap_or_else(|| l.each())]
             }
         }
+    }
+
+    /// Sprig's `dict "k1" v1 "k2" v2 ...` and `list a b ...`, built as
+    /// the template builds them (a piped value is the last argument); a
+    /// computed `dict` key is not followed.
+    fn build(
+        &self,
+        f: &str,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let mut items: Vec<Val> = args.iter().map(|a| self.operand(a, scope, depth)).collect();
+        items.extend(piped.and_then(|v| v.into_iter().next()));
+        if f == "list" {
+            return vec![Val::List(items)];
+        }
+        let mut entries = Vec::new();
+        for (i, pair) in items.chunks(2).enumerate() {
+            let key = args.get(2 * i).filter(|k| is_literal(k));
+            let Some(key) = key else {
+                return vec![Val::Unknown("`dict` with a computed key".into())];
+            };
+            let v = pair.get(1).cloned().unwrap_or(Val::Other);
+            entries.push((unquote(key).to_string(), v));
+        }
+        vec![Val::Dict(entries)]
+    }
+
+    /// Helm's `tpl T ctx`: the string `T` rendered as a template with `ctx`
+    /// as its dot. `T` is a literal of the template, or a values path whose
+    /// string the chart's `values.yaml` holds: what its one action renders
+    /// (a string that is no template renders itself, so the values path
+    /// is kept too). A string of several parts, or one the chart's values
+    /// do not hold, is not followed.
+    fn tpl(
+        &self,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let Some(t) = args.first() else {
+            return vec![Val::Other];
+        };
+        let ctx = match (args.get(1), piped) {
+            (Some(a), _) => self.operand(a, scope, depth),
+            (None, Some(v)) => v.into_iter().next().unwrap_or(Val::Other),
+            (None, None) => Val::Other,
+        };
+        if depth >= MAX_CALLS {
+            return vec![Val::Unknown("`tpl` nests too deep".into())];
+        }
+        if is_literal(t) {
+            return self.tpl_string(unquote(t), ctx, depth);
+        }
+        match self.operand(t, scope, depth) {
+            Val::Values(p) => {
+                let mut out = vec![Val::Values(p.clone())];
+                match self.values_string(&p) {
+                    Some(text) => out.extend(self.tpl_string(&text, ctx, depth)),
+                    None => out.push(Val::Unknown(format!(
+                        "`tpl` of .Values.{p}: the chart's values.yaml holds no string there"
+                    ))),
+                }
+                out
+            }
+            Val::Other => vec![Val::Other],
+            Val::Unknown(why) => vec![Val::Unknown(why)],
+            _ => vec![Val::Unknown("`tpl` of a value that is no string".into())],
+        }
+    }
+
+    /// What a template string renders with `ctx` as its dot: its one
+    /// action's value, itself when it has none.
+    fn tpl_string(&self, text: &str, ctx: Val, depth: usize) -> Vec<Val> {
+        let acts = actions(text);
+        match acts.as_slice() {
+            // `{{` with no whole action: the string was cut at a `}}`
+            // inside it (`tpl "{{ .Values.x }}" .` written in the template).
+            [] if text.contains("{{") => vec![Val::Unknown(
+                "`tpl` of a string holding an action the reader cannot split".into(),
+            )],
+            [] => vec![Val::Other],
+            [a] if text.trim().len() == a.end - a.start => {
+                self.eval(&words(&a.expr), &Scope::of(ctx), depth + 1)
+            }
+            _ => vec![Val::Unknown(
+                "`tpl` of a string built from several parts".into(),
+            )],
+        }
+    }
+
+    /// The string at values path `p` of the chart's `values.yaml`.
+    fn values_string(&self, p: &ValuesPath) -> Option<String> {
+        let keys: Option<Vec<&str>> =
+            p.0.iter()
+                .map(|s| match s {
+                    Step::Key(k) => Some(k.as_str()),
+                    Step::Each => None,
+                })
+                .collect();
+        let node = self.values?.at(&keys?)?;
+        node.as_str().map(str::to_string)
     }
 
     /// A single operand: a field chain, a variable, a literal, `(...)`.
@@ -1593,6 +2056,41 @@ impl Chart<'_> {
             return base.field(&keys);
         }
         Val::Other
+    }
+
+    /// The string an action (`expr`, its words) renders when that is a
+    /// literal: a raw or plain string without escapes (``{{ `{{.url}}` }}``),
+    /// or `include`/`template` of a named template whose body is text and
+    /// such literals only (trimmed, as a scalar is). `None` otherwise.
+    fn literal(&self, expr: &str, depth: usize) -> Option<String> {
+        let w = words(expr);
+        match w.as_slice() {
+            [one] if one.starts_with('`') || (one.starts_with('"') && !one.contains('\\')) => {
+                (one.len() >= 2).then(|| unquote(one).to_string())
+            }
+            [f, name, ..] if w.len() <= 3 && matches!(f.as_str(), "include" | "template") => {
+                if !is_literal(name) {
+                    return None;
+                }
+                let d = self.defines.get(unquote(name))?;
+                if depth >= MAX_CALLS {
+                    return None;
+                }
+                let body = &self.texts[d.file].1[d.body.clone()];
+                let mut out = String::new();
+                let mut at = 0;
+                for a in actions(body) {
+                    out.push_str(&body[at..a.start]);
+                    if !a.expr.starts_with("/*") {
+                        out.push_str(&self.literal(&a.expr, depth + 1)?);
+                    }
+                    at = a.end;
+                }
+                out.push_str(&body[at..]);
+                Some(out.trim().to_string())
+            }
+            _ => None,
+        }
     }
 
     /// A named template used inside a scalar: what its output actions render.
@@ -1961,9 +2459,15 @@ mod tests {
         for (i, (_, t)) in texts.iter().enumerate() {
             collect_defines(t, i, &mut defines);
         }
+        let values = files
+            .iter()
+            .find(|(n, _)| *n == "values.yaml")
+            .and_then(|(_, t)| crate::syntax::yaml::read_yaml_or_json(t).ok())
+            .unwrap_or_default();
         let chart = Chart {
             texts: &texts,
             defines: &defines,
+            values: values.first(),
         };
         let r = chart.read(0);
         let mut flows: Vec<String> = r
@@ -2072,6 +2576,107 @@ mod tests {
         assert!(notes.is_empty(), "{notes:?}");
     }
 
+    /// A list generator built from `.Values.clusters` whose template's
+    /// `destination.server` is a named template rendering the generator
+    /// placeholder (``{{ `{{.url}}` }}``): the elements' `url` is what the
+    /// placeholder reads, so `clusters[].url` is a position; `name` is not,
+    /// nor is `url` when the named template renders a literal URL.
+    #[test]
+    fn a_named_template_rendering_a_generator_placeholder_is_read_as_it() {
+        let set = |server: &str| {
+            format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: a\nspec:\n  generators:\n    - list:\n        elements:\n        {{{{- range .Values.clusters }}}}\n          - name: {{{{ .name }}}}\n            url: {{{{ .url | quote }}}}\n        {{{{- end }}}}\n  template:\n    spec:\n      destination:\n        server: '{server}'\n")
+        };
+        let helpers = "{{- define \"a.server\" -}}\n{{ `{{.url}}` }}\n{{- end }}\n{{- define \"a.local\" -}}\n{{ \"https://kubernetes.default.svc\" }}\n{{- end }}\n{{- define \"a.nested\" -}}\n{{- /* the placeholder */ -}}\n{{ include \"a.server\" . }}\n{{- end }}\n";
+        for (server, want) in [
+            (
+                "{{ include \"a.server\" . }}",
+                &["clusters[].url list-generator element"][..],
+            ),
+            (
+                "{{ template \"a.nested\" . }}",
+                &["clusters[].url list-generator element"],
+            ),
+            ("{{`{{.url}}`}}", &["clusters[].url list-generator element"]),
+            ("{{ include \"a.local\" . }}", &[]),
+        ] {
+            let (flows, notes) = read(&[
+                ("templates/appset.yaml", &set(server)),
+                ("templates/_helpers.tpl", helpers),
+            ]);
+            assert_eq!(flows, want, "{server}: {notes:?}");
+            assert!(notes.is_empty(), "{server}: {notes:?}");
+        }
+    }
+
+    /// Sprig's `dict` and `list` build values the follower reads through
+    /// (a named template's `.cluster.url` of `(dict "cluster" .Values.hub)`,
+    /// `first`/`index` of a `list`), and Helm's `tpl` renders a string of
+    /// the chart's `values.yaml` with its context; what cannot be read that
+    /// way is noted, with its line.
+    #[test]
+    fn dict_list_and_tpl_are_evaluated() {
+        let helpers = "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n{{- define \"c.root\" -}}\n{{ .ctx.Values.dr.url }}\n{{- end }}\n";
+        let lines = [
+            "{{ include \"c.server\" (dict \"cluster\" .Values.hub \"root\" $) }}",
+            "{{ include \"c.root\" (dict \"ctx\" $) }}",
+            "{{ first (list .Values.a.url \"https://kubernetes.default.svc\") }}",
+            "{{ index (list .Values.b.url) 0 }}",
+            "{{ tpl .Values.tmpl . }}",
+            // Not followed, each named:
+            "{{ include \"c.server\" (dict .Values.k .Values.hub) }}",
+            "{{ tpl .Values.multi . }}",
+            "{{ tpl .Values.absent $ }}",
+            "{{ list .Values.whole }}",
+            "{{ tpl \"{{ .Values.lit.url }}\" . }}",
+        ];
+        let mut t = PROJECT_HEAD.to_string();
+        for l in lines {
+            t.push_str(&format!("    - server: {l}\n"));
+        }
+        t.push_str(
+            "  {{- range (list .Values.c .Values.c) }}\n    - server: {{ .url }}\n  {{- end }}\n",
+        );
+        t.push_str(
+            "  {{- range (list .Values.d .Values.e) }}\n    - server: {{ .url }}\n  {{- end }}\n",
+        );
+        let values = "tmpl: '{{ .Values.hub2.url }}'\nmulti: 'https://{{ .Values.host }}:6443'\n";
+        let (flows, notes) = read(&[
+            ("templates/p.yaml", &t),
+            ("templates/_helpers.tpl", helpers),
+            ("values.yaml", values),
+        ]);
+        let want: Vec<String> = [
+            "a.url", "absent", "b.url", "c.url", "dr.url", "hub.url", "hub2.url", "multi", "tmpl",
+        ]
+        .iter()
+        .map(|p| format!("{p} project destination"))
+        .collect();
+        assert_eq!(flows, want, "{notes:#?}");
+        let at: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| {
+                let (place, why) = n.split_once(": templated, not followed: ").unwrap();
+                (place, why)
+            })
+            .collect();
+        let expect = [
+            ("templates/p.yaml:12", "`dict` with a computed key"),
+            ("templates/p.yaml:13", "several parts"),
+            ("templates/p.yaml:14", "holds no string there"),
+            ("templates/p.yaml:15", "a whole `list`"),
+            ("templates/p.yaml:16", "cannot split"),
+            (
+                "templates/p.yaml:21",
+                "`range` over a `list` of several values",
+            ),
+        ];
+        assert_eq!(at.len(), expect.len(), "{notes:#?}");
+        for ((place, why), (want_place, want_why)) in at.iter().zip(expect) {
+            assert_eq!(*place, want_place, "{notes:#?}");
+            assert!(why.contains(want_why), "{why} lacks {want_why}");
+        }
+    }
+
     #[test]
     fn blocks_follow_the_table_below_them() {
         let t = format!(
@@ -2106,7 +2711,8 @@ mod tests {
              \x20   - server: {{{{ $undefined.url }}}}\n"
         );
         let (flows, notes) = read(&[("templates/p.yaml", &t)]);
-        assert!(flows.is_empty(), "{flows:?}");
+        // A string `tpl` renders may be the server itself.
+        assert_eq!(flows, ["serverTemplate project destination"]);
         let lines: Vec<&str> = notes
             .iter()
             .map(|n| n.split(": templated").next().unwrap())
@@ -2264,6 +2870,26 @@ mod tests {
             assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
         }
         assert_eq!(element_key("https://k8s.example.org"), None);
+    }
+
+    /// Helm `pkg/strvals` names: `.` between keys, `\\.` inside one, `[N]`
+    /// an index; a list value or an empty key is no plain path.
+    #[test]
+    fn set_names_as_paths() {
+        let p = |n: &str| set_path(n).map(|p| p.to_string());
+        assert_eq!(p("target.url").as_deref(), Some("target.url"));
+        assert_eq!(
+            p("clusters[1].server").as_deref(),
+            Some("clusters[1].server")
+        );
+        let dotted = set_path("labels.a\\.b").unwrap();
+        assert_eq!(
+            dotted.0,
+            [Seg::Key("labels".into()), Seg::Key("a.b".into())]
+        );
+        for bad in ["", "a..b", "a.", "{a,b}", "a[x]"] {
+            assert_eq!(set_path(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -114,6 +114,15 @@ impl<'a> V<'a> {
     }
 }
 
+/// A source's Helm settings (`helm:`), and the keys under it that give the
+/// chart its values inline (argo-cd `ApplicationSourceHelm`).
+pub const HELM: &str = "helm";
+pub const HELM_VALUES_OBJECT: &str = "valuesObject";
+/// A YAML document held in a string.
+pub const HELM_VALUES: &str = "values";
+/// `[{name, value}]`, each `name` in Helm's `--set` syntax.
+pub const HELM_PARAMETERS: &str = "parameters";
+
 pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
     V(y.0.and_then(|n| n.get(key)))
 }

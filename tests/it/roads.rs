@@ -51,6 +51,16 @@ fn apply(root: &Path) -> (Option<i32>, String) {
     apply_from(root, OLD)
 }
 
+/// `apply --no-commit` to NEW without `--from`: the one workload endpoint
+/// the positions hold is the old one.
+fn apply_found(root: &Path) -> (Option<i32>, String) {
+    let out = rebind(root, &["apply", "--no-commit", "--yes", "--to", NEW]);
+    (
+        out.status.code(),
+        format!("{}{}", stdout(&out), stderr(&out)),
+    )
+}
+
 fn apply_from(root: &Path, from: &str) -> (Option<i32>, String) {
     let out = rebind(
         root,
@@ -441,7 +451,7 @@ fn sprig_functions_that_pass_a_value_through_are_followed() {
             && n["message"]
                 .as_str()
                 .unwrap()
-                .contains("`tpl` is not followed")
+                .contains("`tpl` of .Values.tmpl: the chart's values.yaml holds no string there")
     });
     assert!(named, "{}", s["notes"]);
 }
@@ -528,4 +538,326 @@ fn value_file_names_templated_by_list_generator_parameters_are_resolved() {
     let s = scan(root, &[]);
     let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
     assert_eq!(files, vec!["envs/prod.yaml", "envs/stage.yaml"]);
+}
+
+/// Helm values given inline as a string (`helm.values: |`, a YAML document)
+/// and as `helm.parameters` (each `name` in Helm's `--set` syntax:
+/// `pkg/strvals`) are the values of the chart at the source path when that
+/// chart is in the repository, YAML and JSON alike. ArgoCD's precedence
+/// (docs "Helm" user guide: `parameters` over `valuesObject` over `values`
+/// over `valueFiles`) decides which copy renders today; every copy is a
+/// position, since a shadowed one wins as soon as the one above it goes.
+/// Another key, another parameter, or the same values for a chart elsewhere
+/// (in another file or another document of the same file) are not
+/// positions.
+#[test]
+fn inline_values_strings_and_parameters_of_a_chart_in_the_repository_are_chart_values() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let all = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      parameters:\n        - name: target.url\n          value: {OLD}\n        - name: other.url\n          value: {OLD}\n      valuesObject:\n        target: {{url: {OLD}}}\n      values: |\n        target:\n          url: {OLD}\n        other:\n          url: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    let json = format!(
+        "{{\n  \"apiVersion\": \"argoproj.io/v1alpha1\",\n  \"kind\": \"Application\",\n  \"metadata\": {{\"name\": \"j\"}},\n  \"spec\": {{\n    \"source\": {{\n      \"repoURL\": \"{repo}\",\n      \"path\": \"charts/apps\",\n      \"helm\": {{\n        \"values\": \"other:\\n  url: {OLD}\\ntarget:\\n  url: {OLD}\\n\",\n        \"parameters\": [{{\"value\": \"{OLD}\", \"name\": \"target.url\"}}]\n      }}\n    }},\n    \"destination\": {{\"server\": \"https://kubernetes.default.svc\"}}\n  }}\n}}\n"
+    );
+    // The same values in a second document, for a chart elsewhere: not
+    // positions, though the file holds an Application of the chart.
+    let prod = format!(
+        "{}---\n{}",
+        all("prod", "charts/apps"),
+        all("other", "charts/none")
+    );
+    chart_repo(
+        root,
+        &[
+            ("apps/prod.yaml", &prod),
+            ("apps/elsewhere.yaml", &all("elsewhere", "charts/none")),
+            ("apps/j.json", &json),
+        ],
+    );
+    let s = scan(root, &[]);
+    let road = |from: &str| {
+        format!("chart template charts/apps/templates/app.yaml:11 renders .Values.target.url from this Application's {from} (destination server)")
+    };
+    let object = "chart template charts/apps/templates/app.yaml:11 renders this Application's inline values (destination server)";
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.4, o.5))
+        .collect();
+    let pos = "chart value in a cluster position".to_string();
+    assert_eq!(
+        at,
+        vec![
+            (
+                "apps/j.json".into(),
+                10,
+                85,
+                pos.clone(),
+                road("helm.values")
+            ),
+            (
+                "apps/j.json".into(),
+                11,
+                35,
+                pos.clone(),
+                road("helm.parameters")
+            ),
+            (
+                "apps/prod.yaml".into(),
+                14,
+                18,
+                pos.clone(),
+                road("helm.parameters")
+            ),
+            ("apps/prod.yaml".into(), 18, 23, pos.clone(), object.into()),
+            (
+                "apps/prod.yaml".into(),
+                21,
+                16,
+                pos.clone(),
+                road("helm.values")
+            ),
+        ]
+    );
+    // The text report names the road too.
+    let text = stdout(&rebind(root, &["scan"]));
+    assert!(
+        text.contains("apps/prod.yaml:14:18: value    https://old-api.example.org:6443  spec.source.helm.parameters[0].value  via chart template charts/apps/templates/app.yaml:11 renders .Values.target.url from this Application's helm.parameters")
+            && text.contains("apps/prod.yaml:21:16: value    https://old-api.example.org:6443  spec.source.helm.values > target.url  via chart template")
+            // The tier table says where the templated destination's values are.
+            && text.contains("from values target.url in apps/j.json (helm.values), apps/j.json (helm.parameters), apps/prod.yaml (helm.valuesObject), apps/prod.yaml (helm.values), apps/prod.yaml (helm.parameters)"),
+        "{text}"
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    for (f, before) in [("apps/prod.yaml", &prod), ("apps/j.json", &json)] {
+        let after = std::fs::read_to_string(root.join(f)).unwrap();
+        assert_eq!(&after, &before.replace(OLD, NEW), "{f}");
+    }
+}
+
+/// A value file name templated by a git generator's parameters names one
+/// file per parameter set the repository holds (argo-cd
+/// `applicationset/generators/git.go`): a files generator's parameters are
+/// each matching file's keys (`{{.cluster.name}}` of a JSON file), a
+/// directories generator's the matching folder's path
+/// (`{{.path.basename}}`, an `exclude` entry drops folders). A values file
+/// no parameter set names is no values file.
+#[test]
+fn value_file_names_templated_by_git_generator_parameters_are_resolved() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = |name: &str, generator: &str, file: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n{generator}  template:\n    metadata:\n      name: 'app-{{{{.path.basename}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['{file}']\n      destination:\n        server: https://kubernetes.default.svc\n")
+    };
+    let files = set(
+        "byfile",
+        "        files:\n          - path: clusters/*/config.json\n",
+        "/generated_values/{{.cluster.name}}.yaml",
+    );
+    let dirs = set(
+        "bydir",
+        "        directories:\n          - path: envs/*\n          - path: envs/skip\n            exclude: true\n",
+        "/values/{{.path.basename}}.yaml",
+    );
+    chart_repo(
+        root,
+        &[("appsets/files.yaml", &files), ("appsets/dirs.yaml", &dirs)],
+    );
+    write(
+        root,
+        "clusters/prod/config.json",
+        "{\"cluster\": {\"name\": \"prod\"}}\n",
+    );
+    write(root, "envs/stage/kustomization.yaml", "resources: []\n");
+    write(root, "envs/skip/kustomization.yaml", "resources: []\n");
+    let values = format!("target:\n  url: {OLD}\n");
+    for f in [
+        "generated_values/prod.yaml",
+        "generated_values/dev.yaml",
+        "values/stage.yaml",
+        "values/skip.yaml",
+    ] {
+        write(root, f, &values);
+    }
+    let s = scan(root, &[]);
+    let files: Vec<(String, String)> = found(&s, OLD).into_iter().map(|o| (o.0, o.5)).collect();
+    let road = "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)";
+    assert_eq!(
+        files,
+        vec![
+            ("generated_values/prod.yaml".into(), road.into()),
+            ("values/stage.yaml".into(), road.into())
+        ]
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("values/stage.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+    // `init` declares the endpoint the positions hold (now NEW).
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(NEW), "{config}");
+}
+
+/// A chart that builds an ApplicationSet's list generator from
+/// `.Values.clusters`, its template's `destination.server` a named template
+/// rendering the generator placeholder (``{{ `{{.url}}` }}``, the escape the
+/// ArgoCD docs give for templating an ApplicationSet with Helm): each
+/// element's `url` is the placeholder's parameter, so `clusters[].url` of
+/// the chart's values is a position. `name` is not, nor is `url` in a chart
+/// whose named template renders a literal server.
+#[test]
+fn a_list_generator_built_from_values_with_a_placeholder_from_a_named_template() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: fleet\nspec:\n  goTemplate: true\n  generators:\n    - list:\n        elements:\n        {{- range .Values.clusters }}\n          - name: {{ .name }}\n            url: {{ .url | quote }}\n        {{- end }}\n  template:\n    metadata:\n      name: 'app-{{`{{.name}}`}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: app\n      destination:\n        server: '{{ include \"fleet.server\" . }}'\n";
+    let values = format!("clusters:\n  - name: {OLD}\n    url: {OLD}\n");
+    for (chart, helper) in [
+        ("fleet", "{{`{{.url}}`}}"),
+        ("local", "{{ \"https://kubernetes.default.svc\" }}"),
+    ] {
+        write(
+            root,
+            &format!("{chart}/Chart.yaml"),
+            &format!("apiVersion: v2\nname: {chart}\nversion: 0.1.0\n"),
+        );
+        write(root, &format!("{chart}/templates/appset.yaml"), set);
+        write(
+            root,
+            &format!("{chart}/templates/_helpers.tpl"),
+            &format!("{{{{- define \"fleet.server\" -}}}}\n{helper}\n{{{{- end }}}}\n"),
+        );
+        write(root, &format!("{chart}/values.yaml"), &values);
+    }
+    let s = scan(root, &[]);
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.5))
+        .collect();
+    assert_eq!(
+        at,
+        vec![(
+            "fleet/values.yaml".into(),
+            3,
+            10,
+            "chart template fleet/templates/appset.yaml:12 renders .Values.clusters[].url (list-generator element)".into()
+        )]
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("fleet/values.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+}
+
+/// Helm's `tpl` renders a string of the chart's `values.yaml` as a
+/// template (Helm docs, "Template Functions and Pipelines": `tpl`), and
+/// Sprig's `dict` builds the argument of a named template: the values path
+/// they lead to is a position; a values path only a `tpl` string of
+/// several parts names (`host`) is not, and that action is named.
+#[test]
+fn tpl_of_a_values_string_and_a_dict_argument_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "c/templates/_helpers.tpl",
+        "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest("a", "{{ tpl .Values.serverTemplate . }}"),
+        dest(
+            "b",
+            "{{ include \"c.server\" (dict \"cluster\" .Values.spoke) }}",
+        ),
+        dest("c", "{{ tpl .Values.built . }}"),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!(
+        "serverTemplate: '{{{{ .Values.hub.url }}}}'\nbuilt: 'https://{{{{ .Values.host }}}}:6443'\nhub:\n  url: {OLD}\nspoke:\n  url: {OLD}\nhost: {OLD}\n"
+    );
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let at: Vec<(u64, String)> = found(&s, OLD).into_iter().map(|o| (o.1, o.5)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (4, "chart template c/templates/apps.yaml:12 renders .Values.hub.url (destination server)".into()),
+            (6, "chart template c/templates/apps.yaml:25 renders .Values.spoke.url (destination server)".into()),
+        ]
+    );
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 38
+            && n["message"].as_str().unwrap().contains("several parts")
+    });
+    assert!(named, "{}", s["notes"]);
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+}
+
+/// `init` and `check` see the positions the inline-values roads lead to:
+/// `init` declares the endpoint; an undeclared endpoint then given through
+/// a parameter or a `helm.values` string fails `check`, which names each
+/// place.
+#[test]
+fn init_and_check_see_the_inline_values_roads() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let helm = |name: &str, body: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: charts/apps\n    helm:\n{body}  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    let param = |name: &str, url: &str| {
+        helm(
+            name,
+            &format!("      parameters:\n        - name: target.url\n          value: {url}\n"),
+        )
+    };
+    let string = |name: &str, url: &str| {
+        helm(
+            name,
+            &format!("      values: |\n        target:\n          url: {url}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/p.yaml", &param("p", OLD)),
+            ("apps/s.yaml", &string("s", OLD)),
+        ],
+    );
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(OLD), "{config}");
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let other = "https://other-api.example.org:6443";
+    write(root, "apps/p2.yaml", &param("p2", other));
+    write(root, "apps/s2.yaml", &string("s2", other));
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    for place in ["apps/p2.yaml:14:18", "apps/s2.yaml:14:16"] {
+        assert!(stdout(&out).contains(place), "{place}: {}", stdout(&out));
+    }
 }

@@ -186,24 +186,23 @@ fn walk(run: &ScanRun, names: bool, each: json::Feed) -> Result<json::ScanRest> 
 /// (`server: arn:aws:eks:REGION:ACCOUNT:cluster/NAME`): no endpoint text,
 /// so the endpoint pass does not see them.
 fn arn_clusters(walk: &crate::discover::walk::Walk) -> Vec<(String, crate::find::names::ArnRef)> {
+    use crate::discover::walk::{Found, Role};
+    let yaml = walk.files().filter_map(|item| match item {
+        Found::Entry(e) if e.role == Role::Yaml => Some(e),
+        _ => None,
+    });
     let mut out = Vec::new();
-    for item in walk.files() {
-        let crate::discover::walk::Found::Entry(e) = item else {
-            continue;
-        };
-        if e.role != crate::discover::walk::Role::Yaml {
-            continue;
+    // Read on all cores, a chunk of files at a time.
+    let read = |e: &crate::discover::walk::Entry| match std::fs::read_to_string(&e.path) {
+        Ok(text) if text.contains(":eks:") && text.contains(":cluster/") => {
+            crate::find::names::cluster_arns(&text)
+                .into_iter()
+                .map(|a| (e.rel.clone(), a))
+                .collect()
         }
-        let Ok(text) = std::fs::read_to_string(&e.path) else {
-            continue;
-        };
-        if !(text.contains(":eks:") && text.contains(":cluster/")) {
-            continue;
-        }
-        for a in crate::find::names::cluster_arns(&text) {
-            out.push((e.rel.clone(), a));
-        }
-    }
+        _ => Vec::new(),
+    };
+    crate::sys::par::par_each(yaml, read, |found| out.extend(found));
     out
 }
 

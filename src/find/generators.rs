@@ -38,14 +38,17 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
     // with the files (the second walk runs only when a generator reads files).
     let entries = || walk.entries_where(&yaml).filter(|e| e.role == Role::Yaml);
     let mut reads = Vec::new();
-    for e in entries() {
+    let read = |e: &crate::discover::walk::Entry| {
         let Ok(text) = std::fs::read_to_string(&e.path) else {
-            continue;
+            return Vec::new();
         };
         if text.contains("ApplicationSet") && text.contains("files") {
-            reads.extend(generators_of(&e.rel, &text));
+            generators_of(&e.rel, &text)
+        } else {
+            Vec::new()
         }
-    }
+    };
+    crate::sys::par::par_each(entries(), read, |r| reads.extend(r));
     let mut out: HashMap<PathBuf, Vec<Flow>> = HashMap::new();
     if reads.is_empty() {
         return out;

@@ -780,7 +780,21 @@ fn own_arn_registration(plan: &Plan) -> Option<&crate::review::names::NameChange
 /// how a failed output is retried.
 fn write_outputs(run: &Run, sink: &mut Sink, branch: Option<&str>) -> Result<()> {
     let (o, plan, secret_spec) = (run.o, &run.plan, run.secret_spec.as_ref());
-    if let (Some(_), Some(path), Some(r)) = (secret_spec, &o.secret_out, plan.registrations.first())
+    if let (Some(_), Some(path), Some(a)) =
+        (secret_spec, &o.secret_out, plan.added_registrations.first())
+    {
+        // The repository holds the new registration itself, beside the old.
+        sink.info(&format!(
+            "--secret-out {}: not written: this change adds the new cluster's registration {} ({}:{}:{}) beside the old cluster's, {}, which it keeps; a second Secret for the same server would make ArgoCD pick one at random.\n",
+            path.display(),
+            a.resource,
+            a.rel,
+            a.line,
+            a.column,
+            a.kept
+        ));
+    } else if let (Some(_), Some(path), Some(r)) =
+        (secret_spec, &o.secret_out, plan.registrations.first())
     {
         // One registration per server: the repository's own is rebound.
         sink.info(&format!(

@@ -164,11 +164,26 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
         let old_index = LineIndex::new(&f.old);
         let mut edits = Vec::new();
         for (od, nd) in old_docs.iter().zip(&new_docs) {
+            let (kept, mine) = (&f.old[od.start..od.end], &f.new[nd.start..nd.end]);
             let Some(reg) = registration(od) else {
+                // One that cannot be kept and copied is refused, never
+                // rewritten in place: an item of a `kind: List`.
+                if kept != mine && holds_old_registration(od, &is_old) {
+                    plan.errors
+                        .push(refusal(&f.rel, od, "is an item of a `kind: List`"));
+                }
                 continue;
             };
-            let (kept, mine) = (&f.old[od.start..od.end], &f.new[nd.start..nd.end]);
             if kept == mine || !is_old(&reg.server) {
+                continue;
+            }
+            if f.rel.to_ascii_lowercase().ends_with(".json") || f.old.trim_start().starts_with('{')
+            {
+                plan.errors.push(refusal(
+                    &f.rel,
+                    od,
+                    "is in a JSON file, which holds one document",
+                ));
                 continue;
             }
             let range = nd.start..nd.end;
@@ -182,39 +197,9 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
                 });
                 continue;
             }
-            match copy_of(&f.new, nd, &reg, &names) {
-                Ok((copy, secret_name)) => {
-                    let copy_reg = documents(&copy).and_then(|d| d.first().and_then(registration));
-                    edits.push(Edit::Add {
-                        range,
-                        kept: kept.to_string(),
-                        copy,
-                        secret_name,
-                        resource_kind: reg.row.kind,
-                        namespace: od.str_at(&["metadata", "namespace"]).map(str::to_string),
-                        argocd_name: copy_reg.and_then(|r| r.name),
-                        servers: (reg.server.clone(), new_server),
-                        kept_at: format!(
-                            "{}/{} ({}:{}:{})",
-                            reg.row.kind,
-                            reg.row
-                                .secret_name
-                                .iter()
-                                .find_map(|p| od.str_at(p))
-                                .unwrap_or("?"),
-                            f.rel,
-                            od.line,
-                            od.col
-                        ),
-                    });
-                }
-                Err(message) => plan.errors.push(PlanError {
-                    rel: f.rel.clone(),
-                    line: od.line,
-                    column: od.col,
-                    message,
-                    code: "cannot-rewrite",
-                }),
+            match add_edit(&f.rel, &f.new, (od, kept), nd, &reg, &names, new_server) {
+                Ok(e) => edits.push(e),
+                Err(e) => plan.errors.push(e),
             }
         }
         apply_edits(plan, i, edits, &existing, &is_new);
@@ -222,6 +207,69 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
     plan.files
         .retain(|f| f.is_config || f.old != f.new || !f.changes.is_empty());
     Ok(())
+}
+
+/// Whether `doc` holds, as an item of a `kind: List`, a registration of
+/// a server `is_old` accepts.
+fn holds_old_registration(doc: &Node, is_old: &dyn Fn(&str) -> bool) -> bool {
+    match doc.get(positions::LIST_ITEMS).map(|n| &n.value) {
+        Some(Value::Seq(items)) => items
+            .iter()
+            .filter_map(registration)
+            .any(|r| is_old(&r.server)),
+        _ => false,
+    }
+}
+
+/// The refusal of a registration of the old cluster that `why` keeps from
+/// being kept with the new one added beside it.
+fn refusal(rel: &str, doc: &Node, why: &str) -> PlanError {
+    PlanError {
+        rel: rel.to_string(),
+        line: doc.line,
+        column: doc.col,
+        message: format!("the old cluster's registration here {why}: rebind keeps it (the rollback target) and adds the new cluster's beside it as a document of its own, which it cannot do here; move it to a YAML file of its own, or add the new registration by hand (`rebind secret --describe`); nothing written"),
+        code: "cannot-rewrite",
+    }
+}
+
+/// The edit that keeps the old registration `od` (its bytes `kept`) and adds the copy of
+/// its rewritten `nd` (in `new`) beside it, registering `new_server`.
+fn add_edit(
+    rel: &str,
+    new: &str,
+    (od, kept): (&Node, &str),
+    nd: &Node,
+    reg: &Reg,
+    names: &crate::find::names::NameRebind,
+    new_server: String,
+) -> Result<Edit, PlanError> {
+    let (copy, secret_name) = copy_of(new, nd, reg, names).map_err(|message| PlanError {
+        rel: rel.to_string(),
+        line: od.line,
+        column: od.col,
+        message,
+        code: "cannot-rewrite",
+    })?;
+    let copy_reg = documents(&copy).and_then(|d| d.first().and_then(registration));
+    let old_name = reg.row.secret_name.iter().find_map(|p| od.str_at(p));
+    Ok(Edit::Add {
+        range: nd.start..nd.end,
+        kept: kept.to_string(),
+        copy,
+        secret_name,
+        resource_kind: reg.row.kind,
+        namespace: od.str_at(&["metadata", "namespace"]).map(str::to_string),
+        argocd_name: copy_reg.and_then(|r| r.name),
+        servers: (reg.server.clone(), new_server),
+        kept_at: format!(
+            "{}/{} ({rel}:{}:{})",
+            reg.row.kind,
+            old_name.unwrap_or("?"),
+            od.line,
+            od.col
+        ),
+    })
 }
 
 /// The copy of the rewritten registration `nd` (in `text`) under its own
@@ -351,6 +399,24 @@ fn apply_edits(
             }
         }
     }
+    finish_file(plan, i, text, added, &reverted);
+}
+
+/// One added registration: where its document starts in the file's new
+/// text, its resource, the kept one, the old and the new server.
+type Added = (usize, String, String, (String, String));
+
+/// Records the added registrations of file `i` (whose new text is `text`),
+/// places the errors without one at the first, drops the reverted
+/// documents' changes, and reads the text back.
+fn finish_file(
+    plan: &mut Plan,
+    i: usize,
+    text: String,
+    added: Vec<Added>,
+    reverted: &[std::ops::RangeInclusive<usize>],
+) {
+    let rel = plan.files[i].rel.clone();
     let index = LineIndex::new(&text);
     for (at, resource, kept, (old_server, new_server)) in added.into_iter().rev() {
         let (line, column) = index.position(&text, at);
@@ -380,6 +446,24 @@ fn apply_edits(
     if let Some(n) = plan.names.as_mut() {
         n.changes
             .retain(|c| c.rel != rel || !dropped(c.change.line));
+    }
+    // Read back: every document there was, and one more per copy.
+    let want = documents(&plan.files[i].new).map(|d| {
+        d.len()
+            + plan
+                .added_registrations
+                .iter()
+                .filter(|a| a.rel == rel)
+                .count()
+    });
+    if documents(&text).map(|d| d.len()) != want {
+        plan.errors.push(PlanError {
+            rel: rel.clone(),
+            line: 1,
+            column: 1,
+            message: "the registration added beside the old one did not read back as one more document; nothing written".into(),
+            code: "cannot-rewrite",
+        });
     }
     plan.files[i].new = text.into();
 }

@@ -54,6 +54,13 @@ fn applied(registration: &str, server: &str) -> (tempfile::TempDir, String) {
     let after = std::fs::read_to_string(dir.path().join("clusters/c.yaml")).unwrap();
     // The old registration, byte for byte, first.
     assert!(after.starts_with(registration), "{after}");
+    // The added one, for `.ci/run` to validate against the Kubernetes and
+    // external-secrets schemas.
+    if let Some(out) = std::env::var_os("REBIND_MANIFEST_DIR") {
+        let copy = added(&after, registration);
+        let file = format!("registration-beside-{}.yaml", copy.len());
+        std::fs::write(Path::new(&out).join(file), copy).unwrap();
+    }
     // Run again: nothing left to do, no third registration.
     let again = run(dir.path(), &["diff", "--format", "json"]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
@@ -218,4 +225,36 @@ fn a_copy_that_would_take_another_registrations_name_is_refused() {
         std::fs::read_to_string(dir.path().join("c.yaml")).unwrap(),
         kept
     );
+}
+
+/// A registration of the old cluster that cannot be kept with a document
+/// added beside it (an item of a `kind: List`, a JSON file) is refused
+/// with its place, never rewritten in place: the rollback target would be
+/// lost.
+#[test]
+fn a_registration_that_cannot_take_a_copy_beside_it_is_refused() {
+    let item = format!("apiVersion: v1\n  kind: Secret\n  metadata:\n    name: cluster-prod\n    labels:\n      argocd.argoproj.io/secret-type: cluster\n  stringData:\n    server: {OLD}\n");
+    let list = format!("apiVersion: v1\nkind: List\nitems:\n- {item}");
+    let json = format!("{{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {{\"name\": \"cluster-prod\", \"labels\": {{\"argocd.argoproj.io/secret-type\": \"cluster\"}}}}, \"stringData\": {{\"server\": \"{OLD}\"}}}}\n");
+    for (file, text, why) in [
+        ("list.yaml", list, "is an item of a `kind: List`"),
+        ("reg.json", json, "is in a JSON file"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(file), &text).unwrap();
+        std::fs::write(dir.path().join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "{file}:1:1: the old cluster's registration here {why}"
+            )),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(file)).unwrap(),
+            text
+        );
+    }
 }

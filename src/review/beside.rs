@@ -204,9 +204,90 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
         }
         apply_edits(plan, i, edits, &existing, &is_new);
     }
+    refuse_rendered_registrations(plan);
     plan.files
         .retain(|f| f.is_config || f.old != f.new || !f.changes.is_empty());
     Ok(())
+}
+
+/// A chart whose values this plan rewrites (a rewritten file below a
+/// directory holding `Chart.yaml`, outside its `templates/`) and whose
+/// templates render a cluster registration with its server from a template
+/// action: the rendered registration would move in place, the old
+/// cluster's lost. Refused at the template; rebind cannot add a second one
+/// beside it.
+fn refuse_rendered_registrations(plan: &mut Plan) {
+    let mut charts: Vec<std::path::PathBuf> = plan
+        .files
+        .iter()
+        .filter(|f| !f.is_config)
+        .filter_map(|f| {
+            let chart = f
+                .path
+                .ancestors()
+                .skip(1)
+                .find(|d| d.join("Chart.yaml").is_file())?;
+            let below = f.path.strip_prefix(chart).ok()?;
+            (!below.starts_with("templates")).then(|| chart.to_path_buf())
+        })
+        .collect();
+    charts.sort();
+    charts.dedup();
+    for chart in charts {
+        let mut stack = vec![chart.join("templates")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let path = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path);
+                } else if let Some(err) = rendered_registration(&path) {
+                    plan.errors.push(err);
+                }
+            }
+        }
+    }
+}
+
+/// The refusal of the chart template at `path` when it renders a cluster
+/// registration whose server is a template action.
+fn rendered_registration(path: &Path) -> Option<PlanError> {
+    let text = std::fs::read_to_string(path).ok()?;
+    if !text.contains(positions::CLUSTER_SECRET_LABEL.0) {
+        return None;
+    }
+    let (masked, actions) = yaml::mask_templates(&text)?;
+    let docs = yaml::read_documents(&masked).ok()?;
+    for doc in &docs {
+        let Some(kind) = doc.str_at(positions::KIND) else {
+            continue;
+        };
+        let Some(row) = positions::REGISTRATIONS.iter().find(|r| r.kind == kind) else {
+            continue;
+        };
+        let Some(server) = row.servers.iter().find_map(|(p, _)| doc.at(p)) else {
+            continue;
+        };
+        // An action in the server's value, from its start to its line's end.
+        let end = masked[server.start..]
+            .find('\n')
+            .map_or(masked.len(), |n| server.start + n);
+        let templated = actions
+            .iter()
+            .any(|&(a, _)| (server.start..end).contains(&a));
+        if templated {
+            return Some(PlanError {
+                rel: path.display().to_string().trim_start_matches("./").to_string(),
+                line: server.line,
+                column: server.col,
+                message: "a cluster registration this chart renders with its server from its values, which this rebind rewrites: the old cluster's registration would move in place instead of being kept (the rollback target) with the new one beside it. Render the new cluster's registration on its own (a second values entry, or `rebind secret --describe`) and keep the old one's values, then run rebind again; nothing written".into(),
+                code: "cannot-rewrite",
+            });
+        }
+    }
+    None
 }
 
 /// Whether `doc` holds, as an item of a `kind: List`, a registration of

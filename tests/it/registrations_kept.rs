@@ -258,3 +258,47 @@ fn a_registration_that_cannot_take_a_copy_beside_it_is_refused() {
         );
     }
 }
+
+/// A chart whose template renders a cluster registration with its server
+/// from the values this rebind rewrites: the rendered registration would
+/// move in place, so the rebind that moves the name is refused at the
+/// template; an endpoint-only rebind is as before (pending).
+#[test]
+fn a_registration_a_chart_renders_from_rewritten_values_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("chart/templates")).unwrap();
+    std::fs::write(
+        d.join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: reg\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("chart/templates/secret.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-{{ .Values.name }}\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: {{ .Values.name }}\n  server: {{ .Values.server }}\n",
+    )
+    .unwrap();
+    let values = format!("name: prod\nserver: {OLD}\n");
+    std::fs::write(d.join("chart/values.yaml"), &values).unwrap();
+    std::fs::write(d.join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+    let out = run(d, &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "chart/templates/secret.yaml:9:11: a cluster registration this chart renders"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("chart/values.yaml")).unwrap(),
+        values
+    );
+    let endpoint_only = rebind(d, &["diff", "--from", OLD, "--to", NEW, "."]);
+    assert_eq!(
+        endpoint_only.status.code(),
+        Some(1),
+        "{}",
+        stderr(&endpoint_only)
+    );
+}

@@ -328,11 +328,19 @@ say "Next steps:"
 if $own_registration; then
     # The repository holds the cluster's registration itself: it was rebound
     # in this commit and reaches the hub with the merge.
-    say "  1. The repository declares the new cluster's Secret itself; this commit"
-    say "     rebinds it and the merge registers it. No second Secret is written:"
-    say "     ArgoCD picks one of two Secrets for a server at random. Before the merge,"
-    say "     put the new cluster's token and CA where it reads them (see the review's"
-    say "     notes: $review)."
+    if [[ -n ${DESCRIBE_TO:-} ]]; then
+        say "  1. The repository declares the cluster's Secret itself; this commit keeps"
+        say "     the old cluster's (the rollback target) and adds the new cluster's beside"
+        say "     it, and the merge registers it. No other Secret is written. Before the"
+        say "     merge, put the new cluster's token and CA where the added one reads them"
+        say "     (see the review's notes: $review)."
+    else
+        say "  1. The repository declares the new cluster's Secret itself; this commit"
+        say "     rebinds it and the merge registers it. No second Secret is written:"
+        say "     ArgoCD picks one of two Secrets for a server at random. Before the merge,"
+        say "     put the new cluster's token and CA where it reads them (see the review's"
+        say "     notes: $review)."
+    fi
 elif [[ -n ${ARGOCD_CLUSTER_TOKEN:-} ]]; then
     say "  1. Register $cluster on the hub before the merge:"
     say "       kubectl$ctx apply -f $secret"

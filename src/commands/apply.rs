@@ -394,9 +394,11 @@ fn prepare_git(run: &Run) -> Result<Git, Failure> {
         }
     }
     // Before the blobs go into the object database.
-    pr_target(run, &repo, o.branch.as_deref().unwrap_or(&default))?;
-    let prep = repo.prepare(
+    let target = pr_target(run, &repo, o.branch.as_deref().unwrap_or(&default))?;
+    let review = full_review(run, target.as_ref());
+    let prep = repo.prepare_adding(
         &plan.files,
+        review.as_ref().map(|(p, md)| (Path::new(p), md.as_str())),
         o.branch.as_deref(),
         &default,
         o.push.as_deref(),
@@ -406,6 +408,15 @@ fn prepare_git(run: &Run) -> Result<Git, Failure> {
         Some(commit) => Git::AlreadyDone(repo, prep, commit),
         None => Git::Flow(repo, prep),
     })
+}
+
+/// The full review to commit beside the rewrite (its path and bytes):
+/// only with `--pr`, and only when it is longer than the host takes in a
+/// pull-request body, which then points to it.
+fn full_review(run: &Run, target: Option<&pr::Target>) -> Option<(String, String)> {
+    let target = target?;
+    let md = text::review_markdown(&run.plan, Some(&target.head));
+    (md.chars().count() > target.client.body_limit()).then(|| (pr::review_path(&target.head), md))
 }
 
 /// A re-run whose change is already committed, as `commit` on `branch`:
@@ -656,11 +667,22 @@ fn open_pr(run: &Run, repo: &git::Repo, c: &git::Committed) -> Result<Option<pr:
     } else {
         let md = text::review_markdown(&run.plan, Some(&c.branch));
         // Longer than the host takes: cut at a section, pointing to the
-        // rest (the commit's message on the branch lists every change).
+        // rest, the full review committed on the branch (or, where an
+        // earlier run made the commit without it, the commit's message,
+        // which lists every change).
+        let path = pr::review_path(&c.branch);
         let mut pointer = format!(
-            "Every change is listed in the message of commit {} on branch `{}` (`git show {}`)",
-            c.commit, c.branch, c.commit
+            "The full review is committed on branch `{}` as `{path}`: {} (`git show {}:{path}`)",
+            c.branch,
+            target.blob_url(&path),
+            c.branch
         );
+        if !repo.commit_holds(&c.commit, Path::new(&path)) {
+            pointer = format!(
+                "Every change is listed in the message of commit {} on branch `{}` (`git show {}`)",
+                c.commit, c.branch, c.commit
+            );
+        }
         if let Some(p) = &run.o.review_out {
             pointer.push_str(&format!(
                 "; the full review was written to `{}` by the run that opened this",
@@ -783,7 +805,21 @@ fn own_arn_registration(plan: &Plan) -> Option<&crate::review::names::NameChange
 /// how a failed output is retried.
 fn write_outputs(run: &Run, sink: &mut Sink, branch: Option<&str>) -> Result<()> {
     let (o, plan, secret_spec) = (run.o, &run.plan, run.secret_spec.as_ref());
-    if let (Some(_), Some(path), Some(r)) = (secret_spec, &o.secret_out, plan.registrations.first())
+    if let (Some(_), Some(path), Some(a)) =
+        (secret_spec, &o.secret_out, plan.added_registrations.first())
+    {
+        // The repository holds the new registration itself, beside the old.
+        sink.info(&format!(
+            "--secret-out {}: not written: this change adds the new cluster's registration {} ({}:{}:{}) beside the old cluster's, {}, which it keeps; a second Secret for the same server would make ArgoCD pick one at random.\n",
+            path.display(),
+            a.resource,
+            a.rel,
+            a.line,
+            a.column,
+            a.kept
+        ));
+    } else if let (Some(_), Some(path), Some(r)) =
+        (secret_spec, &o.secret_out, plan.registrations.first())
     {
         // One registration per server: the repository's own is rebound.
         sink.info(&format!(

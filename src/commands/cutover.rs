@@ -383,6 +383,11 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
             );
         }
     }
+    // The old cluster's registration stays (the rollback target); the new
+    // one is added beside it.
+    let start = req.walk.repo_start();
+    let root = crate::review::secret::search_root(&start).unwrap_or(start);
+    crate::review::beside::keep_and_add(&mut plan, Some(&root))?;
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;
     if !plan.files.is_empty() {
@@ -504,7 +509,11 @@ fn settle_what_was_found(
         } else {
             resolve_nothing_found(plan, walk, inv, &req.walk)?;
         }
-    } else if to_present && !has_config && !req.allow_merge {
+    } else if to_in_use(req, inv, &plan.to, to_present)
+        && !has_config
+        && !req.allow_merge
+        && !only_kept_registrations(req, plan)
+    {
         bail!(
             "--to {} is already a workload endpoint in this tree: rebinding {} to it would move those applications onto a cluster other Applications already use (merging two clusters). If that is what you want, pass --allow-merge; nothing written",
             plan.to.url(),
@@ -512,6 +521,37 @@ fn settle_what_was_found(
         );
     }
     Ok(())
+}
+
+/// Whether `to` (`present` in the tree) is in use already. In a rebind
+/// that moves the name, only outside a cluster registration's server: a
+/// registration (the old cluster's, kept beside the new one's, which a
+/// rollback returns to) sends no Application there, and a registration of
+/// `to` is never rewritten in place but kept. Without the names, a
+/// registration of `to` counts: rewriting the old one in place would make
+/// two registrations of one server.
+fn to_in_use(req: &Request, inv: &Inventory, to: &Endpoint, present: bool) -> bool {
+    if req.names.is_none() && req.new_cluster.is_none() {
+        return present;
+    }
+    inv.sources.iter().any(|s| {
+        s.occurrences()
+            .iter()
+            .any(|o| rewrite::holds(o, to) && !o.position.is_some_and(|p| p.is_registration()))
+    })
+}
+
+/// Whether what is left of `from` is only cluster registrations, in a
+/// rebind that moves the name too: the old cluster's registration, kept
+/// beside the new one's as the rollback target
+/// ([`crate::review::beside`]), not a workload to merge.
+fn only_kept_registrations(req: &Request, plan: &Plan) -> bool {
+    (req.names.is_some() || req.new_cluster.is_some())
+        && plan
+            .files
+            .iter()
+            .flat_map(|f| &f.changes)
+            .all(|o| o.position.is_some_and(|p| p.is_registration()))
 }
 
 /// Refuses a plan whose counts differ from those expected: the audit's,

@@ -9,7 +9,10 @@
 //!   symbolic links are never followed (they are named as skipped). A file
 //!   PATH is taken as given, even when `.gitignore` lists it.
 //! - The config is never an entry, whatever its file name (it is compared by
-//!   canonical path); a file named `.rebind.yaml` never is either.
+//!   canonical path); a file named `.rebind.yaml` never is either. A
+//!   directory named `.rebind` ([`REBIND_DIR`]: rebind's own, where `apply
+//!   --pr` commits a review too long for a pull-request body) is not
+//!   entered: the review quotes the old endpoint, and is no place to rebind.
 //! - Globs have `.gitignore` semantics: a pattern without `/` (other than a
 //!   trailing one) matches a name at any depth (`karpenter.yaml` matches
 //!   `apps/karpenter.yaml`), a pattern with a `/` is anchored at the root,
@@ -49,6 +52,9 @@ use std::path::{Component, Path, PathBuf};
 
 /// The file name of the config (`.rebind.yaml`), which the walk never yields.
 pub const CONFIG_FILE: &str = ".rebind.yaml";
+
+/// rebind's own directory in a repository, which the walk never enters.
+pub const REBIND_DIR: &str = ".rebind";
 
 /// The globs of the files parsed as YAML when the config names none.
 pub const DEFAULT_INCLUDE: [&str; 3] = ["**/*.yaml", "**/*.yml", "**/*.json"];
@@ -731,6 +737,9 @@ fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
             if !e.file_type().is_some_and(|t| t.is_dir()) {
                 return true;
             }
+            if e.file_name() == REBIND_DIR && e.depth() > 0 {
+                return false;
+            }
             let sub = strip_path(e.path(), &prune_given).unwrap_or(e.path());
             let id = prune_base.join(sub);
             !prune.excluded(prune.anchor(&id, sub), true)
@@ -1138,6 +1147,34 @@ mod tests {
             }
             assert!(kept > w.entries().len(), "{kept}");
         }
+    }
+
+    /// rebind's own directory (the full reviews `apply --pr` commits) is
+    /// not entered at any depth; a file or directory merely named like it
+    /// elsewhere (`.rebind.md`, `x.rebind/`) is, and a `.rebind` directory
+    /// given as the PATH itself is walked.
+    #[test]
+    fn rebinds_own_directory_is_not_entered() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        for rel in [
+            "a.yaml",
+            ".rebind/reviews/rebind/new.md",
+            "apps/.rebind/x.yaml",
+            "docs/.rebind.md",
+            "x.rebind/y.yaml",
+        ] {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "server: x\n").unwrap();
+        }
+        let all = discover(&WalkRequest::for_paths(&[root.to_path_buf()])).unwrap();
+        assert_eq!(
+            names(&all, root),
+            ["a.yaml", "docs/.rebind.md", "x.rebind/y.yaml"]
+        );
+        let own = discover(&WalkRequest::for_paths(&[root.join(".rebind")])).unwrap();
+        assert_eq!(own.entries().len(), 1);
     }
 
     #[test]

@@ -435,6 +435,12 @@ pub fn within_new(value: &str, r: &std::ops::Range<usize>, new: &str) -> bool {
         .any(|(i, m)| i <= r.start && r.end <= i + m.len())
 }
 
+/// [`derived`], for a name derived from the cluster's outside the table
+/// (the Secret name of the registration added beside the old one).
+pub fn derived_part(value: &str, old: &str) -> Option<std::ops::Range<usize>> {
+    derived(value, old)
+}
+
 /// Where the name sits in a value derived from it: its last `/`/`:` part
 /// is the name, or the name with a `-`/`_`-joined prefix or suffix.
 fn derived(value: &str, old: &str) -> Option<std::ops::Range<usize>> {

@@ -57,7 +57,7 @@ codes! {
         "The rewrite would make two keys of one mapping equal; nothing was written.",
         "Merge or rename the two keys the message names, then run again.";
     NAME_COLLISION = "registration-name-taken",
-        "The cluster Secret to emit has the name of another server's registration in the repository; applying it would replace or shadow that one; nothing was written.",
+        "The cluster Secret to emit, or the new cluster's registration a rebind adds beside the old one's, has the name (Secret or ArgoCD name) of another server's registration in the repository; applying it would replace or shadow that one; nothing was written.",
         "Pick another cluster name (or Secret name).";
     AFTER_WRITE = "after-write",
         "Something was written (files, a commit) before a later step failed (exit 3). The report's `branch`, `commit`, `pushed`, `pull_request` and `retry` say what exists.",

@@ -132,12 +132,14 @@ pub fn moves(plan: &Plan) -> Vec<MoveJson> {
             .collect::<Vec<_>>()
             .join(" and ")
     });
-    let (from_ep, to_ep) = match &own {
-        Some(r) => (
+    let kept_and_added = |old: &str, new: &str| kept_and_added(plan, old, new);
+    let (from_ep, to_ep) = match (&own, kept_and_added(&plan.from.url(), &plan.to.url())) {
+        (_, Some(both)) => both,
+        (Some(r), None) => (
             format!("{r}, registering {}", plan.from.url()),
             format!("{r}, rewritten to {}", plan.to.url()),
         ),
-        None => (
+        (None, None) => (
             format!("the registration of {} (not in this repository; keep it: it is the rollback target)", plan.from.url()),
             format!("a new registration of {} under its own name (`apply --secret-out`, or `rebind secret --describe`)", plan.to.url()),
         ),
@@ -181,12 +183,14 @@ pub fn moves(plan: &Plan) -> Vec<MoveJson> {
             .as_deref()
             .filter(|r| r.starts_with("Application"));
         if let (NamePosition::ClusterArn, Some(app)) = (c.change.position, app) {
-            let (from, to) = match &own_arn {
-                Some(r) => (
+            let both = kept_and_added(&c.change.old_text, &c.change.new_text);
+            let (from, to) = match (&own_arn, both) {
+                (_, Some(both)) => both,
+                (Some(r), None) => (
                     format!("{r}, registering {}", c.change.old_text),
                     format!("{r}, rewritten to {}", c.change.new_text),
                 ),
-                None => (
+                (None, None) => (
                     format!("the registration of {} (not in this repository; keep it: it is the rollback target)", c.change.old_text),
                     format!("a new registration of {} under its own name (`rebind secret --describe --server-arn`)", c.change.new_text),
                 ),
@@ -201,6 +205,44 @@ pub fn moves(plan: &Plan) -> Vec<MoveJson> {
         }
     }
     out
+}
+
+/// The registrations `plan` keeps (for the server `old`, a URL or an ARN)
+/// and adds beside them (for `new`), as the move's from and to.
+fn kept_and_added(plan: &Plan, old: &str, new: &str) -> Option<(String, String)> {
+    let of: Vec<_> = plan
+        .added_registrations
+        .iter()
+        .filter(|a| a.old_server == old || same_url(&a.old_server, old))
+        .collect();
+    (!of.is_empty()).then(|| {
+        let kept = of.iter().map(|a| a.kept.as_str()).collect::<Vec<_>>();
+        let added = of
+            .iter()
+            .map(|a| format!("{} ({}:{}:{})", a.resource, a.rel, a.line, a.column))
+            .collect::<Vec<_>>();
+        (
+            format!(
+                "{}, registering {old} (kept: the rollback target)",
+                kept.join(" and ")
+            ),
+            format!(
+                "{}, added beside it, registering {new}",
+                added.join(" and ")
+            ),
+        )
+    })
+}
+
+/// Whether two server URLs are the same endpoint (host case-insensitive,
+/// a trailing `/` ignored).
+fn same_url(a: &str, b: &str) -> bool {
+    let key = |s: &str| {
+        crate::text::endpoint::Endpoint::parse("", s.trim().trim_end_matches('/'))
+            .ok()
+            .map(|e| e.key())
+    };
+    key(a).is_some() && key(a) == key(b)
 }
 
 /// The moves as text.

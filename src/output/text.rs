@@ -307,7 +307,23 @@ pub fn coded_notes(plan: &Plan) -> Vec<(super::codes::Code, String)> {
     if plan.registrations.is_empty() {
         out.push((codes::CLUSTER_SECRET_NEEDED, "ArgoCD keys clusters by server URL: a cluster Secret for the new server URL must be issued before these Applications can sync (`rebind secret`, or `apply --cluster-name NAME --secret-out FILE`).".into()));
     }
-    for r in &plan.registrations {
+    for a in &plan.added_registrations {
+        let reads = plan
+            .registrations
+            .iter()
+            .find(|r| r.rel == a.rel)
+            .map(|r| format!(" It reads what the kept one reads, {}: where that is a token or a CA, the added one's must be the NEW cluster's.", r.reads))
+            .unwrap_or_default();
+        out.push((codes::REGISTRATION_CREDENTIALS, format!(
+            "This change keeps the old cluster's registration {} (the rollback target) and adds the new cluster's beside it, {} ({}:{}:{}); the Applications move to it.{reads} Delete the old one only once the old cluster is torn down.",
+            a.kept, a.resource, a.rel, a.line, a.column
+        )));
+    }
+    for r in plan
+        .registrations
+        .iter()
+        .filter(|_| plan.added_registrations.is_empty())
+    {
         out.push((codes::REGISTRATION_CREDENTIALS, format!(
             "This change rebinds {}; no second Secret is needed, but {} must now hold the NEW cluster's token and CA (they still hold the old cluster's) before these Applications can sync.",
             own_registration(r, &plan.to, "`"),

@@ -15,6 +15,10 @@
 //!   command as git does, or the run is refused.
 //! - The commit is built from HEAD's tree plus the new blobs; the index keeps
 //!   every other entry (staged work stays staged) and gets the new entries.
+//!   One new file may be added beside the rewritten ones (the full review of
+//!   a pull request whose body is cut, [`Repo::prepare_adding`]): it must not
+//!   exist anywhere (HEAD, index, working tree), and is created and removed
+//!   with the rest, all or nothing.
 //! - A failure after the first write restores HEAD, branches, index and
 //!   working tree; a failure after the commit is in place (the push) is an
 //!   [`AfterCommit`] error, which the command reports with exit code 3.
@@ -97,6 +101,8 @@ pub struct Prepared {
     head: Oid,
     /// The branch HEAD points at (`refs/heads/...`), `None` when detached.
     head_ref: Option<String>,
+    /// The new file the commit adds, if any.
+    added: Option<Added>,
     /// The branch exists and already holds exactly this change.
     pub already_done: Option<Oid>,
     /// Held from the checks until the new index is in place.
@@ -108,6 +114,14 @@ impl Prepared {
     pub fn release(&self) {
         self.lock.borrow_mut().take();
     }
+}
+
+/// A new file the commit adds beside the rewritten ones.
+struct Added {
+    /// Relative to the work tree.
+    rel: PathBuf,
+    bytes: String,
+    blob: Oid,
 }
 
 /// The outcome of committing.
@@ -583,6 +597,21 @@ impl Repo {
         push: Option<&str>,
         outputs: &[(&str, &Path)],
     ) -> Result<Prepared> {
+        self.prepare_adding(plans, None, branch, default, push, outputs)
+    }
+
+    /// [`Repo::prepare`], with `added` (a path relative to the work tree
+    /// and its bytes) a new file the commit adds: refused when that path
+    /// exists in HEAD, the index or the working tree.
+    pub fn prepare_adding(
+        &self,
+        plans: &[FilePlan],
+        added: Option<(&Path, &str)>,
+        branch: Option<&str>,
+        default: &str,
+        push: Option<&str>,
+        outputs: &[(&str, &Path)],
+    ) -> Result<Prepared> {
         self.check_no_operation()?;
         let (head, head_ref) = self.head_to_branch_from(branch.is_some())?;
         let branch = branch.unwrap_or(default).to_string();
@@ -605,13 +634,19 @@ impl Repo {
         for (flag, path) in outputs {
             crate::edit::write::check_creatable(flag, path)?;
         }
-        let already_done = self.already_done(&branch, &rel_paths, &blobs, head, push)?;
+        let added = match added {
+            Some((rel, bytes)) => Some(self.check_added(rel, bytes, head)?),
+            None => None,
+        };
+        let already_done =
+            self.already_done(&branch, &rel_paths, &blobs, added.as_ref(), head, push)?;
         Ok(Prepared {
             branch,
             rel_paths,
             blobs,
             head,
             head_ref,
+            added,
             already_done,
             lock: std::cell::RefCell::new(None),
         })
@@ -660,6 +695,30 @@ impl Repo {
         Ok(rel_paths)
     }
 
+    /// The new file to add at `rel`, its blob stored; refused when `rel`
+    /// is anything already (in HEAD, the index or the working tree), or in
+    /// a submodule.
+    fn check_added(&self, rel: &Path, bytes: &str, head: Oid) -> Result<Added> {
+        let shown = rel.display();
+        let in_head = self.repo.find_commit(head)?.tree()?.get_path(rel).is_ok();
+        let in_index = self
+            .repo
+            .index()
+            .map_err(|e| self.index_error(e))?
+            .get_path(rel, 0)
+            .is_some();
+        let on_disk = std::fs::symlink_metadata(self.workdir.join(rel)).is_ok();
+        if in_head || in_index || on_disk || self.enclosing_submodule(rel).is_some() {
+            bail!("{shown}: already exists; rebind commits the full review of the pull request there and never replaces a file: remove it, or pass --branch NAME; nothing written");
+        }
+        let blob = self.staged_blob(rel, bytes.as_bytes())?;
+        Ok(Added {
+            rel: rel.to_path_buf(),
+            bytes: bytes.to_string(),
+            blob,
+        })
+    }
+
     /// Refuses a `--push` remote the repository does not have.
     pub fn check_remote(&self, remote: &str) -> Result<()> {
         if self.repo.find_remote(remote).is_ok() {
@@ -686,6 +745,7 @@ impl Repo {
         branch: &str,
         rel_paths: &[PathBuf],
         blobs: &[Oid],
+        added: Option<&Added>,
         head: Oid,
         push: Option<&str>,
     ) -> Result<Option<Oid>> {
@@ -693,8 +753,15 @@ impl Repo {
             return Ok(None);
         };
         let tip = existing.get().peel_to_commit()?;
-        let want = self.tree_for(rel_paths, blobs, head)?;
-        if tip.tree_id() == want && tip.parent_ids().any(|p| p == head) {
+        let want = self.tree_for(rel_paths, blobs, added, head)?;
+        // An earlier run that added no file (one without `--pr`) made the
+        // same change too.
+        let bare = match added {
+            Some(_) => Some(self.tree_for(rel_paths, blobs, None, head)?),
+            None => None,
+        };
+        let same = tip.tree_id() == want || Some(tip.tree_id()) == bare;
+        if same && tip.parent_ids().any(|p| p == head) {
             return Ok(Some(tip.id()));
         }
         let subject = tip.summary().ok().flatten().unwrap_or("").to_string();
@@ -747,6 +814,14 @@ impl Repo {
             }
         }
         self.check_targets(&prep.rel_paths)?;
+        if let Some(a) = &prep.added {
+            if std::fs::symlink_metadata(self.workdir.join(&a.rel)).is_ok() {
+                bail!(
+                    "{}: was created since rebind planned the change; run rebind again; nothing written",
+                    a.rel.display()
+                );
+            }
+        }
         let exists = self
             .repo
             .find_branch(&prep.branch, BranchType::Local)
@@ -904,6 +979,14 @@ impl Repo {
         Some((branch, commit.id(), said_from))
     }
 
+    /// Whether `commit`'s tree holds a file at `rel`.
+    pub fn commit_holds(&self, commit: &str, rel: &Path) -> bool {
+        Oid::from_str(commit)
+            .and_then(|id| self.repo.find_commit(id))
+            .and_then(|c| c.tree())
+            .is_ok_and(|t| t.get_path(rel).is_ok())
+    }
+
     /// A branch `a/b` cannot be made next to a branch `a` or `a/b/c`.
     fn check_branch_names(&self, branch: &str) -> Result<()> {
         for b in self.repo.branches(Some(BranchType::Local))? {
@@ -981,8 +1064,15 @@ impl Repo {
         })
     }
 
-    /// HEAD's tree with the planned files replaced by `blobs`.
-    fn tree_for(&self, rel_paths: &[PathBuf], blobs: &[Oid], head: Oid) -> Result<Oid> {
+    /// HEAD's tree with the planned files replaced by `blobs`, and the
+    /// added file.
+    fn tree_for(
+        &self,
+        rel_paths: &[PathBuf],
+        blobs: &[Oid],
+        added: Option<&Added>,
+        head: Oid,
+    ) -> Result<Oid> {
         let head_tree = self.repo.find_commit(head)?.tree()?;
         let mut index = git2::Index::new()?;
         index.read_tree(&head_tree)?;
@@ -993,15 +1083,35 @@ impl Repo {
             entry.id = *blob;
             index.add(&entry)?;
         }
+        if let Some(a) = added {
+            let zero = git2::IndexTime::new(0, 0);
+            index.add(&git2::IndexEntry {
+                ctime: zero,
+                mtime: zero,
+                dev: 0,
+                ino: 0,
+                mode: 0o100644,
+                uid: 0,
+                gid: 0,
+                file_size: 0,
+                id: a.blob,
+                flags: 0,
+                flags_extended: 0,
+                path: rel_key(&a.rel),
+            })?;
+        }
         Ok(index.write_tree_to(&self.repo)?)
     }
 
     /// Creates the commit object, signed when `commit.gpgsign` asks for it
     /// (no ref moves yet).
     pub fn commit(&self, prep: &Prepared, message: &str) -> Result<Oid> {
-        let tree =
-            self.repo
-                .find_tree(self.tree_for(&prep.rel_paths, &prep.blobs, prep.head)?)?;
+        let tree = self.repo.find_tree(self.tree_for(
+            &prep.rel_paths,
+            &prep.blobs,
+            prep.added.as_ref(),
+            prep.head,
+        )?)?;
         let parent = self.repo.find_commit(prep.head)?;
         let (author, committer) = self.identities()?;
         if !self.config_bool("commit.gpgsign") {
@@ -1135,6 +1245,18 @@ impl Repo {
                 index.add(&entry)?;
             }
         }
+        if let Some(a) = &prep.added {
+            index
+                .add_path(&a.rel)
+                .with_context(|| format!("{}: cannot stage it", a.rel.display()))?;
+            let mut entry = index
+                .get_path(&a.rel, 0)
+                .ok_or_else(|| anyhow!("{}: vanished from the index", a.rel.display()))?;
+            if entry.id != a.blob {
+                entry.id = a.blob;
+                index.add(&entry)?;
+            }
+        }
         index.write()?;
         Ok(())
     }
@@ -1156,6 +1278,8 @@ pub fn commit_flow(
 #[derive(Default)]
 struct Undo {
     wrote: bool,
+    /// The added file and the directories made for it (outermost first).
+    added: Option<(PathBuf, Vec<PathBuf>)>,
     branch: bool,
     head: bool,
     /// The index's bytes before it was replaced (`Some(None)`: there was none).
@@ -1199,6 +1323,9 @@ pub fn commit_flow_with(
         // All or nothing: a failure inside leaves every file as it was.
         crate::edit::write::write_all_with(plans, &hooks)?;
         undo.wrote = true;
+        if let Some(a) = &prep.added {
+            undo.added = Some(write_added(repo, a)?);
+        }
         fault(Step::Write)?;
         repo.stage(prep, &temp)?;
         fault(Step::Stage)?;
@@ -1276,6 +1403,38 @@ pub fn push(repo: &Repo, remote: &str, c: &mut Committed) -> Result<String> {
     Ok(said)
 }
 
+/// Creates the added file in the working tree (and the directories it
+/// needs), never over an existing one; returns its path and the
+/// directories made, for the undo.
+fn write_added(repo: &Repo, a: &Added) -> Result<(PathBuf, Vec<PathBuf>)> {
+    let path = repo.workdir.join(&a.rel);
+    let mut made = Vec::new();
+    let mut missing: Vec<&Path> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|d| !d.exists())
+        .collect();
+    missing.reverse();
+    for d in missing {
+        std::fs::create_dir(d).with_context(|| format!("{}: cannot create it", d.display()))?;
+        made.push(d.to_path_buf());
+    }
+    let written = crate::edit::write::write_file(
+        &path,
+        a.bytes.as_bytes(),
+        crate::edit::write::Mode::Keep,
+        crate::edit::write::Existing::Refuse,
+        &|_| Ok(()),
+    );
+    if let Err(e) = written {
+        for d in made.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+        return Err(e.context(format!("{}: cannot create it", a.rel.display())));
+    }
+    Ok((path, made))
+}
+
 /// Undoes the steps recorded in `undo`, last first.
 fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Result<()> {
     let mut errors = Vec::new();
@@ -1314,6 +1473,14 @@ fn restore(repo: &Repo, prep: &Prepared, plans: &[FilePlan], undo: &Undo) -> Res
         let back: Vec<FilePlan> = plans.iter().map(FilePlan::reversed).collect();
         if let Err(e) = crate::edit::write::write_all(&back) {
             errors.push(format!("{e:#}"));
+        }
+    }
+    if let Some((path, dirs)) = &undo.added {
+        if let Err(e) = std::fs::remove_file(path) {
+            errors.push(format!("{}: cannot remove it: {e}", path.display()));
+        }
+        for d in dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
         }
     }
     if errors.is_empty() {

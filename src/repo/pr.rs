@@ -50,12 +50,15 @@ impl Client {
         }
     }
 
-    /// The longest body the host takes, in characters (GitHub: 65 536;
-    /// GitLab: 1 048 576).
+    /// The longest body that reaches the host, in characters. GitHub
+    /// takes 65 536. GitLab takes 1 048 576, but glab takes the description
+    /// only as one command-line argument, which Linux caps at 131 072 bytes
+    /// (`MAX_ARG_STRLEN`): 32 768 characters of up to 4 bytes each always
+    /// fit.
     pub fn body_limit(self) -> usize {
         match self {
             Client::Gh => 65_536,
-            Client::Glab => 1_048_576,
+            Client::Glab => 32_768,
         }
     }
 
@@ -141,6 +144,47 @@ pub struct Target {
     pub draft: bool,
     pub labels: Vec<String>,
     pub reviewers: Vec<String>,
+}
+
+/// Where `apply --pr` commits the full review when it is longer than the
+/// host takes in a body: `.rebind/reviews/<branch>.md` on the cutover
+/// branch (a branch name is a valid relative path: git refuses `..`,
+/// components starting with `.` and a leading `/`).
+pub fn review_path(branch: &str) -> String {
+    format!("{}/reviews/{branch}.md", crate::discover::walk::REBIND_DIR)
+}
+
+impl Target {
+    /// The web address of `path` on the cutover branch: GitHub's
+    /// `https://HOST/OWNER/REPO/blob/BRANCH/PATH`, GitLab's
+    /// `https://HOST/PATH/-/blob/BRANCH/PATH` (each segment
+    /// percent-encoded, `/` kept).
+    pub fn blob_url(&self, path: &str) -> String {
+        let blob = match self.client {
+            Client::Gh => "blob",
+            Client::Glab => "-/blob",
+        };
+        format!(
+            "https://{}/{}/{blob}/{}/{}",
+            self.remote.host,
+            self.remote.path,
+            url_path(&self.head),
+            url_path(path)
+        )
+    }
+}
+
+/// `s` percent-encoded for a URL path: every byte but the unreserved ones
+/// and `/`.
+fn url_path(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// A pull request found or made.
@@ -543,6 +587,32 @@ mod tests {
             .collect();
         let cut = fit_body(&wide, 3000, "p");
         assert!(cut.chars().count() <= 3000);
+    }
+
+    /// The committed review's address on each host, its branch and path
+    /// percent-encoded where a URL needs it.
+    #[test]
+    fn blob_urls_on_github_and_gitlab() {
+        let target = |client, url: &str| Target {
+            client,
+            remote: Remote::parse(url).unwrap(),
+            head: "rebind/new#1".into(),
+            base: None,
+            title: String::new(),
+            draft: false,
+            labels: vec![],
+            reviewers: vec![],
+        };
+        let path = review_path("rebind/new#1");
+        assert_eq!(path, ".rebind/reviews/rebind/new#1.md");
+        assert_eq!(
+            target(Client::Gh, "git@github.com:acme/gitops.git").blob_url(&path),
+            "https://github.com/acme/gitops/blob/rebind/new%231/.rebind/reviews/rebind/new%231.md"
+        );
+        assert_eq!(
+            target(Client::Glab, "https://gitlab.example:8443/g/s/gitops.git").blob_url(&path),
+            "https://gitlab.example:8443/g/s/gitops/-/blob/rebind/new%231/.rebind/reviews/rebind/new%231.md"
+        );
     }
 
     fn remote(url: &str) -> Option<(String, String)> {

@@ -2,6 +2,7 @@
 //! Application deploys each file after the merge, the new cluster's IAM
 //! identity and trust, and the cluster registration.
 
+pub mod beside;
 pub mod feeders;
 pub mod names;
 pub mod oidc;

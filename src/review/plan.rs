@@ -19,6 +19,9 @@ pub struct Plan {
     /// The repository's own cluster registrations for `from` that this plan
     /// rebinds: no second Secret is needed, but their credentials must change.
     pub registrations: Vec<RegistrationNote>,
+    /// The new cluster's registrations added beside the old one's, which
+    /// are kept ([`crate::review::beside`]).
+    pub added_registrations: Vec<AddedRegistration>,
     /// After the merge: which Application carries each rewritten file to
     /// the hub, from which revision, in which order ([`crate::review::feeders`]).
     pub after_merge: Option<crate::review::feeders::Report>,
@@ -44,6 +47,22 @@ pub struct RegistrationNote {
     pub reads: String,
 }
 
+/// A registration of the new cluster the plan adds beside the old one's.
+#[derive(Debug, Clone)]
+pub struct AddedRegistration {
+    /// Where the added document starts.
+    pub rel: String,
+    pub line: usize,
+    pub column: usize,
+    /// `Secret/name` or `ExternalSecret/name`.
+    pub resource: String,
+    /// The old cluster's, kept: `Secret/name (path:line:column)`.
+    pub kept: String,
+    /// The server the kept one registers (a URL or an ARN), and the added.
+    pub old_server: String,
+    pub new_server: String,
+}
+
 impl Plan {
     /// A plan with nothing to do.
     pub fn empty(from: Endpoint, to: Endpoint) -> Plan {
@@ -55,6 +74,7 @@ impl Plan {
             errors: Vec::new(),
             already_rebound: false,
             registrations: Vec::new(),
+            added_registrations: Vec::new(),
             after_merge: None,
             identity: None,
             names: None,

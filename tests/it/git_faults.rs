@@ -73,16 +73,25 @@ fn repo() -> tempfile::TempDir {
     dir
 }
 
+/// The full review a cut pull-request body points to, the file the
+/// commit adds.
+const ADDED: &str = ".rebind/reviews/rebind/faults.md";
+
 #[test]
 fn a_fault_after_any_step_restores_everything() {
-    for step in Step::ALL {
+    for (step, added) in Step::ALL
+        .into_iter()
+        .flat_map(|s| [(s, None), (s, Some((Path::new(ADDED), "# review\n")))])
+    {
         let dir = repo();
         let d = dir.path();
         let before = state(d);
         let status_before = git(d, &["status", "--porcelain"]);
         let r = git::open(d).unwrap().unwrap();
         let plans = plans(d);
-        let prep = r.prepare(&plans, None, "rebind/faults", None, &[]).unwrap();
+        let prep = r
+            .prepare_adding(&plans, added, None, "rebind/faults", None, &[])
+            .unwrap();
         let err = git::commit_flow_with(
             &r,
             &prep,
@@ -116,7 +125,59 @@ fn a_fault_after_any_step_restores_everything() {
             status_before,
             "{step:?}"
         );
+        assert!(
+            !d.join(".rebind").exists(),
+            "{step:?}: the added file's directories"
+        );
     }
+}
+
+/// The added file is committed with the rewrite, in the working tree and
+/// the index as committed; a path that exists already is refused before
+/// anything is written.
+#[test]
+fn an_added_file_is_committed_with_the_rewrite_and_never_replaces_one() {
+    let dir = repo();
+    let d = dir.path();
+    let r = git::open(d).unwrap().unwrap();
+    let plans = plans(d);
+    let added = Some((Path::new(ADDED), "# review\n"));
+    let prep = r
+        .prepare_adding(&plans, added, None, "rebind/faults", None, &[])
+        .unwrap();
+    let done =
+        git::commit_flow_with(&r, &prep, &plans, "rebind test\n", None, Faults::default()).unwrap();
+    drop(prep);
+    assert_eq!(
+        git(d, &["diff", "--name-only", "HEAD~1", "HEAD"]),
+        format!("{ADDED}\napps/argocd.yaml\napps/keda.yaml\napps/node-local-dns.json\n")
+    );
+    assert_eq!(
+        git(d, &["show", &format!("{}:{ADDED}", done.commit)]),
+        "# review\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join(ADDED)).unwrap(),
+        "# review\n"
+    );
+    assert_eq!(git(d, &["status", "--porcelain"]), "MM stage/keda.yaml\n");
+    // The same path again, from another branch: in HEAD now, so refused.
+    let plans = vec![];
+    let err = r
+        .prepare_adding(&plans, added, Some("other"), "other", None, &[])
+        .err()
+        .unwrap();
+    assert!(format!("{err:#}").contains("already exists"), "{err:#}");
+    // Only in the working tree (untracked): refused too.
+    git(d, &["checkout", "-q", "main"]);
+    std::fs::create_dir_all(d.join(".rebind/reviews/rebind")).unwrap();
+    std::fs::write(d.join(ADDED), "mine\n").unwrap();
+    let err = r
+        .prepare_adding(&plans, added, Some("third"), "third", None, &[])
+        .err()
+        .unwrap();
+    assert!(format!("{err:#}").contains("already exists"), "{err:#}");
+    assert_eq!(std::fs::read_to_string(d.join(ADDED)).unwrap(), "mine\n");
 }
 
 #[test]

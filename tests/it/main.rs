@@ -54,6 +54,7 @@ mod reader_keys;
 mod reader_model;
 mod reader_parity;
 mod registration;
+mod registrations_kept;
 mod roads;
 mod secret;
 mod secret_data;

@@ -421,7 +421,7 @@ fn no_second_registration_when_the_repository_rebinds_its_own_by_arn() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!path.exists());
     assert!(
-        stderr(&out).contains("rebinds the repository's own registration Secret/prod-arn (capability/prod-by-arn.yaml:11:11)"),
+        stderr(&out).contains("adds the new cluster's registration Secret/prod-blue-arn (capability/prod-by-arn.yaml:14:1) beside the old cluster's, Secret/prod-arn (capability/prod-by-arn.yaml:2:1), which it keeps"),
         "{}",
         stderr(&out)
     );
@@ -437,9 +437,15 @@ fn the_review_says_which_applications_move_from_which_registration_to_which() {
         .iter()
         .find(|m| m["resource"] == "Application/guestbook")
         .unwrap();
+    // The old registration stays (the rollback target); the new one is
+    // added beside it, and each Application is said to move between them.
     assert_eq!(
         guestbook["from_registration"],
-        "Secret/prod-arn (capability/prod-by-arn.yaml:11:11), registering arn:aws:eks:ap-northeast-2:111122223333:cluster/prod"
+        "Secret/prod-arn (capability/prod-by-arn.yaml:2:1), registering arn:aws:eks:ap-northeast-2:111122223333:cluster/prod (kept: the rollback target)"
+    );
+    assert_eq!(
+        guestbook["to_registration"],
+        "Secret/prod-blue-arn (capability/prod-by-arn.yaml:14:1), added beside it, registering arn:aws:eks:ap-northeast-2:111122223333:cluster/prod-blue"
     );
     let karpenter = moves
         .iter()
@@ -449,7 +455,13 @@ fn the_review_says_which_applications_move_from_which_registration_to_which() {
         karpenter["from_registration"]
             .as_str()
             .unwrap()
-            .starts_with("Secret/prod (clusters/prod.yaml:"),
+            .starts_with("Secret/prod (clusters/prod.yaml:1:1), registering https://"),
+        "{karpenter}"
+    );
+    assert!(
+        karpenter["to_registration"].as_str().unwrap().starts_with(
+            "Secret/prod-blue (clusters/prod.yaml:23:1), added beside it, registering https://0D1E"
+        ),
         "{karpenter}"
     );
     // Six Applications are sent to the old cluster: each one is listed.
@@ -633,7 +645,17 @@ fn names_move_after_the_endpoint_was_rebound_alone() {
     assert_eq!(v["names"]["change_count"], 21);
     let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(common::tree(dir.path()), common::tree(&fixture("expected")));
+    // The endpoint-only rebind had no name for a second registration, so
+    // it rewrote the old one in place; the names then move there too. The
+    // ARN registration, still the old cluster's, is kept and the new one
+    // added beside it, as in one run.
+    let mut got = common::tree(dir.path());
+    let mut want = common::tree(&fixture("expected"));
+    let prod = String::from_utf8(got.remove("clusters/prod.yaml").unwrap()).unwrap();
+    let expected = String::from_utf8(want.remove("clusters/prod.yaml").unwrap()).unwrap();
+    let (_, added) = expected.split_once("---\n").unwrap();
+    assert_eq!(prod, added.replacen("name: prod-blue\n", "name: prod\n", 1));
+    assert_eq!(got, want);
 }
 
 #[test]

@@ -272,6 +272,11 @@ fn opens_on_github(url: &str) {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["status"], "applied");
+    // A review that fits adds no file to the commit: it changes app.yaml only.
+    assert_eq!(
+        git(s.dir(), &["diff", "--name-only", "main", BRANCH]).trim(),
+        "app.yaml"
+    );
     assert_eq!(
         report["pull_request"],
         serde_json::json!({
@@ -880,7 +885,9 @@ fn a_signal_while_the_client_runs_stops_it_and_says_what_is_left() {
 /// A review longer than GitHub takes in a pull-request body (65 536
 /// characters: GitHub's REST API refuses a longer `body`) still opens the
 /// pull request: the body is the review cut at a section (a heading line),
-/// then where the rest is (the commit on the branch lists every change).
+/// then where the rest is: the full review, committed on the branch in the
+/// same commit as the rewrite, byte for byte, named by its path and its
+/// address on GitHub. A re-run adds nothing and updates the same body.
 #[test]
 fn a_review_longer_than_a_body_is_cut_at_a_section_and_still_opens() {
     let repo = tempfile::tempdir().unwrap();
@@ -898,7 +905,7 @@ fn a_review_longer_than_a_body_is_cut_at_a_section_and_still_opens() {
     let full = std::fs::read_to_string(&review).unwrap();
     assert!(full.chars().count() > 65_536, "{}", full.len());
     let calls = s.calls();
-    let body = &calls[1].1;
+    let body = calls[1].1.clone();
     assert!(body.chars().count() <= 65_536, "{}", body.chars().count());
     let (kept, note) = body
         .split_once("\n---\n\n**The review is cut here**")
@@ -909,9 +916,45 @@ fn a_review_longer_than_a_body_is_cut_at_a_section_and_still_opens() {
         "cut at a heading: {:?}",
         &full[kept.len()..kept.len() + 40]
     );
-    let head = s.head();
+    let path = format!(".rebind/reviews/{BRANCH}.md");
     assert!(
-        note.contains(&format!("commit {head} on branch `{BRANCH}`")),
+        note.contains(&format!("committed on branch `{BRANCH}` as `{path}`")),
         "{note}"
     );
+    assert!(
+        note.contains(&format!(
+            "https://github.com/acme/gitops/blob/{BRANCH}/{path}"
+        )),
+        "{note}"
+    );
+    // The file on the branch, as pushed, is the whole review byte for
+    // byte, in the rewrite's one commit; the working tree is clean.
+    let shown = format!("{BRANCH}:{path}");
+    assert_eq!(git(&s.bare(), &["show", &shown]), full);
+    assert_eq!(std::fs::read_to_string(s.dir().join(&path)).unwrap(), full);
+    assert_eq!(
+        git(s.dir(), &["rev-list", "--count", "main..HEAD"]).trim(),
+        "1"
+    );
+    assert_eq!(git(s.dir(), &["status", "--porcelain"]), "");
+    let head = s.head();
+    // Run again on the branch: nothing new is committed (the review is no
+    // place to rebind), the same body replaces the open pull request's.
+    let again = s.run(&["--pr"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(s.head(), head);
+    let calls = s.calls();
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(calls[3].0[..3], strs(&["gh", "pr", "edit"]));
+    assert_eq!(calls[3].1, body);
+    // And from main: the branch holds exactly this change, review included.
+    git(s.dir(), &["checkout", "-q", "main"]);
+    assert!(!s.dir().join(&path).exists());
+    let from_main = s.run(&["--pr"]);
+    assert_eq!(from_main.status.code(), Some(0), "{}", stderr(&from_main));
+    assert!(stdout(&from_main).contains("already holds exactly this change"));
+    assert_eq!(git(s.dir(), &["rev-parse", BRANCH]).trim(), head);
+    // The same body, less the sentence about the first run's --review-out.
+    let (without_out, _) = body.split_once("; the full review was written to").unwrap();
+    assert_eq!(s.calls()[5].1, format!("{without_out}.\n"));
 }

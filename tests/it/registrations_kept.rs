@@ -1,0 +1,304 @@
+//! Both registrations during the cutover: a rebind that moves the cluster's
+//! name keeps the old cluster's registration byte for byte (the rollback
+//! target) and adds the new one beside it, in the same file after `---`,
+//! under its own Secret name, for every spelling of a registration (a
+//! Secret with `stringData`, one with base64 `data`, an ExternalSecret
+//! template, one registering by ARN). A Secret that is no cluster
+//! registration is rewritten in place as before; a second run adds
+//! nothing; a copy whose name is another server's registration is refused.
+//! (ArgoCD: a cluster Secret is labelled
+//! `argocd.argoproj.io/secret-type: cluster`; two Secrets with the same
+//! `server` conflict, so the copy registers the new server only.)
+
+use crate::common::{self, rebind, stderr, stdout, NEW, OLD};
+use std::path::Path;
+
+fn describe(part: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/eks-cutover")
+        .join(part)
+        .display()
+        .to_string()
+}
+
+fn run(dir: &Path, cmd: &[&str]) -> std::process::Output {
+    let (from, to) = (describe("old.json"), describe("new.json"));
+    let mut args = cmd.to_vec();
+    args.extend(["--describe-from", &from, "--describe-to", &to, "."]);
+    rebind(dir, &args)
+}
+
+fn b64(s: &str) -> String {
+    common::base64(s)
+}
+
+const APP: &str = "---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\nspec:\n  destination:\n    server: __S__\n    namespace: web\n";
+
+/// `registration` (one document, ending in a newline) and an Application
+/// sent to `server`, in `clusters/c.yaml`; applied; the file returned.
+fn applied(registration: &str, server: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("clusters")).unwrap();
+    let text = format!("{registration}{}", APP.replace("__S__", server));
+    std::fs::write(dir.path().join("clusters/c.yaml"), &text).unwrap();
+    // An Application sent to the old endpoint elsewhere: the rebind's own.
+    std::fs::write(dir.path().join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let after = std::fs::read_to_string(dir.path().join("clusters/c.yaml")).unwrap();
+    // The old registration, byte for byte, first.
+    assert!(after.starts_with(registration), "{after}");
+    // The added one, for `.ci/run` to validate against the Kubernetes and
+    // external-secrets schemas.
+    if let Some(out) = std::env::var_os("REBIND_MANIFEST_DIR") {
+        let copy = added(&after, registration);
+        let file = format!("registration-beside-{}.yaml", copy.len());
+        std::fs::write(Path::new(&out).join(file), copy).unwrap();
+    }
+    // Run again: nothing left to do, no third registration.
+    let again = run(dir.path(), &["diff", "--format", "json"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let v: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(v["status"], "nothing_to_change", "{v}");
+    let again = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("clusters/c.yaml")).unwrap(),
+        after
+    );
+    (dir, after)
+}
+
+/// The documents of `text` after the first: the added registration and
+/// the Application.
+fn added(text: &str, kept: &str) -> String {
+    text[kept.len()..]
+        .strip_prefix("---\n")
+        .unwrap()
+        .split("---\n")
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn a_secret_with_string_data_is_kept_and_the_new_one_added_beside_it() {
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {OLD}\n  config: |\n    {{\"awsAuthConfig\": {{\"clusterName\": \"prod\"}}, \"tlsClientConfig\": {{\"caData\": \"T0xEQ0E=\"}}}}\n");
+    let (_d, after) = applied(&reg, OLD);
+    let copy = added(&after, &reg);
+    assert_eq!(
+        copy,
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod-blue\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod-blue\n  server: {NEW}\n  config: |\n    {{\"awsAuthConfig\": {{\"clusterName\": \"prod-blue\"}}, \"tlsClientConfig\": {{\"caData\": \"TkVXQ0E=\"}}}}\n")
+    );
+    assert!(after.ends_with(&APP.replace("__S__", NEW)), "{after}");
+    // The rollback (the same rebind the other way) moves the Application
+    // back to the kept registration and keeps both.
+    let (old, new) = (describe("old.json"), describe("new.json"));
+    let back = rebind(
+        _d.path(),
+        &[
+            "apply",
+            "--no-commit",
+            "--yes",
+            "--describe-from",
+            &new,
+            "--describe-to",
+            &old,
+            ".",
+        ],
+    );
+    assert_eq!(
+        back.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&back),
+        stderr(&back)
+    );
+    assert_eq!(
+        std::fs::read_to_string(_d.path().join("clusters/c.yaml")).unwrap(),
+        after.replace(&APP.replace("__S__", NEW), &APP.replace("__S__", OLD))
+    );
+}
+
+#[test]
+fn a_secret_with_base64_data_is_kept_and_the_new_one_added_beside_it() {
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n", b64(OLD));
+    let (_d, after) = applied(&reg, OLD);
+    assert_eq!(
+        added(&after, &reg),
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod-blue\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n", b64(NEW))
+    );
+}
+
+#[test]
+fn an_external_secret_template_is_kept_and_the_new_one_added_beside_it() {
+    let reg = format!("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: prod-cluster\n  namespace: argocd\nspec:\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: aws\n  target:\n    name: cluster-prod\n    template:\n      metadata:\n        labels:\n          argocd.argoproj.io/secret-type: cluster\n      data:\n        name: prod\n        server: \"{OLD}\"\n  data:\n    - secretKey: token\n      remoteRef:\n        key: argocd/prod\n");
+    let (_d, after) = applied(&reg, OLD);
+    let new = added(&after, &reg);
+    assert!(new.contains("  name: prod-blue-cluster\n"), "{new}");
+    assert!(new.contains("    name: cluster-prod-blue\n"), "{new}");
+    assert!(
+        new.contains(&format!("        server: \"{NEW}\"\n")),
+        "{new}"
+    );
+    assert!(new.contains("        name: prod-blue\n"), "{new}");
+}
+
+#[test]
+fn a_registration_by_arn_is_kept_and_the_new_one_added_beside_it() {
+    let old_arn = "arn:aws:eks:ap-northeast-2:111122223333:cluster/prod";
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {old_arn}\n");
+    let (_d, after) = applied(&reg, old_arn);
+    assert_eq!(
+        added(&after, &reg),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod-blue\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod-blue\n  server: arn:aws:eks:ap-northeast-2:111122223333:cluster/prod-blue\n"
+    );
+}
+
+/// A Secret that is no cluster registration (no
+/// `argocd.argoproj.io/secret-type: cluster` label) is rewritten in place,
+/// as before: no copy.
+#[test]
+fn a_secret_that_is_no_registration_is_rewritten_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\nstringData:\n  server: {OLD}\n");
+    std::fs::write(dir.path().join("s.yaml"), &text).unwrap();
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("s.yaml")).unwrap(),
+        text.replace(OLD, NEW)
+    );
+}
+
+/// The copy's Secret name is another server's registration: refused,
+/// naming it, nothing written. And an ArgoCD name the names do not move
+/// (not derived from the EKS name) would be the old one's: refused too.
+#[test]
+fn a_copy_that_would_take_another_registrations_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: {OLD}\n");
+    let other = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod-blue\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: https://other.example.com\n";
+    std::fs::write(dir.path().join("c.yaml"), &reg).unwrap();
+    std::fs::write(dir.path().join("other.yaml"), other).unwrap();
+    let out = run(
+        dir.path(),
+        &["apply", "--no-commit", "--yes", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v["errors"][0];
+    assert_eq!(e["code"], "registration-name-taken", "{v}");
+    assert!(
+        e["message"].as_str().unwrap().contains("other.yaml:"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("c.yaml")).unwrap(),
+        reg
+    );
+    // An ArgoCD name that is not the EKS name and not derived from it.
+    let kept = reg.replace("stringData:\n", "stringData:\n  name: hub-a\n");
+    std::fs::remove_file(dir.path().join("other.yaml")).unwrap();
+    std::fs::write(dir.path().join("c.yaml"), &kept).unwrap();
+    let out = run(
+        dir.path(),
+        &["apply", "--no-commit", "--yes", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["errors"][0]["code"], "registration-name-taken", "{v}");
+    assert!(
+        v["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"hub-a\""),
+        "{v}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("c.yaml")).unwrap(),
+        kept
+    );
+}
+
+/// A registration of the old cluster that cannot be kept with a document
+/// added beside it (an item of a `kind: List`, a JSON file) is refused
+/// with its place, never rewritten in place: the rollback target would be
+/// lost.
+#[test]
+fn a_registration_that_cannot_take_a_copy_beside_it_is_refused() {
+    let item = format!("apiVersion: v1\n  kind: Secret\n  metadata:\n    name: cluster-prod\n    labels:\n      argocd.argoproj.io/secret-type: cluster\n  stringData:\n    server: {OLD}\n");
+    let list = format!("apiVersion: v1\nkind: List\nitems:\n- {item}");
+    let json = format!("{{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"metadata\": {{\"name\": \"cluster-prod\", \"labels\": {{\"argocd.argoproj.io/secret-type\": \"cluster\"}}}}, \"stringData\": {{\"server\": \"{OLD}\"}}}}\n");
+    for (file, text, why) in [
+        ("list.yaml", list, "is an item of a `kind: List`"),
+        ("reg.json", json, "is in a JSON file"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(file), &text).unwrap();
+        std::fs::write(dir.path().join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "{file}:1:1: the old cluster's registration here {why}"
+            )),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(file)).unwrap(),
+            text
+        );
+    }
+}
+
+/// A chart whose template renders a cluster registration with its server
+/// from the values this rebind rewrites: the rendered registration would
+/// move in place, so the rebind that moves the name is refused at the
+/// template; an endpoint-only rebind is as before (pending).
+#[test]
+fn a_registration_a_chart_renders_from_rewritten_values_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("chart/templates")).unwrap();
+    std::fs::write(
+        d.join("chart/Chart.yaml"),
+        "apiVersion: v2\nname: reg\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("chart/templates/secret.yaml"),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-{{ .Values.name }}\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: {{ .Values.name }}\n  server: {{ .Values.server }}\n",
+    )
+    .unwrap();
+    let values = format!("name: prod\nserver: {OLD}\n");
+    std::fs::write(d.join("chart/values.yaml"), &values).unwrap();
+    std::fs::write(d.join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+    let out = run(d, &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "chart/templates/secret.yaml:9:11: a cluster registration this chart renders"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("chart/values.yaml")).unwrap(),
+        values
+    );
+    let endpoint_only = rebind(d, &["diff", "--from", OLD, "--to", NEW, "."]);
+    assert_eq!(
+        endpoint_only.status.code(),
+        Some(1),
+        "{}",
+        stderr(&endpoint_only)
+    );
+}

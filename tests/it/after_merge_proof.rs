@@ -27,7 +27,12 @@ fn require(dir: &Path, paths: &[&str], extra: &[&str]) -> (Option<i32>, String) 
 
 /// `apply --require-deploys --yes --no-commit` on `path`.
 fn apply_required(dir: &Path, path: &str) -> std::process::Output {
-    let args = [
+    apply_required_with(dir, path, &[])
+}
+
+/// [`apply_required`] with `extra` arguments (`--live FILE`).
+fn apply_required_with(dir: &Path, path: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "apply",
         "--require-deploys",
         "--yes",
@@ -36,8 +41,9 @@ fn apply_required(dir: &Path, path: &str) -> std::process::Output {
         OLD,
         "--to",
         NEW,
-        path,
     ];
+    args.extend_from_slice(extra);
+    args.push(path);
     rebind(dir, &args)
 }
 
@@ -262,32 +268,10 @@ fn a_pinned_second_parent_makes_the_file_not_proven() {
 /// hub, so it is no parent.
 #[test]
 fn live_applications_are_named_by_namespace_and_name() {
-    let in_ns = |ns: &str, path: &str| {
-        format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
-        )
-    };
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("team-a/root.yaml", in_ns("team-a", "a")),
-            ("team-b/root.yaml", in_ns("team-b", "b")),
-            ("a/x.yaml", child("x", 0, true)),
-            ("b/y.yaml", child("y", 0, true)),
-        ],
-    );
+    let d = fx_live();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "b/y.yaml")["verdict"], "deploys_on_merge");
-    let live = serde_json::json!({"kind": "List", "items": [{
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "root", "namespace": "team-a"},
-        "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
-                 "syncPolicy": {"automated": {}}}
-    }]});
-    let dump = d.path().join("live.json");
-    std::fs::write(&dump, live.to_string()).unwrap();
-    let (rows, v) = feeders(d.path(), &["--live", dump.to_str().unwrap()]);
+    let (rows, v) = feeders(d.path(), &["--live", LIVE_DUMP]);
     // team-a's root is the live one (its revision), not team-b's.
     assert_eq!(row(&rows, "a/x.yaml")["verdict"], "tracks_other_branch");
     // team-b's root is not live: no parent.
@@ -552,6 +536,38 @@ fn the_files_generator_globbing_follows_the_controller_setting() {
 
 // The fixture repositories of the tests above, one function each, so the
 // agreement test below reads the same repositories.
+
+/// Where [`fx_live`] keeps its `--live` dump: inside `.git`, so that the
+/// dump is no manifest of the work tree (it holds an Application).
+const LIVE_DUMP: &str = ".git/live.json";
+
+/// Two Applications named `root` in two namespaces; the live dump holds
+/// only team-a's, on another revision.
+fn fx_live() -> tempfile::TempDir {
+    let in_ns = |ns: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("team-a/root.yaml", in_ns("team-a", "a")),
+            ("team-b/root.yaml", in_ns("team-b", "b")),
+            ("a/x.yaml", child("x", 0, true)),
+            ("b/y.yaml", child("y", 0, true)),
+        ],
+    );
+    let live = serde_json::json!({"kind": "List", "items": [{
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "root", "namespace": "team-a"},
+        "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
+                 "syncPolicy": {"automated": {}}}
+    }]});
+    std::fs::write(d.path().join(LIVE_DUMP), live.to_string()).unwrap();
+    d
+}
 
 fn fx_path_forms() -> tempfile::TempDir {
     repo(
@@ -846,18 +862,20 @@ fn file_rows(v: &Value, file: &str) -> Vec<String> {
 /// `feeders` and `diff` on `file` with PATH `.`, its folder and the file
 /// itself give the same rows; `apply --require-deploys` on a copy exits 0
 /// exactly when no row of that PATH's diff blocks, else 2 with nothing
-/// written. Returns the verdict keys of `file`, sorted.
-fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
+/// written. `extra` goes to every command (`--live FILE`). Returns the
+/// verdict keys of `file`, sorted.
+fn agreed_verdicts(dir: &Path, file: &str, extra: &[&str]) -> Vec<String> {
     let folder = file.rsplit_once('/').map_or(".", |(f, _)| f);
     let mut seen: Option<Vec<String>> = None;
     for path in [".", folder, file] {
-        let o = rebind(dir, &["feeders", "--format", "json", path]);
-        assert_eq!(o.status.code(), Some(0), "feeders {path}: {}", stderr(&o));
-        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
         let o = rebind(
             dir,
-            &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+            &[&["feeders", "--format", "json"], extra, &[path]].concat(),
         );
+        assert_eq!(o.status.code(), Some(0), "feeders {path}: {}", stderr(&o));
+        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let diff = ["diff", "--from", OLD, "--to", NEW, "--format", "json"];
+        let o = rebind(dir, &[&diff[..], extra, &[path]].concat());
         assert_eq!(o.status.code(), Some(1), "diff {path}: {}", stderr(&o));
         let d: Value = serde_json::from_slice(&o.stdout).unwrap();
         let (from_feeders, from_diff) = (file_rows(&f, file), file_rows(&d, file));
@@ -878,7 +896,7 @@ fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
         let copy = tempfile::tempdir().unwrap();
         copy_dir(dir, copy.path());
         let before = tree(copy.path());
-        let o = apply_required(copy.path(), path);
+        let o = apply_required_with(copy.path(), path, extra);
         let want = if blocks { 2 } else { 0 };
         assert_eq!(
             o.status.code(),
@@ -908,7 +926,9 @@ fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
 fn every_fixture_agrees_whatever_path_is_given() {
     type Build = Box<dyn Fn() -> tempfile::TempDir>;
     type Fixture<'a> = (&'a str, Build, Vec<(&'a str, &'a str)>);
-    let create_only = "  syncPolicy:\n    applicationsSync: create-only\n";
+    let policy = |p: &str| format!("  syncPolicy:\n    applicationsSync: {p}\n");
+    let params = "  applicationsetcontroller.policy: create-only\n";
+    let overridable = "  applicationsetcontroller.policy: create-only\n  applicationsetcontroller.enable.policy.override: \"true\"\n";
     let table: Vec<Fixture> = vec![
         (
             "path forms",
@@ -939,14 +959,42 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("apps/a.yaml", "no_feeder")],
         ),
         (
-            "appset create-update",
+            "appset, no policy",
             Box::new(|| fx_appset_policy("", None)),
             vec![("clusters/prod.json", "deploys_on_merge")],
         ),
         (
             "appset create-only",
-            Box::new(move || fx_appset_policy(create_only, None)),
+            Box::new(move || fx_appset_policy(&policy("create-only"), None)),
             vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset create-update",
+            Box::new(move || fx_appset_policy(&policy("create-update"), None)),
+            vec![("clusters/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "appset create-delete",
+            Box::new(move || fx_appset_policy(&policy("create-delete"), None)),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset sync, controller create-only",
+            Box::new(move || fx_appset_policy(&policy("sync"), Some(params))),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset sync, controller create-only, override",
+            Box::new(move || fx_appset_policy(&policy("sync"), Some(overridable))),
+            vec![("clusters/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "live",
+            Box::new(fx_live),
+            vec![
+                ("a/x.yaml", "tracks_other_branch"),
+                ("b/y.yaml", "no_feeder"),
+            ],
         ),
         (
             "pinned parent",
@@ -1080,12 +1128,17 @@ fn every_fixture_agrees_whatever_path_is_given() {
     for (name, build, files) in &table {
         let d = build();
         for (file, want) in files {
-            let got = agreed_verdicts(d.path(), file).join(" ");
+            let extra: &[&str] = if *name == "live" {
+                &["--live", LIVE_DUMP]
+            } else {
+                &[]
+            };
+            let got = agreed_verdicts(d.path(), file, extra).join(" ");
             assert_eq!(got, *want, "{name}: {file}");
             checked += 1;
         }
     }
-    assert_eq!(checked, 41);
+    assert_eq!(checked, 47);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

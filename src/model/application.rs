@@ -1,6 +1,6 @@
 //! The ArgoCD Application table: how an Application or ApplicationSet
-//! names its sources, destination, sync policy and git generators, read
-//! from a decoded document.
+//! names its sources, destination, sync policy and generators, read from a
+//! decoded document.
 
 use crate::syntax::yaml::{Node, Value};
 
@@ -61,9 +61,9 @@ pub struct App {
     /// An ApplicationSet's generators that are neither git nor list (their
     /// parameters are not known from the repository), by name.
     pub other_generators: Vec<String>,
-    /// An ApplicationSet whose generators are all `list`s of literal
-    /// elements: each element's parameters (nested keys dotted).
-    pub list_elements: Option<Vec<Vec<(String, String)>>>,
+    /// An ApplicationSet's `spec.generators`, as a tree (matrix and merge
+    /// hold their children).
+    pub generators: Vec<Generator>,
     /// An ApplicationSet's `spec.syncPolicy.applicationsSync` (`sync`,
     /// `create-only`, `create-update`, `create-delete`), if set.
     pub applications_sync: Option<String>,
@@ -198,9 +198,11 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         wave,
         git_generators,
         other_generators,
-        list_elements: (kind == "ApplicationSet")
-            .then(|| list_elements(s(s(doc, "spec"), "generators")))
-            .flatten(),
+        generators: if kind == "ApplicationSet" {
+            generators(s(s(doc, "spec"), "generators"))
+        } else {
+            Vec::new()
+        },
         applications_sync: (kind == "ApplicationSet")
             .then(|| text(s(s(s(doc, "spec"), "syncPolicy"), "applicationsSync")))
             .flatten(),
@@ -264,33 +266,155 @@ pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut
     }
 }
 
-/// The parameters of an ApplicationSet's generators when every one is a
-/// `list` of literal elements (no `elementsYaml`), one set per element.
-fn list_elements(gens: V) -> Option<Vec<Vec<(String, String)>>> {
-    let mut out = Vec::new();
-    for g in gens.as_vec()? {
-        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
-            return None;
-        };
-        let [(key, list)] = pairs.as_slice() else {
-            return None;
-        };
-        let Some(Value::Map(list)) = (key.as_str() == Some("list")).then_some(&list.value) else {
-            return None;
-        };
-        let [(ekey, elements)] = list.as_slice() else {
-            return None;
-        };
-        if ekey.as_str() != Some("elements") {
-            return None;
-        }
-        for e in V(Some(elements)).as_vec()? {
-            let mut params = Vec::new();
-            flatten(e.0?, "", &mut params)?;
-            out.push(params);
+/// A generator's parameter set: each parameter's name (nested keys
+/// dotted, as fasttemplate names them) and value.
+pub type Params = Vec<(String, String)>;
+
+/// A Kubernetes label selector (`matchLabels`, `matchExpressions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    pub match_labels: Vec<(String, String)>,
+    /// `(key, operator, values)`.
+    pub expressions: Vec<(String, String, Vec<String>)>,
+    /// Something the selector holds that is not read (a non-scalar label).
+    pub unread: bool,
+}
+
+impl Selector {
+    pub fn is_empty(&self) -> bool {
+        self.match_labels.is_empty() && self.expressions.is_empty() && !self.unread
+    }
+}
+
+/// What one entry of an ApplicationSet's `generators` is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GeneratorKind {
+    /// `list.elements` of literal elements.
+    List(Vec<Params>),
+    /// A `git` generator (see [`GitGenerator`]).
+    Git,
+    /// The cluster generator: registrations matching `selector`, with
+    /// `values` (each may template the cluster's parameters).
+    Clusters {
+        selector: Selector,
+        values: Params,
+    },
+    Matrix(Vec<Generator>),
+    /// `merge`: its `mergeKeys` and generators.
+    Merge(Vec<String>, Vec<Generator>),
+    /// Any other generator (SCM provider, pull request, plugin, cluster
+    /// decision resource, a list with `elementsYaml`...), by name.
+    Other(String),
+}
+
+/// One entry of an ApplicationSet's `generators`, with its post-selector
+/// (`selector`, matched against the parameters it generates).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generator {
+    pub kind: GeneratorKind,
+    pub selector: Selector,
+}
+
+/// The key of the cluster generator (`generators[].clusters`).
+pub const CLUSTERS_GENERATOR: &str = "clusters";
+
+fn selector_of(y: V) -> Selector {
+    let mut sel = Selector::default();
+    if let Some(Value::Map(pairs)) = s(y, "matchLabels").0.map(|n| &n.value) {
+        for (k, v) in pairs {
+            match (k.as_str(), v.as_str()) {
+                (Some(k), Some(v)) => sel.match_labels.push((k.into(), v.into())),
+                _ => sel.unread = true,
+            }
         }
     }
-    (!out.is_empty()).then_some(out)
+    for e in s(y, "matchExpressions").as_vec().into_iter().flatten() {
+        let values = s(e, "values").as_vec().into_iter().flatten();
+        match (text(s(e, "key")), text(s(e, "operator"))) {
+            (Some(k), Some(op)) => sel
+                .expressions
+                .push((k, op, values.filter_map(text).collect())),
+            _ => sel.unread = true,
+        }
+    }
+    sel
+}
+
+/// An ApplicationSet's generators (Generators.md): each entry's one
+/// generator key, read into [`GeneratorKind`].
+pub fn generators(gens: V) -> Vec<Generator> {
+    let mut out = Vec::new();
+    for g in gens.as_vec().into_iter().flatten() {
+        let selector = selector_of(s(g, "selector"));
+        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
+            continue;
+        };
+        for (k, body) in pairs {
+            let Some(name) = k.as_str() else { continue };
+            let body = V(Some(body));
+            let kind = match name {
+                "selector" => continue,
+                "list" => match list_elements(body) {
+                    Some(elements) => GeneratorKind::List(elements),
+                    None => {
+                        GeneratorKind::Other("list (elementsYaml or non-literal elements)".into())
+                    }
+                },
+                "git" => GeneratorKind::Git,
+                CLUSTERS_GENERATOR => {
+                    let mut values = Vec::new();
+                    if let Some(Value::Map(vs)) = s(body, "values").0.map(|n| &n.value) {
+                        for (vk, vv) in vs {
+                            if let (Some(vk), Some(vv)) = (vk.as_str(), vv.as_str()) {
+                                values.push((vk.to_string(), vv.to_string()));
+                            }
+                        }
+                    }
+                    GeneratorKind::Clusters {
+                        selector: selector_of(s(body, "selector")),
+                        values,
+                    }
+                }
+                "matrix" => GeneratorKind::Matrix(generators(s(body, "generators"))),
+                "merge" => GeneratorKind::Merge(
+                    s(body, "mergeKeys")
+                        .as_vec()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(text)
+                        .collect(),
+                    generators(s(body, "generators")),
+                ),
+                other => GeneratorKind::Other(other.to_string()),
+            };
+            out.push(Generator {
+                kind,
+                selector: selector.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// A list generator's literal elements (no `elementsYaml`), one parameter
+/// set per element.
+fn list_elements(list: V) -> Option<Vec<Params>> {
+    let Some(Value::Map(pairs)) = list.0.map(|n| &n.value) else {
+        return None;
+    };
+    let [(ekey, elements)] = pairs.as_slice() else {
+        return None;
+    };
+    if ekey.as_str() != Some("elements") {
+        return None;
+    }
+    let mut out = Vec::new();
+    for e in V(Some(elements)).as_vec()? {
+        let mut params = Vec::new();
+        flatten(e.0?, "", &mut params)?;
+        out.push(params);
+    }
+    Some(out)
 }
 
 /// A list element's scalars, nested keys joined with `.`.

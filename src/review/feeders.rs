@@ -15,6 +15,7 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
+use super::generated::{self, Registered};
 use crate::model::application::{app_of, s, text, App, Manifest, Source, V};
 use crate::model::config::Config;
 use crate::repo::remote::RepoFacts;
@@ -252,52 +253,15 @@ fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
     file.strip_prefix(&dir)?.strip_prefix('/')
 }
 
-/// The Applications an ApplicationSet makes when every generator is a
-/// `list` of literal elements (Generators-List.md): its template's sources
-/// with each element's parameters put in (`{{name}}`, `{{ .name }}`, a
-/// nested key dotted). `None` when the parameters are not known, or a
-/// template is not a plain parameter of every element.
-fn made_by_list(app: &App) -> Option<Vec<App>> {
-    let elements = app.list_elements.as_ref()?;
-    elements
-        .iter()
-        .map(|params| {
-            let put = |t: &str| render(t, params);
-            let mut one = app.clone();
-            for src in &mut one.sources {
-                src.path = match src.path.as_deref() {
-                    Some(p) => Some(put(p)?),
-                    None => None,
-                };
-                src.target_revision = put(&src.target_revision)?;
-                src.value_files = src
-                    .value_files
-                    .iter()
-                    .map(|v| put(v))
-                    .collect::<Option<Vec<_>>>()?;
-            }
-            Some(one)
+/// `covers` with `why` added to each reason a cover is not known.
+fn because(covers: Vec<(Cover, String)>, why: &str) -> Vec<(Cover, String)> {
+    covers
+        .into_iter()
+        .map(|(c, rev)| match c {
+            Cover::Unknown(msg) => (Cover::Unknown(format!("{msg} ({why})")), rev),
+            c => (c, rev),
         })
         .collect()
-}
-
-/// `text` with each `{{ key }}` (fasttemplate) or `{{ .key }}` (Go
-/// template) action replaced by the parameter's value; `None` when an
-/// action is anything else or names no parameter.
-fn render(text: &str, params: &[(String, String)]) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let close = rest[open..].find("}}")? + open;
-        let key = rest[open + 2..close].trim();
-        let key = key.strip_prefix('.').unwrap_or(key);
-        let (_, value) = params.iter().find(|(k, _)| k == key)?;
-        out.push_str(value);
-        rest = &rest[close + 2..];
-    }
-    out.push_str(rest);
-    Some(out)
 }
 
 /// The folder above a templated path's first template (`apps/{{name}}`:
@@ -710,6 +674,9 @@ pub struct Model {
     /// and `applicationsetcontroller.enable.policy.override`, when an
     /// `argocd-cmd-params-cm` in the repository sets them.
     pub controller_policy: ControllerPolicy,
+    /// The cluster registrations the repository holds: what a cluster
+    /// generator's parameters are known from.
+    pub registrations: Vec<Registered>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -900,25 +867,37 @@ impl Model {
                 self.generator_parents(app, file, &lk.generators[&i], &mut out);
                 continue;
             }
-            // An ApplicationSet whose parameters are known (list elements)
-            // is judged by the Applications it makes.
+            // An ApplicationSet whose parameters are known (list elements,
+            // cluster registrations in the repository, matrix and merge of
+            // them) is judged by the Applications it makes.
             let made = if app.sources[j].templated() {
-                made_by_list(app)
+                generated::made(app, &self.registrations)
             } else {
                 None
             };
-            let covers: Vec<(Cover, String)> = match &made {
-                Some(apps) => {
+            let covers: Vec<(Cover, String)> = match made {
+                Some(Ok((apps, complete))) => {
                     let all: Vec<(Cover, String)> = apps
                         .iter()
                         .flat_map(|one| self.source_covers(one, j, file, tree, lk, i, kustomize))
                         .collect();
-                    // One Application that includes it is enough.
+                    // One Application that includes it is enough; when the
+                    // hub may make more than the repository says, a file
+                    // none of the known ones includes is not proven either
+                    // way.
                     match all.iter().position(|(c, _)| *c == Cover::Yes) {
                         Some(k) => vec![all[k].clone()],
-                        None => all.into_iter().take(1).collect(),
+                        None if complete => all.into_iter().take(1).collect(),
+                        None => because(
+                            self.source_covers(app, j, file, tree, lk, i, kustomize),
+                            "no parameter set the repository gives names it, and the hub may give others (clusters registered outside the repository)",
+                        ),
                     }
                 }
+                Some(Err(why)) => because(
+                    self.source_covers(app, j, file, tree, lk, i, kustomize),
+                    &why,
+                ),
                 None => self.source_covers(app, j, file, tree, lk, i, kustomize),
             };
             for (cover, revision) in covers {
@@ -1024,7 +1003,7 @@ impl Model {
             .filter(|(k, _)| ours.is_some_and(|o| o[*k] != Ours::No))
             .map(|(_, g)| g)
             .collect();
-        if dir_param && !gens.is_empty() && app.other_generators.is_empty() {
+        if dir_param && !gens.is_empty() {
             // Generators-Git.md: a directories generator's `path` is each
             // directory that `path.Match`es an entry and no `exclude: true`
             // entry (argo-cd `GitGenerator.filterApps`); a files
@@ -1045,6 +1024,17 @@ impl Model {
             };
             let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
             for d in folders.iter().rev() {
+                if made(d) && !app.other_generators.is_empty() {
+                    // Combined with generators whose parameters are not
+                    // followed (a matrix with a cluster generator...): the
+                    // folder is the git generator's, whether an
+                    // Application is made for it is not known.
+                    return Some(Cover::Unknown(format!(
+                        "{}'s source path `{path}` is a git generator's directory `{d}`, combined with {} generator parameters that are not followed",
+                        app.id(),
+                        app.other_generators.join(", ")
+                    )));
+                }
                 if made(d) {
                     let one = Source {
                         path: Some((*d).to_string()),
@@ -1399,6 +1389,7 @@ fn always_feeds(raw: &str) -> bool {
     // A value file may name any file of the repository (`/envs/prod.yaml`,
     // `../../envs/prod.yaml`, a templated name).
     raw.contains("valueFiles")
+        || raw.contains(crate::model::positions::CLUSTER_SECRET_LABEL.0)
         || raw.contains("argocd-cm")
         || raw.contains("resource.customizations")
         || raw.contains("generators")
@@ -1591,6 +1582,8 @@ pub struct Read {
     /// An `argocd-cm` declares Application health.
     pub health: bool,
     pub policy: ControllerPolicy,
+    /// The cluster registrations (for cluster generators).
+    pub registrations: Vec<Registered>,
 }
 
 /// Whether folder `dir` below `root` holds a kustomization: its listing may
@@ -1643,6 +1636,8 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
+            out.registrations
+                .extend(generated::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut app) = app_of(&m) {
                 if template {
@@ -2048,7 +2043,7 @@ fn push_declared(
         wave: 0,
         git_generators: Vec::new(),
         other_generators: Vec::new(),
-        list_elements: None,
+        generators: Vec::new(),
         applications_sync: None,
         rendered: None,
         applied_by: d.applied_by.clone(),
@@ -2223,6 +2218,7 @@ pub fn build_for(
         root_from,
         app_health: read.health,
         controller_policy: read.policy,
+        registrations: read.registrations,
     };
     (root, model)
 }
@@ -2253,6 +2249,7 @@ fn yaml_files(root: &Path) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::model::application::{Directory, GitGenerator};
+    use crate::review::generated::render;
 
     /// What the rebind's walk keeps of a manifest never says "cannot feed"
     /// where its text says "may feed": the review then reads it again and

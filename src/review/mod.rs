@@ -3,6 +3,7 @@
 //! identity and trust, and the cluster registration.
 
 pub mod feeders;
+pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;

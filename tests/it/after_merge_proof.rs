@@ -534,6 +534,125 @@ fn the_files_generator_globbing_follows_the_controller_setting() {
     }
 }
 
+/// An ApplicationSet's generators whose parameters the repository holds
+/// are followed; the others are "not proven", named. The cluster generator
+/// gives each registration `name`, `nameNormalized`, `server`,
+/// `metadata.labels.<key>` and `metadata.annotations.<key>`, and the local
+/// `in-cluster` when its selector is empty
+/// (docs/operator-manual/applicationset/Generators-Cluster.md; argo-cd
+/// `applicationset/generators/cluster.go`); a matrix is every pair of its
+/// two generators' sets (Generators-Matrix.md); a merge updates the first
+/// generator's sets by `mergeKeys` (Generators-Merge.md). The hub may
+/// register clusters the repository does not hold, so a file no known
+/// cluster names is not proven (never "not included" or "no feeder").
+#[test]
+fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
+    let d = fx_cluster_generators();
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap().clone();
+    for (file, want) in [
+        // Selected by `matchLabels: {env: prod}`, path from a label.
+        (
+            "workloads/prod/w.yaml",
+            "\"ApplicationSet/by-label\" \"deploys_on_merge\"",
+        ),
+        // No registration in the repository is labelled env: stage.
+        (
+            "workloads/stage/s.yaml",
+            "\"ApplicationSet/by-label\" \"not_proven\"",
+        ),
+        // Value files named by `{{name}}`: a registration (stringData) ...
+        (
+            "charts/app/values/prod.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... one whose fields are base64 in `data` ...
+        (
+            "charts/app/values/stage.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... the local cluster (empty selector) ...
+        (
+            "charts/app/values/in-cluster.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... and a name no registration in the repository gives.
+        (
+            "charts/app/values/dev.yaml",
+            "\"ApplicationSet/values\" \"not_proven\"",
+        ),
+        // An SCM provider's parameters come from the provider.
+        ("scm/r/x.yaml", "\"ApplicationSet/scm\" \"not_proven\""),
+        (
+            "matrix/prod/prod/m.yaml",
+            "\"ApplicationSet/matrix\" \"deploys_on_merge\"",
+        ),
+        (
+            "merge/gold/g.yaml",
+            "\"ApplicationSet/merge\" \"deploys_on_merge\"",
+        ),
+        // A matrix holding a git generator: not followed.
+        (
+            "mixed/keda/k.yaml",
+            "\"ApplicationSet/mixed\" \"not_proven\"",
+        ),
+    ] {
+        assert_eq!(verdicts(&rows, file), vec![want], "{file}");
+    }
+    let reason = |file: &str| row(&rows, file)["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason("scm/r/x.yaml").contains("`scmProvider` generator"),
+        "{}",
+        reason("scm/r/x.yaml")
+    );
+    assert!(
+        reason("charts/app/values/dev.yaml").contains("clusters registered outside the repository")
+    );
+    assert!(reason("mixed/keda/k.yaml").contains("git generator inside a matrix"));
+    // The text says what the JSON says, row by row.
+    let text = stdout(&rebind(d.path(), &["diff", "--from", OLD, "--to", NEW]));
+    for r in &rows {
+        let why = r["reason"].as_str().unwrap();
+        assert!(text.contains(why), "{why}\n{text}");
+    }
+    // `--require-deploys` accepts the proven rows and refuses the others.
+    for path in [
+        "workloads/prod",
+        "charts/app/values/prod.yaml",
+        "matrix",
+        "merge",
+    ] {
+        assert_eq!(require(d.path(), &[path], &[]).0, Some(1), "{path}");
+    }
+    for path in [
+        "workloads/stage",
+        "charts/app/values/dev.yaml",
+        "scm",
+        "mixed",
+    ] {
+        let (code, err) = require(d.path(), &[path], &[]);
+        assert_eq!(code, Some(2), "{path}: {err}");
+    }
+    // A cluster generator with a selector, and no registration in the
+    // repository: nothing is known of its clusters.
+    let d = fx_cluster_no_registrations();
+    let (rows, _) = feeders(d.path(), &[]);
+    let w = row(&rows, "workloads/prod/w.yaml");
+    assert_eq!(w["verdict"], "not_proven", "{w}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no cluster registration"),
+        "{w}"
+    );
+    assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+}
+
 // The fixture repositories of the tests above, one function each, so the
 // agreement test below reads the same repositories.
 
@@ -567,6 +686,113 @@ fn fx_live() -> tempfile::TempDir {
     }]});
     std::fs::write(d.path().join(LIVE_DUMP), live.to_string()).unwrap();
     d
+}
+
+/// An ApplicationSet named `name` with `generators` (YAML, indented for
+/// `spec.generators`) and a template reading `source` (indented for
+/// `spec.template.spec.source`), automated.
+fn appset_of(name: &str, generators: &str, source: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n{generators}  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n{source}      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    )
+}
+
+fn fx_cluster_generators() -> tempfile::TempDir {
+    let server = format!("server: {OLD}\n");
+    let prod = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    env: prod\nstringData:\n  name: prod\n  server: {OLD}\n"
+    );
+    let stage = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: stage\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    env: stage\ndata:\n  name: {}\n  server: {}\n",
+        base64("stage"),
+        base64(STAGE)
+    );
+    let prod_only = "      selector:\n        matchLabels: {env: prod}\n";
+    let path = |p: &str| format!("        path: '{p}'\n");
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "registrations", AUTO)),
+            ("registrations/prod.yaml", prod),
+            ("registrations/stage.yaml", stage),
+            (
+                "appsets/by-label.yaml",
+                appset_of(
+                    "by-label",
+                    &format!("  - clusters:\n{prod_only}"),
+                    &path("workloads/{{metadata.labels.env}}"),
+                ),
+            ),
+            (
+                "appsets/values.yaml",
+                appset_of(
+                    "values",
+                    "  - clusters: {}\n",
+                    "        path: charts/app\n        helm:\n          valueFiles: ['values/{{name}}.yaml']\n",
+                ),
+            ),
+            (
+                "appsets/scm.yaml",
+                appset_of(
+                    "scm",
+                    "  - scmProvider:\n      github: {organization: example}\n",
+                    &path("scm/{{repository}}"),
+                ),
+            ),
+            (
+                "appsets/matrix.yaml",
+                appset_of(
+                    "matrix",
+                    "  - matrix:\n      generators:\n      - list:\n          elements: [{env: prod}]\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n",
+                    &path("matrix/{{ .env }}/{{ .name }}"),
+                ),
+            ),
+            (
+                "appsets/merge.yaml",
+                appset_of(
+                    "merge",
+                    "  - merge:\n      mergeKeys: [name]\n      generators:\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n      - list:\n          elements: [{name: prod, tier: gold}]\n",
+                    &path("merge/{{tier}}"),
+                ),
+            ),
+            (
+                "appsets/mixed.yaml",
+                appset_of(
+                    "mixed",
+                    &format!("  - matrix:\n      generators:\n      - git:\n          repoURL: {REPO_HTTPS}\n          revision: main\n          directories: [{{path: 'mixed/*'}}]\n      - clusters: {{}}\n"),
+                    &path("{{path}}"),
+                ),
+            ),
+            ("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n".into()),
+            ("charts/app/values/prod.yaml", server.clone()),
+            ("charts/app/values/stage.yaml", server.clone()),
+            ("charts/app/values/in-cluster.yaml", server.clone()),
+            ("charts/app/values/dev.yaml", server.clone()),
+            ("workloads/prod/w.yaml", child("w", 0, true)),
+            ("workloads/stage/s.yaml", child("s", 0, true)),
+            ("scm/r/x.yaml", child("x", 0, true)),
+            ("matrix/prod/prod/m.yaml", child("m", 0, true)),
+            ("merge/gold/g.yaml", child("g", 0, true)),
+            ("mixed/keda/k.yaml", child("k", 0, true)),
+        ],
+    )
+}
+
+fn fx_cluster_no_registrations() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "appsets/by-label.yaml",
+                appset_of(
+                    "by-label",
+                    "  - clusters:\n      selector:\n        matchLabels: {env: prod}\n",
+                    "        path: 'workloads/{{name}}'\n",
+                ),
+            ),
+            ("workloads/prod/w.yaml", child("w", 0, true)),
+        ],
+    )
 }
 
 fn fx_path_forms() -> tempfile::TempDir {
@@ -989,6 +1215,27 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("clusters/prod.json", "deploys_on_merge")],
         ),
         (
+            "cluster, matrix and merge generators",
+            Box::new(fx_cluster_generators),
+            vec![
+                ("workloads/prod/w.yaml", "deploys_on_merge"),
+                ("workloads/stage/s.yaml", "not_proven"),
+                ("charts/app/values/prod.yaml", "deploys_on_merge"),
+                ("charts/app/values/stage.yaml", "deploys_on_merge"),
+                ("charts/app/values/dev.yaml", "not_proven"),
+                ("scm/r/x.yaml", "not_proven"),
+                ("matrix/prod/prod/m.yaml", "deploys_on_merge"),
+                ("merge/gold/g.yaml", "deploys_on_merge"),
+                ("mixed/keda/k.yaml", "not_proven"),
+                ("registrations/prod.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
+            "cluster generator, no registration",
+            Box::new(fx_cluster_no_registrations),
+            vec![("workloads/prod/w.yaml", "not_proven")],
+        ),
+        (
             "live",
             Box::new(fx_live),
             vec![
@@ -1138,7 +1385,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 47);
+    assert_eq!(checked, 58);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

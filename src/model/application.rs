@@ -23,6 +23,10 @@ pub struct Source {
     pub directory: Directory,
     pub value_files: Vec<String>,
     pub helm: bool,
+    /// Values given in the Application itself (`helm.values`,
+    /// `valuesObject`, `parameters`, `fileParameters`): they override the
+    /// value files.
+    pub helm_inline: bool,
     pub kustomize: bool,
     /// A config management plugin renders it (`plugin:`): what it reads is
     /// the plugin's business.
@@ -142,6 +146,9 @@ pub fn source_of(y: V) -> Source {
             .map(|v| v.into_iter().filter_map(text).collect())
             .unwrap_or_default(),
         helm: !s(y, "helm").is_badvalue(),
+        helm_inline: ["values", "valuesObject", "parameters", "fileParameters"]
+            .iter()
+            .any(|k| !s(s(y, "helm"), k).is_badvalue()),
         kustomize: !s(y, "kustomize").is_badvalue(),
         plugin: !s(y, "plugin").is_badvalue(),
         this_repo: false,
@@ -166,19 +173,8 @@ pub fn app_of(m: &Manifest) -> Option<App> {
     let wave = text(s(s(meta, "annotations"), "argocd.argoproj.io/sync-wave"))
         .and_then(|w| w.trim().parse().ok())
         .unwrap_or(0);
-    let spec = if kind == "Application" {
-        s(doc, "spec")
-    } else {
-        s(s(s(doc, "spec"), "template"), "spec")
-    };
-    // `sources` replaces `source` when it lists any (ArgoCD's
-    // `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`; `source` is
-    // then ignored).
-    let sources: Vec<Source> = match s(spec, "sources").as_vec() {
-        Some(list) if !list.is_empty() => list.into_iter().map(source_of).collect(),
-        _ if !s(spec, "source").is_badvalue() => vec![source_of(s(spec, "source"))],
-        _ => Vec::new(),
-    };
+    let spec = spec_of(doc, kind);
+    let sources: Vec<Source> = source_nodes(spec).into_iter().map(source_of).collect();
     let mut git_generators = Vec::new();
     let mut other_generators = Vec::new();
     if kind == "ApplicationSet" {
@@ -210,6 +206,59 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         applied_by: None,
         live_absent: false,
     })
+}
+
+/// The Application spec of a document of `kind` (an ApplicationSet's
+/// template's).
+fn spec_of<'a>(doc: V<'a>, kind: &str) -> V<'a> {
+    if kind == "Application" {
+        s(doc, "spec")
+    } else {
+        s(s(s(doc, "spec"), "template"), "spec")
+    }
+}
+
+/// The sources of a spec: `sources` replaces `source` when it lists any
+/// (ArgoCD's `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`;
+/// `source` is then ignored).
+fn source_nodes(spec: V<'_>) -> Vec<V<'_>> {
+    match s(spec, "sources").as_vec() {
+        Some(list) if !list.is_empty() => list,
+        _ if !s(spec, "source").is_badvalue() => vec![s(spec, "source")],
+        _ => Vec::new(),
+    }
+}
+
+/// An Application read from a Helm template whose actions were masked to
+/// parse it (`syntax::yaml::mask_templates`, the masked byte `ranges` of
+/// `raw`): its name, and each source's path and revision, that a masked
+/// action covers are put back as written (`{{ .Values.path }}`), so that
+/// they read as templated, not as the mask's filler.
+pub fn unmask(app: &mut App, doc: &Node, raw: &str, ranges: &[(usize, usize)]) {
+    let back = |y: V| -> Option<String> {
+        let n = y.0?;
+        let len = n.as_str()?.len();
+        let (from, to) = (n.start, n.start + len + 1);
+        ranges
+            .iter()
+            .any(|&(a, _)| a >= from && a < to)
+            .then_some(())?;
+        let line = raw.get(n.start..)?.lines().next()?;
+        Some(line.trim().trim_matches(['"', '\'']).to_string())
+    };
+    let doc = V(Some(doc));
+    if let Some(name) = back(s(s(doc, "metadata"), "name")) {
+        app.name = name;
+    }
+    let nodes = source_nodes(spec_of(doc, app.kind));
+    for (src, y) in app.sources.iter_mut().zip(nodes) {
+        if let Some(p) = back(s(y, "path")) {
+            src.path = Some(p);
+        }
+        if let Some(r) = back(s(y, "targetRevision")) {
+            src.target_revision = r;
+        }
+    }
 }
 
 /// An ApplicationSet's git generator: the files it reads from a

@@ -16,7 +16,7 @@
 //! manifests arrive as decoded documents ([`Manifest`]).
 
 use super::generated::{self, Registered};
-use crate::model::application::{app_of, s, text, App, Manifest, Source, V};
+use crate::model::application::{app_of, s, text, unmask, App, Manifest, Source, V};
 use crate::model::config::Config;
 use crate::repo::remote::RepoFacts;
 use crate::syntax::yaml::{self, Node, Value};
@@ -1090,15 +1090,15 @@ impl Model {
         if let Cover::No(why) = &p.cover {
             return Verdict::NotIncluded(why.clone());
         }
+        // A rendered Application's fields may be template actions.
+        if let Some(why) = &p.app.rendered {
+            return Verdict::NotProven(format!("{} {why}", p.app.id()));
+        }
         if let Cover::Unknown(why) = &p.cover {
             return Verdict::NotProven(why.clone());
         }
         if let Some(who) = &p.app.applied_by {
             return Verdict::AppliedOutside(who.clone());
-        }
-        // A rendered Application's fields may be masked template actions.
-        if let Some(why) = &p.app.rendered {
-            return Verdict::NotProven(format!("{} {why}", p.app.id()));
         }
         match revision {
             Revision::Branch(b) => return Verdict::TracksBranch(b.clone()),
@@ -1586,12 +1586,15 @@ pub struct Read {
     pub registrations: Vec<Registered>,
 }
 
-/// Whether folder `dir` below `root` holds a kustomization: its listing may
-/// reach any file (`../../common`), so an Application naming it is read
-/// whatever is rebound, and `feeders` and `diff` agree.
+/// Whether folder `dir` below `root` holds a kustomization (its listing may
+/// reach any file, `../../common`) or a chart (whose templates may hold
+/// Applications rendered with the values the Application naming it
+/// gives): an Application naming it is read whatever is rebound, and
+/// `feeders` and `diff` agree.
 fn kustomized(root: &Path, dir: &str) -> bool {
     KUSTOMIZATION_NAMES
         .iter()
+        .chain(&["Chart.yaml"])
         .any(|n| root.join(dir).join(n).is_file())
 }
 
@@ -1621,16 +1624,16 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             }
         }
         let (docs, masked) = match yaml::read_yaml_or_json(&raw) {
-            Ok(docs) => (docs, false),
+            Ok(docs) => (docs, Vec::new()),
             Err(_) => match yaml::mask_templates(&raw) {
-                Some((text, _)) => match yaml::read_yaml_or_json(&text) {
-                    Ok(docs) => (docs, true),
+                Some((text, ranges)) => match yaml::read_yaml_or_json(&text) {
+                    Ok(docs) => (docs, ranges),
                     Err(_) => continue,
                 },
                 None => continue,
             },
         };
-        let template = masked || in_chart_templates(root, rel);
+        let template = !masked.is_empty() || in_chart_templates(root, rel);
         for doc in &docs {
             out.health |= declares_app_health(doc);
             if let Some(p) = controller_policy(doc) {
@@ -1640,9 +1643,11 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
                 .extend(generated::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut app) = app_of(&m) {
+                unmask(&mut app, doc, &raw, &masked);
                 if template {
                     app.rendered = Some(format!(
-                        "is defined in a Helm chart template (`{rel}`): whether and how it renders is not followed"
+                        "is defined in a Helm chart template (`{rel}:{}`): whether and how it renders is not followed",
+                        doc.line
                     ));
                 }
                 out.apps.push(app);
@@ -1681,7 +1686,8 @@ fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
         match app_of(&m) {
             Some(mut app) if child.get("spec").is_some() => {
                 app.rendered = Some(format!(
-                    "is held in Helm values (`{rel}`): whether a chart renders it is not followed"
+                    "is held in Helm values (`{rel}:{}`): whether a chart renders it is not followed",
+                    child.line
                 ));
                 out.push(app);
             }
@@ -2211,8 +2217,8 @@ pub fn build_for(
             .collect()
     });
     let read = apps_below(&root, rels.as_deref(), known);
-    let model = Model {
-        apps: read.apps,
+    let mut model = Model {
+        apps: Vec::new(),
         facts,
         identity_from: from,
         root_from,
@@ -2220,6 +2226,11 @@ pub fn build_for(
         controller_policy: read.policy,
         registrations: read.registrations,
     };
+    // An Application a chart template holds is what the chart renders.
+    let mut apps = read.apps;
+    let tree = DiskTree::new(root.clone());
+    super::rendered::follow(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
+    model.apps = apps;
     (root, model)
 }
 

@@ -341,23 +341,16 @@ fn put_in(app: &App, params: &Params) -> Option<App> {
     Some(one)
 }
 
-/// `text` with each `{{ key }}` (fasttemplate) or `{{ .key }}` (Go
-/// template) action replaced by the parameter's value; `None` when an
-/// action is anything else or names no parameter.
+/// `text` with each parameter action (`{{name}}`, `{{ .name }}`,
+/// `{{index . "name"}}`) filled from `params`, as discovery fills them
+/// ([`crate::find::resolve::fill`]); `None` when an action is anything
+/// else or names no parameter.
 pub fn render(text: &str, params: &[(String, String)]) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let close = rest[open..].find("}}")? + open;
-        let key = rest[open + 2..close].trim();
-        let key = key.strip_prefix('.').unwrap_or(key);
-        let (_, value) = params.iter().find(|(k, _)| k == key)?;
-        out.push_str(value);
-        rest = &rest[close + 2..];
+    if !text.contains("{{") {
+        return Some(text.to_string());
     }
-    out.push_str(rest);
-    Some(out)
+    let map: std::collections::BTreeMap<String, String> = params.iter().cloned().collect();
+    crate::find::resolve::fill(text, &map)
 }
 
 #[cfg(test)]

@@ -7,5 +7,6 @@ pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;
+pub mod rendered;
 pub mod secret;
 pub mod trust;

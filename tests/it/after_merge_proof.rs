@@ -451,21 +451,82 @@ fn generator_paths_and_applications_in_values() {
 }
 
 /// An Application in a chart's `templates/` exists only as the chart
-/// renders it (conditions, values): its children are not proven, and not
-/// "no feeder" either (docs/operator-manual/cluster-bootstrapping.md, the
-/// Helm app-of-apps).
+/// renders it, with the values of the Application that deploys the chart
+/// (docs/operator-manual/cluster-bootstrapping.md, the Helm app-of-apps;
+/// Helm merges the chart's values.yaml, then each value file in order,
+/// docs/user-guide/helm.md). Rendered when every action is followed and
+/// one Application of the repository deploys the chart; else not proven,
+/// naming the chart and the file:line (never "no feeder" by guess).
 #[test]
-fn an_application_rendered_by_a_chart_is_not_proven() {
+fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
+    // Nothing deploys the chart (installed by hand): its values are not known.
     let d = fx_rendered_by_chart();
     let (rows, _) = feeders(d.path(), &[]);
     let a = row(&rows, "apps/a.yaml");
     assert_eq!(a["verdict"], "not_proven", "{a}");
     assert_eq!(a["feeder"], "Application/rendered", "{a}");
+    let why = a["reason"].as_str().unwrap();
     assert!(
-        a["reason"].as_str().unwrap().contains("chart template"),
+        why.contains("rendered by the chart `bootstrap`")
+            && why.contains("no Application of this repository deploys"),
         "{a}"
     );
     assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+    // Deployed by `root` with values: rendered, and proven.
+    for (variant, file, want) in [
+        (
+            "values",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"deploys_on_merge\"",
+        ),
+        // The value file the root names wins over values.yaml.
+        (
+            "value file",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"pinned\"",
+        ),
+        // `enabled: false`: the chart renders no Application.
+        ("disabled", "apps/a.yaml", "null \"no_feeder\""),
+        (
+            "include",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"not_proven\"",
+        ),
+        (
+            "inline values",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"not_proven\"",
+        ),
+        (
+            "range",
+            "apps/a.yaml",
+            "\"Application/{{ .name }}\" \"not_proven\"",
+        ),
+    ] {
+        let d = fx_chart_app(variant);
+        let (rows, _) = feeders(d.path(), &[]);
+        assert_eq!(verdicts(&rows, file), vec![want], "{variant}");
+        let r = row(&rows, file);
+        let code = require(d.path(), &[file], &[]).0;
+        assert_eq!(
+            code,
+            Some(if r["proven"] == true { 1 } else { 2 }),
+            "{variant}"
+        );
+        let why = r["reason"].as_str().unwrap();
+        match variant {
+            "include" => assert!(
+                why.contains("bootstrap/templates/rendered.yaml:10: `{{ include"),
+                "{why}"
+            ),
+            "range" => assert!(
+                why.contains("bootstrap/templates/rendered.yaml:1: `{{ range"),
+                "{why}"
+            ),
+            "inline values" => assert!(why.contains("inline"), "{why}"),
+            _ => {}
+        }
+    }
 }
 
 /// JSON says what the text says: each child Application's `hop2_automated`
@@ -1017,6 +1078,53 @@ fn fx_rendered_by_chart() -> tempfile::TempDir {
     )
 }
 
+/// A chart `bootstrap` whose template renders an Application `rendered`
+/// reading `apps`, deployed by `root` (with `envs/prod.yaml` as a value
+/// file): each `variant` changes one thing (see the test above).
+fn fx_chart_app(variant: &str) -> tempfile::TempDir {
+    let revision = match variant {
+        "include" => "{{ include \"bootstrap.revision\" . }}",
+        _ => "{{ .Values.revision | quote }}",
+    };
+    let (open, name, close) = match variant {
+        "range" => (
+            "{{- range .Values.applications }}",
+            "{{ .name }}",
+            "{{- end }}",
+        ),
+        _ => ("{{- if .Values.enabled }}", "rendered", "{{- end }}"),
+    };
+    let template = format!(
+        "{open}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {{{{ $.Values.path }}}}\n    targetRevision: {revision}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{close}\n"
+    );
+    let enabled = variant != "disabled";
+    let values = format!(
+        "enabled: {enabled}\npath: apps\nrevision: main\napplications: [{{name: rendered}}]\n"
+    );
+    let helm = match variant {
+        "value file" => "    helm:\n      valueFiles: [../envs/prod.yaml]\n",
+        "inline values" => "    helm:\n      values: |\n        revision: v1.4.0\n",
+        _ => "",
+    };
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/Chart.yaml",
+                "name: bootstrap\nversion: 1.0.0\n".into(),
+            ),
+            ("bootstrap/values.yaml", values),
+            ("bootstrap/templates/rendered.yaml", template),
+            ("envs/prod.yaml", "revision: v1.4.0\n".into()),
+            (
+                "root.yaml",
+                root_app("root", REPO_HTTPS, "bootstrap", &format!("{helm}{AUTO}")),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
 fn fx_hop2() -> tempfile::TempDir {
     let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
     repo(
@@ -1137,7 +1245,7 @@ fn agreed_verdicts(dir: &Path, file: &str, extra: &[&str]) -> Vec<String> {
     let mut keys: Vec<String> = seen
         .unwrap()
         .iter()
-        .map(|r| r.split(' ').nth(1).unwrap().trim_matches('"').to_string())
+        .map(|r| r.rsplit(' ').nth(1).unwrap().trim_matches('"').to_string())
         .collect();
     keys.sort();
     keys
@@ -1234,6 +1342,31 @@ fn every_fixture_agrees_whatever_path_is_given() {
             "cluster generator, no registration",
             Box::new(fx_cluster_no_registrations),
             vec![("workloads/prod/w.yaml", "not_proven")],
+        ),
+        (
+            "chart renders, values",
+            Box::new(|| fx_chart_app("values")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "chart renders, value file",
+            Box::new(|| fx_chart_app("value file")),
+            vec![("apps/a.yaml", "pinned")],
+        ),
+        (
+            "chart renders nothing",
+            Box::new(|| fx_chart_app("disabled")),
+            vec![("apps/a.yaml", "no_feeder")],
+        ),
+        (
+            "chart template, include",
+            Box::new(|| fx_chart_app("include")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "chart template, range",
+            Box::new(|| fx_chart_app("range")),
+            vec![("apps/a.yaml", "not_proven")],
         ),
         (
             "live",
@@ -1385,7 +1518,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 58);
+    assert_eq!(checked, 63);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

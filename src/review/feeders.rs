@@ -1686,7 +1686,8 @@ fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
         match app_of(&m) {
             Some(mut app) if child.get("spec").is_some() => {
                 app.rendered = Some(format!(
-                    "is held in Helm values (`{rel}:{}`): whether a chart renders it is not followed",
+                    "{} (`{rel}:{}`): it exists only if a chart renders it",
+                    super::rendered::HELD_IN_VALUES,
                     child.line
                 ));
                 out.push(app);
@@ -2230,6 +2231,7 @@ pub fn build_for(
     let mut apps = read.apps;
     let tree = DiskTree::new(root.clone());
     super::rendered::follow(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
+    super::rendered::follow_values(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
     model.apps = apps;
     (root, model)
 }

@@ -497,10 +497,28 @@ fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
             "apps/a.yaml",
             "\"Application/rendered\" \"not_proven\"",
         ),
+        // A `range` over a list of the values renders one per element.
         (
             "range",
             "apps/a.yaml",
-            "\"Application/{{ .name }}\" \"not_proven\"",
+            "\"Application/rendered\" \"deploys_on_merge\"",
+        ),
+        (
+            "range, function",
+            "apps/a.yaml",
+            "\"Application/{{ .name | upper }}\" \"not_proven\"",
+        ),
+        // An Application held in `extraObjects` of the chart's values,
+        // rendered whole by a `range` and `toYaml`.
+        (
+            "extraObjects",
+            "apps/a.yaml",
+            "\"Application/held\" \"deploys_on_merge\"",
+        ),
+        (
+            "extraObjects, nobody deploys it",
+            "apps/a.yaml",
+            "\"Application/held\" \"not_proven\"",
         ),
     ] {
         let d = fx_chart_app(variant);
@@ -519,8 +537,13 @@ fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
                 why.contains("bootstrap/templates/rendered.yaml:10: `{{ include"),
                 "{why}"
             ),
-            "range" => assert!(
-                why.contains("bootstrap/templates/rendered.yaml:1: `{{ range"),
+            "range, function" => assert!(
+                why.contains("bootstrap/templates/rendered.yaml:5: `upper`"),
+                "{why}"
+            ),
+            "extraObjects, nobody deploys it" => assert!(
+                why.contains("is held in Helm values (`bootstrap/values.yaml:6`)")
+                    && why.contains("no Application of this repository deploys `bootstrap`"),
                 "{why}"
             ),
             "inline values" => assert!(why.contains("inline"), "{why}"),
@@ -1087,6 +1110,11 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         _ => "{{ .Values.revision | quote }}",
     };
     let (open, name, close) = match variant {
+        "range, function" => (
+            "{{- range .Values.applications }}",
+            "{{ .name | upper }}",
+            "{{- end }}",
+        ),
         "range" => (
             "{{- range .Values.applications }}",
             "{{ .name }}",
@@ -1098,13 +1126,26 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         "{open}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {{{{ $.Values.path }}}}\n    targetRevision: {revision}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{close}\n"
     );
     let enabled = variant != "disabled";
-    let values = format!(
+    let mut values = format!(
         "enabled: {enabled}\npath: apps\nrevision: main\napplications: [{{name: rendered}}]\n"
     );
+    let mut template = template;
+    if variant.starts_with("extraObjects") {
+        // An `extraObjects` list rendered whole (`toYaml` of each element).
+        template = "{{- range .Values.extraObjects }}\n---\n{{ toYaml . }}\n{{- end }}\n".into();
+        values.push_str(&format!(
+            "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata:\n      name: held\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: apps\n        targetRevision: main\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy:\n        automated: {{}}\n"
+        ));
+    }
     let helm = match variant {
         "value file" => "    helm:\n      valueFiles: [../envs/prod.yaml]\n",
         "inline values" => "    helm:\n      values: |\n        revision: v1.4.0\n",
         _ => "",
+    };
+    let root = if variant.ends_with("nobody deploys it") {
+        root_app("root", REPO_HTTPS, "elsewhere", AUTO)
+    } else {
+        root_app("root", REPO_HTTPS, "bootstrap", &format!("{helm}{AUTO}"))
     };
     repo(
         REPO_HTTPS,
@@ -1116,10 +1157,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
             ("bootstrap/values.yaml", values),
             ("bootstrap/templates/rendered.yaml", template),
             ("envs/prod.yaml", "revision: v1.4.0\n".into()),
-            (
-                "root.yaml",
-                root_app("root", REPO_HTTPS, "bootstrap", &format!("{helm}{AUTO}")),
-            ),
+            ("root.yaml", root),
             ("apps/a.yaml", child("a", 0, true)),
         ],
     )
@@ -1366,6 +1404,21 @@ fn every_fixture_agrees_whatever_path_is_given() {
         (
             "chart template, range",
             Box::new(|| fx_chart_app("range")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "chart template, range, function",
+            Box::new(|| fx_chart_app("range, function")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "extraObjects",
+            Box::new(|| fx_chart_app("extraObjects")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "extraObjects, nobody deploys it",
+            Box::new(|| fx_chart_app("extraObjects, nobody deploys it")),
             vec![("apps/a.yaml", "not_proven")],
         ),
         (
@@ -1518,7 +1571,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 63);
+    assert_eq!(checked, 66);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

@@ -274,31 +274,36 @@ pub struct GitGenerator {
     pub directories: Vec<(String, bool)>,
 }
 
+/// A `git` generator's body.
+fn git_generator(git: V) -> GitGenerator {
+    GitGenerator {
+        repo_url: text(s(git, "repoURL")).unwrap_or_default(),
+        revision: text(s(git, "revision")).unwrap_or_default(),
+        files: s(git, "files")
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| text(s(f, "path")))
+            .collect(),
+        directories: s(git, "directories")
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let exclude = text(s(d, "exclude")).as_deref() == Some("true");
+                text(s(d, "path")).map(|p| (p, exclude))
+            })
+            .collect(),
+    }
+}
+
 /// Git generators, matrix and merge generators' children included; the
 /// names of the other generators (`list` aside) go to `others`.
 pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut Vec<String>) {
     for g in gens.as_vec().into_iter().flatten() {
         let git = s(g, "git");
         if !git.is_badvalue() {
-            out.push(GitGenerator {
-                repo_url: text(s(git, "repoURL")).unwrap_or_default(),
-                revision: text(s(git, "revision")).unwrap_or_default(),
-                files: s(git, "files")
-                    .as_vec()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| text(s(f, "path")))
-                    .collect(),
-                directories: s(git, "directories")
-                    .as_vec()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| {
-                        let exclude = text(s(d, "exclude")).as_deref() == Some("true");
-                        text(s(d, "path")).map(|p| (p, exclude))
-                    })
-                    .collect(),
-            });
+            out.push(git_generator(git));
         }
         for nested in ["matrix", "merge"] {
             collect_git_generators(s(s(g, nested), "generators"), out, others);
@@ -340,8 +345,8 @@ impl Selector {
 pub enum GeneratorKind {
     /// `list.elements` of literal elements.
     List(Vec<Params>),
-    /// A `git` generator (see [`GitGenerator`]).
-    Git,
+    /// A `git` generator.
+    Git(GitGenerator),
     /// The cluster generator: registrations matching `selector`, with
     /// `values` (each may template the cluster's parameters).
     Clusters {
@@ -409,7 +414,7 @@ pub fn generators(gens: V) -> Vec<Generator> {
                         GeneratorKind::Other("list (elementsYaml or non-literal elements)".into())
                     }
                 },
-                "git" => GeneratorKind::Git,
+                "git" => GeneratorKind::Git(git_generator(body)),
                 CLUSTERS_GENERATOR => {
                     let mut values = Vec::new();
                     if let Some(Value::Map(vs)) = s(body, "values").0.map(|n| &n.value) {

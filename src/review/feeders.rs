@@ -16,7 +16,9 @@
 //! manifests arrive as decoded documents ([`Manifest`]).
 
 use super::generated::{self, Registered};
-use crate::model::application::{app_of, s, text, unmask, App, Manifest, Source, V};
+use crate::model::application::{
+    app_of, s, text, unmask, App, GitGenerator, Manifest, Params, Source, V,
+};
 use crate::model::config::Config;
 use crate::repo::remote::RepoFacts;
 use crate::syntax::yaml::{self, Node, Value};
@@ -167,6 +169,10 @@ pub trait Tree {
     fn list(&self, _dir: &str) -> Vec<String> {
         Vec::new()
     }
+    /// The names of the folders directly in a folder (hidden ones aside).
+    fn dirs(&self, _dir: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The tree on disk below `root`.
@@ -214,6 +220,18 @@ impl Tree for DiskTree {
             .collect()
     }
 
+    fn dirs(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !n.starts_with('.'))
+            .collect()
+    }
+
     fn kustomization(&self, dir: &str) -> Option<Node> {
         self.kustomizations
             .borrow_mut()
@@ -251,6 +269,41 @@ fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
         return Some(file);
     }
     file.strip_prefix(&dir)?.strip_prefix('/')
+}
+
+/// The folders (`dirs`) or files below a glob's literal folder that it
+/// may match, at most as deep as it reaches (8 folders for `**` or a
+/// greedy `*`).
+fn below(tree: &dyn Tree, glob: &str, dirs: bool) -> Vec<String> {
+    let segs: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
+    let lit = segs
+        .iter()
+        .position(|g| g.contains(['*', '?', '[', '{']))
+        .unwrap_or(segs.len());
+    let start = segs[..lit].join("/");
+    let depth = if glob.contains("**") || !dirs {
+        8
+    } else {
+        segs.len() - lit
+    };
+    let mut out = Vec::new();
+    let mut level = vec![start];
+    for _ in 0..=depth {
+        let mut next = Vec::new();
+        for d in &level {
+            if dirs {
+                out.push(d.clone());
+            } else {
+                out.extend(tree.list(d).iter().map(|f| join(d, f)));
+            }
+            next.extend(tree.dirs(d).iter().map(|c| join(d, c)));
+        }
+        level = next;
+        if level.is_empty() || out.len() > 10_000 {
+            break;
+        }
+    }
+    out
 }
 
 /// `covers` with `why` added to each reason a cover is not known.
@@ -870,8 +923,13 @@ impl Model {
             // An ApplicationSet whose parameters are known (list elements,
             // cluster registrations in the repository, matrix and merge of
             // them) is judged by the Applications it makes.
+            let git = |g: &GitGenerator| self.git_sets(g, tree);
+            let inputs = generated::Inputs {
+                registrations: &self.registrations,
+                git: &git,
+            };
             let made = if app.sources[j].templated() {
-                generated::made(app, &self.registrations)
+                generated::made(app, &inputs)
             } else {
                 None
             };
@@ -1010,7 +1068,7 @@ impl Model {
             // generator's is the folder of each file its glob matches
             // (`path.Dir`).
             let made = |d: &str| {
-                gens.iter().any(|g| {
+                gens.iter().find(|g| {
                     let dirs = &g.directories;
                     let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
                         && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
@@ -1024,7 +1082,18 @@ impl Model {
             };
             let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
             for d in folders.iter().rev() {
-                if made(d) && !app.other_generators.is_empty() {
+                let Some(g) = made(d) else { continue };
+                // The generator lists folders and files at its own
+                // revision: the work tree says what is there only when
+                // that is the base branch.
+                if !classify(&g.revision, &self.facts).tracks_base() {
+                    return Some(Cover::Unknown(format!(
+                        "{}'s git generator reads revision `{}`, not the base branch: its folders and files there are not read",
+                        app.id(),
+                        g.revision
+                    )));
+                }
+                if !app.other_generators.is_empty() {
                     // Combined with generators whose parameters are not
                     // followed (a matrix with a cluster generator...): the
                     // folder is the git generator's, whether an
@@ -1035,13 +1104,11 @@ impl Model {
                         app.other_generators.join(", ")
                     )));
                 }
-                if made(d) {
-                    let one = Source {
-                        path: Some((*d).to_string()),
-                        ..src.clone()
-                    };
-                    return Some(covers(&one, file, tree));
-                }
+                let one = Source {
+                    path: Some((*d).to_string()),
+                    ..src.clone()
+                };
+                return Some(covers(&one, file, tree));
             }
             return None;
         }
@@ -1049,6 +1116,54 @@ impl Model {
             "{}'s source path `{path}` is templated by generator parameters that are not followed",
             app.id()
         )))
+    }
+
+    /// A git generator's parameter sets (Generators-Git.md; argo-cd
+    /// `applicationset/generators/git.go`): each folder its `directories`
+    /// match (`exclude` entries removed) and each file its `files` globs
+    /// match, read from the work tree, so only when the generator reads
+    /// this repository at the base branch.
+    fn git_sets(&self, g: &GitGenerator, tree: &dyn Tree) -> Result<Vec<Params>, String> {
+        match self.generator_ours(&g.repo_url) {
+            Ours::Yes => {}
+            Ours::No => {
+                return Err(format!(
+                    "its git generator reads another repository ({})",
+                    g.repo_url
+                ))
+            }
+            Ours::Unproven(why) => return Err(why),
+        }
+        if !classify(&g.revision, &self.facts).tracks_base() {
+            return Err(format!(
+                "its git generator reads revision `{}`, not the base branch: its folders and files there are not read",
+                g.revision
+            ));
+        }
+        let mut sets = Vec::new();
+        for (glob, _) in g.directories.iter().filter(|(_, ex)| !ex) {
+            for d in below(tree, glob, true) {
+                let excluded = g.directories.iter().any(|(p, ex)| *ex && path_match(p, &d));
+                if path_match(glob, &d) && !excluded {
+                    sets.push(crate::find::resolve::dir_params(&d).into_iter().collect());
+                }
+            }
+        }
+        for glob in &g.files {
+            for f in below(tree, glob, false) {
+                if !self.files_glob(glob, &f) {
+                    continue;
+                }
+                let docs = tree
+                    .read(&f)
+                    .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                    .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
+                    .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))?;
+                let params = crate::find::resolve::file_params(&f, &docs);
+                sets.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+            }
+        }
+        Ok(sets)
     }
 
     /// The git generators of `app` that read `file` (`this`: which read

@@ -1,14 +1,16 @@
 //! The Applications an ApplicationSet makes, when every parameter of its
 //! generators is known from the repository: `list` elements, the cluster
 //! generator over the cluster registrations (Secrets labelled
-//! `argocd.argoproj.io/secret-type: cluster`) the repository holds, and
-//! `matrix`/`merge` generators combining them. Anything else (a git
-//! generator is the after-merge review's own road; SCM provider, pull
-//! request, plugin and cluster decision resource generators read the hub
-//! or a service) is "not known", with the reason naming it.
+//! `argocd.argoproj.io/secret-type: cluster`) the repository holds, git
+//! generators (their sets given by the review, which reads the tree), and
+//! `matrix`/`merge` generators combining them. A git generator at the top
+//! whose parameters make the source path is the review's own road. SCM
+//! provider, pull request, plugin and cluster decision resource
+//! generators read a service or the hub: "not known", with the reason
+//! naming them.
 
 use crate::find::names::registration_fields;
-use crate::model::application::{App, Generator, GeneratorKind, Params, Selector};
+use crate::model::application::{App, Generator, GeneratorKind, GitGenerator, Params, Selector};
 use crate::model::positions;
 use crate::syntax::yaml::{Node, Value};
 
@@ -145,14 +147,25 @@ fn selects(sel: &Selector, labels: &[(String, String)]) -> Option<bool> {
     Some(all)
 }
 
+/// What the review knows of the repository for the generators: the
+/// cluster registrations it holds, and the parameter sets of a git
+/// generator (each folder or file it matches at its revision, when that
+/// revision is the base branch and the repository is this one).
+pub struct Inputs<'a> {
+    pub registrations: &'a [Registered],
+    pub git: &'a dyn Fn(&GitGenerator) -> Result<Vec<Params>, String>,
+}
+
 /// The parameter sets of one generator, or why they are not known.
-fn sets_of(g: &Generator, regs: &[Registered]) -> Result<Known, String> {
+fn sets_of(g: &Generator, regs: &Inputs) -> Result<Known, String> {
     let known = match &g.kind {
         GeneratorKind::List(elements) => Known {
             sets: elements.clone(),
             complete: true,
         },
-        GeneratorKind::Clusters { selector, values } => clusters(selector, values, regs)?,
+        GeneratorKind::Clusters { selector, values } => {
+            clusters(selector, values, regs.registrations)?
+        }
         GeneratorKind::Matrix(children) => {
             let [a, b] = children.as_slice() else {
                 return Err(
@@ -174,9 +187,10 @@ fn sets_of(g: &Generator, regs: &[Registered]) -> Result<Known, String> {
             }
         }
         GeneratorKind::Merge(keys, children) => merge(keys, children, regs)?,
-        GeneratorKind::Git => {
-            return Err("a git generator inside a matrix or merge generator is not followed".into())
-        }
+        GeneratorKind::Git(git) => Known {
+            sets: (regs.git)(git)?,
+            complete: true,
+        },
         GeneratorKind::Other(name) => {
             return Err(format!(
                 "the `{name}` generator's parameters come from outside the repository"
@@ -259,7 +273,7 @@ fn has(params: &Params, key: &str, value: &str) -> bool {
 /// The merge generator (Generators-Merge.md): the first generator's sets,
 /// each updated by every set of a later generator that has the same
 /// values for all `mergeKeys`; later sets that match none are dropped.
-fn merge(keys: &[String], children: &[Generator], regs: &[Registered]) -> Result<Known, String> {
+fn merge(keys: &[String], children: &[Generator], regs: &Inputs) -> Result<Known, String> {
     let Some((first, rest)) = children.split_first() else {
         return Err("a merge generator with no generators".into());
     };
@@ -292,8 +306,19 @@ fn merge(keys: &[String], children: &[Generator], regs: &[Registered]) -> Result
 /// repository: its template with each set put in. `None` when it has a
 /// git generator at its top (the review follows git generators itself);
 /// `Err` with the reason when a parameter is not known.
-pub fn made(app: &App, regs: &[Registered]) -> Option<Result<(Vec<App>, bool), String>> {
-    if app.generators.is_empty() || app.generators.iter().any(|g| g.kind == GeneratorKind::Git) {
+pub fn made(app: &App, regs: &Inputs) -> Option<Result<(Vec<App>, bool), String>> {
+    // A git generator at the top whose parameters make the path is the
+    // review's own road (`feeders`); one that names only value files or a
+    // revision is followed here.
+    let top_git = app
+        .generators
+        .iter()
+        .any(|g| matches!(g.kind, GeneratorKind::Git(_)));
+    let path_templated = app
+        .sources
+        .iter()
+        .any(|s| s.path.as_deref().is_some_and(|p| p.contains("{{")));
+    if app.generators.is_empty() || top_git && path_templated {
         return None;
     }
     let mut sets = Vec::new();
@@ -402,7 +427,12 @@ mod tests {
         };
         let base = list(&[&[("name", "a"), ("x", "1")], &[("name", "b"), ("x", "1")]]);
         let over = list(&[&[("name", "b"), ("x", "2")], &[("name", "c"), ("x", "3")]]);
-        let got = merge(&["name".into()], &[base, over], &[]).unwrap();
+        let none = |_: &GitGenerator| -> Result<Vec<Params>, String> { Err("none".into()) };
+        let inputs = Inputs {
+            registrations: &[],
+            git: &none,
+        };
+        let got = merge(&["name".into()], &[base, over], &inputs).unwrap();
         assert!(got.complete);
         assert_eq!(
             got.sets,

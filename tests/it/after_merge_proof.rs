@@ -679,10 +679,26 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
             "merge/gold/g.yaml",
             "\"ApplicationSet/merge\" \"deploys_on_merge\"",
         ),
-        // A matrix holding a git generator: not followed.
+        // A matrix of a git directories generator (Generators-Git.md) and
+        // the cluster generator: each folder with each cluster.
         (
             "mixed/keda/k.yaml",
-            "\"ApplicationSet/mixed\" \"not_proven\"",
+            "\"ApplicationSet/mixed\" \"deploys_on_merge\"",
+        ),
+        // ... but one whose git generator reads another branch: its
+        // folders there are not read.
+        (
+            "pinned/x/p.yaml",
+            "\"ApplicationSet/mixed-release\" \"not_proven\"",
+        ),
+        // A git files generator's parameters name value files.
+        (
+            "charts/cfg/cfg/prod.yaml",
+            "\"ApplicationSet/per-file\" \"deploys_on_merge\"",
+        ),
+        (
+            "charts/cfg/cfg/dev.yaml",
+            "\"ApplicationSet/per-file\" \"not_included\"",
         ),
     ] {
         assert_eq!(verdicts(&rows, file), vec![want], "{file}");
@@ -696,7 +712,7 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
     assert!(
         reason("charts/app/values/dev.yaml").contains("clusters registered outside the repository")
     );
-    assert!(reason("mixed/keda/k.yaml").contains("git generator inside a matrix"));
+    assert!(reason("pinned/x/p.yaml").contains("reads revision `release`"));
     // The text says what the JSON says, row by row.
     let text = stdout(&rebind(d.path(), &["diff", "--from", OLD, "--to", NEW]));
     for r in &rows {
@@ -709,6 +725,8 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
         "charts/app/values/prod.yaml",
         "matrix",
         "merge",
+        "mixed",
+        "charts/cfg/cfg/prod.yaml",
     ] {
         assert_eq!(require(d.path(), &[path], &[]).0, Some(1), "{path}");
     }
@@ -716,7 +734,8 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
         "workloads/stage",
         "charts/app/values/dev.yaml",
         "scm",
-        "mixed",
+        "pinned",
+        "charts/cfg/cfg/dev.yaml",
     ] {
         let (code, err) = require(d.path(), &[path], &[]);
         assert_eq!(code, Some(2), "{path}: {err}");
@@ -848,6 +867,27 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                 ),
             ),
             ("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n".into()),
+            (
+                "appsets/mixed-release.yaml",
+                appset_of(
+                    "mixed-release",
+                    &format!("  - matrix:\n      generators:\n      - git:\n          repoURL: {REPO_HTTPS}\n          revision: release\n          directories: [{{path: 'pinned/*'}}]\n      - list:\n          elements: [{{env: a}}]\n"),
+                    &path("{{path}}"),
+                ),
+            ),
+            (
+                "appsets/per-file.yaml",
+                appset_of(
+                    "per-file",
+                    &format!("  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files: [{{path: 'config/*.json'}}]\n"),
+                    "        path: charts/cfg\n        helm:\n          valueFiles: ['cfg/{{name}}.yaml']\n",
+                ),
+            ),
+            ("config/prod.json", "{\"name\": \"prod\"}\n".into()),
+            ("charts/cfg/Chart.yaml", "name: cfg\nversion: 1.0.0\n".into()),
+            ("charts/cfg/cfg/prod.yaml", server.clone()),
+            ("charts/cfg/cfg/dev.yaml", server.clone()),
+            ("pinned/x/p.yaml", child("p", 0, true)),
             ("charts/app/values/prod.yaml", server.clone()),
             ("charts/app/values/stage.yaml", server.clone()),
             ("charts/app/values/in-cluster.yaml", server.clone()),
@@ -1372,7 +1412,10 @@ fn every_fixture_agrees_whatever_path_is_given() {
                 ("scm/r/x.yaml", "not_proven"),
                 ("matrix/prod/prod/m.yaml", "deploys_on_merge"),
                 ("merge/gold/g.yaml", "deploys_on_merge"),
-                ("mixed/keda/k.yaml", "not_proven"),
+                ("mixed/keda/k.yaml", "deploys_on_merge"),
+                ("pinned/x/p.yaml", "not_proven"),
+                ("charts/cfg/cfg/prod.yaml", "deploys_on_merge"),
+                ("charts/cfg/cfg/dev.yaml", "not_included"),
                 ("registrations/prod.yaml", "deploys_on_merge"),
             ],
         ),
@@ -1571,7 +1614,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 66);
+    assert_eq!(checked, 69);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

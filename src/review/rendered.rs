@@ -682,6 +682,9 @@ mod tests {
         );
         let t = "{{- range $o := .Values.objs }}\n---\n{{ toYaml $o }}\n{{- end }}\n";
         assert_eq!(render(t, &v).unwrap(), "\n---\nkind: K\nspec:\n  n: 1\n");
+        let w = values("apps: [{name: a, on: true}, {name: b}]\n");
+        let t = "{{ range .Values.apps }}{{ if .on }}{{ .name }}{{ end }}{{ end }}.";
+        assert_eq!(render(t, &w).unwrap(), "a.");
         let t = "{{ range .Values.none }}x{{ end }}y";
         assert_eq!(render(t, &v).unwrap(), "y");
         assert!(render("{{ range .Values.apps }}{{ .name | upper }}{{ end }}", &v).is_err());

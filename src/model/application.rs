@@ -1,6 +1,6 @@
 //! The ArgoCD Application table: how an Application or ApplicationSet
-//! names its sources, destination, sync policy and git generators, read
-//! from a decoded document.
+//! names its sources, destination, sync policy and generators, read from a
+//! decoded document.
 
 use crate::syntax::yaml::{Node, Value};
 
@@ -23,6 +23,10 @@ pub struct Source {
     pub directory: Directory,
     pub value_files: Vec<String>,
     pub helm: bool,
+    /// Values given in the Application itself (`helm.values`,
+    /// `valuesObject`, `parameters`, `fileParameters`): they override the
+    /// value files.
+    pub helm_inline: bool,
     pub kustomize: bool,
     /// A config management plugin renders it (`plugin:`): what it reads is
     /// the plugin's business.
@@ -61,9 +65,9 @@ pub struct App {
     /// An ApplicationSet's generators that are neither git nor list (their
     /// parameters are not known from the repository), by name.
     pub other_generators: Vec<String>,
-    /// An ApplicationSet whose generators are all `list`s of literal
-    /// elements: each element's parameters (nested keys dotted).
-    pub list_elements: Option<Vec<Vec<(String, String)>>>,
+    /// An ApplicationSet's `spec.generators`, as a tree (matrix and merge
+    /// hold their children).
+    pub generators: Vec<Generator>,
     /// An ApplicationSet's `spec.syncPolicy.applicationsSync` (`sync`,
     /// `create-only`, `create-update`, `create-delete`), if set.
     pub applications_sync: Option<String>,
@@ -151,6 +155,9 @@ pub fn source_of(y: V) -> Source {
             .map(|v| v.into_iter().filter_map(text).collect())
             .unwrap_or_default(),
         helm: !s(y, "helm").is_badvalue(),
+        helm_inline: ["values", "valuesObject", "parameters", "fileParameters"]
+            .iter()
+            .any(|k| !s(s(y, "helm"), k).is_badvalue()),
         kustomize: !s(y, "kustomize").is_badvalue(),
         plugin: !s(y, "plugin").is_badvalue(),
         this_repo: false,
@@ -175,19 +182,8 @@ pub fn app_of(m: &Manifest) -> Option<App> {
     let wave = text(s(s(meta, "annotations"), "argocd.argoproj.io/sync-wave"))
         .and_then(|w| w.trim().parse().ok())
         .unwrap_or(0);
-    let spec = if kind == "Application" {
-        s(doc, "spec")
-    } else {
-        s(s(s(doc, "spec"), "template"), "spec")
-    };
-    // `sources` replaces `source` when it lists any (ArgoCD's
-    // `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`; `source` is
-    // then ignored).
-    let sources: Vec<Source> = match s(spec, "sources").as_vec() {
-        Some(list) if !list.is_empty() => list.into_iter().map(source_of).collect(),
-        _ if !s(spec, "source").is_badvalue() => vec![source_of(s(spec, "source"))],
-        _ => Vec::new(),
-    };
+    let spec = spec_of(doc, kind);
+    let sources: Vec<Source> = source_nodes(spec).into_iter().map(source_of).collect();
     let mut git_generators = Vec::new();
     let mut other_generators = Vec::new();
     if kind == "ApplicationSet" {
@@ -207,9 +203,11 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         wave,
         git_generators,
         other_generators,
-        list_elements: (kind == "ApplicationSet")
-            .then(|| list_elements(s(s(doc, "spec"), "generators")))
-            .flatten(),
+        generators: if kind == "ApplicationSet" {
+            generators(s(s(doc, "spec"), "generators"))
+        } else {
+            Vec::new()
+        },
         applications_sync: (kind == "ApplicationSet")
             .then(|| text(s(s(s(doc, "spec"), "syncPolicy"), "applicationsSync")))
             .flatten(),
@@ -217,6 +215,59 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         applied_by: None,
         live_absent: false,
     })
+}
+
+/// The Application spec of a document of `kind` (an ApplicationSet's
+/// template's).
+fn spec_of<'a>(doc: V<'a>, kind: &str) -> V<'a> {
+    if kind == "Application" {
+        s(doc, "spec")
+    } else {
+        s(s(s(doc, "spec"), "template"), "spec")
+    }
+}
+
+/// The sources of a spec: `sources` replaces `source` when it lists any
+/// (ArgoCD's `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`;
+/// `source` is then ignored).
+fn source_nodes(spec: V<'_>) -> Vec<V<'_>> {
+    match s(spec, "sources").as_vec() {
+        Some(list) if !list.is_empty() => list,
+        _ if !s(spec, "source").is_badvalue() => vec![s(spec, "source")],
+        _ => Vec::new(),
+    }
+}
+
+/// An Application read from a Helm template whose actions were masked to
+/// parse it (`syntax::yaml::mask_templates`, the masked byte `ranges` of
+/// `raw`): its name, and each source's path and revision, that a masked
+/// action covers are put back as written (`{{ .Values.path }}`), so that
+/// they read as templated, not as the mask's filler.
+pub fn unmask(app: &mut App, doc: &Node, raw: &str, ranges: &[(usize, usize)]) {
+    let back = |y: V| -> Option<String> {
+        let n = y.0?;
+        let len = n.as_str()?.len();
+        let (from, to) = (n.start, n.start + len + 1);
+        ranges
+            .iter()
+            .any(|&(a, _)| a >= from && a < to)
+            .then_some(())?;
+        let line = raw.get(n.start..)?.lines().next()?;
+        Some(line.trim().trim_matches(['"', '\'']).to_string())
+    };
+    let doc = V(Some(doc));
+    if let Some(name) = back(s(s(doc, "metadata"), "name")) {
+        app.name = name;
+    }
+    let nodes = source_nodes(spec_of(doc, app.kind));
+    for (src, y) in app.sources.iter_mut().zip(nodes) {
+        if let Some(p) = back(s(y, "path")) {
+            src.path = Some(p);
+        }
+        if let Some(r) = back(s(y, "targetRevision")) {
+            src.target_revision = r;
+        }
+    }
 }
 
 /// An ApplicationSet's git generator: the files it reads from a
@@ -232,31 +283,36 @@ pub struct GitGenerator {
     pub directories: Vec<(String, bool)>,
 }
 
+/// A `git` generator's body.
+fn git_generator(git: V) -> GitGenerator {
+    GitGenerator {
+        repo_url: text(s(git, "repoURL")).unwrap_or_default(),
+        revision: text(s(git, "revision")).unwrap_or_default(),
+        files: s(git, "files")
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| text(s(f, "path")))
+            .collect(),
+        directories: s(git, "directories")
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| {
+                let exclude = text(s(d, "exclude")).as_deref() == Some("true");
+                text(s(d, "path")).map(|p| (p, exclude))
+            })
+            .collect(),
+    }
+}
+
 /// Git generators, matrix and merge generators' children included; the
 /// names of the other generators (`list` aside) go to `others`.
 pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut Vec<String>) {
     for g in gens.as_vec().into_iter().flatten() {
         let git = s(g, "git");
         if !git.is_badvalue() {
-            out.push(GitGenerator {
-                repo_url: text(s(git, "repoURL")).unwrap_or_default(),
-                revision: text(s(git, "revision")).unwrap_or_default(),
-                files: s(git, "files")
-                    .as_vec()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| text(s(f, "path")))
-                    .collect(),
-                directories: s(git, "directories")
-                    .as_vec()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|d| {
-                        let exclude = text(s(d, "exclude")).as_deref() == Some("true");
-                        text(s(d, "path")).map(|p| (p, exclude))
-                    })
-                    .collect(),
-            });
+            out.push(git_generator(git));
         }
         for nested in ["matrix", "merge"] {
             collect_git_generators(s(s(g, nested), "generators"), out, others);
@@ -273,33 +329,155 @@ pub fn collect_git_generators(gens: V, out: &mut Vec<GitGenerator>, others: &mut
     }
 }
 
-/// The parameters of an ApplicationSet's generators when every one is a
-/// `list` of literal elements (no `elementsYaml`), one set per element.
-fn list_elements(gens: V) -> Option<Vec<Vec<(String, String)>>> {
-    let mut out = Vec::new();
-    for g in gens.as_vec()? {
-        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
-            return None;
-        };
-        let [(key, list)] = pairs.as_slice() else {
-            return None;
-        };
-        let Some(Value::Map(list)) = (key.as_str() == Some("list")).then_some(&list.value) else {
-            return None;
-        };
-        let [(ekey, elements)] = list.as_slice() else {
-            return None;
-        };
-        if ekey.as_str() != Some("elements") {
-            return None;
-        }
-        for e in V(Some(elements)).as_vec()? {
-            let mut params = Vec::new();
-            flatten(e.0?, "", &mut params)?;
-            out.push(params);
+/// A generator's parameter set: each parameter's name (nested keys
+/// dotted, as fasttemplate names them) and value.
+pub type Params = Vec<(String, String)>;
+
+/// A Kubernetes label selector (`matchLabels`, `matchExpressions`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selector {
+    pub match_labels: Vec<(String, String)>,
+    /// `(key, operator, values)`.
+    pub expressions: Vec<(String, String, Vec<String>)>,
+    /// Something the selector holds that is not read (a non-scalar label).
+    pub unread: bool,
+}
+
+impl Selector {
+    pub fn is_empty(&self) -> bool {
+        self.match_labels.is_empty() && self.expressions.is_empty() && !self.unread
+    }
+}
+
+/// What one entry of an ApplicationSet's `generators` is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GeneratorKind {
+    /// `list.elements` of literal elements.
+    List(Vec<Params>),
+    /// A `git` generator.
+    Git(GitGenerator),
+    /// The cluster generator: registrations matching `selector`, with
+    /// `values` (each may template the cluster's parameters).
+    Clusters {
+        selector: Selector,
+        values: Params,
+    },
+    Matrix(Vec<Generator>),
+    /// `merge`: its `mergeKeys` and generators.
+    Merge(Vec<String>, Vec<Generator>),
+    /// Any other generator (SCM provider, pull request, plugin, cluster
+    /// decision resource, a list with `elementsYaml`...), by name.
+    Other(String),
+}
+
+/// One entry of an ApplicationSet's `generators`, with its post-selector
+/// (`selector`, matched against the parameters it generates).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generator {
+    pub kind: GeneratorKind,
+    pub selector: Selector,
+}
+
+/// The key of the cluster generator (`generators[].clusters`).
+pub const CLUSTERS_GENERATOR: &str = "clusters";
+
+fn selector_of(y: V) -> Selector {
+    let mut sel = Selector::default();
+    if let Some(Value::Map(pairs)) = s(y, "matchLabels").0.map(|n| &n.value) {
+        for (k, v) in pairs {
+            match (k.as_str(), v.as_str()) {
+                (Some(k), Some(v)) => sel.match_labels.push((k.into(), v.into())),
+                _ => sel.unread = true,
+            }
         }
     }
-    (!out.is_empty()).then_some(out)
+    for e in s(y, "matchExpressions").as_vec().into_iter().flatten() {
+        let values = s(e, "values").as_vec().into_iter().flatten();
+        match (text(s(e, "key")), text(s(e, "operator"))) {
+            (Some(k), Some(op)) => sel
+                .expressions
+                .push((k, op, values.filter_map(text).collect())),
+            _ => sel.unread = true,
+        }
+    }
+    sel
+}
+
+/// An ApplicationSet's generators (Generators.md): each entry's one
+/// generator key, read into [`GeneratorKind`].
+pub fn generators(gens: V) -> Vec<Generator> {
+    let mut out = Vec::new();
+    for g in gens.as_vec().into_iter().flatten() {
+        let selector = selector_of(s(g, "selector"));
+        let Some(Value::Map(pairs)) = g.0.map(|n| &n.value) else {
+            continue;
+        };
+        for (k, body) in pairs {
+            let Some(name) = k.as_str() else { continue };
+            let body = V(Some(body));
+            let kind = match name {
+                "selector" => continue,
+                "list" => match list_elements(body) {
+                    Some(elements) => GeneratorKind::List(elements),
+                    None => {
+                        GeneratorKind::Other("list (elementsYaml or non-literal elements)".into())
+                    }
+                },
+                "git" => GeneratorKind::Git(git_generator(body)),
+                CLUSTERS_GENERATOR => {
+                    let mut values = Vec::new();
+                    if let Some(Value::Map(vs)) = s(body, "values").0.map(|n| &n.value) {
+                        for (vk, vv) in vs {
+                            if let (Some(vk), Some(vv)) = (vk.as_str(), vv.as_str()) {
+                                values.push((vk.to_string(), vv.to_string()));
+                            }
+                        }
+                    }
+                    GeneratorKind::Clusters {
+                        selector: selector_of(s(body, "selector")),
+                        values,
+                    }
+                }
+                "matrix" => GeneratorKind::Matrix(generators(s(body, "generators"))),
+                "merge" => GeneratorKind::Merge(
+                    s(body, "mergeKeys")
+                        .as_vec()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(text)
+                        .collect(),
+                    generators(s(body, "generators")),
+                ),
+                other => GeneratorKind::Other(other.to_string()),
+            };
+            out.push(Generator {
+                kind,
+                selector: selector.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// A list generator's literal elements (no `elementsYaml`), one parameter
+/// set per element.
+fn list_elements(list: V) -> Option<Vec<Params>> {
+    let Some(Value::Map(pairs)) = list.0.map(|n| &n.value) else {
+        return None;
+    };
+    let [(ekey, elements)] = pairs.as_slice() else {
+        return None;
+    };
+    if ekey.as_str() != Some("elements") {
+        return None;
+    }
+    let mut out = Vec::new();
+    for e in V(Some(elements)).as_vec()? {
+        let mut params = Vec::new();
+        flatten(e.0?, "", &mut params)?;
+        out.push(params);
+    }
+    Some(out)
 }
 
 /// A list element's scalars, nested keys joined with `.`.

@@ -15,7 +15,10 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
-use crate::model::application::{app_of, s, text, App, Manifest, Source, V};
+use super::generated::{self, Registered};
+use crate::model::application::{
+    app_of, s, text, unmask, App, GitGenerator, Manifest, Params, Source, V,
+};
 use crate::model::config::Config;
 use crate::repo::remote::RepoFacts;
 use crate::syntax::yaml::{self, Node, Value};
@@ -166,6 +169,10 @@ pub trait Tree {
     fn list(&self, _dir: &str) -> Vec<String> {
         Vec::new()
     }
+    /// The names of the folders directly in a folder (hidden ones aside).
+    fn dirs(&self, _dir: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The tree on disk below `root`.
@@ -213,6 +220,18 @@ impl Tree for DiskTree {
             .collect()
     }
 
+    fn dirs(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| !n.starts_with('.'))
+            .collect()
+    }
+
     fn kustomization(&self, dir: &str) -> Option<Node> {
         self.kustomizations
             .borrow_mut()
@@ -252,52 +271,50 @@ fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
     file.strip_prefix(&dir)?.strip_prefix('/')
 }
 
-/// The Applications an ApplicationSet makes when every generator is a
-/// `list` of literal elements (Generators-List.md): its template's sources
-/// with each element's parameters put in (`{{name}}`, `{{ .name }}`, a
-/// nested key dotted). `None` when the parameters are not known, or a
-/// template is not a plain parameter of every element.
-fn made_by_list(app: &App) -> Option<Vec<App>> {
-    let elements = app.list_elements.as_ref()?;
-    elements
+/// The folders (`dirs`) or files below a glob's literal folder that it
+/// may match, at most as deep as it reaches (8 folders for `**` or a
+/// greedy `*`).
+fn below(tree: &dyn Tree, glob: &str, dirs: bool) -> Vec<String> {
+    let segs: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
+    let lit = segs
         .iter()
-        .map(|params| {
-            let put = |t: &str| render(t, params);
-            let mut one = app.clone();
-            for src in &mut one.sources {
-                src.path = match src.path.as_deref() {
-                    Some(p) => Some(put(p)?),
-                    None => None,
-                };
-                src.target_revision = put(&src.target_revision)?;
-                src.value_files = src
-                    .value_files
-                    .iter()
-                    .map(|v| put(v))
-                    .collect::<Option<Vec<_>>>()?;
+        .position(|g| g.contains(['*', '?', '[', '{']))
+        .unwrap_or(segs.len());
+    let start = segs[..lit].join("/");
+    let depth = if glob.contains("**") || !dirs {
+        8
+    } else {
+        segs.len() - lit
+    };
+    let mut out = Vec::new();
+    let mut level = vec![start];
+    for _ in 0..=depth {
+        let mut next = Vec::new();
+        for d in &level {
+            if dirs {
+                out.push(d.clone());
+            } else {
+                out.extend(tree.list(d).iter().map(|f| join(d, f)));
             }
-            Some(one)
-        })
-        .collect()
+            next.extend(tree.dirs(d).iter().map(|c| join(d, c)));
+        }
+        level = next;
+        if level.is_empty() || out.len() > 10_000 {
+            break;
+        }
+    }
+    out
 }
 
-/// `text` with each `{{ key }}` (fasttemplate) or `{{ .key }}` (Go
-/// template) action replaced by the parameter's value; `None` when an
-/// action is anything else or names no parameter.
-fn render(text: &str, params: &[(String, String)]) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(open) = rest.find("{{") {
-        out.push_str(&rest[..open]);
-        let close = rest[open..].find("}}")? + open;
-        let key = rest[open + 2..close].trim();
-        let key = key.strip_prefix('.').unwrap_or(key);
-        let (_, value) = params.iter().find(|(k, _)| k == key)?;
-        out.push_str(value);
-        rest = &rest[close + 2..];
-    }
-    out.push_str(rest);
-    Some(out)
+/// `covers` with `why` added to each reason a cover is not known.
+fn because(covers: Vec<(Cover, String)>, why: &str) -> Vec<(Cover, String)> {
+    covers
+        .into_iter()
+        .map(|(c, rev)| match c {
+            Cover::Unknown(msg) => (Cover::Unknown(format!("{msg} ({why})")), rev),
+            c => (c, rev),
+        })
+        .collect()
 }
 
 /// The folder above a templated path's first template (`apps/{{name}}`:
@@ -710,6 +727,9 @@ pub struct Model {
     /// and `applicationsetcontroller.enable.policy.override`, when an
     /// `argocd-cmd-params-cm` in the repository sets them.
     pub controller_policy: ControllerPolicy,
+    /// The cluster registrations the repository holds: what a cluster
+    /// generator's parameters are known from.
+    pub registrations: Vec<Registered>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -900,25 +920,42 @@ impl Model {
                 self.generator_parents(app, file, &lk.generators[&i], &mut out);
                 continue;
             }
-            // An ApplicationSet whose parameters are known (list elements)
-            // is judged by the Applications it makes.
+            // An ApplicationSet whose parameters are known (list elements,
+            // cluster registrations in the repository, matrix and merge of
+            // them) is judged by the Applications it makes.
+            let git = |g: &GitGenerator| self.git_sets(g, tree);
+            let inputs = generated::Inputs {
+                registrations: &self.registrations,
+                git: &git,
+            };
             let made = if app.sources[j].templated() {
-                made_by_list(app)
+                generated::made(app, &inputs)
             } else {
                 None
             };
-            let covers: Vec<(Cover, String)> = match &made {
-                Some(apps) => {
+            let covers: Vec<(Cover, String)> = match made {
+                Some(Ok((apps, complete))) => {
                     let all: Vec<(Cover, String)> = apps
                         .iter()
                         .flat_map(|one| self.source_covers(one, j, file, tree, lk, i, kustomize))
                         .collect();
-                    // One Application that includes it is enough.
+                    // One Application that includes it is enough; when the
+                    // hub may make more than the repository says, a file
+                    // none of the known ones includes is not proven either
+                    // way.
                     match all.iter().position(|(c, _)| *c == Cover::Yes) {
                         Some(k) => vec![all[k].clone()],
-                        None => all.into_iter().take(1).collect(),
+                        None if complete => all.into_iter().take(1).collect(),
+                        None => because(
+                            self.source_covers(app, j, file, tree, lk, i, kustomize),
+                            "no parameter set the repository gives names it, and the hub may give others (clusters registered outside the repository)",
+                        ),
                     }
                 }
+                Some(Err(why)) => because(
+                    self.source_covers(app, j, file, tree, lk, i, kustomize),
+                    &why,
+                ),
                 None => self.source_covers(app, j, file, tree, lk, i, kustomize),
             };
             for (cover, revision) in covers {
@@ -1024,14 +1061,14 @@ impl Model {
             .filter(|(k, _)| ours.is_some_and(|o| o[*k] != Ours::No))
             .map(|(_, g)| g)
             .collect();
-        if dir_param && !gens.is_empty() && app.other_generators.is_empty() {
+        if dir_param && !gens.is_empty() {
             // Generators-Git.md: a directories generator's `path` is each
             // directory that `path.Match`es an entry and no `exclude: true`
             // entry (argo-cd `GitGenerator.filterApps`); a files
             // generator's is the folder of each file its glob matches
             // (`path.Dir`).
             let made = |d: &str| {
-                gens.iter().any(|g| {
+                gens.iter().find(|g| {
                     let dirs = &g.directories;
                     let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
                         && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
@@ -1045,13 +1082,33 @@ impl Model {
             };
             let folders: Vec<&str> = file.match_indices('/').map(|(k, _)| &file[..k]).collect();
             for d in folders.iter().rev() {
-                if made(d) {
-                    let one = Source {
-                        path: Some((*d).to_string()),
-                        ..src.clone()
-                    };
-                    return Some(covers(&one, file, tree));
+                let Some(g) = made(d) else { continue };
+                // The generator lists folders and files at its own
+                // revision: the work tree says what is there only when
+                // that is the base branch.
+                if !classify(&g.revision, &self.facts).tracks_base() {
+                    return Some(Cover::Unknown(format!(
+                        "{}'s git generator reads revision `{}`, not the base branch: its folders and files there are not read",
+                        app.id(),
+                        g.revision
+                    )));
                 }
+                if !app.other_generators.is_empty() {
+                    // Combined with generators whose parameters are not
+                    // followed (a matrix with a cluster generator...): the
+                    // folder is the git generator's, whether an
+                    // Application is made for it is not known.
+                    return Some(Cover::Unknown(format!(
+                        "{}'s source path `{path}` is a git generator's directory `{d}`, combined with {} generator parameters that are not followed",
+                        app.id(),
+                        app.other_generators.join(", ")
+                    )));
+                }
+                let one = Source {
+                    path: Some((*d).to_string()),
+                    ..src.clone()
+                };
+                return Some(covers(&one, file, tree));
             }
             return None;
         }
@@ -1059,6 +1116,54 @@ impl Model {
             "{}'s source path `{path}` is templated by generator parameters that are not followed",
             app.id()
         )))
+    }
+
+    /// A git generator's parameter sets (Generators-Git.md; argo-cd
+    /// `applicationset/generators/git.go`): each folder its `directories`
+    /// match (`exclude` entries removed) and each file its `files` globs
+    /// match, read from the work tree, so only when the generator reads
+    /// this repository at the base branch.
+    fn git_sets(&self, g: &GitGenerator, tree: &dyn Tree) -> Result<Vec<Params>, String> {
+        match self.generator_ours(&g.repo_url) {
+            Ours::Yes => {}
+            Ours::No => {
+                return Err(format!(
+                    "its git generator reads another repository ({})",
+                    g.repo_url
+                ))
+            }
+            Ours::Unproven(why) => return Err(why),
+        }
+        if !classify(&g.revision, &self.facts).tracks_base() {
+            return Err(format!(
+                "its git generator reads revision `{}`, not the base branch: its folders and files there are not read",
+                g.revision
+            ));
+        }
+        let mut sets = Vec::new();
+        for (glob, _) in g.directories.iter().filter(|(_, ex)| !ex) {
+            for d in below(tree, glob, true) {
+                let excluded = g.directories.iter().any(|(p, ex)| *ex && path_match(p, &d));
+                if path_match(glob, &d) && !excluded {
+                    sets.push(crate::find::resolve::dir_params(&d).into_iter().collect());
+                }
+            }
+        }
+        for glob in &g.files {
+            for f in below(tree, glob, false) {
+                if !self.files_glob(glob, &f) {
+                    continue;
+                }
+                let docs = tree
+                    .read(&f)
+                    .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                    .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
+                    .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))?;
+                let params = crate::find::resolve::file_params(&f, &docs);
+                sets.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+            }
+        }
+        Ok(sets)
     }
 
     /// The git generators of `app` that read `file` (`this`: which read
@@ -1100,15 +1205,15 @@ impl Model {
         if let Cover::No(why) = &p.cover {
             return Verdict::NotIncluded(why.clone());
         }
+        // A rendered Application's fields may be template actions.
+        if let Some(why) = &p.app.rendered {
+            return Verdict::NotProven(format!("{} {why}", p.app.id()));
+        }
         if let Cover::Unknown(why) = &p.cover {
             return Verdict::NotProven(why.clone());
         }
         if let Some(who) = &p.app.applied_by {
             return Verdict::AppliedOutside(who.clone());
-        }
-        // A rendered Application's fields may be masked template actions.
-        if let Some(why) = &p.app.rendered {
-            return Verdict::NotProven(format!("{} {why}", p.app.id()));
         }
         match revision {
             Revision::Branch(b) => return Verdict::TracksBranch(b.clone()),
@@ -1399,6 +1504,7 @@ fn always_feeds(raw: &str) -> bool {
     // A value file may name any file of the repository (`/envs/prod.yaml`,
     // `../../envs/prod.yaml`, a templated name).
     raw.contains("valueFiles")
+        || raw.contains(crate::model::positions::CLUSTER_SECRET_LABEL.0)
         || raw.contains("argocd-cm")
         || raw.contains("resource.customizations")
         || raw.contains("generators")
@@ -1591,14 +1697,19 @@ pub struct Read {
     /// An `argocd-cm` declares Application health.
     pub health: bool,
     pub policy: ControllerPolicy,
+    /// The cluster registrations (for cluster generators).
+    pub registrations: Vec<Registered>,
 }
 
-/// Whether folder `dir` below `root` holds a kustomization: its listing may
-/// reach any file (`../../common`), so an Application naming it is read
-/// whatever is rebound, and `feeders` and `diff` agree.
+/// Whether folder `dir` below `root` holds a kustomization (its listing may
+/// reach any file, `../../common`) or a chart (whose templates may hold
+/// Applications rendered with the values the Application naming it
+/// gives): an Application naming it is read whatever is rebound, and
+/// `feeders` and `diff` agree.
 fn kustomized(root: &Path, dir: &str) -> bool {
     KUSTOMIZATION_NAMES
         .iter()
+        .chain(&["Chart.yaml"])
         .any(|n| root.join(dir).join(n).is_file())
 }
 
@@ -1628,26 +1739,30 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             }
         }
         let (docs, masked) = match yaml::read_yaml_or_json(&raw) {
-            Ok(docs) => (docs, false),
+            Ok(docs) => (docs, Vec::new()),
             Err(_) => match yaml::mask_templates(&raw) {
-                Some((text, _)) => match yaml::read_yaml_or_json(&text) {
-                    Ok(docs) => (docs, true),
+                Some((text, ranges)) => match yaml::read_yaml_or_json(&text) {
+                    Ok(docs) => (docs, ranges),
                     Err(_) => continue,
                 },
                 None => continue,
             },
         };
-        let template = masked || in_chart_templates(root, rel);
+        let template = !masked.is_empty() || in_chart_templates(root, rel);
         for doc in &docs {
             out.health |= declares_app_health(doc);
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
+            out.registrations
+                .extend(generated::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut app) = app_of(&m) {
+                unmask(&mut app, doc, &raw, &masked);
                 if template {
                     app.rendered = Some(format!(
-                        "is defined in a Helm chart template (`{rel}`): whether and how it renders is not followed"
+                        "is defined in a Helm chart template (`{rel}:{}`): whether and how it renders is not followed",
+                        doc.line
                     ));
                 }
                 out.apps.push(app);
@@ -1686,7 +1801,9 @@ fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
         match app_of(&m) {
             Some(mut app) if child.get("spec").is_some() => {
                 app.rendered = Some(format!(
-                    "is held in Helm values (`{rel}`): whether a chart renders it is not followed"
+                    "{} (`{rel}:{}`): it exists only if a chart renders it",
+                    super::rendered::HELD_IN_VALUES,
+                    child.line
                 ));
                 out.push(app);
             }
@@ -2048,7 +2165,7 @@ fn push_declared(
         wave: 0,
         git_generators: Vec::new(),
         other_generators: Vec::new(),
-        list_elements: None,
+        generators: Vec::new(),
         applications_sync: None,
         rendered: None,
         applied_by: d.applied_by.clone(),
@@ -2216,14 +2333,21 @@ pub fn build_for(
             .collect()
     });
     let read = apps_below(&root, rels.as_deref(), known);
-    let model = Model {
-        apps: read.apps,
+    let mut model = Model {
+        apps: Vec::new(),
         facts,
         identity_from: from,
         root_from,
         app_health: read.health,
         controller_policy: read.policy,
+        registrations: read.registrations,
     };
+    // An Application a chart template holds is what the chart renders.
+    let mut apps = read.apps;
+    let tree = DiskTree::new(root.clone());
+    super::rendered::follow(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
+    super::rendered::follow_values(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
+    model.apps = apps;
     (root, model)
 }
 
@@ -2253,6 +2377,7 @@ fn yaml_files(root: &Path) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::model::application::{Directory, GitGenerator};
+    use crate::review::generated::render;
 
     /// What the rebind's walk keeps of a manifest never says "cannot feed"
     /// where its text says "may feed": the review then reads it again and

@@ -4,8 +4,10 @@
 
 pub mod beside;
 pub mod feeders;
+pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;
+pub mod rendered;
 pub mod secret;
 pub mod trust;

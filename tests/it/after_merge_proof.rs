@@ -27,7 +27,12 @@ fn require(dir: &Path, paths: &[&str], extra: &[&str]) -> (Option<i32>, String) 
 
 /// `apply --require-deploys --yes --no-commit` on `path`.
 fn apply_required(dir: &Path, path: &str) -> std::process::Output {
-    let args = [
+    apply_required_with(dir, path, &[])
+}
+
+/// [`apply_required`] with `extra` arguments (`--live FILE`).
+fn apply_required_with(dir: &Path, path: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "apply",
         "--require-deploys",
         "--yes",
@@ -36,8 +41,9 @@ fn apply_required(dir: &Path, path: &str) -> std::process::Output {
         OLD,
         "--to",
         NEW,
-        path,
     ];
+    args.extend_from_slice(extra);
+    args.push(path);
     rebind(dir, &args)
 }
 
@@ -262,32 +268,10 @@ fn a_pinned_second_parent_makes_the_file_not_proven() {
 /// hub, so it is no parent.
 #[test]
 fn live_applications_are_named_by_namespace_and_name() {
-    let in_ns = |ns: &str, path: &str| {
-        format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
-        )
-    };
-    let d = repo(
-        REPO_HTTPS,
-        &[
-            ("team-a/root.yaml", in_ns("team-a", "a")),
-            ("team-b/root.yaml", in_ns("team-b", "b")),
-            ("a/x.yaml", child("x", 0, true)),
-            ("b/y.yaml", child("y", 0, true)),
-        ],
-    );
+    let d = fx_live();
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "b/y.yaml")["verdict"], "deploys_on_merge");
-    let live = serde_json::json!({"kind": "List", "items": [{
-        "apiVersion": "argoproj.io/v1alpha1",
-        "kind": "Application",
-        "metadata": {"name": "root", "namespace": "team-a"},
-        "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
-                 "syncPolicy": {"automated": {}}}
-    }]});
-    let dump = d.path().join("live.json");
-    std::fs::write(&dump, live.to_string()).unwrap();
-    let (rows, v) = feeders(d.path(), &["--live", dump.to_str().unwrap()]);
+    let (rows, v) = feeders(d.path(), &["--live", LIVE_DUMP]);
     // team-a's root is the live one (its revision), not team-b's.
     assert_eq!(row(&rows, "a/x.yaml")["verdict"], "tracks_other_branch");
     // team-b's root is not live: no parent.
@@ -467,21 +451,105 @@ fn generator_paths_and_applications_in_values() {
 }
 
 /// An Application in a chart's `templates/` exists only as the chart
-/// renders it (conditions, values): its children are not proven, and not
-/// "no feeder" either (docs/operator-manual/cluster-bootstrapping.md, the
-/// Helm app-of-apps).
+/// renders it, with the values of the Application that deploys the chart
+/// (docs/operator-manual/cluster-bootstrapping.md, the Helm app-of-apps;
+/// Helm merges the chart's values.yaml, then each value file in order,
+/// docs/user-guide/helm.md). Rendered when every action is followed and
+/// one Application of the repository deploys the chart; else not proven,
+/// naming the chart and the file:line (never "no feeder" by guess).
 #[test]
-fn an_application_rendered_by_a_chart_is_not_proven() {
+fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
+    // Nothing deploys the chart (installed by hand): its values are not known.
     let d = fx_rendered_by_chart();
     let (rows, _) = feeders(d.path(), &[]);
     let a = row(&rows, "apps/a.yaml");
     assert_eq!(a["verdict"], "not_proven", "{a}");
     assert_eq!(a["feeder"], "Application/rendered", "{a}");
+    let why = a["reason"].as_str().unwrap();
     assert!(
-        a["reason"].as_str().unwrap().contains("chart template"),
+        why.contains("rendered by the chart `bootstrap`")
+            && why.contains("no Application of this repository deploys"),
         "{a}"
     );
     assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+    // Deployed by `root` with values: rendered, and proven.
+    for (variant, file, want) in [
+        (
+            "values",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"deploys_on_merge\"",
+        ),
+        // The value file the root names wins over values.yaml.
+        (
+            "value file",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"pinned\"",
+        ),
+        // `enabled: false`: the chart renders no Application.
+        ("disabled", "apps/a.yaml", "null \"no_feeder\""),
+        (
+            "include",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"not_proven\"",
+        ),
+        (
+            "inline values",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"not_proven\"",
+        ),
+        // A `range` over a list of the values renders one per element.
+        (
+            "range",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"deploys_on_merge\"",
+        ),
+        (
+            "range, function",
+            "apps/a.yaml",
+            "\"Application/{{ .name | upper }}\" \"not_proven\"",
+        ),
+        // An Application held in `extraObjects` of the chart's values,
+        // rendered whole by a `range` and `toYaml`.
+        (
+            "extraObjects",
+            "apps/a.yaml",
+            "\"Application/held\" \"deploys_on_merge\"",
+        ),
+        (
+            "extraObjects, nobody deploys it",
+            "apps/a.yaml",
+            "\"Application/held\" \"not_proven\"",
+        ),
+    ] {
+        let d = fx_chart_app(variant);
+        let (rows, _) = feeders(d.path(), &[]);
+        assert_eq!(verdicts(&rows, file), vec![want], "{variant}");
+        let r = row(&rows, file);
+        let code = require(d.path(), &[file], &[]).0;
+        assert_eq!(
+            code,
+            Some(if r["proven"] == true { 1 } else { 2 }),
+            "{variant}"
+        );
+        let why = r["reason"].as_str().unwrap();
+        match variant {
+            "include" => assert!(
+                why.contains("bootstrap/templates/rendered.yaml:10: `{{ include"),
+                "{why}"
+            ),
+            "range, function" => assert!(
+                why.contains("bootstrap/templates/rendered.yaml:5: `upper`"),
+                "{why}"
+            ),
+            "extraObjects, nobody deploys it" => assert!(
+                why.contains("is held in Helm values (`bootstrap/values.yaml:6`)")
+                    && why.contains("no Application of this repository deploys `bootstrap`"),
+                "{why}"
+            ),
+            "inline values" => assert!(why.contains("inline"), "{why}"),
+            _ => {}
+        }
+    }
 }
 
 /// JSON says what the text says: each child Application's `hop2_automated`
@@ -550,8 +618,306 @@ fn the_files_generator_globbing_follows_the_controller_setting() {
     }
 }
 
+/// An ApplicationSet's generators whose parameters the repository holds
+/// are followed; the others are "not proven", named. The cluster generator
+/// gives each registration `name`, `nameNormalized`, `server`,
+/// `metadata.labels.<key>` and `metadata.annotations.<key>`, and the local
+/// `in-cluster` when its selector is empty
+/// (docs/operator-manual/applicationset/Generators-Cluster.md; argo-cd
+/// `applicationset/generators/cluster.go`); a matrix is every pair of its
+/// two generators' sets (Generators-Matrix.md); a merge updates the first
+/// generator's sets by `mergeKeys` (Generators-Merge.md). The hub may
+/// register clusters the repository does not hold, so a file no known
+/// cluster names is not proven (never "not included" or "no feeder").
+#[test]
+fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
+    let d = fx_cluster_generators();
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap().clone();
+    for (file, want) in [
+        // Selected by `matchLabels: {env: prod}`, path from a label.
+        (
+            "workloads/prod/w.yaml",
+            "\"ApplicationSet/by-label\" \"deploys_on_merge\"",
+        ),
+        // No registration in the repository is labelled env: stage.
+        (
+            "workloads/stage/s.yaml",
+            "\"ApplicationSet/by-label\" \"not_proven\"",
+        ),
+        // Value files named by `{{name}}`: a registration (stringData) ...
+        (
+            "charts/app/values/prod.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... one whose fields are base64 in `data` ...
+        (
+            "charts/app/values/stage.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... the local cluster (empty selector) ...
+        (
+            "charts/app/values/in-cluster.yaml",
+            "\"ApplicationSet/values\" \"deploys_on_merge\"",
+        ),
+        // ... and a name no registration in the repository gives.
+        (
+            "charts/app/values/dev.yaml",
+            "\"ApplicationSet/values\" \"not_proven\"",
+        ),
+        // An SCM provider's parameters come from the provider.
+        ("scm/r/x.yaml", "\"ApplicationSet/scm\" \"not_proven\""),
+        (
+            "matrix/prod/prod/m.yaml",
+            "\"ApplicationSet/matrix\" \"deploys_on_merge\"",
+        ),
+        (
+            "merge/gold/g.yaml",
+            "\"ApplicationSet/merge\" \"deploys_on_merge\"",
+        ),
+        // A matrix of a git directories generator (Generators-Git.md) and
+        // the cluster generator: each folder with each cluster.
+        (
+            "mixed/keda/k.yaml",
+            "\"ApplicationSet/mixed\" \"deploys_on_merge\"",
+        ),
+        // ... but one whose git generator reads another branch: its
+        // folders there are not read.
+        (
+            "pinned/x/p.yaml",
+            "\"ApplicationSet/mixed-release\" \"not_proven\"",
+        ),
+        // A git files generator's parameters name value files.
+        (
+            "charts/cfg/cfg/prod.yaml",
+            "\"ApplicationSet/per-file\" \"deploys_on_merge\"",
+        ),
+        (
+            "charts/cfg/cfg/dev.yaml",
+            "\"ApplicationSet/per-file\" \"not_included\"",
+        ),
+    ] {
+        assert_eq!(verdicts(&rows, file), vec![want], "{file}");
+    }
+    let reason = |file: &str| row(&rows, file)["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason("scm/r/x.yaml").contains("`scmProvider` generator"),
+        "{}",
+        reason("scm/r/x.yaml")
+    );
+    assert!(
+        reason("charts/app/values/dev.yaml").contains("clusters registered outside the repository")
+    );
+    assert!(reason("pinned/x/p.yaml").contains("reads revision `release`"));
+    // The text says what the JSON says, row by row.
+    let text = stdout(&rebind(d.path(), &["diff", "--from", OLD, "--to", NEW]));
+    for r in &rows {
+        let why = r["reason"].as_str().unwrap();
+        assert!(text.contains(why), "{why}\n{text}");
+    }
+    // `--require-deploys` accepts the proven rows and refuses the others.
+    for path in [
+        "workloads/prod",
+        "charts/app/values/prod.yaml",
+        "matrix",
+        "merge",
+        "mixed",
+        "charts/cfg/cfg/prod.yaml",
+    ] {
+        assert_eq!(require(d.path(), &[path], &[]).0, Some(1), "{path}");
+    }
+    for path in [
+        "workloads/stage",
+        "charts/app/values/dev.yaml",
+        "scm",
+        "pinned",
+        "charts/cfg/cfg/dev.yaml",
+    ] {
+        let (code, err) = require(d.path(), &[path], &[]);
+        assert_eq!(code, Some(2), "{path}: {err}");
+    }
+    // A cluster generator with a selector, and no registration in the
+    // repository: nothing is known of its clusters.
+    let d = fx_cluster_no_registrations();
+    let (rows, _) = feeders(d.path(), &[]);
+    let w = row(&rows, "workloads/prod/w.yaml");
+    assert_eq!(w["verdict"], "not_proven", "{w}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no cluster registration"),
+        "{w}"
+    );
+    assert_eq!(require(d.path(), &[], &[]).0, Some(2));
+}
+
 // The fixture repositories of the tests above, one function each, so the
 // agreement test below reads the same repositories.
+
+/// Where [`fx_live`] keeps its `--live` dump: inside `.git`, so that the
+/// dump is no manifest of the work tree (it holds an Application).
+const LIVE_DUMP: &str = ".git/live.json";
+
+/// Two Applications named `root` in two namespaces; the live dump holds
+/// only team-a's, on another revision.
+fn fx_live() -> tempfile::TempDir {
+    let in_ns = |ns: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
+        )
+    };
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("team-a/root.yaml", in_ns("team-a", "a")),
+            ("team-b/root.yaml", in_ns("team-b", "b")),
+            ("a/x.yaml", child("x", 0, true)),
+            ("b/y.yaml", child("y", 0, true)),
+        ],
+    );
+    let live = serde_json::json!({"kind": "List", "items": [{
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "root", "namespace": "team-a"},
+        "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
+                 "syncPolicy": {"automated": {}}}
+    }]});
+    std::fs::write(d.path().join(LIVE_DUMP), live.to_string()).unwrap();
+    d
+}
+
+/// An ApplicationSet named `name` with `generators` (YAML, indented for
+/// `spec.generators`) and a template reading `source` (indented for
+/// `spec.template.spec.source`), automated.
+fn appset_of(name: &str, generators: &str, source: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n{generators}  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n{source}      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+    )
+}
+
+fn fx_cluster_generators() -> tempfile::TempDir {
+    let server = format!("server: {OLD}\n");
+    let prod = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    env: prod\nstringData:\n  name: prod\n  server: {OLD}\n"
+    );
+    let stage = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: stage\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    env: stage\ndata:\n  name: {}\n  server: {}\n",
+        base64("stage"),
+        base64(STAGE)
+    );
+    let prod_only = "      selector:\n        matchLabels: {env: prod}\n";
+    let path = |p: &str| format!("        path: '{p}'\n");
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "registrations", AUTO)),
+            ("registrations/prod.yaml", prod),
+            ("registrations/stage.yaml", stage),
+            (
+                "appsets/by-label.yaml",
+                appset_of(
+                    "by-label",
+                    &format!("  - clusters:\n{prod_only}"),
+                    &path("workloads/{{metadata.labels.env}}"),
+                ),
+            ),
+            (
+                "appsets/values.yaml",
+                appset_of(
+                    "values",
+                    "  - clusters: {}\n",
+                    "        path: charts/app\n        helm:\n          valueFiles: ['values/{{name}}.yaml']\n",
+                ),
+            ),
+            (
+                "appsets/scm.yaml",
+                appset_of(
+                    "scm",
+                    "  - scmProvider:\n      github: {organization: example}\n",
+                    &path("scm/{{repository}}"),
+                ),
+            ),
+            (
+                "appsets/matrix.yaml",
+                appset_of(
+                    "matrix",
+                    "  - matrix:\n      generators:\n      - list:\n          elements: [{env: prod}]\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n",
+                    &path("matrix/{{ .env }}/{{ .name }}"),
+                ),
+            ),
+            (
+                "appsets/merge.yaml",
+                appset_of(
+                    "merge",
+                    "  - merge:\n      mergeKeys: [name]\n      generators:\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n      - list:\n          elements: [{name: prod, tier: gold}]\n",
+                    &path("merge/{{tier}}"),
+                ),
+            ),
+            (
+                "appsets/mixed.yaml",
+                appset_of(
+                    "mixed",
+                    &format!("  - matrix:\n      generators:\n      - git:\n          repoURL: {REPO_HTTPS}\n          revision: main\n          directories: [{{path: 'mixed/*'}}]\n      - clusters: {{}}\n"),
+                    &path("{{path}}"),
+                ),
+            ),
+            ("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n".into()),
+            (
+                "appsets/mixed-release.yaml",
+                appset_of(
+                    "mixed-release",
+                    &format!("  - matrix:\n      generators:\n      - git:\n          repoURL: {REPO_HTTPS}\n          revision: release\n          directories: [{{path: 'pinned/*'}}]\n      - list:\n          elements: [{{env: a}}]\n"),
+                    &path("{{path}}"),
+                ),
+            ),
+            (
+                "appsets/per-file.yaml",
+                appset_of(
+                    "per-file",
+                    &format!("  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files: [{{path: 'config/*.json'}}]\n"),
+                    "        path: charts/cfg\n        helm:\n          valueFiles: ['cfg/{{name}}.yaml']\n",
+                ),
+            ),
+            ("config/prod.json", "{\"name\": \"prod\"}\n".into()),
+            ("charts/cfg/Chart.yaml", "name: cfg\nversion: 1.0.0\n".into()),
+            ("charts/cfg/cfg/prod.yaml", server.clone()),
+            ("charts/cfg/cfg/dev.yaml", server.clone()),
+            ("pinned/x/p.yaml", child("p", 0, true)),
+            ("charts/app/values/prod.yaml", server.clone()),
+            ("charts/app/values/stage.yaml", server.clone()),
+            ("charts/app/values/in-cluster.yaml", server.clone()),
+            ("charts/app/values/dev.yaml", server.clone()),
+            ("workloads/prod/w.yaml", child("w", 0, true)),
+            ("workloads/stage/s.yaml", child("s", 0, true)),
+            ("scm/r/x.yaml", child("x", 0, true)),
+            ("matrix/prod/prod/m.yaml", child("m", 0, true)),
+            ("merge/gold/g.yaml", child("g", 0, true)),
+            ("mixed/keda/k.yaml", child("k", 0, true)),
+        ],
+    )
+}
+
+fn fx_cluster_no_registrations() -> tempfile::TempDir {
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "appsets/by-label.yaml",
+                appset_of(
+                    "by-label",
+                    "  - clusters:\n      selector:\n        matchLabels: {env: prod}\n",
+                    "        path: 'workloads/{{name}}'\n",
+                ),
+            ),
+            ("workloads/prod/w.yaml", child("w", 0, true)),
+        ],
+    )
+}
 
 fn fx_path_forms() -> tempfile::TempDir {
     repo(
@@ -775,6 +1141,68 @@ fn fx_rendered_by_chart() -> tempfile::TempDir {
     )
 }
 
+/// A chart `bootstrap` whose template renders an Application `rendered`
+/// reading `apps`, deployed by `root` (with `envs/prod.yaml` as a value
+/// file): each `variant` changes one thing (see the test above).
+fn fx_chart_app(variant: &str) -> tempfile::TempDir {
+    let revision = match variant {
+        "include" => "{{ include \"bootstrap.revision\" . }}",
+        _ => "{{ .Values.revision | quote }}",
+    };
+    let (open, name, close) = match variant {
+        "range, function" => (
+            "{{- range .Values.applications }}",
+            "{{ .name | upper }}",
+            "{{- end }}",
+        ),
+        "range" => (
+            "{{- range .Values.applications }}",
+            "{{ .name }}",
+            "{{- end }}",
+        ),
+        _ => ("{{- if .Values.enabled }}", "rendered", "{{- end }}"),
+    };
+    let template = format!(
+        "{open}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {{{{ $.Values.path }}}}\n    targetRevision: {revision}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{close}\n"
+    );
+    let enabled = variant != "disabled";
+    let mut values = format!(
+        "enabled: {enabled}\npath: apps\nrevision: main\napplications: [{{name: rendered}}]\n"
+    );
+    let mut template = template;
+    if variant.starts_with("extraObjects") {
+        // An `extraObjects` list rendered whole (`toYaml` of each element).
+        template = "{{- range .Values.extraObjects }}\n---\n{{ toYaml . }}\n{{- end }}\n".into();
+        values.push_str(&format!(
+            "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata:\n      name: held\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: apps\n        targetRevision: main\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy:\n        automated: {{}}\n"
+        ));
+    }
+    let helm = match variant {
+        "value file" => "    helm:\n      valueFiles: [../envs/prod.yaml]\n",
+        "inline values" => "    helm:\n      values: |\n        revision: v1.4.0\n",
+        _ => "",
+    };
+    let root = if variant.ends_with("nobody deploys it") {
+        root_app("root", REPO_HTTPS, "elsewhere", AUTO)
+    } else {
+        root_app("root", REPO_HTTPS, "bootstrap", &format!("{helm}{AUTO}"))
+    };
+    repo(
+        REPO_HTTPS,
+        &[
+            (
+                "bootstrap/Chart.yaml",
+                "name: bootstrap\nversion: 1.0.0\n".into(),
+            ),
+            ("bootstrap/values.yaml", values),
+            ("bootstrap/templates/rendered.yaml", template),
+            ("envs/prod.yaml", "revision: v1.4.0\n".into()),
+            ("root.yaml", root),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    )
+}
+
 fn fx_hop2() -> tempfile::TempDir {
     let two = format!("{}---\n{}", child("a", 0, true), child("b", 1, false));
     repo(
@@ -846,18 +1274,20 @@ fn file_rows(v: &Value, file: &str) -> Vec<String> {
 /// `feeders` and `diff` on `file` with PATH `.`, its folder and the file
 /// itself give the same rows; `apply --require-deploys` on a copy exits 0
 /// exactly when no row of that PATH's diff blocks, else 2 with nothing
-/// written. Returns the verdict keys of `file`, sorted.
-fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
+/// written. `extra` goes to every command (`--live FILE`). Returns the
+/// verdict keys of `file`, sorted.
+fn agreed_verdicts(dir: &Path, file: &str, extra: &[&str]) -> Vec<String> {
     let folder = file.rsplit_once('/').map_or(".", |(f, _)| f);
     let mut seen: Option<Vec<String>> = None;
     for path in [".", folder, file] {
-        let o = rebind(dir, &["feeders", "--format", "json", path]);
-        assert_eq!(o.status.code(), Some(0), "feeders {path}: {}", stderr(&o));
-        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
         let o = rebind(
             dir,
-            &["diff", "--from", OLD, "--to", NEW, "--format", "json", path],
+            &[&["feeders", "--format", "json"], extra, &[path]].concat(),
         );
+        assert_eq!(o.status.code(), Some(0), "feeders {path}: {}", stderr(&o));
+        let f: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let diff = ["diff", "--from", OLD, "--to", NEW, "--format", "json"];
+        let o = rebind(dir, &[&diff[..], extra, &[path]].concat());
         assert_eq!(o.status.code(), Some(1), "diff {path}: {}", stderr(&o));
         let d: Value = serde_json::from_slice(&o.stdout).unwrap();
         let (from_feeders, from_diff) = (file_rows(&f, file), file_rows(&d, file));
@@ -878,7 +1308,7 @@ fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
         let copy = tempfile::tempdir().unwrap();
         copy_dir(dir, copy.path());
         let before = tree(copy.path());
-        let o = apply_required(copy.path(), path);
+        let o = apply_required_with(copy.path(), path, extra);
         let want = if blocks { 2 } else { 0 };
         assert_eq!(
             o.status.code(),
@@ -893,7 +1323,7 @@ fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
     let mut keys: Vec<String> = seen
         .unwrap()
         .iter()
-        .map(|r| r.split(' ').nth(1).unwrap().trim_matches('"').to_string())
+        .map(|r| r.rsplit(' ').nth(1).unwrap().trim_matches('"').to_string())
         .collect();
     keys.sort();
     keys
@@ -908,7 +1338,9 @@ fn agreed_verdicts(dir: &Path, file: &str) -> Vec<String> {
 fn every_fixture_agrees_whatever_path_is_given() {
     type Build = Box<dyn Fn() -> tempfile::TempDir>;
     type Fixture<'a> = (&'a str, Build, Vec<(&'a str, &'a str)>);
-    let create_only = "  syncPolicy:\n    applicationsSync: create-only\n";
+    let policy = |p: &str| format!("  syncPolicy:\n    applicationsSync: {p}\n");
+    let params = "  applicationsetcontroller.policy: create-only\n";
+    let overridable = "  applicationsetcontroller.policy: create-only\n  applicationsetcontroller.enable.policy.override: \"true\"\n";
     let table: Vec<Fixture> = vec![
         (
             "path forms",
@@ -939,14 +1371,106 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("apps/a.yaml", "no_feeder")],
         ),
         (
-            "appset create-update",
+            "appset, no policy",
             Box::new(|| fx_appset_policy("", None)),
             vec![("clusters/prod.json", "deploys_on_merge")],
         ),
         (
             "appset create-only",
-            Box::new(move || fx_appset_policy(create_only, None)),
+            Box::new(move || fx_appset_policy(&policy("create-only"), None)),
             vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset create-update",
+            Box::new(move || fx_appset_policy(&policy("create-update"), None)),
+            vec![("clusters/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "appset create-delete",
+            Box::new(move || fx_appset_policy(&policy("create-delete"), None)),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset sync, controller create-only",
+            Box::new(move || fx_appset_policy(&policy("sync"), Some(params))),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset sync, controller create-only, override",
+            Box::new(move || fx_appset_policy(&policy("sync"), Some(overridable))),
+            vec![("clusters/prod.json", "deploys_on_merge")],
+        ),
+        (
+            "cluster, matrix and merge generators",
+            Box::new(fx_cluster_generators),
+            vec![
+                ("workloads/prod/w.yaml", "deploys_on_merge"),
+                ("workloads/stage/s.yaml", "not_proven"),
+                ("charts/app/values/prod.yaml", "deploys_on_merge"),
+                ("charts/app/values/stage.yaml", "deploys_on_merge"),
+                ("charts/app/values/dev.yaml", "not_proven"),
+                ("scm/r/x.yaml", "not_proven"),
+                ("matrix/prod/prod/m.yaml", "deploys_on_merge"),
+                ("merge/gold/g.yaml", "deploys_on_merge"),
+                ("mixed/keda/k.yaml", "deploys_on_merge"),
+                ("pinned/x/p.yaml", "not_proven"),
+                ("charts/cfg/cfg/prod.yaml", "deploys_on_merge"),
+                ("charts/cfg/cfg/dev.yaml", "not_included"),
+                ("registrations/prod.yaml", "deploys_on_merge"),
+            ],
+        ),
+        (
+            "cluster generator, no registration",
+            Box::new(fx_cluster_no_registrations),
+            vec![("workloads/prod/w.yaml", "not_proven")],
+        ),
+        (
+            "chart renders, values",
+            Box::new(|| fx_chart_app("values")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "chart renders, value file",
+            Box::new(|| fx_chart_app("value file")),
+            vec![("apps/a.yaml", "pinned")],
+        ),
+        (
+            "chart renders nothing",
+            Box::new(|| fx_chart_app("disabled")),
+            vec![("apps/a.yaml", "no_feeder")],
+        ),
+        (
+            "chart template, include",
+            Box::new(|| fx_chart_app("include")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "chart template, range",
+            Box::new(|| fx_chart_app("range")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "chart template, range, function",
+            Box::new(|| fx_chart_app("range, function")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "extraObjects",
+            Box::new(|| fx_chart_app("extraObjects")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "extraObjects, nobody deploys it",
+            Box::new(|| fx_chart_app("extraObjects, nobody deploys it")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "live",
+            Box::new(fx_live),
+            vec![
+                ("a/x.yaml", "tracks_other_branch"),
+                ("b/y.yaml", "no_feeder"),
+            ],
         ),
         (
             "pinned parent",
@@ -1080,12 +1604,17 @@ fn every_fixture_agrees_whatever_path_is_given() {
     for (name, build, files) in &table {
         let d = build();
         for (file, want) in files {
-            let got = agreed_verdicts(d.path(), file).join(" ");
+            let extra: &[&str] = if *name == "live" {
+                &["--live", LIVE_DUMP]
+            } else {
+                &[]
+            };
+            let got = agreed_verdicts(d.path(), file, extra).join(" ");
             assert_eq!(got, *want, "{name}: {file}");
             checked += 1;
         }
     }
-    assert_eq!(checked, 41);
+    assert_eq!(checked, 69);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

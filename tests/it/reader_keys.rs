@@ -28,6 +28,18 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "elements",
         "a list generator's elements, its parameters",
     ),
+    (
+        "src/model/application.rs",
+        "clusters",
+        "the cluster generator's name",
+    ),
+    // A label selector's `matchExpressions[].key` (the cluster generator's
+    // selector), not an external secret's `remoteRef.key`.
+    (
+        "src/model/application.rs",
+        "key",
+        "a label selector expression's key",
+    ),
     // The `.rebind.yaml` schema's own key, not a manifest's.
     ("src/model/config.rs", "clusters", "the config's schema"),
     // The workspace file's own key (`change: cluster:`, as `--cluster`).

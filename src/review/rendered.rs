@@ -1,0 +1,705 @@
+//! Applications a Helm chart of the repository renders: an Application or
+//! ApplicationSet in a chart's `templates/` exists on the hub only as the
+//! chart renders it, with the values the Application deploying the chart
+//! gives (docs/operator-manual/cluster-bootstrapping.md, the Helm
+//! app-of-apps). When exactly one Application of this repository deploys
+//! the chart and every action of the template is one this module follows,
+//! the template is rendered with those values (the chart's `values.yaml`,
+//! then the Application's value files in order, as Helm merges them) and
+//! the Applications it renders replace the template's. Anything else stays
+//! "not proven", naming the chart and the file:line that is not followed.
+//!
+//! Followed: `{{ .Values.a.b }}` and `{{ $.Values.a.b }}` (with `| quote`),
+//! `if`/`else`/`end` over such a value (Go's truth: false, 0, null, empty
+//! are false), comments, and the `{{-`/`-}}` trim markers. Not followed:
+//! `range`, `with`, `include`, `tpl`, functions, `.Release`, `.Chart`, a
+//! value the values files do not set, inline values of the deploying
+//! Application (`helm.values`, `valuesObject`, `parameters`), a `$ref`
+//! value file.
+
+use crate::model::application::{app_of, App, Manifest, Source};
+use crate::syntax::yaml::{self, Node, Value};
+use std::path::Path;
+
+/// Where a template's rendering stops: the 1-based line and why.
+type Stop = (usize, String);
+
+/// Replaces each Application the model read from a chart template by what
+/// the chart renders, when that is followed; else names, in the
+/// Application's `rendered` reason, the chart and the file:line not
+/// followed.
+pub fn follow(apps: &mut Vec<App>, root: &Path, this_repo: &dyn Fn(&Source) -> bool) {
+    let files: Vec<String> = apps
+        .iter()
+        .filter(|a| a.rendered.is_some() && chart_of(root, &a.file).is_some())
+        .map(|a| a.file.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    for file in files {
+        let Some(chart) = chart_of(root, &file) else {
+            continue;
+        };
+        match render_file(apps, root, this_repo, &chart, &file) {
+            Ok(made) => {
+                apps.retain(|a| a.file != file);
+                apps.extend(made);
+            }
+            Err(why) => {
+                for a in apps.iter_mut().filter(|a| a.file == file) {
+                    a.rendered = Some(format!(
+                        "is rendered by the chart `{chart}` (`{file}`), not followed: {why}"
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// How the reason of an Application held in Helm values starts (see
+/// `feeders::read_apps`): such an Application exists only if a chart
+/// renders it.
+pub const HELD_IN_VALUES: &str = "is held in Helm values";
+
+/// Clears the reason of each Application held in a values file of a chart
+/// of the repository when the chart, with the values of the Application
+/// deploying it, renders that Application as written (`range` over the
+/// list and `toYaml` of each element, as `extraObjects` templates do);
+/// else names the charts tried and why they are not followed.
+pub fn follow_values(apps: &mut [App], root: &Path, this_repo: &dyn Fn(&Source) -> bool) {
+    for k in 0..apps.len() {
+        let held = apps[k].rendered.as_deref();
+        let Some(reason) = held.filter(|r| r.starts_with(HELD_IN_VALUES)) else {
+            continue;
+        };
+        let reason = reason.to_string();
+        let file = apps[k].file.clone();
+        let mut why = Vec::new();
+        let mut found = false;
+        for chart in charts_reading(apps, root, this_repo, &file) {
+            match values_of(apps, root, this_repo, &chart) {
+                Ok(values) => {
+                    let made: Vec<App> = templates_of(root, &chart)
+                        .iter()
+                        .filter_map(|t| render_text(root, t, &values).ok())
+                        .flatten()
+                        .collect();
+                    found |= made.iter().any(|m| same(m, &apps[k]));
+                    if !found {
+                        why.push(format!("the chart `{chart}` does not render it as written"));
+                    }
+                }
+                Err(w) => why.push(format!("the chart `{chart}`: {w}")),
+            }
+        }
+        apps[k].rendered = if found {
+            None
+        } else if why.is_empty() {
+            Some(format!(
+                "{reason} (no chart of the repository reads that file)"
+            ))
+        } else {
+            Some(format!("{reason}: {}", why.join("; ")))
+        };
+    }
+}
+
+/// Whether two Applications say the same: kind, name, sources, policy.
+fn same(a: &App, b: &App) -> bool {
+    let key = |x: &App| {
+        let srcs: Vec<_> = x
+            .sources
+            .iter()
+            .map(|s| {
+                (
+                    s.repo_url.clone(),
+                    s.path.clone(),
+                    s.target_revision.clone(),
+                )
+            })
+            .collect();
+        (x.kind, x.name.clone(), srcs, x.automated)
+    };
+    key(a) == key(b)
+}
+
+/// The charts of the repository that read the values file `file`: the
+/// chart beside it (`values.yaml` next to `Chart.yaml`), and each chart
+/// an Application of this repository deploys with it as a value file.
+fn charts_reading(
+    apps: &[App],
+    root: &Path,
+    this_repo: &dyn Fn(&Source) -> bool,
+    file: &str,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+    if file.ends_with("/values.yaml") && root.join(dir).join("Chart.yaml").is_file() {
+        out.push(dir.to_string());
+    }
+    for a in apps.iter().filter(|a| a.rendered.is_none()) {
+        for s in a.sources.iter().filter(|s| this_repo(s)) {
+            let Some(p) = s.path.as_deref().map(|p| p.trim_matches('/')) else {
+                continue;
+            };
+            let named = s.value_files.iter().any(|v| {
+                let r = match v.strip_prefix('/') {
+                    Some(abs) => crate::find::resolve::normalize("", abs),
+                    None => crate::find::resolve::normalize(p, v),
+                };
+                r.as_deref() == Some(file)
+            });
+            if named && root.join(p).join("Chart.yaml").is_file() && !out.iter().any(|c| c == p) {
+                out.push(p.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The template files of a chart (`templates/*.yaml`, `*.yml`), sorted.
+fn templates_of(root: &Path, chart: &str) -> Vec<String> {
+    let dir = root.join(chart).join("templates");
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
+        .map(|n| format!("{chart}/templates/{n}"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The chart folder whose `templates/` holds `rel`, if any.
+fn chart_of(root: &Path, rel: &str) -> Option<String> {
+    rel.match_indices("templates/")
+        .filter(|(k, _)| *k == 0 || rel.as_bytes()[k - 1] == b'/')
+        .map(|(k, _)| rel[..k].trim_end_matches('/').to_string())
+        .find(|dir| root.join(dir).join("Chart.yaml").is_file())
+}
+
+/// The Applications `file` renders, or why that is not followed.
+fn render_file(
+    apps: &[App],
+    root: &Path,
+    this_repo: &dyn Fn(&Source) -> bool,
+    chart: &str,
+    file: &str,
+) -> Result<Vec<App>, String> {
+    let values = values_of(apps, root, this_repo, chart)?;
+    render_text(root, file, &values)
+}
+
+/// The Applications the template `file` renders with `values`.
+fn render_text(root: &Path, file: &str, values: &Values) -> Result<Vec<App>, String> {
+    let text = std::fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
+    let out = render(&text, values).map_err(|(line, why)| format!("{file}:{line}: {why}"))?;
+    let docs = yaml::read_yaml_or_json(&out).map_err(|(line, _, why)| {
+        format!("{file}: what it renders does not parse (line {line} of the rendering: {why})")
+    })?;
+    Ok(docs
+        .iter()
+        .filter_map(|doc| app_of(&Manifest { file, doc }))
+        .collect())
+}
+
+/// The values the one Application of this repository that deploys
+/// `chart` gives it: the chart's `values.yaml`, then its value files, in
+/// Helm's order (a later file wins).
+fn values_of(
+    apps: &[App],
+    root: &Path,
+    this_repo: &dyn Fn(&Source) -> bool,
+    chart: &str,
+) -> Result<Values, String> {
+    let mut deploying = apps.iter().flat_map(|a| {
+        a.sources
+            .iter()
+            .filter(|s| {
+                a.rendered.is_none()
+                    && !a.live_absent
+                    && this_repo(s)
+                    && s.path.as_deref().map(|p| p.trim_matches('/')) == Some(chart)
+            })
+            .map(move |s| (a, s))
+    });
+    let Some((app, src)) = deploying.next() else {
+        return Err(format!(
+            "no Application of this repository deploys `{chart}` (installed by hand, or from elsewhere: its values are not known)"
+        ));
+    };
+    if let Some((other, _)) = deploying.next() {
+        return Err(format!(
+            "{} and {} both deploy it, each with its own values",
+            app.id(),
+            other.id()
+        ));
+    }
+    if src.helm_inline {
+        return Err(format!(
+            "{} gives it values inline (helm.values, valuesObject or parameters), which are not followed",
+            app.id()
+        ));
+    }
+    let mut files = vec![format!("{chart}/values.yaml")];
+    for v in &src.value_files {
+        if v.starts_with('$') || v.contains("://") || v.contains("{{") {
+            return Err(format!("{}'s value file `{v}` is not followed", app.id()));
+        }
+        let resolved = match v.strip_prefix('/') {
+            Some(abs) => crate::find::resolve::normalize("", abs),
+            None => crate::find::resolve::normalize(chart, v),
+        };
+        files.push(resolved.ok_or_else(|| format!("the value file `{v}` climbs above the root"))?);
+    }
+    let mut docs = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(root.join(&f)) else {
+            continue;
+        };
+        let read =
+            yaml::read_yaml_or_json(&text).map_err(|(l, c, why)| format!("{f}:{l}:{c}: {why}"))?;
+        if let Some(doc) = read.into_iter().next() {
+            docs.push((doc, text));
+        }
+    }
+    Ok(Values { docs })
+}
+
+/// The values a chart renders with: each file's first document and its
+/// text (for `toYaml`, which splices the bytes of a node).
+pub struct Values {
+    docs: Vec<(Node, String)>,
+}
+
+impl Values {
+    /// The node at `.Values.a.b`: the last file that sets it wins.
+    fn lookup(&self, keys: &[&str]) -> Option<(&Node, &str)> {
+        self.docs
+            .iter()
+            .rev()
+            .find_map(|(doc, text)| Some((doc.at(keys)?, text.as_str())))
+    }
+}
+
+/// A value an operand gives: a node (and the text it was read from), a
+/// string literal, or nothing (a key not set).
+#[derive(Clone, Copy)]
+enum Got<'v> {
+    Node(&'v Node, &'v str),
+    Lit(&'v str),
+    Missing,
+}
+
+/// One piece of a template: text (trim markers applied) or an action.
+enum Piece<'t> {
+    Text(&'t str),
+    Act(&'t str, usize),
+}
+
+/// The template cut into text and actions, Go's trim markers applied
+/// (`{{- ` trims white space before, ` -}}` after).
+fn pieces(text: &str) -> Vec<Piece<'_>> {
+    let line_of = |off: usize| text[..off].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    let mut pos = 0;
+    for (start, end) in yaml::template_actions(text) {
+        let inner = &text[start + 2..end - 2];
+        let ltrim = inner.len() > 1
+            && inner.starts_with('-')
+            && inner[1..].starts_with(char::is_whitespace);
+        let rtrim = inner.len() > 1
+            && inner.ends_with('-')
+            && inner[..inner.len() - 1].ends_with(char::is_whitespace);
+        let mut expr = inner;
+        if ltrim {
+            expr = &expr[1..];
+        }
+        if rtrim {
+            expr = &expr[..expr.len() - 1];
+        }
+        let mut chunk = &text[pos.min(start)..start];
+        if ltrim {
+            chunk = chunk.trim_end();
+        }
+        out.push(Piece::Text(chunk));
+        out.push(Piece::Act(expr.trim(), line_of(start)));
+        pos = end;
+        if rtrim {
+            pos += text[end..].len() - text[end..].trim_start().len();
+        }
+    }
+    out.push(Piece::Text(&text[pos.min(text.len())..]));
+    out
+}
+
+/// Where a block ends: `end`, `else`, or the text's end.
+#[derive(PartialEq, Eq)]
+enum Ending {
+    End,
+    Else,
+    Eof,
+}
+
+/// The scope of an action: `.` (the values root outside a `range`) and
+/// the variables a `range` binds.
+#[derive(Clone)]
+struct Scope<'v> {
+    dot: Option<Got<'v>>,
+    vars: Vec<(&'v str, Got<'v>)>,
+}
+
+struct Renderer<'t, 'v> {
+    pieces: Vec<Piece<'t>>,
+    values: &'v Values,
+}
+
+/// `text` rendered with `values`, or the line and the action not followed.
+fn render(text: &str, values: &Values) -> Result<String, Stop> {
+    let r = Renderer {
+        pieces: pieces(text),
+        values,
+    };
+    let mut out = String::new();
+    let mut i = 0;
+    let scope = Scope {
+        dot: None,
+        vars: Vec::new(),
+    };
+    match r.run(&mut i, &scope, true, &mut out)? {
+        Ending::Eof => Ok(out),
+        _ => Err((
+            text.matches('\n').count() + 1,
+            "an `end` or `else` closes nothing".into(),
+        )),
+    }
+}
+
+impl<'t, 'v> Renderer<'t, 'v> {
+    /// Renders from piece `i` to the end of the block (`live`: the output
+    /// is kept), leaving `i` after the piece that ends it.
+    fn run(
+        &self,
+        i: &mut usize,
+        scope: &Scope<'v>,
+        live: bool,
+        out: &mut String,
+    ) -> Result<Ending, Stop> {
+        while *i < self.pieces.len() {
+            let piece = &self.pieces[*i];
+            *i += 1;
+            let (expr, line) = match piece {
+                Piece::Text(t) => {
+                    if live {
+                        out.push_str(t);
+                    }
+                    continue;
+                }
+                Piece::Act(e, l) => (*e, *l),
+            };
+            let stop = |why: String| (line, why);
+            let words: Vec<&str> = expr.split_whitespace().collect();
+            match words.as_slice() {
+                [c, ..] if c.starts_with("/*") => {}
+                ["end"] => return Ok(Ending::End),
+                ["else"] => return Ok(Ending::Else),
+                ["if", operand] => {
+                    // What does not render is not evaluated.
+                    let on = live && truthy(self.operand(operand, scope).map_err(stop)?);
+                    let mut ending = self.run(i, scope, on, out)?;
+                    if ending == Ending::Else {
+                        ending = self.run(i, scope, live && !on, out)?;
+                    }
+                    if ending != Ending::End {
+                        return Err(stop("an `if` is not closed".into()));
+                    }
+                }
+                ["range", rest @ ..] => self.range(rest, line, i, scope, live, out)?,
+                _ if !live => {}
+                _ => {
+                    let text = self.pipeline(expr, scope).map_err(stop)?;
+                    out.push_str(&text);
+                }
+            }
+        }
+        Ok(Ending::Eof)
+    }
+
+    /// `range OPERAND`, `range $x := OPERAND`, `range $i, $x := OPERAND`
+    /// over a sequence (or a map's values): the body once per element,
+    /// `.` (and `$x`) the element.
+    #[allow(clippy::too_many_arguments)]
+    fn range(
+        &self,
+        w: &[&str],
+        line: usize,
+        i: &mut usize,
+        scope: &Scope<'v>,
+        live: bool,
+        out: &mut String,
+    ) -> Result<(), Stop> {
+        let (var, operand) = match w {
+            [op] => (None, *op),
+            [v, ":=", op] => (Some(*v), *op),
+            [_, v, ":=", op] => (Some(*v), *op),
+            _ => return Err((line, format!("`range {}` is not followed", w.join(" ")))),
+        };
+        let var = var.map(|v| v.trim_end_matches(','));
+        let got = if live {
+            self.operand(operand, scope).map_err(|e| (line, e))?
+        } else {
+            Got::Missing
+        };
+        let items: Vec<Got<'v>> = match got {
+            Got::Node(n, text) => match &n.value {
+                Value::Seq(items) => items.iter().map(|n| Got::Node(n, text)).collect(),
+                Value::Map(pairs) => pairs.iter().map(|(_, n)| Got::Node(n, text)).collect(),
+                _ => return Err((line, format!("`range {operand}` is over a scalar"))),
+            },
+            _ => Vec::new(),
+        };
+        let start = *i;
+        for item in &items {
+            *i = start;
+            let mut inner = scope.clone();
+            inner.dot = Some(*item);
+            if let Some(v) = var {
+                inner.vars.push((v, *item));
+            }
+            if self.run(i, &inner, true, out)? != Ending::End {
+                return Err((line, "a `range` is not closed".into()));
+            }
+        }
+        // Past the body once more without output (no element, or not live).
+        *i = start;
+        match self.run(i, scope, false, out)? {
+            Ending::End => Ok(()),
+            _ => Err((
+                line,
+                "a `range` with `else`, or not closed, is not followed".into(),
+            )),
+        }
+    }
+
+    /// What an operand reads: `.Values.a.b`, `$.Values.a.b`, and in a
+    /// `range` `.`, `.a.b`, `$x`, `$x.a.b`.
+    fn operand(&self, w: &str, scope: &Scope<'v>) -> Result<Got<'v>, String> {
+        if let Some(keys) = values_keys(w) {
+            return Ok(match self.values.lookup(&keys) {
+                Some((n, t)) => Got::Node(n, t),
+                None => Got::Missing,
+            });
+        }
+        let (base, rest) = if let Some(r) = w.strip_prefix('$').filter(|r| !r.starts_with('.')) {
+            let (name, rest) = r.split_once('.').map_or((r, ""), |(n, k)| (n, k));
+            let var = scope
+                .vars
+                .iter()
+                .rev()
+                .find(|(v, _)| v.strip_prefix('$') == Some(name))
+                .map(|(_, g)| *g);
+            (var, rest)
+        } else if let Some(r) = w.strip_prefix('.') {
+            (scope.dot, r)
+        } else {
+            return Err(format!("`{w}` is not followed"));
+        };
+        let Some(base) = base else {
+            return Err(format!("`{w}` is not followed (no `range` gives it)"));
+        };
+        if rest.is_empty() {
+            return Ok(base);
+        }
+        let keys: Vec<&str> = rest.split('.').collect();
+        Ok(match base {
+            Got::Node(n, t) => n.at(&keys).map_or(Got::Missing, |n| Got::Node(n, t)),
+            _ => Got::Missing,
+        })
+    }
+
+    /// A pipeline that writes text: an operand (or `toYaml`/`quote` of
+    /// one), then `| quote`, `| default "x"`, `| toYaml`, `| nindent N`,
+    /// `| indent N`.
+    fn pipeline(&self, expr: &str, scope: &Scope<'v>) -> Result<String, String> {
+        let mut stages = expr.split('|').map(str::trim);
+        let first: Vec<&str> = stages.next().unwrap_or("").split_whitespace().collect();
+        let (mut fns, operand): (Vec<&str>, &str) = match first.as_slice() {
+            [op] => (Vec::new(), op),
+            [f, op] => (vec![*f], op),
+            _ => return Err(format!("`{{{{ {expr} }}}}` is not followed")),
+        };
+        let mut got = self.operand(operand, scope)?;
+        let rest: Vec<&str> = stages.collect();
+        fns.extend(rest.iter().copied());
+        let mut text: Option<String> = None;
+        for f in fns {
+            let w: Vec<&str> = f.split_whitespace().collect();
+            match w.as_slice() {
+                ["default", lit] if lit.starts_with('"') && lit.ends_with('"') && lit.len() > 1 => {
+                    if !truthy(got) {
+                        got = Got::Lit(&lit[1..lit.len() - 1]);
+                    }
+                }
+                ["quote"] => text = Some(format!("{:?}", scalar(got, text.take())?)),
+                ["toYaml"] => text = Some(to_yaml(got)?),
+                ["nindent" | "indent", n] => {
+                    let n: usize = n.parse().map_err(|_| format!("`{f}` is not followed"))?;
+                    let body = text
+                        .take()
+                        .ok_or_else(|| format!("`{f}` of a value is not followed"))?;
+                    let pad = " ".repeat(n);
+                    let lines: Vec<String> = body.lines().map(|l| format!("{pad}{l}")).collect();
+                    let joined = lines.join("\n");
+                    text = Some(if w[0] == "nindent" {
+                        format!("\n{joined}")
+                    } else {
+                        joined
+                    });
+                }
+                _ => return Err(format!("`{f}` in `{{{{ {expr} }}}}` is not followed")),
+            }
+        }
+        match text {
+            Some(t) => Ok(t),
+            None => scalar(got, None),
+        }
+    }
+}
+
+/// A value written as text: a scalar's.
+fn scalar(got: Got, done: Option<String>) -> Result<String, String> {
+    if let Some(t) = done {
+        return Ok(t);
+    }
+    match got {
+        Got::Lit(s) => Ok(s.to_string()),
+        Got::Node(n, _) => n
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| "a map or list written as a scalar is not followed".into()),
+        Got::Missing => Err("a value the values files do not set".into()),
+    }
+}
+
+/// `toYaml` of a mapping or sequence: its bytes as written in the values
+/// file, moved to column 0 (no YAML is emitted from the tree).
+fn to_yaml(got: Got) -> Result<String, String> {
+    let Got::Node(n, text) = got else {
+        return Err("`toYaml` of a value the values files do not set".into());
+    };
+    if !matches!(n.value, Value::Map(_) | Value::Seq(_))
+        || text.get(n.start..n.start + 1) == Some("{")
+    {
+        return Err("`toYaml` of a scalar or a flow collection is not followed".into());
+    }
+    let raw = text
+        .get(n.start..n.end)
+        .ok_or("`toYaml` of a node not read")?;
+    let mut out = Vec::new();
+    for (k, line) in raw.trim_end().lines().enumerate() {
+        if k == 0 {
+            out.push(line.to_string());
+            continue;
+        }
+        // `col` is 1-based: the node's lines are indented `col - 1`.
+        let (lead, indent) = (line.len() - line.trim_start().len(), n.col - 1);
+        if !line.trim().is_empty() && lead < indent {
+            return Err("`toYaml` of a node whose lines are not indented under it".into());
+        }
+        out.push(line.get(indent.min(lead)..).unwrap_or("").to_string());
+    }
+    Ok(out.join("\n"))
+}
+
+/// The keys of a `.Values.a.b` (or `$.Values.a.b`) operand.
+fn values_keys(operand: &str) -> Option<Vec<&str>> {
+    let rest = operand
+        .strip_prefix("$.Values.")
+        .or_else(|| operand.strip_prefix(".Values."))?;
+    let keys: Vec<&str> = rest.split('.').collect();
+    keys.iter()
+        .all(|k| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .then_some(keys)
+}
+
+/// Go template truth of a value (missing is `nil`, false).
+fn truthy(got: Got) -> bool {
+    match got {
+        Got::Missing => false,
+        Got::Lit(s) => !s.is_empty(),
+        Got::Node(n, _) => match &n.value {
+            Value::Map(m) => !m.is_empty(),
+            Value::Seq(s) => !s.is_empty(),
+            Value::Scalar(s, style) => {
+                let plain = matches!(style, yaml_rust2::scanner::TScalarStyle::Plain);
+                !(s.is_empty() || plain && matches!(s.as_str(), "false" | "0" | "null" | "~"))
+            }
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(text: &str) -> Values {
+        let doc = yaml::read_yaml_or_json(text).unwrap().remove(0);
+        Values {
+            docs: vec![(doc, text.to_string())],
+        }
+    }
+
+    /// Helm's rendering of the followed actions: values, `if`/`else`,
+    /// trim markers, `quote`, `default`; the rest stops with its line.
+    #[test]
+    fn templates_render_with_values_or_stop_at_a_line() {
+        let v = values("enabled: true\noff: false\nrev: main\npath: apps\n");
+        let t = "{{- if .Values.enabled }}\nrev: {{ .Values.rev | quote }}\npath: {{ $.Values.path }}\n{{- end }}\n";
+        assert_eq!(render(t, &v).unwrap(), "\nrev: \"main\"\npath: apps\n");
+        let t = "{{ if .Values.off }}a: 1{{ else }}a: 2{{ end }}";
+        assert_eq!(render(t, &v).unwrap(), "a: 2");
+        let t = "a: {{ .Values.nope | default \"x\" }}";
+        assert_eq!(render(t, &v).unwrap(), "a: x");
+        let t = "a: 1\n{{ include \"x\" . }}\n";
+        assert_eq!(render(t, &v).unwrap_err().0, 2);
+        let t = "a: {{ .Values.missing }}\n";
+        assert!(render(t, &v).unwrap_err().1.contains("do not set"));
+        assert!(render("{{ if .Values.enabled }}a", &v).is_err());
+    }
+
+    /// `range` over a list: `.field` and `$.Values` inside; `toYaml .`
+    /// splices the element's bytes at column 0.
+    #[test]
+    fn range_and_to_yaml_render_each_element() {
+        let v = values("repo: r\napps:\n  - name: a\n    path: x\n  - name: b\n    path: y\nobjs:\n  - kind: K\n    spec:\n      n: 1\n");
+        let t = "{{- range .Values.apps }}\n---\nname: {{ .name }}\npath: {{ .path }}\nrepo: {{ $.Values.repo }}\n{{- end }}\n";
+        assert_eq!(
+            render(t, &v).unwrap(),
+            "\n---\nname: a\npath: x\nrepo: r\n---\nname: b\npath: y\nrepo: r\n"
+        );
+        let t = "{{- range $o := .Values.objs }}\n---\n{{ toYaml $o }}\n{{- end }}\n";
+        assert_eq!(render(t, &v).unwrap(), "\n---\nkind: K\nspec:\n  n: 1\n");
+        let w = values("apps: [{name: a, on: true}, {name: b}]\n");
+        let t = "{{ range .Values.apps }}{{ if .on }}{{ .name }}{{ end }}{{ end }}.";
+        assert_eq!(render(t, &w).unwrap(), "a.");
+        let t = "{{ range .Values.none }}x{{ end }}y";
+        assert_eq!(render(t, &v).unwrap(), "y");
+        assert!(render("{{ range .Values.apps }}{{ .name | upper }}{{ end }}", &v).is_err());
+    }
+
+    /// Go's truth: a quoted "false" is a non-empty string.
+    #[test]
+    fn truth_is_go_templates() {
+        let v = values("a: false\nb: 'false'\nc: 0\nd: {}\ne: [1]\n");
+        let t = |k: &str| {
+            truthy(
+                v.lookup(&[k])
+                    .map_or(Got::Missing, |(n, t)| Got::Node(n, t)),
+            )
+        };
+        assert!(!t("a") && t("b") && !t("c") && !t("d") && t("e") && !t("z"));
+    }
+}

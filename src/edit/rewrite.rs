@@ -8,8 +8,7 @@ use crate::edit::verify::{self, Collision, Expect, Mismatch};
 use crate::find::embedded;
 use crate::find::locate::bare_ip_names_server;
 use crate::find::locate::{self, Encoding, Kind, Occurrence};
-use crate::find::proof::Proof;
-use crate::syntax::yaml::{read_documents, template_actions};
+use crate::syntax::yaml::{read_documents, template_actions, Value};
 use crate::text::endpoint::{self, Endpoint};
 use crate::text::splice::{self, Op};
 use std::collections::BTreeMap;
@@ -17,7 +16,6 @@ use std::fmt;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use yaml_rust2::parser::Event;
 
 /// A verified rewrite of one file.
 #[derive(Debug, Clone)]
@@ -146,7 +144,7 @@ pub fn plan_source(
             return (mentions, Some(Err(error)));
         }
     };
-    let outcome = match verify_inner(located, &src.text, &new, &changes, from, to) {
+    let outcome = match verify_inner(&src.text, &new, &changes, from, to) {
         Ok(()) => Ok(FilePlan {
             path: src.entry.path.clone(),
             rel: rel.clone(),
@@ -423,10 +421,10 @@ fn collision_error(c: &Collision, rel: &str) -> PlanError {
 
 /// When a rewrite no longer parses at line `line`: the change that wrote an
 /// IPv6 `to` (its brackets, or a bare address's colons) into a plain
-/// scalar, on that line if one did, which is the likely cause (in a flow
-/// collection, `[`, `]` and `, ` end a plain scalar).
+/// scalar of `old_text`, on that line if one did, which is the likely cause
+/// (in a flow collection, `[`, `]` and `, ` end a plain scalar).
 fn bracket_in_plain<'c>(
-    old: &Proof,
+    old_text: &str,
     changes: &'c [Occurrence],
     to: &Endpoint,
     line: usize,
@@ -434,11 +432,13 @@ fn bracket_in_plain<'c>(
     if !to.host.starts_with('[') {
         return None;
     }
+    let (docs, _) = verify::read(old_text).ok()?;
+    let scalars = verify::scalars(&docs);
     let plain = |o: &&Occurrence| {
-        o.event.and_then(|e| old.held.get(&e)).is_some_and(|ev| {
+        verify::holding(&scalars, expect_at(o)).is_some_and(|n| {
             matches!(
-                ev,
-                Event::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain, ..)
+                n.value,
+                Value::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain)
             )
         })
     };
@@ -453,7 +453,6 @@ fn bracket_in_plain<'c>(
 /// same; a planned string that is a document of its own still parses and
 /// keeps its keys apart.
 fn verify_inner(
-    old: &locate::Located,
     old_text: &str,
     new_text: &str,
     changes: &[Occurrence],
@@ -464,7 +463,7 @@ fn verify_inner(
     // One expectation per planned scalar, with every change of it.
     let mut scalars: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
     for o in changes {
-        let at = o.escaped.as_ref().map_or(o.found.start, |e| e.inner.start);
+        let at = expect_at(o);
         scalars.entry(o.event.unwrap_or(at)).or_default().push(o);
     }
     let expect: Vec<Expect> = scalars
@@ -476,12 +475,14 @@ fn verify_inner(
             } else {
                 Box::new(move |v| Ok(expected_value(v, ranges, from, to)))
             };
-            let at = o.escaped.as_ref().map_or(o.found.start, |e| e.inner.start);
-            Expect::Scalar { at, rule }
+            Expect::Scalar {
+                at: expect_at(o),
+                rule,
+            }
         })
         .collect();
     let changed = verify::verify(old_text, new_text, &expect).map_err(|m| match m {
-        Mismatch::Unparsable(f) => unparsable(&old.proof, changes, to, f),
+        Mismatch::Unparsable(f) => unparsable(old_text, changes, to, f),
         Mismatch::Keys(c) => Refusal::Keys(c),
         Mismatch::At(line, column, m) => Refusal::At(
             line,
@@ -537,13 +538,13 @@ fn same_actions(old_text: &str, new_text: &str) -> Result<(), Refusal> {
 
 /// Why a rewritten file that no longer parses is refused.
 fn unparsable(
-    old: &Proof,
+    old_text: &str,
     changes: &[Occurrence],
     to: &Endpoint,
     (l, c, m): crate::syntax::yaml::ParseFailure,
 ) -> Refusal {
     let e = format!("{l}:{c}: {m}");
-    match bracket_in_plain(old, changes, to, l) {
+    match bracket_in_plain(old_text, changes, to, l) {
         Some(o) => Refusal::At(o.line, o.column, format!(
             "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':': a plain (unquoted) value may not start with '[', and inside a flow collection ({{...}} or [...]) they end it; quote that value in the file (\"{}\") and run rebind again; nothing written",
             to.url(),
@@ -645,10 +646,9 @@ mod tests {
             .collect();
         assert_eq!(changes.len(), 1);
         let right = splice(&old, &changes, &to, false).unwrap();
-        assert!(verify_inner(&located, &old, &right, &changes, &from, &to).is_ok());
+        assert!(verify_inner(&old, &right, &changes, &from, &to).is_ok());
         let wrong = right.replace(OLD, "https://new.example.com");
-        let Err(Refusal::At(_, _, refused)) =
-            verify_inner(&located, &old, &wrong, &changes, &from, &to)
+        let Err(Refusal::At(_, _, refused)) = verify_inner(&old, &wrong, &changes, &from, &to)
         else {
             panic!("not refused at a place");
         };
@@ -676,10 +676,9 @@ mod tests {
         assert_eq!(changes.len(), 1);
         let right = splice(old, &changes, &to, true).unwrap();
         assert!(right.contains("\\/\\/new.example.com\""), "{right}");
-        assert!(verify_inner(&located, old, &right, &changes, &from, &to).is_ok());
+        assert!(verify_inner(old, &right, &changes, &from, &to).is_ok());
         let bad = right.replace("\"x\"", "\"y\"");
-        let Err(Refusal::At(line, _, m)) = verify_inner(&located, old, &bad, &changes, &from, &to)
-        else {
+        let Err(Refusal::At(line, _, m)) = verify_inner(old, &bad, &changes, &from, &to) else {
             panic!("a neighbour's change not refused at its place");
         };
         assert_eq!(line, 2);
@@ -687,6 +686,44 @@ mod tests {
             m.contains("expected \"x\" after the edit, found \"y\""),
             "{m}"
         );
-        assert!(verify_inner(&located, old, old, &changes, &from, &to).is_err());
+        assert!(verify_inner(old, old, &changes, &from, &to).is_err());
+    }
+
+    /// A base64 value re-encoded by the engine is verified by decoding:
+    /// the rewrite as planned passes; the same value encoding anything else
+    /// (another host, the old one kept), or a neighbouring value changed
+    /// too, is refused.
+    #[test]
+    fn a_base64_rewrite_is_held_to_the_plan() {
+        use crate::text::base64::encode_text;
+        let from = Endpoint::parse("--from", OLD).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let secret = |server: &str| {
+            format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  name: {}\n  server: {}\n",
+                encode_text("prod"),
+                encode_text(server)
+            )
+        };
+        let old = secret(OLD);
+        let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
+        let changes: Vec<Occurrence> = located
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .cloned()
+            .collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].encoding, Some(Encoding::Base64));
+        let right = splice(&old, &changes, &to, false).unwrap();
+        assert_eq!(right, secret("https://new.example.com"));
+        assert!(verify_inner(&old, &right, &changes, &from, &to).is_ok());
+        for wrong in [
+            secret("https://other.example.com"),
+            old.clone(),
+            right.replace(&encode_text("prod"), &encode_text("prud")),
+        ] {
+            assert!(verify_inner(&old, &wrong, &changes, &from, &to).is_err());
+        }
     }
 }

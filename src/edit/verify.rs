@@ -156,19 +156,7 @@ struct Walk<'p, 'a> {
 
 impl<'p, 'a> Walk<'p, 'a> {
     fn new(before: &[Node], expect: &'p [Expect<'a>]) -> Walk<'p, 'a> {
-        // Every scalar that holds a value, by where it starts (an empty
-        // scalar may start where the next one does: it holds no change).
-        let mut starts: Vec<(usize, *const Node)> = Vec::new();
-        let mut stack: Vec<&Node> = before.iter().collect();
-        while let Some(n) = stack.pop() {
-            match &n.value {
-                Value::Scalar(v, _) if !v.is_empty() => starts.push((n.start, n)),
-                Value::Map(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
-                Value::Seq(items) => stack.extend(items),
-                _ => {}
-            }
-        }
-        starts.sort_unstable_by_key(|s| s.0);
+        let starts = scalars(before);
         let mut w = Walk {
             scalars: HashMap::new(),
             inserts: HashMap::new(),
@@ -179,8 +167,7 @@ impl<'p, 'a> Walk<'p, 'a> {
         for e in expect {
             match e {
                 Expect::Scalar { at, .. } | Expect::Document { at, .. } => {
-                    let i = starts.partition_point(|s| s.0 <= *at);
-                    if let Some(&(_, n)) = i.checked_sub(1).map(|i| &starts[i]) {
+                    if let Some(n) = holding(&starts, *at) {
                         w.scalars.insert(n, e);
                     }
                 }
@@ -299,6 +286,30 @@ impl<'p, 'a> Walk<'p, 'a> {
         stack.extend(pairs.into_iter().rev());
         Ok(())
     }
+}
+
+/// Every scalar of `docs` that holds a value, by where it starts (an empty
+/// scalar may start where the next one does: it holds no change).
+pub fn scalars(docs: &[Node]) -> Vec<&Node> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Node> = docs.iter().collect();
+    while let Some(n) = stack.pop() {
+        match &n.value {
+            Value::Scalar(v, _) if !v.is_empty() => out.push(n),
+            Value::Map(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
+            Value::Seq(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    out.sort_unstable_by_key(|n| n.start);
+    out
+}
+
+/// The scalar of [`scalars`] that holds offset `at`: the last one starting
+/// at or before it.
+pub fn holding<'n>(scalars: &[&'n Node], at: usize) -> Option<&'n Node> {
+    let i = scalars.partition_point(|n| n.start <= at);
+    i.checked_sub(1).map(|i| scalars[i])
 }
 
 /// What a planned scalar must read, from its old value `x` (its new one
@@ -463,5 +474,51 @@ mod tests {
             rule: is("https://x:6443"),
         }];
         verify(old, "https://x:6443: 1\nhttps://h:6443: 2\n", &plan).unwrap();
+    }
+
+    /// A cluster name change: the engine's operations of the name locator
+    /// verify, in a literal block's JSON too; the same name changed once
+    /// more where no change was planned (a neighbouring scalar) is refused.
+    #[test]
+    fn a_name_change_verifies_only_as_planned() {
+        use crate::find::names::{self, NameRebind};
+        let rebind = NameRebind {
+            old: "prod".into(),
+            new: "prod-blue".into(),
+            old_arn: None,
+            new_arn: None,
+            old_ca: None,
+            new_ca: None,
+        };
+        let expect = |changes: &[names::NameChange]| -> Vec<Expect<'static>> {
+            names::ops(changes)
+                .1
+                .into_iter()
+                .map(|(at, ops)| Expect::Scalar {
+                    at,
+                    rule: Box::new(move |v: &str| {
+                        crate::text::splice::apply(v, &ops).map_err(|e| e.to_string())
+                    }),
+                })
+                .collect()
+        };
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  config: |\r\n    {\"awsAuthConfig\": {\"clusterName\": \"prod\"}}\r\nother: prod\n";
+        let f = names::locate(text, &rebind);
+        assert_eq!(f.changes.len(), 1, "{f:?}");
+        let new = crate::text::splice::apply(text, &names::ops(&f.changes).0).unwrap();
+        verify(text, &new, &expect(&f.changes)).unwrap();
+        let bad = new.replace("other: prod", "other: prod-blue");
+        let e = verify(text, &bad, &expect(&f.changes)).unwrap_err();
+        assert!(e.to_string().starts_with("10:8: expected \"prod\""), "{e}");
+        let text = "clusterName: prod\nother: prod\n";
+        let f = names::locate(text, &rebind);
+        let bad = "clusterName: prod-blue\nother: prod-blue\n";
+        assert!(verify(text, bad, &expect(&f.changes)).is_err());
+        verify(
+            text,
+            "clusterName: prod-blue\nother: prod\n",
+            &expect(&f.changes),
+        )
+        .unwrap();
     }
 }

@@ -521,4 +521,43 @@ mod tests {
         )
         .unwrap();
     }
+
+    /// Hostile shapes read by the one reader: a BOM, CRLF line ends, no
+    /// final newline, flow and quoted scalars with escapes. The planned
+    /// scalar changed verifies; its neighbour changed too is refused.
+    #[test]
+    fn hostile_shapes_verify_only_as_planned() {
+        let cases = [
+            (
+                "\u{feff}a: {s: \"https://o\\x2eexample\", t: 'x'}\r\nb: [1, 2]",
+                "\"https://o\\x2eexample\"",
+                "\"https://n.example\"",
+                "'x'",
+                "'y'",
+            ),
+            (
+                "a:\r\n  - 'https://o.example'\r\n  - \"z\\t\"",
+                "'https://o.example'",
+                "'https://n.example'",
+                "\"z\\t\"",
+                "\"z\\n\"",
+            ),
+        ];
+        for (old, from, to, keep, other) in cases {
+            let at = old.find(from).unwrap() + 1;
+            let plan = [Expect::Scalar {
+                at,
+                rule: Box::new(|v: &str| Ok(v.replace("o.example", "n.example"))),
+            }];
+            let right = old.replace(from, to);
+            verify(old, &right, &plan).unwrap();
+            assert!(
+                verify(old, &right.replace(keep, other), &plan).is_err(),
+                "{old}"
+            );
+            // The style changed: refused even where the value is the same.
+            let unquoted = right.replace(to, to.trim_matches(['"', '\'']));
+            assert!(verify(old, &unquoted, &plan).is_err(), "{unquoted}");
+        }
+    }
 }

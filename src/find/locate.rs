@@ -7,9 +7,9 @@
 //! one method per event kind, on the shared [`yaml::Stack`]; JSON the YAML
 //! parser refuses is read by the same `Locator` from the JSON reader's events
 //! ([`locate_json_for`]), so both give the same occurrences. Which paths hold
-//! a cluster is [`positions`]' answer. With `only`, the locator also
-//! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
-//! parsing the old text twice; locating itself never checks rewrites.
+//! a cluster is [`positions`]' answer. Each result carries a [`Proof`] of
+//! how the file was read (masked, JSON-only); locating itself never checks
+//! rewrites.
 
 use crate::find::embedded::{self, Inner};
 use crate::find::proof::Proof;
@@ -170,7 +170,7 @@ pub enum HintSource {
 pub struct Located {
     pub occurrences: Vec<Occurrence>,
     pub destinations: Vec<Destination>,
-    /// What a rewrite is verified against (YAML files located with `only`).
+    /// How the file was read: how its rewrite is spliced.
     pub proof: Proof,
 }
 
@@ -457,7 +457,7 @@ pub fn locate_json_for(
             column,
             message,
         })?;
-    // Spliced by JSON's escape rules, verified byte for byte (`jsonfile::verify`).
+    // Spliced by JSON's escape rules.
     located.proof = Proof {
         json: true,
         ..Proof::default()

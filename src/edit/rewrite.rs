@@ -8,7 +8,7 @@ use crate::edit::verify::{self, Collision, Expect, Mismatch};
 use crate::find::embedded;
 use crate::find::locate::bare_ip_names_server;
 use crate::find::locate::{self, Encoding, Kind, Occurrence};
-use crate::syntax::yaml::{read_documents, template_actions, Value};
+use crate::syntax::yaml::{read_documents, read_maybe_masked, template_actions, Value};
 use crate::text::endpoint::{self, Endpoint};
 use crate::text::splice::{self, Op};
 use std::collections::BTreeMap;
@@ -432,7 +432,7 @@ fn bracket_in_plain<'c>(
     if !to.host.starts_with('[') {
         return None;
     }
-    let (docs, _) = verify::read(old_text).ok()?;
+    let (docs, _) = read_maybe_masked(old_text).ok()?;
     let scalars = verify::scalars(&docs);
     let plain = |o: &&Occurrence| {
         verify::holding(&scalars, expect_at(o)).is_some_and(|n| {

@@ -81,26 +81,10 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// Reads `text` as the locator does: as written, or with its template
-/// actions masked when only that parses. Returns the documents and whether
-/// they were read masked.
-pub fn read(text: &str) -> Result<(Vec<Node>, bool), ParseFailure> {
-    let first = match yaml::read_yaml_or_json(text) {
-        Ok(docs) => return Ok((docs, false)),
-        Err(e) => e,
-    };
-    match yaml::mask_templates(text) {
-        Some((m, _)) => yaml::read_yaml_or_json(&m)
-            .map(|d| (d, true))
-            .map_err(|_| first),
-        None => Err(first),
-    }
-}
-
 /// Checks that `new` is `old` changed by exactly `expect`; returns each
 /// planned scalar as it read before and after.
 pub fn verify(old: &str, new: &str, expect: &[Expect]) -> Result<Vec<Changed>, Mismatch> {
-    let (before, masked) = read(old).map_err(|(l, c, m)| {
+    let (before, masked) = yaml::read_maybe_masked(old).map_err(|(l, c, m)| {
         Mismatch::At(
             l,
             c,
@@ -110,7 +94,8 @@ pub fn verify(old: &str, new: &str, expect: &[Expect]) -> Result<Vec<Changed>, M
     verify_read(&before, masked, new, expect)
 }
 
-/// [`verify`] for an old text already read (`masked` as [`read`] said).
+/// [`verify`] for an old text already read (`masked` as
+/// [`yaml::read_maybe_masked`] said).
 pub fn verify_read(
     before: &[Node],
     masked: bool,

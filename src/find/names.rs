@@ -480,11 +480,7 @@ pub struct ArnRef {
 
 /// Every value of `text` (YAML or JSON) that is an EKS cluster ARN.
 pub fn cluster_arns(text: &str) -> Vec<ArnRef> {
-    let parsed = yaml::read_yaml_or_json(text).or_else(|e| match yaml::mask_templates(text) {
-        Some((m, _)) => yaml::read_yaml_or_json(&m),
-        None => Err(e),
-    });
-    let Ok(docs) = parsed else {
+    let Ok((docs, _)) = yaml::read_maybe_masked(text) else {
         return Vec::new();
     };
     let index = LineIndex::new(text);

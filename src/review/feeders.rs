@@ -1402,18 +1402,6 @@ fn feed_facts(docs: Option<&[Node]>) -> (bool, Vec<Box<str>>) {
     (always, dirs)
 }
 
-/// A file's documents as the review reads them: as written, or with its
-/// Helm template actions masked when only that parses (`true`).
-fn documents(raw: &str) -> Option<(Vec<Node>, bool)> {
-    match yaml::read_yaml_or_json(raw) {
-        Ok(docs) => Some((docs, false)),
-        Err(_) => {
-            let (text, _) = yaml::mask_templates(raw)?;
-            yaml::read_yaml_or_json(&text).ok().map(|docs| (docs, true))
-        }
-    }
-}
-
 /// Whether an Application file may hold ArgoCD objects the review reads
 /// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
 fn may_hold_apps(raw: &str) -> bool {
@@ -1444,7 +1432,7 @@ impl Candidate {
             return None;
         }
         let rel = rel()?;
-        let docs = documents(raw);
+        let docs = yaml::read_maybe_masked(raw).ok();
         let (always, dirs) = feed_facts(docs.as_ref().map(|d| &d.0[..]));
         Some(Candidate {
             rel: rel.into_boxed_str(),
@@ -1592,7 +1580,7 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
         if !may_hold_apps(&raw) {
             continue;
         }
-        let Some((docs, masked)) = documents(&raw) else {
+        let Ok((docs, masked)) = yaml::read_maybe_masked(&raw) else {
             continue;
         };
         // A rewritten file's own Applications are the children (hop 2).

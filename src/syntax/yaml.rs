@@ -683,6 +683,20 @@ pub fn read_yaml_or_json(text: &str) -> Result<Vec<Node>, ParseFailure> {
     Ok(b.finish())
 }
 
+/// [`read_yaml_or_json`] as the locator reads a file: as written, or with
+/// its template actions masked when only that parses. Returns the
+/// documents and whether they were read masked.
+pub fn read_maybe_masked(text: &str) -> Result<(Vec<Node>, bool), ParseFailure> {
+    let first = match read_yaml_or_json(text) {
+        Ok(docs) => return Ok((docs, false)),
+        Err(e) => e,
+    };
+    match mask_templates(text) {
+        Some((m, _)) => read_yaml_or_json(&m).map(|d| (d, true)).map_err(|_| first),
+        None => Err(first),
+    }
+}
+
 /// Reads every document of `text` whole (a leading BOM skipped).
 pub fn read_documents(text: &str) -> Result<Vec<Node>, ParseFailure> {
     let mut b = TreeBuilder::default();

@@ -3,4 +3,5 @@
 
 pub mod diff;
 pub mod rewrite;
+pub mod verify;
 pub mod write;

@@ -4,19 +4,18 @@
 //!
 //! Nothing here touches the disk; `write` does that once every file is verified.
 
+use crate::edit::verify::{self, Collision, Expect, Mismatch};
 use crate::find::embedded;
 use crate::find::locate::bare_ip_names_server;
 use crate::find::locate::{self, Encoding, Kind, Occurrence};
-use crate::find::proof::Proof;
-use crate::syntax::yaml::{parsed_text, template_actions, Events};
+use crate::syntax::yaml::{read_documents, read_maybe_masked, template_actions, Value};
 use crate::text::endpoint::{self, Endpoint};
 use crate::text::splice::{self, Op};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use yaml_rust2::parser::Event;
 
 /// A verified rewrite of one file.
 #[derive(Debug, Clone)]
@@ -145,7 +144,7 @@ pub fn plan_source(
             return (mentions, Some(Err(error)));
         }
     };
-    let outcome = match verify_inner(located, &src.text, &new, &changes, from, to) {
+    let outcome = match verify_inner(&src.text, &new, &changes, from, to) {
         Ok(()) => Ok(FilePlan {
             path: src.entry.path.clone(),
             rel: rel.clone(),
@@ -279,15 +278,13 @@ pub fn splice(
     } else {
         endpoint::splice_decoded
     };
-    let mut out = String::with_capacity(text.len() + changes.len() * 8);
-    let mut last = 0;
+    let mut ops = Vec::with_capacity(changes.len());
     let mut i = 0;
     while i < changes.len() {
         let o = &changes[i];
         let Some(esc) = &o.escaped else {
-            out.push_str(&text[last..o.found.start]);
-            out.push_str(&o.found.replacement(to));
-            last = o.found.replace_end;
+            let f = &o.found;
+            ops.push(Op::replace(f.start..f.replace_end, f.replacement(to)));
             i += 1;
             continue;
         };
@@ -322,13 +319,13 @@ pub fn splice(
                     )
                 })?;
         }
-        out.push_str(&text[last..esc.inner.start]);
-        out.push_str(&body);
-        last = esc.inner.end;
+        ops.push(Op::replace(esc.inner.clone(), body));
         i += n;
     }
-    out.push_str(&text[last..]);
-    Ok(out)
+    splice::apply(text, &ops).map_err(|e| {
+        let o = &changes[0];
+        (o.line, o.column, format!("{e}; nothing written"))
+    })
 }
 
 /// The edits a base64 value's changes make to its decoded text.
@@ -343,19 +340,13 @@ fn base64_edits(changes: &[Occurrence], to: &Endpoint) -> Vec<(std::ops::Range<u
 /// What a base64 scalar `v` must read after the rewrite: its decoded text
 /// with exactly the `planned` ranges rebound, encoded again in the same layout.
 fn expected_base64(
-    o: &Occurrence,
     v: &str,
     planned: &[&Occurrence],
     from: &Endpoint,
     to: &Endpoint,
-) -> Result<String, Refusal> {
-    embedded::reencoded(v, |d| expected_value(d, planned, from, to)).ok_or_else(|| {
-        Refusal::At(
-            o.line,
-            o.column,
-            "verification failed: the base64 value does not decode; nothing written".into(),
-        )
-    })
+) -> Result<String, String> {
+    embedded::reencoded(v, |d| expected_value(d, planned, from, to))
+        .ok_or_else(|| "the base64 value does not decode".into())
 }
 
 /// What a planned scalar must read after the rewrite: its old value with
@@ -375,36 +366,12 @@ fn expected_value(value: &str, planned: &[&Occurrence], from: &Endpoint, to: &En
     splice::apply(value, &ops).unwrap_or_else(|_| endpoint::rewrite_value(value, from, to))
 }
 
-/// Parses the spliced text again and checks that every planned scalar now
-/// reads as the old value with `from` rebound to `to`, and that every other
-/// event (scalars, styles, anchors, tags, structure) is unchanged. A file
-/// that reads only as JSON is checked by `jsonfile::verify` against
-/// `old_text` instead.
-///
-/// Whatever the reader, a rewrite that makes two keys of one mapping equal
-/// (`https://H:6443` and `https://h:6443`; an old- and a new-keyed entry under
-/// `--allow-merge`) is refused, naming both keys: a YAML or JSON reader
-/// would keep only one of them.
-pub fn verify(
-    old: &locate::Located,
-    old_text: &str,
-    new_text: &str,
-    changes: &[Occurrence],
-    from: &Endpoint,
-    to: &Endpoint,
-) -> Result<(), String> {
-    verify_inner(old, old_text, new_text, changes, from, to).map_err(|r| match r {
-        Refusal::Message(m) | Refusal::At(_, _, m) => m,
-        Refusal::Keys(c) => c.error("").to_string(),
-    })
-}
-
 /// Why a rewrite is refused.
 enum Refusal {
     Message(String),
     /// At a change's line and column.
     At(usize, usize, String),
-    Keys(KeyCollision),
+    Keys(Collision),
 }
 
 impl Refusal {
@@ -414,7 +381,7 @@ impl Refusal {
         let (line, column, message) = match self {
             Refusal::Message(m) => (changes[0].line, changes[0].column, m),
             Refusal::At(line, column, m) => (line, column, m),
-            Refusal::Keys(c) => return c.error(rel),
+            Refusal::Keys(c) => return collision_error(&c, rel),
         };
         PlanError {
             rel: rel.to_string(),
@@ -426,148 +393,38 @@ impl Refusal {
     }
 }
 
-/// Two keys of one mapping that a rewrite makes equal.
-struct KeyCollision {
-    /// Each key as written before the rewrite, with its line and column.
-    first: (String, usize, usize),
-    second: (String, usize, usize),
-    /// What both would read after it.
-    both: String,
-}
-
-impl KeyCollision {
-    /// Located at the first key, naming both as `path:line:column`.
-    fn error(&self, rel: &str) -> PlanError {
-        let (a, al, ac) = &self.first;
-        let (b, bl, bc) = &self.second;
-        let at = |l: &usize, c: &usize| {
-            if rel.is_empty() {
-                format!("{l}:{c}")
-            } else {
-                format!("{rel}:{l}:{c}")
-            }
-        };
-        PlanError {
-            rel: rel.to_string(),
-            line: *al,
-            column: *ac,
-            message: format!(
-                "the rewrite would make two keys of one mapping equal: {a:?} ({}) and {b:?} ({}) would both read {:?}, and a YAML or JSON reader keeps only one of them; merge or rename them by hand, then run rebind again; nothing written",
-                at(al, ac),
-                at(bl, bc),
-                self.both
-            ),
-            code: "key-collision",
+/// Two keys of one mapping that a rewrite makes equal, located at the
+/// first key, naming both as `path:line:column`.
+fn collision_error(c: &Collision, rel: &str) -> PlanError {
+    let (a, al, ac) = &c.first;
+    let (b, bl, bc) = &c.second;
+    let at = |l: &usize, c: &usize| {
+        if rel.is_empty() {
+            format!("{l}:{c}")
+        } else {
+            format!("{rel}:{l}:{c}")
         }
-    }
-}
-
-/// Two keys of one mapping that read the same after a rewrite: their
-/// event indexes and the value both read.
-type SameKeys = (usize, usize, String);
-
-/// The keys of one mapping being read (see [`Keys`]).
-struct KeyFrame {
-    is_map: bool,
-    expect_key: bool,
-    /// Scalar keys: event index, value, byte offset.
-    keys: Vec<(usize, String, usize)>,
-    /// One of its keys is rewritten.
-    touched: bool,
-}
-
-/// Follows the mappings of an event stream and finds two keys of one
-/// mapping that read the same after a rewrite but did not before.
-struct Keys<'a> {
-    stack: Vec<KeyFrame>,
-    /// The rewritten scalars' old events, by index.
-    old: &'a BTreeMap<usize, Event>,
-    planned: &'a BTreeSet<usize>,
-    /// The first pair found.
-    found: Option<SameKeys>,
-}
-
-impl<'a> Keys<'a> {
-    fn new(old: &'a BTreeMap<usize, Event>, planned: &'a BTreeSet<usize>) -> Keys<'a> {
-        Keys {
-            stack: Vec::new(),
-            old,
-            planned,
-            found: None,
-        }
-    }
-
-    /// A node of the current collection is complete.
-    fn node_done(&mut self) {
-        if let Some(top) = self.stack.last_mut().filter(|f| f.is_map) {
-            top.expect_key = !top.expect_key;
-        }
-    }
-
-    fn event(&mut self, index: usize, ev: &Event, off: usize) {
-        match ev {
-            Event::MappingStart(..) | Event::SequenceStart(..) => self.stack.push(KeyFrame {
-                is_map: matches!(ev, Event::MappingStart(..)),
-                expect_key: true,
-                keys: Vec::new(),
-                touched: false,
-            }),
-            Event::MappingEnd | Event::SequenceEnd => {
-                if let Some(f) = self.stack.pop() {
-                    if f.touched && self.found.is_none() {
-                        self.check(&f);
-                    }
-                }
-                self.node_done();
-            }
-            Event::Scalar(v, ..) => {
-                let planned = self.planned.contains(&index);
-                if let Some(top) = self.stack.last_mut().filter(|f| f.is_map && f.expect_key) {
-                    top.keys.push((index, v.clone(), off));
-                    top.touched |= planned;
-                }
-                self.node_done();
-            }
-            Event::Alias(_) => self.node_done(),
-            _ => {}
-        }
-    }
-
-    /// The value key `index` read before the rewrite.
-    fn old_value<'v>(&'v self, index: usize, new: &'v str) -> &'v str {
-        match self.old.get(&index) {
-            Some(Event::Scalar(v, ..)) if self.planned.contains(&index) => v,
-            _ => new,
-        }
-    }
-
-    fn check(&mut self, f: &KeyFrame) {
-        let mut by_value: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (k, (_, v, _)) in f.keys.iter().enumerate() {
-            by_value.entry(v.as_str()).or_default().push(k);
-        }
-        for (i, (ei, vi, _)) in f.keys.iter().enumerate() {
-            let Some(same) = by_value.get(vi.as_str()) else {
-                continue;
-            };
-            for &j in same.iter().filter(|&&j| j > i) {
-                let (ej, vj, _) = &f.keys[j];
-                let touched = self.planned.contains(ei) || self.planned.contains(ej);
-                if touched && self.old_value(*ei, vi) != self.old_value(*ej, vj) {
-                    self.found = Some((*ei, *ej, vi.clone()));
-                    return;
-                }
-            }
-        }
+    };
+    PlanError {
+        rel: rel.to_string(),
+        line: *al,
+        column: *ac,
+        message: format!(
+            "the rewrite would make two keys of one mapping equal: {a:?} ({}) and {b:?} ({}) would both read {:?}, and a YAML or JSON reader keeps only one of them; merge or rename them by hand, then run rebind again; nothing written",
+            at(al, ac),
+            at(bl, bc),
+            c.both
+        ),
+        code: "key-collision",
     }
 }
 
 /// When a rewrite no longer parses at line `line`: the change that wrote an
 /// IPv6 `to` (its brackets, or a bare address's colons) into a plain
-/// scalar, on that line if one did, which is the likely cause (in a flow
-/// collection, `[`, `]` and `, ` end a plain scalar).
+/// scalar of `old_text`, on that line if one did, which is the likely cause
+/// (in a flow collection, `[`, `]` and `, ` end a plain scalar).
 fn bracket_in_plain<'c>(
-    old: &Proof,
+    old_text: &str,
     changes: &'c [Occurrence],
     to: &Endpoint,
     line: usize,
@@ -575,11 +432,13 @@ fn bracket_in_plain<'c>(
     if !to.host.starts_with('[') {
         return None;
     }
+    let (docs, _) = read_maybe_masked(old_text).ok()?;
+    let scalars = verify::scalars(&docs);
     let plain = |o: &&Occurrence| {
-        o.event.and_then(|e| old.held.get(&e)).is_some_and(|ev| {
+        verify::holding(&scalars, expect_at(o)).is_some_and(|n| {
             matches!(
-                ev,
-                Event::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain, ..)
+                n.value,
+                Value::Scalar(_, yaml_rust2::scanner::TScalarStyle::Plain)
             )
         })
     };
@@ -588,71 +447,12 @@ fn bracket_in_plain<'c>(
     candidates.find(|o| o.line == line).or(first)
 }
 
-/// The collision of keys `a` and `b` (event indexes of the old text's
-/// stream), located in the old text (parsed again: this is rare).
-fn keys_collide(old_text: &str, masked: bool, a: usize, b: usize, both: String) -> KeyCollision {
-    let index = crate::syntax::yaml::LineIndex::new(old_text);
-    let src = parsed_text(old_text, masked);
-    let mut found: HashMap<usize, (String, usize)> = HashMap::new();
-    for (i, item) in Events::new(&src).enumerate().take(a.max(b) + 1) {
-        if let (true, Ok((Event::Scalar(v, ..), off))) = (i == a || i == b, item) {
-            found.insert(i, (v, off));
-        }
-    }
-    let key = |i: usize| match found.get(&i) {
-        Some((v, off)) => {
-            let (l, c) = index.position(old_text, *off);
-            (v.clone(), l, c)
-        }
-        None => (String::new(), 0, 0),
-    };
-    KeyCollision {
-        first: key(a),
-        second: key(b),
-        both,
-    }
-}
-
-/// [`Keys`] for a file that reads only as JSON: object members by their
-/// object's path.
-fn json_key_collision(old_text: &str, new_text: &str) -> Option<KeyCollision> {
-    let old = crate::syntax::json::tokenize(old_text).ok()?;
-    let new = crate::syntax::json::tokenize(new_text).ok()?;
-    if old.tokens.len() != new.tokens.len() {
-        return None; // the byte-for-byte check names what differs
-    }
-    let mut objects: HashMap<Vec<crate::syntax::json::Seg>, HashMap<&str, usize>> = HashMap::new();
-    for (i, t) in new.tokens.iter().enumerate() {
-        let (true, Some(v)) = (t.is_key(), t.str_value()) else {
-            continue;
-        };
-        let mut path = new.path(t);
-        path.pop();
-        let seen = objects.entry(path).or_default();
-        match seen.get(v) {
-            Some(&j) if old.tokens[i].str_value() != old.tokens[j].str_value() => {
-                let key = |k: usize| {
-                    let t = &old.tokens[k];
-                    let (l, c) = crate::syntax::json::position(old_text, t.range.start);
-                    (t.str_value().unwrap_or_default().to_string(), l, c)
-                };
-                return Some(KeyCollision {
-                    first: key(j),
-                    second: key(i),
-                    both: v.to_string(),
-                });
-            }
-            Some(_) => {}
-            None => {
-                seen.insert(v, i);
-            }
-        }
-    }
-    None
-}
-
+/// The rewrite as operations of the edit engine, checked by its one
+/// verification: every planned scalar reads as its old value rebound (a
+/// base64 one decodes so), nothing else changed; template actions are the
+/// same; a planned string that is a document of its own still parses and
+/// keeps its keys apart.
 fn verify_inner(
-    old: &locate::Located,
     old_text: &str,
     new_text: &str,
     changes: &[Occurrence],
@@ -660,34 +460,49 @@ fn verify_inner(
     to: &Endpoint,
 ) -> Result<(), Refusal> {
     same_actions(old_text, new_text)?;
-    if old.proof.json {
-        if let Some(c) = json_key_collision(old_text, new_text) {
-            return Err(Refusal::Keys(c));
+    // One expectation per planned scalar, with every change of it.
+    let mut scalars: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
+    for o in changes {
+        let at = expect_at(o);
+        scalars.entry(o.event.unwrap_or(at)).or_default().push(o);
+    }
+    let expect: Vec<Expect> = scalars
+        .values()
+        .map(|ranges| {
+            let o = ranges[0];
+            let rule: verify::ScalarRule = if o.encoding == Some(Encoding::Base64) {
+                Box::new(move |v| expected_base64(v, ranges, from, to))
+            } else {
+                Box::new(move |v| Ok(expected_value(v, ranges, from, to)))
+            };
+            Expect::Scalar {
+                at: expect_at(o),
+                rule,
+            }
+        })
+        .collect();
+    let changed = verify::verify(old_text, new_text, &expect).map_err(|m| match m {
+        Mismatch::Unparsable(f) => unparsable(old_text, changes, to, f),
+        Mismatch::Keys(c) => Refusal::Keys(c),
+        Mismatch::At(line, column, m) => Refusal::At(
+            line,
+            column,
+            format!("verification failed: {m}; nothing written"),
+        ),
+    })?;
+    for ranges in scalars.values() {
+        let (o, at) = (ranges[0], expect_at(ranges[0]));
+        let i = changed.partition_point(|c| c.start <= at);
+        if let Some(c) = i.checked_sub(1).map(|i| &changed[i]) {
+            inner_document(&c.old, &c.new, o, to)?;
         }
-        return crate::find::jsonfile::verify(old_text, new_text, changes, from, to)
-            .map_err(Refusal::Message);
     }
-    let planned = Planned::of(changes);
-    let old = &old.proof;
-    let (new, collision) = reparse(old, new_text, changes, to, &planned)?;
-    if new.event_count != old.event_count {
-        return Err(Refusal::Message(format!(
-            "the rewritten file has {} parser events instead of {}; nothing written",
-            new.event_count, old.event_count
-        )));
-    }
-    if let Some((a, b, both)) = collision {
-        return Err(Refusal::Keys(keys_collide(
-            old_text, old.masked, a, b, both,
-        )));
-    }
-    if new.digest != old.digest {
-        return Err(Refusal::Message(
-            "verification failed: something besides the planned scalars changed; nothing written"
-                .into(),
-        ));
-    }
-    check_held(old, &new.held, &planned, from, to)
+    Ok(())
+}
+
+/// Where a change's scalar is looked up: its body, for one read through escapes.
+fn expect_at(o: &Occurrence) -> usize {
+    o.escaped.as_ref().map_or(o.found.start, |e| e.inner.start)
 }
 
 /// Checks that the rewrite left every template action as it was: the same
@@ -721,68 +536,15 @@ fn same_actions(old_text: &str, new_text: &str) -> Result<(), Refusal> {
     ))
 }
 
-/// A file's planned changes by the parser event of their scalar.
-struct Planned<'c> {
-    /// One change of each scalar (where it is reported).
-    by_event: BTreeMap<usize, &'c Occurrence>,
-    /// Every change of each scalar (the ranges rebound in its value).
-    ranges: BTreeMap<usize, Vec<&'c Occurrence>>,
-}
-
-impl<'c> Planned<'c> {
-    fn of(changes: &'c [Occurrence]) -> Planned<'c> {
-        let by_event = changes
-            .iter()
-            .filter_map(|o| o.event.map(|e| (e, o)))
-            .collect();
-        let mut ranges: BTreeMap<usize, Vec<&Occurrence>> = BTreeMap::new();
-        for o in changes {
-            if let Some(e) = o.event {
-                ranges.entry(e).or_default().push(o);
-            }
-        }
-        Planned { by_event, ranges }
-    }
-
-    fn events(&self) -> BTreeSet<usize> {
-        self.by_event.keys().copied().collect()
-    }
-}
-
-/// The proof of the rewritten text, read as the old one was (masked when
-/// it was), holding the same events; and the first two keys of one
-/// mapping that the rewrite makes equal (event indexes, the value both read).
-fn reparse(
-    old: &Proof,
-    new_text: &str,
-    changes: &[Occurrence],
-    to: &Endpoint,
-    planned: &Planned,
-) -> Result<(Proof, Option<SameKeys>), Refusal> {
-    // Every scalar that may hold an endpoint is compared whole; the rest by
-    // digest. The same pass follows each mapping's keys.
-    let planned_set = planned.events();
-    let mut keys = Keys::new(&old.held, &planned_set);
-    let mut new = Proof::new(old.masked);
-    let src = parsed_text(new_text, old.masked);
-    for (i, item) in Events::new(&src).enumerate() {
-        let (ev, off) = item.map_err(|failure| unparsable(old, changes, to, failure))?;
-        keys.event(i, &ev, off);
-        let hold = old.held.contains_key(&i);
-        new.observe(i, ev, hold);
-    }
-    Ok((new, keys.found.take()))
-}
-
 /// Why a rewritten file that no longer parses is refused.
 fn unparsable(
-    old: &Proof,
+    old_text: &str,
     changes: &[Occurrence],
     to: &Endpoint,
     (l, c, m): crate::syntax::yaml::ParseFailure,
 ) -> Refusal {
     let e = format!("{l}:{c}: {m}");
-    match bracket_in_plain(old, changes, to, l) {
+    match bracket_in_plain(old_text, changes, to, l) {
         Some(o) => Refusal::At(o.line, o.column, format!(
             "the rewritten file would no longer parse ({e}): the new endpoint {} holds '[', ']' or ':': a plain (unquoted) value may not start with '[', and inside a flow collection ({{...}} or [...]) they end it; quote that value in the file (\"{}\") and run rebind again; nothing written",
             to.url(),
@@ -794,40 +556,10 @@ fn unparsable(
     }
 }
 
-/// Checks each held scalar of the rewritten file: a planned one reads as
-/// its old value rebound (a base64 one decodes so), any other is unchanged;
-/// a planned string that is a document of its own keeps its keys apart.
-fn check_held(
-    old: &Proof,
-    new_held: &BTreeMap<usize, Event>,
-    planned: &Planned,
-    from: &Endpoint,
-    to: &Endpoint,
-) -> Result<(), Refusal> {
-    for (i, before) in &old.held {
-        let o = planned.by_event.get(i).copied();
-        let after = new_held.get(i);
-        let ranges = planned.ranges.get(i).map_or(&[][..], |r| &r[..]);
-        let expected = expected_event(before, o, ranges, from, to)?;
-        if after != Some(&expected) {
-            let at = o
-                .map(|o| format!(" at {}:{}", o.line, o.column))
-                .unwrap_or_default();
-            return Err(Refusal::Message(format!(
-                "verification failed{at}: expected {expected:?} after the rewrite, found {after:?}; nothing written"
-            )));
-        }
-        if let (Some(o), Event::Scalar(v, ..), Some(Event::Scalar(nv, ..))) = (o, before, after) {
-            inner_document(v, nv, o, to)?;
-        }
-    }
-    Ok(())
-}
-
 /// A planned string that is a document of its own (Helm `values: |`, a
 /// Secret's `config` or decoded `data.kubeconfig`, a kustomize patch),
-/// decoded first when it is base64, and parsed once before and once after:
-/// if it parsed before, it must parse after into as many events (an IPv6
+/// decoded first when it is base64, and read once before and once after:
+/// if it parsed before, it must parse after into the same shape (an IPv6
 /// `--to` in a plain value of its flow collection would break it as it
 /// would break the file itself), and no two of its keys may become equal.
 fn inner_document(v: &str, nv: &str, o: &Occurrence, to: &Endpoint) -> Result<(), Refusal> {
@@ -845,18 +577,13 @@ fn inner_document(v: &str, nv: &str, o: &Occurrence, to: &Endpoint) -> Result<()
     if !embedded::looks_embedded(old) {
         return Ok(());
     }
-    let events = |t: &str| Events::new(t).collect::<Result<Vec<(Event, usize)>, _>>();
-    let Ok(before) = events(old) else {
+    let Ok(before) = read_documents(old) else {
         return Ok(());
     };
-    let why = match events(new) {
-        Ok(after) if after.len() == before.len() => {
-            return match inner_key_collision(old, &before, &after, o) {
-                Some(c) => Err(Refusal::Keys(c)),
-                None => Ok(()),
-            };
-        }
-        Ok(after) => format!("{} parser events instead of {}", after.len(), before.len()),
+    let why = match read_documents(new).map(|after| verify::collision(&before, &after)) {
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Ok(Some(c))) => return Err(Refusal::Keys(shifted(c, old, o))),
+        Ok(Err(verify::ShapeChanged)) => "its structure changed".to_string(),
         Err((l, c, m)) => format!("{l}:{c} of the document: {m}"),
     };
     let hint = if to.host.starts_with('[') {
@@ -875,87 +602,22 @@ fn inner_document(v: &str, nv: &str, o: &Occurrence, to: &Endpoint) -> Result<()
     ))
 }
 
-/// What the held event `before` must read after the rewrite: rebound where
-/// `o` plans a change (`ranges` are all of that scalar's changes),
-/// unchanged elsewhere. A base64 value must decode to its old decoded text
-/// with exactly the planned ranges rebound, encoded in the same layout.
-fn expected_event(
-    before: &Event,
-    o: Option<&Occurrence>,
-    ranges: &[&Occurrence],
-    from: &Endpoint,
-    to: &Endpoint,
-) -> Result<Event, Refusal> {
-    let (Some(o), Event::Scalar(v, style, anchor, tag)) = (o, before) else {
-        return Ok(before.clone());
-    };
-    let value = if o.encoding == Some(Encoding::Base64) {
-        expected_base64(o, v, ranges, from, to)?
-    } else {
-        expected_value(v, ranges, from, to)
-    };
-    Ok(Event::Scalar(value, *style, *anchor, tag.clone()))
-}
-
-/// Two keys of one mapping inside the string `old` (a YAML or JSON
-/// document, parsed as `before`) that read the same `after` the rewrite
-/// (as many events) but did not before. Each key is
-/// placed in the file by the string's own lines and columns, shifted to
-/// where the occurrence `o` sits (exact for a block scalar and a one-line
-/// string).
-fn inner_key_collision(
-    old: &str,
-    before: &[(Event, usize)],
-    after: &[(Event, usize)],
-    o: &Occurrence,
-) -> Option<KeyCollision> {
-    let mut old_scalars = BTreeMap::new();
-    let mut changed = BTreeSet::new();
-    for (i, ((b, _), (a, _))) in before.iter().zip(after).enumerate() {
-        if let Event::Scalar(bv, ..) = b {
-            old_scalars.insert(i, b.clone());
-            if !matches!(a, Event::Scalar(av, ..) if av == bv) {
-                changed.insert(i);
-            }
-        }
-    }
-    if changed.is_empty() {
-        return None;
-    }
-    let mut keys = Keys::new(&old_scalars, &changed);
-    for (i, (ev, off)) in after.iter().enumerate() {
-        keys.event(i, ev, *off);
-    }
-    let (a, b, both) = keys.found?;
-    // Where the occurrence sits in the string, and in the file.
+/// A collision of keys inside the string `old`, each key placed in the
+/// file by the string's own lines and columns, shifted to where the
+/// occurrence `o` sits (exact for a block scalar and a one-line string).
+fn shifted(mut c: Collision, old: &str, o: &Occurrence) -> Collision {
     let at = o.value_range.as_ref().map_or(0, |r| r.start).min(old.len());
-    let line_of = |off: usize| old[..off].matches('\n').count();
-    let col_of = |off: usize| {
-        old[..off]
-            .rsplit('\n')
-            .next()
-            .map_or(0, |l| l.chars().count())
-    };
-    let (oline, ocol) = (line_of(at), col_of(at));
-    let key = |i: usize| {
-        let (Event::Scalar(v, ..), off) = &before[i] else {
-            return (String::new(), o.line, o.column);
-        };
-        let off = (*off).min(old.len());
-        let shift = |file: usize, inner: usize, at: usize| {
-            (file as isize + inner as isize - at as isize).max(1) as usize
-        };
-        (
-            v.clone(),
-            shift(o.line, line_of(off), oline),
-            shift(o.column, col_of(off), ocol),
-        )
-    };
-    Some(KeyCollision {
-        first: key(a),
-        second: key(b),
-        both,
-    })
+    let oline = old[..at].matches('\n').count() + 1;
+    let ocol = old[..at]
+        .rsplit('\n')
+        .next()
+        .map_or(0, |l| l.chars().count())
+        + 1;
+    let shift = |file: usize, inner: usize, at: usize| (file + inner).saturating_sub(at).max(1);
+    for k in [&mut c.first, &mut c.second] {
+        (k.1, k.2) = (shift(o.line, k.1, oline), shift(o.column, k.2, ocol));
+    }
+    c
 }
 
 #[cfg(test)]
@@ -984,9 +646,84 @@ mod tests {
             .collect();
         assert_eq!(changes.len(), 1);
         let right = splice(&old, &changes, &to, false).unwrap();
-        assert!(verify(&located, &old, &right, &changes, &from, &to).is_ok());
+        assert!(verify_inner(&old, &right, &changes, &from, &to).is_ok());
         let wrong = right.replace(OLD, "https://new.example.com");
-        let refused = verify(&located, &old, &wrong, &changes, &from, &to).unwrap_err();
+        let Err(Refusal::At(_, _, refused)) = verify_inner(&old, &wrong, &changes, &from, &to)
+        else {
+            panic!("not refused at a place");
+        };
         assert!(refused.contains("changed a template action"), "{refused}");
+    }
+
+    /// A file that reads only as JSON (a surrogate pair) is held to the
+    /// plan by the same verification: its escaped endpoint rewritten as
+    /// planned passes; a neighbouring string changed, or the endpoint left
+    /// as it was, is refused.
+    #[test]
+    fn a_json_only_rewrite_is_held_to_the_plan() {
+        let from = Endpoint::parse("--from", OLD).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let old = "{\"kind\": \"Application\", \"metadata\": {\"name\": \"\\ud83d\\ude00\"},\n \"spec\": {\"destination\": {\"server\": \"\\u0068ttps:\\/\\/old.example.com\", \"namespace\": \"x\"}}}\n";
+        let located =
+            crate::find::jsonfile::locate(old, &["old.example.com".into()], true).unwrap();
+        assert!(located.proof.json);
+        let changes: Vec<Occurrence> = located
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .cloned()
+            .collect();
+        assert_eq!(changes.len(), 1);
+        let right = splice(old, &changes, &to, true).unwrap();
+        assert!(right.contains("\\/\\/new.example.com\""), "{right}");
+        assert!(verify_inner(old, &right, &changes, &from, &to).is_ok());
+        let bad = right.replace("\"x\"", "\"y\"");
+        let Err(Refusal::At(line, _, m)) = verify_inner(old, &bad, &changes, &from, &to) else {
+            panic!("a neighbour's change not refused at its place");
+        };
+        assert_eq!(line, 2);
+        assert!(
+            m.contains("expected \"x\" after the edit, found \"y\""),
+            "{m}"
+        );
+        assert!(verify_inner(old, old, &changes, &from, &to).is_err());
+    }
+
+    /// A base64 value re-encoded by the engine is verified by decoding:
+    /// the rewrite as planned passes; the same value encoding anything else
+    /// (another host, the old one kept), or a neighbouring value changed
+    /// too, is refused.
+    #[test]
+    fn a_base64_rewrite_is_held_to_the_plan() {
+        use crate::text::base64::encode_text;
+        let from = Endpoint::parse("--from", OLD).unwrap();
+        let to = Endpoint::parse("--to", "https://new.example.com").unwrap();
+        let secret = |server: &str| {
+            format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  name: {}\n  server: {}\n",
+                encode_text("prod"),
+                encode_text(server)
+            )
+        };
+        let old = secret(OLD);
+        let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
+        let changes: Vec<Occurrence> = located
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .cloned()
+            .collect();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].encoding, Some(Encoding::Base64));
+        let right = splice(&old, &changes, &to, false).unwrap();
+        assert_eq!(right, secret("https://new.example.com"));
+        assert!(verify_inner(&old, &right, &changes, &from, &to).is_ok());
+        for wrong in [
+            secret("https://other.example.com"),
+            old.clone(),
+            right.replace(&encode_text("prod"), &encode_text("prud")),
+        ] {
+            assert!(verify_inner(&old, &wrong, &changes, &from, &to).is_err());
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! Locating and verifying endpoints in a file that is valid JSON but that the
+//! Locating endpoints in a file that is valid JSON but that the
 //! YAML parser refuses: surrogate-pair escapes such as `"\ud83d\ude00"` (what
 //! Python's `json.dump` writes by default), or anything else RFC 8259 allows
 //! and `yaml-rust2` does not. Valid JSON never blocks a rebind.
@@ -9,16 +9,11 @@
 //! ([`locate::locate_json_for`]): one classifier decides positions, naming
 //! hints, bare hosts and embedded documents for both. Strings with escapes
 //! are read by JSON's escape rules and rewritten through
-//! [`endpoint::splice_decoded_json`] (or refused by position).
-//!
-//! [`verify`] is what `rewrite::verify` runs for such a file: every byte
-//! outside the planned strings is unchanged, and each planned string decodes
-//! to its old value with the endpoint rebound
-//! ([`json::verify_same_except`]).
+//! [`crate::text::endpoint::splice_decoded_json`] (or refused by position);
+//! the rewrite is verified by the edit layer's one verification.
 
-use crate::find::locate::{self, Located, Occurrence, Want};
+use crate::find::locate::{self, Located, Want};
 use crate::syntax::json;
-use crate::text::endpoint::{self, Endpoint};
 
 /// Locates every endpoint occurrence in `text`, a JSON text; with `only`, just
 /// the occurrences of `extra_hosts` (lower-case), as `locate::locate_yaml`
@@ -34,74 +29,12 @@ pub fn locate_for(text: &str, extra_hosts: &[String], want: Want) -> Result<Loca
     locate::locate_json_for(text, extra_hosts, want)
 }
 
-/// Checks a rewrite of a JSON file located by [`locate()`]: `new_text` must be
-/// `old_text` with only the strings holding `changes` changed, each to its old
-/// decoded value with `from` rebound to `to` (every occurrence of `from` in
-/// it, as `endpoint::rewrite_value` says), and every other byte the same.
-pub fn verify(
-    old_text: &str,
-    new_text: &str,
-    changes: &[Occurrence],
-    from: &Endpoint,
-    to: &Endpoint,
-) -> Result<(), String> {
-    let doc = json::tokenize(old_text)
-        .map_err(|e| format!("the file no longer reads as JSON ({e}); nothing written"))?;
-    let mut planned: Vec<json::Change> = Vec::new();
-    for o in changes {
-        let at = o.found.start;
-        let i = doc.tokens.partition_point(|t| t.range.start <= at);
-        let token = i
-            .checked_sub(1)
-            .map(|i| &doc.tokens[i])
-            .filter(|t| t.range.end > at);
-        let Some((t, value)) = token.and_then(|t| Some((t, t.str_value()?))) else {
-            return Err(format!(
-                "verification failed at {}:{}: the change is not inside a JSON string; nothing written",
-                o.line, o.column
-            ));
-        };
-        if planned.last().is_some_and(|c| c.range == t.range) {
-            continue;
-        }
-        let value = match o.encoding {
-            // Base64 (a Secret's `data`): re-encoded with its text rebound.
-            Some(locate::Encoding::Base64) => {
-                crate::find::embedded::reencoded(value, |d| endpoint::rewrite_value(d, from, to))
-                    .ok_or_else(|| {
-                        format!(
-                            "verification failed at {}:{}: the base64 value does not decode; nothing written",
-                            o.line, o.column
-                        )
-                    })?
-            }
-            None => endpoint::rewrite_value(value, from, to),
-        };
-        planned.push(json::Change {
-            range: t.range.clone(),
-            value,
-        });
-    }
-    json::verify_same_except(old_text, new_text, &planned)
-        .map(|_| ())
-        .map_err(|e| {
-            format!(
-                "verification failed at {}:{} of the rewritten file: {}; nothing written",
-                e.line, e.column, e.message
-            )
-        })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const HOST: &str = "0123456789abcdef0123456789abcdef.gr7.ap-northeast-2.eks.amazonaws.com";
     const OTHER: &str = "fedcba9876543210fedcba9876543210.gr7.ap-northeast-2.eks.amazonaws.com";
-
-    fn ep(host: &str) -> Endpoint {
-        Endpoint::parse("--from", &format!("https://{host}")).unwrap()
-    }
 
     /// An Application as Python's `json.dump` writes it: an emoji as a
     /// surrogate pair, which the YAML parser refuses.
@@ -143,18 +76,6 @@ mod tests {
         assert_eq!(o.endpoint, format!("https://{HOST}"));
         let esc = o.escaped.as_ref().unwrap();
         assert_eq!(&text[esc.inner.clone()], raw);
-        let (from, to) = (ep(HOST), ep(OTHER));
-        // The splice itself is the edit layer's (tests/it/json_files.rs runs it
-        // end to end); here, the rewrite it must produce passes the check.
-        let new = app(&format!("https://{OTHER}"));
-        verify(&text, &new, &l.occurrences, &from, &to).unwrap();
-        // Anything else changed is refused.
-        let bad = new.replace("\"x\"", "\"y\"");
-        let e = verify(&text, &bad, &l.occurrences, &from, &to).unwrap_err();
-        assert!(e.contains("differs"), "{e}");
-        // The string not rewritten as planned is refused.
-        let e = verify(&text, &text, &l.occurrences, &from, &to).unwrap_err();
-        assert!(e.contains("the plan says"), "{e}");
     }
 
     #[test]

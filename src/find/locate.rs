@@ -7,9 +7,9 @@
 //! one method per event kind, on the shared [`yaml::Stack`]; JSON the YAML
 //! parser refuses is read by the same `Locator` from the JSON reader's events
 //! ([`locate_json_for`]), so both give the same occurrences. Which paths hold
-//! a cluster is [`positions`]' answer. With `only`, the locator also
-//! feeds a [`Proof`] so that `rewrite::verify` can check a rewrite without
-//! parsing the old text twice; locating itself never checks rewrites.
+//! a cluster is [`positions`]' answer. Each result carries a [`Proof`] of
+//! how the file was read (masked, JSON-only); locating itself never checks
+//! rewrites.
 
 use crate::find::embedded::{self, Inner};
 use crate::find::proof::Proof;
@@ -22,7 +22,7 @@ use crate::text::endpoint::{self, Found, Needle, Shape};
 /// The open collections, each with its scalars that may name a cluster, by key.
 type Stack = yaml::Stack<Vec<(String, String)>>;
 pub use crate::syntax::yaml::{mask_templates, LineIndex, MAX_DEPTH};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use yaml_rust2::parser::Event;
 
 /// What sort of text an occurrence is found in.
@@ -170,7 +170,7 @@ pub enum HintSource {
 pub struct Located {
     pub occurrences: Vec<Occurrence>,
     pub destinations: Vec<Destination>,
-    /// What a rewrite is verified against (YAML files located with `only`).
+    /// How the file was read: how its rewrite is spliced.
     pub proof: Proof,
 }
 
@@ -457,7 +457,7 @@ pub fn locate_json_for(
             column,
             message,
         })?;
-    // Spliced by JSON's escape rules, verified byte for byte (`jsonfile::verify`).
+    // Spliced by JSON's escape rules.
     located.proof = Proof {
         json: true,
         ..Proof::default()
@@ -790,7 +790,6 @@ impl<'a> Locator<'a> {
                 format!("collections nested deeper than {MAX_DEPTH} levels"),
             ));
         }
-        let mut hold = false;
         match &ev {
             Event::DocumentStart | Event::DocumentEnd => self.document(off),
             Event::MappingStart(aid, _) => self.open(true, ev_index, *aid),
@@ -800,16 +799,13 @@ impl<'a> Locator<'a> {
                 let quoted = *style == yaml_rust2::scanner::TScalarStyle::DoubleQuoted;
                 self.anchor_now = *aid;
                 let before = self.candidates.len();
-                hold = self.scalar(value, quoted, ev_index, off);
+                self.scalar(value, quoted, ev_index, off);
                 if self.candidates.len() > before {
                     self.anchor_scalar(*aid);
                 }
             }
             Event::Alias(aid) => self.alias(*aid, off),
             _ => {}
-        }
-        if self.input.only {
-            self.proof.observe(ev_index, ev, hold);
         }
         Ok(())
     }
@@ -983,7 +979,7 @@ impl<'a> Locator<'a> {
             || templates::may_hold(keys, self.input.followed)
     }
 
-    /// Returns whether the scalar is held whole for verification.
+    /// Returns whether the scalar is recorded as a candidate.
     fn scalar(&mut self, value: &str, quoted: bool, ev_index: usize, off: usize) -> bool {
         let text = self.input.text;
         let candidates = &mut self.candidates;
@@ -1155,7 +1151,7 @@ impl<'a> Locator<'a> {
     /// value whose text is the decoded one (a `config` JSON, a kubeconfig, a
     /// `server` URL), through the same classifier and embedded-document
     /// reader. Recorded as a candidate when the decoded text holds endpoint
-    /// text (returns whether it is held for verification).
+    /// text (returns whether it is).
     fn encoded(&mut self, value: &str, ev_index: usize, off: usize) -> bool {
         // Cheap first: `data.KEY` is two levels deep, four in a List's item.
         if !matches!(self.stack.depth(), 2 | 4) {
@@ -1292,12 +1288,7 @@ impl<'a> Locator<'a> {
             merge_inner_escaped(&mut occurrences, &self.inner_escaped);
         }
         let destinations = self.destinations();
-        // Only the scalars that hold a value occurrence are needed to verify a rewrite.
-        let mut proof = self.proof;
-        if self.input.only {
-            let used: BTreeSet<usize> = occurrences.iter().filter_map(|o| o.event).collect();
-            proof.release_except(&used);
-        }
+        let proof = self.proof;
         occurrences.shrink_to_fit();
         Located {
             occurrences,

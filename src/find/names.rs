@@ -4,12 +4,13 @@
 //! in place (errors). Documents are read with the shared reader, and the
 //! documents held in strings (a Helm `values: |`, a registration's
 //! `config` JSON) are read by the same rules, their offsets mapped back to
-//! the file's bytes and checked there. [`splice`] applies the changes and
-//! [`verify`] re-reads the result.
+//! the file's bytes and checked there. [`ops`] are the changes as the edit
+//! engine's operations.
 
 use crate::model::names::{self, NameContext, NamePosition, Scope};
 use crate::model::positions::{self, Seg};
 use crate::syntax::yaml::{self, LineIndex, Node, Value, YamlPath};
+use crate::text::splice::Op;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use yaml_rust2::scanner::TScalarStyle;
@@ -41,10 +42,10 @@ pub struct NameChange {
     pub yaml_path: String,
     pub resource: Option<String>,
     /// The start of the scalar (or key) of the file that holds it, and the
-    /// range of that scalar's decoded value replaced: what [`verify`]
-    /// expects to read back.
-    scalar: usize,
-    in_value: Range<usize>,
+    /// range of that scalar's decoded value replaced: what the edit
+    /// layer's verification expects to read back (see [`ops`]).
+    pub scalar: usize,
+    pub in_value: Range<usize>,
 }
 
 /// A name occurrence that is at no name position: reported, never rewritten.
@@ -479,11 +480,7 @@ pub struct ArnRef {
 
 /// Every value of `text` (YAML or JSON) that is an EKS cluster ARN.
 pub fn cluster_arns(text: &str) -> Vec<ArnRef> {
-    let parsed = yaml::read_yaml_or_json(text).or_else(|e| match yaml::mask_templates(text) {
-        Some((m, _)) => yaml::read_yaml_or_json(&m),
-        None => Err(e),
-    });
-    let Ok(docs) = parsed else {
+    let Ok((docs, _)) = yaml::read_maybe_masked(text) else {
         return Vec::new();
     };
     let index = LineIndex::new(text);
@@ -603,107 +600,20 @@ fn literal_offset(text: &str, start: usize, value: &str, d: usize) -> Option<usi
     (content.get(indent..) == Some(value_line)).then_some(line_at + indent + col)
 }
 
-/// `text` with the changes spliced in (sorted, never overlapping).
-pub fn splice(text: &str, changes: &[NameChange]) -> String {
-    let mut sorted: Vec<&NameChange> = changes.iter().collect();
-    sorted.sort_by_key(|c| c.range.start);
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for c in sorted {
-        out.push_str(&text[at..c.range.start]);
-        out.push_str(&c.new_text);
-        at = c.range.end;
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-/// Re-reads `new` (`old` with `changes` spliced in) and checks that it is
-/// the same documents as `old` but for the changed scalars and keys, each
-/// of which reads as its old value with exactly its changes made.
-pub fn verify(old: &str, new: &str, changes: &[NameChange]) -> Result<(), String> {
-    let read = |t: &str| {
-        yaml::read_yaml_or_json(t).or_else(|e| match yaml::mask_templates(t) {
-            Some((m, _)) => yaml::read_yaml_or_json(&m),
-            None => Err(e),
-        })
-    };
-    let a = read(old).map_err(|e| format!("the file no longer parses: {e:?}"))?;
-    let b = read(new).map_err(|e| format!("the rewritten file does not parse: {e:?}"))?;
-    let mut by_scalar: BTreeMap<usize, Vec<&NameChange>> = BTreeMap::new();
+/// The edit engine's operations of `changes`: the bytes of the file, and
+/// for each scalar (by its start) the ranges of its decoded value, which the
+/// verification expects to read back rebound.
+pub fn ops(changes: &[NameChange]) -> (Vec<Op>, BTreeMap<usize, Vec<Op>>) {
+    let mut in_values: BTreeMap<usize, Vec<Op>> = BTreeMap::new();
     for c in changes {
-        by_scalar.entry(c.scalar).or_default().push(c);
+        let op = Op::replace(c.in_value.clone(), c.new_text.as_str());
+        in_values.entry(c.scalar).or_default().push(op);
     }
-    if a.len() != b.len() {
-        return Err("the rewritten file has another number of documents".into());
-    }
-    let mut seen = 0;
-    for (x, y) in a.iter().zip(&b) {
-        same(x, y, &by_scalar, &mut seen)?;
-    }
-    if seen != by_scalar.len() {
-        return Err("a planned name change was not read back".into());
-    }
-    Ok(())
-}
-
-fn same(
-    a: &Node,
-    b: &Node,
-    changes: &BTreeMap<usize, Vec<&NameChange>>,
-    seen: &mut usize,
-) -> Result<(), String> {
-    match (&a.value, &b.value) {
-        (Value::Scalar(x, _), Value::Scalar(y, _)) => {
-            let want = match changes.get(&a.start) {
-                None => x.clone(),
-                Some(cs) => {
-                    *seen += 1;
-                    expected(x, cs)
-                }
-            };
-            if *y != want {
-                let line = a.line;
-                return Err(format!(
-                    "line {line}: the rewritten value reads {y:?}, expected {want:?}"
-                ));
-            }
-            Ok(())
-        }
-        (Value::Map(p), Value::Map(q)) if p.len() == q.len() => {
-            for ((k1, v1), (k2, v2)) in p.iter().zip(q) {
-                same(k1, k2, changes, seen)?;
-                same(v1, v2, changes, seen)?;
-            }
-            Ok(())
-        }
-        (Value::Seq(p), Value::Seq(q)) if p.len() == q.len() => {
-            for (x, y) in p.iter().zip(q) {
-                same(x, y, changes, seen)?;
-            }
-            Ok(())
-        }
-        (Value::Alias, Value::Alias) => Ok(()),
-        _ => Err(format!(
-            "line {}: the rewritten file's structure differs",
-            a.line
-        )),
-    }
-}
-
-/// `value` with the changes' ranges of it replaced.
-fn expected(value: &str, changes: &[&NameChange]) -> String {
-    let mut sorted = changes.to_vec();
-    sorted.sort_by_key(|c| c.in_value.start);
-    let mut out = String::new();
-    let mut at = 0;
-    for c in sorted {
-        out.push_str(&value[at..c.in_value.start]);
-        out.push_str(&c.new_text);
-        at = c.in_value.end;
-    }
-    out.push_str(&value[at..]);
-    out
+    let file = changes
+        .iter()
+        .map(|c| Op::replace(c.range.clone(), c.new_text.as_str()))
+        .collect();
+    (file, in_values)
 }
 
 #[cfg(test)]
@@ -724,8 +634,7 @@ mod tests {
     fn rewritten(text: &str) -> (String, NamesFound) {
         let f = locate(text, &rebind());
         assert!(f.errors.is_empty(), "{:?}", f.errors);
-        let new = splice(text, &f.changes);
-        verify(text, &new, &f.changes).unwrap();
+        let new = crate::text::splice::apply(text, &ops(&f.changes).0).unwrap();
         (new, f)
     }
 
@@ -758,14 +667,6 @@ mod tests {
         assert_eq!(f.changes.len(), 0);
         assert_eq!(f.errors.len(), 1, "{f:?}");
         assert_eq!(f.errors[0].line, 3);
-    }
-
-    #[test]
-    fn verification_refuses_another_change() {
-        let text = "clusterName: prod\nother: prod\n";
-        let f = locate(text, &rebind());
-        let bad = "clusterName: prod-blue\nother: prod-blue\n";
-        assert!(verify(text, bad, &f.changes).is_err());
     }
 }
 

@@ -13,6 +13,7 @@
 
 use crate::text::endpoint::Endpoint;
 use crate::text::quote::scalar;
+use crate::text::splice::{self, Op};
 use anyhow::{anyhow, bail, Context, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -1086,7 +1087,11 @@ pub fn rebound(cfg: &Config, name: &str, to: &Endpoint) -> Result<String> {
         Some(list) => edits.extend(retired_edits(&cfg.text, c, list, to, old)),
         None => edits.push(new_retired(&cfg.text, c, old)),
     }
-    let out = apply_edits(&cfg.text, edits);
+    let ops: Vec<Op> = edits
+        .into_iter()
+        .map(|(s, e, t)| Op::replace(s..e, t))
+        .collect();
+    let out = splice::apply(&cfg.text, &ops).map_err(|e| anyhow!("{}: {e}", cfg.path.display()))?;
     check_rebound(cfg, c, to, &out)?;
     Ok(out)
 }
@@ -1171,20 +1176,6 @@ fn new_retired(text: &str, c: &Cluster, old: &str) -> Edit {
     let end = line_end(text, start);
     let nl = line_ending(text);
     (end, end, format!("{nl}{indent}retired: [{old}]"))
-}
-
-/// `text` with the `edits` (which do not overlap) made.
-fn apply_edits(text: &str, mut edits: Vec<Edit>) -> String {
-    edits.sort_by_key(|e| (e.0, e.1));
-    let mut out = String::with_capacity(text.len() + 128);
-    let mut last = 0;
-    for (s, e, new) in edits {
-        out.push_str(&text[last..s]);
-        out.push_str(&new);
-        last = e;
-    }
-    out.push_str(&text[last..]);
-    out
 }
 
 /// Refuses an updated config (`out`) that does not read back as planned:

@@ -1472,91 +1472,69 @@ pub fn declares_app_health(doc: &Node) -> bool {
     text(s(helm, "values")).is_some_and(|v| v.contains(KEY))
 }
 
-/// Whether a manifest may be the parent of one of `targets` (paths relative
-/// to the repository root), judged from its text without parsing it: one of
-/// its `path` values is the root or a folder above a target, it names a
-/// target (a `$ref/...` value file), it has generators (their files are
-/// globs), or it is ArgoCD's own configuration. What cannot be one is not
-/// parsed: a rebind of a large tree reads its Applications, but parses only
-/// the few that matter.
-fn may_feed(raw: &str, targets: &Targets) -> bool {
-    if always_feeds(raw) {
-        return true;
-    }
-    // A `$ref/...` value file names a target whole.
-    if raw.contains('$') && targets.files.iter().any(|t| raw.contains(t.as_str())) {
-        return true;
-    }
-    path_values(raw).any(|value| {
-        let dir = join(value, "");
-        // A path that climbs (`../common`) or is templated is judged by
-        // parsing.
-        dir.is_empty()
-            || targets.dirs.contains(&dir)
-            || value.contains("..")
-            || value.contains("{{")
-    })
-}
+/// A file's documents and the template actions masked to read them.
+type DocsRead<'a> = (&'a [Node], &'a [(usize, usize)]);
 
-/// What makes any manifest a possible parent, whatever the targets
-/// (`argocd-cm` also finds `argocd-cmd-params-cm`).
-fn always_feeds(raw: &str) -> bool {
-    // A value file may name any file of the repository (`/envs/prod.yaml`,
-    // `../../envs/prod.yaml`, a templated name).
-    raw.contains("valueFiles")
-        || raw.contains(crate::model::positions::CLUSTER_SECRET_LABEL.0)
-        || raw.contains("argocd-cm")
-        || raw.contains("resource.customizations")
-        || raw.contains("generators")
-}
-
-/// The values of the `path` keys in a manifest's text, read without parsing
-/// it (as [`may_feed`] judges them): quotes and a trailing comment dropped.
-fn path_values(raw: &str) -> impl Iterator<Item = &str> + '_ {
-    let b = raw.as_bytes();
-    let mut from = 0;
-    std::iter::from_fn(move || {
-        while let Some(i) = raw[from..].find("path").map(|i| i + from) {
-            from = i + 4;
-            let mut j = from;
-            if b.get(j) == Some(&b'"') || b.get(j) == Some(&b'\'') {
-                j += 1;
-            }
-            while b.get(j).is_some_and(|c| *c == b' ' || *c == b'\t') {
-                j += 1;
-            }
-            if b.get(j) != Some(&b':') {
-                continue;
-            }
-            let end = raw[j + 1..]
-                .find(['\n', '\r', ',', '}'])
-                .map_or(raw.len(), |e| j + 1 + e);
-            let value = raw[j + 1..end]
-                .split(" #")
-                .next()
-                .unwrap_or("")
-                .trim()
-                .trim_matches(['"', '\'']);
-            return Some(value);
+/// Whether a file's documents may make it the parent of a rewritten file,
+/// read through the Application table, whatever the targets (`true`:
+/// ArgoCD's own settings, a cluster registration (a cluster generator's
+/// parameters), an ApplicationSet (its generators' files are globs), a source with value files or a `ref` (a value file may name any
+/// file), a source path that is the root, climbs or is templated; or a file
+/// the reader cannot read, judged again when it is read), and the folders
+/// its other sources' paths name. What cannot be a parent is not read
+/// again: a rebind of a large tree keeps this of its Applications during
+/// its one walk, and the review parses only the few that matter.
+fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
+    let Some((docs, masked)) = read else {
+        return (true, Vec::new());
+    };
+    let mut always = false;
+    let mut dirs = Vec::new();
+    for doc in docs {
+        // A cluster registration is a cluster generator's parameters.
+        always |= declares_app_health(doc)
+            || controller_policy(doc).is_some()
+            || generated::registration_of(doc, "").is_some();
+        let mut apps: Vec<App> = app_of(&Manifest { file: "", doc }).into_iter().collect();
+        // A masked template action reads as written (`path: {{ .path }}`).
+        for app in &mut apps {
+            unmask(app, doc, raw, masked);
         }
-        None
-    })
+        if apps.is_empty() {
+            nested_apps(doc, "", 0, &mut apps);
+        }
+        for app in &apps {
+            always |= app.kind == "ApplicationSet";
+            for src in &app.sources {
+                always |= !src.value_files.is_empty() || src.ref_name.is_some();
+                let Some(path) = &src.path else { continue };
+                let dir = join(path, "");
+                always |= dir.is_empty() || path.contains("..") || path.contains("{{");
+                dirs.push(dir.into_boxed_str());
+            }
+        }
+    }
+    (always, dirs)
+}
+
+/// Whether an Application file may hold ArgoCD objects the review reads
+/// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
+fn may_hold_apps(raw: &str) -> bool {
+    raw.contains("argoproj.io") || raw.contains("argocd-cm")
 }
 
 /// What a rebind's walk keeps of a file that may hold an Application, an
 /// ApplicationSet or `argocd-cm`, so that the after-merge review neither
 /// walks nor reads the tree again: its name and what [`may_feed`] asks of
-/// its text, never the text. Once the rewritten files are known, only the
+/// its documents ([`feed_facts`]), never the text. Once the rewritten files are known, only the
 /// candidates that may feed one are read again and parsed.
 #[derive(Debug, Clone)]
 pub struct Candidate {
     /// `/`-separated, relative to the walked directory.
     rel: Box<str>,
-    /// A possible parent whatever the targets: ArgoCD's configuration,
-    /// generators, a `$` (a `$ref/...` value file), a `path` that is the
-    /// root or climbs.
+    /// A possible parent whatever the targets ([`feed_facts`]).
     always: bool,
-    /// The folders its other `path` values name.
+    /// The folders its other sources' paths name.
     dirs: Box<[Box<str>]>,
 }
 
@@ -1565,17 +1543,12 @@ impl Candidate {
     /// then), or `None` when the after-merge review would not parse it (no
     /// Application, ApplicationSet or `argocd-cm` in it).
     pub fn of(raw: &str, rel: impl FnOnce() -> Option<String>) -> Option<Candidate> {
-        if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
+        if !may_hold_apps(raw) {
             return None;
         }
         let rel = rel()?;
-        let mut always = always_feeds(raw) || raw.contains('$');
-        let mut dirs = Vec::new();
-        for value in path_values(raw) {
-            let dir = join(value, "");
-            always |= dir.is_empty() || value.contains("..") || value.contains("{{");
-            dirs.push(dir.into_boxed_str());
-        }
+        let docs = yaml::read_maybe_masked(raw).ok();
+        let (always, dirs) = feed_facts(docs.as_ref().map(|d| (&d.0[..], &d.1[..])), raw);
         Some(Candidate {
             rel: rel.into_boxed_str(),
             always,
@@ -1584,9 +1557,9 @@ impl Candidate {
     }
 }
 
-/// Whether [`may_feed`] may hold for a candidate's text: never `false`
-/// where it holds (the text is read again and judged exactly).
-fn may_feed_kept<'a>(
+/// Whether a file with these facts ([`feed_facts`]) may feed one of
+/// `targets`: it is one, it may feed any, or a folder it names holds one.
+fn may_feed<'a>(
     rel: &str,
     always: bool,
     mut dirs: impl Iterator<Item = &'a str>,
@@ -1645,7 +1618,6 @@ impl Candidates {
 /// The rewritten files, and every folder above one: what [`may_feed`]
 /// looks up for each manifest, in constant time.
 struct Targets {
-    files: Vec<String>,
     set: std::collections::HashSet<String>,
     dirs: std::collections::HashSet<String>,
 }
@@ -1661,7 +1633,6 @@ impl Targets {
             }
         }
         Targets {
-            files: files.to_vec(),
             set: files.iter().cloned().collect(),
             dirs,
         }
@@ -1678,7 +1649,7 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             let files: Vec<String> = known
                 .each()
                 .filter(|(rel, always, dirs)| {
-                    may_feed_kept(rel, *always, dirs.clone(), &lookup)
+                    may_feed(rel, *always, dirs.clone(), &lookup)
                         || dirs.clone().any(|d| kustomized(root, d))
                 })
                 .map(|(rel, _, _)| rel.to_string())
@@ -1726,28 +1697,20 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
         let Ok(raw) = std::fs::read_to_string(root.join(rel)) else {
             continue;
         };
-        if !(raw.contains("argoproj.io") || raw.contains("argocd-cm")) {
+        if !may_hold_apps(&raw) {
             continue;
         }
+        let Ok((docs, masked)) = yaml::read_maybe_masked(&raw) else {
+            continue;
+        };
         // A rewritten file's own Applications are the children (hop 2).
         if let Some(lookup) = &lookup {
-            if !lookup.set.contains(rel)
-                && !may_feed(&raw, lookup)
-                && !path_values(&raw).any(|v| kustomized(root, &join(v, "")))
-            {
+            let (always, dirs) = feed_facts(Some((&docs, &masked)), &raw);
+            let dirs = || dirs.iter().map(|d| &**d);
+            if !may_feed(rel, always, dirs(), lookup) && !dirs().any(|d| kustomized(root, d)) {
                 continue;
             }
         }
-        let (docs, masked) = match yaml::read_yaml_or_json(&raw) {
-            Ok(docs) => (docs, Vec::new()),
-            Err(_) => match yaml::mask_templates(&raw) {
-                Some((text, ranges)) => match yaml::read_yaml_or_json(&text) {
-                    Ok(docs) => (docs, ranges),
-                    Err(_) => continue,
-                },
-                None => continue,
-            },
-        };
         let template = !masked.is_empty() || in_chart_templates(root, rel);
         for doc in &docs {
             out.health |= declares_app_health(doc);
@@ -2379,58 +2342,61 @@ mod tests {
     use crate::model::application::{Directory, GitGenerator};
     use crate::review::generated::render;
 
-    /// What the rebind's walk keeps of a manifest never says "cannot feed"
-    /// where its text says "may feed": the review then reads it again and
-    /// judges it exactly, so reusing the walk changes nothing.
+    /// What the walk keeps of a file is read through the Application
+    /// table: a source's path names its folder (`source`, or `sources`,
+    /// which replaces it), value files, a `ref` source, an ApplicationSet,
+    /// ArgoCD's settings, a path that is the root, climbs or is templated,
+    /// and a file that does not parse make it a parent of anything; a
+    /// `path` key that is no source's (a ConfigMap's, a comment's) names
+    /// nothing.
     #[test]
-    fn a_candidate_may_feed_wherever_its_text_may() {
-        use proptest::prelude::*;
-        let piece = prop::sample::select(vec![
-            "apiVersion: argoproj.io/v1alpha1\n",
-            "kind: ConfigMap\nmetadata: {name: argocd-cm}\n",
-            "  path: apps/prod\n",
-            "  path: 'apps/prod/'\n",
-            "  \"path\" : apps # comment\n",
-            "  path: ./apps/stage\n",
-            "  path: .\n",
-            "  path: ''\n",
-            "  path: ../common\n",
-            "  source: {path: apps/prod, repoURL: x}\n",
-            "  valueFiles: [$values/apps/prod/values.yaml]\n",
-            "  helm: {valueFiles: [apps/prod/values.yaml]}\n",
-            "  generators:\n  - git: {}\n",
-            "  resource.customizations: x\n",
-            "  pathPrefix: apps\n",
-            "  path:\n",
-            "  path: other/dir\n",
-        ]);
-        let target = prop::sample::select(vec![
-            "apps/prod/values.yaml",
-            "apps/stage/a.yaml",
-            "other/dir/x.yaml",
-            "root.yaml",
-            "common/b.yaml",
-        ]);
-        let cases = (
-            prop::collection::vec(piece, 0..8),
-            prop::collection::vec(target, 1..3),
-            prop::sample::select(vec!["apps/prod/values.yaml", "x/app.yaml"]),
+    fn a_candidate_is_read_through_the_application_table() {
+        let app = |spec: &str| {
+            format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a}}\nspec:\n{spec}")
+        };
+        let facts = |raw: &str| {
+            let c = Candidate::of(raw, || Some("x/app.yaml".into())).unwrap();
+            (
+                c.always,
+                c.dirs.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+            )
+        };
+        let dirs = |d: &[&str]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            facts(&app("  source: {path: apps/prod/, repoURL: x}\n")),
+            (false, dirs(&["apps/prod"]))
         );
-        proptest!(ProptestConfig::with_cases(2000), |((pieces, targets, rel) in cases)| {
-            let raw: String = pieces.concat();
-            let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
-            let lookup = Targets::new(&targets);
-            let exact = lookup.set.contains(rel) || may_feed(&raw, &lookup);
-            let read = raw.contains("argoproj.io") || raw.contains("argocd-cm");
-            let kept = Candidate::of(&raw, || Some(rel.to_string()));
-            prop_assert_eq!(kept.is_some(), read, "{}", raw);
-            if let (Some(c), true) = (kept, exact) {
-                let mut all = Candidates::default();
-                all.push(c);
-                let (rel, always, dirs) = all.each().next().unwrap();
-                prop_assert!(may_feed_kept(rel, always, dirs, &lookup), "{:?} {:?}", raw, targets);
-            }
-        });
+        assert_eq!(
+            facts(&app("  source: {path: ignored, repoURL: x}\n  sources:\n  - {path: './apps/a', repoURL: x}\n  - {path: b, repoURL: y}\n")),
+            (false, dirs(&["apps/a", "b"]))
+        );
+        assert_eq!(
+            facts(&app(
+                "  source: {repoURL: x, chart: c}\n  info: {path: apps/x}\n"
+            )),
+            (false, dirs(&[]))
+        );
+        for always in [
+            "  source: {path: ., repoURL: x}\n",
+            "  source: {path: '', repoURL: x}\n",
+            "  source: {path: ../common, repoURL: x}\n",
+            "  source: {path: 'apps/{{name}}', repoURL: x}\n",
+            "  source: {path: a, repoURL: x, helm: {valueFiles: [v.yaml]}}\n",
+            "  sources:\n  - {repoURL: x, ref: values}\n  - {path: a, repoURL: y}\n",
+            "  source: {path: [x\n",
+        ] {
+            assert!(facts(&app(always)).0, "{always}");
+        }
+        let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\nspec:\n  generators: [{list: {elements: []}}]\n  template: {spec: {source: {path: a, repoURL: x}}}\n";
+        assert!(facts(set).0);
+        let cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.argoproj.io_Application: x\n";
+        assert!(facts(cm).0);
+        let plain_cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {path: apps/prod}\n";
+        assert_eq!(facts(plain_cm), (false, dirs(&[])));
+        // Applications held in Helm values are read like any other.
+        let values = "extraObjects:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Application\n  metadata: {name: n}\n  spec: {source: {path: apps/n, repoURL: x}}\n";
+        assert_eq!(facts(values), (false, dirs(&["apps/n"])));
+        assert!(Candidate::of("kind: ConfigMap\n", || Some("c.yaml".into())).is_none());
     }
 
     /// argo-cd util/git `SameURL` compares `NormalizeGitURL` of each URL:

@@ -8,7 +8,9 @@
 
 use crate::discover::walk::{Found, Role, Walk};
 use crate::edit::rewrite::{FilePlan, PlanError};
+use crate::edit::verify::{verify, Expect};
 use crate::find::names::{self, NameChange, NameMention, NameRebind};
+use crate::text::splice;
 use std::sync::Arc;
 
 /// A name change in a file.
@@ -113,18 +115,23 @@ pub fn plan_names(
         if found.changes.is_empty() {
             continue;
         }
-        let new = names::splice(&base, &found.changes);
-        if let Err(m) = names::verify(&base, &new, &found.changes) {
-            let c = &found.changes[0];
-            errors.push(PlanError {
-                rel: e.rel.clone(),
-                line: c.line,
-                column: c.column,
-                message: format!("the cluster name rewrite did not verify: {m}; nothing written"),
-                code: "cannot-rewrite",
-            });
-            continue;
-        }
+        let new = rewritten(&base, &found.changes);
+        let new = match new {
+            Ok(new) => new,
+            Err(m) => {
+                let c = &found.changes[0];
+                errors.push(PlanError {
+                    rel: e.rel.clone(),
+                    line: c.line,
+                    column: c.column,
+                    message: format!(
+                        "the cluster name rewrite did not verify: {m}; nothing written"
+                    ),
+                    code: "cannot-rewrite",
+                });
+                continue;
+            }
+        };
         match at {
             Some(i) => files[i].new = new.into(),
             None => files.push(FilePlan {
@@ -211,6 +218,22 @@ fn registry_notes(rel: &str, text: &str, r: &NameRebind) -> Vec<RegistryNote> {
         });
     }
     out
+}
+
+/// `base` with the name changes made by the edit engine, verified to read
+/// back as exactly those changes.
+fn rewritten(base: &str, changes: &[NameChange]) -> Result<String, String> {
+    let (file_ops, value_ops) = names::ops(changes);
+    let expect: Vec<Expect> = value_ops
+        .into_iter()
+        .map(|(at, ops)| Expect::Scalar {
+            at,
+            rule: Box::new(move |v| splice::apply(v, &ops).map_err(|e| e.to_string())),
+        })
+        .collect();
+    let new = splice::apply(base, &file_ops).map_err(|e| e.to_string())?;
+    verify(base, &new, &expect).map_err(|m| m.to_string())?;
+    Ok(new)
 }
 
 #[cfg(test)]

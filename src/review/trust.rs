@@ -23,6 +23,7 @@
 //! issuer, and the decoded data must equal the data before plus (or minus)
 //! exactly those statements; else nothing is written.
 
+use crate::edit::verify::{self, Expect};
 use crate::model::iam;
 use crate::review::oidc::codes;
 use crate::syntax::yaml::{Node, Value};
@@ -135,6 +136,11 @@ struct List {
     flow: bool,
     /// Why rebind does not edit it in place, if it does not.
     fixed: Option<&'static str>,
+    /// Where each statement's node starts in its document, and where the
+    /// strings holding that document start (outermost first; empty in the
+    /// file itself): how the verification finds them.
+    nodes: Vec<usize>,
+    holders: Vec<usize>,
 }
 
 impl List {
@@ -205,18 +211,27 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn walk(&mut self, n: &Node, root: &Node, map: &OffsetMap, fixed: Option<&'static str>) {
+    fn walk(
+        &mut self,
+        n: &Node,
+        root: &Node,
+        map: &OffsetMap,
+        fixed: Option<&'static str>,
+        holders: &[usize],
+    ) {
         match &n.value {
             Value::Map(pairs) => {
                 if iam::is_policy(n) {
-                    self.policy(n, root, map, fixed);
+                    self.policy(n, root, map, fixed, holders);
                     return;
                 }
                 for (_, v) in pairs {
-                    self.walk(v, root, map, fixed);
+                    self.walk(v, root, map, fixed, holders);
                 }
             }
-            Value::Seq(items) => items.iter().for_each(|v| self.walk(v, root, map, fixed)),
+            Value::Seq(items) => items
+                .iter()
+                .for_each(|v| self.walk(v, root, map, fixed, holders)),
             Value::Scalar(s, style) if iam::may_hold_policy(s) => {
                 let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(s) else {
                     return;
@@ -232,15 +247,23 @@ impl Reader<'_> {
                     None => Some("JSON inside a quoted or folded YAML string"),
                 });
                 let inner = inner.unwrap_or_else(OffsetMap::identity);
+                let holders = [holders, &[n.start]].concat();
                 for d in &docs {
-                    self.walk(d, d, &inner, why);
+                    self.walk(d, d, &inner, why, &holders);
                 }
             }
             _ => {}
         }
     }
 
-    fn policy(&mut self, n: &Node, root: &Node, map: &OffsetMap, fixed: Option<&'static str>) {
+    fn policy(
+        &mut self,
+        n: &Node,
+        root: &Node,
+        map: &OffsetMap,
+        fixed: Option<&'static str>,
+        holders: &[usize],
+    ) {
         let Some((items, is_list)) = iam::statements(n) else {
             return;
         };
@@ -316,6 +339,8 @@ impl Reader<'_> {
             templated,
             flow,
             fixed,
+            nodes: items.iter().map(|i| i.start).collect(),
+            holders: holders.to_vec(),
         });
     }
 }
@@ -337,7 +362,7 @@ fn lists(text: &str) -> Result<Vec<List>, Refusal> {
         out: Vec::new(),
     };
     for d in &docs {
-        r.walk(d, d, &OffsetMap::identity(), None);
+        r.walk(d, d, &OffsetMap::identity(), None, &[]);
     }
     Ok(r.out)
 }
@@ -476,6 +501,7 @@ fn describe_missing(m: &[&iam::Grant]) -> String {
 pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
     let index = crate::syntax::yaml::LineIndex::new(text);
     let mut inserts: Vec<(usize, String)> = Vec::new();
+    let mut planned: Vec<(Vec<usize>, Expect)> = Vec::new();
     let mut edits = Vec::new();
     for list in lists(text)? {
         not_literal(&list)?;
@@ -508,6 +534,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
                 return Err(rendered(&index, text, s));
             }
             let mut copy = text[s.start..s.end].to_string();
+            let mut new_sid = None;
             if let (Some(sid), Some(value)) = (list.sids[n], st.sid.as_deref()) {
                 let renamed = format!("{value}{}", new.id.chars().take(8).collect::<String>());
                 if taken.contains(&renamed.as_str()) {
@@ -518,6 +545,7 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
                     ));
                 }
                 copy.replace_range(sid.start - s.start..sid.end - s.start, &renamed);
+                new_sid = Some(renamed);
             } else if st.sid.is_some() {
                 let (line, col) = index.position(text, s.start);
                 return Err(Refusal::new(
@@ -532,6 +560,9 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
                 yaml_item(text, copy)
             };
             inserts.push((s.end, insert));
+            let rule = Box::new(move |y: &Yaml| copy_of(y, new_sid.as_deref(), old, new));
+            let after = list.nodes[n];
+            planned.push((list.holders.clone(), Expect::Insert { after, rule }));
             edits.push(Edit {
                 line: index.position(text, s.start).0,
                 what: "trust for the new issuer added after this statement".into(),
@@ -547,10 +578,10 @@ pub fn add(text: &str, old: &Issuer, new: &Issuer) -> Result<Edited, Refusal> {
         .collect();
     let out =
         splice::apply(text, &ops).map_err(|e| Refusal::new(codes::EDIT_REFUSED, e.to_string()))?;
-    verify(text, &out, old, new, Change::Added)
-        .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
+    check(text, &out, planned)?;
     // Read again, grant by grant: every grant of the old issuer has its twin.
     for list in lists(&out)? {
+        unique_sids(&list)?;
         let grants = list.grants();
         let missing = iam::missing(&grants, old, new);
         if !missing.is_empty() {
@@ -582,6 +613,7 @@ fn only_retired(st: &iam::Statement, retired: &Issuer) -> Option<bool> {
 pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     let index = crate::syntax::yaml::LineIndex::new(text);
     let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut planned: Vec<(Vec<usize>, Expect)> = Vec::new();
     let mut edits = Vec::new();
     for list in lists(text)? {
         not_literal(&list)?;
@@ -629,6 +661,8 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
             }
             let first = n;
             while n < items.len() && remove[n] {
+                let at = list.nodes[n];
+                planned.push((list.holders.clone(), Expect::Remove { at }));
                 edits.push(Edit {
                     line: index.position(text, items[n].start).0,
                     what: "statement trusting only the retired issuer removed".into(),
@@ -654,8 +688,7 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     let ops: Vec<Op> = cuts.into_iter().map(|(a, b)| Op::remove(a..b)).collect();
     let out =
         splice::apply(text, &ops).map_err(|e| Refusal::new(codes::EDIT_REFUSED, e.to_string()))?;
-    verify(text, &out, retired, retired, Change::Removed)
-        .map_err(|e| Refusal::new(codes::EDIT_REFUSED, e))?;
+    check(text, &out, planned)?;
     for list in lists(&out)? {
         if let Some(g) = list.grants().iter().find(|g| g.issuer.same(retired)) {
             return Err(Refusal::new(
@@ -671,166 +704,86 @@ pub fn remove_retired(text: &str, retired: &Issuer) -> Result<Edited, Refusal> {
     Ok(Some((out, edits)))
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Change {
-    Added,
-    Removed,
+/// The one verification (`edit::verify`): the edited text, read again,
+/// differs from `text` by exactly the `planned` statements (each given
+/// with the strings holding its document).
+fn check(text: &str, out: &str, planned: Vec<(Vec<usize>, Expect)>) -> Result<(), Refusal> {
+    let refused =
+        |m: String| Refusal::new(codes::EDIT_REFUSED, format!("verification failed: {m}"));
+    let masked = crate::syntax::yaml::mask_templates(text).is_some();
+    let body = crate::syntax::yaml::parsed_text(text, true);
+    let before = crate::syntax::yaml::read_yaml_or_json(&body)
+        .map_err(|(l, c, m)| refused(format!("{l}:{c}: {m}")))?;
+    verify::verify_read(&before, masked, out, &nested(planned))
+        .map(|_| ())
+        .map_err(|m| refused(m.to_string()))
 }
 
-/// The decoded documents, with JSON policies inside strings decoded too.
-fn decode(text: &str) -> Result<Vec<Yaml>, String> {
-    let docs =
-        crate::syntax::yaml::read_yaml_or_json(&crate::syntax::yaml::parsed_text(text, true))
-            .map_err(|(line, col, why)| format!("{line}:{col}: {why}"))?;
-    Ok(docs.iter().map(|d| expand(d.data())).collect())
-}
-
-fn expand(y: Yaml) -> Yaml {
-    match y {
-        Yaml::String(s) if iam::may_hold_policy(&s) => {
-            match crate::syntax::yaml::read_yaml_or_json(&s) {
-                Ok(d) if d.len() == 1 => expand(d[0].data()),
-                _ => Yaml::String(s),
-            }
+/// Operations given with the strings holding their documents, as the
+/// verification's expectations of the file: those inside a string under
+/// an [`Expect::Document`] of it.
+fn nested(planned: Vec<(Vec<usize>, Expect)>) -> Vec<Expect> {
+    let mut here = Vec::new();
+    let mut inner: std::collections::BTreeMap<usize, Vec<(Vec<usize>, Expect)>> =
+        Default::default();
+    for (holders, e) in planned {
+        match holders.split_first() {
+            None => here.push(e),
+            Some((at, rest)) => inner.entry(*at).or_default().push((rest.to_vec(), e)),
         }
-        Yaml::Array(a) => Yaml::Array(a.into_iter().map(expand).collect()),
-        Yaml::Hash(h) => Yaml::Hash(h.into_iter().map(|(k, v)| (k, expand(v))).collect()),
-        other => other,
     }
+    let docs = inner.into_iter().map(|(at, p)| Expect::Document {
+        at,
+        inner: nested(p),
+    });
+    here.extend(docs);
+    here
 }
 
-/// Drops from `after` every statement that `before`'s same list lacks,
-/// returning them; the rest of the tree is kept as is.
-fn split_statements(before: &Yaml, after: &Yaml, extra: &mut Vec<Yaml>) -> Yaml {
-    match (before, after) {
-        (Yaml::Hash(b), Yaml::Hash(a)) => Yaml::Hash(
-            a.iter()
-                .map(|(k, v)| {
-                    let v = match (k, b.get(k)) {
-                        (Yaml::String(key), Some(bv)) if key == iam::STATEMENT => match (bv, v) {
-                            (Yaml::Array(bs), Yaml::Array(as_)) => {
-                                let mut kept = Vec::new();
-                                let mut bi = 0;
-                                for item in as_ {
-                                    if bi < bs.len() && &bs[bi] == item {
-                                        kept.push(item.clone());
-                                        bi += 1;
-                                    } else {
-                                        extra.push(item.clone());
-                                    }
-                                }
-                                Yaml::Array(kept)
-                            }
-                            _ => v.clone(),
-                        },
-                        (_, Some(bv)) => split_statements(bv, v, extra),
-                        _ => v.clone(),
-                    };
-                    (k.clone(), v)
+/// What the copy of statement `y` reads: its `Sid` renamed (when it has
+/// one), the old issuer swapped for the new one in every string.
+fn copy_of(y: &Yaml, sid: Option<&str>, old: &Issuer, new: &Issuer) -> Yaml {
+    let swapped = |y: &Yaml| swapped(y, old, new);
+    match (y, sid) {
+        (Yaml::Hash(h), Some(sid)) => Yaml::Hash(
+            h.iter()
+                .map(|(k, v)| match k.as_str() == Some(iam::SID) {
+                    true => (swapped(k), swapped(&Yaml::String(sid.to_string()))),
+                    false => (swapped(k), swapped(v)),
                 })
                 .collect(),
         ),
-        (Yaml::Array(b), Yaml::Array(a)) if b.len() == a.len() => Yaml::Array(
-            b.iter()
-                .zip(a)
-                .map(|(bv, av)| split_statements(bv, av, extra))
-                .collect(),
-        ),
-        _ => after.clone(),
+        _ => swapped(y),
     }
 }
 
-/// The decoded data after the edit must equal the data before plus (or
-/// minus) exactly the statements edited: each added one trusting the new
-/// issuer where its original trusted the old; each removed one trusting
-/// only the retired issuer.
-fn verify(
-    before: &str,
-    after: &str,
-    old: &Issuer,
-    new: &Issuer,
-    change: Change,
-) -> Result<(), String> {
-    let b = decode(before).map_err(|e| format!("before the edit: {e}"))?;
-    let a = decode(after)
-        .map_err(|e| format!("verification failed: the edited text does not parse: {e}"))?;
-    if a.len() != b.len() {
-        return Err("verification failed: the number of documents changed".into());
+fn swapped(y: &Yaml, old: &Issuer, new: &Issuer) -> Yaml {
+    match y {
+        Yaml::String(s) => Yaml::String(swap_issuer(s, old, new)),
+        Yaml::Array(a) => Yaml::Array(a.iter().map(|v| swapped(v, old, new)).collect()),
+        Yaml::Hash(h) => Yaml::Hash(
+            h.iter()
+                .map(|(k, v)| (swapped(k, old, new), swapped(v, old, new)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
-    for ad in &a {
-        duplicate_sids(ad)?;
-    }
-    for (bd, ad) in b.iter().zip(&a) {
-        let mut extra = Vec::new();
-        let (small, large) = match change {
-            Change::Added => (bd, ad),
-            Change::Removed => (ad, bd),
-        };
-        let rest = split_statements(small, large, &mut extra);
-        if &rest != small {
-            return Err(
-                "verification failed: something besides the trust statements changed".into(),
-            );
-        }
-        for st in &extra {
-            let mut texts = Vec::new();
-            yaml_strings(st, &mut texts);
-            let found: Vec<Issuer> = texts
-                .iter()
-                .flat_map(|t| crate::text::issuer::find(t))
-                .map(|f| f.issuer)
-                .collect();
-            let ok = match change {
-                Change::Added => found.iter().all(|i| i.same(new)) && !found.is_empty(),
-                Change::Removed => found.iter().all(|i| i.same(old)) && !found.is_empty(),
-            };
-            if !ok {
-                return Err("verification failed: an edited statement names another issuer".into());
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Refuses a policy whose statements share a `Sid` (IAM rejects it).
-fn duplicate_sids(y: &Yaml) -> Result<(), String> {
-    match y {
-        Yaml::Hash(h) => {
-            for (k, v) in h {
-                if k.as_str() == Some(iam::STATEMENT) {
-                    if let Yaml::Array(sts) = v {
-                        let mut seen = std::collections::HashSet::new();
-                        for st in sts {
-                            if let Some(sid) = st[iam::SID].as_str() {
-                                if !seen.insert(sid.to_string()) {
-                                    return Err(format!(
-                                        "the edit would leave two statements with Sid {sid} (IAM wants Sids unique); rename one"
-                                    ));
-                                }
-                            }
-                        }
-                    }
-                }
-                duplicate_sids(v)?;
-            }
-            Ok(())
-        }
-        Yaml::Array(a) => a.iter().try_for_each(duplicate_sids),
-        _ => Ok(()),
-    }
-}
-
-fn yaml_strings(y: &Yaml, out: &mut Vec<String>) {
-    match y {
-        Yaml::String(s) => out.push(s.clone()),
-        Yaml::Array(a) => a.iter().for_each(|v| yaml_strings(v, out)),
-        Yaml::Hash(h) => {
-            for (k, v) in h {
-                yaml_strings(k, out);
-                yaml_strings(v, out);
-            }
-        }
-        _ => {}
+fn unique_sids(list: &List) -> Result<(), Refusal> {
+    let mut seen = std::collections::HashSet::new();
+    match list
+        .statements
+        .iter()
+        .filter_map(|st| st.sid.as_deref())
+        .find(|sid| !seen.insert(*sid))
+    {
+        Some(sid) => Err(Refusal::new(
+            codes::EDIT_REFUSED,
+            format!("verification failed: the edit would leave two statements with Sid {sid} (IAM wants Sids unique); rename one"),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -1103,6 +1056,39 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Trust edits are verified by the edit engine: a copy added or a
+    /// statement removed verifies only as planned; a neighbouring statement
+    /// changed too, a copy naming another issuer, or another statement
+    /// removed is refused. In a JSON file and in the same policy held in a
+    /// YAML literal block.
+    #[test]
+    fn trust_edits_verify_only_as_planned() {
+        const THIRD: &str = "1111111111111111111111111111AAAA";
+        let (old, new) = (issuer(OLD), issuer(NEW));
+        let json = policy(&[OLD, THIRD]);
+        let lines: String = json.lines().map(|l| format!("    {l}\n")).collect();
+        let block = format!("kind: ConfigMap\ndata:\n  policy: |\n{lines}");
+        let sid = format!("S0{}", &NEW[..8]);
+        for text in [json, block] {
+            let list = &lists(&text).unwrap()[0];
+            let (at, holders) = (list.nodes[0], list.holders.clone());
+            let copy = || {
+                let rule = Box::new(|y: &Yaml| copy_of(y, Some(&sid), &old, &new));
+                vec![(holders.clone(), Expect::Insert { after: at, rule })]
+            };
+            let (added, _) = add(&text, &old, &new).unwrap().unwrap();
+            check(&text, &added, copy()).unwrap();
+            assert!(check(&text, &added.replace("\"S1\"", "\"S9\""), copy()).is_err());
+            assert!(check(&text, &added.replacen(NEW, THIRD, 1), copy()).is_err());
+            let cut = || vec![(holders.clone(), Expect::Remove { at })];
+            let (removed, _) = remove_retired(&text, &old).unwrap().unwrap();
+            check(&text, &removed, cut()).unwrap();
+            assert!(check(&text, &removed.replace("\"S1\"", "\"S9\""), cut()).is_err());
+            let (other, _) = remove_retired(&text, &issuer(THIRD)).unwrap().unwrap();
+            assert!(check(&text, &other, cut()).is_err());
         }
     }
 }

@@ -683,6 +683,23 @@ pub fn read_yaml_or_json(text: &str) -> Result<Vec<Node>, ParseFailure> {
     Ok(b.finish())
 }
 
+/// The byte ranges of the template actions a text was read with masked.
+pub type Masked = Vec<(usize, usize)>;
+
+/// [`read_yaml_or_json`] as the locator reads a file: as written, or with
+/// its template actions masked when only that parses. Returns the
+/// documents and the masked byte ranges (none when read as written).
+pub fn read_maybe_masked(text: &str) -> Result<(Vec<Node>, Masked), ParseFailure> {
+    let first = match read_yaml_or_json(text) {
+        Ok(docs) => return Ok((docs, Vec::new())),
+        Err(e) => e,
+    };
+    match mask_templates(text) {
+        Some((m, r)) => read_yaml_or_json(&m).map(|d| (d, r)).map_err(|_| first),
+        None => Err(first),
+    }
+}
+
 /// Reads every document of `text` whole (a leading BOM skipped).
 pub fn read_documents(text: &str) -> Result<Vec<Node>, ParseFailure> {
     let mut b = TreeBuilder::default();

@@ -36,7 +36,7 @@ use crate::discover::walk::{Entry, Walk};
 use crate::find::resolve;
 use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
-use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
+use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -1015,26 +1015,24 @@ struct Action {
     expr: String,
 }
 
+/// The actions of a chart's text, read by the one template lexer
+/// ([`template_actions`]): a `}}` inside a string
+/// literal (double-quoted with escapes, raw backquoted) or a comment does
+/// not end an action.
 fn actions(text: &str) -> Vec<Action> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
-        let start = i + rel;
-        let Some(close) = text[start + 2..].find("}}") else {
-            break;
-        };
-        let end = start + 2 + close + 2;
-        let inner = &text[start + 2..end - 2];
-        let inner = inner.strip_prefix('-').unwrap_or(inner);
-        let inner = inner.strip_suffix('-').unwrap_or(inner);
-        out.push(Action {
-            start,
-            end,
-            expr: inner.trim().to_string(),
-        });
-        i = end;
-    }
-    out
+    template_actions(text)
+        .into_iter()
+        .map(|(start, end)| {
+            let inner = &text[start + 2..end - 2];
+            let inner = inner.strip_prefix('-').unwrap_or(inner);
+            let inner = inner.strip_suffix('-').unwrap_or(inner);
+            Action {
+                start,
+                end,
+                expr: inner.trim().to_string(),
+            }
+        })
+        .collect()
 }
 
 /// The first word of an action.
@@ -1179,10 +1177,16 @@ fn words(expr: &str) -> Vec<String> {
     let mut cur = String::new();
     let mut depth = 0;
     let mut quote: Option<char> = None;
+    let mut escaped = false;
     for c in expr.chars() {
         if let Some(q) = quote {
             cur.push(c);
-            if c == q {
+            // Go's escapes inside "..." and '...' (a raw `...` has none).
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q != '`' {
+                escaped = true;
+            } else if c == q {
                 quote = None;
             }
             continue;
@@ -1228,6 +1232,38 @@ fn unquote(w: &str) -> &str {
         }
     }
     w
+}
+
+/// The value of a Go string literal: a raw string (`` `...` ``) as
+/// written, an interpreted one (`"..."`) with its escapes decoded (the
+/// single-character escapes of the Go spec, "String literals"); `None` for
+/// anything else, or an escape by code (`\x41`, `\u00e9`, octal).
+fn go_string(w: &str) -> Option<String> {
+    let w = w.trim();
+    if let Some(raw) = w.strip_prefix('`').and_then(|r| r.strip_suffix('`')) {
+        return Some(raw.to_string());
+    }
+    let body = w.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            e @ ('\\' | '"') => e,
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 fn is_literal(w: &str) -> bool {
@@ -1957,7 +1993,12 @@ impl Chart<'_> {
             return vec![Val::Unknown("`tpl` nests too deep".into())];
         }
         if is_literal(t) {
-            return self.tpl_string(unquote(t), ctx, depth);
+            return match go_string(t) {
+                Some(text) => self.tpl_string(&text, ctx, depth),
+                None => vec![Val::Unknown(
+                    "`tpl` of a literal that is no plain Go string".into(),
+                )],
+            };
         }
         match self.operand(t, scope, depth) {
             Val::Values(p) => {
@@ -1981,10 +2022,9 @@ impl Chart<'_> {
     fn tpl_string(&self, text: &str, ctx: Val, depth: usize) -> Vec<Val> {
         let acts = actions(text);
         match acts.as_slice() {
-            // `{{` with no whole action: the string was cut at a `}}`
-            // inside it (`tpl "{{ .Values.x }}" .` written in the template).
+            // `{{` that Go's lexer reads as no action: Helm refuses it.
             [] if text.contains("{{") => vec![Val::Unknown(
-                "`tpl` of a string holding an action the reader cannot split".into(),
+                "`tpl` of a string holding `{{` that is no action".into(),
             )],
             [] => vec![Val::Other],
             [a] if text.trim().len() == a.end - a.start => {
@@ -2613,6 +2653,53 @@ mod tests {
     /// `first`/`index` of a `list`), and Helm's `tpl` renders a string of
     /// the chart's `values.yaml` with its context; what cannot be read that
     /// way is noted, with its line.
+    /// Helm's `tpl` of a string literal written in the template: the one
+    /// template lexer reads the action whole however many `}}` its string
+    /// holds (Go's `text/template/parse/lex.go`: a `}}` inside a quoted or
+    /// raw string does not close; the Go spec's "String literals" give the
+    /// escapes decoded), and the literal's one action is followed. A literal
+    /// of several parts, one with an escape by code, or one whose `{{` is no
+    /// action is named with its line; one without `{{` renders itself.
+    #[test]
+    fn tpl_of_a_string_literal_in_the_template_is_followed() {
+        let lines = [
+            r#"{{ tpl "{{ .Values.lit.url }}" . }}"#,
+            "{{ tpl `{{ .Values.raw.url }}` . }}",
+            r#"{{ tpl "{{ .Values.esc.url | default \"}}\" }}" . }}"#,
+            r#"{{- tpl "{{- .Values.trim.url -}}" $ -}}"#,
+            // Not followed, each named:
+            r#"{{ tpl "{{ .Values.a.url }}:{{ .Values.b.url }}" . }}"#,
+            r#"{{ tpl "\x7b{ .Values.hex.url }}" . }}"#,
+            r#"{{ tpl "{{ .Values.c.url: }}" . }}"#,
+            // No action: renders itself, nothing to follow.
+            r#"{{ tpl "}}" . }}"#,
+        ];
+        let mut t = PROJECT_HEAD.to_string();
+        for l in lines {
+            t.push_str(&format!("    - server: {l}\n"));
+        }
+        let (flows, notes) = read(&[("templates/p.yaml", &t)]);
+        let want: Vec<String> = ["esc.url", "lit.url", "raw.url", "trim.url"]
+            .iter()
+            .map(|p| format!("{p} project destination"))
+            .collect();
+        assert_eq!(flows, want, "{notes:#?}");
+        let at: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| n.split_once(": templated, not followed: ").unwrap())
+            .collect();
+        let expect = [
+            ("templates/p.yaml:11", "several parts"),
+            ("templates/p.yaml:12", "no plain Go string"),
+            ("templates/p.yaml:13", "`{{` that is no action"),
+        ];
+        assert_eq!(at.len(), expect.len(), "{notes:#?}");
+        for ((place, why), (want_place, want_why)) in at.iter().zip(expect) {
+            assert_eq!(*place, want_place, "{notes:#?}");
+            assert!(why.contains(want_why), "{why} lacks {want_why}");
+        }
+    }
+
     #[test]
     fn dict_list_and_tpl_are_evaluated() {
         let helpers = "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n{{- define \"c.root\" -}}\n{{ .ctx.Values.dr.url }}\n{{- end }}\n";
@@ -2627,7 +2714,6 @@ mod tests {
             "{{ tpl .Values.multi . }}",
             "{{ tpl .Values.absent $ }}",
             "{{ list .Values.whole }}",
-            "{{ tpl \"{{ .Values.lit.url }}\" . }}",
         ];
         let mut t = PROJECT_HEAD.to_string();
         for l in lines {
@@ -2664,9 +2750,8 @@ mod tests {
             ("templates/p.yaml:13", "several parts"),
             ("templates/p.yaml:14", "holds no string there"),
             ("templates/p.yaml:15", "a whole `list`"),
-            ("templates/p.yaml:16", "cannot split"),
             (
-                "templates/p.yaml:21",
+                "templates/p.yaml:20",
                 "`range` over a `list` of several values",
             ),
         ];

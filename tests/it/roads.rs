@@ -861,3 +861,54 @@ fn init_and_check_see_the_inline_values_roads() {
         assert!(stdout(&out).contains(place), "{place}: {}", stdout(&out));
     }
 }
+
+/// Helm's `tpl` of a string literal written in the chart's template (Go's
+/// `text/template/parse/lex.go`: a `}}` inside a quoted or raw string does
+/// not end the action): the literal's one `{{ .Values.path }}` is followed,
+/// quoted with escapes or raw; a literal of several parts is named with its
+/// line, and a values key no literal reads is not a position.
+#[test]
+fn tpl_of_a_string_literal_in_a_template_is_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest(
+            "a",
+            r#"{{ tpl "{{ .Values.hub.url | default \"}}\" }}" . }}"#,
+        ),
+        dest("b", "{{ tpl `{{ .Values.raw.url }}` . }}"),
+        dest("c", r#"{{ tpl "{{ .Values.h }}:{{ .Values.p }}" . }}"#),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!("hub:\n  url: {OLD}\nraw:\n  url: {OLD}\nunused:\n  url: {OLD}\n");
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let at: Vec<(u64, String)> = found(&s, OLD).into_iter().map(|o| (o.1, o.5)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (2, "chart template c/templates/apps.yaml:12 renders .Values.hub.url (destination server)".into()),
+            (4, "chart template c/templates/apps.yaml:25 renders .Values.raw.url (destination server)".into()),
+        ]
+    );
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 38
+            && n["message"].as_str().unwrap().contains("several parts")
+    });
+    assert!(named, "{}", s["notes"]);
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
+    // Once found, the old endpoint is rewritten wherever it is written.
+    assert_eq!(after, values.replace(OLD, NEW));
+}

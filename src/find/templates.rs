@@ -33,6 +33,7 @@
 //! the extra paths of each values file; it only ever adds positions.
 
 use crate::discover::walk::{Entry, Walk};
+use crate::find::params::{self, Given, Leaf};
 use crate::find::resolve;
 use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
@@ -126,6 +127,11 @@ pub enum Inline {
     /// `helm.parameters`, whose `value`s are at this path: the flow's path is
     /// the values path a parameter's `name` (Helm's `--set` syntax) names.
     Parameters(ValuesPath),
+    /// A list element of the ApplicationSet (the flow's `app`) whose key
+    /// its template's inline values use as a generator parameter: the
+    /// flow's path is the key's path in the document, its `template` the
+    /// whole road.
+    Element,
 }
 
 impl Inline {
@@ -134,6 +140,7 @@ impl Inline {
             Inline::Object => "helm.valuesObject",
             Inline::Values(_) => "helm.values",
             Inline::Parameters(_) => "helm.parameters",
+            Inline::Element => "list generator element",
         }
     }
 }
@@ -221,10 +228,13 @@ pub fn landing(
     let f = flows.iter().find(|f| match &f.inline {
         None => resource.is_none() && f.path.matches(path),
         Some(_) if f.app.as_deref() != resource => false,
-        Some(Inline::Object) => f.path.matches(path),
+        Some(Inline::Object | Inline::Element) => f.path.matches(path),
         Some(Inline::Values(_)) => false,
         Some(Inline::Parameters(at)) => {
-            at.matches(path) && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
+            at.matches(path)
+                && name
+                    .and_then(params::set_path)
+                    .is_some_and(|p| f.path.matches(&p))
         }
     })?;
     Some((Position::ChartValue, road(f)))
@@ -251,6 +261,7 @@ pub fn in_string(
 
 fn road(f: &Flow) -> String {
     match &f.inline {
+        Some(Inline::Element) => format!("{} ({})", f.template, f.position.as_str()),
         Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
             f.template,
@@ -278,50 +289,16 @@ fn road(f: &Flow) -> String {
     }
 }
 
-/// A Helm `--set` name as a path (Helm `pkg/strvals`: `.` between keys,
-/// `\.` a dot inside a key, `[N]` a list index); `None` when it is not one
-/// plain path (a `{a,b}` list value or an empty key).
-fn set_path(name: &str) -> Option<YamlPath> {
-    let mut segs = Vec::new();
-    let mut key = String::new();
-    let mut chars = name.chars().peekable();
-    let mut after_index = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => key.push(chars.next()?),
-            '.' => {
-                if key.is_empty() && !after_index {
-                    return None;
-                }
-                if !key.is_empty() {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                }
-                after_index = false;
-            }
-            '[' => {
-                if !key.is_empty() {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                }
-                let mut n = String::new();
-                for d in chars.by_ref() {
-                    if d == ']' {
-                        break;
-                    }
-                    n.push(d);
-                }
-                segs.push(Seg::Index(n.parse().ok()?));
-                after_index = true;
-            }
-            '{' | '}' | ',' | '=' => return None,
-            c => key.push(c),
-        }
-    }
-    if !key.is_empty() {
-        segs.push(Seg::Key(key));
-    } else if !after_index {
-        return None;
-    }
-    Some(YamlPath(segs))
+/// A path in a file as a values path (an index is any element).
+fn values_path(p: &YamlPath) -> ValuesPath {
+    ValuesPath(
+        p.0.iter()
+            .map(|s| match s {
+                Seg::Key(k) => Step::Key(k.clone()),
+                Seg::Index(_) => Step::Each,
+            })
+            .collect(),
+    )
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
@@ -635,9 +612,78 @@ impl Followed {
                         });
                     }
                 }
+                self.add_params(chart, i);
             }
         }
         named
+    }
+
+    /// What an Application's inline values give the chart's flows beyond
+    /// the values themselves. A value an ApplicationSet's template writes
+    /// as one generator parameter (`url: '{{.url}}'`) at a values path the
+    /// chart renders at a cluster position: each list element key and git
+    /// file key its generators give it is a position; one no generator of
+    /// the repository gives is named with its line. A `helm.parameters`
+    /// name that is not one plain path cannot be compared with the values
+    /// paths the chart renders: named with its line.
+    fn add_params(&mut self, chart: &ChartRead, i: &InlineAt) {
+        let flows: Vec<&Flow> = chart.flows.iter().filter(|f| f.inline.is_none()).collect();
+        let Some(first) = flows.first() else {
+            return; // the chart renders no value at a cluster position
+        };
+        for (line, name) in &i.unread {
+            self.notes.push(Note {
+                rel: i.rel.clone(),
+                line: *line,
+                message: format!(
+                    "{} name {name:?} of {} is not one values path (Helm --set syntax); the chart renders values at a cluster position ({}, .Values.{})",
+                    i.how.shown(), i.app, first.template, first.path
+                ),
+            });
+        }
+        for (leaf, given) in &i.leaves {
+            for f in flows.iter().filter(|f| f.path.matches(&leaf.values)) {
+                let through = format!(
+                    "{} {} and chart template {} rendering .Values.{}",
+                    i.how.shown(),
+                    leaf.values,
+                    f.template,
+                    f.path
+                );
+                if given.is_empty() {
+                    self.notes.push(Note {
+                        rel: i.rel.clone(),
+                        line: leaf.line,
+                        message: format!(
+                            "generator parameter {} of {} reaches {} through {through}; no list element or git file in the repository gives it",
+                            leaf.param, i.app, f.position.as_str()
+                        ),
+                    });
+                }
+                for g in given {
+                    let flow = Flow {
+                        path: values_path(&g.path),
+                        position: f.position,
+                        template: match g.element {
+                            true => format!(
+                                "list generator of {} gives parameter {} to {through}",
+                                i.app, leaf.param
+                            ),
+                            false => {
+                                format!("git files generator of {}, through {through},", i.app)
+                            }
+                        },
+                        generator: !g.element,
+                        inline: g.element.then_some(Inline::Element),
+                        app: g.element.then(|| i.app.clone()),
+                    };
+                    let list = self.values.entry(normal(&g.file)).or_default();
+                    if !list.contains(&flow) {
+                        list.push(flow);
+                    }
+                }
+            }
+        }
     }
 
     /// Records what a chart gives once its values files (`values`) are
@@ -800,7 +846,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
             continue;
         };
         for doc in &docs {
-            app_values(e, doc, &entries, &mut out);
+            app_values(e, &text, doc, &entries, &mut out);
         }
     }
     out
@@ -808,7 +854,13 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
 
 /// [`value_files`] of one document, if it is an Application or an
 /// ApplicationSet (read by the after-merge model's rules, once).
-fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &mut Vec<AppValues>) {
+fn app_values(
+    e: &Entry,
+    text: &str,
+    doc: &crate::syntax::yaml::Node,
+    all: &[Entry],
+    out: &mut Vec<AppValues>,
+) {
     let m = application::Manifest { file: "", doc };
     let Some(app) = application::app_of(&m) else {
         return;
@@ -822,15 +874,35 @@ fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &m
         let here: Vec<InlineAt> = inline
             .iter()
             .filter(|(k, ..)| *k == j)
-            .map(|(_, at, how)| InlineAt {
-                file: e.path.clone(),
-                rel: e.rel.clone(),
-                app: match app.name.as_str() {
-                    "" => app.kind.to_string(),
-                    n => format!("{}/{n}", app.kind),
-                },
-                at: at.clone(),
-                how: *how,
+            .map(|(_, at, how, node)| {
+                let (leaves, unread) = match how {
+                    Held::Object => (params::object_leaves(text, node), Vec::new()),
+                    Held::Values => (params::values_leaves(node), Vec::new()),
+                    Held::Parameters => params::parameter_leaves(text, node),
+                };
+                // Only an ApplicationSet's generators give parameters.
+                let leaves = match app.kind {
+                    "ApplicationSet" => leaves
+                        .into_iter()
+                        .map(|l| {
+                            let given = params::given(&l.param, &app, doc, &e.path, all);
+                            (l, given)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                InlineAt {
+                    file: e.path.clone(),
+                    rel: e.rel.clone(),
+                    app: match app.name.as_str() {
+                        "" => app.kind.to_string(),
+                        n => format!("{}/{n}", app.kind),
+                    },
+                    at: at.clone(),
+                    how: *how,
+                    leaves,
+                    unread,
+                }
             })
             .collect();
         if src.value_files.is_empty() && here.is_empty() {
@@ -928,6 +1000,12 @@ struct InlineAt {
     /// The path of the inline values in the document.
     at: Vec<Step>,
     how: Held,
+    /// An ApplicationSet template's values written as one generator
+    /// parameter, and where its generators hold each.
+    leaves: Vec<(Leaf, Vec<Given>)>,
+    /// Each `helm.parameters` name that is not one plain path: its line
+    /// and the name.
+    unread: Vec<(usize, String)>,
 }
 
 /// How a source holds inline values: what [`Inline`] a flow then gets.
@@ -952,8 +1030,11 @@ impl Held {
 /// that give values inline: each source's index (in `App::sources` order:
 /// `sources` when it lists any, else `source`), the path of its
 /// `helm.valuesObject`, of its `helm.values` string, or of its
-/// `helm.parameters[].value`s, and which.
-fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>, Held)> {
+/// `helm.parameters[].value`s, which, and the node holding them.
+fn inline_values<'d>(
+    doc: &'d crate::syntax::yaml::Node,
+    kind: &str,
+) -> Vec<(usize, Vec<Step>, Held, &'d crate::syntax::yaml::Node)> {
     use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
@@ -982,16 +1063,18 @@ fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec
             p.extend(more.iter().map(|k| key(k)));
             p
         };
-        if !s(helm, application::HELM_VALUES_OBJECT).is_badvalue() {
-            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object));
+        if let Some(n) = s(helm, application::HELM_VALUES_OBJECT).0 {
+            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object, n));
         }
-        if application::text(s(helm, application::HELM_VALUES)).is_some() {
-            out.push((i, with(&[application::HELM_VALUES]), Held::Values));
+        let values = s(helm, application::HELM_VALUES);
+        if let Some(n) = values.0.filter(|_| application::text(values).is_some()) {
+            out.push((i, with(&[application::HELM_VALUES]), Held::Values, n));
         }
-        if s(helm, application::HELM_PARAMETERS).as_vec().is_some() {
+        let list = s(helm, application::HELM_PARAMETERS);
+        if let Some(n) = list.0.filter(|_| list.as_vec().is_some()) {
             let mut p = with(&[application::HELM_PARAMETERS]);
             p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
-            out.push((i, p, Held::Parameters));
+            out.push((i, p, Held::Parameters, n));
         }
     }
     out
@@ -2955,26 +3038,6 @@ mod tests {
             assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
         }
         assert_eq!(element_key("https://k8s.example.org"), None);
-    }
-
-    /// Helm `pkg/strvals` names: `.` between keys, `\\.` inside one, `[N]`
-    /// an index; a list value or an empty key is no plain path.
-    #[test]
-    fn set_names_as_paths() {
-        let p = |n: &str| set_path(n).map(|p| p.to_string());
-        assert_eq!(p("target.url").as_deref(), Some("target.url"));
-        assert_eq!(
-            p("clusters[1].server").as_deref(),
-            Some("clusters[1].server")
-        );
-        let dotted = set_path("labels.a\\.b").unwrap();
-        assert_eq!(
-            dotted.0,
-            [Seg::Key("labels".into()), Seg::Key("a.b".into())]
-        );
-        for bad in ["", "a..b", "a.", "{a,b}", "a[x]"] {
-            assert_eq!(set_path(bad), None, "{bad}");
-        }
     }
 
     #[test]

@@ -912,3 +912,188 @@ fn tpl_of_a_string_literal_in_a_template_is_followed() {
     // Once found, the old endpoint is rewritten wherever it is written.
     assert_eq!(after, values.replace(OLD, NEW));
 }
+
+/// An ApplicationSet whose template gives a chart in the repository its
+/// values inline, a value written as one generator parameter
+/// (`url: '{{.url}}'` in `valuesObject`, `{{ .url }}` in a `values: |`
+/// string, `'{{.cluster.api}}'` as a parameter's value) at a values path
+/// the chart renders into `destination.server`: the parameter is followed
+/// to its generator (argo-cd `applicationset/generators/list.go`: each
+/// element's keys; `git.go`, `generateParamsFromGitFile`: each matching
+/// file's keys flattened), so that list element key and that git file key
+/// are positions. An element key or file key that feeds a values path no
+/// template renders is not; a parameter no generator in the repository
+/// gives (a cluster generator's `{{.server}}`) is named with its line; a
+/// chart elsewhere gives nothing to follow.
+#[test]
+fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = |name: &str, generators: &str, path: &str, helm: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  goTemplate: true\n  generators:\n{generators}  template:\n    metadata:\n      name: 'app-{{{{.name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: {path}\n        helm:\n{helm}      destination:\n        server: https://kubernetes.default.svc\n")
+    };
+    let list = format!("    - list:\n        elements:\n          - name: prod\n            url: {OLD}\n            other: {OLD}\n");
+    let object = "          valuesObject:\n            target:\n              url: '{{.url}}'\n            unused:\n              url: '{{.other}}'\n";
+    let string = "          values: |\n            target:\n              url: {{ .url }}\n";
+    let git = "    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n";
+    let param =
+        "          parameters:\n            - name: target.url\n              value: '{{.cluster.api}}'\n";
+    let clusters = "    - clusters: {}\n";
+    let cluster_obj =
+        "          valuesObject:\n            target:\n              url: '{{.server}}'\n";
+    chart_repo(
+        root,
+        &[
+            (
+                "appsets/object.yaml",
+                &set("object", &list, "charts/apps", object),
+            ),
+            (
+                "appsets/string.yaml",
+                &set("string", &list, "charts/apps", string),
+            ),
+            ("appsets/git.yaml", &set("git", git, "charts/apps", param)),
+            (
+                "appsets/hub.yaml",
+                &set("hub", clusters, "charts/apps", cluster_obj),
+            ),
+            (
+                "appsets/elsewhere.yaml",
+                &set("elsewhere", &list, "charts/none", object),
+            ),
+        ],
+    );
+    write(
+        root,
+        "clusters/prod/config.json",
+        &format!("{{\"cluster\": {{\"api\": \"{OLD}\", \"other\": \"{OLD}\"}}}}\n"),
+    );
+    let s = scan(root, &[]);
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.4, o.5))
+        .collect();
+    let pos = "chart value in a cluster position".to_string();
+    let element = |set: &str, how: &str| {
+        format!("list generator of ApplicationSet/{set} gives parameter url to {how} target.url and chart template charts/apps/templates/app.yaml:11 rendering .Values.target.url (destination server)")
+    };
+    assert_eq!(
+        at,
+        vec![
+            ("appsets/object.yaml".into(), 11, 18, pos.clone(), element("object", "helm.valuesObject")),
+            ("appsets/string.yaml".into(), 11, 18, pos.clone(), element("string", "helm.values")),
+            (
+                "clusters/prod/config.json".into(),
+                1,
+                22,
+                pos.clone(),
+                "git files generator of ApplicationSet/git, through helm.parameters target.url and chart template charts/apps/templates/app.yaml:11 rendering .Values.target.url, puts parameter cluster.api in destination server".into()
+            ),
+        ]
+    );
+    // The cluster generator's parameter is named, with its line; nothing
+    // else is (the chart elsewhere gives nothing to follow).
+    let notes: Vec<(String, u64, String)> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["path"].as_str().unwrap().to_string(),
+                n["line"].as_u64().unwrap(),
+                n["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!((notes[0].0.as_str(), notes[0].1), ("appsets/hub.yaml", 20));
+    assert!(
+        notes[0].2.contains(
+            "generator parameter server of ApplicationSet/hub reaches destination server"
+        ) && notes[0]
+            .2
+            .contains("no list element or git file in the repository gives it"),
+        "{notes:?}"
+    );
+    // The text report names the road.
+    let text = stdout(&rebind(root, &["scan"]));
+    assert!(
+        text.contains(&format!("appsets/object.yaml:11:18: value    {OLD}  spec.generators[0].list.elements[0].url  via {}", element("object", "helm.valuesObject"))),
+        "{text}"
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("clusters/prod/config.json")).unwrap();
+    assert_eq!(
+        after,
+        format!("{{\"cluster\": {{\"api\": \"{NEW}\", \"other\": \"{NEW}\"}}}}\n")
+    );
+}
+
+/// A `helm.parameters` entry whose `name` is not one plain path in Helm's
+/// `--set` syntax (Helm `pkg/strvals`: `{a,b}` is a list value, `a,b`
+/// two settings, `a=b` a value) cannot be compared with the values paths
+/// a chart renders: for a chart in the repository that renders a value at
+/// a cluster position it is named with its line, never passed over. The
+/// same name for a chart that renders nothing at a cluster position, or a
+/// chart elsewhere, is not named; a plain name is still followed.
+#[test]
+fn a_helm_parameter_name_that_is_no_plain_path_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let params = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      parameters:\n        - name: '{{target.url,other}}'\n          value: {OLD}\n        - name: target.url,other.url\n          value: x\n        - name: target.url\n          value: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/a.yaml", &params("a", "charts/apps")),
+            ("apps/plain.yaml", &params("plain", "charts/plain")),
+            ("apps/elsewhere.yaml", &params("elsewhere", "charts/none")),
+        ],
+    );
+    write(
+        root,
+        "charts/plain/Chart.yaml",
+        "apiVersion: v2\nname: plain\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "charts/plain/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: {{ .Values.target.url }}\n",
+    );
+    let s = scan(root, &[]);
+    let notes: Vec<(String, u64, String)> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["path"].as_str().unwrap().to_string(),
+                n["line"].as_u64().unwrap(),
+                n["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let lines: Vec<(&str, u64)> = notes.iter().map(|n| (n.0.as_str(), n.1)).collect();
+    assert_eq!(
+        lines,
+        vec![("apps/a.yaml", 13), ("apps/a.yaml", 15)],
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].2.contains(
+            "helm.parameters name \"{target.url,other}\" of Application/a is not one values path"
+        ) && notes[0]
+            .2
+            .contains("charts/apps/templates/app.yaml:11, .Values.target.url"),
+        "{notes:?}"
+    );
+    // The plain name beside them is followed as before.
+    let at: Vec<(String, u64)> = found(&s, OLD).into_iter().map(|o| (o.0, o.1)).collect();
+    assert_eq!(at, vec![("apps/a.yaml".into(), 18)]);
+}

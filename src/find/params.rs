@@ -15,13 +15,16 @@ use crate::syntax::yaml::{self, Node, Value};
 use std::path::{Path, PathBuf};
 use yaml_rust2::scanner::TScalarStyle;
 
-/// A scalar of inline values written as one generator parameter.
+/// A scalar of inline values that holds a generator parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leaf {
     /// Its path in the chart's values.
     pub values: YamlPath,
-    /// The parameter (`url`, `cluster.api`).
-    pub param: String,
+    /// The parameter (`url`, `cluster.api`) when the value is exactly one;
+    /// `None` for anything else (`https://{{.host}}:6443`, a function).
+    pub param: Option<String>,
+    /// The value as written.
+    pub written: String,
     /// Its line in the file.
     pub line: usize,
 }
@@ -105,18 +108,33 @@ fn written<'t>(text: &'t str, node: &Node) -> &'t str {
     rest.lines().next().unwrap_or("")
 }
 
-/// The leaves of inline values (`node`, read from `text`) written as one
-/// generator parameter, their line `line(node)`.
+/// The value of `n` (read from `text`) as written when it holds a
+/// template action: its decoded string, or, read with its actions masked
+/// (`xx...`) or taken for a flow mapping (`{{.url}}` unquoted), its text.
+fn templated<'t>(text: &'t str, n: &'t Node) -> Option<&'t str> {
+    let w = written(text, n);
+    let v = match &n.value {
+        Value::Scalar(v, _) if v.contains("{{") => v.as_str(),
+        Value::Scalar(v, _) if v.contains("xx") => w,
+        Value::Map(_) if w.trim_start().starts_with("{{") => w,
+        _ => return None,
+    };
+    v.contains("{{").then_some(v)
+}
+
+/// The leaves of inline values (`node`, read from `text`) that hold a
+/// template action, their line `line(node)`.
 fn leaves_in(text: &str, node: &Node, line: &dyn Fn(&Node) -> usize) -> Vec<Leaf> {
     let mut out: Vec<Leaf> = Vec::new();
     node.walk(&mut |p: &YamlPath, n: &Node| {
         if out.iter().any(|l| p.0.starts_with(&l.values.0)) {
             return; // inside a parameter read as a flow mapping
         }
-        if let Some(param) = one_param(written(text, n)) {
+        if let Some(w) = templated(text, n) {
             out.push(Leaf {
                 values: p.clone(),
-                param,
+                param: one_param(w),
+                written: w.trim().to_string(),
                 line: line(n),
             });
         }
@@ -151,7 +169,7 @@ pub fn values_leaves(node: &Node) -> Vec<Leaf> {
 }
 
 /// `helm.parameters` (the list `node`, in the file's `text`): the values
-/// written as one generator parameter, and each `name` that is not one
+/// that hold a template action, and each `name` that is not one
 /// plain path (its line and the name).
 pub fn parameter_leaves(text: &str, node: &Node) -> (Vec<Leaf>, Vec<(usize, String)>) {
     let (mut leaves, mut unread) = (Vec::new(), Vec::new());
@@ -170,10 +188,11 @@ pub fn parameter_leaves(text: &str, node: &Node) -> (Vec<Leaf>, Vec<(usize, Stri
         let Some(value) = item.get(positions::HELM_PARAMETER_VALUE) else {
             continue;
         };
-        if let Some(param) = one_param(written(text, value)) {
+        if let Some(w) = templated(text, value) {
             leaves.push(Leaf {
                 values,
-                param,
+                param: one_param(w),
+                written: w.trim().to_string(),
                 line: value.line,
             });
         }
@@ -245,20 +264,26 @@ mod tests {
     /// A value written as one parameter, quoted or not (unquoted, the
     /// YAML reader takes `{{.url}}` for a flow mapping), in a mapping, a
     /// `values: |` string (its lines the file's) and a parameter list; a
-    /// value of several parts or with a function is no leaf.
+    /// value of several parts or with a function is a leaf of no one
+    /// parameter; a value without an action is no leaf.
     #[test]
     fn leaves_of_inline_values() {
         let text = "o:\n  a: '{{.url}}'\n  b:\n    c: {{ .api }}\n  d: 'https://{{.h}}'\n  e: '{{ upper .x }}'\nv: |\n  t:\n    u: {{.url}}\np:\n  - name: t.u\n    value: '{{.url}}'\n  - name: '{a,b}'\n    value: '{{.url}}'\n  - name: t.w\n    value: https://h\n";
         let doc = &yaml::read_yaml_or_json(text).unwrap()[0];
         let shown = |l: Vec<Leaf>| -> Vec<(String, String, usize)> {
             l.into_iter()
-                .map(|l| (l.values.to_string(), l.param, l.line))
+                .map(|l| (l.values.to_string(), l.param.unwrap_or(l.written), l.line))
                 .collect()
         };
         let s = |a: &str, p: &str, l: usize| (a.to_string(), p.to_string(), l);
         assert_eq!(
             shown(object_leaves(text, doc.get("o").unwrap())),
-            vec![s("a", "url", 2), s("b.c", "api", 4)]
+            vec![
+                s("a", "url", 2),
+                s("b.c", "api", 4),
+                s("d", "https://{{.h}}", 5),
+                s("e", "{{ upper .x }}", 6)
+            ]
         );
         assert_eq!(
             shown(values_leaves(doc.get("v").unwrap())),

@@ -650,24 +650,33 @@ impl Followed {
                     f.template,
                     f.path
                 );
-                if given.is_empty() {
+                let why = match &leaf.param {
+                    None => Some(format!(
+                        "{:?} of {} reaches {} through {through}; it is no one generator parameter",
+                        leaf.written, i.app, f.position.as_str()
+                    )),
+                    Some(p) if given.is_empty() => Some(format!(
+                        "generator parameter {p} of {} reaches {} through {through}; no list element or git file in the repository gives it",
+                        i.app, f.position.as_str()
+                    )),
+                    Some(_) => None,
+                };
+                if let Some(message) = why {
                     self.notes.push(Note {
                         rel: i.rel.clone(),
                         line: leaf.line,
-                        message: format!(
-                            "generator parameter {} of {} reaches {} through {through}; no list element or git file in the repository gives it",
-                            leaf.param, i.app, f.position.as_str()
-                        ),
+                        message,
                     });
                 }
+                let param = leaf.param.as_deref().unwrap_or_default();
                 for g in given {
                     let flow = Flow {
                         path: values_path(&g.path),
                         position: f.position,
                         template: match g.element {
                             true => format!(
-                                "list generator of {} gives parameter {} to {through}",
-                                i.app, leaf.param
+                                "list generator of {} gives parameter {param} to {through}",
+                                i.app
                             ),
                             false => {
                                 format!("git files generator of {}, through {through},", i.app)
@@ -885,7 +894,10 @@ fn app_values(
                     "ApplicationSet" => leaves
                         .into_iter()
                         .map(|l| {
-                            let given = params::given(&l.param, &app, doc, &e.path, all);
+                            let given = match &l.param {
+                                Some(p) => params::given(p, &app, doc, &e.path, all),
+                                None => Vec::new(),
+                            };
                             (l, given)
                         })
                         .collect(),

@@ -941,6 +941,8 @@ fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed()
     let clusters = "    - clusters: {}\n";
     let cluster_obj =
         "          valuesObject:\n            target:\n              url: '{{.server}}'\n";
+    let built =
+        "          values: |\n            target:\n              url: https://{{.host}}:6443\n";
     chart_repo(
         root,
         &[
@@ -956,6 +958,10 @@ fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed()
             (
                 "appsets/hub.yaml",
                 &set("hub", clusters, "charts/apps", cluster_obj),
+            ),
+            (
+                "appsets/built.yaml",
+                &set("built", &list, "charts/apps", built),
             ),
             (
                 "appsets/elsewhere.yaml",
@@ -991,8 +997,9 @@ fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed()
             ),
         ]
     );
-    // The cluster generator's parameter is named, with its line; nothing
-    // else is (the chart elsewhere gives nothing to follow).
+    // The cluster generator's parameter and the value built from a
+    // parameter are named, with their lines; nothing else is (the chart
+    // elsewhere gives nothing to follow).
     let notes: Vec<(String, u64, String)> = s["notes"]
         .as_array()
         .unwrap()
@@ -1005,12 +1012,21 @@ fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed()
             )
         })
         .collect();
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert_eq!((notes[0].0.as_str(), notes[0].1), ("appsets/hub.yaml", 20));
+    let places: Vec<(&str, u64)> = notes.iter().map(|n| (n.0.as_str(), n.1)).collect();
+    assert_eq!(
+        places,
+        vec![("appsets/built.yaml", 24), ("appsets/hub.yaml", 20)],
+        "{notes:?}"
+    );
     assert!(
-        notes[0].2.contains(
+        notes[0].2.contains(r#""https://{{.host}}:6443" of ApplicationSet/built reaches destination server through helm.values target.url"#)
+            && notes[0].2.contains("it is no one generator parameter"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].2.contains(
             "generator parameter server of ApplicationSet/hub reaches destination server"
-        ) && notes[0]
+        ) && notes[1]
             .2
             .contains("no list element or git file in the repository gives it"),
         "{notes:?}"

@@ -9,8 +9,8 @@
 //! What the parameters are is [`resolve`]'s reading.
 
 use crate::discover::walk::{Role, Walk};
-use crate::find::resolve;
 use crate::find::templates::{Flow, Step, ValuesPath};
+use crate::find::{params, resolve};
 use crate::model::application::{self, Manifest};
 use crate::model::positions::{self, Position};
 use crate::syntax::yaml::{self, Seg};
@@ -121,7 +121,7 @@ fn generators_of(rel: &str, text: &str) -> Vec<Reads> {
         // The template as written (the masked reading blanks its actions).
         let written = &text[node.start..];
         let written = written.lines().next().unwrap_or("");
-        let Some(param) = one_param(written) else {
+        let Some(param) = params::one_param(written) else {
             continue;
         };
         out.push(Reads {
@@ -134,31 +134,4 @@ fn generators_of(rel: &str, text: &str) -> Vec<Reads> {
         });
     }
     out
-}
-
-/// The parameter a template value is made of, when it is exactly one
-/// action (quotes around it allowed).
-fn one_param(written: &str) -> Option<String> {
-    let v = written.trim().trim_matches(['"', '\'']);
-    let inner = v.strip_prefix("{{")?.strip_suffix("}}")?;
-    if inner.contains("{{") {
-        return None;
-    }
-    resolve::param_name(inner)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_template_server_of_one_parameter() {
-        assert_eq!(one_param("'{{.api}}'").as_deref(), Some("api"));
-        assert_eq!(
-            one_param("\"{{ cluster.api }}\"").as_deref(),
-            Some("cluster.api")
-        );
-        assert_eq!(one_param("https://{{.host}}:6443"), None);
-        assert_eq!(one_param("'{{ upper .api }}'"), None);
-    }
 }

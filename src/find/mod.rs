@@ -7,6 +7,7 @@ pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
 pub mod names;
+pub mod params;
 pub mod proof;
 pub mod resolve;
 pub mod summary;

@@ -33,10 +33,11 @@
 //! the extra paths of each values file; it only ever adds positions.
 
 use crate::discover::walk::{Entry, Walk};
+use crate::find::params::{self, Given, Leaf};
 use crate::find::resolve;
 use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
-use crate::syntax::yaml::{mask_templates, Events, Stack, MAX_DEPTH};
+use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -126,6 +127,11 @@ pub enum Inline {
     /// `helm.parameters`, whose `value`s are at this path: the flow's path is
     /// the values path a parameter's `name` (Helm's `--set` syntax) names.
     Parameters(ValuesPath),
+    /// A list element of the ApplicationSet (the flow's `app`) whose key
+    /// its template's inline values use as a generator parameter: the
+    /// flow's path is the key's path in the document, its `template` the
+    /// whole road.
+    Element,
 }
 
 impl Inline {
@@ -134,6 +140,7 @@ impl Inline {
             Inline::Object => "helm.valuesObject",
             Inline::Values(_) => "helm.values",
             Inline::Parameters(_) => "helm.parameters",
+            Inline::Element => "list generator element",
         }
     }
 }
@@ -221,10 +228,13 @@ pub fn landing(
     let f = flows.iter().find(|f| match &f.inline {
         None => resource.is_none() && f.path.matches(path),
         Some(_) if f.app.as_deref() != resource => false,
-        Some(Inline::Object) => f.path.matches(path),
+        Some(Inline::Object | Inline::Element) => f.path.matches(path),
         Some(Inline::Values(_)) => false,
         Some(Inline::Parameters(at)) => {
-            at.matches(path) && name.and_then(set_path).is_some_and(|p| f.path.matches(&p))
+            at.matches(path)
+                && name
+                    .and_then(params::set_path)
+                    .is_some_and(|p| f.path.matches(&p))
         }
     })?;
     Some((Position::ChartValue, road(f)))
@@ -251,6 +261,7 @@ pub fn in_string(
 
 fn road(f: &Flow) -> String {
     match &f.inline {
+        Some(Inline::Element) => format!("{} ({})", f.template, f.position.as_str()),
         Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
             f.template,
@@ -278,50 +289,16 @@ fn road(f: &Flow) -> String {
     }
 }
 
-/// A Helm `--set` name as a path (Helm `pkg/strvals`: `.` between keys,
-/// `\.` a dot inside a key, `[N]` a list index); `None` when it is not one
-/// plain path (a `{a,b}` list value or an empty key).
-fn set_path(name: &str) -> Option<YamlPath> {
-    let mut segs = Vec::new();
-    let mut key = String::new();
-    let mut chars = name.chars().peekable();
-    let mut after_index = false;
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => key.push(chars.next()?),
-            '.' => {
-                if key.is_empty() && !after_index {
-                    return None;
-                }
-                if !key.is_empty() {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                }
-                after_index = false;
-            }
-            '[' => {
-                if !key.is_empty() {
-                    segs.push(Seg::Key(std::mem::take(&mut key)));
-                }
-                let mut n = String::new();
-                for d in chars.by_ref() {
-                    if d == ']' {
-                        break;
-                    }
-                    n.push(d);
-                }
-                segs.push(Seg::Index(n.parse().ok()?));
-                after_index = true;
-            }
-            '{' | '}' | ',' | '=' => return None,
-            c => key.push(c),
-        }
-    }
-    if !key.is_empty() {
-        segs.push(Seg::Key(key));
-    } else if !after_index {
-        return None;
-    }
-    Some(YamlPath(segs))
+/// A path in a file as a values path (an index is any element).
+fn values_path(p: &YamlPath) -> ValuesPath {
+    ValuesPath(
+        p.0.iter()
+            .map(|s| match s {
+                Seg::Key(k) => Step::Key(k.clone()),
+                Seg::Index(_) => Step::Each,
+            })
+            .collect(),
+    )
 }
 
 /// The cheap test for the locator (before the path is built): `keys` are
@@ -635,9 +612,87 @@ impl Followed {
                         });
                     }
                 }
+                self.add_params(chart, i);
             }
         }
         named
+    }
+
+    /// What an Application's inline values give the chart's flows beyond
+    /// the values themselves. A value an ApplicationSet's template writes
+    /// as one generator parameter (`url: '{{.url}}'`) at a values path the
+    /// chart renders at a cluster position: each list element key and git
+    /// file key its generators give it is a position; one no generator of
+    /// the repository gives is named with its line. A `helm.parameters`
+    /// name that is not one plain path cannot be compared with the values
+    /// paths the chart renders: named with its line.
+    fn add_params(&mut self, chart: &ChartRead, i: &InlineAt) {
+        let flows: Vec<&Flow> = chart.flows.iter().filter(|f| f.inline.is_none()).collect();
+        let Some(first) = flows.first() else {
+            return; // the chart renders no value at a cluster position
+        };
+        for (line, name) in &i.unread {
+            self.notes.push(Note {
+                rel: i.rel.clone(),
+                line: *line,
+                message: format!(
+                    "{} name {name:?} of {} is not one values path (Helm --set syntax); the chart renders values at a cluster position ({}, .Values.{})",
+                    i.how.shown(), i.app, first.template, first.path
+                ),
+            });
+        }
+        for (leaf, given) in &i.leaves {
+            for f in flows.iter().filter(|f| f.path.matches(&leaf.values)) {
+                let through = format!(
+                    "{} {} and chart template {} rendering .Values.{}",
+                    i.how.shown(),
+                    leaf.values,
+                    f.template,
+                    f.path
+                );
+                let why = match &leaf.param {
+                    None => Some(format!(
+                        "{:?} of {} reaches {} through {through}; it is no one generator parameter",
+                        leaf.written, i.app, f.position.as_str()
+                    )),
+                    Some(p) if given.is_empty() => Some(format!(
+                        "generator parameter {p} of {} reaches {} through {through}; no list element or git file in the repository gives it",
+                        i.app, f.position.as_str()
+                    )),
+                    Some(_) => None,
+                };
+                if let Some(message) = why {
+                    self.notes.push(Note {
+                        rel: i.rel.clone(),
+                        line: leaf.line,
+                        message,
+                    });
+                }
+                let param = leaf.param.as_deref().unwrap_or_default();
+                for g in given {
+                    let flow = Flow {
+                        path: values_path(&g.path),
+                        position: f.position,
+                        template: match g.element {
+                            true => format!(
+                                "list generator of {} gives parameter {param} to {through}",
+                                i.app
+                            ),
+                            false => {
+                                format!("git files generator of {}, through {through},", i.app)
+                            }
+                        },
+                        generator: !g.element,
+                        inline: g.element.then_some(Inline::Element),
+                        app: g.element.then(|| i.app.clone()),
+                    };
+                    let list = self.values.entry(normal(&g.file)).or_default();
+                    if !list.contains(&flow) {
+                        list.push(flow);
+                    }
+                }
+            }
+        }
     }
 
     /// Records what a chart gives once its values files (`values`) are
@@ -800,7 +855,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
             continue;
         };
         for doc in &docs {
-            app_values(e, doc, &entries, &mut out);
+            app_values(e, &text, doc, &entries, &mut out);
         }
     }
     out
@@ -808,7 +863,13 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
 
 /// [`value_files`] of one document, if it is an Application or an
 /// ApplicationSet (read by the after-merge model's rules, once).
-fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &mut Vec<AppValues>) {
+fn app_values(
+    e: &Entry,
+    text: &str,
+    doc: &crate::syntax::yaml::Node,
+    all: &[Entry],
+    out: &mut Vec<AppValues>,
+) {
     let m = application::Manifest { file: "", doc };
     let Some(app) = application::app_of(&m) else {
         return;
@@ -822,15 +883,38 @@ fn app_values(e: &Entry, doc: &crate::syntax::yaml::Node, all: &[Entry], out: &m
         let here: Vec<InlineAt> = inline
             .iter()
             .filter(|(k, ..)| *k == j)
-            .map(|(_, at, how)| InlineAt {
-                file: e.path.clone(),
-                rel: e.rel.clone(),
-                app: match app.name.as_str() {
-                    "" => app.kind.to_string(),
-                    n => format!("{}/{n}", app.kind),
-                },
-                at: at.clone(),
-                how: *how,
+            .map(|(_, at, how, node)| {
+                let (leaves, unread) = match how {
+                    Held::Object => (params::object_leaves(text, node), Vec::new()),
+                    Held::Values => (params::values_leaves(node), Vec::new()),
+                    Held::Parameters => params::parameter_leaves(text, node),
+                };
+                // Only an ApplicationSet's generators give parameters.
+                let leaves = match app.kind {
+                    "ApplicationSet" => leaves
+                        .into_iter()
+                        .map(|l| {
+                            let given = match &l.param {
+                                Some(p) => params::given(p, &app, doc, &e.path, all),
+                                None => Vec::new(),
+                            };
+                            (l, given)
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                InlineAt {
+                    file: e.path.clone(),
+                    rel: e.rel.clone(),
+                    app: match app.name.as_str() {
+                        "" => app.kind.to_string(),
+                        n => format!("{}/{n}", app.kind),
+                    },
+                    at: at.clone(),
+                    how: *how,
+                    leaves,
+                    unread,
+                }
             })
             .collect();
         if src.value_files.is_empty() && here.is_empty() {
@@ -928,6 +1012,12 @@ struct InlineAt {
     /// The path of the inline values in the document.
     at: Vec<Step>,
     how: Held,
+    /// An ApplicationSet template's values written as one generator
+    /// parameter, and where its generators hold each.
+    leaves: Vec<(Leaf, Vec<Given>)>,
+    /// Each `helm.parameters` name that is not one plain path: its line
+    /// and the name.
+    unread: Vec<(usize, String)>,
 }
 
 /// How a source holds inline values: what [`Inline`] a flow then gets.
@@ -952,8 +1042,11 @@ impl Held {
 /// that give values inline: each source's index (in `App::sources` order:
 /// `sources` when it lists any, else `source`), the path of its
 /// `helm.valuesObject`, of its `helm.values` string, or of its
-/// `helm.parameters[].value`s, and which.
-fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec<Step>, Held)> {
+/// `helm.parameters[].value`s, which, and the node holding them.
+fn inline_values<'d>(
+    doc: &'d crate::syntax::yaml::Node,
+    kind: &str,
+) -> Vec<(usize, Vec<Step>, Held, &'d crate::syntax::yaml::Node)> {
     use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
@@ -982,16 +1075,18 @@ fn inline_values(doc: &crate::syntax::yaml::Node, kind: &str) -> Vec<(usize, Vec
             p.extend(more.iter().map(|k| key(k)));
             p
         };
-        if !s(helm, application::HELM_VALUES_OBJECT).is_badvalue() {
-            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object));
+        if let Some(n) = s(helm, application::HELM_VALUES_OBJECT).0 {
+            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object, n));
         }
-        if application::text(s(helm, application::HELM_VALUES)).is_some() {
-            out.push((i, with(&[application::HELM_VALUES]), Held::Values));
+        let values = s(helm, application::HELM_VALUES);
+        if let Some(n) = values.0.filter(|_| application::text(values).is_some()) {
+            out.push((i, with(&[application::HELM_VALUES]), Held::Values, n));
         }
-        if s(helm, application::HELM_PARAMETERS).as_vec().is_some() {
+        let list = s(helm, application::HELM_PARAMETERS);
+        if let Some(n) = list.0.filter(|_| list.as_vec().is_some()) {
             let mut p = with(&[application::HELM_PARAMETERS]);
             p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
-            out.push((i, p, Held::Parameters));
+            out.push((i, p, Held::Parameters, n));
         }
     }
     out
@@ -1015,26 +1110,24 @@ struct Action {
     expr: String,
 }
 
+/// The actions of a chart's text, read by the one template lexer
+/// ([`template_actions`]): a `}}` inside a string
+/// literal (double-quoted with escapes, raw backquoted) or a comment does
+/// not end an action.
 fn actions(text: &str) -> Vec<Action> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while let Some(rel) = text.get(i..).and_then(|s| s.find("{{")) {
-        let start = i + rel;
-        let Some(close) = text[start + 2..].find("}}") else {
-            break;
-        };
-        let end = start + 2 + close + 2;
-        let inner = &text[start + 2..end - 2];
-        let inner = inner.strip_prefix('-').unwrap_or(inner);
-        let inner = inner.strip_suffix('-').unwrap_or(inner);
-        out.push(Action {
-            start,
-            end,
-            expr: inner.trim().to_string(),
-        });
-        i = end;
-    }
-    out
+    template_actions(text)
+        .into_iter()
+        .map(|(start, end)| {
+            let inner = &text[start + 2..end - 2];
+            let inner = inner.strip_prefix('-').unwrap_or(inner);
+            let inner = inner.strip_suffix('-').unwrap_or(inner);
+            Action {
+                start,
+                end,
+                expr: inner.trim().to_string(),
+            }
+        })
+        .collect()
 }
 
 /// The first word of an action.
@@ -1179,10 +1272,16 @@ fn words(expr: &str) -> Vec<String> {
     let mut cur = String::new();
     let mut depth = 0;
     let mut quote: Option<char> = None;
+    let mut escaped = false;
     for c in expr.chars() {
         if let Some(q) = quote {
             cur.push(c);
-            if c == q {
+            // Go's escapes inside "..." and '...' (a raw `...` has none).
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && q != '`' {
+                escaped = true;
+            } else if c == q {
                 quote = None;
             }
             continue;
@@ -1228,6 +1327,38 @@ fn unquote(w: &str) -> &str {
         }
     }
     w
+}
+
+/// The value of a Go string literal: a raw string (`` `...` ``) as
+/// written, an interpreted one (`"..."`) with its escapes decoded (the
+/// single-character escapes of the Go spec, "String literals"); `None` for
+/// anything else, or an escape by code (`\x41`, `\u00e9`, octal).
+fn go_string(w: &str) -> Option<String> {
+    let w = w.trim();
+    if let Some(raw) = w.strip_prefix('`').and_then(|r| r.strip_suffix('`')) {
+        return Some(raw.to_string());
+    }
+    let body = w.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        out.push(match chars.next()? {
+            'n' => '\n',
+            't' => '\t',
+            'r' => '\r',
+            'a' => '\u{7}',
+            'b' => '\u{8}',
+            'f' => '\u{c}',
+            'v' => '\u{b}',
+            e @ ('\\' | '"') => e,
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 fn is_literal(w: &str) -> bool {
@@ -1957,7 +2088,12 @@ impl Chart<'_> {
             return vec![Val::Unknown("`tpl` nests too deep".into())];
         }
         if is_literal(t) {
-            return self.tpl_string(unquote(t), ctx, depth);
+            return match go_string(t) {
+                Some(text) => self.tpl_string(&text, ctx, depth),
+                None => vec![Val::Unknown(
+                    "`tpl` of a literal that is no plain Go string".into(),
+                )],
+            };
         }
         match self.operand(t, scope, depth) {
             Val::Values(p) => {
@@ -1981,10 +2117,9 @@ impl Chart<'_> {
     fn tpl_string(&self, text: &str, ctx: Val, depth: usize) -> Vec<Val> {
         let acts = actions(text);
         match acts.as_slice() {
-            // `{{` with no whole action: the string was cut at a `}}`
-            // inside it (`tpl "{{ .Values.x }}" .` written in the template).
+            // `{{` that Go's lexer reads as no action: Helm refuses it.
             [] if text.contains("{{") => vec![Val::Unknown(
-                "`tpl` of a string holding an action the reader cannot split".into(),
+                "`tpl` of a string holding `{{` that is no action".into(),
             )],
             [] => vec![Val::Other],
             [a] if text.trim().len() == a.end - a.start => {
@@ -2613,6 +2748,53 @@ mod tests {
     /// `first`/`index` of a `list`), and Helm's `tpl` renders a string of
     /// the chart's `values.yaml` with its context; what cannot be read that
     /// way is noted, with its line.
+    /// Helm's `tpl` of a string literal written in the template: the one
+    /// template lexer reads the action whole however many `}}` its string
+    /// holds (Go's `text/template/parse/lex.go`: a `}}` inside a quoted or
+    /// raw string does not close; the Go spec's "String literals" give the
+    /// escapes decoded), and the literal's one action is followed. A literal
+    /// of several parts, one with an escape by code, or one whose `{{` is no
+    /// action is named with its line; one without `{{` renders itself.
+    #[test]
+    fn tpl_of_a_string_literal_in_the_template_is_followed() {
+        let lines = [
+            r#"{{ tpl "{{ .Values.lit.url }}" . }}"#,
+            "{{ tpl `{{ .Values.raw.url }}` . }}",
+            r#"{{ tpl "{{ .Values.esc.url | default \"}}\" }}" . }}"#,
+            r#"{{- tpl "{{- .Values.trim.url -}}" $ -}}"#,
+            // Not followed, each named:
+            r#"{{ tpl "{{ .Values.a.url }}:{{ .Values.b.url }}" . }}"#,
+            r#"{{ tpl "\x7b{ .Values.hex.url }}" . }}"#,
+            r#"{{ tpl "{{ .Values.c.url: }}" . }}"#,
+            // No action: renders itself, nothing to follow.
+            r#"{{ tpl "}}" . }}"#,
+        ];
+        let mut t = PROJECT_HEAD.to_string();
+        for l in lines {
+            t.push_str(&format!("    - server: {l}\n"));
+        }
+        let (flows, notes) = read(&[("templates/p.yaml", &t)]);
+        let want: Vec<String> = ["esc.url", "lit.url", "raw.url", "trim.url"]
+            .iter()
+            .map(|p| format!("{p} project destination"))
+            .collect();
+        assert_eq!(flows, want, "{notes:#?}");
+        let at: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| n.split_once(": templated, not followed: ").unwrap())
+            .collect();
+        let expect = [
+            ("templates/p.yaml:11", "several parts"),
+            ("templates/p.yaml:12", "no plain Go string"),
+            ("templates/p.yaml:13", "`{{` that is no action"),
+        ];
+        assert_eq!(at.len(), expect.len(), "{notes:#?}");
+        for ((place, why), (want_place, want_why)) in at.iter().zip(expect) {
+            assert_eq!(*place, want_place, "{notes:#?}");
+            assert!(why.contains(want_why), "{why} lacks {want_why}");
+        }
+    }
+
     #[test]
     fn dict_list_and_tpl_are_evaluated() {
         let helpers = "{{- define \"c.server\" -}}\n{{ .cluster.url }}\n{{- end }}\n{{- define \"c.root\" -}}\n{{ .ctx.Values.dr.url }}\n{{- end }}\n";
@@ -2627,7 +2809,6 @@ mod tests {
             "{{ tpl .Values.multi . }}",
             "{{ tpl .Values.absent $ }}",
             "{{ list .Values.whole }}",
-            "{{ tpl \"{{ .Values.lit.url }}\" . }}",
         ];
         let mut t = PROJECT_HEAD.to_string();
         for l in lines {
@@ -2664,9 +2845,8 @@ mod tests {
             ("templates/p.yaml:13", "several parts"),
             ("templates/p.yaml:14", "holds no string there"),
             ("templates/p.yaml:15", "a whole `list`"),
-            ("templates/p.yaml:16", "cannot split"),
             (
-                "templates/p.yaml:21",
+                "templates/p.yaml:20",
                 "`range` over a `list` of several values",
             ),
         ];
@@ -2870,26 +3050,6 @@ mod tests {
             assert_eq!(element_key(t).as_deref(), Some(k), "{t}");
         }
         assert_eq!(element_key("https://k8s.example.org"), None);
-    }
-
-    /// Helm `pkg/strvals` names: `.` between keys, `\\.` inside one, `[N]`
-    /// an index; a list value or an empty key is no plain path.
-    #[test]
-    fn set_names_as_paths() {
-        let p = |n: &str| set_path(n).map(|p| p.to_string());
-        assert_eq!(p("target.url").as_deref(), Some("target.url"));
-        assert_eq!(
-            p("clusters[1].server").as_deref(),
-            Some("clusters[1].server")
-        );
-        let dotted = set_path("labels.a\\.b").unwrap();
-        assert_eq!(
-            dotted.0,
-            [Seg::Key("labels".into()), Seg::Key("a.b".into())]
-        );
-        for bad in ["", "a..b", "a.", "{a,b}", "a[x]"] {
-            assert_eq!(set_path(bad), None, "{bad}");
-        }
     }
 
     #[test]

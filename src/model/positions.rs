@@ -860,23 +860,46 @@ pub fn list_elements(
     doc: &crate::syntax::yaml::Node,
 ) -> Vec<std::collections::BTreeMap<String, String>> {
     use crate::syntax::yaml::Value;
-    let items = |n: Option<&crate::syntax::yaml::Node>| match n.map(|n| &n.value) {
-        Some(Value::Seq(v)) => v.clone(),
-        _ => Vec::new(),
-    };
     let mut out = Vec::new();
-    for g in items(doc.at(&["spec", "generators"])) {
-        for e in items(g.at(&["list", "elements"])) {
-            if let Value::Map(pairs) = &e.value {
-                out.push(
-                    pairs
-                        .iter()
-                        .filter_map(|(k, v)| {
-                            Some((k.as_str()?.to_string(), v.as_str()?.to_string()))
-                        })
-                        .collect(),
-                );
-            }
+    for (_, e) in list_element_nodes(doc) {
+        if let Value::Map(pairs) = &e.value {
+            out.push(
+                pairs
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// The element nodes of an ApplicationSet document's list generators
+/// (`spec.generators[].list.elements[]`), each with its path in the
+/// document.
+pub fn list_element_nodes(
+    doc: &crate::syntax::yaml::Node,
+) -> Vec<(YamlPath, &crate::syntax::yaml::Node)> {
+    use crate::syntax::yaml::Value;
+    fn items(n: Option<&crate::syntax::yaml::Node>) -> Vec<(usize, &crate::syntax::yaml::Node)> {
+        match n.map(|n| &n.value) {
+            Some(Value::Seq(v)) => v.iter().enumerate().collect(),
+            _ => Vec::new(),
+        }
+    }
+    let key = |k: &str| Seg::Key(k.to_string());
+    let mut out = Vec::new();
+    for (gi, g) in items(doc.at(&["spec", "generators"])) {
+        for (ei, e) in items(g.at(&["list", "elements"])) {
+            let path = vec![
+                key("spec"),
+                key("generators"),
+                Seg::Index(gi),
+                key("list"),
+                key("elements"),
+                Seg::Index(ei),
+            ];
+            out.push((YamlPath(path), e));
         }
     }
     out

@@ -1024,6 +1024,32 @@ mod tests {
         );
     }
 
+    /// Helm's `tpl` of a string literal holding an action: Go's lexer
+    /// (`text/template/parse/lex.go`, `lexQuote`, `lexRawQuote`) reads the
+    /// string whole, escapes and all, so the outer action ends at its own
+    /// `}}` and is masked whole; the masked text parses with the value a
+    /// plain scalar. A `}}` after an escaped quote is still inside the
+    /// string; a backslash in a raw string escapes nothing.
+    #[test]
+    fn a_tpl_string_literal_is_one_action_masked_whole() {
+        for (action, rest) in [
+            (r#"{{ tpl "{{ .Values.x }}" . }}"#, ""),
+            (r#"{{ tpl "{{ .Values.x | default \"}}\" }}" . }}"#, ""),
+            ("{{ tpl `{{ .Values.x }}` . }}", ""),
+            (r"{{ `a\` }}", "}}"),
+            (r#"{{- tpl "\"}}\\" $ -}}"#, " }}"),
+        ] {
+            let t = format!("server: {action}{rest}\nnamespace: n\n");
+            let ranges = template_actions(&t);
+            assert_eq!(ranges, vec![(8, 8 + action.len())], "{t}");
+            let (m, _) = mask_templates(&t).unwrap();
+            assert_eq!(m.len(), t.len());
+            let docs = read_yaml_or_json(&m).unwrap();
+            let server = docs[0].at(&["server"]).and_then(Node::as_str).unwrap();
+            assert_eq!(server, format!("{}{rest}", "x".repeat(action.len())), "{t}");
+        }
+    }
+
     #[test]
     fn actions_are_read_as_go_lexes_them() {
         fn spans(t: &str) -> Vec<&str> {

@@ -861,3 +861,255 @@ fn init_and_check_see_the_inline_values_roads() {
         assert!(stdout(&out).contains(place), "{place}: {}", stdout(&out));
     }
 }
+
+/// Helm's `tpl` of a string literal written in the chart's template (Go's
+/// `text/template/parse/lex.go`: a `}}` inside a quoted or raw string does
+/// not end the action): the literal's one `{{ .Values.path }}` is followed,
+/// quoted with escapes or raw; a literal of several parts is named with its
+/// line, and a values key no literal reads is not a position.
+#[test]
+fn tpl_of_a_string_literal_in_a_template_is_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    let dest = |n: &str, server: &str| {
+        format!("---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {n}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: m\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    let t = [
+        dest(
+            "a",
+            r#"{{ tpl "{{ .Values.hub.url | default \"}}\" }}" . }}"#,
+        ),
+        dest("b", "{{ tpl `{{ .Values.raw.url }}` . }}"),
+        dest("c", r#"{{ tpl "{{ .Values.h }}:{{ .Values.p }}" . }}"#),
+    ]
+    .concat();
+    write(root, "c/templates/apps.yaml", &t);
+    let values = format!("hub:\n  url: {OLD}\nraw:\n  url: {OLD}\nunused:\n  url: {OLD}\n");
+    write(root, "c/values.yaml", &values);
+    let s = scan(root, &[]);
+    let at: Vec<(u64, String)> = found(&s, OLD).into_iter().map(|o| (o.1, o.5)).collect();
+    assert_eq!(
+        at,
+        vec![
+            (2, "chart template c/templates/apps.yaml:12 renders .Values.hub.url (destination server)".into()),
+            (4, "chart template c/templates/apps.yaml:25 renders .Values.raw.url (destination server)".into()),
+        ]
+    );
+    let named = s["notes"].as_array().unwrap().iter().any(|n| {
+        n["path"] == "c/templates/apps.yaml"
+            && n["line"] == 38
+            && n["message"].as_str().unwrap().contains("several parts")
+    });
+    assert!(named, "{}", s["notes"]);
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("c/values.yaml")).unwrap();
+    // Once found, the old endpoint is rewritten wherever it is written.
+    assert_eq!(after, values.replace(OLD, NEW));
+}
+
+/// An ApplicationSet whose template gives a chart in the repository its
+/// values inline, a value written as one generator parameter
+/// (`url: '{{.url}}'` in `valuesObject`, `{{ .url }}` in a `values: |`
+/// string, `'{{.cluster.api}}'` as a parameter's value) at a values path
+/// the chart renders into `destination.server`: the parameter is followed
+/// to its generator (argo-cd `applicationset/generators/list.go`: each
+/// element's keys; `git.go`, `generateParamsFromGitFile`: each matching
+/// file's keys flattened), so that list element key and that git file key
+/// are positions. An element key or file key that feeds a values path no
+/// template renders is not; a parameter no generator in the repository
+/// gives (a cluster generator's `{{.server}}`) is named with its line; a
+/// chart elsewhere gives nothing to follow.
+#[test]
+fn generator_parameters_in_an_applicationset_s_inline_helm_values_are_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = |name: &str, generators: &str, path: &str, helm: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  goTemplate: true\n  generators:\n{generators}  template:\n    metadata:\n      name: 'app-{{{{.name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: {path}\n        helm:\n{helm}      destination:\n        server: https://kubernetes.default.svc\n")
+    };
+    let list = format!("    - list:\n        elements:\n          - name: prod\n            url: {OLD}\n            other: {OLD}\n");
+    let object = "          valuesObject:\n            target:\n              url: '{{.url}}'\n            unused:\n              url: '{{.other}}'\n";
+    let string = "          values: |\n            target:\n              url: {{ .url }}\n";
+    let git = "    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n";
+    let param =
+        "          parameters:\n            - name: target.url\n              value: '{{.cluster.api}}'\n";
+    let clusters = "    - clusters: {}\n";
+    let cluster_obj =
+        "          valuesObject:\n            target:\n              url: '{{.server}}'\n";
+    let built =
+        "          values: |\n            target:\n              url: https://{{.host}}:6443\n";
+    chart_repo(
+        root,
+        &[
+            (
+                "appsets/object.yaml",
+                &set("object", &list, "charts/apps", object),
+            ),
+            (
+                "appsets/string.yaml",
+                &set("string", &list, "charts/apps", string),
+            ),
+            ("appsets/git.yaml", &set("git", git, "charts/apps", param)),
+            (
+                "appsets/hub.yaml",
+                &set("hub", clusters, "charts/apps", cluster_obj),
+            ),
+            (
+                "appsets/built.yaml",
+                &set("built", &list, "charts/apps", built),
+            ),
+            (
+                "appsets/elsewhere.yaml",
+                &set("elsewhere", &list, "charts/none", object),
+            ),
+        ],
+    );
+    write(
+        root,
+        "clusters/prod/config.json",
+        &format!("{{\"cluster\": {{\"api\": \"{OLD}\", \"other\": \"{OLD}\"}}}}\n"),
+    );
+    let s = scan(root, &[]);
+    let at: Vec<_> = found(&s, OLD)
+        .into_iter()
+        .map(|o| (o.0, o.1, o.2, o.4, o.5))
+        .collect();
+    let pos = "chart value in a cluster position".to_string();
+    let element = |set: &str, how: &str| {
+        format!("list generator of ApplicationSet/{set} gives parameter url to {how} target.url and chart template charts/apps/templates/app.yaml:11 rendering .Values.target.url (destination server)")
+    };
+    assert_eq!(
+        at,
+        vec![
+            ("appsets/object.yaml".into(), 11, 18, pos.clone(), element("object", "helm.valuesObject")),
+            ("appsets/string.yaml".into(), 11, 18, pos.clone(), element("string", "helm.values")),
+            (
+                "clusters/prod/config.json".into(),
+                1,
+                22,
+                pos.clone(),
+                "git files generator of ApplicationSet/git, through helm.parameters target.url and chart template charts/apps/templates/app.yaml:11 rendering .Values.target.url, puts parameter cluster.api in destination server".into()
+            ),
+        ]
+    );
+    // The cluster generator's parameter and the value built from a
+    // parameter are named, with their lines; nothing else is (the chart
+    // elsewhere gives nothing to follow).
+    let notes: Vec<(String, u64, String)> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["path"].as_str().unwrap().to_string(),
+                n["line"].as_u64().unwrap(),
+                n["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let places: Vec<(&str, u64)> = notes.iter().map(|n| (n.0.as_str(), n.1)).collect();
+    assert_eq!(
+        places,
+        vec![("appsets/built.yaml", 24), ("appsets/hub.yaml", 20)],
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].2.contains(r#""https://{{.host}}:6443" of ApplicationSet/built reaches destination server through helm.values target.url"#)
+            && notes[0].2.contains("it is no one generator parameter"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].2.contains(
+            "generator parameter server of ApplicationSet/hub reaches destination server"
+        ) && notes[1]
+            .2
+            .contains("no list element or git file in the repository gives it"),
+        "{notes:?}"
+    );
+    // The text report names the road.
+    let text = stdout(&rebind(root, &["scan"]));
+    assert!(
+        text.contains(&format!("appsets/object.yaml:11:18: value    {OLD}  spec.generators[0].list.elements[0].url  via {}", element("object", "helm.valuesObject"))),
+        "{text}"
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("clusters/prod/config.json")).unwrap();
+    assert_eq!(
+        after,
+        format!("{{\"cluster\": {{\"api\": \"{NEW}\", \"other\": \"{NEW}\"}}}}\n")
+    );
+}
+
+/// A `helm.parameters` entry whose `name` is not one plain path in Helm's
+/// `--set` syntax (Helm `pkg/strvals`: `{a,b}` is a list value, `a,b`
+/// two settings, `a=b` a value) cannot be compared with the values paths
+/// a chart renders: for a chart in the repository that renders a value at
+/// a cluster position it is named with its line, never passed over. The
+/// same name for a chart that renders nothing at a cluster position, or a
+/// chart elsewhere, is not named; a plain name is still followed.
+#[test]
+fn a_helm_parameter_name_that_is_no_plain_path_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let repo = "https://git.example.com/gitops.git";
+    let params = |name: &str, path: &str| {
+        app(
+            name,
+            &format!("spec:\n  project: default\n  source:\n    repoURL: {repo}\n    path: {path}\n    helm:\n      parameters:\n        - name: '{{target.url,other}}'\n          value: {OLD}\n        - name: target.url,other.url\n          value: x\n        - name: target.url\n          value: {OLD}\n  destination: {{server: https://kubernetes.default.svc}}\n"),
+        )
+    };
+    chart_repo(
+        root,
+        &[
+            ("apps/a.yaml", &params("a", "charts/apps")),
+            ("apps/plain.yaml", &params("plain", "charts/plain")),
+            ("apps/elsewhere.yaml", &params("elsewhere", "charts/none")),
+        ],
+    );
+    write(
+        root,
+        "charts/plain/Chart.yaml",
+        "apiVersion: v2\nname: plain\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "charts/plain/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  url: {{ .Values.target.url }}\n",
+    );
+    let s = scan(root, &[]);
+    let notes: Vec<(String, u64, String)> = s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["path"].as_str().unwrap().to_string(),
+                n["line"].as_u64().unwrap(),
+                n["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let lines: Vec<(&str, u64)> = notes.iter().map(|n| (n.0.as_str(), n.1)).collect();
+    assert_eq!(
+        lines,
+        vec![("apps/a.yaml", 13), ("apps/a.yaml", 15)],
+        "{notes:?}"
+    );
+    assert!(
+        notes[0].2.contains(
+            "helm.parameters name \"{target.url,other}\" of Application/a is not one values path"
+        ) && notes[0]
+            .2
+            .contains("charts/apps/templates/app.yaml:11, .Values.target.url"),
+        "{notes:?}"
+    );
+    // The plain name beside them is followed as before.
+    let at: Vec<(String, u64)> = found(&s, OLD).into_iter().map(|o| (o.0, o.1)).collect();
+    assert_eq!(at, vec![("apps/a.yaml".into(), 18)]);
+}

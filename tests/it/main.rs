@@ -56,6 +56,7 @@ mod reader_parity;
 mod registration;
 mod registrations_kept;
 mod roads;
+mod rollback_check;
 mod secret;
 mod secret_data;
 mod secret_inputs;

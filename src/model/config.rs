@@ -1691,7 +1691,7 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
-                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, torn_down, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, name: prod.blue}}\n"),

@@ -249,6 +249,9 @@ mod tests {
             new_arn: None,
             old_ca: None,
             new_ca: None,
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         };
         let text = "# prod clusters\nclusters = [\"stage\", \"prod\"]\neks = {\n  prod = { account = \"1\" }\n  production = {}\n}\n";
         let notes = registry_notes("iam/terraform.tfvars", text, &r);

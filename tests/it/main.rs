@@ -12,6 +12,7 @@ mod config;
 mod config_strict;
 mod corpus;
 mod cutover;
+mod destination_names;
 mod diff_apply;
 mod diff_cli;
 mod discovery;

@@ -114,7 +114,8 @@ const HELM_ROOTS: &[&[positions::P]] = {
 pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
     let mut found = NamesFound::default();
     let ca = r.old_ca.as_deref().is_some_and(|c| text.contains(c));
-    if !text.contains(r.old.as_str()) && !ca {
+    let kept = r.argocd_kept.iter().any(|k| text.contains(k.as_str()));
+    if !text.contains(r.old.as_str()) && !ca && !kept {
         return found;
     }
     let masked = yaml::mask_templates(text);
@@ -332,7 +333,11 @@ impl<'a> Locator<'a> {
     /// destination.
     fn generator_fed(&mut self, doc: &Node, value: &str, path: &[Seg]) {
         let r = self.r;
-        let old_name = |v: &str| v == r.old || r.argocd_moves.iter().any(|(o, _)| o == v);
+        let old_name = |v: &str| {
+            v == r.old
+                || r.argocd_moves.iter().any(|(o, _)| o == v)
+                || r.argocd_kept.iter().any(|k| k == v)
+        };
         let mut fed = Vec::new();
         if let Some(generators) = doc.at(names::GENERATORS) {
             generators.walk(&mut |_, n| {

@@ -317,3 +317,29 @@ fn the_registration_secret_out_writes_must_bear_the_name_destinations_move_to() 
         app("moves", "prod-blue")[4..]
     );
 }
+
+#[test]
+fn an_old_registration_name_that_gets_no_new_one_is_refused_at_its_destinations() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // `hub-east` neither is nor derives from the EKS name `prod`.
+    std::fs::write(
+        root.join("c.yaml"),
+        registration("cluster-prod", "hub-east", OLD),
+    )
+    .unwrap();
+    let apps = [app("east", "hub-east"), app("local", "in-cluster")].concat();
+    std::fs::write(root.join("apps.yaml"), &apps[4..]).unwrap();
+    std::fs::write(
+        root.join("a.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\nspec:\n  destination:\n    server: {OLD}\n"),
+    )
+    .unwrap();
+    let before = common::tree(root);
+    let out = run(root, &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("apps.yaml:8:11"), "{err}");
+    assert!(err.contains("would stay on the old cluster"), "{err}");
+    assert!(common::tree(root) == before, "nothing written");
+}

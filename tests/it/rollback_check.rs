@@ -220,3 +220,45 @@ fn torn_down_must_name_a_retired_endpoint() {
         stderr(&out)
     );
 }
+
+#[test]
+fn every_spelling_of_a_whole_registration_is_a_rollback_registration_and_nothing_else_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
+    let cfg = format!("clusters:\n  prod:\n    endpoint: {new}\n    retired: [{RETIRED}]\n");
+    std::fs::write(dir.path().join(".rebind.yaml"), &cfg).unwrap();
+    let label = "argocd.argoproj.io/secret-type: cluster";
+    let files = [
+        // base64 `data`
+        (
+            "data.yaml",
+            format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  labels:\n    {label}\ndata:\n  name: cHJvZA==\n  server: {}\n", common::base64(RETIRED)),
+        ),
+        // an ExternalSecret whose template is a registration
+        (
+            "es.yaml",
+            format!("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-prod\nspec:\n  target:\n    name: cluster-prod\n    template:\n      metadata:\n        labels:\n          {label}\n      data:\n        name: prod\n        server: {RETIRED}\n"),
+        ),
+        // the server reached through an alias: not written at the key
+        (
+            "alias.yaml",
+            format!("x: &s {RETIRED}\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  labels:\n    {label}\nstringData:\n  name: prod\n  server: *s\n"),
+        ),
+    ];
+    for (name, text) in &files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let (code, found) = check(dir.path(), &[]);
+    assert_eq!(code, Some(1), "{found:?}");
+    let mut got = rules(&found);
+    got.sort();
+    let f = |p: &str, l, r: &str, s: &str| (p.to_string(), l, r.to_string(), s.to_string());
+    assert_eq!(
+        got,
+        vec![
+            f("alias.yaml", 1, "retired-endpoint", "error"),
+            f("data.yaml", 9, "rollback-registration", "warning"),
+            f("es.yaml", 14, "rollback-registration", "warning"),
+        ]
+    );
+}

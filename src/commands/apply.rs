@@ -240,6 +240,24 @@ fn new_registration(
         }
         (None, None, _) => return Ok(None),
     };
+    // Applications sent by `destination.name` move to the new EKS name (or
+    // the name derived from it): the registration written must be that name.
+    let named = plan.names.iter().flat_map(|n| &n.changes).find(|c| {
+        use crate::model::names::NamePosition::{DestinationArgocdName, DestinationName};
+        matches!(c.change.position, DestinationName | DestinationArgocdName)
+            && c.change.new_text != name
+    });
+    if let (Some(c), None) = (named, plan.added_registrations.first()) {
+        bail!(
+            "{}:{}:{}: {} moves to the cluster name {:?}, but the registration --secret-out writes is named {name:?}: the Application would point at no registration; give --cluster-name {:?} (or none); nothing written",
+            c.rel,
+            c.change.line,
+            c.change.column,
+            c.change.yaml_path,
+            c.change.new_text,
+            c.change.new_text
+        );
+    }
     let by_arn = plan.names.iter().flat_map(|n| &n.changes).any(|c| {
         use crate::model::names::NamePosition::{ClusterArn, RegistrationArn};
         matches!(c.change.position, RegistrationArn | ClusterArn)

@@ -58,12 +58,19 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
     }
     for src in &inv.sources {
         let rel = &src.entry.rel;
+        // Read once per file, only when a retired endpoint sits at a
+        // registration's server.
+        let mut registrations = None;
         for o in src.occurrences() {
             let retired = cfg
                 .clusters
                 .iter()
                 .find_map(|c| c.retired.iter().find(|r| matches(o, r)).map(|r| (c, r)));
             if let Some((c, r)) = retired {
+                if let Some(f) = rollback_registration(rel, src, o, c, r, &mut registrations) {
+                    out.push(f);
+                    continue;
+                }
                 // A file that does not parse cannot prove the mention harmless.
                 let level = if o.kind == Kind::Value || src.located.is_err() {
                     Level::Error
@@ -128,6 +135,80 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
         }
     }
     out
+}
+
+/// The finding for a retired endpoint `r` of cluster `c` that is the
+/// `server` of a whole cluster registration document (a labelled Secret, or
+/// an ExternalSecret whose template is one, written at the key itself): the
+/// old cluster's registration a cutover keeps beside the new one as the
+/// rollback target. A warning while the cluster may roll back; an error
+/// once `torn_down` lists the endpoint. Anything else holding the retired
+/// endpoint (an Application's destination, a registration's `config`, a
+/// value a chart renders into a registration, a file that does not parse)
+/// stays a `retired-endpoint` finding. `registrations`: the file's, read on
+/// first use.
+fn rollback_registration(
+    rel: &str,
+    src: &crate::find::inventory::Source,
+    o: &Occurrence,
+    c: &config::Cluster,
+    r: &crate::text::endpoint::Endpoint,
+    registrations: &mut Option<Vec<(usize, String, String)>>,
+) -> Option<Finding> {
+    let at_server = o.kind == Kind::Value
+        && o.position == Some(crate::model::positions::Position::Registration)
+        && o.via.is_none()
+        && src.located.is_ok();
+    if !at_server {
+        return None;
+    }
+    // The inventory `check` reads keeps no text: the file is read again
+    // (one that cannot be is no registration, and stays a failure).
+    let regs = registrations.get_or_insert_with(|| {
+        std::fs::read_to_string(&src.entry.path)
+            .map(|t| crate::review::secret::registration_servers(&t))
+            .unwrap_or_default()
+    });
+    let same = |server: &str| {
+        crate::text::endpoint::Endpoint::parse("", server.trim().trim_end_matches('/'))
+            .is_ok_and(|e| e.key() == r.key())
+    };
+    let (_, _, resource) = regs
+        .iter()
+        .find(|(line, server, _)| *line == o.line && same(server))?;
+    let torn = c.torn_down.iter().any(|t| t.key() == r.key());
+    let (level, message, fix) = if torn {
+        (
+            Level::Error,
+            format!(
+                "{resource} registers {} of cluster {}, which {} declares torn down: delete this registration (current is {})",
+                r.url(),
+                c.name,
+                config::FILE_NAME,
+                c.endpoint.url()
+            ),
+            format!("delete {resource}: its cluster is torn down"),
+        )
+    } else {
+        (
+            Level::Warning,
+            format!(
+                "rollback registration {resource} of retired endpoint {} of cluster {} (current is {}): kept as the rollback target; delete it at teardown",
+                r.url(),
+                c.name,
+                c.endpoint.url()
+            ),
+            format!(
+                "at teardown, list {} under {}'s torn_down in {} and delete {resource}",
+                r.url(),
+                c.name,
+                config::FILE_NAME
+            ),
+        )
+    };
+    let mut f = finding(rel, o, level, rules::ROLLBACK_REGISTRATION, message);
+    f.fix = Some(fix);
+    Some(f)
 }
 
 /// Findings for every reference to a retired OIDC issuer (`retired_oidc` of

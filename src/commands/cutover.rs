@@ -207,6 +207,9 @@ fn names_of(
             new_arn: new.and_then(|d| d.arn.clone()),
             old_ca: old.and_then(|d| d.ca_data.clone()),
             new_ca: new.and_then(|d| d.ca_data.clone()),
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         }),
         _ => None,
     })
@@ -227,6 +230,9 @@ fn declared_names(
         new_arn: new.arn.clone(),
         old_ca: old.ca_data.clone(),
         new_ca: new.ca_data.clone(),
+        argocd_moves: Vec::new(),
+        argocd_known: None,
+        argocd_kept: Vec::new(),
     })
 }
 
@@ -363,6 +369,18 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         .names
         .clone()
         .or_else(|| declared_names(cluster.or(named), req.new_cluster.as_ref()));
+    let start = req.walk.repo_start();
+    let root = crate::review::secret::search_root(&start).unwrap_or(start);
+    let mut names = names;
+    if let Some(r) = names.as_mut() {
+        // The ArgoCD names of the old cluster's registrations, read from
+        // the repository and the hub: a destination naming one moves too.
+        let mut regs = crate::review::secret::all_registrations(&root)?.registrations;
+        if let Some(live) = &req.live {
+            regs.extend(crate::review::secret::live_registrations(live)?);
+        }
+        crate::review::beside::argocd_names(r, &regs, &from.url());
+    }
     if let Some(r) = &names {
         plan.names = Some(crate::review::names::plan_names(
             &mut plan.files,
@@ -385,8 +403,6 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     }
     // The old cluster's registration stays (the rollback target); the new
     // one is added beside it.
-    let start = req.walk.repo_start();
-    let root = crate::review::secret::search_root(&start).unwrap_or(start);
     crate::review::beside::keep_and_add(&mut plan, Some(&root))?;
     plan.registrations = registrations(&plan, &req.walk)?;
     check_counts(req, &plan, audit.as_ref(), cluster)?;

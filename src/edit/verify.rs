@@ -474,6 +474,9 @@ mod tests {
             new_arn: None,
             old_ca: None,
             new_ca: None,
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         };
         let expect = |changes: &[names::NameChange]| -> Vec<Expect<'static>> {
             names::ops(changes)

@@ -27,6 +27,19 @@ pub struct NameRebind {
     /// registration's `caData` that is the old one becomes the new one.
     pub old_ca: Option<String>,
     pub new_ca: Option<String>,
+    /// The ArgoCD names of the old cluster's registrations (in the
+    /// repository, or in a live dump of the hub) that are not the EKS name
+    /// and get a new one in the registration added beside them
+    /// (`prod-arn` → `prod-blue-arn`): a destination naming one moves.
+    pub argocd_moves: Vec<(String, String)>,
+    /// Every ArgoCD name the registrations read give (any server), when
+    /// they were read: a destination name derived from the old EKS name
+    /// that none of them is cannot be told to stay or to move (refused).
+    pub argocd_known: Option<Vec<String>>,
+    /// ArgoCD names of the old cluster's registrations that get no new name
+    /// (neither the EKS name nor derived from it): a destination naming one
+    /// would stay on the old cluster (refused).
+    pub argocd_kept: Vec<String>,
 }
 
 /// One name occurrence at a name position.
@@ -101,7 +114,8 @@ const HELM_ROOTS: &[&[positions::P]] = {
 pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
     let mut found = NamesFound::default();
     let ca = r.old_ca.as_deref().is_some_and(|c| text.contains(c));
-    if !text.contains(r.old.as_str()) && !ca {
+    let kept = r.argocd_kept.iter().any(|k| text.contains(k.as_str()));
+    if !text.contains(r.old.as_str()) && !ca && !kept {
         return found;
     }
     let masked = yaml::mask_templates(text);
@@ -185,8 +199,8 @@ impl<'a> Locator<'a> {
         if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
             self.helm_sources(doc, res);
         }
-        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet") {
-            self.destination_names(doc, res);
+        if kind.is_some_and(|k| k == "Application" || k == "ApplicationSet" || k == "AppProject") {
+            self.destination_names(doc, kind == Some("ApplicationSet"), res);
         }
         let scope = kind.map_or(Scope::Values, |k| Scope::Kind(kind_name(k)));
         self.visit(doc, scope, &mut Vec::new(), None, None, res);
@@ -245,28 +259,108 @@ impl<'a> Locator<'a> {
         }
     }
 
-    /// The document's destination names (`positions::fact` says which).
-    fn destination_names(&mut self, doc: &Node, res: Option<&str>) {
+    /// The document's destination names (`positions::fact` says which; an
+    /// AppProject's destinations too). One that is the old EKS name or an
+    /// old registration's ArgoCD name moves; one templated from a generator
+    /// that gives such a name, or one derived from the old EKS name that no
+    /// registration read names, is refused (not proven), naming its line.
+    fn destination_names(&mut self, doc: &Node, is_set: bool, res: Option<&str>) {
         let mut found = Vec::new();
         doc.walk(&mut |path, n| {
             let keys: Vec<&str> = path.keys().collect();
-            if n.as_str().is_some()
-                && positions::fact(&keys) == Some(positions::Fact::DestinationName)
-            {
+            let at = positions::fact(&keys) == Some(positions::Fact::DestinationName)
+                || names::is_project_destination_name(&path.0);
+            if n.as_str().is_some() && at {
                 found.push((path.0.clone(), n.clone()));
             }
         });
         for (path, n) in found {
             let Some(value) = n.as_str() else { continue };
+            if is_set && value.contains("{{") {
+                self.generator_fed(doc, value, &path);
+                continue;
+            }
             let cx = NameContext {
                 new: Some(&self.r.new),
+                argocd_moves: &self.r.argocd_moves,
                 ..NameContext::default()
             };
             if let Some((row, range)) =
                 names::classify(Scope::Destination, &[], value, &self.r.old, &cx)
             {
                 self.record(&n, value, row.position, range, &path, None, res);
+                continue;
             }
+            if self.r.argocd_kept.iter().any(|k| k == value) {
+                let (line, column) = self.index.position(self.text, n.start);
+                self.found.errors.push(NameError {
+                    line,
+                    column,
+                    message: format!(
+                        "{} {value:?} is the ArgoCD name of the old cluster's registration, which is neither the EKS name `{}` nor derived from it, so the new cluster's registration gets another name: the Application would stay on the old cluster; rename the registration (or the destination) by hand; nothing written",
+                        YamlPath(path.clone()),
+                        self.r.old
+                    ),
+                });
+                continue;
+            }
+            let derived = names::derived_part(value, &self.r.old)
+                .filter(|r| !names::within_new(value, r, &self.r.new));
+            let unknown = self
+                .r
+                .argocd_known
+                .as_ref()
+                .is_some_and(|k| !k.iter().any(|x| x == value));
+            if derived.is_some() && unknown {
+                let (line, column) = self.index.position(self.text, n.start);
+                self.found.errors.push(NameError {
+                    line,
+                    column,
+                    message: format!(
+                        "{} {value:?} derives from the old cluster's name `{}`, and no cluster registration in the repository (or in --live) is named so: not proven whether it is the old cluster's registration, which the cutover keeps (the Application would stay there) or another cluster's; register it in the repository, give the hub's registrations with --live, or change it by hand; nothing written",
+                        YamlPath(path.clone()),
+                        self.r.old
+                    ),
+                });
+            }
+        }
+    }
+
+    /// An ApplicationSet's templated destination name (`value`, at `path`):
+    /// a generator value that is the old EKS name or an old registration's
+    /// ArgoCD name may feed it, and rebind cannot move that value alone
+    /// (it may feed other fields too): refused at the value, naming the
+    /// destination.
+    fn generator_fed(&mut self, doc: &Node, value: &str, path: &[Seg]) {
+        let r = self.r;
+        let old_name = |v: &str| {
+            v == r.old
+                || r.argocd_moves.iter().any(|(o, _)| o == v)
+                || r.argocd_kept.iter().any(|k| k == v)
+        };
+        let mut fed = Vec::new();
+        if let Some(generators) = doc.at(names::GENERATORS) {
+            generators.walk(&mut |_, n| {
+                if n.as_str().is_some_and(old_name) {
+                    fed.push(n.clone());
+                }
+            });
+        }
+        for n in fed {
+            let (line, column) = self.index.position(self.text, n.start);
+            self.found.errors.push(NameError {
+                line,
+                column,
+                message: format!(
+                    "{:?} is the old cluster's ArgoCD name and a generator value of this ApplicationSet, whose {} {value:?} is templated: rebind cannot move it to the new cluster's registration without moving every other field it feeds; change it by hand (the new registration's name is {:?}); nothing written",
+                    n.as_str().unwrap_or_default(),
+                    YamlPath(path.to_vec()),
+                    r.argocd_moves
+                        .iter()
+                        .find(|(o, _)| Some(o.as_str()) == n.as_str())
+                        .map_or(r.new.as_str(), |(_, m)| m.as_str()),
+                ),
+            });
         }
     }
 
@@ -326,8 +420,8 @@ impl<'a> Locator<'a> {
         let cx = NameContext {
             previous: None,
             is_key: true,
-            old_ca: None,
             new: Some(&self.r.new),
+            ..NameContext::default()
         };
         if let Some((row, range)) = names::classify(Scope::Any, path, value, &self.r.old, &cx) {
             self.record(k, value, row.position, range, path, outer, res);
@@ -353,6 +447,7 @@ impl<'a> Locator<'a> {
             is_key: false,
             old_ca,
             new: Some(&self.r.new),
+            argocd_moves: &self.r.argocd_moves,
         };
         if let Some((row, range)) = names::classify(scope, path, value, &self.r.old, &cx) {
             self.record(n, value, row.position, range, path, outer, res);
@@ -397,6 +492,12 @@ impl<'a> Locator<'a> {
                         fail(self.found, format!("{yaml_path} holds the old cluster's CA, and the new cluster's CA is not known (give --describe-to with `cluster.certificateAuthority.data`); nothing written"));
                         return;
                     }
+                }
+            }
+            NamePosition::DestinationArgocdName => {
+                match self.r.argocd_moves.iter().find(|(o, _)| o == value) {
+                    Some((_, m)) => m.clone(),
+                    None => return,
                 }
             }
             _ => self.r.new.clone(),
@@ -628,6 +729,9 @@ mod tests {
             new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
             old_ca: None,
             new_ca: None,
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         }
     }
 
@@ -693,6 +797,9 @@ mod more_tests {
             new_arn: Some("arn:aws:eks:eu-west-1:111122223333:cluster/prod-blue".into()),
             old_ca: Some("T0xEQ0E=".into()),
             new_ca: Some("TkVXQ0E=".into()),
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         };
         let text = "kind: Application\nspec:\n  destination:\n    server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n";
         let f = locate(text, &r);

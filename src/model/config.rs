@@ -120,6 +120,10 @@ pub struct Cluster {
     endpoint_node: Node,
     pub retired: Vec<Endpoint>,
     retired_node: Option<Node>,
+    /// The retired endpoints whose clusters are torn down (`torn_down`,
+    /// each one of `retired`): a registration of one is no longer a
+    /// rollback target, and `check` fails on it.
+    pub torn_down: Vec<Endpoint>,
     map_node: Node,
     pub expect: Option<Expect>,
     pub line: usize,
@@ -259,6 +263,14 @@ pub fn check_target(cfg: &Config, moving: Option<&str>, to: &Endpoint) -> Result
         Some(owner) if Some(owner.name.as_str()) != moving => {
             Err(foreign_target(cfg, moving, owner, to))
         }
+        // A rollback to a cluster declared torn down: it no longer exists.
+        Some(owner) if owner.torn_down.iter().any(|t| t.key() == to.key()) => Err(anyhow!(
+            "--to {} is a retired endpoint of cluster {} that {}:{} declares torn down (`torn_down`): its cluster no longer exists, so nothing can roll back to it. Nothing written. If it does exist, remove it from `torn_down` first.",
+            to.url(),
+            owner.name,
+            cfg.path.display(),
+            owner.line
+        )),
         _ => Ok(()),
     }
 }
@@ -780,6 +792,7 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
         &[
             "endpoint",
             "retired",
+            "torn_down",
             "expect",
             "oidc_issuer",
             "retired_oidc",
@@ -804,6 +817,10 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
         Some(r) => retired(r, &name, &endpoint, path)?,
         None => Vec::new(),
     };
+    let torn_down = match v.get("torn_down") {
+        Some(t) => torn_down(t, &name, &retired, path)?,
+        None => Vec::new(),
+    };
     let expect = v
         .get("expect")
         .map(|e| expect(e, &name, path))
@@ -820,6 +837,7 @@ fn cluster(k: &Node, v: &Node, path: &Path) -> Result<Cluster> {
         endpoint_node: en.clone(),
         retired,
         retired_node,
+        torn_down,
         map_node: v.clone(),
         expect,
         line: k.line,
@@ -853,6 +871,35 @@ fn retired(r: &Node, name: &str, endpoint: &Endpoint, path: &Path) -> Result<Vec
         retired.push(e);
     }
     Ok(retired)
+}
+
+/// A cluster's `torn_down` list: retired endpoints (each listed in
+/// `retired`, each once) whose clusters no longer exist.
+fn torn_down(t: &Node, name: &str, retired: &[Endpoint], path: &Path) -> Result<Vec<Endpoint>> {
+    let p = path.display();
+    let mut out: Vec<Endpoint> = Vec::new();
+    for (s, n) in string_items(t, "torn_down", path)? {
+        let e = Endpoint::parse("torn_down", &s)
+            .map_err(|e| anyhow!("{p}:{}: cluster {name}: {e:#}", n.line))?;
+        if out.iter().any(|x| x.key() == e.key()) {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists torn-down endpoint {} twice; keep one",
+                n.line,
+                n.col,
+                e.url()
+            );
+        }
+        if !retired.iter().any(|r| r.key() == e.key()) {
+            bail!(
+                "{p}:{}:{}: cluster {name} lists {} as torn down, but it is not one of its `retired` endpoints; only a retired endpoint's cluster can be torn down",
+                n.line,
+                n.col,
+                e.url()
+            );
+        }
+        out.push(e);
+    }
+    Ok(out)
 }
 
 /// A cluster's `expect`: `files`, `occurrences` or both, as numbers.
@@ -1644,7 +1691,7 @@ mod tests {
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, color: blue}}\n"),
-                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
+                ".rebind.yaml:2: unknown key \"color\" in cluster prod (known: endpoint, retired, torn_down, expect, oidc_issuer, retired_oidc, name, arn, ca_data, describe)",
             ),
             (
                 format!("clusters:\n  prod: {{endpoint: {A}, name: prod.blue}}\n"),

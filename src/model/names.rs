@@ -49,6 +49,13 @@ pub enum NamePosition {
     /// that is the EKS name: ArgoCD's name of the registration, which moves
     /// with it (the new registration is named after the new cluster).
     DestinationName,
+    /// An Application's (or ApplicationSet template's, or an AppProject
+    /// destination's) `destination.name` that is the ArgoCD name of a
+    /// registration of the old cluster which is not the EKS name
+    /// (`prod-arn`): it moves to the name of the registration added beside
+    /// it (`prod-blue-arn`), or the Application would stay on the old
+    /// cluster, whose registration the cutover keeps.
+    DestinationArgocdName,
     /// An EKS cluster ARN of the name anywhere else (an Application's
     /// `destination.server` on a hub that registers clusters by ARN).
     ClusterArn,
@@ -75,6 +82,7 @@ impl NamePosition {
             NamePosition::ClusterTagKey => "kubernetes.io/cluster tag key",
             NamePosition::ClusterArn => "cluster ARN",
             NamePosition::DestinationName => "destination name",
+            NamePosition::DestinationArgocdName => "destination registration name",
             NamePosition::KubeconfigExecArg => "kubeconfig exec argument",
         }
     }
@@ -95,7 +103,8 @@ pub enum Scope {
     /// The JSON document in a registration's `config`.
     RegistrationConfig,
     /// An Application's destination name (the value itself: the reader
-    /// asks `positions::fact` which scalar that is).
+    /// asks `positions::fact` which scalar that is), or an AppProject
+    /// destination's ([`is_project_destination_name`]).
     Destination,
     /// Every document.
     Any,
@@ -120,6 +129,9 @@ pub enum Match {
     /// A sequence item equal to the name after a flag naming the cluster,
     /// or `--cluster-name=<name>`.
     ExecArg,
+    /// The whole value is the ArgoCD name of a registration of the old
+    /// cluster that gets a new name ([`NameContext::argocd_moves`]).
+    ArgocdName,
 }
 
 /// One row of the table.
@@ -145,6 +157,30 @@ pub const CLUSTER_TAG_PREFIX: &str = "kubernetes.io/cluster/";
 
 /// Karpenter's discovery tag key.
 pub const DISCOVERY_KEY: &str = "karpenter.sh/discovery";
+
+/// Whether `path` is an AppProject destination's `name` (the sibling of
+/// the table's project destination `server`): read as a
+/// [`Scope::Destination`].
+pub fn is_project_destination_name(path: &[Seg]) -> bool {
+    positions::TABLE
+        .iter()
+        .filter(|r| r.position == positions::Position::ProjectDestination)
+        .any(|r| {
+            let Some((_, parent)) = r.path.split_last() else {
+                return false;
+            };
+            path.len() == r.path.len()
+                && positions::matches(parent, &path[..parent.len()])
+                && path.last() == Some(&Seg::Key(positions::NAME_KEY.to_string()))
+        })
+}
+
+/// Where an ApplicationSet holds its generators.
+pub const GENERATORS: &[&str] = &["spec", "generators"];
+
+/// The ArgoCD name of the old cluster's registration the examples are
+/// written for, and the name of the one added beside it.
+pub const EXAMPLE_ARGOCD_MOVE: (&str, &str) = ("prod-arn", "prod-blue-arn");
 
 /// Exec arguments whose next argument is the cluster's name.
 pub const EXEC_NAME_FLAGS: [&str; 3] = ["--cluster-name", "--cluster-id", "-i"];
@@ -209,6 +245,14 @@ pub const TABLE: &[NameRow] = &[
         position: NamePosition::DestinationName,
         matching: Match::Equal,
         positive: ("", "prod"),
+        negative: ("", "prod-eks"),
+    },
+    NameRow {
+        scope: Scope::Destination,
+        path: &[],
+        position: NamePosition::DestinationArgocdName,
+        matching: Match::ArgocdName,
+        positive: ("", EXAMPLE_ARGOCD_MOVE.0),
         negative: ("", "prod-eks"),
     },
     NameRow {
@@ -371,6 +415,9 @@ pub struct NameContext<'a> {
     /// (`prod` in `prod-blue`, when `prod-blue` is the new name) is
     /// already rebound, not derived from the old name.
     pub new: Option<&'a str>,
+    /// The ArgoCD names of the old cluster's registrations that get a new
+    /// name, each with it (`prod-arn` → `prod-blue-arn`).
+    pub argocd_moves: &'a [(String, String)],
 }
 
 /// The row that `path` (in `scope`) and `value` are at for the old name
@@ -425,6 +472,11 @@ fn name_range(
         }
         Match::Derived => derived(value, old),
         Match::CaData => (cx.old_ca == Some(value)).then(whole)?,
+        Match::ArgocdName => cx
+            .argocd_moves
+            .iter()
+            .any(|(o, _)| o == value)
+            .then(whole)?,
     }
 }
 
@@ -439,6 +491,18 @@ pub fn within_new(value: &str, r: &std::ops::Range<usize>, new: &str) -> bool {
 /// (the Secret name of the registration added beside the old one).
 pub fn derived_part(value: &str, old: &str) -> Option<std::ops::Range<usize>> {
     derived(value, old)
+}
+
+/// The name of the registration added beside the old cluster's, from the
+/// old one's (`value`, a Secret name or an ArgoCD name): the old EKS name
+/// part replaced by the new (`cluster-prod` → `cluster-prod-blue`), else
+/// `-<new name>` added; in the characters a Secret name takes.
+pub fn renamed(value: &str, old: &str, new: &str) -> String {
+    let new = new.to_ascii_lowercase().replace('_', "-");
+    match derived(value, old) {
+        Some(r) => format!("{}{new}{}", &value[..r.start], &value[r.end..]),
+        None => format!("{value}-{new}"),
+    }
 }
 
 /// Where the name sits in a value derived from it: its last `/`/`:` part
@@ -517,11 +581,16 @@ mod tests {
             },
             _ => (v.to_string(), false),
         };
+        let moves = [(
+            EXAMPLE_ARGOCD_MOVE.0.to_string(),
+            EXAMPLE_ARGOCD_MOVE.1.to_string(),
+        )];
         let cx = NameContext {
             previous: None,
             is_key,
             old_ca: Some(EXAMPLE_CA),
             new: Some("prod-blue"),
+            argocd_moves: &moves,
         };
         classify(row.scope, &segs, &value, EXAMPLE_NAME, &cx)
             .is_some_and(|(r, _)| r.position == row.position)
@@ -573,9 +642,7 @@ mod tests {
         let args = path("users[0].user.exec.args[4]");
         let cx = |previous| NameContext {
             previous,
-            is_key: false,
-            old_ca: None,
-            new: None,
+            ..NameContext::default()
         };
         let at = |v: &str, prev| classify(Scope::Kind("Config"), &args, v, "prod", &cx(prev));
         assert!(at("prod", Some("--cluster-name")).is_some());
@@ -584,6 +651,46 @@ mod tests {
         assert!(at("prod", None).is_none());
         let (_, r) = at("--cluster-name=prod", None).unwrap();
         assert_eq!(r, 15..19);
+    }
+
+    #[test]
+    fn a_destination_is_moved_by_the_registration_names_it_was_given() {
+        let moves = [("prod-arn".to_string(), "prod-blue-arn".to_string())];
+        let cx = NameContext {
+            new: Some("prod-blue"),
+            argocd_moves: &moves,
+            ..NameContext::default()
+        };
+        let at = |v: &str| {
+            classify(Scope::Destination, &[], v, "prod", &cx).map(|(row, r)| (row.position, r))
+        };
+        assert_eq!(at("prod"), Some((NamePosition::DestinationName, 0..4)));
+        assert_eq!(
+            at("prod-arn"),
+            Some((NamePosition::DestinationArgocdName, 0..8))
+        );
+        // Another cluster's name, in-cluster, a name the moves do not hold.
+        for not in [
+            "prod-eks",
+            "in-cluster",
+            "stage",
+            "prod-blue-arn",
+            "production",
+        ] {
+            assert_eq!(at(not), None, "{not}");
+        }
+        // Without the registrations' names, only the EKS name moves.
+        let bare = NameContext::default();
+        assert!(classify(Scope::Destination, &[], "prod-arn", "prod", &bare).is_none());
+        assert_eq!(renamed("prod-arn", "prod", "prod-blue"), "prod-blue-arn");
+        assert_eq!(
+            renamed("cluster-prod", "prod", "Prod_Blue"),
+            "cluster-prod-blue"
+        );
+        assert_eq!(
+            renamed("hub-east", "prod", "prod-blue"),
+            "hub-east-prod-blue"
+        );
     }
 
     #[test]

@@ -32,6 +32,7 @@ impl Report for CheckReport<'_> {
             rules::UNKNOWN,
             rules::UNREAD,
             rules::RETIRED_ISSUER,
+            rules::ROLLBACK_REGISTRATION,
         ]
     }
     fn skipped(&self) -> &[Skipped] {

@@ -74,6 +74,9 @@ codes! {
     RETIRED = "retired-endpoint",
         "`check`: a retired endpoint of a cluster declared in .rebind.yaml is committed (an error).",
         "Rebind it: rebind apply --from RETIRED --to CURRENT (the finding's message gives the command).";
+    ROLLBACK_REGISTRATION = "rollback-registration",
+        "`check`: the `server` of a whole cluster registration (a labelled Secret, or an ExternalSecret whose template is one) is a retired endpoint: the old cluster's registration a cutover keeps as the rollback target. A warning until the cluster's `torn_down` in .rebind.yaml lists the endpoint, then an error.",
+        "Keep it while a rollback may be needed; at teardown list the endpoint under the cluster's `torn_down` in .rebind.yaml and delete the registration.";
     RETIRED_ISSUER = "retired-oidc-issuer",
         "`check`: a retired OIDC issuer of a cluster declared in .rebind.yaml is still trusted or named (an error).",
         "Remove it from the trust policies: rebind identity --trust remove-retired --oidc-retired ISSUER.";

@@ -62,6 +62,10 @@ pub mod rules {
         id: crate::output::codes::RETIRED.id,
         description: "A retired endpoint of a cluster declared in .rebind.yaml is committed.",
     };
+    pub const ROLLBACK_REGISTRATION: Rule = Rule {
+        id: crate::output::codes::ROLLBACK_REGISTRATION.id,
+        description: "A cluster registration of a retired endpoint (the rollback target a cutover keeps) is committed; an error once the endpoint is declared torn down.",
+    };
     pub const RETIRED_ISSUER: Rule = Rule {
         id: crate::output::codes::RETIRED_ISSUER.id,
         description:

@@ -182,6 +182,7 @@ pub fn moves(plan: &Plan) -> Vec<MoveJson> {
             .resource
             .as_deref()
             .filter(|r| r.starts_with("Application"));
+        out.extend(name_move(plan, c));
         if let (NamePosition::ClusterArn, Some(app)) = (c.change.position, app) {
             let both = kept_and_added(&c.change.old_text, &c.change.new_text);
             let (from, to) = match (&own_arn, both) {
@@ -205,6 +206,35 @@ pub fn moves(plan: &Plan) -> Vec<MoveJson> {
         }
     }
     out
+}
+
+/// The move of an Application whose `destination.name` (the old
+/// registration's ArgoCD name) moves to the new registration's.
+fn name_move(plan: &Plan, c: &crate::review::names::NameChangeAt) -> Option<MoveJson> {
+    use crate::model::names::NamePosition;
+    let app = c.change.resource.as_deref()?;
+    let by_name = matches!(
+        c.change.position,
+        NamePosition::DestinationName | NamePosition::DestinationArgocdName
+    );
+    if !by_name || !app.starts_with("Application") {
+        return None;
+    }
+    let added = if plan.added_registrations.is_empty() {
+        "not in this repository: register the new cluster under this name"
+    } else {
+        "added beside it"
+    };
+    Some(MoveJson {
+        resource: app.to_string(),
+        path: c.rel.clone(),
+        line: c.change.line,
+        from_registration: format!(
+            "the registration ArgoCD names {:?} (kept: the rollback target)",
+            c.change.old_text
+        ),
+        to_registration: format!("the registration named {:?} ({added})", c.change.new_text),
+    })
 }
 
 /// The registrations `plan` keeps (for the server `old`, a URL or an ARN)

@@ -73,16 +73,9 @@ fn documents(text: &str) -> Option<Vec<Node>> {
     })
 }
 
-/// The new registration's Secret name: the old one with the old EKS name
-/// part replaced by the new (`cluster-prod` → `cluster-prod-blue`), else
-/// the old one with `-<new name>` added; in the characters a Secret name
-/// takes.
+/// The new registration's Secret name (or ArgoCD name), from the old one's.
 fn copy_name(old: &str, from: &str, to: &str) -> String {
-    let to = to.to_ascii_lowercase().replace('_', "-");
-    match crate::model::names::derived_part(old, from) {
-        Some(r) => format!("{}{to}{}", &old[..r.start], &old[r.end..]),
-        None => format!("{old}-{to}"),
-    }
+    crate::model::names::renamed(old, from, to)
 }
 
 /// The byte range of the scalar `n`'s value in `text`, when written plain
@@ -208,6 +201,41 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
     plan.files
         .retain(|f| f.is_config || f.old != f.new || !f.changes.is_empty());
     Ok(())
+}
+
+/// Fills in `r`'s ArgoCD names from `registrations` (the repository's
+/// and the hub's): the names of the registrations of the old server `from`
+/// (or the old ARN) that move to the name of the registration added beside
+/// them (derived from the EKS name: `prod-arn` → `prod-blue-arn`), those
+/// that get no new name, and every name read.
+pub fn argocd_names(
+    r: &mut crate::find::names::NameRebind,
+    registrations: &[crate::review::secret::Registration],
+    from: &str,
+) {
+    let mut known = Vec::new();
+    for d in registrations.iter().flat_map(|x| &x.declared_at) {
+        let Some(name) = d.cluster_name.clone() else {
+            continue;
+        };
+        let old = same_server(&d.server, from) || r.old_arn.as_deref() == Some(d.server.as_str());
+        if old && name != r.old {
+            let derived = crate::model::names::derived_part(&name, &r.old)
+                .filter(|p| !crate::model::names::within_new(&name, p, &r.new));
+            match derived {
+                Some(_) => {
+                    let moved = crate::model::names::renamed(&name, &r.old, &r.new);
+                    if !r.argocd_moves.iter().any(|(o, _)| *o == name) {
+                        r.argocd_moves.push((name.clone(), moved));
+                    }
+                }
+                None if !name.contains(r.new.as_str()) => r.argocd_kept.push(name.clone()),
+                None => {}
+            }
+        }
+        known.push(name);
+    }
+    r.argocd_known = Some(known);
 }
 
 /// A chart whose values this plan rewrites (a rewritten file below a

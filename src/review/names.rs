@@ -165,7 +165,8 @@ fn read_holding(
     let bytes = std::fs::read(&e.path).ok()?;
     let holds = |n: &[u8]| !n.is_empty() && bytes.windows(n.len()).any(|w| w == n);
     let ca = r.old_ca.as_deref().map(str::as_bytes).unwrap_or_default();
-    if !holds(r.old.as_bytes()) && !holds(ca) {
+    let kept = r.argocd_kept.iter().any(|k| holds(k.as_bytes()));
+    if !holds(r.old.as_bytes()) && !holds(ca) && !kept {
         return None;
     }
     match String::from_utf8(bytes) {
@@ -249,6 +250,9 @@ mod tests {
             new_arn: None,
             old_ca: None,
             new_ca: None,
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
         };
         let text = "# prod clusters\nclusters = [\"stage\", \"prod\"]\neks = {\n  prod = { account = \"1\" }\n  production = {}\n}\n";
         let notes = registry_notes("iam/terraform.tfvars", text, &r);

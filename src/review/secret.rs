@@ -1336,6 +1336,20 @@ fn declarations(text: &str, keep: &dyn Fn(&str) -> bool, host: &str) -> Result<V
     Ok(out)
 }
 
+/// The cluster registrations of one file (labelled Secrets, ExternalSecrets
+/// whose template is one), each as the line of its `server` scalar, the
+/// server it registers (decoded) and its `Kind/name`: what `check` asks
+/// whether a retired endpoint is the `server` of a whole registration
+/// document (the rollback target a cutover keeps). A file that does not
+/// read as YAML has none.
+pub fn registration_servers(text: &str) -> Vec<(usize, String, String)> {
+    declarations(text, &|_| true, "")
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(_, _, d)| (d.line, d.server, d.resource))
+        .collect()
+}
+
 /// A document, or the items of a `kind: List` (an export, `kubectl get -o
 /// json`), each read by its own kind.
 fn list_items(d: &Node) -> Vec<&Node> {

@@ -12,6 +12,7 @@
 
 use crate::syntax::yaml::{self, Node, ParseFailure, Value};
 use std::collections::{HashMap, HashSet};
+use yaml_rust2::scanner::TScalarStyle;
 use yaml_rust2::Yaml;
 
 /// What a scalar must read after the edit, from what it read before.
@@ -335,14 +336,17 @@ impl<'p, 'a> Walk<'p, 'a> {
     }
 }
 
-/// Every scalar of `docs` that holds a value, by where it starts (an empty
-/// scalar may start where the next one does: it holds no change).
+/// Every scalar of `docs` written with at least one byte, by where it
+/// starts (an empty plain scalar may start where the next one does: it
+/// holds no change; `""` is written).
 pub fn scalars(docs: &[Node]) -> Vec<&Node> {
     let mut out = Vec::new();
     let mut stack: Vec<&Node> = docs.iter().collect();
     while let Some(n) = stack.pop() {
         match &n.value {
-            Value::Scalar(v, _) if !v.is_empty() => out.push(n),
+            Value::Scalar(v, style) if !v.is_empty() || *style != TScalarStyle::Plain => {
+                out.push(n)
+            }
             Value::Map(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
             Value::Seq(items) => stack.extend(items),
             _ => {}
@@ -580,6 +584,104 @@ mod tests {
             rule: is("https://x:6443"),
         }];
         verify(old, "https://x:6443: 1\nhttps://h:6443: 2\n", &plan).unwrap();
+    }
+
+    /// JSON, read by the one reader (by the JSON tokenizer where the YAML
+    /// parser refuses a surrogate-pair escape): strings and keys changed as
+    /// planned verify, escapes included; any other change of the data, a
+    /// change left out of the plan or planned twice, a key renamed onto its
+    /// neighbour, a key moved to a value are refused; duplicate keys and deep
+    /// nesting are read as they are.
+    #[test]
+    fn json_rewrites_verify_only_as_planned() {
+        const NEW: &str = "https://new.example";
+        let plan = |old: &str, raw: &str| -> Vec<Expect<'static>> {
+            let at = old.match_indices(raw).map(|(at, _)| at);
+            at.map(|at| Expect::Scalar { at, rule: is(NEW) }).collect()
+        };
+        let renamed = |old: &str| old.replace("old.example", "new.example");
+        let old = "\u{feff}{\r\n  \"emoji\": \"\\ud83d\\ude00\",\r\n  \"server\": \"https:\\/\\/old.example\",\r\n  \"https://old.example\": {\"server\": \"https://old.example\"},\r\n  \"n\": [1e400, -0.0]\r\n}";
+        let mut p = plan(old, "\"https:\\/\\/old.example\"");
+        p.extend(plan(old, "\"https://old.example\""));
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 3);
+        let old = r#"{"https://old.example": {"https://old.example": ["https://old.example", {"k": "https://old.example"}]}}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 4);
+        let e = verify(old, &renamed(old), &p[1..]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("1:2: expected \"https://old.example\""),
+            "{e}"
+        );
+        let old = r#"{"server": "https://old.example", "name": "a"}"#;
+        let p = || plan(old, "\"https://old.example\"");
+        verify(
+            old,
+            r#"{"server": "https:\/\/new\u002eexample", "name": "a"}"#,
+            &p(),
+        )
+        .unwrap();
+        for (new, want) in [
+            (
+                r#"{"server": "https://new.example", "name": "b"}"#,
+                "1:43: expected \"a\"",
+            ),
+            (
+                r#"{"server": "https://new.example", "name": "a", "x": 1}"#,
+                "1:1: the structure differs",
+            ),
+            (
+                r#"{"server": "https://new.example"}"#,
+                "1:1: the structure differs",
+            ),
+            (
+                r#"{"server": "https://new.example\ud83d", "name": "a"}"#,
+                "the edited text does not parse",
+            ),
+            (
+                r#"{"server": "https://other.example", "name": "a"}"#,
+                "1:12: expected \"https://new.example\"",
+            ),
+            (old, "1:12: expected \"https://new.example\""),
+            (
+                r#"["https://new.example", "a"]"#,
+                "1:1: the structure differs",
+            ),
+        ] {
+            let e = verify(old, new, &p()).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{new}: {e}");
+        }
+        let twice: Vec<_> = p().into_iter().chain(p()).collect();
+        let e = verify(old, &renamed(old), &twice).unwrap_err().to_string();
+        assert!(e.contains("a planned change was not read back"), "{e}");
+        // A number is not a string: planned as one, its style is refused.
+        let e = verify(
+            r#"{"n": 1}"#,
+            r#"{"n": "https://new.example"}"#,
+            &plan(r#"{"n": 1}"#, "1"),
+        );
+        assert!(e.unwrap_err().to_string().contains("style"));
+        let e = verify("{\"a\": [1}", "{\"a\": [1]}", &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("before the edit does not parse"),
+            "{e}"
+        );
+        let old = r#"{"https://old.example": 1, "https://new.example": 2}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert!(matches!(
+            verify(old, &renamed(old), &p),
+            Err(Mismatch::Keys(_))
+        ));
+        let old = r#"{"s": "https://old.example", "s": "https://old.example"}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 2);
+        let old = format!(
+            "{}\"https://old.example\"{}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let p = plan(&old, "\"https://old.example\"");
+        assert_eq!(verify(&old, &renamed(&old), &p).unwrap().len(), 1);
+        assert!(verify(&old, &renamed(&old).replacen("]", ", 1]", 1), &p).is_err());
     }
 
     /// A cluster name change: the engine's operations of the name locator

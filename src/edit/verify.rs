@@ -12,7 +12,7 @@
 
 use crate::syntax::yaml::{self, Node, ParseFailure, Value};
 use std::collections::{HashMap, HashSet};
-use yaml_rust2::scanner::TScalarStyle;
+use yaml_rust2::scanner::TScalarStyle::{DoubleQuoted, SingleQuoted};
 use yaml_rust2::Yaml;
 
 /// What a scalar must read after the edit, from what it read before.
@@ -336,15 +336,15 @@ impl<'p, 'a> Walk<'p, 'a> {
     }
 }
 
-/// Every scalar of `docs` written with at least one byte, by where it
-/// starts (an empty plain scalar may start where the next one does: it
-/// holds no change; `""` is written).
+/// Every scalar of `docs` that holds a value or is quoted, by where it
+/// starts (an empty scalar not quoted may start where the next one does:
+/// it holds no change).
 pub fn scalars(docs: &[Node]) -> Vec<&Node> {
     let mut out = Vec::new();
     let mut stack: Vec<&Node> = docs.iter().collect();
     while let Some(n) = stack.pop() {
         match &n.value {
-            Value::Scalar(v, style) if !v.is_empty() || *style != TScalarStyle::Plain => {
+            Value::Scalar(v, s) if !v.is_empty() || matches!(s, SingleQuoted | DoubleQuoted) => {
                 out.push(n)
             }
             Value::Map(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),

@@ -177,7 +177,7 @@ pub fn plan_source(
         };
         return (mentions, Some(Err(error)));
     }
-    let new = match splice(&src.text, &changes, to, located.proof.json) {
+    let new = match splice(&src.text, &changes, to, located.json) {
         Ok(new) => new,
         Err((line, column, message)) => {
             let error = PlanError {
@@ -777,7 +777,7 @@ mod tests {
             "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {OLD}\n    name: {{{{ default \"{OLD}\" .x }}}}\n{{{{- end }}}}\n"
         );
         let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
-        assert!(located.proof.masked);
+        assert!(located.masked);
         let changes: Vec<Occurrence> = located
             .occurrences
             .iter()
@@ -806,7 +806,7 @@ mod tests {
         let old = "{\"kind\": \"Application\", \"metadata\": {\"name\": \"\\ud83d\\ude00\"},\n \"spec\": {\"destination\": {\"server\": \"\\u0068ttps:\\/\\/old.example.com\", \"namespace\": \"x\"}}}\n";
         let located =
             crate::find::jsonfile::locate(old, &["old.example.com".into()], true).unwrap();
-        assert!(located.proof.json);
+        assert!(located.json);
         let changes: Vec<Occurrence> = located
             .occurrences
             .iter()

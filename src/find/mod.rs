@@ -7,7 +7,6 @@ pub mod inventory;
 pub mod jsonfile;
 pub mod locate;
 pub mod names;
-pub mod proof;
 pub mod resolve;
 pub mod summary;
 pub mod templates;

@@ -108,7 +108,11 @@ pub fn config_plan(cfg: &Config, name: &str, to: &Endpoint) -> anyhow::Result<Fi
     let update = config::rebound(cfg, name, to)?;
     let p = cfg.path.display();
     let new = splice::apply(&cfg.text, &update.ops).map_err(|e| anyhow::anyhow!("{p}: {e}"))?;
-    config_verified(cfg, &new, update.planned)?;
+    verify::verify(&cfg.text, &new, &config_expect(update.planned)).map_err(|m| {
+        anyhow::anyhow!(
+            "{p}: the updated config does not read back as planned ({m}); edit it by hand"
+        )
+    })?;
     Ok(FilePlan {
         path: cfg.path.clone(),
         rel: crate::discover::walk::display_path(&cfg.path),
@@ -119,11 +123,10 @@ pub fn config_plan(cfg: &Config, name: &str, to: &Endpoint) -> anyhow::Result<Fi
     })
 }
 
-/// Refuses a config text `new` that does not read as `cfg`'s changed by
-/// exactly the `planned` changes (the one verification).
-fn config_verified(cfg: &Config, new: &str, planned: Vec<Planned>) -> anyhow::Result<()> {
+/// A config update's planned changes as the verification's expectations.
+fn config_expect(planned: Vec<Planned>) -> Vec<Expect<'static>> {
     let constant = |v: String| -> verify::ScalarRule { Box::new(move |_| Ok(v.clone())) };
-    let expect: Vec<Expect> = (planned.into_iter())
+    (planned.into_iter())
         .map(|c| match c {
             Planned::Scalar { at, value } => Expect::Scalar {
                 at,
@@ -136,15 +139,7 @@ fn config_verified(cfg: &Config, new: &str, planned: Vec<Planned>) -> anyhow::Re
             },
             Planned::Entry { after, key, value } => Expect::Entry { after, key, value },
         })
-        .collect();
-    verify::verify(&cfg.text, new, &expect)
-        .map(|_| ())
-        .map_err(|m| {
-            let p = cfg.path.display();
-            anyhow::anyhow!(
-                "{p}: the updated config does not read back as planned ({m}); edit it by hand"
-            )
-        })
+        .collect()
 }
 
 /// One source's part of a plan: its mentions of `from`, and its file plan
@@ -723,13 +718,13 @@ mod tests {
             let c = config(before);
             let update = config::rebound(&c, "prod", &to).unwrap();
             let right = splice::apply(&c.text, &update.ops).unwrap();
-            config_verified(&c, &right, update.planned.clone()).unwrap();
+            let expect = || config_expect(update.planned.clone());
+            verify::verify(&c.text, &right, &expect()).unwrap();
             let wrong = tamper(&right);
             assert_ne!(wrong, right);
-            let e = config_verified(&c, &wrong, update.planned).unwrap_err();
             assert!(
-                format!("{e}").contains("does not read back as planned"),
-                "{e}"
+                verify::verify(&c.text, &wrong, &expect()).is_err(),
+                "{wrong}"
             );
         };
         let block = format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    expect: {{files: 1}}\n  stage:\n    endpoint: https://y.example.com\n");

@@ -6,7 +6,7 @@
 
 use crate::commands::pipeline::rebind_inventory;
 use crate::discover::walk::{self, Walk};
-use crate::edit::rewrite::{self, FilePlan};
+use crate::edit::rewrite;
 use crate::find::inventory::Inventory;
 use crate::find::summary::Summary;
 use crate::model::config::{self, Cluster, Config};
@@ -420,7 +420,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         plan.identity = Some(crate::review::oidc::CoverageReport::of(&inv, old, new));
     }
     if let (Some(c), Some(cfg)) = (cluster, &cfg) {
-        plan.files.push(config_update(cfg, c, &to)?);
+        plan.files.push(rewrite::config_plan(cfg, &c.name, &to)?);
     }
     Ok((plan, inv))
 }
@@ -637,19 +637,6 @@ fn after_merge(
         bail!("{}", crate::output::feeders::refusal(&report).trim_end());
     }
     Ok(report)
-}
-
-/// The config with the cluster `c`'s endpoint moved to `to`.
-fn config_update(cfg: &Config, c: &Cluster, to: &Endpoint) -> Result<FilePlan> {
-    let new = config::rebound(cfg, &c.name, to)?;
-    Ok(FilePlan {
-        path: cfg.path.clone(),
-        rel: walk::display_path(&cfg.path),
-        old: cfg.text.as_str().into(),
-        new: new.into(),
-        changes: Vec::new(),
-        is_config: true,
-    })
 }
 
 /// The workload endpoints under `walk` (a full scan).

@@ -8,6 +8,7 @@ use crate::edit::verify::{self, Collision, Expect, Mismatch};
 use crate::find::embedded;
 use crate::find::locate::bare_ip_names_server;
 use crate::find::locate::{self, Encoding, Kind, Occurrence};
+use crate::model::config::{self, Config, Planned};
 use crate::syntax::yaml::{read_documents, read_maybe_masked, template_actions, Value};
 use crate::text::endpoint::{self, Endpoint};
 use crate::text::splice::{self, Op};
@@ -101,6 +102,46 @@ pub fn holds(o: &Occurrence, e: &Endpoint) -> bool {
     value && o.found.rewritable() && matches(o, e)
 }
 
+/// The config with cluster `name` moved to `to` ([`config::rebound`]),
+/// verified: read again, it differs by exactly the planned changes.
+pub fn config_plan(cfg: &Config, name: &str, to: &Endpoint) -> anyhow::Result<FilePlan> {
+    let update = config::rebound(cfg, name, to)?;
+    let p = cfg.path.display();
+    let new = splice::apply(&cfg.text, &update.ops).map_err(|e| anyhow::anyhow!("{p}: {e}"))?;
+    verify::verify(&cfg.text, &new, &config_expect(update.planned)).map_err(|m| {
+        anyhow::anyhow!(
+            "{p}: the updated config does not read back as planned ({m}); edit it by hand"
+        )
+    })?;
+    Ok(FilePlan {
+        path: cfg.path.clone(),
+        rel: crate::discover::walk::display_path(&cfg.path),
+        old: cfg.text.as_str().into(),
+        new: new.into(),
+        changes: Vec::new(),
+        is_config: true,
+    })
+}
+
+/// A config update's planned changes as the verification's expectations.
+fn config_expect(planned: Vec<Planned>) -> Vec<Expect<'static>> {
+    let constant = |v: String| -> verify::ScalarRule { Box::new(move |_| Ok(v.clone())) };
+    (planned.into_iter())
+        .map(|c| match c {
+            Planned::Scalar { at, value } => Expect::Scalar {
+                at,
+                rule: constant(value),
+            },
+            Planned::Remove { at } => Expect::Remove { at },
+            Planned::Insert { after, item } => Expect::Insert {
+                after,
+                rule: Box::new(move |_| item.clone()),
+            },
+            Planned::Entry { after, key, value } => Expect::Entry { after, key, value },
+        })
+        .collect()
+}
+
 /// One source's part of a plan: its mentions of `from`, and its file plan
 /// or why it cannot be rewritten (`None`: no change in it).
 pub fn plan_source(
@@ -131,7 +172,7 @@ pub fn plan_source(
         };
         return (mentions, Some(Err(error)));
     }
-    let new = match splice(&src.text, &changes, to, located.proof.json) {
+    let new = match splice(&src.text, &changes, to, located.json) {
         Ok(new) => new,
         Err((line, column, message)) => {
             let error = PlanError {
@@ -624,6 +665,100 @@ fn shifted(mut c: Collision, old: &str, o: &Occurrence) -> Collision {
 mod tests {
     use super::*;
 
+    const A: &str = "https://0123456789abcdef0123456789abcdef.gr7.ap-northeast-2.eks.amazonaws.com";
+    const B: &str = "https://fedcba9876543210fedcba9876543210.gr7.ap-northeast-2.eks.amazonaws.com";
+
+    fn config(text: &str) -> Config {
+        config::parse(std::path::Path::new(".rebind.yaml"), text).unwrap()
+    }
+
+    /// Every shape of config update (a `retired` list in flow or block
+    /// style, empty, ending in `--to`, holding it in the middle, or no list
+    /// at all) verifies, and reads back as planned: `prod` at B, A last of
+    /// its `retired`, B no longer there, `stage` as it was.
+    #[test]
+    fn config_updates_of_every_shape_verify() {
+        let x = "https://x.example.com";
+        let stage = "  stage:\n    endpoint: https://y.example.com\n";
+        let cases = [
+            format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    retired: []\n{stage}"),
+            format!("clusters:\n  prod:\n    endpoint: \"{A}\"\n    retired: [{x}]\n{stage}"),
+            format!("clusters:\r\n  prod:\r\n    endpoint: {A}\r\n    retired:\r\n      - {x}\r\n    expect: {{files: 1}}\r\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    expect: {{files: 1}}\n{stage}"),
+            format!("clusters:\n  prod: {{expect: {{files: 1}}, endpoint: {A}}}\n{stage}"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, '{B}', https://y.example.com]  # history\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    retired:\n      - {B}  # first\n      - {x}\n"),
+            format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, \"{B}\"]\n"),
+        ];
+        let to = Endpoint::parse("--to", B).unwrap();
+        for before in cases {
+            let c = config(&before);
+            let plan = config_plan(&c, "prod", &to).unwrap_or_else(|e| panic!("{before}: {e:#}"));
+            let after = config(&plan.new);
+            let (old, new) = (&c.clusters[0], &after.clusters[0]);
+            assert_eq!(new.endpoint.url(), B, "{}", plan.new);
+            let mut want: Vec<_> = old.retired.iter().filter(|e| e.url() != B).collect();
+            want.push(&old.endpoint);
+            assert_eq!(new.retired.iter().collect::<Vec<_>>(), want, "{}", plan.new);
+            assert_eq!(
+                after.clusters.get(1).map(|c| &c.endpoint),
+                c.clusters.get(1).map(|c| &c.endpoint)
+            );
+        }
+    }
+
+    /// A config update that changes anything besides its plan is refused:
+    /// a neighbouring key, a scalar beside a comment, the new `retired`
+    /// entry under another key, with another value or twice, the old
+    /// endpoint appended elsewhere, the rollback's removal left out.
+    #[test]
+    fn a_config_update_that_changes_anything_else_is_refused() {
+        let to = Endpoint::parse("--to", B).unwrap();
+        let check = |before: &str, tamper: &dyn Fn(&str) -> String| {
+            let c = config(before);
+            let update = config::rebound(&c, "prod", &to).unwrap();
+            let right = splice::apply(&c.text, &update.ops).unwrap();
+            let expect = || config_expect(update.planned.clone());
+            verify::verify(&c.text, &right, &expect()).unwrap();
+            let wrong = tamper(&right);
+            assert_ne!(wrong, right);
+            assert!(
+                verify::verify(&c.text, &wrong, &expect()).is_err(),
+                "{wrong}"
+            );
+        };
+        let block = format!("clusters:\n  prod:\n    endpoint: {A}  # now\n    expect: {{files: 1}}\n  stage:\n    endpoint: https://y.example.com\n");
+        let tampers: [&dyn Fn(&str) -> String; 7] = [
+            &|t| t.replace("y.example.com", "z.example.com"),
+            &|t| t.replace("files: 1", "files: 2"),
+            &|t| t.replace("  # now", "# now"),
+            &|t| t.replace("retired:", "retire:"),
+            &|t| t.replace(&format!("[{A}]"), "[https://x.example.com]"),
+            &|t| t.replace(&format!("[{A}]"), &format!("[{A}, {A}]")),
+            &|t| t.replace("  stage:", &format!("    retired: [{A}]\n  stage:")),
+        ];
+        for tamper in tampers {
+            check(&block, tamper);
+        }
+        let x = "https://x.example.com";
+        let flow = format!("clusters:\n  prod:\n    endpoint: {A}\n    retired: [{x}, {B}, https://y.example.com]  # history\n");
+        check(&flow, &|t| {
+            t.replace(&format!("[{x}, "), &format!("[{A}, {x}, "))
+                .replace(&format!(", {A}]"), "]")
+        });
+        check(&flow, &|t| {
+            t.replace(&format!("[{x}, "), &format!("[{x}, {B}, "))
+        });
+        check(&flow, &|t| t.replace("  # history", "# history"));
+        let empty = format!("clusters:\n  prod: {{endpoint: {A}, retired: []}}\n");
+        check(&empty, &|t| {
+            t.replace(&format!("[{A}]"), &format!("[{A}, {A}]"))
+        });
+        check(&empty, &|t| {
+            t.replace(&format!("[{A}]"), &format!("['{B}']"))
+        });
+    }
+
     const OLD: &str = "https://old.example.com";
 
     /// The verifier reads a file's template actions by the locator's rule
@@ -637,7 +772,7 @@ mod tests {
             "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {OLD}\n    name: {{{{ default \"{OLD}\" .x }}}}\n{{{{- end }}}}\n"
         );
         let located = locate::locate_yaml(&old, &["old.example.com".into()], true).unwrap();
-        assert!(located.proof.masked);
+        assert!(located.masked);
         let changes: Vec<Occurrence> = located
             .occurrences
             .iter()
@@ -666,7 +801,7 @@ mod tests {
         let old = "{\"kind\": \"Application\", \"metadata\": {\"name\": \"\\ud83d\\ude00\"},\n \"spec\": {\"destination\": {\"server\": \"\\u0068ttps:\\/\\/old.example.com\", \"namespace\": \"x\"}}}\n";
         let located =
             crate::find::jsonfile::locate(old, &["old.example.com".into()], true).unwrap();
-        assert!(located.proof.json);
+        assert!(located.json);
         let changes: Vec<Occurrence> = located
             .occurrences
             .iter()

@@ -4,13 +4,15 @@
 //! ([`crate::syntax::yaml::read_yaml_or_json`], template actions masked when
 //! the old text needs it), and the decoded documents must differ by exactly
 //! the planned operations: a scalar that reads its expected value, an item
-//! inserted after another, an item removed, a string that holds a document
-//! of its own changed by operations of its own. Every other scalar reads
+//! inserted after another (or into an empty sequence), an item removed, a
+//! mapping entry inserted after another, a string that holds a document of
+//! its own changed by operations of its own. Every other scalar reads
 //! as it did, in the same style; every collection keeps its shape; no two
 //! keys of one mapping become equal (a reader would keep only one).
 
 use crate::syntax::yaml::{self, Node, ParseFailure, Value};
 use std::collections::{HashMap, HashSet};
+use yaml_rust2::scanner::TScalarStyle::{DoubleQuoted, SingleQuoted};
 use yaml_rust2::Yaml;
 
 /// What a scalar must read after the edit, from what it read before.
@@ -30,10 +32,19 @@ pub enum Expect<'a> {
     /// difference is exactly `inner` (offsets in its decoded value).
     Document { at: usize, inner: Vec<Expect<'a>> },
     /// After the sequence item starting at `after`, one new item reading
-    /// `rule(that item)`.
+    /// `rule(that item)`; in an empty sequence starting at `after`, its one
+    /// item, reading `rule(the empty sequence)`. An item both removed and
+    /// followed by an insertion is replaced (in any style).
     Insert { after: usize, rule: ItemRule<'a> },
     /// The sequence item starting at `at` is gone.
     Remove { at: usize },
+    /// After the mapping entry whose key starts at `after`, one new entry
+    /// reading `key: value`, a key no other entry of the mapping reads.
+    Entry {
+        after: usize,
+        key: Yaml,
+        value: Yaml,
+    },
 }
 
 /// A planned scalar as it read before and after the edit.
@@ -125,7 +136,7 @@ pub fn verify_read(
 /// of a mapping to check once its entries are.
 enum Task<'n> {
     Pair(&'n Node, &'n Node),
-    Keys(&'n [(Node, Node)], &'n [(Node, Node)]),
+    Keys(Vec<&'n Node>, Vec<&'n Node>),
 }
 
 /// The parallel walk of the old and the new documents (with a stack of its
@@ -133,7 +144,9 @@ enum Task<'n> {
 struct Walk<'p, 'a> {
     /// Scalar and document expectations by the old scalar node they name.
     scalars: HashMap<*const Node, &'p Expect<'a>>,
+    /// Insertions, each taken when read (never by two collections).
     inserts: HashMap<usize, &'p ItemRule<'a>>,
+    entries: HashMap<usize, (&'p Yaml, &'p Yaml)>,
     removes: HashSet<usize>,
     seen: usize,
     changed: Vec<Changed>,
@@ -145,6 +158,7 @@ impl<'p, 'a> Walk<'p, 'a> {
         let mut w = Walk {
             scalars: HashMap::new(),
             inserts: HashMap::new(),
+            entries: HashMap::new(),
             removes: HashSet::new(),
             seen: 0,
             changed: Vec::new(),
@@ -162,6 +176,9 @@ impl<'p, 'a> Walk<'p, 'a> {
                 Expect::Remove { at } => {
                     w.removes.insert(*at);
                 }
+                Expect::Entry { after, key, value } => {
+                    w.entries.insert(*after, (key, value));
+                }
             }
         }
         w
@@ -173,7 +190,7 @@ impl<'p, 'a> Walk<'p, 'a> {
             match t {
                 Task::Pair(a, b) => self.pair(a, b, &mut stack)?,
                 Task::Keys(p, q) => {
-                    if let Some(c) = same_keys(p, q) {
+                    if let Some(c) = same_keys(&p, &q) {
                         return Err(Mismatch::Keys(c));
                     }
                 }
@@ -216,16 +233,7 @@ impl<'p, 'a> Walk<'p, 'a> {
                     return Err(differs("scalar's style"));
                 }
             }
-            (Value::Map(p), Value::Map(q)) if p.len() == q.len() => {
-                if p.iter()
-                    .any(|(k, _)| self.scalars.contains_key(&(k as *const Node)))
-                {
-                    stack.push(Task::Keys(p, q));
-                }
-                for ((k1, v1), (k2, v2)) in p.iter().zip(q).rev() {
-                    stack.extend([Task::Pair(v1, v2), Task::Pair(k1, k2)]);
-                }
-            }
+            (Value::Map(p), Value::Map(q)) => self.entries(a, p, q, stack)?,
             (Value::Seq(p), Value::Seq(q)) => self.items(a, p, q, stack)?,
             (Value::Alias, Value::Alias) => {}
             _ => return Err(differs("structure")),
@@ -245,13 +253,23 @@ impl<'p, 'a> Walk<'p, 'a> {
         let mut next = q.iter();
         let missing = || Mismatch::At(a.line, a.col, "the sequence differs after the edit".into());
         let mut pairs = Vec::with_capacity(p.len());
+        if let Some(rule) = p
+            .is_empty()
+            .then(|| self.inserts.remove(&a.start))
+            .flatten()
+        {
+            self.seen += 1;
+            if next.next().ok_or_else(missing)?.data() != rule(&a.data()) {
+                return Err(missing());
+            }
+        }
         for item in p {
             if self.removes.contains(&item.start) {
                 self.seen += 1;
-                continue;
+            } else {
+                pairs.push(Task::Pair(item, next.next().ok_or_else(missing)?));
             }
-            pairs.push(Task::Pair(item, next.next().ok_or_else(missing)?));
-            if let Some(rule) = self.inserts.get(&item.start) {
+            if let Some(rule) = self.inserts.remove(&item.start) {
                 self.seen += 1;
                 let (want, got) = (rule(&item.data()), next.next().ok_or_else(missing)?.data());
                 if got != want {
@@ -271,16 +289,64 @@ impl<'p, 'a> Walk<'p, 'a> {
         stack.extend(pairs.into_iter().rev());
         Ok(())
     }
+
+    /// A mapping: every old entry, in order, each followed by the entry
+    /// inserted after it; its keys checked once its entries are, when one
+    /// of them is planned.
+    fn entries<'n>(
+        &mut self,
+        a: &Node,
+        p: &'n [(Node, Node)],
+        q: &'n [(Node, Node)],
+        stack: &mut Vec<Task<'n>>,
+    ) -> Result<(), Mismatch> {
+        let differs = || Mismatch::At(a.line, a.col, "the structure differs after the edit".into());
+        let planned_key = p
+            .iter()
+            .any(|(k, _)| self.scalars.contains_key(&(k as *const Node)));
+        let mut keys = (Vec::new(), Vec::new());
+        let (mut next, base) = (q.iter(), stack.len());
+        for (k1, v1) in p {
+            let (k2, v2) = next.next().ok_or_else(differs)?;
+            stack.extend([Task::Pair(k1, k2), Task::Pair(v1, v2)]);
+            if planned_key {
+                keys.0.push(k1);
+                keys.1.push(k2);
+            }
+            let Some((key, value)) = self.entries.remove(&k1.start) else {
+                continue;
+            };
+            self.seen += 1;
+            let new = next
+                .next()
+                .filter(|(k, v)| (&k.data(), &v.data()) == (key, value));
+            if new.is_none() || q.iter().filter(|(k, _)| k.data() == *key).count() != 1 {
+                let m = format!("the entry inserted after this one does not read {key:?}: {value:?} under a key of its own");
+                return Err(Mismatch::At(k1.line, k1.col, m));
+            }
+        }
+        if next.next().is_some() {
+            return Err(differs());
+        }
+        stack[base..].reverse();
+        if planned_key {
+            stack.insert(base, Task::Keys(keys.0, keys.1));
+        }
+        Ok(())
+    }
 }
 
-/// Every scalar of `docs` that holds a value, by where it starts (an empty
-/// scalar may start where the next one does: it holds no change).
+/// Every scalar of `docs` that holds a value or is quoted, by where it
+/// starts (an empty scalar not quoted may start where the next one does:
+/// it holds no change).
 pub fn scalars(docs: &[Node]) -> Vec<&Node> {
     let mut out = Vec::new();
     let mut stack: Vec<&Node> = docs.iter().collect();
     while let Some(n) = stack.pop() {
         match &n.value {
-            Value::Scalar(v, _) if !v.is_empty() => out.push(n),
+            Value::Scalar(v, s) if !v.is_empty() || matches!(s, SingleQuoted | DoubleQuoted) => {
+                out.push(n)
+            }
             Value::Map(pairs) => pairs.iter().for_each(|(k, v)| stack.extend([k, v])),
             Value::Seq(items) => stack.extend(items),
             _ => {}
@@ -309,18 +375,18 @@ fn expected(e: &Expect, x: &str, y: &str) -> Result<String, String> {
     }
 }
 
-/// Two keys of one mapping (`p` before, `q` after) that read the same after
-/// the edit but did not before.
-fn same_keys(p: &[(Node, Node)], q: &[(Node, Node)]) -> Option<Collision> {
+/// Two keys of one mapping (`p` before, `q` after, in the same order) that
+/// read the same after the edit but did not before.
+fn same_keys(p: &[&Node], q: &[&Node]) -> Option<Collision> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (j, (k, _)) in q.iter().enumerate() {
+    for (j, k) in q.iter().enumerate() {
         let Some(v) = k.as_str() else { continue };
         match seen.get(v) {
-            Some(&i) if p[i].0.as_str() != p[j].0.as_str() => {
+            Some(&i) if p[i].as_str() != p[j].as_str() => {
                 let key = |n: &Node| (n.as_str().unwrap_or_default().to_string(), n.line, n.col);
                 return Some(Collision {
-                    first: key(&p[i].0),
-                    second: key(&p[j].0),
+                    first: key(p[i]),
+                    second: key(p[j]),
                     both: v.to_string(),
                 });
             }
@@ -349,7 +415,10 @@ pub fn collision(before: &[Node], after: &[Node]) -> Result<Option<Collision>, S
     while let Some((a, b)) = stack.pop() {
         match (&a.value, &b.value) {
             (Value::Map(p), Value::Map(q)) if p.len() == q.len() => {
-                found = found.or_else(|| same_keys(p, q));
+                fn keys(m: &[(Node, Node)]) -> Vec<&Node> {
+                    m.iter().map(|(k, _)| k).collect()
+                }
+                found = found.or_else(|| same_keys(&keys(p), &keys(q)));
                 for ((k1, v1), (k2, v2)) in p.iter().zip(q) {
                     stack.extend([(k1, k2), (v1, v2)]);
                 }
@@ -414,6 +483,62 @@ mod tests {
         assert!(verify(old, "s:\n- x: 1\n- x: 9\n- x: 9\n- x: 2\n", &plan).is_err());
     }
 
+    /// A mapping entry inserted after another, an empty sequence given an
+    /// item, an item replaced (removed, and an item inserted after it).
+    #[test]
+    fn entries_first_items_and_replaced_items_verify_only_as_planned() {
+        let old = "m:\n  a: 1  # c\n  b: []\n  s: [x, 'y']\n";
+        let s = |v: &str| Yaml::String(v.into());
+        let plan = || {
+            let at = |f: &str| old.find(f).unwrap();
+            [
+                Expect::Entry {
+                    after: at("a:"),
+                    key: s("k"),
+                    value: s("v"),
+                },
+                Expect::Insert {
+                    after: at("[]"),
+                    rule: Box::new(move |_| s("i")),
+                },
+                Expect::Remove { at: at("'y'") },
+                Expect::Insert {
+                    after: at("'y'"),
+                    rule: Box::new(move |_| s("z")),
+                },
+            ]
+        };
+        let right = "m:\n  a: 1  # c\n  k: v\n  b: [i]\n  s: [x, z]\n";
+        verify(old, right, &plan()).unwrap();
+        for wrong in [
+            "m:\n  k: v\n  a: 1  # c\n  b: [i]\n  s: [x, z]\n",
+            "m:\n  a: 1  # c\n  b: [i]\n  k: v\n  s: [x, z]\n",
+            "m:\n  a: 1  # c\n  k: w\n  b: [i]\n  s: [x, z]\n",
+            "m:\n  a: 1# c\n  k: v\n  b: [i]\n  s: [x, z]\n",
+            "m:\n  a: 1  # c\n  k: v\n  b: [i, i]\n  s: [x, z]\n",
+            "m:\n  a: 1  # c\n  k: v\n  b: []\n  s: [x, z]\n",
+            "m:\n  a: 1  # c\n  k: v\n  b: [i]\n  s: [z]\n",
+            "m:\n  a: 1  # c\n  k: v\n  b: [i]\n  s: [x, 'y', z]\n",
+        ] {
+            assert!(verify(old, wrong, &plan()).is_err(), "{wrong}");
+        }
+        // A key the mapping has already.
+        let plan = [Expect::Entry {
+            after: 5,
+            key: s("b"),
+            value: s("v"),
+        }];
+        let e = verify(
+            old,
+            "m:\n  a: 1  # c\n  b: v\n  b: []\n  s: [x, 'y']\n",
+            &plan,
+        );
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("under a key of its own"));
+    }
+
     #[test]
     fn a_removal_verifies_only_as_planned() {
         let old = "[\"a\", \"b\", \"c\"]";
@@ -459,6 +584,104 @@ mod tests {
             rule: is("https://x:6443"),
         }];
         verify(old, "https://x:6443: 1\nhttps://h:6443: 2\n", &plan).unwrap();
+    }
+
+    /// JSON, read by the one reader (by the JSON tokenizer where the YAML
+    /// parser refuses a surrogate-pair escape): strings and keys changed as
+    /// planned verify, escapes included; any other change of the data, a
+    /// change left out of the plan or planned twice, a key renamed onto its
+    /// neighbour, a key moved to a value are refused; duplicate keys and deep
+    /// nesting are read as they are.
+    #[test]
+    fn json_rewrites_verify_only_as_planned() {
+        const NEW: &str = "https://new.example";
+        let plan = |old: &str, raw: &str| -> Vec<Expect<'static>> {
+            let at = old.match_indices(raw).map(|(at, _)| at);
+            at.map(|at| Expect::Scalar { at, rule: is(NEW) }).collect()
+        };
+        let renamed = |old: &str| old.replace("old.example", "new.example");
+        let old = "\u{feff}{\r\n  \"emoji\": \"\\ud83d\\ude00\",\r\n  \"server\": \"https:\\/\\/old.example\",\r\n  \"https://old.example\": {\"server\": \"https://old.example\"},\r\n  \"n\": [1e400, -0.0]\r\n}";
+        let mut p = plan(old, "\"https:\\/\\/old.example\"");
+        p.extend(plan(old, "\"https://old.example\""));
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 3);
+        let old = r#"{"https://old.example": {"https://old.example": ["https://old.example", {"k": "https://old.example"}]}}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 4);
+        let e = verify(old, &renamed(old), &p[1..]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("1:2: expected \"https://old.example\""),
+            "{e}"
+        );
+        let old = r#"{"server": "https://old.example", "name": "a"}"#;
+        let p = || plan(old, "\"https://old.example\"");
+        verify(
+            old,
+            r#"{"server": "https:\/\/new\u002eexample", "name": "a"}"#,
+            &p(),
+        )
+        .unwrap();
+        for (new, want) in [
+            (
+                r#"{"server": "https://new.example", "name": "b"}"#,
+                "1:43: expected \"a\"",
+            ),
+            (
+                r#"{"server": "https://new.example", "name": "a", "x": 1}"#,
+                "1:1: the structure differs",
+            ),
+            (
+                r#"{"server": "https://new.example"}"#,
+                "1:1: the structure differs",
+            ),
+            (
+                r#"{"server": "https://new.example\ud83d", "name": "a"}"#,
+                "the edited text does not parse",
+            ),
+            (
+                r#"{"server": "https://other.example", "name": "a"}"#,
+                "1:12: expected \"https://new.example\"",
+            ),
+            (old, "1:12: expected \"https://new.example\""),
+            (
+                r#"["https://new.example", "a"]"#,
+                "1:1: the structure differs",
+            ),
+        ] {
+            let e = verify(old, new, &p()).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{new}: {e}");
+        }
+        let twice: Vec<_> = p().into_iter().chain(p()).collect();
+        let e = verify(old, &renamed(old), &twice).unwrap_err().to_string();
+        assert!(e.contains("a planned change was not read back"), "{e}");
+        // A number is not a string: planned as one, its style is refused.
+        let e = verify(
+            r#"{"n": 1}"#,
+            r#"{"n": "https://new.example"}"#,
+            &plan(r#"{"n": 1}"#, "1"),
+        );
+        assert!(e.unwrap_err().to_string().contains("style"));
+        let e = verify("{\"a\": [1}", "{\"a\": [1]}", &[]).unwrap_err();
+        assert!(
+            e.to_string().contains("before the edit does not parse"),
+            "{e}"
+        );
+        let old = r#"{"https://old.example": 1, "https://new.example": 2}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert!(matches!(
+            verify(old, &renamed(old), &p),
+            Err(Mismatch::Keys(_))
+        ));
+        let old = r#"{"s": "https://old.example", "s": "https://old.example"}"#;
+        let p = plan(old, "\"https://old.example\"");
+        assert_eq!(verify(old, &renamed(old), &p).unwrap().len(), 2);
+        let old = format!(
+            "{}\"https://old.example\"{}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        let p = plan(&old, "\"https://old.example\"");
+        assert_eq!(verify(&old, &renamed(&old), &p).unwrap().len(), 1);
+        assert!(verify(&old, &renamed(&old).replacen("]", ", 1]", 1), &p).is_err());
     }
 
     /// A cluster name change: the engine's operations of the name locator

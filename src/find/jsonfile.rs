@@ -57,7 +57,7 @@ mod tests {
         assert!(o.escaped.is_none());
         assert_eq!(&text[o.found.start..o.found.end], format!("https://{HOST}"));
         assert_eq!(o.line, 2);
-        assert!(l.proof.json);
+        assert!(l.json);
         assert_eq!(l.destinations.len(), 1);
         assert_eq!(
             l.destinations[0].server.as_deref(),

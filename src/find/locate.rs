@@ -7,12 +7,10 @@
 //! one method per event kind, on the shared [`yaml::Stack`]; JSON the YAML
 //! parser refuses is read by the same `Locator` from the JSON reader's events
 //! ([`locate_json_for`]), so both give the same occurrences. Which paths hold
-//! a cluster is [`positions`]' answer. Each result carries a [`Proof`] of
-//! how the file was read (masked, JSON-only); locating itself never checks
-//! rewrites.
+//! a cluster is [`positions`]' answer. Each result says how the file was
+//! read (masked, JSON-only); locating itself never checks rewrites.
 
 use crate::find::embedded::{self, Inner};
-use crate::find::proof::Proof;
 use crate::find::templates;
 use crate::model::application::Destination;
 use crate::model::positions::{self, Fact, Position, Seg, YamlPath};
@@ -170,8 +168,11 @@ pub enum HintSource {
 pub struct Located {
     pub occurrences: Vec<Occurrence>,
     pub destinations: Vec<Destination>,
-    /// How the file was read: how its rewrite is spliced.
-    pub proof: Proof,
+    /// Helm template actions had to be masked for the file to parse.
+    pub masked: bool,
+    /// The file reads only as JSON (see `jsonfile`): a rewrite is spliced by
+    /// JSON's escape rules.
+    pub json: bool,
 }
 
 /// A YAML file that could not be parsed.
@@ -457,11 +458,7 @@ pub fn locate_json_for(
             column,
             message,
         })?;
-    // Spliced by JSON's escape rules.
-    located.proof = Proof {
-        json: true,
-        ..Proof::default()
-    };
+    located.json = true;
     Ok(located)
 }
 
@@ -728,7 +725,6 @@ struct Locator<'a> {
     siblings: HashMap<usize, Vec<(String, String)>>,
     wanted: HashSet<usize>,
     events: usize,
-    proof: Proof,
     /// Endpoints behind an embedded document's own escapes: reported.
     inner_escaped: Vec<Occurrence>,
     /// Anchored scalars that are candidates, by anchor id: (their path below
@@ -758,7 +754,6 @@ impl<'a> Locator<'a> {
             siblings: HashMap::new(),
             wanted: HashSet::new(),
             events: 0,
-            proof: Proof::new(!masked.is_empty()),
             inner_escaped: Vec::new(),
             anchors: HashMap::new(),
             anchored: Vec::new(),
@@ -1288,12 +1283,12 @@ impl<'a> Locator<'a> {
             merge_inner_escaped(&mut occurrences, &self.inner_escaped);
         }
         let destinations = self.destinations();
-        let proof = self.proof;
         occurrences.shrink_to_fit();
         Located {
             occurrences,
             destinations,
-            proof,
+            masked: !self.masked.is_empty(),
+            json: false,
         }
     }
 
@@ -2166,7 +2161,7 @@ mod tests {
             "{{{{- if .Values.on }}}}\nkind: Application\nspec:\n  destination:\n    server: {PROD}\n    name: {{{{ default \"{PROD}\" .x }}}}\n{{{{- end }}}}\n"
         );
         let l = locate_yaml(&t, &[], false).unwrap();
-        assert!(l.proof.masked);
+        assert!(l.masked);
         let kinds: Vec<_> = l.occurrences.iter().map(|o| o.kind).collect();
         assert_eq!(kinds, vec![Kind::Value, Kind::Template]);
     }

@@ -8,7 +8,6 @@ pub mod jsonfile;
 pub mod locate;
 pub mod names;
 pub mod params;
-pub mod proof;
 pub mod resolve;
 pub mod summary;
 pub mod templates;

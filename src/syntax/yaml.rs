@@ -257,8 +257,8 @@ pub fn mask_templates(text: &str) -> Option<(String, Vec<(usize, usize)>)> {
 }
 
 /// The text the parser reads for a file: as it is, or with its template
-/// actions masked when `masked` (the file parsed only so). The locator, the
-/// proof of a file and the rewrite's verifier all read through this.
+/// actions masked when `masked` (the file parsed only so). The locator and
+/// the rewrite's verifier both read through this.
 pub fn parsed_text(text: &str, masked: bool) -> std::borrow::Cow<'_, str> {
     match mask_templates(text).filter(|_| masked) {
         Some((m, _)) => m.into(),

@@ -2,13 +2,16 @@
 //! written by `serde_json::to_string_pretty` (and the same with every
 //! non-ASCII character escaped, surrogate pairs included, as Python's
 //! `json.dump` writes them), the tokenizer reports exactly serde_json's strings,
-//! in order, at their paths; and a rewrite of one string verifies, while a
-//! rewrite that disagrees with its plan does not.
+//! in order, at their paths; and a rewrite of one string by the edit engine
+//! keeps every other byte, verifies (`edit::verify`) and reads as serde_json
+//! expects, while a rewrite that disagrees with its plan does not verify.
 //!
 //! More cases: `PROPTEST_CASES=5000 cargo test --release --test json_props`.
 
 use proptest::prelude::*;
-use rebind::syntax::json::{self, Change, Kind, Seg};
+use rebind::edit::verify::{verify, Expect};
+use rebind::syntax::json::{self, Kind, Seg};
+use rebind::text::splice::{self, Op};
 use serde_json::Value;
 
 /// Strings with escapes, control characters, non-BMP characters and quotes.
@@ -167,30 +170,56 @@ proptest! {
         if escaped {
             raw = ascii_only(&raw);
         }
-        let new = format!("{}{raw}{}", &old[..t.range.start], &old[t.range.end..]);
-        let plan = [Change { range: t.range.clone(), value: replacement.clone() }];
+        let new = splice::apply(&old, &[Op::replace(t.range.clone(), raw.clone())]).unwrap();
+        // Every byte outside the string is kept.
+        prop_assert_eq!(&new, &format!("{}{raw}{}", &old[..t.range.start], &old[t.range.end..]));
+        let plan = |value: String| [Expect::Scalar { at: t.range.start, rule: Box::new(move |_| Ok(value.clone())) }];
+        let path = doc.path(t);
         // A key renamed onto its neighbour's name is refused.
         let collides = t.is_key() && {
-            let path = doc.path(t);
             at(&v, &path[..path.len() - 1])
                 .and_then(Value::as_object)
                 .is_some_and(|o| o.contains_key(&replacement))
         };
-        match json::verify_same_except(&old, &new, &plan) {
+        match verify(&old, &new, &plan(replacement.clone())) {
             Ok(done) => {
                 prop_assert!(!collides);
-                prop_assert_eq!(done.changed, 1);
-                prop_assert!(done.whole_document_by_serde_json);
+                prop_assert_eq!(done.len(), 1);
+                prop_assert_eq!(&done[0].new, &replacement);
+                // serde_json's data: the old data with the one change.
+                let mut want: Value = serde_json::from_str(&old).unwrap();
+                renamed(&mut want, &path, t.is_key(), &replacement);
+                prop_assert_eq!(serde_json::from_str::<Value>(&new).unwrap(), want);
             }
             Err(e) => prop_assert!(collides, "{}", e),
         }
         // The plan says one thing, the text another.
-        let wrong = [Change { range: t.range.clone(), value: format!("{replacement}x") }];
-        prop_assert!(json::verify_same_except(&old, &new, &wrong).is_err());
-        // The same data, but a byte outside the string changed.
-        let spaced = format!("{}{raw} {}", &old[..t.range.start], &old[t.range.end..]);
-        prop_assert!(json::verify_same_except(&old, &spaced, &plan).is_err());
+        let wrong = plan(format!("{replacement}x"));
+        prop_assert!(verify(&old, &new, &wrong).is_err());
+        // The data changed outside the string too (one more top-level item).
+        let more = format!("{}, 0]", new.trim_end().strip_suffix(']').unwrap());
+        prop_assert!(verify(&old, &more, &plan(replacement.clone())).is_err());
         // Not planned at all.
-        prop_assert!(json::verify_same_except(&old, &new, &[]).is_err());
+        prop_assert!(verify(&old, &new, &[]).is_err());
+    }
+}
+
+/// `v` with the string at `path` (a key, or a value) changed to `to`.
+fn renamed(v: &mut Value, path: &[Seg], key: bool, to: &str) {
+    let (last, parent) = path.split_last().unwrap();
+    let mut slot = v;
+    for s in if key { parent } else { path } {
+        slot = match s {
+            Seg::Key(k) => slot.get_mut(k).unwrap(),
+            Seg::Index(i) => slot.get_mut(*i).unwrap(),
+        };
+    }
+    match (key, last) {
+        (true, Seg::Key(k)) => {
+            let o = slot.as_object_mut().unwrap();
+            let moved = o.remove(k).unwrap();
+            o.insert(to.to_string(), moved);
+        }
+        _ => *slot = Value::String(to.to_string()),
     }
 }

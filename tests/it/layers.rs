@@ -104,7 +104,7 @@ fn named_paths(code: &str, from: &Module) -> Vec<(Vec<String>, bool)> {
 
 /// [`named_paths`], with `roots`: names a `use` brought into the file
 /// (`use crate::find;`, `use super::*;`, `use x as y;`) and the module each
-/// names, so that `find::proof::Proof` counts as the path it is.
+/// names, so that `find::embedded::Inner` counts as the path it is.
 fn named_paths_with(
     code: &str,
     from: &Module,
@@ -573,7 +573,7 @@ fn the_reader_of_paths_finds_circles_and_upward_edges() {
         bin: false,
         path: vec!["find".into(), "locate".into()],
     };
-    let code = "use crate::{text::endpoint::{self, Found}, syntax::yaml};\nuse super::proof::Proof;\nlet x = crate::edit::rewrite::splice(a);";
+    let code = "use crate::{text::endpoint::{self, Found}, syntax::yaml};\nuse super::embedded::Inner;\nlet x = crate::edit::rewrite::splice(a);";
     let paths: Vec<String> = named_paths(code, &m)
         .into_iter()
         .map(|(p, _)| p.join("::"))
@@ -584,7 +584,7 @@ fn the_reader_of_paths_finds_circles_and_upward_edges() {
             "text::endpoint",
             "text::endpoint::Found",
             "syntax::yaml",
-            "find::proof::Proof",
+            "find::embedded::Inner",
             "edit::rewrite::splice"
         ]
     );

@@ -91,6 +91,15 @@ const HELM_VALUES_OBJECT: &str = "valuesObject";
 const HELM_VALUES_STRING: &str = "values";
 const HELM_PARAMETERS: &str = "parameters";
 
+/// The key of a source's Helm settings (the last step of [`HELM_ROOTS`]).
+const HELM_KEY: &str = "helm";
+
+/// A source `path` as a repository folder (`./charts/karp/` → `charts/karp`).
+fn chart_dir(path: &str) -> String {
+    let p = path.trim_start_matches("./").trim_end_matches('/');
+    p.to_string()
+}
+
 /// Where an Application's (or an ApplicationSet template's) Helm source is.
 const HELM_ROOTS: &[&[positions::P]] = {
     use positions::P::{I, K};
@@ -109,9 +118,56 @@ const HELM_ROOTS: &[&[positions::P]] = {
     ]
 };
 
+/// A parent chart's dependencies on a chart the table has rows for: the
+/// key its values hold each under (the `alias`, else the name) and the
+/// chart's name.
+pub type Subcharts = Vec<(String, &'static str)>;
+
+/// The charts a file's values may be of: the file's own chart's
+/// dependencies (when it is a values file of a chart), and the
+/// dependencies of each chart of the repository by its folder (for an
+/// Application whose source `path` is that folder).
+#[derive(Debug, Default, Clone)]
+pub struct ChartValues {
+    pub file: Subcharts,
+    pub dirs: Vec<(String, Subcharts)>,
+}
+
+/// The dependencies of a `Chart.yaml` (apiVersion v2) or a
+/// `requirements.yaml` (v1) on the charts the name table has rows for,
+/// recognised by the dependency's `name` (the chart's), held under its
+/// `alias` when it has one. A text that does not read gives none.
+pub fn subcharts(text: &str) -> Subcharts {
+    let Ok(docs) = yaml::read_yaml_or_json(text) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for d in &docs {
+        let Some(Value::Seq(deps)) = d.get(names::CHART_DEPENDENCIES).map(|n| &n.value) else {
+            continue;
+        };
+        for dep in deps {
+            let chart = dep
+                .str_at(&[names::DEPENDENCY_NAME])
+                .and_then(names::table_chart);
+            let Some(chart) = chart else { continue };
+            let key = dep.str_at(&[names::DEPENDENCY_ALIAS]).unwrap_or(chart);
+            out.push((key.to_string(), chart));
+        }
+    }
+    out
+}
+
 /// Locates the name `r.old` in `text` (a file that may be YAML or JSON;
 /// anything else is read as text, every occurrence a mention).
 pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
+    locate_with(text, r, &ChartValues::default())
+}
+
+/// [`locate`], with the charts the file's values may be of: a values
+/// document's (or an Application's Helm values') key for a dependency on
+/// a chart of the table holds that chart's values.
+pub fn locate_with(text: &str, r: &NameRebind, charts: &ChartValues) -> NamesFound {
     let mut found = NamesFound::default();
     let ca = r.old_ca.as_deref().is_some_and(|c| text.contains(c));
     let kept = r.argocd_kept.iter().any(|k| text.contains(k.as_str()));
@@ -127,6 +183,7 @@ pub fn locate(text: &str, r: &NameRebind) -> NamesFound {
         let mut l = Locator {
             text,
             r,
+            charts,
             index: LineIndex::new(text),
             found: &mut found,
         };
@@ -182,6 +239,7 @@ struct Outer<'n> {
 struct Locator<'a> {
     text: &'a str,
     r: &'a NameRebind,
+    charts: &'a ChartValues,
     index: LineIndex,
     found: &'a mut NamesFound,
 }
@@ -204,6 +262,10 @@ impl<'a> Locator<'a> {
         }
         let scope = kind.map_or(Scope::Values, |k| Scope::Kind(kind_name(k)));
         self.visit(doc, scope, &mut Vec::new(), None, None, res);
+        if kind.is_none() {
+            let charts = self.charts;
+            self.subchart_values(doc, &charts.file, None, res);
+        }
         // Tag keys and cluster ARNs, anywhere.
         self.visit(doc, Scope::Any, &mut Vec::new(), None, None, res);
         self.encoded(doc);
@@ -223,27 +285,42 @@ impl<'a> Locator<'a> {
             return;
         };
         if let Some(v) = config.as_str() {
-            self.embedded(config, v, Scope::RegistrationConfig, res);
+            self.embedded(config, v, Scope::RegistrationConfig, &Subcharts::new(), res);
         }
     }
 
     /// An Application's Helm values: `valuesObject`, the `values` string
-    /// and the `parameters`.
+    /// and the `parameters`; for a source whose `path` is a chart of the
+    /// repository with dependencies on the table's charts, their keys too.
     fn helm_sources(&mut self, doc: &Node, res: Option<&str>) {
         let mut helms = Vec::new();
+        let path_key = names::source_path_key();
         doc.walk(&mut |path, n| {
-            if HELM_ROOTS.iter().any(|p| positions::matches(p, &path.0)) {
-                helms.push(n.clone());
+            let source = |p: &&[positions::P]| positions::matches(&p[..p.len() - 1], &path.0);
+            if HELM_ROOTS.iter().any(source) {
+                if let Some(helm) = n.get(HELM_KEY) {
+                    helms.push((helm.clone(), n.str_at(&[path_key]).map(chart_dir)));
+                }
             }
         });
-        for helm in &helms {
+        let charts = self.charts;
+        let none = Subcharts::new();
+        for (helm, dir) in &helms {
+            let subs = dir
+                .as_deref()
+                .and_then(|d| charts.dirs.iter().find(|(c, _)| c == d))
+                .map_or(&none, |(_, s)| s);
             if let Some(obj) = helm.get(HELM_VALUES_OBJECT) {
                 self.visit(obj, Scope::Values, &mut Vec::new(), None, None, res);
+                self.subchart_values(obj, subs, None, res);
             }
             if let Some(s) = helm.get(HELM_VALUES_STRING) {
                 match s.as_str() {
-                    Some(v) => self.embedded(s, v, Scope::Values, res),
-                    None => self.visit(s, Scope::Values, &mut Vec::new(), None, None, res),
+                    Some(v) => self.embedded(s, v, Scope::Values, subs, res),
+                    None => {
+                        self.visit(s, Scope::Values, &mut Vec::new(), None, None, res);
+                        self.subchart_values(s, subs, None, res);
+                    }
                 }
             }
             if let Some(Value::Seq(params)) = helm.get(HELM_PARAMETERS).map(|p| &p.value) {
@@ -253,8 +330,31 @@ impl<'a> Locator<'a> {
                     if let (Some(name), Some(value)) = (name, value) {
                         let path = names::parameter_path(name);
                         self.scalar(value, Scope::Values, &path, None, None, res);
+                        let sub = subs
+                            .iter()
+                            .find(|(k, _)| path.first() == Some(&Seg::Key(k.clone())));
+                        if let Some((_, chart)) = sub {
+                            self.scalar(value, Scope::Subchart(chart), &path, None, None, res);
+                        }
                     }
                 }
+            }
+        }
+    }
+
+    /// A parent chart's values (`values`, from its root) for its
+    /// dependencies `subs`: each dependency's key read by its chart's rows.
+    fn subchart_values(
+        &mut self,
+        values: &Node,
+        subs: &Subcharts,
+        outer: Option<Outer>,
+        res: Option<&str>,
+    ) {
+        for (key, chart) in subs {
+            if let Some(sub) = values.get(key) {
+                let mut path = vec![Seg::Key(key.clone())];
+                self.visit(sub, Scope::Subchart(chart), &mut path, outer, None, res);
             }
         }
     }
@@ -365,7 +465,14 @@ impl<'a> Locator<'a> {
     }
 
     /// A document held in the string `value` of `node`.
-    fn embedded(&mut self, node: &Node, value: &str, scope: Scope, res: Option<&str>) {
+    fn embedded(
+        &mut self,
+        node: &Node,
+        value: &str,
+        scope: Scope,
+        subs: &Subcharts,
+        res: Option<&str>,
+    ) {
         let ca = self.r.old_ca.as_deref().is_some_and(|c| value.contains(c));
         if !value.contains(self.r.old.as_str()) && !ca {
             return;
@@ -376,6 +483,7 @@ impl<'a> Locator<'a> {
         let outer = Outer { node, value };
         for d in &docs {
             self.visit(d, scope, &mut Vec::new(), Some(outer), None, res);
+            self.subchart_values(d, subs, Some(outer), res);
         }
     }
 

@@ -106,8 +106,54 @@ pub enum Scope {
     /// asks `positions::fact` which scalar that is), or an AppProject
     /// destination's ([`is_project_destination_name`]).
     Destination,
+    /// The values of a parent (umbrella) chart held for its dependency on
+    /// this chart (the chart's `name` in the parent's `dependencies`): the
+    /// path's first step is the dependency's key (its `alias`, else its
+    /// name), and the rest is read as [`Scope::Values`] by the rows of this
+    /// chart only ([`chart_of`]).
+    Subchart(&'static str),
     /// Every document.
     Any,
+}
+
+/// The key of a parent chart's dependencies (`Chart.yaml` of apiVersion
+/// v2, `requirements.yaml` of v1), and a dependency's chart name and alias
+/// (Helm: a parent's values for a dependency sit under its alias, else its
+/// name).
+pub const CHART_DEPENDENCIES: &str = "dependencies";
+pub const DEPENDENCY_NAME: &str = "name";
+pub const DEPENDENCY_ALIAS: &str = "alias";
+
+/// The chart whose values a [`Scope::Values`] position is of, when it is
+/// one chart's: its rows then also match under a parent chart's key for a
+/// dependency on that chart ([`Scope::Subchart`]).
+pub const fn chart_of(position: NamePosition) -> Option<&'static str> {
+    match position {
+        NamePosition::KarpenterClusterName | NamePosition::KarpenterInterruptionQueue => {
+            Some("karpenter")
+        }
+        NamePosition::LoadBalancerClusterName => Some("aws-load-balancer-controller"),
+        NamePosition::AutoscalerClusterName => Some("cluster-autoscaler"),
+        NamePosition::ExternalDnsOwner => Some("external-dns"),
+        _ => None,
+    }
+}
+
+/// The key of an Application source's `path` (a folder of its repository).
+pub fn source_path_key() -> &'static str {
+    positions::FACTS
+        .iter()
+        .find(|(_, f)| *f == positions::Fact::SourcePath)
+        .and_then(|(p, _)| p.last().copied())
+        .unwrap_or_default()
+}
+
+/// The chart name `name` as the table spells it, when a row is of it.
+pub fn table_chart(name: &str) -> Option<&'static str> {
+    TABLE
+        .iter()
+        .filter_map(|r| chart_of(r.position))
+        .find(|c| *c == name)
 }
 
 /// How a value at a row's path holds the name.
@@ -431,7 +477,13 @@ pub fn classify(
     cx: &NameContext,
 ) -> Option<(&'static NameRow, std::ops::Range<usize>)> {
     TABLE.iter().find_map(|row| {
-        let in_scope = row.scope == scope || row.scope == Scope::Any;
+        let (in_scope, path) = match scope {
+            Scope::Subchart(chart) => (
+                row.scope == Scope::Values && chart_of(row.position) == Some(chart),
+                path.get(1..)?,
+            ),
+            _ => (row.scope == scope || row.scope == Scope::Any, path),
+        };
         if !in_scope || (row.matching == Match::TagKey) != cx.is_key {
             return None;
         }
@@ -602,6 +654,47 @@ mod tests {
             assert!(try_row(row, row.positive), "{:?} positive", row.position);
             assert!(!try_row(row, row.negative), "{:?} negative", row.position);
         }
+    }
+
+    /// An umbrella chart's values for its dependency on a chart: the
+    /// chart's rows under the dependency's key, no other chart's.
+    #[test]
+    fn a_subchart_reads_its_own_charts_rows_under_its_key() {
+        let cx = NameContext::default();
+        let at = |chart, p: &str| {
+            classify(Scope::Subchart(chart), &path(p), "prod", "prod", &cx).map(|(r, _)| r.position)
+        };
+        use NamePosition as N;
+        assert_eq!(
+            at("karpenter", "karpenter.settings.clusterName"),
+            Some(N::KarpenterClusterName)
+        );
+        assert_eq!(
+            at("karpenter", "k.settings.interruptionQueue"),
+            Some(N::KarpenterInterruptionQueue)
+        );
+        assert_eq!(
+            at("aws-load-balancer-controller", "lbc.clusterName"),
+            Some(N::LoadBalancerClusterName)
+        );
+        assert_eq!(
+            at("cluster-autoscaler", "ca.autoDiscovery.clusterName"),
+            Some(N::AutoscalerClusterName)
+        );
+        assert_eq!(
+            at("external-dns", "dns.txtOwnerId"),
+            Some(N::ExternalDnsOwner)
+        );
+        // Another chart's row, the key itself, the parent's own values.
+        assert_eq!(at("karpenter", "karpenter.clusterName"), None);
+        assert_eq!(
+            at("aws-load-balancer-controller", "lbc.settings.clusterName"),
+            None
+        );
+        assert_eq!(at("karpenter", "settings"), None);
+        assert_eq!(at("karpenter", ""), None);
+        assert_eq!(table_chart("karpenter"), Some("karpenter"));
+        assert_eq!(table_chart("karp"), None);
     }
 
     #[test]

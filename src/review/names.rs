@@ -72,6 +72,7 @@ pub fn plan_names(
         mentions: Vec::new(),
         registry: Vec::new(),
     };
+    let charts = walked_charts(walk);
     for item in walk.files() {
         let Found::Entry(e) = item else { continue };
         if skip.is_some_and(|s| same_file(s, &e.path)) {
@@ -90,7 +91,14 @@ pub fn plan_names(
         let at = files.iter().position(|f| f.rel == e.rel && !f.is_config);
         let base: Arc<str> = at.map_or_else(|| text.as_str().into(), |i| files[i].new.clone());
         let found = if e.role == Role::Yaml {
-            names::locate(&base, r)
+            let cv = names::ChartValues {
+                file: values_of_chart(&e.path, &charts),
+                dirs: charts
+                    .iter()
+                    .map(|(rel, _, s)| (rel.clone(), s.clone()))
+                    .collect(),
+            };
+            names::locate_with(&base, r, &cv)
         } else {
             names::NamesFound {
                 mentions: names::text_mentions(&base, r),
@@ -152,6 +160,64 @@ pub fn plan_names(
     // Files in the order shown (the config, added later, stays last).
     files.sort_by(|a, b| a.is_config.cmp(&b.is_config).then(a.rel.cmp(&b.rel)));
     np
+}
+
+/// The charts of the walk (each folder holding a `Chart.yaml`) with
+/// dependencies on the name table's charts (read from `Chart.yaml`, and
+/// from `requirements.yaml` beside it for apiVersion v1): the folder as
+/// the walk shows it, on disk, and the dependencies.
+fn walked_charts(walk: &Walk) -> Vec<(String, std::path::PathBuf, names::Subcharts)> {
+    let mut out = Vec::new();
+    for item in walk.files() {
+        let Found::Entry(e) = item else { continue };
+        let Some(dir) = e.path.parent() else { continue };
+        let file = e.path.file_name().and_then(|n| n.to_str());
+        if !matches!(file, Some("Chart.yaml" | "Chart.yml")) {
+            continue;
+        }
+        let mut subs = Vec::new();
+        for f in [e.path.clone(), dir.join("requirements.yaml")] {
+            if let Ok(text) = std::fs::read_to_string(&f) {
+                subs.extend(names::subcharts(&text));
+            }
+        }
+        if !subs.is_empty() {
+            let rel = e.rel.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            out.push((rel, dir.to_path_buf(), subs));
+        }
+    }
+    out
+}
+
+/// The dependencies whose values the file at `path` holds, when it is a
+/// values file of a chart of `charts`: below the chart's folder (the
+/// nearest holding a `Chart.yaml`), outside its `templates/` and `charts/`,
+/// not its `Chart.yaml` or `requirements.yaml`.
+fn values_of_chart(
+    path: &std::path::Path,
+    charts: &[(String, std::path::PathBuf, names::Subcharts)],
+) -> names::Subcharts {
+    let Some(chart) = path
+        .ancestors()
+        .skip(1)
+        .find(|d| d.join("Chart.yaml").is_file() || d.join("Chart.yml").is_file())
+    else {
+        return Vec::new();
+    };
+    let Ok(below) = path.strip_prefix(chart) else {
+        return Vec::new();
+    };
+    let own = ["Chart.yaml", "Chart.yml", "requirements.yaml"];
+    if below.starts_with("templates")
+        || below.starts_with("charts")
+        || own.iter().any(|o| below == std::path::Path::new(o))
+    {
+        return Vec::new();
+    }
+    charts
+        .iter()
+        .find(|(_, dir, _)| dir == chart)
+        .map_or_else(Vec::new, |(_, _, s)| s.clone())
 }
 
 /// The text of the walked file `e` when it holds the old name (or the old

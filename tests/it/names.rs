@@ -673,3 +673,236 @@ fn a_yaml_file_that_holds_the_name_but_is_not_utf8_stops_the_rebind() {
     );
     assert_eq!(common::tree(dir.path()), before, "nothing written");
 }
+
+/// Helm gives a dependency its values under its `alias`, else its `name`,
+/// in the parent chart's values ("Subcharts and Global Values",
+/// helm.sh/docs/chart_template_guide/subcharts_and_globals; `alias` in
+/// helm.sh/docs/topics/charts, "Alias field in dependencies"). An umbrella
+/// chart installing karpenter, the Load Balancer Controller,
+/// cluster-autoscaler and external-dns holds their name positions there:
+/// recognised by the dependency's chart `name`, in its values files and in
+/// an Application's Helm values for it; the same keys for another chart,
+/// in a chart with no such dependency or in a file of no chart stay mentions.
+#[test]
+fn an_umbrella_charts_values_for_its_dependencies_move() {
+    const OLD_EP: &str =
+        "https://5F2C8A1E9B3D4C7A8E6F1B2D3C4A5E6F.gr7.ap-northeast-2.eks.amazonaws.com";
+    let dir = tempfile::tempdir().unwrap();
+    let files: &[(&str, &str)] = &[
+        (
+            "charts/karp/Chart.yaml",
+            "apiVersion: v2\nname: karp\nversion: 0.1.0\ndependencies:\n  - name: karpenter\n    version: 1.0.0\n    repository: oci://public.ecr.aws/karpenter\n  - name: aws-load-balancer-controller\n    alias: lbc\n    version: 1.8.0\n    repository: https://aws.github.io/eks-charts\n  - {name: cluster-autoscaler, version: 9.37.0, repository: https://kubernetes.github.io/autoscaler}\n  - {name: external-dns, version: 1.14.0, repository: https://kubernetes-sigs.github.io/external-dns}\n  - {name: common, alias: infra, version: 1.0.0, repository: https://charts.example.com}\n",
+        ),
+        (
+            "charts/karp/values.yaml",
+            &format!("karpenter:\n  settings:\n    clusterName: prod\n    interruptionQueue: \"Karpenter-prod\"\n    clusterEndpoint: {OLD_EP}\nlbc:\n  clusterName: 'prod'\ncluster-autoscaler:\n  autoDiscovery: {{clusterName: prod}}\nexternal-dns:\n  txtOwnerId: prod\ninfra:\n  settings: {{clusterName: prod}}\n  clusterName: prod\naws-load-balancer-controller:\n  clusterName: prod\n"),
+        ),
+        (
+            "charts/legacy/Chart.yaml",
+            "apiVersion: v1\nname: legacy\nversion: 0.1.0\n",
+        ),
+        (
+            "charts/legacy/requirements.yaml",
+            "dependencies:\n  - name: karpenter\n    alias: karp\n    version: 0.37.0\n    repository: oci://public.ecr.aws/karpenter\n",
+        ),
+        (
+            "charts/legacy/values-prod.yaml",
+            "karp:\n  settings:\n    aws: {clusterName: prod, interruptionQueueName: prod}\nkarpenter:\n  settings: {clusterName: prod}\n",
+        ),
+        (
+            "charts/plain/Chart.yaml",
+            "apiVersion: v2\nname: plain\nversion: 0.1.0\n",
+        ),
+        (
+            "charts/plain/values.yaml",
+            "karpenter:\n  settings: {clusterName: prod}\n",
+        ),
+        (
+            "notes/values.yaml",
+            "karpenter:\n  settings: {clusterName: prod}\nsettings: {clusterName: prod}\n",
+        ),
+        (
+            "apps/umbrella.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: umbrella, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/platform.git\n    path: charts/karp\n    helm:\n      valuesObject:\n        karpenter: {settings: {clusterName: prod}}\n        infra: {clusterName: prod}\n      values: |\n        lbc:\n          clusterName: prod\n      parameters:\n        - name: cluster-autoscaler.autoDiscovery.clusterName\n          value: prod\n        - name: infra.autoDiscovery.clusterName\n          value: prod\n  destination: {server: https://kubernetes.default.svc, namespace: kube-system}\n",
+        ),
+        (
+            "apps/plain.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: plain, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/platform.git\n    path: charts/plain\n    helm:\n      valuesObject:\n        karpenter: {settings: {clusterName: prod}}\n  destination: {server: https://kubernetes.default.svc, namespace: kube-system}\n",
+        ),
+    ];
+    for (rel, text) in files {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}{}", stdout(&out), stderr(&out));
+    });
+    let changes: Vec<(String, i64, String, String)> = v["names"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["kind"], "name", "{c}");
+            (
+                c["path"].as_str().unwrap().to_string(),
+                c["line"].as_i64().unwrap(),
+                c["yaml_path"].as_str().unwrap().to_string(),
+                c["position"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        (
+            "apps/umbrella.yaml",
+            11,
+            "karpenter.settings.clusterName",
+            "karpenter settings.clusterName",
+        ),
+        (
+            "apps/umbrella.yaml",
+            15,
+            "lbc.clusterName",
+            "aws-load-balancer-controller clusterName",
+        ),
+        (
+            "apps/umbrella.yaml",
+            18,
+            "cluster-autoscaler.autoDiscovery.clusterName",
+            "cluster-autoscaler autoDiscovery.clusterName",
+        ),
+        (
+            "charts/karp/values.yaml",
+            3,
+            "karpenter.settings.clusterName",
+            "karpenter settings.clusterName",
+        ),
+        (
+            "charts/karp/values.yaml",
+            4,
+            "karpenter.settings.interruptionQueue",
+            "karpenter settings.interruptionQueue",
+        ),
+        (
+            "charts/karp/values.yaml",
+            7,
+            "lbc.clusterName",
+            "aws-load-balancer-controller clusterName",
+        ),
+        (
+            "charts/karp/values.yaml",
+            9,
+            "cluster-autoscaler.autoDiscovery.clusterName",
+            "cluster-autoscaler autoDiscovery.clusterName",
+        ),
+        (
+            "charts/karp/values.yaml",
+            11,
+            "external-dns.txtOwnerId",
+            "external-dns txtOwnerId",
+        ),
+        (
+            "charts/legacy/values-prod.yaml",
+            3,
+            "karp.settings.aws.clusterName",
+            "karpenter settings.clusterName",
+        ),
+        (
+            "charts/legacy/values-prod.yaml",
+            3,
+            "karp.settings.aws.interruptionQueueName",
+            "karpenter settings.interruptionQueue",
+        ),
+        // A values document's own top-level keys are read as any values
+        // file's (a document with no `kind`), as before.
+        (
+            "notes/values.yaml",
+            3,
+            "settings.clusterName",
+            "karpenter settings.clusterName",
+        ),
+    ];
+    let want: Vec<(String, i64, String, String)> = want
+        .iter()
+        .map(|(p, l, y, pos)| (p.to_string(), *l, y.to_string(), pos.to_string()))
+        .collect();
+    assert_eq!(changes, want);
+    // The rest stays: another chart's keys (`infra`, the dependency on
+    // `common`), the LBC's name where its dependency is aliased `lbc`, a
+    // key for no dependency, a chart without dependencies, no chart.
+    let mentions: Vec<(String, i64)> = v["names"]["mentions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["path"].as_str().unwrap().to_string(),
+                m["line"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    for at in [
+        ("apps/plain.yaml", 11),
+        ("apps/umbrella.yaml", 12),
+        ("apps/umbrella.yaml", 20),
+        ("charts/karp/values.yaml", 13),
+        ("charts/karp/values.yaml", 14),
+        ("charts/karp/values.yaml", 16),
+        ("charts/legacy/values-prod.yaml", 5),
+        ("charts/plain/values.yaml", 2),
+        ("notes/values.yaml", 2),
+    ] {
+        assert!(
+            mentions.contains(&(at.0.to_string(), at.1)),
+            "{at:?} not a mention: {mentions:?}"
+        );
+    }
+    // Apply moves them byte-exactly, the endpoint under the umbrella key too.
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
+    let new_ep = "https://0D1E2F3A4B5C6D7E8F9A0B1C2D3E4F5A.gr7.ap-northeast-2.eks.amazonaws.com";
+    assert_eq!(
+        read("charts/karp/values.yaml"),
+        format!("karpenter:\n  settings:\n    clusterName: prod-blue\n    interruptionQueue: \"Karpenter-prod-blue\"\n    clusterEndpoint: {new_ep}\nlbc:\n  clusterName: 'prod-blue'\ncluster-autoscaler:\n  autoDiscovery: {{clusterName: prod-blue}}\nexternal-dns:\n  txtOwnerId: prod-blue\ninfra:\n  settings: {{clusterName: prod}}\n  clusterName: prod\naws-load-balancer-controller:\n  clusterName: prod\n")
+    );
+    assert_eq!(
+        read("charts/legacy/values-prod.yaml"),
+        "karp:\n  settings:\n    aws: {clusterName: prod-blue, interruptionQueueName: prod-blue}\nkarpenter:\n  settings: {clusterName: prod}\n"
+    );
+    assert_eq!(
+        read("apps/umbrella.yaml"),
+        files[8]
+            .1
+            .replacen(
+                "karpenter: {settings: {clusterName: prod}}",
+                "karpenter: {settings: {clusterName: prod-blue}}",
+                1
+            )
+            .replacen(
+                "    clusterName: prod\n      parameters",
+                "    clusterName: prod-blue\n      parameters",
+                1
+            )
+            .replacen(
+                "clusterName\n          value: prod\n",
+                "clusterName\n          value: prod-blue\n",
+                1
+            )
+    );
+    for rel in [
+        "charts/plain/values.yaml",
+        "apps/plain.yaml",
+        "charts/karp/Chart.yaml",
+    ] {
+        let orig = files.iter().find(|(r, _)| *r == rel).unwrap().1;
+        assert_eq!(read(rel), orig, "{rel}");
+    }
+}

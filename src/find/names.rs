@@ -886,6 +886,51 @@ mod tests {
 mod more_tests {
     use super::*;
 
+    /// A dependency is the table's chart by its `name`; its values sit
+    /// under its `alias` only when it has one (Helm), and an alias that
+    /// spells a table chart's name gives another chart no rows.
+    #[test]
+    fn subcharts_are_recognised_by_the_dependency_name() {
+        let chart = "apiVersion: v2\nname: p\ndependencies:\n  - name: karpenter\n  - {name: aws-load-balancer-controller, alias: lbc}\n  - {name: common, alias: karpenter-extra}\n  - {name: common, alias: external-dns}\n  - {alias: cluster-autoscaler}\n";
+        assert_eq!(
+            subcharts(chart),
+            [
+                ("karpenter".to_string(), "karpenter"),
+                ("lbc".to_string(), "aws-load-balancer-controller")
+            ]
+        );
+        let requirements = "dependencies:\n- name: cluster-autoscaler\n  version: 9.0.0\n";
+        assert_eq!(
+            subcharts(requirements),
+            [("cluster-autoscaler".to_string(), "cluster-autoscaler")]
+        );
+        assert!(subcharts("apiVersion: v2\nname: p\n").is_empty());
+        assert!(subcharts("dependencies: [").is_empty());
+        let r = NameRebind {
+            old: "prod".into(),
+            new: "prod-blue".into(),
+            old_arn: None,
+            new_arn: None,
+            old_ca: None,
+            new_ca: None,
+            argocd_moves: Vec::new(),
+            argocd_known: None,
+            argocd_kept: Vec::new(),
+        };
+        let cv = ChartValues {
+            file: subcharts(chart),
+            dirs: Vec::new(),
+        };
+        let text = "karpenter: {settings: {clusterName: prod}}\nexternal-dns: {txtOwnerId: prod}\nlbc: {clusterName: prod}\n";
+        let got: Vec<String> = locate_with(text, &r, &cv)
+            .changes
+            .into_iter()
+            .map(|c| c.yaml_path)
+            .collect();
+        assert_eq!(got, ["karpenter.settings.clusterName", "lbc.clusterName"]);
+        assert!(locate(text, &r).changes.is_empty());
+    }
+
     #[test]
     fn cluster_arns_are_found_and_registrations_told_apart() {
         let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n---\nkind: Application\nspec:\n  destination:\n    server: 'arn:aws:eks:eu-west-1:111122223333:cluster/prod'\n  note: arn:aws:iam::111122223333:role/prod\n";

@@ -90,21 +90,7 @@ pub fn plan_names(
         }
         let at = files.iter().position(|f| f.rel == e.rel && !f.is_config);
         let base: Arc<str> = at.map_or_else(|| text.as_str().into(), |i| files[i].new.clone());
-        let found = if e.role == Role::Yaml {
-            let cv = names::ChartValues {
-                file: values_of_chart(&e.path, &charts),
-                dirs: charts
-                    .iter()
-                    .map(|(rel, _, s)| (rel.clone(), s.clone()))
-                    .collect(),
-            };
-            names::locate_with(&base, r, &cv)
-        } else {
-            names::NamesFound {
-                mentions: names::text_mentions(&base, r),
-                ..names::NamesFound::default()
-            }
-        };
+        let found = locate_in(&e, &base, r, &charts);
         np.mentions
             .extend(found.mentions.into_iter().map(|m| NameMentionAt {
                 rel: e.rel.clone(),
@@ -160,6 +146,31 @@ pub fn plan_names(
     // Files in the order shown (the config, added later, stays last).
     files.sort_by(|a, b| a.is_config.cmp(&b.is_config).then(a.rel.cmp(&b.rel)));
     np
+}
+
+/// The name in the walked file `e` (its text `base`): a YAML file read
+/// with the charts its values may be of, any other file's occurrences all
+/// mentions.
+fn locate_in(
+    e: &crate::discover::walk::Entry,
+    base: &str,
+    r: &NameRebind,
+    charts: &[(String, std::path::PathBuf, names::Subcharts)],
+) -> names::NamesFound {
+    if e.role != Role::Yaml {
+        return names::NamesFound {
+            mentions: names::text_mentions(base, r),
+            ..names::NamesFound::default()
+        };
+    }
+    let cv = names::ChartValues {
+        file: values_of_chart(&e.path, charts),
+        dirs: charts
+            .iter()
+            .map(|(rel, _, s)| (rel.clone(), s.clone()))
+            .collect(),
+    };
+    names::locate_with(base, r, &cv)
 }
 
 /// The charts of the walk (each folder holding a `Chart.yaml`) with

@@ -151,6 +151,30 @@ fn a_source_is_this_repository_only_by_its_url() {
         ".rebind.yaml",
         "clusters: {}\nrepository_urls:\n  - git@git.example.com:platform/gitops.git\n",
     );
+    // Declared, but the root tracks `HEAD`, the remote's default branch,
+    // which no remote tells here: not proven, and said so.
+    let (rows, _) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["verdict"], "not_proven", "{a}");
+    assert!(
+        a["reason"]
+            .as_str()
+            .unwrap()
+            .contains("HEAD is the remote's default branch, which is unknown here"),
+        "{a}"
+    );
+    // Declared, tracking the checked-out branch by name (the base): proven.
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app(
+            "root",
+            REPO_HTTPS,
+            "apps",
+            &format!("    targetRevision: main\n{AUTO}"),
+        ),
+    );
+    git(d.path(), &["commit", "-qam", "main"]);
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
     // Read strictly, naming line and column.

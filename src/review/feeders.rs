@@ -1255,10 +1255,10 @@ impl Model {
         if let Some(why) = &p.app.rendered {
             return Verdict::NotProven(format!("{} {why}", p.app.id()));
         }
-        if let Cover::Unknown(why) = &p.cover {
+        if let Some(why) = &p.app.unmodeled {
             return Verdict::NotProven(why.clone());
         }
-        if let Some(why) = &p.app.unmodeled {
+        if let Cover::Unknown(why) = &p.cover {
             return Verdict::NotProven(why.clone());
         }
         if let Some(who) = &p.app.applied_by {

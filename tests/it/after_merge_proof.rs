@@ -1428,7 +1428,8 @@ fn fx_head(known: bool) -> tempfile::TempDir {
 /// same parent without it deploys. Text and JSON say the same.
 #[test]
 fn a_parent_field_the_review_does_not_model_is_not_proven() {
-    let cases: Vec<(&str, Box<dyn Fn() -> tempfile::TempDir>, Option<&str>)> = vec![
+    type Build = Box<dyn Fn() -> tempfile::TempDir>;
+    let cases: Vec<(&str, Build, Option<&str>)> = vec![
         ("plain", Box::new(|| fx_parent("plain")), None),
         ("ignoreDifferences", Box::new(|| fx_parent("ignoreDifferences")), Some("Application/root sets `spec.ignoreDifferences` (root.yaml:")),
         ("respected", Box::new(|| fx_parent("ignoreDifferences, respected")), Some("`spec.ignoreDifferences`")),

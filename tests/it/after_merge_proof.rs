@@ -1409,6 +1409,24 @@ fn fx_parent(case: &str) -> tempfile::TempDir {
     fx_parent_with(&extra, annotations)
 }
 
+/// A root over `apps`, where `apps/set.yaml` is an ApplicationSet naming
+/// the old cluster, with `extra` in its spec: the changed child's own
+/// fields count too (an `ignoreApplicationDifferences` on the destination
+/// keeps its Applications where they are: docs
+/// operator-manual/applicationset/Controlling-Resource-Modification.md).
+fn fx_child_set(extra: &str) -> tempfile::TempDir {
+    let set = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: childset\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - n: one\n{extra}  template:\n    metadata:\n      name: 'c-{{{{n}}}}'\n    spec:\n      project: default\n      source: {{repoURL: {REPO_HTTPS}, targetRevision: main, path: x}}\n      destination:\n        server: {OLD}\n        namespace: a\n      syncPolicy:\n        automated: {{}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/set.yaml", set),
+        ],
+    )
+}
+
 /// `HEAD` (or no revision) is the remote's default branch
 /// (docs/user-guide/tracking_strategies.md): proven only when the clone
 /// knows it (`refs/remotes/origin/HEAD`).
@@ -1445,11 +1463,15 @@ fn a_parent_field_the_review_does_not_model_is_not_proven() {
         ("HEAD known", Box::new(|| fx_head(true)), None),
         ("templatePatch", Box::new(|| fx_appset_policy(TEMPLATE_PATCH, None)), Some("ApplicationSet/clusters sets `spec.templatePatch` (appsets/clusters.yaml:")),
         ("ignoreApplicationDifferences", Box::new(|| fx_appset_policy(IGNORE_APP_DIFFERENCES, None)), Some("`spec.ignoreApplicationDifferences`")),
+        ("child set", Box::new(|| fx_child_set("")), None),
+        ("child set, ignoreApplicationDifferences", Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)), Some("ApplicationSet/childset sets `spec.ignoreApplicationDifferences` (apps/set.yaml:")),
     ];
     for (name, build, why) in cases {
         let d = build();
         let (rows, _) = feeders(d.path(), &[]);
-        let file = if name.contains("Patch") || name.contains("Application") {
+        let file = if name.starts_with("child") {
+            "apps/set.yaml"
+        } else if name.contains("Patch") || name.contains("Application") {
             "clusters/prod.json"
         } else {
             "apps/a.yaml"
@@ -1681,6 +1703,16 @@ fn every_fixture_agrees_whatever_path_is_given() {
             vec![("apps/a.yaml", "deploys_on_merge")],
         ),
         (
+            "child set",
+            Box::new(|| fx_child_set("")),
+            vec![("apps/set.yaml", "deploys_on_merge")],
+        ),
+        (
+            "child set, ignoreApplicationDifferences",
+            Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)),
+            vec![("apps/set.yaml", "not_proven")],
+        ),
+        (
             "appset templatePatch",
             Box::new(|| fx_appset_policy(TEMPLATE_PATCH, None)),
             vec![("clusters/prod.json", "not_proven")],
@@ -1840,7 +1872,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 84);
+    assert_eq!(checked, 86);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

@@ -1398,6 +1398,7 @@ fn parent_case(case: &str) -> (String, &'static str) {
         // rendered whatever the path holds; kustomize without a
         // kustomization fails, and two types are refused.
         "kustomize, no kustomization" => (format!("    kustomize:\n      namePrefix: x-\n{AUTO}"), ""),
+        "helm options, no chart" => (format!("    helm:\n      releaseName: apps\n{AUTO}"), ""),
         "two source types" => (format!("    kustomize: {{}}\n    directory: {{recurse: true}}\n{AUTO}"), ""),
         "directory options" => (format!("    directory: {{recurse: true}}\n{AUTO}"), ""),
         other => panic!("no parent case {other}"),
@@ -1463,6 +1464,11 @@ fn a_parent_field_the_review_does_not_model_is_not_proven() {
         ("HEAD known", Box::new(|| fx_head(true)), None),
         ("templatePatch", Box::new(|| fx_appset_policy(TEMPLATE_PATCH, None)), Some("ApplicationSet/clusters sets `spec.templatePatch` (appsets/clusters.yaml:")),
         ("ignoreApplicationDifferences", Box::new(|| fx_appset_policy(IGNORE_APP_DIFFERENCES, None)), Some("`spec.ignoreApplicationDifferences`")),
+        (
+            "helm",
+            Box::new(|| fx_parent("helm options, no chart")),
+            Some("gives `helm` options, but `apps` holds no Chart.yaml"),
+        ),
         ("child set", Box::new(|| fx_child_set("")), None),
         ("child set, ignoreApplicationDifferences", Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)), Some("ApplicationSet/childset sets `spec.ignoreApplicationDifferences` (apps/set.yaml:")),
     ];

@@ -31,6 +31,9 @@ pub struct Source {
     /// A config management plugin renders it (`plugin:`): what it reads is
     /// the plugin's business.
     pub plugin: bool,
+    /// `directory:` is given: ArgoCD renders the path as plain manifests
+    /// whatever it holds (argo-cd `ApplicationSource.ExplicitType()`).
+    pub directory_given: bool,
     /// Declared under `feeders:` in `.rebind.yaml`: this repository by
     /// definition.
     pub this_repo: bool,
@@ -80,6 +83,10 @@ pub struct App {
     /// `--live` was given and this Application is not in the dump: it does
     /// not exist on the hub, so it is no parent.
     pub live_absent: bool,
+    /// A field it sets that the review does not model, or an annotation
+    /// that stops reconciliation ([`unmodeled`]): nothing it feeds is
+    /// proven to deploy.
+    pub unmodeled: Option<String>,
 }
 
 impl App {
@@ -160,6 +167,7 @@ pub fn source_of(y: V) -> Source {
             .any(|k| !s(s(y, "helm"), k).is_badvalue()),
         kustomize: !s(y, "kustomize").is_badvalue(),
         plugin: !s(y, "plugin").is_badvalue(),
+        directory_given: !dir.is_badvalue(),
         this_repo: false,
     }
 }
@@ -214,6 +222,7 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         rendered: None,
         applied_by: None,
         live_absent: false,
+        unmodeled: unmodeled(m.doc, kind, m.file),
     })
 }
 
@@ -511,4 +520,228 @@ pub struct Destination {
     /// Where a templated destination's values come from, when the chart's
     /// templates were followed (`templates::Followed::destinations`).
     pub from: Option<String>,
+}
+
+/// The fields of an Application's spec the review models, or knows not to
+/// change whether a merged change is deployed (argo-cd
+/// `pkg/apis/application/v1alpha1/types.go`, `ApplicationSpec`):
+/// `project` and `info` only label it, `revisionHistoryLimit` bounds its
+/// history, `destination` is where it applies. Not listed, so "not
+/// proven": `ignoreDifferences` (a change to an ignored field is never
+/// applied, docs `user-guide/diffing.md`), `sourceHydrator` (the
+/// Application syncs hydrated manifests from another branch,
+/// `user-guide/source-hydrator.md`), and anything newer.
+pub const SPEC_FIELDS: [&str; 7] = [
+    "source",
+    "sources",
+    crate::model::positions::DESTINATION_KEY,
+    "project",
+    "syncPolicy",
+    "info",
+    "revisionHistoryLimit",
+];
+
+/// `spec.syncPolicy` fields: `automated` is modelled; `retry` only retries
+/// a failed sync and `managedNamespaceMetadata` labels the namespace
+/// (`user-guide/auto_sync.md`, `user-guide/sync-options.md`).
+pub const SYNC_POLICY_FIELDS: [&str; 4] = [
+    "automated",
+    "syncOptions",
+    "retry",
+    "managedNamespaceMetadata",
+];
+
+/// `syncOptions` items (the name before `=`) that change how a sync
+/// applies, never whether a changed manifest is applied
+/// (`user-guide/sync-options.md`). `RespectIgnoreDifferences` acts only
+/// with `ignoreDifferences`, which is not modelled. Not listed, so "not
+/// proven": `FailOnSharedResource` (the sync fails when another
+/// Application owns the resource) and anything newer.
+pub const SYNC_OPTIONS: [&str; 11] = [
+    "Validate",
+    "CreateNamespace",
+    "PruneLast",
+    "ApplyOutOfSyncOnly",
+    "ServerSideApply",
+    "PrunePropagationPolicy",
+    "RespectIgnoreDifferences",
+    "SkipDryRunOnMissingResource",
+    "Prune",
+    "Delete",
+    "Replace",
+];
+
+/// A source's fields (argo-cd `ApplicationSource`); `name` only names it
+/// in the UI.
+pub const SOURCE_FIELDS: [&str; 10] = [
+    "repoURL",
+    "path",
+    "targetRevision",
+    "chart",
+    "ref",
+    "directory",
+    "helm",
+    "kustomize",
+    "plugin",
+    "name",
+];
+
+/// The source fields that each name a type of source (argo-cd
+/// `ApplicationSource.ExplicitType()`): when one is given, ArgoCD renders
+/// the path as that type whatever the path holds.
+pub const SOURCE_TYPES: [&str; 4] = ["helm", "kustomize", "directory", "plugin"];
+
+/// An ApplicationSet's spec fields (argo-cd `ApplicationSetSpec`) the
+/// review models or knows to be harmless: `goTemplate` and
+/// `goTemplateOptions` choose the template engine, `preservedFields` keeps
+/// annotations and labels. Not listed, so "not proven": `templatePatch`
+/// (it may change any field of the template, `templatePatch` in
+/// `operator-manual/applicationset/Template.md`),
+/// `ignoreApplicationDifferences` (the controller leaves those fields of
+/// its Applications as they are, `Controlling-Resource-Modification.md`),
+/// `strategy` (progressive syncs take over syncing), `applyNestedSelectors`.
+pub const APPSET_SPEC_FIELDS: [&str; 6] = [
+    "generators",
+    "template",
+    "syncPolicy",
+    "goTemplate",
+    "goTemplateOptions",
+    "preservedFields",
+];
+
+/// An ApplicationSet's `spec.syncPolicy` fields: `applicationsSync` is
+/// modelled; `preserveResourcesOnDeletion` acts on deletion only.
+pub const APPSET_SYNC_POLICY_FIELDS: [&str; 2] =
+    ["applicationsSync", "preserveResourcesOnDeletion"];
+
+/// The prefix of ArgoCD's own annotations.
+pub const ARGOCD_ANNOTATION: &str = "argocd.argoproj.io/";
+
+/// ArgoCD annotations (after the prefix) that do not stop a change from
+/// being applied: the sync wave (modelled), the sync and compare options
+/// of the resource, and a refresh request (`user-guide/annotations-and-labels.md`).
+pub const ANNOTATIONS: [&str; 4] = ["sync-wave", "sync-options", "compare-options", "refresh"];
+
+/// The annotation by which the controller skips an Application
+/// (`user-guide/skip_reconcile.md`).
+pub const SKIP_RECONCILE: &str = "skip-reconcile";
+
+/// The first key of mapping `y` not in `known`, with its line.
+fn first_unknown(y: V, known: &[&str]) -> Option<(String, usize)> {
+    match y.0.map(|n| &n.value) {
+        Some(Value::Map(pairs)) => pairs.iter().find_map(|(k, _)| {
+            let name = k.as_str().unwrap_or("?");
+            (!known.contains(&name)).then(|| (name.to_string(), k.line))
+        }),
+        _ => None,
+    }
+}
+
+/// Why the review cannot prove what an Application or ApplicationSet
+/// does with a change: the first field it sets that the review does not
+/// model (`spec.X`, with its line), an annotation that stops
+/// reconciliation, or more than one explicit source type.
+pub fn unmodeled(doc: &Node, kind: &str, file: &str) -> Option<String> {
+    let doc = V(Some(doc));
+    let spec = s(doc, "spec");
+    let (prefix, app_spec, meta) = if kind == "Application" {
+        ("spec", spec, s(doc, "metadata"))
+    } else {
+        let hit = first_unknown(spec, &APPSET_SPEC_FIELDS)
+            .map(|(k, l)| (format!("spec.{k}"), l))
+            .or_else(|| {
+                first_unknown(s(spec, "syncPolicy"), &APPSET_SYNC_POLICY_FIELDS)
+                    .map(|(k, l)| (format!("spec.syncPolicy.{k}"), l))
+            });
+        if let Some((field, line)) = hit {
+            return Some(not_modeled(kind, doc, &field, file, line));
+        }
+        if let Some(why) = annotations(s(doc, "metadata"), kind, doc, file) {
+            return Some(why);
+        }
+        let t = s(spec, "template");
+        ("spec.template.spec", s(t, "spec"), s(t, "metadata"))
+    };
+    if let Some(why) = annotations(meta, kind, doc, file) {
+        return Some(why);
+    }
+    spec_unmodeled(app_spec)
+        .map(|(field, line)| not_modeled(kind, doc, &format!("{prefix}.{field}"), file, line))
+}
+
+fn not_modeled(kind: &str, doc: V, field: &str, file: &str, line: usize) -> String {
+    let name = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
+    format!("{kind}/{name} sets `{field}` ({file}:{line}), which the review does not model")
+}
+
+/// The first field of an Application spec outside the modelled ones.
+fn spec_unmodeled(spec: V) -> Option<(String, usize)> {
+    if let Some(hit) = first_unknown(spec, &SPEC_FIELDS) {
+        return Some(hit);
+    }
+    let sync = s(spec, "syncPolicy");
+    if let Some((k, l)) = first_unknown(sync, &SYNC_POLICY_FIELDS) {
+        return Some((format!("syncPolicy.{k}"), l));
+    }
+    for o in s(sync, "syncOptions").as_vec().into_iter().flatten() {
+        let item = text(o).unwrap_or_default();
+        let name = item.split('=').next().unwrap_or_default().trim();
+        if !SYNC_OPTIONS.contains(&name) {
+            let line = o.0.map_or(0, |n| n.line);
+            return Some((format!("syncPolicy.syncOptions: {item}"), line));
+        }
+    }
+    let mut sources = vec![("source".to_string(), s(spec, "source"))];
+    for (i, y) in s(spec, "sources")
+        .as_vec()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        sources.push((format!("sources[{i}]"), y));
+    }
+    for (at, y) in sources {
+        if let Some((k, l)) = first_unknown(y, &SOURCE_FIELDS) {
+            return Some((format!("{at}.{k}"), l));
+        }
+        let types: Vec<&str> = SOURCE_TYPES
+            .into_iter()
+            .filter(|t| !s(y, t).is_badvalue())
+            .collect();
+        if types.len() > 1 {
+            let line = y.0.map_or(0, |n| n.line);
+            return Some((format!("{at}.{{{}}}", types.join(",")), line));
+        }
+    }
+    None
+}
+
+/// An ArgoCD annotation of `meta` that stops or changes reconciliation.
+fn annotations(meta: V, kind: &str, doc: V, file: &str) -> Option<String> {
+    let Some(Value::Map(pairs)) = s(meta, "annotations").0.map(|n| &n.value) else {
+        return None;
+    };
+    for (k, v) in pairs {
+        let Some(name) = k.as_str().and_then(|k| k.strip_prefix(ARGOCD_ANNOTATION)) else {
+            continue;
+        };
+        if name == SKIP_RECONCILE {
+            if v.as_str() == Some("true") {
+                let app = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
+                return Some(format!(
+                    "{kind}/{app} is annotated `{ARGOCD_ANNOTATION}{SKIP_RECONCILE}: \"true\"` ({file}:{}): the controller does not reconcile it, so nothing it holds deploys",
+                    k.line
+                ));
+            }
+        } else if !ANNOTATIONS.contains(&name) {
+            return Some(not_modeled(
+                kind,
+                doc,
+                &format!("metadata.annotations.{ARGOCD_ANNOTATION}{name}"),
+                file,
+                k.line,
+            ));
+        }
+    }
+    None
 }

@@ -670,6 +670,9 @@ pub const FACTS: &[(&[&str], Fact)] = &[
 /// The key beside a destination's `server` that names it instead.
 pub const DESTINATION_NAME_KEY: &str = NAME_KEY;
 
+/// An Application spec's `destination`.
+pub const DESTINATION_KEY: &str = "destination";
+
 /// Which document fact (if any) a non-key scalar at `keys` gives: one of
 /// [`FACTS`], or a destination's server (the path of a
 /// [`Position::DestinationServer`] row of [`TABLE`]) or name (its sibling

@@ -61,6 +61,48 @@ impl Revision {
     }
 }
 
+/// Why a source whose type is given (`helm:`, `kustomize:`,
+/// `directory:`) cannot be rendered as the path's content: ArgoCD renders
+/// the given type whatever the path holds (argo-cd
+/// `ApplicationSource.ExplicitType()`, `reposerver/repository`
+/// `GetAppSourceType`), so a Helm source without `Chart.yaml` or a
+/// kustomize source without a kustomization fails to render, and a
+/// directory source over a chart or kustomization applies the raw files.
+fn explicit_type_mismatch(src: &Source, path: &str, tree: &dyn Tree) -> Option<String> {
+    let chart = tree.exists(&join(path, "Chart.yaml"));
+    let kustomization = tree.kustomization(path).is_some();
+    let at = if path.is_empty() { "." } else { path };
+    // A Helm source over a folder without `Chart.yaml` fails to render
+    // too; not refused yet: the shipped example (`testdata/app-of-apps`)
+    // is one, and its expected verdicts are to be decided with it.
+    if src.helm && !chart && src.value_files.is_empty() && !src.helm_inline {
+        return Some(format!(
+            "gives `helm` options, but `{at}` holds no Chart.yaml: ArgoCD renders it as a Helm chart and fails"
+        ));
+    }
+    if src.kustomize && !kustomization {
+        return Some(format!(
+            "gives `kustomize` options, but `{at}` holds no kustomization: ArgoCD runs kustomize on it and fails"
+        ));
+    }
+    if src.directory_given && (chart || kustomization) {
+        let what = if chart {
+            "a Helm chart"
+        } else {
+            "a kustomization"
+        };
+        return Some(format!(
+            "gives `directory` options, but `{at}` holds {what}: ArgoCD applies its files as plain manifests"
+        ));
+    }
+    None
+}
+
+/// Why a parent tracking `HEAD` is not proven when the remote's default
+/// branch is not known.
+pub const HEAD_UNKNOWN: &str =
+    "HEAD is the remote's default branch, which is unknown here (no refs/remotes/origin/HEAD; `git remote set-head origin --auto` records it)";
+
 /// Classifies a git revision as ArgoCD resolves it: empty and `HEAD` are the
 /// remote's default branch; a name is a branch or a tag of the remote; 40
 /// hex digits are a commit; `*`, `^`, `~`, `>`, `<`, `=` or `x` parts make a
@@ -1026,6 +1068,10 @@ impl Model {
             }
             return out;
         }
+        if let (false, Some(why)) = (outside, explicit_type_mismatch(src, path, tree)) {
+            out.push((Cover::Unknown(format!("{} {why}", app.id())), rev));
+            return out;
+        }
         if outside && !kustomize && value_file_cover(src, file).is_none() {
             return out;
         }
@@ -1209,6 +1255,9 @@ impl Model {
         if let Some(why) = &p.app.rendered {
             return Verdict::NotProven(format!("{} {why}", p.app.id()));
         }
+        if let Some(why) = &p.app.unmodeled {
+            return Verdict::NotProven(why.clone());
+        }
         if let Cover::Unknown(why) = &p.cover {
             return Verdict::NotProven(why.clone());
         }
@@ -1219,7 +1268,12 @@ impl Model {
             Revision::Branch(b) => return Verdict::TracksBranch(b.clone()),
             Revision::Pinned(r, k) => return Verdict::Pinned(r.clone(), k),
             Revision::Unknown(r) => return Verdict::UnknownRevision(r.clone()),
-            _ => {}
+            // ArgoCD resolves `HEAD` to the remote's default branch; with
+            // no `refs/remotes/origin/HEAD` that branch is not known here.
+            Revision::HeadAssumed => {
+                return Verdict::NotProven(HEAD_UNKNOWN.to_string());
+            }
+            Revision::Base => {}
         }
         if p.generator && !self.updates_applications(p.app) {
             return Verdict::NotProven(format!(
@@ -1259,6 +1313,14 @@ impl Model {
                     && (resources.is_empty() || resources.contains(&c.id()))
                     && !self.updates_applications(c)
             });
+            // A changed child whose fields the review does not model (an
+            // ApplicationSet's `ignoreApplicationDifferences`, an
+            // Application's `skip-reconcile`) may not act on the change.
+            let odd = children.iter().find_map(|c| {
+                c.unmodeled
+                    .as_ref()
+                    .filter(|_| resources.is_empty() || resources.contains(&c.id()))
+            });
             let parents = self.parents(file, tree, &lk);
             let row = |feeder, revision, kind, tracks, hop1, verdict, includes| Row {
                 file: file.clone(),
@@ -1286,6 +1348,9 @@ impl Model {
             for p in &parents {
                 let revision = classify(&p.revision, &self.facts);
                 let mut verdict = self.verdict(p, &revision);
+                if let (true, Some(why), None) = (verdict.proven(), odd, &p.app.applied_by) {
+                    verdict = Verdict::NotProven(why.clone());
+                }
                 if let (true, Some(set)) = (verdict.proven(), frozen) {
                     if p.app.applied_by.is_none() {
                         verdict = Verdict::NotProven(format!(
@@ -2133,6 +2198,7 @@ fn push_declared(
         rendered: None,
         applied_by: d.applied_by.clone(),
         live_absent: false,
+        unmodeled: None,
     });
 }
 

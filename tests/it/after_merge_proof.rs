@@ -151,6 +151,30 @@ fn a_source_is_this_repository_only_by_its_url() {
         ".rebind.yaml",
         "clusters: {}\nrepository_urls:\n  - git@git.example.com:platform/gitops.git\n",
     );
+    // Declared, but the root tracks `HEAD`, the remote's default branch,
+    // which no remote tells here: not proven, and said so.
+    let (rows, _) = feeders(d.path(), &[]);
+    let a = row(&rows, "apps/a.yaml");
+    assert_eq!(a["verdict"], "not_proven", "{a}");
+    assert!(
+        a["reason"]
+            .as_str()
+            .unwrap()
+            .contains("HEAD is the remote's default branch, which is unknown here"),
+        "{a}"
+    );
+    // Declared, tracking the checked-out branch by name (the base): proven.
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app(
+            "root",
+            REPO_HTTPS,
+            "apps",
+            &format!("    targetRevision: main\n{AUTO}"),
+        ),
+    );
+    git(d.path(), &["commit", "-qam", "main"]);
     let (rows, _) = feeders(d.path(), &[]);
     assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
     // Read strictly, naming line and column.
@@ -1330,6 +1354,161 @@ fn agreed_verdicts(dir: &Path, file: &str, extra: &[&str]) -> Vec<String> {
 }
 
 /// Every fixture of this module and of the shipped example: `feeders`,
+/// The fields of a parent the review does not model, each with the
+/// parent's text (`extra`: lines under `source`, then under `spec`) and
+/// what a person who knows ArgoCD says: the change may not be applied.
+const IGNORE_DIFFERENCES: &str = "  ignoreDifferences:\n  - group: argoproj.io\n    kind: Application\n    jsonPointers: [/spec/destination/server]\n";
+const RESPECT: &str = "    syncOptions: [RespectIgnoreDifferences=true]\n";
+const SKIP_RECONCILE: &str = "  annotations:\n    argocd.argoproj.io/skip-reconcile: \"true\"\n";
+
+/// A root Application over `apps` (holding child `a`) with `extra` in
+/// its spec (after `source.path`) and `annotations` in its metadata.
+fn fx_parent_with(extra: &str, annotations: &str) -> tempfile::TempDir {
+    let root = root_app("root", REPO_HTTPS, "apps", extra).replacen(
+        "  namespace: argocd\nspec:",
+        &format!("  namespace: argocd\n{annotations}spec:"),
+        1,
+    );
+    repo(
+        REPO_HTTPS,
+        &[("root.yaml", root), ("apps/a.yaml", child("a", 0, true))],
+    )
+}
+
+/// The parent of each case, by name: (extra, annotations).
+fn parent_case(case: &str) -> (String, &'static str) {
+    let auto_with = |more: &str| format!("  syncPolicy:\n    automated: {{}}\n{more}");
+    match case {
+        "plain" => (AUTO.to_string(), ""),
+        // docs/user-guide/diffing.md: an ignored field is not compared,
+        // so a change to it is never synced.
+        "ignoreDifferences" => (format!("{AUTO}{IGNORE_DIFFERENCES}"), ""),
+        // docs/user-guide/sync-options.md#respect-ignore-difference-configs
+        "ignoreDifferences, respected" => (format!("{}{IGNORE_DIFFERENCES}", auto_with(RESPECT)), ""),
+        // docs/user-guide/sync-options.md: syncOptions that only change
+        // how a sync applies are harmless.
+        "harmless syncOptions" => (auto_with("    syncOptions: [CreateNamespace=true, ServerSideApply=true]\n    retry: {limit: 2}\n"), ""),
+        "FailOnSharedResource" => (auto_with("    syncOptions: [FailOnSharedResource=true]\n"), ""),
+        // docs/user-guide/skip_reconcile.md
+        "skip-reconcile" => (AUTO.to_string(), SKIP_RECONCILE),
+        "skip-reconcile false" => (AUTO.to_string(), "  annotations:\n    argocd.argoproj.io/skip-reconcile: \"false\"\n"),
+        // docs/user-guide/source-hydrator.md: it syncs hydrated manifests.
+        "sourceHydrator" => (format!("{AUTO}  sourceHydrator:\n    drySource: {{repoURL: {REPO_HTTPS}, path: apps, targetRevision: main}}\n    syncSource: {{targetBranch: env/prod, path: apps}}\n"), ""),
+        // argo-cd ApplicationSource.ExplicitType(): the given type is
+        // rendered whatever the path holds; kustomize without a
+        // kustomization fails, and two types are refused.
+        "kustomize, no kustomization" => (format!("    kustomize:\n      namePrefix: x-\n{AUTO}"), ""),
+        "helm options, no chart" => (format!("    helm:\n      releaseName: apps\n{AUTO}"), ""),
+        "two source types" => (format!("    kustomize: {{}}\n    directory: {{recurse: true}}\n{AUTO}"), ""),
+        "directory options" => (format!("    directory: {{recurse: true}}\n{AUTO}"), ""),
+        other => panic!("no parent case {other}"),
+    }
+}
+
+fn fx_parent(case: &str) -> tempfile::TempDir {
+    let (extra, annotations) = parent_case(case);
+    fx_parent_with(&extra, annotations)
+}
+
+/// A root over `apps`, where `apps/set.yaml` is an ApplicationSet naming
+/// the old cluster, with `extra` in its spec: the changed child's own
+/// fields count too (an `ignoreApplicationDifferences` on the destination
+/// keeps its Applications where they are: docs
+/// operator-manual/applicationset/Controlling-Resource-Modification.md).
+fn fx_child_set(extra: &str) -> tempfile::TempDir {
+    let set = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: childset\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - n: one\n{extra}  template:\n    metadata:\n      name: 'c-{{{{n}}}}'\n    spec:\n      project: default\n      source: {{repoURL: {REPO_HTTPS}, targetRevision: main, path: x}}\n      destination:\n        server: {OLD}\n        namespace: a\n      syncPolicy:\n        automated: {{}}\n"
+    );
+    repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/set.yaml", set),
+        ],
+    )
+}
+
+/// `HEAD` (or no revision) is the remote's default branch
+/// (docs/user-guide/tracking_strategies.md): proven only when the clone
+/// knows it (`refs/remotes/origin/HEAD`).
+fn fx_head(known: bool) -> tempfile::TempDir {
+    let d = fx_parent_with(&format!("    targetRevision: HEAD\n{AUTO}"), "");
+    if !known {
+        git(
+            d.path(),
+            &["symbolic-ref", "--delete", "refs/remotes/origin/HEAD"],
+        );
+    }
+    d
+}
+
+/// Every unmodeled field of a parent makes its rows "not proven", naming
+/// the field and where it is set; `--require-deploys` refuses them; the
+/// same parent without it deploys. Text and JSON say the same.
+#[test]
+fn a_parent_field_the_review_does_not_model_is_not_proven() {
+    type Build = Box<dyn Fn() -> tempfile::TempDir>;
+    let cases: Vec<(&str, Build, Option<&str>)> = vec![
+        ("plain", Box::new(|| fx_parent("plain")), None),
+        ("ignoreDifferences", Box::new(|| fx_parent("ignoreDifferences")), Some("Application/root sets `spec.ignoreDifferences` (root.yaml:")),
+        ("respected", Box::new(|| fx_parent("ignoreDifferences, respected")), Some("`spec.ignoreDifferences`")),
+        ("harmless", Box::new(|| fx_parent("harmless syncOptions")), None),
+        ("shared", Box::new(|| fx_parent("FailOnSharedResource")), Some("`spec.syncPolicy.syncOptions: FailOnSharedResource=true`")),
+        ("skip", Box::new(|| fx_parent("skip-reconcile")), Some("Application/root is annotated `argocd.argoproj.io/skip-reconcile: \"true\"` (root.yaml:7)")),
+        ("skip false", Box::new(|| fx_parent("skip-reconcile false")), None),
+        ("hydrator", Box::new(|| fx_parent("sourceHydrator")), Some("`spec.sourceHydrator`")),
+        ("kustomize", Box::new(|| fx_parent("kustomize, no kustomization")), Some("gives `kustomize` options, but `apps` holds no kustomization")),
+        ("two types", Box::new(|| fx_parent("two source types")), Some("`spec.source.{kustomize,directory}`")),
+        ("directory", Box::new(|| fx_parent("directory options")), None),
+        ("HEAD unknown", Box::new(|| fx_head(false)), Some("HEAD is the remote's default branch, which is unknown here")),
+        ("HEAD known", Box::new(|| fx_head(true)), None),
+        ("templatePatch", Box::new(|| fx_appset_policy(TEMPLATE_PATCH, None)), Some("ApplicationSet/clusters sets `spec.templatePatch` (appsets/clusters.yaml:")),
+        ("ignoreApplicationDifferences", Box::new(|| fx_appset_policy(IGNORE_APP_DIFFERENCES, None)), Some("`spec.ignoreApplicationDifferences`")),
+        (
+            "helm",
+            Box::new(|| fx_parent("helm options, no chart")),
+            Some("gives `helm` options, but `apps` holds no Chart.yaml"),
+        ),
+        ("child set", Box::new(|| fx_child_set("")), None),
+        ("child set, ignoreApplicationDifferences", Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)), Some("ApplicationSet/childset sets `spec.ignoreApplicationDifferences` (apps/set.yaml:")),
+    ];
+    for (name, build, why) in cases {
+        let d = build();
+        let (rows, _) = feeders(d.path(), &[]);
+        let file = if name.starts_with("child") {
+            "apps/set.yaml"
+        } else if name.contains("Patch") || name.contains("Application") {
+            "clusters/prod.json"
+        } else {
+            "apps/a.yaml"
+        };
+        let r = row(&rows, file);
+        let (code, err) = require(d.path(), &[file], &[]);
+        match why {
+            None => {
+                assert_eq!(r["verdict"], "deploys_on_merge", "{name}: {r}");
+                assert_eq!(code, Some(1), "{name}: {err}");
+            }
+            Some(why) => {
+                assert_eq!(r["verdict"], "not_proven", "{name}: {r}");
+                assert_eq!(r["proven"], false, "{name}");
+                let reason = r["reason"].as_str().unwrap();
+                assert!(reason.contains(why), "{name}: {reason}");
+                assert_eq!(code, Some(2), "{name}: {err}");
+                // The text names the same reason for the same file.
+                assert!(err.contains(&format!("{file}: {reason}")), "{name}: {err}");
+            }
+        }
+    }
+}
+
+/// docs operator-manual/applicationset/Template.md (templatePatch) and
+/// Controlling-Resource-Modification.md (ignoreApplicationDifferences).
+const TEMPLATE_PATCH: &str =
+    "  templatePatch: |\n    spec:\n      source:\n        targetRevision: v1.0.0\n";
+const IGNORE_APP_DIFFERENCES: &str =
+    "  ignoreApplicationDifferences:\n  - jsonPointers: [/spec/destination]\n";
+
 /// `diff` and `apply` agree on each rewritten file whatever PATH names it
 /// (the model is rooted at the repository root; ArgoCD resolves
 /// `spec.source.path` against it: docs/user-guide/application-specification.md),
@@ -1463,6 +1642,91 @@ fn every_fixture_agrees_whatever_path_is_given() {
             "extraObjects, nobody deploys it",
             Box::new(|| fx_chart_app("extraObjects, nobody deploys it")),
             vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, plain",
+            Box::new(|| fx_parent("plain")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "parent, ignoreDifferences",
+            Box::new(|| fx_parent("ignoreDifferences")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, ignoreDifferences respected",
+            Box::new(|| fx_parent("ignoreDifferences, respected")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, harmless syncOptions",
+            Box::new(|| fx_parent("harmless syncOptions")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "parent, FailOnSharedResource",
+            Box::new(|| fx_parent("FailOnSharedResource")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, skip-reconcile",
+            Box::new(|| fx_parent("skip-reconcile")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, skip-reconcile false",
+            Box::new(|| fx_parent("skip-reconcile false")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "parent, sourceHydrator",
+            Box::new(|| fx_parent("sourceHydrator")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, kustomize options",
+            Box::new(|| fx_parent("kustomize, no kustomization")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, two source types",
+            Box::new(|| fx_parent("two source types")),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, directory options",
+            Box::new(|| fx_parent("directory options")),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "parent, HEAD unknown",
+            Box::new(|| fx_head(false)),
+            vec![("apps/a.yaml", "not_proven")],
+        ),
+        (
+            "parent, HEAD known",
+            Box::new(|| fx_head(true)),
+            vec![("apps/a.yaml", "deploys_on_merge")],
+        ),
+        (
+            "child set",
+            Box::new(|| fx_child_set("")),
+            vec![("apps/set.yaml", "deploys_on_merge")],
+        ),
+        (
+            "child set, ignoreApplicationDifferences",
+            Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)),
+            vec![("apps/set.yaml", "not_proven")],
+        ),
+        (
+            "appset templatePatch",
+            Box::new(|| fx_appset_policy(TEMPLATE_PATCH, None)),
+            vec![("clusters/prod.json", "not_proven")],
+        ),
+        (
+            "appset ignoreApplicationDifferences",
+            Box::new(|| fx_appset_policy(IGNORE_APP_DIFFERENCES, None)),
+            vec![("clusters/prod.json", "not_proven")],
         ),
         (
             "live",
@@ -1614,7 +1878,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 69);
+    assert_eq!(checked, 86);
 }
 
 /// `diff` run on chosen files gives a file the verdict a full-tree diff

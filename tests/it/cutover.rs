@@ -45,6 +45,17 @@ impl Area {
         git_init_commit(&repo);
         git(&root, &["init", "-q", "--bare", "remote.git"]);
         git(&repo, &["remote", "add", "origin", "../remote.git"]);
+        // The remote's default branch is known (as after a clone): the
+        // example's `HEAD` revisions are then proven to be the base.
+        git(&repo, &["update-ref", "refs/remotes/origin/main", "HEAD"]);
+        git(
+            &repo,
+            &[
+                "symbolic-ref",
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/main",
+            ],
+        );
         // The repository the example's Applications name: a local path
         // names no repository, so without this remote nothing would be
         // proven to deploy (the after-merge review fails closed).

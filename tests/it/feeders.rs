@@ -385,6 +385,20 @@ pub(crate) fn shipped_repo() -> tempfile::TempDir {
             "https://github.com/example/platform-gitops.git",
         ],
     );
+    // The remote's default branch is known (as after a clone): `HEAD`
+    // revisions are then proven to be the base.
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    git(
+        d.path(),
+        &[
+            "symbolic-ref",
+            "refs/remotes/origin/HEAD",
+            "refs/remotes/origin/main",
+        ],
+    );
     d
 }
 

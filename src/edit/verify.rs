@@ -700,6 +700,9 @@ mod tests {
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: None,
+            new_server: None,
+            argocd_foreign: Vec::new(),
         };
         let expect = |changes: &[names::NameChange]| -> Vec<Expect<'static>> {
             names::ops(changes)

@@ -54,14 +54,7 @@ fn registration(doc: &Node) -> Option<Reg> {
 }
 
 fn same_server(a: &str, b: &str) -> bool {
-    let n = |s: &str| {
-        let s = s.trim().trim_end_matches('/');
-        match crate::text::endpoint::Endpoint::parse("", s) {
-            Ok(e) => format!("https://{}", e.key()),
-            Err(_) => s.to_ascii_lowercase(),
-        }
-    };
-    n(a) == n(b)
+    crate::find::names::same_server(a, b)
 }
 
 /// The documents of `text`, read as the locator reads them (Helm template
@@ -211,14 +204,23 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
 pub fn argocd_names(
     r: &mut crate::find::names::NameRebind,
     registrations: &[crate::review::secret::Registration],
-    from: &str,
+    (from, to): (&str, &str),
 ) {
     let mut known = Vec::new();
+    r.old_server = Some(from.to_string());
+    r.new_server = Some(to.to_string());
     for d in registrations.iter().flat_map(|x| &x.declared_at) {
         let Some(name) = d.cluster_name.clone() else {
             continue;
         };
-        let old = same_server(&d.server, from) || r.old_arn.as_deref() == Some(d.server.as_str());
+        let old = r.is_old_server(&d.server);
+        if !old && !r.argocd_foreign.iter().any(|(n, _)| *n == name) {
+            let at = format!(
+                "{}:{}:{}: {} registers {}",
+                d.rel, d.line, d.column, d.resource, d.server
+            );
+            r.argocd_foreign.push((name.clone(), at));
+        }
         if old && name != r.old {
             let derived = crate::model::names::derived_part(&name, &r.old)
                 .filter(|p| !crate::model::names::within_new(&name, p, &r.new));

@@ -100,6 +100,8 @@ enum Edit {
         kept_at: String,
         /// The old server and the new.
         servers: (String, String),
+        /// The kept document's lines (in the file as read).
+        lines: std::ops::RangeInclusive<usize>,
     },
     /// The old document back, its lines' changes dropped.
     Revert {
@@ -183,7 +185,9 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
                 });
                 continue;
             }
-            match add_edit(&f.rel, &f.new, (od, kept), nd, &reg, &names, new_server) {
+            let last = old_index.position(&f.old, od.end.max(od.start + 1) - 1).0;
+            let reg_at = (&reg, od.line..=last);
+            match add_edit(&f.rel, &f.new, (od, kept), nd, reg_at, &names, new_server) {
                 Ok(e) => edits.push(e),
                 Err(e) => plan.errors.push(e),
             }
@@ -351,7 +355,7 @@ fn add_edit(
     new: &str,
     (od, kept): (&Node, &str),
     nd: &Node,
-    reg: &Reg,
+    (reg, lines): (&Reg, std::ops::RangeInclusive<usize>),
     names: &crate::find::names::NameRebind,
     new_server: String,
 ) -> Result<Edit, PlanError> {
@@ -373,6 +377,7 @@ fn add_edit(
         namespace: od.str_at(&["metadata", "namespace"]).map(str::to_string),
         argocd_name: copy_reg.and_then(|r| r.name),
         servers: (reg.server.clone(), new_server),
+        lines,
         kept_at: format!(
             "{}/{} ({rel}:{}:{})",
             reg.row.kind,
@@ -474,6 +479,7 @@ fn apply_edits(
                 argocd_name,
                 kept_at,
                 servers,
+                lines,
             } => {
                 let sep = if kept.ends_with('\n') {
                     "---\n"
@@ -499,6 +505,8 @@ fn apply_edits(
                         code: "registration-name-taken",
                     });
                 }
+                let inserted = format!("{sep}{copy}").matches('\n').count()
+                    - usize::from(!copy.ends_with('\n'));
                 text.replace_range(range, &format!("{kept}{sep}{copy}"));
                 // Later edits are applied first: earlier offsets hold.
                 added.push((
@@ -506,6 +514,7 @@ fn apply_edits(
                     format!("{resource_kind}/{secret_name}"),
                     kept_at,
                     servers,
+                    (lines, inserted),
                 ));
             }
         }
@@ -514,8 +523,15 @@ fn apply_edits(
 }
 
 /// One added registration: where its document starts in the file's new
-/// text, its resource, the kept one, the old and the new server.
-type Added = (usize, String, String, (String, String));
+/// text, its resource, the kept one, the old and the new server, the kept
+/// document's lines (as read) and the number of lines added after it.
+type Added = (
+    usize,
+    String,
+    String,
+    (String, String),
+    (std::ops::RangeInclusive<usize>, usize),
+);
 
 /// Records the added registrations of file `i` (whose new text is `text`),
 /// places the errors without one at the first, drops the reverted
@@ -529,8 +545,16 @@ fn finish_file(
 ) {
     let rel = plan.files[i].rel.clone();
     let index = LineIndex::new(&text);
-    for (at, resource, kept, (old_server, new_server)) in added.into_iter().rev() {
+    let mut moves = Vec::new();
+    for (at, resource, kept, (old_server, new_server), (lines, inserted)) in added.into_iter().rev()
+    {
         let (line, column) = index.position(&text, at);
+        moves.push(Relocation {
+            kept: lines,
+            inserted,
+            copy_line: line,
+            resource: resource.clone(),
+        });
         plan.added_registrations.push(AddedRegistration {
             rel: rel.clone(),
             line,
@@ -558,6 +582,7 @@ fn finish_file(
         n.changes
             .retain(|c| c.rel != rel || !dropped(c.change.line));
     }
+    relocate(plan, &rel, &moves);
     // Read back: every document there was, and one more per copy.
     let want = documents(&plan.files[i].new).map(|d| {
         d.len()
@@ -577,6 +602,56 @@ fn finish_file(
         });
     }
     plan.files[i].new = text.into();
+}
+
+/// A kept document and the copy added after it: the changes read in the
+/// kept document's lines are the copy's (the kept bytes are unchanged),
+/// and those after it move down by the lines added.
+struct Relocation {
+    kept: std::ops::RangeInclusive<usize>,
+    inserted: usize,
+    /// The copy's first line in the file written.
+    copy_line: usize,
+    resource: String,
+}
+
+/// Where a change read at `line` (and its resource) is in the file
+/// written, after the copies `moves` were added.
+fn relocated(line: usize, moves: &[Relocation]) -> (usize, Option<&str>) {
+    let below: usize = moves
+        .iter()
+        .filter(|m| *m.kept.end() < line)
+        .map(|m| m.inserted)
+        .sum();
+    match moves.iter().find(|m| m.kept.contains(&line)) {
+        Some(m) => (m.copy_line + line - m.kept.start(), Some(&m.resource)),
+        None => (line + below, None),
+    }
+}
+
+/// Moves the endpoint and name changes of file `rel` to the lines they are
+/// at in the file written (see [`Relocation`]).
+fn relocate(plan: &mut Plan, rel: &str, moves: &[Relocation]) {
+    if moves.is_empty() {
+        return;
+    }
+    if let Some(f) = plan.files.iter_mut().find(|f| f.rel == rel) {
+        for o in &mut f.changes {
+            let (line, res) = relocated(o.line, moves);
+            o.line = line;
+            if let Some(r) = res {
+                o.resource = Some(r.to_string());
+            }
+        }
+    }
+    let Some(n) = plan.names.as_mut() else { return };
+    for c in n.changes.iter_mut().filter(|c| c.rel == rel) {
+        let (line, res) = relocated(c.change.line, moves);
+        c.change.line = line;
+        if let Some(r) = res {
+            c.change.resource = Some(r.to_string());
+        }
+    }
 }
 
 /// The registrations of `existing` that a new one named `secret` (in

@@ -122,9 +122,12 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
     let (from, to) = (plan.from.url(), plan.to.url());
     let is_old = |s: &str| same_server(s, &from) || names.old_arn.as_deref() == Some(s);
     let is_new = |s: &str| same_server(s, &to) || names.new_arn.as_deref() == Some(s);
-    let existing = match root {
-        Some(r) => crate::review::secret::all_registrations(r)?.registrations,
-        None => Vec::new(),
+    let (existing, secrets) = match root {
+        Some(r) => (
+            crate::review::secret::all_registrations(r)?.registrations,
+            secrets_made(r)?,
+        ),
+        None => (Vec::new(), Vec::new()),
     };
     // The new counterpart of an old server: the new ARN for the old ARN,
     // else the new endpoint.
@@ -192,7 +195,7 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
                 Err(e) => plan.errors.push(e),
             }
         }
-        apply_edits(plan, i, edits, &existing, &is_new);
+        apply_edits(plan, i, edits, (&existing, &secrets), &is_new);
     }
     refuse_rendered_registrations(plan);
     plan.files
@@ -453,7 +456,7 @@ fn apply_edits(
     plan: &mut Plan,
     i: usize,
     edits: Vec<Edit>,
-    existing: &[crate::review::secret::Registration],
+    (existing, secrets): (&[crate::review::secret::Registration], &[MadeSecret]),
     is_new: &dyn Fn(&str) -> bool,
 ) {
     if edits.is_empty() {
@@ -490,18 +493,20 @@ fn apply_edits(
                     copy.push('\n');
                 }
                 let at = range.start + kept.len() + sep.len();
-                for clash in clashes(
+                let mut taken = clashes(
                     existing,
                     &secret_name,
                     namespace.as_deref(),
                     argocd_name.as_deref(),
                     is_new,
-                ) {
+                );
+                taken.extend(secret_clashes(secrets, &secret_name, namespace.as_deref()));
+                for clash in taken {
                     plan.errors.push(PlanError {
                         rel: rel.clone(),
                         line: 0,
                         column: 0,
-                        message: format!("the new cluster's registration, added beside the old one as {resource_kind}/{secret_name}, would take the name of another server's registration: {clash}; nothing written"),
+                        message: format!("the new cluster's registration, added beside the old one as {resource_kind}/{secret_name}, would take a name already taken: {clash}; nothing written"),
                         code: "registration-name-taken",
                     });
                 }
@@ -604,6 +609,87 @@ fn finish_file(
     plan.files[i].new = text.into();
 }
 
+/// A Secret the repository makes that is no cluster registration (a
+/// Secret, an ExternalSecret's target, a SealedSecret): the added
+/// registration may not take its name.
+pub struct MadeSecret {
+    name: String,
+    namespace: Option<String>,
+    /// `path:line:column: Kind/name`.
+    at: String,
+}
+
+/// The Secrets the repository under `root` makes that are no cluster
+/// registration ([`positions::SECRET_MAKERS`]).
+fn secrets_made(root: &Path) -> anyhow::Result<Vec<MadeSecret>> {
+    use crate::discover::walk::{self, Content, Found, Role};
+    let found = walk::discover(&walk::WalkRequest::for_paths(&[root.to_path_buf()]))?;
+    let mut out = Vec::new();
+    for item in found.files() {
+        let Found::Entry(e) = item else { continue };
+        if e.role != Role::Yaml {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&e.path) else {
+            continue;
+        };
+        let text = match walk::classify(bytes) {
+            Content::Text(t) | Content::Decoded { text: t, .. } => t,
+            _ => continue,
+        };
+        if !text.contains("Secret") {
+            continue;
+        }
+        let rel = e
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&e.path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        for doc in documents(&text).unwrap_or_default() {
+            out.extend(made_secret(&doc, &rel));
+        }
+    }
+    Ok(out)
+}
+
+/// The Secret `doc` makes, if it makes one and is no cluster registration.
+fn made_secret(doc: &Node, rel: &str) -> Option<MadeSecret> {
+    let kind = doc.str_at(positions::KIND)?;
+    let (_, paths) = positions::SECRET_MAKERS.iter().find(|(k, _)| *k == kind)?;
+    if registration(doc).is_some() || crate::find::names::registration_fields(doc).is_some() {
+        return None;
+    }
+    let n = paths
+        .iter()
+        .find_map(|p| doc.at(p).filter(|n| n.as_str().is_some()))?;
+    let name = n.as_str()?.to_string();
+    Some(MadeSecret {
+        at: format!("{rel}:{}:{}: {kind}/{name}", n.line, n.col),
+        namespace: doc.str_at(positions::NAMESPACE).map(str::to_string),
+        name,
+    })
+}
+
+/// The Secrets of `secrets` a registration named `secret` (in
+/// `namespace`) would replace or be replaced by.
+fn secret_clashes(secrets: &[MadeSecret], secret: &str, namespace: Option<&str>) -> Vec<String> {
+    secrets
+        .iter()
+        .filter(|s| s.name == secret)
+        .filter(|s| match (namespace, s.namespace.as_deref()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        })
+        .map(|s| {
+            format!(
+                "{} makes a Secret of that name, which is no cluster registration",
+                s.at
+            )
+        })
+        .collect()
+}
+
 /// A kept document and the copy added after it: the changes read in the
 /// kept document's lines are the copy's (the kept bytes are unchanged),
 /// and those after it move down by the lines added.
@@ -678,7 +764,7 @@ fn clashes(
             let same_name = name.is_some() && d.cluster_name.as_deref() == name;
             if same_secret || same_name {
                 out.push(format!(
-                    "{}:{}:{}: {} registers {}{}",
+                    "{}:{}:{}: {}, another server's registration, registers {}{}",
                     d.rel,
                     d.line,
                     d.column,

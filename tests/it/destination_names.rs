@@ -388,3 +388,39 @@ fn another_servers_registration_under_the_old_name_is_never_touched() {
         assert!(read("a.yaml").contains(NEW), "{}", read("a.yaml"));
     }
 }
+
+/// The same from the hub: another server's registration named `prod` only
+/// in the `--live` dump. A destination `prod` is refused naming it; without
+/// the dump, the EKS name moves (no registration says otherwise).
+#[test]
+fn another_servers_registration_under_the_old_name_in_live_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("apps.yaml"), &app("web", "prod")[4..]).unwrap();
+    std::fs::write(
+        root.join("a.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ep\nspec:\n  destination:\n    server: {OLD}\n"),
+    )
+    .unwrap();
+    let live_dir = tempfile::tempdir().unwrap();
+    let live = live_dir.path().join("live.yaml");
+    let dump = format!(
+        "{}{}",
+        registration("cluster-other", "prod", STAGE),
+        app("there", "in-cluster")
+    );
+    std::fs::write(&live, dump).unwrap();
+    let live = live.display().to_string();
+    let before = common::tree(root);
+    let out = run(root, &["apply", "--live", &live, "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("apps.yaml:8:11"), "{err}");
+    assert!(err.contains("another server's registration"), "{err}");
+    assert!(err.contains(STAGE), "{err}");
+    assert!(common::tree(root) == before, "nothing written");
+    let out = run(root, &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let apps = std::fs::read_to_string(root.join("apps.yaml")).unwrap();
+    assert!(apps.contains("    name: prod-blue\n"), "{apps}");
+}

@@ -239,7 +239,7 @@ impl<'a> Locator<'a> {
         let res = resource.as_deref();
         let before = (self.found.changes.len(), self.found.errors.len());
         let server = match is_registration(doc) {
-            true => Some(registration_server(doc)),
+            true => Some(registration_server(doc).filter(|_| !self.templated_server(doc))),
             false => None,
         };
         // A registration of another server is never touched.
@@ -264,6 +264,22 @@ impl<'a> Locator<'a> {
                 ),
             });
         }
+    }
+
+    /// Whether a registration's server is written with a template action
+    /// (Helm's, masked to parse, or an ExternalSecret template's): which
+    /// server it registers is not known from the file.
+    fn templated_server(&self, doc: &Node) -> bool {
+        let Some(reg) = doc
+            .str_at(positions::KIND)
+            .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
+        else {
+            return false;
+        };
+        reg.servers.iter().filter_map(|(p, _)| doc.at(p)).any(|n| {
+            let rest = self.text.get(n.start..).unwrap_or_default();
+            rest.split('\n').next().unwrap_or_default().contains("{{")
+        })
     }
 
     fn document_positions(&mut self, doc: &Node, kind: Option<&str>, res: Option<&str>) {
@@ -979,6 +995,16 @@ mod more_tests {
                 at.contains(&(7, 9)) && at.contains(&(10, 40)),
                 "{old}: {f:?}"
             );
+        }
+        // A templated server (an ExternalSecret template's, a Helm
+        // action): refused, not guessed.
+        for templated in ["\"{{ .server }}\"", "{{ .Values.server }}"] {
+            let f = locate(&reg(templated), &r);
+            assert!(
+                f.changes.is_empty() && f.errors.len() == 1,
+                "{templated}: {f:?}"
+            );
+            assert_eq!((f.errors[0].line, f.errors[0].column), (1, 1), "{f:?}");
         }
         // Without a readable server: refused, not guessed.
         let f = locate(&reg("\"\"").replace("  server: \"\"\n", ""), &r);

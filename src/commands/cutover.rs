@@ -210,6 +210,9 @@ fn names_of(
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: None,
+            new_server: None,
+            argocd_foreign: Vec::new(),
         }),
         _ => None,
     })
@@ -233,6 +236,9 @@ fn declared_names(
         argocd_moves: Vec::new(),
         argocd_known: None,
         argocd_kept: Vec::new(),
+        old_server: None,
+        new_server: None,
+        argocd_foreign: Vec::new(),
     })
 }
 
@@ -379,7 +385,7 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
         if let Some(live) = &req.live {
             regs.extend(crate::review::secret::live_registrations(live)?);
         }
-        crate::review::beside::argocd_names(r, &regs, &from.url());
+        crate::review::beside::argocd_names(r, &regs, (&from.url(), &to.url()));
     }
     if let Some(r) = &names {
         plan.names = Some(crate::review::names::plan_names(

@@ -700,6 +700,9 @@ mod tests {
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: Some("https://old.example.com".into()),
+            new_server: None,
+            argocd_foreign: Vec::new(),
         };
         let expect = |changes: &[names::NameChange]| -> Vec<Expect<'static>> {
             names::ops(changes)
@@ -713,14 +716,14 @@ mod tests {
                 })
                 .collect()
         };
-        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  config: |\r\n    {\"awsAuthConfig\": {\"clusterName\": \"prod\"}}\r\nother: prod\n";
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  server: https://old.example.com\n  config: |\r\n    {\"awsAuthConfig\": {\"clusterName\": \"prod\"}}\r\nother: prod\n";
         let f = names::locate(text, &rebind);
         assert_eq!(f.changes.len(), 1, "{f:?}");
         let new = crate::text::splice::apply(text, &names::ops(&f.changes).0).unwrap();
         verify(text, &new, &expect(&f.changes)).unwrap();
         let bad = new.replace("other: prod", "other: prod-blue");
         let e = verify(text, &bad, &expect(&f.changes)).unwrap_err();
-        assert!(e.to_string().starts_with("10:8: expected \"prod\""), "{e}");
+        assert!(e.to_string().starts_with("11:8: expected \"prod\""), "{e}");
         let text = "clusterName: prod\nother: prod\n";
         let f = names::locate(text, &rebind);
         let bad = "clusterName: prod-blue\nother: prod-blue\n";

@@ -40,6 +40,52 @@ pub struct NameRebind {
     /// (neither the EKS name nor derived from it): a destination naming one
     /// would stay on the old cluster (refused).
     pub argocd_kept: Vec<String>,
+    /// The old cluster's endpoint URL: a registration's name positions
+    /// apply only when it registers this server (or the old ARN).
+    pub old_server: Option<String>,
+    /// The new cluster's endpoint URL: the name pass reads a file after its
+    /// endpoint rewrite, where the old registration already names it.
+    pub new_server: Option<String>,
+    /// ArgoCD names that registrations of other servers bear, each with
+    /// where it is declared: such a name is not the old cluster's.
+    pub argocd_foreign: Vec<(String, String)>,
+}
+
+/// Whether two registered servers are the same cluster: endpoint URLs
+/// compared as the endpoint rules compare them (scheme, case, default port,
+/// trailing slash), anything else (an ARN) compared as written.
+pub fn same_server(a: &str, b: &str) -> bool {
+    let n = |s: &str| {
+        let s = s.trim().trim_end_matches('/');
+        match crate::text::endpoint::Endpoint::parse("", s) {
+            Ok(e) => format!("https://{}", e.key()),
+            Err(_) => s.to_string(),
+        }
+    };
+    n(a) == n(b)
+}
+
+impl NameRebind {
+    /// Whether `server` (a registration's, decoded) is the old cluster's:
+    /// its endpoint URL or its ARN.
+    pub fn is_old_server(&self, server: &str) -> bool {
+        self.old_server
+            .as_deref()
+            .is_some_and(|o| same_server(o, server))
+            || self.old_arn.as_deref() == Some(server.trim())
+    }
+
+    /// Whether a registration read after the endpoint rewrite registers
+    /// the old cluster (its server already rewritten to the new one) or
+    /// the new: the ones whose names this rebind moves.
+    pub fn is_rebound_server(&self, server: &str) -> bool {
+        self.is_old_server(server)
+            || self
+                .new_server
+                .as_deref()
+                .is_some_and(|o| same_server(o, server))
+            || self.new_arn.as_deref() == Some(server.trim())
+    }
 }
 
 /// One name occurrence at a name position.
@@ -249,6 +295,52 @@ impl<'a> Locator<'a> {
         let kind = doc.str_at(positions::KIND);
         let resource = resource(doc);
         let res = resource.as_deref();
+        let before = (self.found.changes.len(), self.found.errors.len());
+        let server = match is_registration(doc) {
+            true => Some(registration_server(doc).filter(|_| !self.templated_server(doc))),
+            false => None,
+        };
+        // A registration of another server is never touched.
+        if let Some(Some(s)) = &server {
+            if !self.r.is_rebound_server(s) {
+                return;
+            }
+        }
+        self.document_positions(doc, kind, res);
+        // A registration whose server cannot be read: not proven to be the
+        // old cluster's, so its name positions are refused, not rewritten.
+        if server == Some(None) && self.found.changes.len() > before.0 {
+            let (line, column) = self.index.position(self.text, doc.start);
+            self.found.changes.truncate(before.0);
+            self.found.errors.truncate(before.1);
+            self.found.errors.push(NameError {
+                line,
+                column,
+                message: format!(
+                    "a cluster registration holding the cluster name `{}` whose server cannot be read (templated or missing): not proven to be the old cluster's registration, so its names are not rewritten; write its server plainly or change it by hand; nothing written",
+                    self.r.old
+                ),
+            });
+        }
+    }
+
+    /// Whether a registration's server is written with a template action
+    /// (Helm's, masked to parse, or an ExternalSecret template's): which
+    /// server it registers is not known from the file.
+    fn templated_server(&self, doc: &Node) -> bool {
+        let Some(reg) = doc
+            .str_at(positions::KIND)
+            .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
+        else {
+            return false;
+        };
+        reg.servers.iter().filter_map(|(p, _)| doc.at(p)).any(|n| {
+            let rest = self.text.get(n.start..).unwrap_or_default();
+            rest.split('\n').next().unwrap_or_default().contains("{{")
+        })
+    }
+
+    fn document_positions(&mut self, doc: &Node, kind: Option<&str>, res: Option<&str>) {
         // The most specific scope first: a change is recorded once, at the
         // first row that finds it.
         if let Some(fields) = registration_fields(doc) {
@@ -385,9 +477,24 @@ impl<'a> Locator<'a> {
                 argocd_moves: &self.r.argocd_moves,
                 ..NameContext::default()
             };
-            if let Some((row, range)) =
-                names::classify(Scope::Destination, &[], value, &self.r.old, &cx)
-            {
+            let classified = names::classify(Scope::Destination, &[], value, &self.r.old, &cx);
+            let foreign = self.r.argocd_foreign.iter().find(|(f, _)| f == value);
+            if let (Some(_), Some((_, at))) = (&classified, foreign) {
+                let (line, column) = self.index.position(self.text, n.start);
+                self.found.errors.push(NameError {
+                    line,
+                    column,
+                    message: format!(
+                        "{} {value:?} is the old cluster's name, and also the ArgoCD name of another server's registration ({at}): not proven which cluster this Application is sent to, so it is not moved; rename one of them by hand; nothing written",
+                        YamlPath(path.clone()),
+                    ),
+                });
+                continue;
+            }
+            if foreign.is_some() {
+                continue;
+            }
+            if let Some((row, range)) = classified {
                 self.record(&n, value, row.position, range, &path, None, res);
                 continue;
             }
@@ -586,6 +693,13 @@ impl<'a> Locator<'a> {
             })
         };
         let new_text = match position {
+            NamePosition::RegistrationArn | NamePosition::ClusterArn
+                if self.r.old_arn.as_deref().is_some_and(|a| a != value) =>
+            {
+                // Another cluster's ARN under the same name (another
+                // account or region): not the old cluster; a mention.
+                return;
+            }
             NamePosition::RegistrationArn | NamePosition::ClusterArn => match &self.r.new_arn {
                 Some(a) => a.clone(),
                 None => {
@@ -754,6 +868,32 @@ pub fn registration_fields(doc: &Node) -> Option<&Node> {
         .find_map(|(p, _)| doc.at(&p[..p.len() - 1]))
 }
 
+/// Whether `doc` is a cluster registration (its kind's row, the cluster
+/// label).
+fn is_registration(doc: &Node) -> bool {
+    let Some(reg) = doc
+        .str_at(positions::KIND)
+        .and_then(|k| positions::REGISTRATIONS.iter().find(|r| r.kind == k))
+    else {
+        return false;
+    };
+    let (label, want) = positions::CLUSTER_SECRET_LABEL;
+    doc.at(reg.labels).and_then(|l| l.str_at(&[label])) == Some(want)
+}
+
+/// The server a registration registers (decoded), when written as a value.
+pub fn registration_server(doc: &Node) -> Option<String> {
+    let kind = doc.str_at(positions::KIND)?;
+    let reg = positions::REGISTRATIONS.iter().find(|r| r.kind == kind)?;
+    reg.servers.iter().find_map(|(p, base64)| {
+        let v = doc.str_at(p)?;
+        match base64 {
+            true => crate::find::embedded::decoded_value(v),
+            false => Some(v.to_string()),
+        }
+    })
+}
+
 /// Where `value` (the decoded value of `n`) is written verbatim in
 /// `container`: a plain or quoted scalar on one line, with no escape.
 fn value_at(container: &str, n: &Node, value: &str) -> Option<usize> {
@@ -829,7 +969,7 @@ pub fn ops(changes: &[NameChange]) -> (Vec<Op>, BTreeMap<usize, Vec<Op>>) {
 mod tests {
     use super::*;
 
-    fn rebind() -> NameRebind {
+    pub(super) fn rebind() -> NameRebind {
         NameRebind {
             old: "prod".into(),
             new: "prod-blue".into(),
@@ -840,6 +980,9 @@ mod tests {
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: None,
+            new_server: None,
+            argocd_foreign: Vec::new(),
         }
     }
 
@@ -884,6 +1027,7 @@ mod tests {
 
 #[cfg(test)]
 mod more_tests {
+    use super::tests::rebind;
     use super::*;
 
     /// A dependency is the table's chart by its `name`; its values sit
@@ -953,12 +1097,121 @@ mod more_tests {
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: Some("https://old.example.com".into()),
+            new_server: None,
+            argocd_foreign: Vec::new(),
         };
         let text = "kind: Application\nspec:\n  destination:\n    server: arn:aws:eks:eu-west-1:111122223333:cluster/prod\n";
         let f = locate(text, &r);
         assert_eq!(f.changes.len(), 1, "{f:?}");
-        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  config: |\n    {\"tlsClientConfig\": {\"caData\": \"T0xEQ0E=\"}}\n";
+        let text = "kind: Secret\nmetadata:\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: https://OLD.example.com:443/\n  config: |\n    {\"tlsClientConfig\": {\"caData\": \"T0xEQ0E=\"}}\n";
         let f = locate(text, &r);
         assert_eq!(f.changes.len(), 2, "{f:?}");
+    }
+
+    /// A registration of another server (by URL or ARN) is never touched,
+    /// even under the old cluster's name; one of the old server (its URL
+    /// as the endpoint rules compare it, or its ARN) is.
+    #[test]
+    fn only_the_old_servers_registrations_are_renamed() {
+        let mut r = rebind();
+        r.old_server = Some("https://old.example.com".into());
+        r.new_server = Some("https://new.example.com".into());
+        let reg = |server: &str| {
+            format!("kind: Secret\nmetadata:\n  name: cluster-prod\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {server}\n  config: |\n    {{\"awsAuthConfig\": {{\"clusterName\": \"prod\"}}}}\n")
+        };
+        for other in [
+            "https://other.example.com",
+            "arn:aws:eks:us-east-1:999999999999:cluster/prod",
+            "arn:aws:eks:eu-west-1:111122223333:cluster/other",
+        ] {
+            let f = locate(&reg(other), &r);
+            assert!(
+                f.changes.is_empty() && f.errors.is_empty(),
+                "{other}: {f:?}"
+            );
+            let at: Vec<(usize, usize)> = f.mentions.iter().map(|m| (m.line, m.column)).collect();
+            assert!(
+                at.contains(&(7, 9)) && at.contains(&(10, 40)),
+                "{other}: {f:?}"
+            );
+        }
+        for old in [
+            "https://old.example.com",
+            "HTTPS://Old.Example.com:443/",
+            "https://new.example.com",
+            "arn:aws:eks:eu-west-1:111122223333:cluster/prod",
+        ] {
+            let f = locate(&reg(old), &r);
+            let at: Vec<(usize, usize)> = f.changes.iter().map(|c| (c.line, c.column)).collect();
+            assert!(
+                at.contains(&(7, 9)) && at.contains(&(10, 40)),
+                "{old}: {f:?}"
+            );
+        }
+        // A templated server (an ExternalSecret template's, a Helm
+        // action): refused, not guessed.
+        for templated in ["\"{{ .server }}\"", "{{ .Values.server }}"] {
+            let f = locate(&reg(templated), &r);
+            assert!(
+                f.changes.is_empty() && f.errors.len() == 1,
+                "{templated}: {f:?}"
+            );
+            assert_eq!((f.errors[0].line, f.errors[0].column), (1, 1), "{f:?}");
+        }
+        // Without a readable server: refused, not guessed.
+        let f = locate(&reg("\"\"").replace("  server: \"\"\n", ""), &r);
+        assert!(f.changes.is_empty() && f.errors.len() == 1, "{f:?}");
+    }
+
+    /// Another cluster's ARN under the same name (another account) in a
+    /// destination is a mention, the old ARN a change.
+    #[test]
+    fn another_accounts_arn_of_the_same_name_is_left() {
+        let app =
+            |arn: &str| format!("kind: Application\nspec:\n  destination:\n    server: {arn}\n");
+        let f = locate(
+            &app("arn:aws:eks:us-east-1:999999999999:cluster/prod"),
+            &rebind(),
+        );
+        assert!(f.changes.is_empty() && f.mentions.len() == 1, "{f:?}");
+        let f = locate(
+            &app("arn:aws:eks:eu-west-1:111122223333:cluster/prod"),
+            &rebind(),
+        );
+        assert_eq!(f.changes.len(), 1, "{f:?}");
+    }
+
+    /// A destination name another server's registration bears is not the
+    /// old cluster's: left when it is not the EKS name, refused (naming
+    /// both places) when it is.
+    #[test]
+    fn a_destination_named_as_another_servers_registration() {
+        let mut r = rebind();
+        r.argocd_foreign = vec![
+            (
+                "prod".into(),
+                "clusters/other.yaml:1:1: Secret/x registers https://other.example.com".into(),
+            ),
+            (
+                "prod-eu".into(),
+                "clusters/eu.yaml:1:1: Secret/y registers https://eu.example.com".into(),
+            ),
+        ];
+        r.argocd_moves = vec![("prod-eu".into(), "prod-blue-eu".into())];
+        let app = |n: &str| format!("kind: Application\nspec:\n  destination:\n    name: {n}\n");
+        let f = locate(&app("prod"), &r);
+        assert!(f.changes.is_empty(), "{f:?}");
+        assert_eq!(f.errors.len(), 1, "{f:?}");
+        assert_eq!((f.errors[0].line, f.errors[0].column), (4, 11));
+        assert!(
+            f.errors[0].message.contains("clusters/other.yaml:1:1"),
+            "{f:?}"
+        );
+        let f = locate(&app("prod-eu"), &r);
+        assert!(f.changes.is_empty() && !f.errors.is_empty(), "{f:?}");
+        // Without the foreign registration, the EKS name moves.
+        let f = locate(&app("prod"), &rebind());
+        assert_eq!(f.changes.len(), 1, "{f:?}");
     }
 }

@@ -784,6 +784,20 @@ pub const REGISTRATIONS: &[Registration] = &[
     },
 ];
 
+/// The kinds that make a Secret, and where its name is (tried in order;
+/// its namespace is the document's [`NAMESPACE`]): a Secret itself, an
+/// ExternalSecret's target (`spec.target.name`, by default its own name;
+/// external-secrets docs, "ExternalSecret" spec), a SealedSecret (the
+/// Secret it unseals takes its name; sealed-secrets README).
+pub const SECRET_MAKERS: &[(&str, &[&[&str]])] = &[
+    ("Secret", &[&["metadata", "name"]]),
+    (
+        "ExternalSecret",
+        &[&["spec", "target", "name"], &["metadata", "name"]],
+    ),
+    ("SealedSecret", &[&["metadata", "name"]]),
+];
+
 /// The key holding the items of an exported `kind: List` (each item is read
 /// by its own kind).
 pub const LIST_ITEMS: &str = "items";

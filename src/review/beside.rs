@@ -54,14 +54,7 @@ fn registration(doc: &Node) -> Option<Reg> {
 }
 
 fn same_server(a: &str, b: &str) -> bool {
-    let n = |s: &str| {
-        let s = s.trim().trim_end_matches('/');
-        match crate::text::endpoint::Endpoint::parse("", s) {
-            Ok(e) => format!("https://{}", e.key()),
-            Err(_) => s.to_ascii_lowercase(),
-        }
-    };
-    n(a) == n(b)
+    crate::find::names::same_server(a, b)
 }
 
 /// The documents of `text`, read as the locator reads them (Helm template
@@ -107,6 +100,8 @@ enum Edit {
         kept_at: String,
         /// The old server and the new.
         servers: (String, String),
+        /// The kept document's lines (in the file as read).
+        lines: std::ops::RangeInclusive<usize>,
     },
     /// The old document back, its lines' changes dropped.
     Revert {
@@ -127,9 +122,12 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
     let (from, to) = (plan.from.url(), plan.to.url());
     let is_old = |s: &str| same_server(s, &from) || names.old_arn.as_deref() == Some(s);
     let is_new = |s: &str| same_server(s, &to) || names.new_arn.as_deref() == Some(s);
-    let existing = match root {
-        Some(r) => crate::review::secret::all_registrations(r)?.registrations,
-        None => Vec::new(),
+    let (existing, secrets) = match root {
+        Some(r) => (
+            crate::review::secret::all_registrations(r)?.registrations,
+            secrets_made(r)?,
+        ),
+        None => (Vec::new(), Vec::new()),
     };
     // The new counterpart of an old server: the new ARN for the old ARN,
     // else the new endpoint.
@@ -190,12 +188,14 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
                 });
                 continue;
             }
-            match add_edit(&f.rel, &f.new, (od, kept), nd, &reg, &names, new_server) {
+            let last = old_index.position(&f.old, od.end.max(od.start + 1) - 1).0;
+            let reg_at = (&reg, od.line..=last);
+            match add_edit(&f.rel, &f.new, (od, kept), nd, reg_at, &names, new_server) {
                 Ok(e) => edits.push(e),
                 Err(e) => plan.errors.push(e),
             }
         }
-        apply_edits(plan, i, edits, &existing, &is_new);
+        apply_edits(plan, i, edits, (&existing, &secrets), &is_new);
     }
     refuse_rendered_registrations(plan);
     plan.files
@@ -211,14 +211,23 @@ pub fn keep_and_add(plan: &mut Plan, root: Option<&Path>) -> anyhow::Result<()> 
 pub fn argocd_names(
     r: &mut crate::find::names::NameRebind,
     registrations: &[crate::review::secret::Registration],
-    from: &str,
+    (from, to): (&str, &str),
 ) {
     let mut known = Vec::new();
+    r.old_server = Some(from.to_string());
+    r.new_server = Some(to.to_string());
     for d in registrations.iter().flat_map(|x| &x.declared_at) {
         let Some(name) = d.cluster_name.clone() else {
             continue;
         };
-        let old = same_server(&d.server, from) || r.old_arn.as_deref() == Some(d.server.as_str());
+        let old = r.is_old_server(&d.server);
+        if !old && !r.argocd_foreign.iter().any(|(n, _)| *n == name) {
+            let at = format!(
+                "{}:{}:{}: {} registers {}",
+                d.rel, d.line, d.column, d.resource, d.server
+            );
+            r.argocd_foreign.push((name.clone(), at));
+        }
         if old && name != r.old {
             let derived = crate::model::names::derived_part(&name, &r.old)
                 .filter(|p| !crate::model::names::within_new(&name, p, &r.new));
@@ -349,7 +358,7 @@ fn add_edit(
     new: &str,
     (od, kept): (&Node, &str),
     nd: &Node,
-    reg: &Reg,
+    (reg, lines): (&Reg, std::ops::RangeInclusive<usize>),
     names: &crate::find::names::NameRebind,
     new_server: String,
 ) -> Result<Edit, PlanError> {
@@ -371,6 +380,7 @@ fn add_edit(
         namespace: od.str_at(&["metadata", "namespace"]).map(str::to_string),
         argocd_name: copy_reg.and_then(|r| r.name),
         servers: (reg.server.clone(), new_server),
+        lines,
         kept_at: format!(
             "{}/{} ({rel}:{}:{})",
             reg.row.kind,
@@ -446,7 +456,7 @@ fn apply_edits(
     plan: &mut Plan,
     i: usize,
     edits: Vec<Edit>,
-    existing: &[crate::review::secret::Registration],
+    (existing, secrets): (&[crate::review::secret::Registration], &[MadeSecret]),
     is_new: &dyn Fn(&str) -> bool,
 ) {
     if edits.is_empty() {
@@ -472,6 +482,7 @@ fn apply_edits(
                 argocd_name,
                 kept_at,
                 servers,
+                lines,
             } => {
                 let sep = if kept.ends_with('\n') {
                     "---\n"
@@ -482,21 +493,25 @@ fn apply_edits(
                     copy.push('\n');
                 }
                 let at = range.start + kept.len() + sep.len();
-                for clash in clashes(
+                let mut taken = clashes(
                     existing,
                     &secret_name,
                     namespace.as_deref(),
                     argocd_name.as_deref(),
                     is_new,
-                ) {
+                );
+                taken.extend(secret_clashes(secrets, &secret_name, namespace.as_deref()));
+                for clash in taken {
                     plan.errors.push(PlanError {
                         rel: rel.clone(),
                         line: 0,
                         column: 0,
-                        message: format!("the new cluster's registration, added beside the old one as {resource_kind}/{secret_name}, would take the name of another server's registration: {clash}; nothing written"),
+                        message: format!("the new cluster's registration, added beside the old one as {resource_kind}/{secret_name}, would take a name already taken: {clash}; nothing written"),
                         code: "registration-name-taken",
                     });
                 }
+                let inserted = format!("{sep}{copy}").matches('\n').count()
+                    - usize::from(!copy.ends_with('\n'));
                 text.replace_range(range, &format!("{kept}{sep}{copy}"));
                 // Later edits are applied first: earlier offsets hold.
                 added.push((
@@ -504,6 +519,7 @@ fn apply_edits(
                     format!("{resource_kind}/{secret_name}"),
                     kept_at,
                     servers,
+                    (lines, inserted),
                 ));
             }
         }
@@ -512,8 +528,15 @@ fn apply_edits(
 }
 
 /// One added registration: where its document starts in the file's new
-/// text, its resource, the kept one, the old and the new server.
-type Added = (usize, String, String, (String, String));
+/// text, its resource, the kept one, the old and the new server, the kept
+/// document's lines (as read) and the number of lines added after it.
+type Added = (
+    usize,
+    String,
+    String,
+    (String, String),
+    (std::ops::RangeInclusive<usize>, usize),
+);
 
 /// Records the added registrations of file `i` (whose new text is `text`),
 /// places the errors without one at the first, drops the reverted
@@ -527,8 +550,16 @@ fn finish_file(
 ) {
     let rel = plan.files[i].rel.clone();
     let index = LineIndex::new(&text);
-    for (at, resource, kept, (old_server, new_server)) in added.into_iter().rev() {
+    let mut moves = Vec::new();
+    for (at, resource, kept, (old_server, new_server), (lines, inserted)) in added.into_iter().rev()
+    {
         let (line, column) = index.position(&text, at);
+        moves.push(Relocation {
+            kept: lines,
+            inserted,
+            copy_line: line,
+            resource: resource.clone(),
+        });
         plan.added_registrations.push(AddedRegistration {
             rel: rel.clone(),
             line,
@@ -556,6 +587,7 @@ fn finish_file(
         n.changes
             .retain(|c| c.rel != rel || !dropped(c.change.line));
     }
+    relocate(plan, &rel, &moves);
     // Read back: every document there was, and one more per copy.
     let want = documents(&plan.files[i].new).map(|d| {
         d.len()
@@ -575,6 +607,137 @@ fn finish_file(
         });
     }
     plan.files[i].new = text.into();
+}
+
+/// A Secret the repository makes that is no cluster registration (a
+/// Secret, an ExternalSecret's target, a SealedSecret): the added
+/// registration may not take its name.
+pub struct MadeSecret {
+    name: String,
+    namespace: Option<String>,
+    /// `path:line:column: Kind/name`.
+    at: String,
+}
+
+/// The Secrets the repository under `root` makes that are no cluster
+/// registration ([`positions::SECRET_MAKERS`]).
+fn secrets_made(root: &Path) -> anyhow::Result<Vec<MadeSecret>> {
+    use crate::discover::walk::{self, Content, Found, Role};
+    let found = walk::discover(&walk::WalkRequest::for_paths(&[root.to_path_buf()]))?;
+    let mut out = Vec::new();
+    for item in found.files() {
+        let Found::Entry(e) = item else { continue };
+        if e.role != Role::Yaml {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&e.path) else {
+            continue;
+        };
+        let text = match walk::classify(bytes) {
+            Content::Text(t) | Content::Decoded { text: t, .. } => t,
+            _ => continue,
+        };
+        if !text.contains("Secret") {
+            continue;
+        }
+        let rel = e
+            .path
+            .strip_prefix(root)
+            .unwrap_or(&e.path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        for doc in documents(&text).unwrap_or_default() {
+            out.extend(made_secret(&doc, &rel));
+        }
+    }
+    Ok(out)
+}
+
+/// The Secret `doc` makes, if it makes one and is no cluster registration.
+fn made_secret(doc: &Node, rel: &str) -> Option<MadeSecret> {
+    let kind = doc.str_at(positions::KIND)?;
+    let (_, paths) = positions::SECRET_MAKERS.iter().find(|(k, _)| *k == kind)?;
+    if registration(doc).is_some() || crate::find::names::registration_fields(doc).is_some() {
+        return None;
+    }
+    let n = paths
+        .iter()
+        .find_map(|p| doc.at(p).filter(|n| n.as_str().is_some()))?;
+    let name = n.as_str()?.to_string();
+    Some(MadeSecret {
+        at: format!("{rel}:{}:{}: {kind}/{name}", n.line, n.col),
+        namespace: doc.str_at(positions::NAMESPACE).map(str::to_string),
+        name,
+    })
+}
+
+/// The Secrets of `secrets` a registration named `secret` (in
+/// `namespace`) would replace or be replaced by.
+fn secret_clashes(secrets: &[MadeSecret], secret: &str, namespace: Option<&str>) -> Vec<String> {
+    secrets
+        .iter()
+        .filter(|s| s.name == secret)
+        .filter(|s| match (namespace, s.namespace.as_deref()) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        })
+        .map(|s| {
+            format!(
+                "{} makes a Secret of that name, which is no cluster registration",
+                s.at
+            )
+        })
+        .collect()
+}
+
+/// A kept document and the copy added after it: the changes read in the
+/// kept document's lines are the copy's (the kept bytes are unchanged),
+/// and those after it move down by the lines added.
+struct Relocation {
+    kept: std::ops::RangeInclusive<usize>,
+    inserted: usize,
+    /// The copy's first line in the file written.
+    copy_line: usize,
+    resource: String,
+}
+
+/// Where a change read at `line` (and its resource) is in the file
+/// written, after the copies `moves` were added.
+fn relocated(line: usize, moves: &[Relocation]) -> (usize, Option<&str>) {
+    let below: usize = moves
+        .iter()
+        .filter(|m| *m.kept.end() < line)
+        .map(|m| m.inserted)
+        .sum();
+    match moves.iter().find(|m| m.kept.contains(&line)) {
+        Some(m) => (m.copy_line + line - m.kept.start(), Some(&m.resource)),
+        None => (line + below, None),
+    }
+}
+
+/// Moves the endpoint and name changes of file `rel` to the lines they are
+/// at in the file written (see [`Relocation`]).
+fn relocate(plan: &mut Plan, rel: &str, moves: &[Relocation]) {
+    if moves.is_empty() {
+        return;
+    }
+    if let Some(f) = plan.files.iter_mut().find(|f| f.rel == rel) {
+        for o in &mut f.changes {
+            let (line, res) = relocated(o.line, moves);
+            o.line = line;
+            if let Some(r) = res {
+                o.resource = Some(r.to_string());
+            }
+        }
+    }
+    let Some(n) = plan.names.as_mut() else { return };
+    for c in n.changes.iter_mut().filter(|c| c.rel == rel) {
+        let (line, res) = relocated(c.change.line, moves);
+        c.change.line = line;
+        if let Some(r) = res {
+            c.change.resource = Some(r.to_string());
+        }
+    }
 }
 
 /// The registrations of `existing` that a new one named `secret` (in
@@ -601,7 +764,7 @@ fn clashes(
             let same_name = name.is_some() && d.cluster_name.as_deref() == name;
             if same_secret || same_name {
                 out.push(format!(
-                    "{}:{}:{}: {} registers {}{}",
+                    "{}:{}:{}: {}, another server's registration, registers {}{}",
                     d.rel,
                     d.line,
                     d.column,

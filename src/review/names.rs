@@ -330,6 +330,9 @@ mod tests {
             argocd_moves: Vec::new(),
             argocd_known: None,
             argocd_kept: Vec::new(),
+            old_server: None,
+            new_server: None,
+            argocd_foreign: Vec::new(),
         };
         let text = "# prod clusters\nclusters = [\"stage\", \"prod\"]\neks = {\n  prod = { account = \"1\" }\n  production = {}\n}\n";
         let notes = registry_notes("iam/terraform.tfvars", text, &r);

@@ -343,3 +343,84 @@ fn an_old_registration_name_that_gets_no_new_one_is_refused_at_its_destinations(
     assert!(err.contains("would stay on the old cluster"), "{err}");
     assert!(common::tree(root) == before, "nothing written");
 }
+
+/// Another server's registration named as the old EKS cluster (`prod`),
+/// by URL or by an ARN of another account, and no registration of the old
+/// cluster: that registration is never touched, and an Application sent
+/// to it by `destination.name: prod` is not moved but refused, naming both
+/// places (the name is ambiguous: EKS name and another cluster's ArgoCD
+/// name).
+#[test]
+fn another_servers_registration_under_the_old_name_is_never_touched() {
+    let other_arn = "arn:aws:eks:us-east-1:999999999999:cluster/prod";
+    for server in [STAGE, other_arn] {
+        let reg = format!(
+            "{}  config: |\n    {{\"awsAuthConfig\": {{\"clusterName\": \"prod\"}}}}\n",
+            registration("cluster-other", "prod", server)
+        );
+        let write = |root: &Path, dest: &str| {
+            std::fs::write(root.join("other.yaml"), &reg).unwrap();
+            std::fs::write(root.join("apps.yaml"), &app("web", dest)[4..]).unwrap();
+            std::fs::write(
+                root.join("a.yaml"),
+                format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ep\nspec:\n  destination:\n    server: {OLD}\n"),
+            )
+            .unwrap();
+        };
+        // Sent to it by name: refused, nothing written.
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "prod");
+        let before = common::tree(dir.path());
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(2), "{server}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(err.contains("apps.yaml:8:11"), "{err}");
+        assert!(err.contains("other.yaml:11:11"), "{err}");
+        assert!(err.contains("another server's registration"), "{err}");
+        assert!(common::tree(dir.path()) == before, "nothing written");
+        // Not sent to by name: applied, the registration byte for byte.
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "in-cluster");
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(0), "{server}: {}", stderr(&out));
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+        assert_eq!(read("other.yaml"), reg, "{server}");
+        assert!(read("a.yaml").contains(NEW), "{}", read("a.yaml"));
+    }
+}
+
+/// The same from the hub: another server's registration named `prod` only
+/// in the `--live` dump. A destination `prod` is refused naming it; without
+/// the dump, the EKS name moves (no registration says otherwise).
+#[test]
+fn another_servers_registration_under_the_old_name_in_live_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("apps.yaml"), &app("web", "prod")[4..]).unwrap();
+    std::fs::write(
+        root.join("a.yaml"),
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: ep\nspec:\n  destination:\n    server: {OLD}\n"),
+    )
+    .unwrap();
+    let live_dir = tempfile::tempdir().unwrap();
+    let live = live_dir.path().join("live.yaml");
+    let dump = format!(
+        "{}{}",
+        registration("cluster-other", "prod", STAGE),
+        app("there", "in-cluster")
+    );
+    std::fs::write(&live, dump).unwrap();
+    let live = live.display().to_string();
+    let before = common::tree(root);
+    let out = run(root, &["apply", "--live", &live, "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(err.contains("apps.yaml:8:11"), "{err}");
+    assert!(err.contains("another server's registration"), "{err}");
+    assert!(err.contains(STAGE), "{err}");
+    assert!(common::tree(root) == before, "nothing written");
+    let out = run(root, &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let apps = std::fs::read_to_string(root.join("apps.yaml")).unwrap();
+    assert!(apps.contains("    name: prod-blue\n"), "{apps}");
+}

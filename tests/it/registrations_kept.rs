@@ -302,3 +302,130 @@ fn a_registration_a_chart_renders_from_rewritten_values_is_refused() {
         stderr(&endpoint_only)
     );
 }
+
+/// The changes of the added registration are reported at the copy's own
+/// lines and resource (the kept one's bytes are unchanged), and those of a
+/// document after it at its lines in the file written, in text and JSON.
+#[test]
+fn the_added_registrations_changes_are_reported_at_its_own_lines() {
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {OLD}\n  config: |\n    {{\"awsAuthConfig\": {{\"clusterName\": \"prod\"}}, \"tlsClientConfig\": {{\"caData\": \"T0xEQ0E=\"}}}}\n");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("clusters")).unwrap();
+    let text = format!("{reg}{}", APP.replace("__S__", OLD));
+    std::fs::write(dir.path().join("clusters/c.yaml"), &text).unwrap();
+    let out = run(dir.path(), &["diff", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<(u64, u64, &str, &str)> = v["names"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["line"].as_u64().unwrap(),
+                c["column"].as_u64().unwrap(),
+                c["resource"].as_str().unwrap(),
+                c["position"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // Kept: lines 1-12; `---` 13; the copy: lines 14-25; `---` 26; the
+    // Application: lines 27-35.
+    let copy = "Secret/cluster-prod-blue";
+    assert_eq!(
+        names,
+        [
+            (22, 9, copy, "registration name"),
+            (25, 40, copy, "registration awsAuthConfig.clusterName"),
+            (25, 79, copy, "registration tlsClientConfig.caData"),
+        ],
+        "{v}"
+    );
+    let files = v["files"].as_array().unwrap();
+    let endpoints: Vec<(u64, u64, &str)> = files
+        .iter()
+        .flat_map(|f| f["changes"].as_array().unwrap())
+        .map(|c| {
+            (
+                c["line"].as_u64().unwrap(),
+                c["column"].as_u64().unwrap(),
+                c["resource"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        endpoints,
+        [(23, 11, copy), (33, 13, "Application/web")],
+        "{v}"
+    );
+    let out = run(dir.path(), &["diff"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("clusters/c.yaml:22:9: registration name (name in Secret/cluster-prod-blue)"),
+        "{text}"
+    );
+    assert!(!text.contains("clusters/c.yaml:9:9"), "{text}");
+    assert!(!text.contains("(name in Secret/cluster-prod)"), "{text}");
+    // What was reported is what is written.
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = std::fs::read_to_string(dir.path().join("clusters/c.yaml")).unwrap();
+    let line = |n: usize| after.lines().nth(n - 1).unwrap().to_string();
+    assert_eq!(line(22), "  name: prod-blue");
+    assert_eq!(&line(25)[39..48], "prod-blue");
+    assert_eq!(line(23), format!("  server: {NEW}"));
+    assert_eq!(line(33), format!("    server: {NEW}"));
+}
+
+/// The copy's Secret name taken, in its namespace, by a Secret that is no
+/// registration: a plain Secret, an ExternalSecret whose target is named so
+/// (`spec.target.name`, else its own name: external-secrets docs,
+/// "ExternalSecret"), a SealedSecret (the Secret it unseals takes its
+/// name: sealed-secrets README). Refused, naming it; the same names in
+/// another namespace, or another name, are no clash.
+#[test]
+fn a_copy_that_would_take_a_plain_secrets_name_is_refused() {
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {OLD}\n");
+    let taken = [
+        ("Secret", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod-blue\n  namespace: __NS__\ntype: Opaque\nstringData:\n  password: x\n", "4:9"),
+        ("ExternalSecret", "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: db\n  namespace: __NS__\nspec:\n  target:\n    name: cluster-prod-blue\n", "8:11"),
+        ("ExternalSecret", "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-prod-blue\n  namespace: __NS__\nspec:\n  secretStoreRef:\n    name: vault\n", "4:9"),
+        ("SealedSecret", "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nmetadata:\n  name: cluster-prod-blue\n  namespace: __NS__\nspec:\n  encryptedData:\n    password: AgB=\n", "4:9"),
+    ];
+    for (kind, other, at) in taken {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("c.yaml"), &reg).unwrap();
+        std::fs::write(
+            dir.path().join("other.yaml"),
+            other.replace("__NS__", "argocd"),
+        )
+        .unwrap();
+        let before = common::tree(dir.path());
+        let out = run(
+            dir.path(),
+            &["apply", "--no-commit", "--yes", "--format", "json"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{kind}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let e = &v["errors"][0];
+        assert_eq!(e["code"], "registration-name-taken", "{kind}: {v}");
+        let m = e["message"].as_str().unwrap();
+        assert!(
+            m.contains(&format!("other.yaml:{at}: {kind}/")),
+            "{kind}: {m}"
+        );
+        assert!(
+            common::tree(dir.path()) == before,
+            "{kind}: nothing written"
+        );
+        // In another namespace: no clash, the copy added.
+        std::fs::write(
+            dir.path().join("other.yaml"),
+            other.replace("__NS__", "web"),
+        )
+        .unwrap();
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(0), "{kind}: {}", stderr(&out));
+        let after = std::fs::read_to_string(dir.path().join("c.yaml")).unwrap();
+        assert!(after.contains("  name: cluster-prod-blue\n"), "{after}");
+    }
+}

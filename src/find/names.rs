@@ -1051,15 +1051,9 @@ mod more_tests {
         assert!(subcharts("apiVersion: v2\nname: p\n").is_empty());
         assert!(subcharts("dependencies: [").is_empty());
         let r = NameRebind {
-            old: "prod".into(),
-            new: "prod-blue".into(),
             old_arn: None,
             new_arn: None,
-            old_ca: None,
-            new_ca: None,
-            argocd_moves: Vec::new(),
-            argocd_known: None,
-            argocd_kept: Vec::new(),
+            ..rebind()
         };
         let cv = ChartValues {
             file: subcharts(chart),

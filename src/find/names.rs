@@ -758,29 +758,35 @@ impl<'a> Locator<'a> {
     /// in place; said so, never skipped.
     fn encoded(&mut self, doc: &Node) {
         let kind = doc.str_at(positions::KIND);
-        if !positions::is_base64_kind(kind) || registration_fields(doc).is_none() {
+        if !positions::is_base64_kind(kind) || !is_registration(doc) {
+            return;
+        }
+        // Another server's registration is never this rebind's to judge.
+        if registration_server(doc).is_some_and(|s| !self.r.is_rebound_server(&s)) {
             return;
         }
         let Some(Value::Map(pairs)) = doc.get(positions::BASE64_DATA.1).map(|d| &d.value) else {
             return;
         };
         for (k, v) in pairs {
-            let holds = v
-                .as_str()
-                .and_then(crate::find::embedded::decode_data)
-                .is_some_and(|d| d.contains(self.r.old.as_str()));
-            if holds {
-                let (line, column) = self.index.position(self.text, v.start);
-                self.found.errors.push(NameError {
-                    line,
-                    column,
-                    message: format!(
-                        "data.{} holds the cluster name `{}` in base64, which rebind does not rewrite for names; write it under stringData (or change it by hand); nothing written",
-                        k.as_str().unwrap_or("?"),
-                        self.r.old
-                    ),
-                });
-            }
+            let decoded = v.as_str().and_then(crate::find::embedded::decode_data);
+            let Some(d) = decoded else { continue };
+            let what = if d.contains(self.r.old.as_str()) {
+                format!("the cluster name `{}`", self.r.old)
+            } else if self.r.old_ca.as_deref().is_some_and(|ca| d.contains(ca)) {
+                "the old cluster's CA data".to_string()
+            } else {
+                continue;
+            };
+            let (line, column) = self.index.position(self.text, v.start);
+            self.found.errors.push(NameError {
+                line,
+                column,
+                message: format!(
+                    "data.{} holds {what} in base64, which rebind does not rewrite for names; write it under stringData (or change it by hand); nothing written",
+                    k.as_str().unwrap_or("?"),
+                ),
+            });
         }
     }
 }

@@ -484,13 +484,15 @@ fn apply_edits(
                 servers,
                 lines,
             } => {
+                // The kept document's line ending (CRLF stays CRLF).
+                let nl = if kept.contains("\r\n") { "\r\n" } else { "\n" };
                 let sep = if kept.ends_with('\n') {
-                    "---\n"
+                    format!("---{nl}")
                 } else {
-                    "\n---\n"
+                    format!("{nl}---{nl}")
                 };
                 if !copy.ends_with('\n') && range.end < text.len() {
-                    copy.push('\n');
+                    copy.push_str(nl);
                 }
                 let at = range.start + kept.len() + sep.len();
                 let mut taken = clashes(
@@ -500,7 +502,12 @@ fn apply_edits(
                     argocd_name.as_deref(),
                     is_new,
                 );
-                taken.extend(secret_clashes(secrets, &secret_name, namespace.as_deref()));
+                taken.extend(secret_clashes(
+                    secrets,
+                    resource_kind,
+                    &secret_name,
+                    namespace.as_deref(),
+                ));
                 for clash in taken {
                     plan.errors.push(PlanError {
                         rel: rel.clone(),
@@ -613,7 +620,12 @@ fn finish_file(
 /// Secret, an ExternalSecret's target, a SealedSecret): the added
 /// registration may not take its name.
 pub struct MadeSecret {
+    /// The Secret's name; or, with `object`, the object's own name.
     name: String,
+    /// The kind of an object that makes a Secret under another name (an
+    /// ExternalSecret's target): a copy of that kind may not take the
+    /// object's own name either.
+    object: Option<String>,
     namespace: Option<String>,
     /// `path:line:column: Kind/name`.
     at: String,
@@ -647,45 +659,75 @@ fn secrets_made(root: &Path) -> anyhow::Result<Vec<MadeSecret>> {
             .to_string_lossy()
             .replace('\\', "/");
         for doc in documents(&text).unwrap_or_default() {
-            out.extend(made_secret(&doc, &rel));
+            // An exported `kind: List`: each item by its own kind.
+            match doc.get(positions::LIST_ITEMS).map(|n| &n.value) {
+                Some(Value::Seq(items)) => {
+                    for item in items {
+                        out.extend(made_secret(item, &rel));
+                    }
+                }
+                _ => out.extend(made_secret(&doc, &rel)),
+            }
         }
     }
     Ok(out)
 }
 
-/// The Secret `doc` makes, if it makes one and is no cluster registration.
-fn made_secret(doc: &Node, rel: &str) -> Option<MadeSecret> {
-    let kind = doc.str_at(positions::KIND)?;
-    let (_, paths) = positions::SECRET_MAKERS.iter().find(|(k, _)| *k == kind)?;
+/// The Secret `doc` makes, if it makes one and is no cluster
+/// registration, and the object itself when its own name is another.
+fn made_secret(doc: &Node, rel: &str) -> Vec<MadeSecret> {
+    let Some(kind) = doc.str_at(positions::KIND) else {
+        return Vec::new();
+    };
+    let Some((_, paths)) = positions::SECRET_MAKERS.iter().find(|(k, _)| *k == kind) else {
+        return Vec::new();
+    };
     if registration(doc).is_some() || crate::find::names::registration_fields(doc).is_some() {
-        return None;
+        return Vec::new();
     }
-    let n = paths
+    let namespace = doc.str_at(positions::NAMESPACE).map(str::to_string);
+    let entry = |n: &Node, object: Option<String>| {
+        let name = n.as_str()?.to_string();
+        Some(MadeSecret {
+            at: format!("{rel}:{}:{}: {kind}/{name}", n.line, n.col),
+            namespace: namespace.clone(),
+            name,
+            object,
+        })
+    };
+    let made = paths
         .iter()
-        .find_map(|p| doc.at(p).filter(|n| n.as_str().is_some()))?;
-    let name = n.as_str()?.to_string();
-    Some(MadeSecret {
-        at: format!("{rel}:{}:{}: {kind}/{name}", n.line, n.col),
-        namespace: doc.str_at(positions::NAMESPACE).map(str::to_string),
-        name,
-    })
+        .find_map(|p| doc.at(p).filter(|n| n.as_str().is_some()))
+        .and_then(|n| entry(n, None));
+    let own = (kind != "Secret")
+        .then(|| doc.at(positions::NAME))
+        .flatten()
+        .and_then(|n| entry(n, Some(kind.to_string())));
+    made.into_iter().chain(own).collect()
 }
 
 /// The Secrets of `secrets` a registration named `secret` (in
 /// `namespace`) would replace or be replaced by.
-fn secret_clashes(secrets: &[MadeSecret], secret: &str, namespace: Option<&str>) -> Vec<String> {
+fn secret_clashes(
+    secrets: &[MadeSecret],
+    kind: &str,
+    secret: &str,
+    namespace: Option<&str>,
+) -> Vec<String> {
     secrets
         .iter()
         .filter(|s| s.name == secret)
+        .filter(|s| s.object.as_deref().is_none_or(|k| k == kind))
         .filter(|s| match (namespace, s.namespace.as_deref()) {
             (Some(a), Some(b)) => a == b,
             _ => true,
         })
-        .map(|s| {
-            format!(
+        .map(|s| match &s.object {
+            None => format!(
                 "{} makes a Secret of that name, which is no cluster registration",
                 s.at
-            )
+            ),
+            Some(_) => format!("{} is an object of that kind and name", s.at),
         })
         .collect()
 }

@@ -232,7 +232,7 @@ fn values_of_chart(
 }
 
 /// The text of the walked file `e` when it holds the old name (or the old
-/// CA); a YAML file that does so but is not UTF-8 is an error.
+/// CA), or is a cluster registration; a YAML file that does so but is not UTF-8 is an error.
 fn read_holding(
     e: &crate::discover::walk::Entry,
     r: &NameRebind,
@@ -243,7 +243,10 @@ fn read_holding(
     let holds = |n: &[u8]| !n.is_empty() && bytes.windows(n.len()).any(|w| w == n);
     let ca = r.old_ca.as_deref().map(str::as_bytes).unwrap_or_default();
     let kept = r.argocd_kept.iter().any(|k| holds(k.as_bytes()));
-    if !holds(r.old.as_bytes()) && !holds(ca) && !kept {
+    // A cluster registration may hold the name or the CA only in base64
+    // `data` (its `config`): read it, so that is said, never copied silently.
+    let registration = holds(crate::model::positions::CLUSTER_SECRET_LABEL.0.as_bytes());
+    if !holds(r.old.as_bytes()) && !holds(ca) && !kept && !registration {
         return None;
     }
     match String::from_utf8(bytes) {

@@ -429,3 +429,112 @@ fn a_copy_that_would_take_a_plain_secrets_name_is_refused() {
         assert!(after.contains("  name: cluster-prod-blue\n"), "{after}");
     }
 }
+
+/// A registration of the old cluster whose base64 `data` holds the old
+/// name (in `config`'s `awsAuthConfig.clusterName` or `roleARN`, or as
+/// `name`) or the old CA: rebind does not rewrite names inside base64, so
+/// the copy beside it would keep the old cluster's identity. Refused, exit
+/// 2, naming the value's line and column, nothing written; never copied
+/// silently. Another server's registration written so is not this
+/// rebind's: no such refusal.
+#[test]
+fn a_base64_registration_holding_the_old_name_or_ca_is_refused() {
+    let config = |c: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n  config: {}\n", b64(OLD), b64(c))
+    };
+    let cases = [
+        (config(r#"{"awsAuthConfig":{"clusterName":"prod"}}"#), 10, "data.config holds the cluster name `prod`"),
+        (config(r#"{"awsAuthConfig":{"roleARN":"arn:aws:iam::1:role/prod-argocd"}}"#), 10, "data.config holds the cluster name `prod`"),
+        (config(r#"{"tlsClientConfig":{"caData":"T0xEQ0E="}}"#), 10, "data.config holds the old cluster's CA data"),
+        (format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  name: {}\n  server: {}\n", b64("prod"), b64(OLD)), 9, "data.name holds the cluster name `prod`"),
+    ];
+    for (reg, line, says) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("clusters")).unwrap();
+        std::fs::write(dir.path().join("clusters/c.yaml"), &reg).unwrap();
+        std::fs::write(dir.path().join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+        let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+        assert_eq!(out.status.code(), Some(2), "{reg}\n{}", stdout(&out));
+        let err = stderr(&out);
+        assert!(err.contains(&format!("clusters/c.yaml:{line}:")), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("clusters/c.yaml")).unwrap(),
+            reg
+        );
+        assert!(std::fs::read_to_string(dir.path().join("a.yaml"))
+            .unwrap()
+            .contains(OLD));
+    }
+    // Another server's registration, its config naming a cluster `prod`
+    // of its own: not refused for that, and left byte for byte.
+    let other = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-other\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: {}\n  config: {}\n", b64("https://other.example.com"), b64(r#"{"awsAuthConfig":{"clusterName":"prod-eu"}}"#));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("other.yaml"), &other).unwrap();
+    std::fs::write(dir.path().join("a.yaml"), APP[4..].replace("__S__", OLD)).unwrap();
+    let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+    assert!(!stderr(&out).contains("in base64"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("other.yaml")).unwrap(),
+        other
+    );
+}
+
+/// The copy may take no name an object of the repository holds: an
+/// ExternalSecret copy named as another ExternalSecret (whose own target is
+/// another Secret) would replace that object; a Secret written as an item
+/// of a `kind: List` makes a Secret like any other. Both refused, naming
+/// the place, nothing written; the same names in another namespace are no
+/// clash.
+#[test]
+fn a_copy_that_would_take_an_objects_name_is_refused() {
+    let es = format!("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\nspec:\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: aws\n  target:\n    name: cluster-prod\n    template:\n      metadata:\n        labels:\n          argocd.argoproj.io/secret-type: cluster\n      data:\n        name: prod\n        server: \"{OLD}\"\n");
+    let plain = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {OLD}\n");
+    let cases = [
+        (&es, "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: cluster-prod-blue\n  namespace: __NS__\nspec:\n  target:\n    name: unrelated\n", "other.yaml:4:9: ExternalSecret/cluster-prod-blue is an object of that kind and name"),
+        (&plain, "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Secret\n    metadata:\n      name: cluster-prod-blue\n      namespace: __NS__\n    stringData:\n      password: x\n", "other.yaml:7:13: Secret/cluster-prod-blue makes a Secret of that name"),
+    ];
+    for (reg, other, says) in cases {
+        for (ns, refused) in [("argocd", true), ("elsewhere", false)] {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("c.yaml"), reg).unwrap();
+            std::fs::write(dir.path().join("other.yaml"), other.replace("__NS__", ns)).unwrap();
+            let out = run(dir.path(), &["apply", "--no-commit", "--yes"]);
+            let err = stderr(&out);
+            if refused {
+                assert_eq!(out.status.code(), Some(2), "{err}");
+                assert!(err.contains(says), "{err}");
+                assert!(
+                    err.contains("registration") && err.contains("already taken"),
+                    "{err}"
+                );
+                assert_eq!(
+                    std::fs::read_to_string(dir.path().join("c.yaml")).unwrap(),
+                    *reg
+                );
+            } else {
+                assert_eq!(out.status.code(), Some(0), "{ns}: {err}");
+                let after = std::fs::read_to_string(dir.path().join("c.yaml")).unwrap();
+                assert!(after.starts_with(reg.as_str()), "{after}");
+            }
+        }
+    }
+}
+
+/// In a CRLF file, the added registration and the `---` before it end
+/// their lines in CRLF too: no bare LF is written.
+#[test]
+fn a_copy_in_a_crlf_file_keeps_crlf() {
+    let reg = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-prod\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: {OLD}\n").replace('\n', "\r\n");
+    let (_d, after) = applied(&reg, OLD);
+    assert!(after.starts_with(&reg), "{after:?}");
+    assert!(after[reg.len()..].starts_with("---\r\n"), "{after:?}");
+    let bare = after
+        .match_indices('\n')
+        .filter(|(i, _)| *i == 0 || &after[i - 1..*i] != "\r");
+    // The Application the test appends is LF; the registration's part is not.
+    let copy_end = after
+        .find("---\napiVersion: argoproj.io")
+        .unwrap_or(after.len());
+    assert_eq!(bare.filter(|(i, _)| *i < copy_end).count(), 0, "{after:?}");
+}

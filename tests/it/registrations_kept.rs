@@ -78,8 +78,9 @@ fn applied(registration: &str, server: &str) -> (tempfile::TempDir, String) {
 /// The documents of `text` after the first: the added registration and
 /// the Application.
 fn added(text: &str, kept: &str) -> String {
-    text[kept.len()..]
-        .strip_prefix("---\n")
+    let rest = &text[kept.len()..];
+    rest.strip_prefix("---\n")
+        .or_else(|| rest.strip_prefix("---\r\n"))
         .unwrap()
         .split("---\n")
         .next()

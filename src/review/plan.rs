@@ -20,7 +20,7 @@ pub struct Plan {
     /// rebinds: no second Secret is needed, but their credentials must change.
     pub registrations: Vec<RegistrationNote>,
     /// The new cluster's registrations added beside the old one's, which
-    /// are kept ([`crate::review::beside`]).
+    /// are kept (the review's `beside` module plans them).
     pub added_registrations: Vec<AddedRegistration>,
     /// After the merge: which Application carries each rewritten file to
     /// the hub, from which revision, in which order ([`crate::review::feeders`]).

@@ -391,8 +391,45 @@ fn graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 }
             }
         }
+        // A doc comment's link (`[`crate::a::b`]`) names a module too: it
+        // ties the reader of one to the other as an import does.
+        for path in doc_links(&text) {
+            if let Some(to) = resolve(&path, m.bin, &mods) {
+                if to.file != m.file && !to.path.is_empty() {
+                    set.insert(to.file.clone());
+                }
+            }
+        }
     }
     edges
+}
+
+/// The `crate::…` paths named in the doc comments (`///`, `//!`) of `text`.
+fn doc_links(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim_start) {
+        if !(line.starts_with("///") || line.starts_with("//!")) {
+            continue;
+        }
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + "crate::".len()..];
+            let path: Vec<String> = rest
+                .split("::")
+                .map(|seg| {
+                    seg.chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect::<String>()
+                })
+                .scan(true, |go, seg| {
+                    let keep = *go && !seg.is_empty();
+                    *go = keep;
+                    keep.then_some(seg)
+                })
+                .collect();
+            out.push(path);
+        }
+    }
+    out
 }
 
 /// Every circle of the graph (strongly connected parts of more than one file).

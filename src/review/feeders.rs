@@ -72,10 +72,9 @@ fn explicit_type_mismatch(src: &Source, path: &str, tree: &dyn Tree) -> Option<S
     let chart = tree.exists(&join(path, "Chart.yaml"));
     let kustomization = tree.kustomization(path).is_some();
     let at = if path.is_empty() { "." } else { path };
-    // A Helm source over a folder without `Chart.yaml` fails to render
-    // too; not refused yet: the shipped example (`testdata/app-of-apps`)
-    // is one, and its expected verdicts are to be decided with it.
-    if src.helm && !chart && src.value_files.is_empty() && !src.helm_inline {
+    // Whatever the `helm` options hold (value files, inline values,
+    // parameters), `helm template` needs a chart.
+    if src.helm && !chart {
         return Some(format!(
             "gives `helm` options, but `{at}` holds no Chart.yaml: ArgoCD renders it as a Helm chart and fails"
         ));

@@ -1398,7 +1398,14 @@ fn parent_case(case: &str) -> (String, &'static str) {
         // rendered whatever the path holds; kustomize without a
         // kustomization fails, and two types are refused.
         "kustomize, no kustomization" => (format!("    kustomize:\n      namePrefix: x-\n{AUTO}"), ""),
+        // argo-cd `ApplicationSource.ExplicitType()`: any `helm:` makes the
+        // source a Helm chart, whatever it sets; `helm template` then needs
+        // `Chart.yaml` (reposerver/repository/repository.go `helmTemplate`).
         "helm options, no chart" => (format!("    helm:\n      releaseName: apps\n{AUTO}"), ""),
+        "helm value files, no chart" => (format!("    helm:\n      valueFiles: [a.yaml]\n{AUTO}"), ""),
+        "helm valuesObject, no chart" => (format!("    helm:\n      valuesObject: {{x: 1}}\n{AUTO}"), ""),
+        "helm values, no chart" => (format!("    helm:\n      values: |\n        x: 1\n{AUTO}"), ""),
+        "helm parameters, no chart" => (format!("    helm:\n      parameters: [{{name: x, value: '1'}}]\n{AUTO}"), ""),
         "two source types" => (format!("    kustomize: {{}}\n    directory: {{recurse: true}}\n{AUTO}"), ""),
         "directory options" => (format!("    directory: {{recurse: true}}\n{AUTO}"), ""),
         other => panic!("no parent case {other}"),
@@ -1469,6 +1476,10 @@ fn a_parent_field_the_review_does_not_model_is_not_proven() {
             Box::new(|| fx_parent("helm options, no chart")),
             Some("gives `helm` options, but `apps` holds no Chart.yaml"),
         ),
+        ("helm value files", Box::new(|| fx_parent("helm value files, no chart")), Some("gives `helm` options, but `apps` holds no Chart.yaml")),
+        ("helm valuesObject", Box::new(|| fx_parent("helm valuesObject, no chart")), Some("gives `helm` options, but `apps` holds no Chart.yaml")),
+        ("helm values", Box::new(|| fx_parent("helm values, no chart")), Some("gives `helm` options, but `apps` holds no Chart.yaml")),
+        ("helm parameters", Box::new(|| fx_parent("helm parameters, no chart")), Some("gives `helm` options, but `apps` holds no Chart.yaml")),
         ("child set", Box::new(|| fx_child_set("")), None),
         ("child set, ignoreApplicationDifferences", Box::new(|| fx_child_set(IGNORE_APP_DIFFERENCES)), Some("ApplicationSet/childset sets `spec.ignoreApplicationDifferences` (apps/set.yaml:")),
     ];

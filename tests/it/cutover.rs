@@ -969,8 +969,8 @@ fn cutover_refuses_a_merge_that_would_not_deploy() {
     std::fs::write(
         &root,
         text.replace(
-            "    path: apps\n",
-            "    path: apps\n    targetRevision: v2.3.0\n",
+            "      path: apps\n",
+            "      path: apps\n      targetRevision: v2.3.0\n",
         ),
     )
     .unwrap();

@@ -511,11 +511,7 @@ fn confirmed(
         |sink| show_plan(sink, plan, &run.inv, false),
         |sink| show_plan(sink, plan, &run.inv, true),
     );
-    let what = format!(
-        "{} in {}",
-        count(plan.change_count(), "change"),
-        count(plan.manifest_count(), "file")
-    );
+    let what = crate::output::text::scope(plan);
     let q = match branch {
         Some(b) => format!("Create branch {b} with {what}?"),
         None => format!("Rewrite {what} in place?"),

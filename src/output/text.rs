@@ -173,6 +173,23 @@ pub fn summary_table(plan: &Plan) -> String {
     s
 }
 
+/// What a plan changes, counted: "19 changes in 8 files"; with a cluster
+/// name moving too, the endpoint and the name changes each counted over
+/// the files either touches ("1 endpoint change and 2 name changes in 2
+/// files"), so a file holding only a name change is never counted as an
+/// endpoint's.
+pub fn scope(plan: &Plan) -> String {
+    let files = count(plan.manifest_count(), "file");
+    match plan.name_change_count() {
+        0 => format!("{} in {files}", count(plan.change_count(), "change")),
+        names => format!(
+            "{} and {} in {files}",
+            count(plan.change_count(), "endpoint change"),
+            count(names, "name change")
+        ),
+    }
+}
+
 /// The diff audit (also shown by `apply` before it writes) as text.
 pub fn plan_text(plan: &Plan, color: bool) -> String {
     let mut s = String::new();
@@ -200,9 +217,8 @@ pub fn plan_text(plan: &Plan, color: bool) -> String {
     };
     let _ = writeln!(
         s,
-        "{} in {}{config}: {} -> {}",
-        count(plan.change_count(), "change"),
-        count(plan.manifest_count(), "file"),
+        "{}{config}: {} -> {}",
+        scope(plan),
         plan.from.url(),
         plan.to.url()
     );
@@ -392,11 +408,10 @@ pub fn commit_message(plan: &Plan) -> String {
 /// The review as Markdown, ready to paste as a pull-request body.
 pub fn review_markdown(plan: &Plan, branch: Option<&str>) -> String {
     let mut s = format!(
-        "# rebind: {} -> {}\n\n{} in {}: `{}` -> `{}`",
+        "# rebind: {} -> {}\n\n{}: `{}` -> `{}`",
         short_host(&plan.from.host),
         short_host(&plan.to.host),
-        count(plan.change_count(), "change"),
-        count(plan.manifest_count(), "file"),
+        scope(plan),
         plan.from.url(),
         plan.to.url(),
     );

@@ -38,6 +38,21 @@ fn repo_copy() -> tempfile::TempDir {
     dir
 }
 
+/// The text's count line says what the JSON says: 8 endpoint changes in
+/// 6 files and 21 name changes, 9 files in all (3 hold only names); a
+/// name-only file is never counted as the endpoint's.
+#[test]
+fn the_text_counts_endpoint_and_name_changes_apart() {
+    let dir = repo_copy();
+    let out = run(dir.path(), &["diff"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("\n8 endpoint changes and 21 name changes in 9 files: https://"),
+        "{text}"
+    );
+}
+
 #[test]
 fn one_apply_moves_every_endpoint_and_name_position_byte_exactly() {
     let dir = repo_copy();

@@ -1873,24 +1873,65 @@ impl Targets {
 }
 
 /// Every Application, ApplicationSet and `argocd-cm` below `root` that
-/// may feed one of `only_for` (all of them for `None`): from the candidates
-/// a walk of `root` kept, or by walking it.
+/// may feed one of `only_for` (all of them for `None`), or an Application
+/// read so (each Application above a parent in the app-of-apps chain is
+/// judged too): from the candidates a walk of `root` kept, or by walking
+/// it.
 fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidates>) -> Read {
-    match (known, only_for) {
-        (Some(known), Some(targets)) if known.root == root => {
-            let lookup = Targets::new(targets);
-            let files: Vec<String> = known
-                .each()
-                .filter(|(rel, always, dirs)| {
-                    may_feed(rel, *always, dirs.clone(), &lookup)
-                        || dirs.clone().any(|d| kustomized(root, d))
-                })
-                .map(|(rel, _, _)| rel.to_string())
-                .collect();
-            read_apps(root, &files, only_for)
+    let Some(targets) = only_for else {
+        return read_apps(root, &yaml_files(root), None);
+    };
+    let walked;
+    let known = match known {
+        Some(k) if k.root == root => k,
+        _ => {
+            let mut c = Candidates::new(root.to_path_buf());
+            for rel in yaml_files(root) {
+                let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
+                    continue;
+                };
+                if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
+                    c.push(one);
+                }
+            }
+            walked = c;
+            &walked
         }
-        _ => read_apps(root, &yaml_files(root), only_for),
+    };
+    let mut targets: Vec<String> = targets.to_vec();
+    let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Read::default();
+    loop {
+        let lookup = Targets::new(&targets);
+        let files: Vec<String> = known
+            .each()
+            .filter(|(rel, always, dirs)| {
+                !done.contains(*rel)
+                    && (may_feed(rel, *always, dirs.clone(), &lookup)
+                        || dirs.clone().any(|d| kustomized(root, d)))
+            })
+            .map(|(rel, _, _)| rel.to_string())
+            .collect();
+        if files.is_empty() {
+            break;
+        }
+        done.extend(files.iter().cloned());
+        let read = read_apps(root, &files, Some(&targets));
+        let above: Vec<String> = read
+            .apps
+            .iter()
+            .map(|a| a.file.clone())
+            .filter(|f| !targets.contains(f))
+            .collect();
+        out.merge(read);
+        if above.is_empty() {
+            break;
+        }
+        targets.extend(above);
+        targets.sort();
+        targets.dedup();
     }
+    out
 }
 
 /// What [`read_apps`] finds: the Applications and ApplicationSets, and
@@ -1905,6 +1946,19 @@ pub struct Read {
     pub registrations: Vec<Registered>,
     /// The AppProjects.
     pub projects: Vec<Project>,
+}
+
+impl Read {
+    /// What another reading of other files found, added.
+    fn merge(&mut self, other: Read) {
+        self.apps.extend(other.apps);
+        self.health |= other.health;
+        if other.policy != ControllerPolicy::default() {
+            self.policy = other.policy;
+        }
+        self.registrations.extend(other.registrations);
+        self.projects.extend(other.projects);
+    }
 }
 
 /// Whether folder `dir` below `root` holds a kustomization (its listing may

@@ -279,6 +279,28 @@ pub const DESTINATIONS: &str = crate::model::positions::PROJECT_DESTINATIONS_KEY
 pub const SOURCE_NAMESPACES: &str = "sourceNamespaces";
 pub const PROJECT_SCOPED_CLUSTERS: &str = "permitOnlyProjectScopedClusters";
 
+/// AppProject `spec` fields that may keep a permitted Application from
+/// syncing a merged change, with why: the review does not model them, so
+/// an Application of such a project is not proven to deploy.
+pub const PROJECT_HOLDS: [(&str, &str); 4] = [
+    (
+        "signatureKeys",
+        "only commits signed by its keys sync (docs/user-guide/gpg-verification.md)",
+    ),
+    (
+        "sourceIntegrity",
+        "only sources its verification policies accept sync (docs/user-guide/source-integrity-git-gpg.md)",
+    ),
+    (
+        "syncWindows",
+        "a sync window may deny syncs when it is active (docs/user-guide/sync_windows.md)",
+    ),
+    (
+        "destinationServiceAccounts",
+        "with sync impersonation enabled, a sync needs a service account it maps the destination to (docs/operator-manual/app-sync-using-impersonation.md)",
+    ),
+];
+
 /// One entry of an AppProject's `spec.destinations` (each a glob, `!` to
 /// deny; an absent field is the empty pattern).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -301,7 +323,8 @@ pub struct Project {
     /// reads AppProjects only in its own (control-plane) namespace.
     pub namespace: String,
     pub source_repos: Vec<String>,
-    /// The line of `spec.sourceRepos` (the document's when absent).
+    /// The line of the `spec.sourceRepos` key (the document's when
+    /// absent); the same for the other lists.
     pub source_repos_line: usize,
     pub destinations: Vec<ProjectDestination>,
     /// The line of `spec.destinations` (the document's when absent).
@@ -310,6 +333,9 @@ pub struct Project {
     pub source_namespaces_line: usize,
     /// `permitOnlyProjectScopedClusters: true`.
     pub scoped_clusters: bool,
+    /// The first field of [`PROJECT_HOLDS`] it sets (not empty), its line
+    /// and why it may hold a sync back.
+    pub holds: Option<(&'static str, usize, &'static str)>,
     /// Why its permissions are not known as written (a Helm template).
     pub rendered: Option<String>,
 }
@@ -323,6 +349,14 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
     let meta = s(doc, "metadata");
     let spec = s(doc, "spec");
     let line_of = |y: V| y.0.map_or(m.doc.line, |n| n.line);
+    // The line of a key of the spec (the document's when it is absent).
+    let key_line = |key: &str| match spec.0.map(|n| &n.value) {
+        Some(Value::Map(pairs)) => pairs
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map_or(m.doc.line, |(k, _)| k.line),
+        _ => m.doc.line,
+    };
     let list = |key: &str| -> Vec<String> {
         s(spec, key)
             .as_vec()
@@ -337,7 +371,7 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
         name: text(s(meta, "name")).unwrap_or_default(),
         namespace: text(s(meta, "namespace")).unwrap_or_default(),
         source_repos: list(SOURCE_REPOS),
-        source_repos_line: line_of(s(spec, SOURCE_REPOS)),
+        source_repos_line: key_line(SOURCE_REPOS),
         destinations: s(spec, DESTINATIONS)
             .as_vec()
             .into_iter()
@@ -350,10 +384,19 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
                 line: line_of(d),
             })
             .collect(),
-        destinations_line: line_of(s(spec, DESTINATIONS)),
+        destinations_line: key_line(DESTINATIONS),
         source_namespaces: list(SOURCE_NAMESPACES),
-        source_namespaces_line: line_of(s(spec, SOURCE_NAMESPACES)),
+        source_namespaces_line: key_line(SOURCE_NAMESPACES),
         scoped_clusters: text(s(spec, PROJECT_SCOPED_CLUSTERS)).as_deref() == Some("true"),
+        holds: PROJECT_HOLDS.iter().find_map(|&(key, why)| {
+            let v = s(spec, key);
+            let empty = v.0.is_none_or(|n| {
+                n.is_null()
+                    || matches!(&n.value, Value::Seq(i) if i.is_empty())
+                    || matches!(&n.value, Value::Map(p) if p.is_empty())
+            });
+            (!empty).then(|| (key, key_line(key), why))
+        }),
         rendered: None,
     })
 }

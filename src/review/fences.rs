@@ -305,6 +305,12 @@ pub fn project_permits(
     if let Some(why) = &p.rendered {
         return Err(format!("{id} is in {at}, which {why}"));
     }
+    if let Some((field, line, why)) = p.holds {
+        return Err(format!(
+            "{id} is in {at}, which sets `{field}` ({}:{line}), which the review does not model: {why}",
+            p.file
+        ));
+    }
     if p.scoped_clusters {
         return Err(format!(
             "{id} is in {at}, which sets permitOnlyProjectScopedClusters: the clusters scoped to it are registered on the hub, not known"

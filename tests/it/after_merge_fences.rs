@@ -136,7 +136,14 @@ fn applied(dir: &Path, file: &str) {
 /// project's file:line and the rule.
 #[test]
 fn the_parents_project_permits_or_denies_its_source_and_destination() {
-    let d = fx_project(&[("projects/platform.yaml", project("platform", OPEN))]);
+    // Empty lists hold nothing back.
+    let d = fx_project(&[(
+        "projects/platform.yaml",
+        project(
+            "platform",
+            &format!("{OPEN}  syncWindows: []\n  signatureKeys: []\n"),
+        ),
+    )]);
     let (r, line, notes) = judged(d.path(), "apps/a.yaml");
     assert_eq!(r["verdict"], "deploys_on_merge", "{r}");
     assert!(line.contains("deploys on merge"), "{line}");
@@ -179,6 +186,18 @@ fn the_parents_project_permits_or_denies_its_source_and_destination() {
         (
             "  sourceRepos: ['*']\n  destinations:\n    - {server: '*', namespace: '*'}\n    - {server: '*', namespace: '!argocd'}\n".to_string(),
             vec!["does not permit its destination", "`!argocd`"],
+        ),
+        // Fields that may hold a permitted sync back, which the review
+        // does not model: signed commits only
+        // (docs/user-guide/gpg-verification.md), sync windows
+        // (docs/user-guide/sync_windows.md).
+        (
+            format!("{OPEN}  signatureKeys:\n    - keyID: 4AEE18F83AFDEB23\n"),
+            vec!["sets `signatureKeys` (projects/platform.yaml:10)", "only commits signed"],
+        ),
+        (
+            format!("{OPEN}  syncWindows:\n    - {{kind: deny, schedule: '0 22 * * *', duration: 1h, applications: ['*']}}\n"),
+            vec!["sets `syncWindows` (projects/platform.yaml:10)", "sync window"],
         ),
     ] {
         let d = fx_project(&[("projects/platform.yaml", project("platform", &spec))]);

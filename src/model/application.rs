@@ -87,6 +87,21 @@ pub struct App {
     /// that stops reconciliation ([`unmodeled`]): nothing it feeds is
     /// proven to deploy.
     pub unmodeled: Option<String>,
+    /// `spec.project` (an ApplicationSet's template's), [`DEFAULT_PROJECT`]
+    /// when it names none; `None` for a root declared under `feeders:`
+    /// (the config says nothing of its project).
+    pub project: Option<String>,
+    /// `spec.destination` (an ApplicationSet's template's).
+    pub destination: AppDestination,
+}
+
+/// An Application's `spec.destination`: the cluster by `server` or `name`,
+/// and the namespace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AppDestination {
+    pub server: Option<String>,
+    pub name: Option<String>,
+    pub namespace: String,
 }
 
 impl App {
@@ -223,6 +238,166 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         applied_by: None,
         live_absent: false,
         unmodeled: unmodeled(m.doc, kind, m.file),
+        project: Some(
+            text(s(spec, PROJECT_KEY))
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| DEFAULT_PROJECT.to_string()),
+        ),
+        destination: destination_of(s(spec, crate::model::positions::DESTINATION_KEY)),
+    })
+}
+
+/// An Application's `spec.project`.
+pub const PROJECT_KEY: &str = "project";
+
+/// The project of an Application that names none, and the one ArgoCD
+/// creates by itself, permitting every source and destination (argo-cd
+/// `ApplicationSpec.GetProject()`, `DefaultAppProjectName`;
+/// docs/user-guide/projects.md "The Default Project").
+pub const DEFAULT_PROJECT: &str = "default";
+
+fn destination_of(y: V) -> AppDestination {
+    let field = |k: &str| text(s(y, k)).filter(|v| !v.is_empty());
+    AppDestination {
+        server: field(crate::model::positions::DESTINATION_SERVER_KEY),
+        name: field("name"),
+        namespace: text(s(y, "namespace")).unwrap_or_default(),
+    }
+}
+
+/// The kind of an ArgoCD project.
+pub const APP_PROJECT: &str = "AppProject";
+
+/// An AppProject's `spec` keys the review reads (argo-cd
+/// `pkg/apis/application/v1alpha1/types.go`, `AppProjectSpec`): the
+/// repositories its Applications may read, where they may deploy, the
+/// namespaces its Applications may live in (Applications in any
+/// namespace), and whether only clusters scoped to the project are
+/// permitted.
+pub const SOURCE_REPOS: &str = "sourceRepos";
+pub const DESTINATIONS: &str = crate::model::positions::PROJECT_DESTINATIONS_KEY;
+pub const SOURCE_NAMESPACES: &str = "sourceNamespaces";
+pub const PROJECT_SCOPED_CLUSTERS: &str = "permitOnlyProjectScopedClusters";
+
+/// AppProject `spec` fields that may keep a permitted Application from
+/// syncing a merged change, with why: the review does not model them, so
+/// an Application of such a project is not proven to deploy.
+pub const PROJECT_HOLDS: [(&str, &str); 4] = [
+    (
+        "signatureKeys",
+        "only commits signed by its keys sync (docs/user-guide/gpg-verification.md)",
+    ),
+    (
+        "sourceIntegrity",
+        "only sources its verification policies accept sync (docs/user-guide/source-integrity-git-gpg.md)",
+    ),
+    (
+        "syncWindows",
+        "a sync window may deny syncs when it is active (docs/user-guide/sync_windows.md)",
+    ),
+    (
+        "destinationServiceAccounts",
+        "with sync impersonation enabled, a sync needs a service account it maps the destination to (docs/operator-manual/app-sync-using-impersonation.md)",
+    ),
+];
+
+/// One entry of an AppProject's `spec.destinations` (each a glob, `!` to
+/// deny; an absent field is the empty pattern).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProjectDestination {
+    pub server: String,
+    pub name: String,
+    pub namespace: String,
+    pub line: usize,
+}
+
+/// An AppProject found in the repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Project {
+    /// `/`-separated path of its file, relative to the repository root.
+    pub file: String,
+    /// The line of its document.
+    pub line: usize,
+    pub name: String,
+    /// `metadata.namespace` (empty when the manifest names none): ArgoCD
+    /// reads AppProjects only in its own (control-plane) namespace.
+    pub namespace: String,
+    pub source_repos: Vec<String>,
+    /// The line of the `spec.sourceRepos` key (the document's when
+    /// absent); the same for the other lists.
+    pub source_repos_line: usize,
+    pub destinations: Vec<ProjectDestination>,
+    /// The line of `spec.destinations` (the document's when absent).
+    pub destinations_line: usize,
+    pub source_namespaces: Vec<String>,
+    pub source_namespaces_line: usize,
+    /// `permitOnlyProjectScopedClusters: true`.
+    pub scoped_clusters: bool,
+    /// The first field of [`PROJECT_HOLDS`] it sets (not empty), its line
+    /// and why it may hold a sync back.
+    pub holds: Option<(&'static str, usize, &'static str)>,
+    /// Why its permissions are not known as written (a Helm template).
+    pub rendered: Option<String>,
+}
+
+/// The AppProject a document is, if it is one.
+pub fn project_of(m: &Manifest) -> Option<Project> {
+    let doc = V(Some(m.doc));
+    if text(s(doc, "kind")).as_deref() != Some(APP_PROJECT) {
+        return None;
+    }
+    let meta = s(doc, "metadata");
+    let spec = s(doc, "spec");
+    let line_of = |y: V| y.0.map_or(m.doc.line, |n| n.line);
+    // The line of a key of the spec (the document's when it is absent).
+    let key_line = |key: &str| match spec.0.map(|n| &n.value) {
+        Some(Value::Map(pairs)) => pairs
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(key))
+            .map_or(m.doc.line, |(k, _)| k.line),
+        _ => m.doc.line,
+    };
+    let list = |key: &str| -> Vec<String> {
+        s(spec, key)
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .map(|v| text(v).unwrap_or_default())
+            .collect()
+    };
+    Some(Project {
+        file: m.file.to_string(),
+        line: m.doc.line,
+        name: text(s(meta, "name")).unwrap_or_default(),
+        namespace: text(s(meta, "namespace")).unwrap_or_default(),
+        source_repos: list(SOURCE_REPOS),
+        source_repos_line: key_line(SOURCE_REPOS),
+        destinations: s(spec, DESTINATIONS)
+            .as_vec()
+            .into_iter()
+            .flatten()
+            .map(|d| ProjectDestination {
+                server: text(s(d, crate::model::positions::DESTINATION_SERVER_KEY))
+                    .unwrap_or_default(),
+                name: text(s(d, "name")).unwrap_or_default(),
+                namespace: text(s(d, "namespace")).unwrap_or_default(),
+                line: line_of(d),
+            })
+            .collect(),
+        destinations_line: key_line(DESTINATIONS),
+        source_namespaces: list(SOURCE_NAMESPACES),
+        source_namespaces_line: key_line(SOURCE_NAMESPACES),
+        scoped_clusters: text(s(spec, PROJECT_SCOPED_CLUSTERS)).as_deref() == Some("true"),
+        holds: PROJECT_HOLDS.iter().find_map(|&(key, why)| {
+            let v = s(spec, key);
+            let empty = v.0.is_none_or(|n| {
+                n.is_null()
+                    || matches!(&n.value, Value::Seq(i) if i.is_empty())
+                    || matches!(&n.value, Value::Map(p) if p.is_empty())
+            });
+            (!empty).then(|| (key, key_line(key), why))
+        }),
+        rendered: None,
     })
 }
 

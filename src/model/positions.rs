@@ -673,6 +673,13 @@ pub const DESTINATION_NAME_KEY: &str = NAME_KEY;
 /// An Application spec's `destination`.
 pub const DESTINATION_KEY: &str = "destination";
 
+/// A destination's cluster URL (an Application's `destination`, an
+/// AppProject's `destinations[]` entry).
+pub const DESTINATION_SERVER_KEY: &str = "server";
+
+/// An AppProject spec's `destinations`.
+pub const PROJECT_DESTINATIONS_KEY: &str = "destinations";
+
 /// Which document fact (if any) a non-key scalar at `keys` gives: one of
 /// [`FACTS`], or a destination's server (the path of a
 /// [`Position::DestinationServer`] row of [`TABLE`]) or name (its sibling

@@ -30,6 +30,10 @@ pub struct FeederJson {
     /// `--require-deploys` refuses this row.
     pub blocks: bool,
     pub reason: String,
+    /// What a proven verdict takes as given (the built-in AppProject
+    /// `default` when the repository holds none); absent when nothing is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
 }
 
 /// The JSON rows of a report, one per resource (a file with no resource
@@ -74,6 +78,11 @@ pub fn json_rows(report: &Report) -> Vec<FeederJson> {
                 proven: r.verdict.proven(),
                 blocks,
                 reason: r.verdict.sentence(r.feeder.as_ref().map(|f| f.0.as_str())),
+                assumptions: if r.verdict.proven() {
+                    r.assumptions.clone()
+                } else {
+                    Vec::new()
+                },
             });
         }
     }

@@ -17,7 +17,7 @@
 
 use super::generated::{self, Registered};
 use crate::model::application::{
-    app_of, s, text, unmask, App, GitGenerator, Manifest, Params, Source, V,
+    app_of, project_of, s, text, unmask, App, GitGenerator, Manifest, Params, Project, Source, V,
 };
 use crate::model::config::Config;
 use crate::repo::remote::RepoFacts;
@@ -746,6 +746,9 @@ pub struct Row {
     /// The parent includes the file, or may (a parent that leaves it out
     /// does not fight another that deploys it).
     pub includes: bool,
+    /// What a proven verdict takes as given, named (the built-in
+    /// AppProject `default` when the repository holds none).
+    pub assumptions: Vec<String>,
 }
 
 /// Every Application and ApplicationSet, and the facts about the repository.
@@ -771,6 +774,13 @@ pub struct Model {
     /// The cluster registrations the repository holds: what a cluster
     /// generator's parameters are known from.
     pub registrations: Vec<Registered>,
+    /// The AppProjects the repository holds (as they are after the
+    /// rewrite: [`Model::after_rewrite`]).
+    pub projects: Vec<Project>,
+    /// The symbolic links of the repository that point outside it
+    /// ([`super::fences::out_of_bounds_symlinks`]): ArgoCD renders no
+    /// Application of this repository while one is there.
+    pub symlinks: Vec<String>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -1295,6 +1305,7 @@ impl Model {
             return rows;
         }
         let lk = self.lookups(tree);
+        let mut above: Above = std::collections::HashMap::new();
         for (file, resources) in rewritten {
             let children: &[&App] = lk.by_file.get(file.as_str()).map_or(&[], Vec::as_slice);
             let hop2 = if children.is_empty() {
@@ -1305,23 +1316,15 @@ impl Model {
             let kids: Vec<(String, bool)> =
                 children.iter().map(|c| (c.id(), c.automated)).collect();
             let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
-            // An ApplicationSet the rebind changes reaches its Applications
-            // only when its controller updates them.
-            let frozen = children.iter().find(|c| {
-                c.kind == "ApplicationSet"
-                    && (resources.is_empty() || resources.contains(&c.id()))
-                    && !self.updates_applications(c)
-            });
-            // A changed child whose fields the review does not model (an
-            // ApplicationSet's `ignoreApplicationDifferences`, an
-            // Application's `skip-reconcile`) may not act on the change.
-            let odd = children.iter().find_map(|c| {
-                c.unmodeled
-                    .as_ref()
-                    .filter(|_| resources.is_empty() || resources.contains(&c.id()))
-            });
             let parents = self.parents(file, tree, &lk);
+            // The child Applications and ApplicationSets the rebind changes.
+            let changed: Vec<&App> = children
+                .iter()
+                .copied()
+                .filter(|c| resources.is_empty() || resources.contains(&c.id()))
+                .collect();
             let row = |feeder, revision, kind, tracks, hop1, verdict, includes| Row {
+                assumptions: Vec::new(),
                 file: file.clone(),
                 resources: resources.clone(),
                 feeder,
@@ -1346,19 +1349,9 @@ impl Model {
             let mut mine: Vec<(Row, bool)> = Vec::new();
             for p in &parents {
                 let revision = classify(&p.revision, &self.facts);
-                let mut verdict = self.verdict(p, &revision);
-                if let (true, Some(why), None) = (verdict.proven(), odd, &p.app.applied_by) {
-                    verdict = Verdict::NotProven(why.clone());
-                }
-                if let (true, Some(set)) = (verdict.proven(), frozen) {
-                    if p.app.applied_by.is_none() {
-                        verdict = Verdict::NotProven(format!(
-                            "{} is updated on the hub, but its applicationsSync policy is {}: the controller does not update the Applications it already made",
-                            set.id(),
-                            self.applications_sync(set)
-                        ));
-                    }
-                }
+                let verdict = self.verdict(p, &revision);
+                let (verdict, assumptions) =
+                    self.beyond_the_parent(p.app, verdict, &changed, tree, &lk, &mut above);
                 let rev = if p.revision.is_empty() {
                     "HEAD".to_string()
                 } else {
@@ -1366,22 +1359,191 @@ impl Model {
                 };
                 let maybe = matches!(p.cover, Cover::Unknown(_));
                 let includes = !matches!(p.cover, Cover::No(_));
-                mine.push((
-                    row(
-                        Some((p.app.id(), p.app.file.clone())),
-                        Some(rev),
-                        Some(revision.kind()),
-                        revision.tracks_base(),
-                        Some(p.automated),
-                        verdict,
-                        includes,
-                    ),
-                    maybe && revision.tracks_base(),
-                ));
+                let mut one = row(
+                    Some((p.app.id(), p.app.file.clone())),
+                    Some(rev),
+                    Some(revision.kind()),
+                    revision.tracks_base(),
+                    Some(p.automated),
+                    verdict,
+                    includes,
+                );
+                one.assumptions = assumptions;
+                mine.push((one, maybe && revision.tracks_base()));
             }
             rows.extend(settle(mine));
         }
         rows
+    }
+
+    /// A proven verdict of `parent`, checked beyond it: a changed child
+    /// whose fields the review does not model (an ApplicationSet's
+    /// `ignoreApplicationDifferences`, an Application's `skip-reconcile`)
+    /// may not act on the change; an ApplicationSet the rebind changes
+    /// reaches its Applications only when its controller updates them;
+    /// then [`Model::fenced`]. The verdict, and the assumptions it takes.
+    fn beyond_the_parent(
+        &self,
+        parent: &App,
+        verdict: Verdict,
+        changed: &[&App],
+        tree: &dyn Tree,
+        lk: &Lookups,
+        above: &mut Above,
+    ) -> (Verdict, Vec<String>) {
+        if !verdict.proven() || parent.applied_by.is_some() {
+            return (verdict, Vec::new());
+        }
+        if let Some(why) = changed.iter().find_map(|c| c.unmodeled.as_ref()) {
+            return (Verdict::NotProven(why.clone()), Vec::new());
+        }
+        let frozen = changed
+            .iter()
+            .find(|c| c.kind == "ApplicationSet" && !self.updates_applications(c));
+        if let Some(set) = frozen {
+            return (
+                Verdict::NotProven(format!(
+                    "{} is updated on the hub, but its applicationsSync policy is {}: the controller does not update the Applications it already made",
+                    set.id(),
+                    self.applications_sync(set)
+                )),
+                Vec::new(),
+            );
+        }
+        match self.fenced(parent, changed, tree, lk, above) {
+            Ok(assumed) => (verdict, assumed),
+            Err(why) => (Verdict::NotProven(why), Vec::new()),
+        }
+    }
+
+    /// Whether ArgoCD syncs what `parent` applies, whatever its revision:
+    /// every Application above it in the app-of-apps chain sets only
+    /// modelled fields; no symbolic link of the repository points outside
+    /// it; the AppProject of the parent, of each Application above it and
+    /// of each changed child permits its sources, destination and
+    /// namespace. `Ok` with the assumptions taken (named), or `Err` with
+    /// the reason it is not proven.
+    fn fenced(
+        &self,
+        parent: &App,
+        changed: &[&App],
+        tree: &dyn Tree,
+        lk: &Lookups,
+        above: &mut Above,
+    ) -> Result<Vec<String>, String> {
+        let ancestors = self.ancestors(parent, tree, lk, above);
+        for &i in &ancestors {
+            let a = &self.apps[i];
+            if let Some(why) = &a.unmodeled {
+                return Err(format!(
+                    "{why}; it is above {} in the app-of-apps chain",
+                    parent.id()
+                ));
+            }
+        }
+        if !self.symlinks.is_empty() {
+            return Err(format!(
+                "the repository holds a symbolic link pointing outside it ({}): ArgoCD's repo server renders no Application of this repository while it is there (\"repository contains out-of-bounds symlinks\"), so {} deploys nothing",
+                self.symlinks.join(", "),
+                parent.id()
+            ));
+        }
+        let mut assumed: Vec<String> = Vec::new();
+        let chain = std::iter::once(parent)
+            .chain(ancestors.iter().map(|&i| &self.apps[i]))
+            .chain(changed.iter().copied());
+        for app in chain {
+            if app.applied_by.is_some() {
+                continue;
+            }
+            if let Some(a) =
+                super::fences::project_permits(app, &self.projects, &self.registrations)?
+            {
+                for one in a.split("; ") {
+                    if !assumed.iter().any(|x| x == one) {
+                        assumed.push(one.to_string());
+                    }
+                }
+            }
+        }
+        Ok(assumed)
+    }
+
+    /// The Applications and ApplicationSets above `app` in the
+    /// app-of-apps chain (by index): each whose source includes its file,
+    /// and theirs in turn; `app` itself aside.
+    fn ancestors(&self, app: &App, tree: &dyn Tree, lk: &Lookups, above: &mut Above) -> Vec<usize> {
+        let key = (app.file.clone(), app.id());
+        if let Some(found) = above.get(&key) {
+            return found.clone();
+        }
+        let mut out: Vec<usize> = Vec::new();
+        let mut files = vec![app.file.clone()];
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        seen.insert(app.file.clone());
+        while let Some(file) = files.pop() {
+            for q in self.parents(&file, tree, lk) {
+                // One that may include it, or not, is no link of the
+                // chain (as a parent that may include a file does not
+                // fight one that deploys it).
+                if q.cover != Cover::Yes || q.app.applied_by.is_some() {
+                    continue;
+                }
+                let Some(i) = self.apps.iter().position(|a| std::ptr::eq(a, q.app)) else {
+                    continue;
+                };
+                if self.apps[i].id() == app.id() && self.apps[i].file == app.file {
+                    continue;
+                }
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+                if seen.insert(q.app.file.clone()) {
+                    files.push(q.app.file.clone());
+                }
+            }
+        }
+        above.insert(key, out.clone());
+        out
+    }
+
+    /// The model as it is after the rewrite: the AppProjects and the
+    /// Applications' destinations of a rewritten file read from its new
+    /// text (`rel` relative to the model's root). A rewrite changes only
+    /// endpoint bytes, so the file holds the same documents in the same
+    /// order.
+    pub fn after_rewrite(&mut self, rel: &str, new: &str) {
+        let Ok((docs, _)) = yaml::read_maybe_masked(new) else {
+            return;
+        };
+        let mut projects = Vec::new();
+        let mut apps = Vec::new();
+        for doc in &docs {
+            let m = Manifest { file: rel, doc };
+            if let Some(p) = project_of(&m) {
+                projects.push(p);
+            } else if let Some(a) = app_of(&m) {
+                apps.push(a);
+            }
+        }
+        let old: Vec<&mut Project> = self.projects.iter_mut().filter(|p| p.file == rel).collect();
+        if old.len() == projects.len() {
+            for (o, mut n) in old.into_iter().zip(projects) {
+                n.rendered = o.rendered.take();
+                *o = n;
+            }
+        }
+        for a in apps {
+            if let Some(o) = self.apps.iter_mut().find(|o| {
+                o.file == rel
+                    && o.rendered.is_none()
+                    && o.kind == a.kind
+                    && o.name == a.name
+                    && o.namespace == a.namespace
+            }) {
+                o.destination = a.destination;
+            }
+        }
     }
 
     /// The order a person follows after the merge: each parent that needs a
@@ -1472,6 +1634,10 @@ impl Model {
     }
 }
 
+/// What is above each Application (by its file and `Kind/name`), asked
+/// once per report ([`Model::ancestors`]).
+type Above = std::collections::HashMap<(String, String), Vec<usize>>;
+
 /// The rows of one file once every parent is counted. A parent that may
 /// include the file from the base branch (`true` beside its row) changes
 /// nothing when another parent proves it deploys. A parent that includes
@@ -1556,9 +1722,11 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
     let mut dirs = Vec::new();
     for doc in docs {
         // A cluster registration is a cluster generator's parameters.
+        // An AppProject decides whether its Applications sync at all.
         always |= declares_app_health(doc)
             || controller_policy(doc).is_some()
-            || generated::registration_of(doc, "").is_some();
+            || generated::registration_of(doc, "").is_some()
+            || project_of(&Manifest { file: "", doc }).is_some();
         let mut apps: Vec<App> = app_of(&Manifest { file: "", doc }).into_iter().collect();
         // A masked template action reads as written (`path: {{ .path }}`).
         for app in &mut apps {
@@ -1704,24 +1872,65 @@ impl Targets {
 }
 
 /// Every Application, ApplicationSet and `argocd-cm` below `root` that
-/// may feed one of `only_for` (all of them for `None`): from the candidates
-/// a walk of `root` kept, or by walking it.
+/// may feed one of `only_for` (all of them for `None`), or an Application
+/// read so (each Application above a parent in the app-of-apps chain is
+/// judged too): from the candidates a walk of `root` kept, or by walking
+/// it.
 fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidates>) -> Read {
-    match (known, only_for) {
-        (Some(known), Some(targets)) if known.root == root => {
-            let lookup = Targets::new(targets);
-            let files: Vec<String> = known
-                .each()
-                .filter(|(rel, always, dirs)| {
-                    may_feed(rel, *always, dirs.clone(), &lookup)
-                        || dirs.clone().any(|d| kustomized(root, d))
-                })
-                .map(|(rel, _, _)| rel.to_string())
-                .collect();
-            read_apps(root, &files, only_for)
+    let Some(targets) = only_for else {
+        return read_apps(root, &yaml_files(root), None);
+    };
+    let walked;
+    let known = match known {
+        Some(k) if k.root == root => k,
+        _ => {
+            let mut c = Candidates::new(root.to_path_buf());
+            for rel in yaml_files(root) {
+                let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
+                    continue;
+                };
+                if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
+                    c.push(one);
+                }
+            }
+            walked = c;
+            &walked
         }
-        _ => read_apps(root, &yaml_files(root), only_for),
+    };
+    let mut targets: Vec<String> = targets.to_vec();
+    let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut out = Read::default();
+    loop {
+        let lookup = Targets::new(&targets);
+        let files: Vec<String> = known
+            .each()
+            .filter(|(rel, always, dirs)| {
+                !done.contains(*rel)
+                    && (may_feed(rel, *always, dirs.clone(), &lookup)
+                        || dirs.clone().any(|d| kustomized(root, d)))
+            })
+            .map(|(rel, _, _)| rel.to_string())
+            .collect();
+        if files.is_empty() {
+            break;
+        }
+        done.extend(files.iter().cloned());
+        let read = read_apps(root, &files, Some(&targets));
+        let above: Vec<String> = read
+            .apps
+            .iter()
+            .map(|a| a.file.clone())
+            .filter(|f| !targets.contains(f))
+            .collect();
+        out.merge(read);
+        if above.is_empty() {
+            break;
+        }
+        targets.extend(above);
+        targets.sort();
+        targets.dedup();
     }
+    out
 }
 
 /// What [`read_apps`] finds: the Applications and ApplicationSets, and
@@ -1734,6 +1943,21 @@ pub struct Read {
     pub policy: ControllerPolicy,
     /// The cluster registrations (for cluster generators).
     pub registrations: Vec<Registered>,
+    /// The AppProjects.
+    pub projects: Vec<Project>,
+}
+
+impl Read {
+    /// What another reading of other files found, added.
+    fn merge(&mut self, other: Read) {
+        self.apps.extend(other.apps);
+        self.health |= other.health;
+        if other.policy != ControllerPolicy::default() {
+            self.policy = other.policy;
+        }
+        self.registrations.extend(other.registrations);
+        self.projects.extend(other.projects);
+    }
 }
 
 /// Whether folder `dir` below `root` holds a kustomization (its listing may
@@ -1784,7 +2008,15 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             out.registrations
                 .extend(generated::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
-            if let Some(mut app) = app_of(&m) {
+            if let Some(mut project) = project_of(&m) {
+                if template {
+                    project.rendered = Some(format!(
+                        "is defined in a Helm chart template (`{rel}:{}`): its permissions as rendered are not followed",
+                        doc.line
+                    ));
+                }
+                out.projects.push(project);
+            } else if let Some(mut app) = app_of(&m) {
                 unmask(&mut app, doc, &raw, &masked);
                 if template {
                     app.rendered = Some(format!(
@@ -1945,6 +2177,18 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
             "this repository's URL is not known (no git remote, no `repository_urls` in .rebind.yaml): no source is proven to read it, so nothing is proven to deploy; add the remote or declare the URLs".to_string(),
         );
     }
+    // What the proven rows take as given, once each.
+    let mut assumed: Vec<&str> = Vec::new();
+    for a in rows
+        .iter()
+        .filter(|r| r.verdict.proven())
+        .flat_map(|r| &r.assumptions)
+    {
+        if !assumed.contains(&a.as_str()) {
+            assumed.push(a);
+        }
+    }
+    notes.extend(assumed.into_iter().map(str::to_string));
     if model.waves_without_health(&order) {
         notes.push(
             "sync waves between child Applications do not wait for their health: no argocd-cm in this repository declares resource.customizations.health.argoproj.io_Application, so a later wave may start before an earlier one is healthy".to_string(),
@@ -2198,6 +2442,8 @@ fn push_declared(
         applied_by: d.applied_by.clone(),
         live_absent: false,
         unmodeled: None,
+        project: None,
+        destination: Default::default(),
     });
 }
 
@@ -2233,6 +2479,12 @@ pub fn for_plans(
     }
     declare_applied(&mut model, applied_by);
     let live_findings = read_live(&mut model, live)?;
+    for p in plans.iter().filter(|p| !p.is_config) {
+        let abs = p.path.canonicalize().unwrap_or_else(|_| p.path.clone());
+        if let Ok(rel) = abs.strip_prefix(&root) {
+            model.after_rewrite(&rel.to_string_lossy().replace('\\', "/"), &p.new);
+        }
+    }
     let rewritten: Vec<(String, Vec<String>)> = plans
         .iter()
         .filter(|p| !p.is_config)
@@ -2369,6 +2621,8 @@ pub fn build_for(
         app_health: read.health,
         controller_policy: read.policy,
         registrations: read.registrations,
+        projects: read.projects,
+        symlinks: super::fences::out_of_bounds_symlinks(&root),
     };
     // An Application a chart template holds is what the chart renders.
     let mut apps = read.apps;

@@ -28,7 +28,7 @@ pub struct Registered {
 /// The name ArgoCD gives the cluster it runs in when no Secret registers
 /// it, and that cluster's server (argo-cd `util/db`: `in-cluster`,
 /// `KubernetesInternalAPIServerAddr`).
-const IN_CLUSTER: (&str, &str) = ("in-cluster", "https://kubernetes.default.svc");
+pub const IN_CLUSTER: (&str, &str) = ("in-cluster", "https://kubernetes.default.svc");
 
 /// The cluster registration a document is, if it is one (a Secret with
 /// the cluster label, its fields in `stringData` or base64 in `data`, or
@@ -80,7 +80,7 @@ pub fn registration_of(doc: &Node, file: &str) -> Option<Registered> {
 /// The key a registration's server is under (the table's last step), which
 /// is also the cluster generator's parameter name for it
 /// (`params["server"] = cluster.Data["server"]`).
-fn server_key() -> &'static str {
+pub fn server_key() -> &'static str {
     positions::REGISTRATIONS
         .first()
         .and_then(|r| r.servers.first())

@@ -4,6 +4,7 @@
 
 pub mod beside;
 pub mod feeders;
+pub mod fences;
 pub mod generated;
 pub mod names;
 pub mod oidc;

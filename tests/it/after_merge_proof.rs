@@ -800,6 +800,14 @@ fn fx_live() -> tempfile::TempDir {
         &[
             ("team-a/root.yaml", in_ns("team-a", "a")),
             ("team-b/root.yaml", in_ns("team-b", "b")),
+            // Applications outside the control-plane namespace sync only
+            // when their project lists the namespace
+            // (docs/operator-manual/app-any-namespace.md; argo-cd
+            // `AppProject.IsAppNamespacePermitted`).
+            (
+                "argocd/default-project.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: default\n  namespace: argocd\nspec:\n  sourceRepos: ['*']\n  destinations: [{server: '*', namespace: '*'}]\n  sourceNamespaces: [team-a, team-b]\n".to_string(),
+            ),
             ("a/x.yaml", child("x", 0, true)),
             ("b/y.yaml", child("y", 0, true)),
         ],

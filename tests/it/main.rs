@@ -2,6 +2,7 @@
 //! once instead of once per file). Each module is one topic; `common` holds
 //! the shared command builder, fixtures and oracles.
 
+mod after_merge_fences;
 mod after_merge_proof;
 mod badinput;
 mod cli;

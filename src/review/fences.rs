@@ -1,0 +1,638 @@
+//! What stops ArgoCD from syncing an Application whatever its revision:
+//! its AppProject's permissions (source repositories, destinations, the
+//! namespaces its Applications may live in) and a symbolic link of the
+//! repository that points outside it.
+//!
+//! The project rules are argo-cd's
+//! `pkg/apis/application/v1alpha1/app_project_types.go`
+//! (`IsSourcePermitted`, `IsDestinationPermitted`, `isDestinationMatched`,
+//! `IsAppNamespacePermitted`) and docs/user-guide/projects.md; the symbolic
+//! link rule is `util/app/path.CheckOutOfBoundsSymlinks`, which the repo
+//! server runs over the whole checkout (`.git` aside) before it renders
+//! any Application of the repository (`reposerver/repository`:
+//! "repository contains out-of-bounds symlinks").
+
+use super::generated::{server_key, Registered, IN_CLUSTER};
+use crate::model::application::{App, Project, DEFAULT_PROJECT};
+use std::path::{Component, Path};
+
+/// ArgoCD's `util/glob.Match`: gobwas/glob, with `/` a separator (`*`
+/// stays inside one segment) when `sep`; a pattern that does not compile
+/// matches nothing.
+fn glob(pattern: &str, text: &str, sep: bool) -> bool {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(sep)
+        .case_insensitive(false)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
+}
+
+/// argo-cd's `globMatch(pattern, val, allowNegation=true)`: `!p` matches
+/// what `p` does not; `*` matches anything. `val` `None`: a value that is
+/// not known (a cluster's name or server the repository does not give, a
+/// templated field): only `*` is known to match it; `None` when the
+/// answer depends on it.
+fn glob_match(pattern: &str, val: Option<&str>, sep: bool) -> Option<bool> {
+    match val {
+        Some(v) => Some(match pattern.strip_prefix('!') {
+            Some(p) => !glob(p, v, sep),
+            None => pattern == "*" || glob(pattern, v, sep),
+        }),
+        None if pattern == "*" => Some(true),
+        None => None,
+    }
+}
+
+fn is_deny(pattern: &str) -> bool {
+    pattern.starts_with('!')
+}
+
+/// argo-cd `util/git.NormalizeGitURL`: lower-cased and trimmed, an
+/// scp-style SSH URL (`git@host:org/repo`) written as `host/org/repo`, no
+/// `.git` suffix, no `ssh://`.
+pub fn normalize_git_url(repo: &str) -> String {
+    let mut repo = repo.trim().to_lowercase();
+    let ssh = {
+        let rest = repo.strip_prefix("ssh://").unwrap_or(&repo);
+        matches!(rest.split_once('@'), Some((user, host)) if !user.contains(['/', ':']) && !host.contains('@'))
+    };
+    if ssh && !repo.starts_with("ssh://") {
+        repo = format!("ssh://{}", repo.replacen(':', "/", 1));
+    }
+    let repo = repo.strip_suffix(".git").unwrap_or(&repo);
+    repo.strip_prefix("ssh://").unwrap_or(repo).to_string()
+}
+
+/// An answer of the project rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Permit {
+    Yes,
+    /// Denied: the rule that denies it.
+    No(String),
+    /// It depends on what the repository does not say: what.
+    Unknown(String),
+}
+
+/// `IsSourcePermitted`: some `sourceRepos` pattern matches the normalized
+/// repoURL (`*` inside one `/` segment), and no `!` pattern fails to.
+fn source_permitted(p: &Project, repo_url: &str) -> Permit {
+    let templated = repo_url.contains("{{");
+    let src = normalize_git_url(repo_url);
+    let src = (!templated).then_some(src.as_str());
+    let (mut any, mut unknown_match, mut unknown_deny) = (false, false, false);
+    for pattern in &p.source_repos {
+        let normalized = match pattern.strip_prefix('!') {
+            Some(rest) => format!("!{}", normalize_git_url(rest)),
+            None => normalize_git_url(pattern),
+        };
+        match glob_match(&normalized, src, true) {
+            Some(true) => any = true,
+            Some(false) if is_deny(&normalized) => {
+                return Permit::No(format!(
+                    "its sourceRepos entry `{pattern}` ({}:{}) denies {repo_url}",
+                    p.file, p.source_repos_line
+                ))
+            }
+            Some(false) => {}
+            None if is_deny(&normalized) => unknown_deny = true,
+            None => unknown_match = true,
+        }
+    }
+    if unknown_deny || (!any && unknown_match) {
+        return Permit::Unknown(format!(
+            "the repoURL {repo_url} is templated: whether AppProject {}'s sourceRepos ({}:{}) permit it is not known",
+            p.name, p.file, p.source_repos_line
+        ));
+    }
+    if any {
+        Permit::Yes
+    } else {
+        Permit::No(format!(
+            "no sourceRepos entry of it ({}:{}) permits {repo_url}",
+            p.file, p.source_repos_line
+        ))
+    }
+}
+
+/// An Application's destination as ArgoCD matches it: the cluster's server
+/// and name (`None`: not known), the namespace (`None`: templated).
+struct Dest<'a> {
+    server: Option<&'a str>,
+    name: Option<&'a str>,
+    namespace: Option<&'a str>,
+    shown: String,
+}
+
+fn and3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), Some(true)) => Some(true),
+        _ => None,
+    }
+}
+
+fn or3(a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    match (a, b) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
+    }
+}
+
+fn not3(a: Option<bool>) -> Option<bool> {
+    a.map(|b| !b)
+}
+
+/// `isDestinationMatched`: an entry matches when its server or name
+/// matches and its namespace does; the first `!` entry that the
+/// destination fails (server or name with the namespace matched, or the
+/// namespace with the server matched) denies it.
+fn destination_permitted(p: &Project, d: &Dest) -> Permit {
+    let (mut any, mut unknown) = (false, false);
+    for item in &p.destinations {
+        // `dst.Name != "" && globMatch(...)`: a cluster always has a
+        // server; a name the repository does not give is some name.
+        let name_m = match d.name {
+            Some("") => Some(false),
+            Some(n) => glob_match(&item.name, Some(n), false),
+            None if item.name.is_empty() => Some(false),
+            None => glob_match(&item.name, None, false),
+        };
+        let server_m = match d.server {
+            Some("") => Some(false),
+            other => glob_match(&item.server, other, false),
+        };
+        let ns_m = glob_match(&item.namespace, d.namespace, false);
+        let matched = and3(or3(server_m, name_m), ns_m);
+        let denied_cluster = or3(
+            and3(not3(name_m), Some(is_deny(&item.name))),
+            and3(and3(not3(server_m), Some(is_deny(&item.server))), ns_m),
+        );
+        let denied_ns = and3(and3(not3(ns_m), Some(is_deny(&item.namespace))), server_m);
+        match matched {
+            Some(true) => any = true,
+            Some(false) => match or3(denied_cluster, denied_ns) {
+                Some(true) => {
+                    return Permit::No(format!(
+                        "its destinations entry {{server: `{}`, name: `{}`, namespace: `{}`}} ({}:{}) denies {}",
+                        item.server, item.name, item.namespace, p.file, item.line, d.shown
+                    ))
+                }
+                Some(false) => {}
+                None => unknown = true,
+            },
+            None => unknown = true,
+        }
+    }
+    if unknown {
+        return Permit::Unknown(format!(
+            "whether AppProject {}'s destinations ({}:{}) permit {} depends on what the repository does not give (a templated field, or the cluster's {} registered on the hub)",
+            p.name,
+            p.file,
+            p.destinations_line,
+            d.shown,
+            if d.server.is_none() { "URL" } else { "name" }
+        ));
+    }
+    if any {
+        Permit::Yes
+    } else {
+        Permit::No(format!(
+            "no destinations entry of it ({}:{}) permits {}",
+            p.file, p.destinations_line, d.shown
+        ))
+    }
+}
+
+/// `IsAppNamespacePermitted`'s `sourceNamespaces` lookup
+/// (`glob.MatchStringInList`, REGEXP mode: `/.../` is a regular
+/// expression, which is not evaluated here).
+fn namespace_listed(p: &Project, ns: &str) -> Permit {
+    let mut regex = false;
+    for item in &p.source_namespaces {
+        if item.len() > 1 && item.starts_with('/') && item.ends_with('/') {
+            regex = true;
+        } else if glob(item, ns, false) {
+            return Permit::Yes;
+        }
+    }
+    if regex {
+        Permit::Unknown(format!(
+            "AppProject {}'s sourceNamespaces ({}:{}) hold a regular expression, which the review does not evaluate",
+            p.name, p.file, p.source_namespaces_line
+        ))
+    } else {
+        Permit::No(format!(
+            "its sourceNamespaces ({}:{}) do not list it",
+            p.file, p.source_namespaces_line
+        ))
+    }
+}
+
+/// The control-plane namespace ArgoCD assumed when the repository does not
+/// say (the namespace of its install manifests).
+pub const CONTROL_PLANE: &str = "argocd";
+
+/// Whether `app`'s project lets ArgoCD sync it, from the AppProjects the
+/// repository holds (`projects`, as they are after the rewrite) and its
+/// cluster registrations (a destination's server from its name, or its
+/// name from its server): `Ok(None)` proven, `Ok(Some(assumption))` proven
+/// under an assumption that is named, `Err(why)` not proven.
+pub fn project_permits(
+    app: &App,
+    projects: &[Project],
+    registrations: &[Registered],
+) -> Result<Option<String>, String> {
+    let Some(name) = &app.project else {
+        return Ok(None);
+    };
+    let id = format!("{} ({})", app.id(), app.file);
+    // A chart template's fields are masked to read it.
+    if let Some(why) = &app.rendered {
+        return Err(format!("{id} {why}: its AppProject is not known"));
+    }
+    if name.contains("{{") {
+        return Err(format!(
+            "{id} names its project through a template (`{name}`): which AppProject permits it is not known"
+        ));
+    }
+    let found: Vec<&Project> = projects.iter().filter(|p| p.name == *name).collect();
+    // AppProjects live in the control-plane namespace.
+    let declared_ns = || {
+        let mut all: Vec<&str> = projects
+            .iter()
+            .map(|p| p.namespace.as_str())
+            .filter(|n| !n.is_empty())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        match all.as_slice() {
+            [one] => Some(one.to_string()),
+            _ => None,
+        }
+    };
+    let project = match found.as_slice() {
+        [one] => Some(*one),
+        [] if name == DEFAULT_PROJECT => None,
+        [] => {
+            return Err(format!(
+                "{id} is in AppProject {name}, which is not in the repository: whether it permits {} is not known",
+                shown(app)
+            ))
+        }
+        many => {
+            let at: Vec<String> = many.iter().map(|p| format!("{}:{}", p.file, p.line)).collect();
+            return Err(format!(
+                "{id} is in AppProject {name}, and the repository holds {} AppProjects of that name ({}): which one the hub holds is not known",
+                many.len(),
+                at.join(", ")
+            ));
+        }
+    };
+    let mut assumed = Vec::new();
+    let Some(p) = project else {
+        assumed.push(format!(
+            "AppProject {DEFAULT_PROJECT} is not in the repository: taken as the one ArgoCD creates, which permits every source and destination"
+        ));
+        if let Err(why) = app_namespace(app, None, declared_ns(), &mut assumed) {
+            return Err(format!("{id}: {why}"));
+        }
+        return Ok(Some(assumed.join("; ")));
+    };
+    let at = format!("AppProject {} ({}:{})", p.name, p.file, p.line);
+    if let Some(why) = &p.rendered {
+        return Err(format!("{id} is in {at}, which {why}"));
+    }
+    if let Some((field, line, why)) = p.holds {
+        return Err(format!(
+            "{id} is in {at}, which sets `{field}` ({}:{line}), which the review does not model: {why}",
+            p.file
+        ));
+    }
+    if p.scoped_clusters {
+        return Err(format!(
+            "{id} is in {at}, which sets permitOnlyProjectScopedClusters: the clusters scoped to it are registered on the hub, not known"
+        ));
+    }
+    for src in &app.sources {
+        match source_permitted(p, &src.repo_url) {
+            Permit::Yes => {}
+            Permit::No(why) => return Err(format!("{id}: {at} does not permit its source: {why}")),
+            Permit::Unknown(why) => return Err(format!("{id}: {why}")),
+        }
+    }
+    let dest = dest_of(app, registrations);
+    match destination_permitted(p, &dest) {
+        Permit::Yes => {}
+        Permit::No(why) => {
+            return Err(format!("{id}: {at} does not permit its destination: {why}"))
+        }
+        Permit::Unknown(why) => return Err(format!("{id}: {why}")),
+    }
+    let ns = (!p.namespace.is_empty())
+        .then(|| p.namespace.clone())
+        .or_else(declared_ns);
+    if let Err(why) = app_namespace(app, Some(p), ns, &mut assumed) {
+        return Err(format!("{id}: {why}"));
+    }
+    Ok((!assumed.is_empty()).then(|| assumed.join("; ")))
+}
+
+/// `IsAppNamespacePermitted`: an Application with no namespace, or in the
+/// control-plane namespace (`control`, else [`CONTROL_PLANE`] assumed and
+/// said), is permitted; one elsewhere only when its project's
+/// `sourceNamespaces` list it (the built-in default project lists none).
+fn app_namespace(
+    app: &App,
+    p: Option<&Project>,
+    control: Option<String>,
+    assumed: &mut Vec<String>,
+) -> Result<(), String> {
+    if app.namespace.is_empty() {
+        return Ok(());
+    }
+    let (control, guessed) = match control {
+        Some(c) => (c, false),
+        None => (CONTROL_PLANE.to_string(), true),
+    };
+    if app.namespace == control {
+        if guessed {
+            assumed.push(format!(
+                "the control-plane namespace is taken as {CONTROL_PLANE} (no AppProject of the repository names it)"
+            ));
+        }
+        return Ok(());
+    }
+    let outside = format!(
+        "it is in namespace {}, not the control-plane namespace {control}{}",
+        app.namespace,
+        if guessed { " (assumed)" } else { "" }
+    );
+    match p.map(|p| namespace_listed(p, &app.namespace)) {
+        Some(Permit::Yes) => Ok(()),
+        Some(Permit::No(why)) => Err(format!(
+            "{outside}, and AppProject {} does not permit it: {why}",
+            p.map_or("", |p| p.name.as_str())
+        )),
+        Some(Permit::Unknown(why)) => Err(format!("{outside}: {why}")),
+        None => Err(format!(
+            "{outside}, and the built-in AppProject {DEFAULT_PROJECT} lists no sourceNamespaces"
+        )),
+    }
+}
+
+/// How a destination reads in a reason.
+fn shown(app: &App) -> String {
+    let d = &app.destination;
+    let cluster = match (&d.server, &d.name) {
+        (Some(s), _) => format!("server {s}"),
+        (None, Some(n)) => format!("cluster {n}"),
+        (None, None) => "no cluster".to_string(),
+    };
+    format!("{cluster}, namespace `{}`", d.namespace)
+}
+
+/// The destination of `app` as ArgoCD matches it: the cluster's other
+/// field from the local cluster or the one registration of the repository
+/// that names it.
+fn dest_of<'a>(app: &'a App, registrations: &'a [Registered]) -> Dest<'a> {
+    let d = &app.destination;
+    let known = |v: &'a Option<String>| v.as_deref().filter(|v| !v.contains("{{"));
+    let param = |r: &'a Registered, k: &str| {
+        r.params
+            .iter()
+            .find(|(pk, _)| pk == k)
+            .map(|(_, v)| v.as_str())
+    };
+    let other = |given: &str, by: &str, want: &str, local: (&'static str, &'static str)| {
+        if given == local.0 {
+            return Some(local.1);
+        }
+        let mut hits = registrations
+            .iter()
+            .filter(|r| param(r, by) == Some(given))
+            .filter_map(|r| param(r, want));
+        match (hits.next(), hits.next()) {
+            (Some(one), None) => Some(one),
+            _ => None,
+        }
+    };
+    let server = known(&d.server);
+    let name = known(&d.name);
+    let templated = [&d.server, &d.name]
+        .iter()
+        .any(|v| v.as_deref().is_some_and(|v| v.contains("{{")));
+    let (server, name) = match (server, name) {
+        _ if templated => (server, name),
+        (Some(s), None) => (
+            Some(s),
+            other(s, server_key(), "name", (IN_CLUSTER.1, IN_CLUSTER.0)),
+        ),
+        (None, Some(n)) => (other(n, "name", server_key(), IN_CLUSTER), Some(n)),
+        both => both,
+    };
+    Dest {
+        server,
+        name,
+        namespace: Some(d.namespace.as_str()).filter(|n| !n.contains("{{")),
+        shown: shown(app),
+    }
+}
+
+/// The symbolic links below `root` (its `.git` aside) that point outside
+/// it, `/`-separated and relative to it, as argo-cd's
+/// `CheckOutOfBoundsSymlinks` finds them: an absolute target, or a
+/// relative one any step of which (from the link's folder, lexically)
+/// leaves the root. Files ignored by git are not in the checkout ArgoCD
+/// reads, so they are not looked at.
+pub fn out_of_bounds_symlinks(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| !(e.depth() == 1 && e.file_name() == ".git"))
+        .build();
+    for entry in walk.flatten() {
+        if !entry.path_is_symlink() {
+            continue;
+        }
+        let Ok(target) = std::fs::read_link(entry.path()) else {
+            continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if leaves_root(rel, &target) {
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whether a link at `rel` (relative to the root) to `target` steps out of
+/// the root: absolute, or a `..` that climbs above it at any step.
+fn leaves_root(rel: &Path, target: &Path) -> bool {
+    if target.is_absolute() || target.has_root() {
+        return true;
+    }
+    let mut depth: usize = rel.parent().map_or(0, |p| p.components().count());
+    for c in target.components() {
+        match c {
+            Component::ParentDir => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return true,
+            },
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => return true,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::application::ProjectDestination;
+
+    fn project(repos: &[&str], dests: &[(&str, &str, &str)]) -> Project {
+        Project {
+            file: "p.yaml".into(),
+            line: 1,
+            name: "p".into(),
+            source_repos: repos.iter().map(|s| s.to_string()).collect(),
+            destinations: dests
+                .iter()
+                .map(|(s, n, ns)| ProjectDestination {
+                    server: s.to_string(),
+                    name: n.to_string(),
+                    namespace: ns.to_string(),
+                    line: 2,
+                })
+                .collect(),
+            ..Project::default()
+        }
+    }
+
+    fn dest<'a>(server: Option<&'a str>, name: Option<&'a str>, ns: &'a str) -> Dest<'a> {
+        Dest {
+            server,
+            name,
+            namespace: Some(ns),
+            shown: String::new(),
+        }
+    }
+
+    /// argo-cd `app_project_types.go` `IsSourcePermitted` and its tests
+    /// (`TestAppProject_IsSourcePermitted`, `..._IsNegatedSourcePermitted`):
+    /// normalized URLs, `*` in one segment, `!` denies.
+    #[test]
+    fn sources_are_permitted_as_argocd_permits_them() {
+        let yes =
+            |repos: &[&str], url: &str| source_permitted(&project(repos, &[]), url) == Permit::Yes;
+        assert!(yes(&["*"], "https://github.com/a/b.git"));
+        assert!(yes(
+            &["https://github.com/a/b"],
+            "https://GitHub.com/a/b.git"
+        ));
+        assert!(yes(&["https://github.com/a/*"], "https://github.com/a/b"));
+        assert!(!yes(
+            &["https://github.com/a/*"],
+            "https://github.com/a/b/c"
+        ));
+        assert!(yes(&["git@github.com:a/*"], "git@github.com:a/b.git"));
+        assert!(!yes(&["https://github.com/x/*"], "https://github.com/a/b"));
+        assert!(!yes(
+            &["*", "!https://github.com/a/b"],
+            "https://github.com/a/b"
+        ));
+        assert!(yes(
+            &["*", "!https://github.com/a/b"],
+            "https://github.com/a/c"
+        ));
+        assert!(!yes(&[], "https://github.com/a/b"));
+        assert!(matches!(
+            source_permitted(&project(&["https://github.com/a/b"], &[]), "{{repo}}"),
+            Permit::Unknown(_)
+        ));
+    }
+
+    /// `isDestinationMatched` and its tests (`TestAppProject_IsDestinationPermitted`,
+    /// `TestAppProject_IsNegatedDestinationPermitted`).
+    #[test]
+    fn destinations_are_permitted_as_argocd_permits_them() {
+        let yes = |dests: &[(&str, &str, &str)], d: Dest| {
+            destination_permitted(&project(&[], dests), &d) == Permit::Yes
+        };
+        let s = Some("https://a.example");
+        assert!(yes(&[("*", "", "*")], dest(s, None, "x")));
+        assert!(yes(
+            &[("https://a.example", "", "kube-*")],
+            dest(s, None, "kube-system")
+        ));
+        assert!(!yes(
+            &[("https://a.example", "", "kube-*")],
+            dest(s, None, "default")
+        ));
+        assert!(!yes(&[("https://b.example", "", "*")], dest(s, None, "x")));
+        assert!(!yes(
+            &[("*", "", "*"), ("!https://a.example", "", "*")],
+            dest(s, None, "x")
+        ));
+        assert!(yes(
+            &[("*", "", "*"), ("!https://b.example", "", "*")],
+            dest(s, None, "x")
+        ));
+        assert!(!yes(
+            &[("*", "", "*"), ("*", "", "!kube-system")],
+            dest(s, None, "kube-system")
+        ));
+        assert!(yes(&[("", "prod", "*")], dest(None, Some("prod"), "x")));
+        // By name, with its server not known: an entry by server is not
+        // decided.
+        assert!(matches!(
+            destination_permitted(
+                &project(&[], &[("https://a.example", "", "*")]),
+                &dest(None, Some("prod"), "x")
+            ),
+            Permit::Unknown(_)
+        ));
+        assert!(!yes(&[], dest(s, None, "x")));
+    }
+
+    /// `CheckOutOfBoundsSymlinks`: absolute targets, and any step above the
+    /// root.
+    #[test]
+    fn symlinks_leave_the_root_as_argocd_checks_them() {
+        let leaves = |rel: &str, t: &str| leaves_root(Path::new(rel), Path::new(t));
+        assert!(leaves("a/link", "/etc/passwd"));
+        assert!(leaves("link", "../x"));
+        assert!(leaves("a/link", "../../x"));
+        assert!(leaves("a/link", "../../repo/a/x"));
+        assert!(!leaves("a/link", "../b/x"));
+        assert!(!leaves("a/b/link", "../../c"));
+        assert!(!leaves("a/link", "./b/../c"));
+    }
+
+    #[test]
+    fn git_urls_normalize_as_argocd_normalizes_them() {
+        assert_eq!(
+            normalize_git_url("https://GitHub.com/a/B.git"),
+            "https://github.com/a/b"
+        );
+        assert_eq!(
+            normalize_git_url("git@github.com:a/b.git"),
+            "git@github.com/a/b"
+        );
+        assert_eq!(
+            normalize_git_url("ssh://git@github.com/a/b"),
+            "git@github.com/a/b"
+        );
+    }
+}

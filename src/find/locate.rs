@@ -467,11 +467,11 @@ pub fn locate_json_for(
 /// escapes), the endpoints that stand in a comment of that document start:
 /// a comment is a comment however the document is held, never a value.
 /// Prose (a string that is no mapping or list) has no comments.
-fn embedded_comments(value: &str, hosts: &[String], only: bool) -> Vec<usize> {
+fn embedded_comments(value: &str, hosts: &[String]) -> Vec<usize> {
     if !value.contains('#') || !embedded::looks_embedded(value) || !embedded::is_collection(value) {
         return Vec::new();
     }
-    comments_of(value, hosts, only)
+    comments_of(value, hosts)
 }
 
 /// Where, in a base64 value's `decoded` text, the endpoints that stand in
@@ -481,12 +481,22 @@ fn decoded_comments(decoded: &str, hosts: &[String]) -> Vec<usize> {
     if !decoded.contains('#') {
         return Vec::new();
     }
-    comments_of(decoded, hosts, true)
+    comments_of(decoded, hosts)
 }
 
 /// The starts of the endpoints located as comments in the document `text`.
-fn comments_of(text: &str, hosts: &[String], only: bool) -> Vec<usize> {
-    locate_yaml(text, hosts, only).map_or_else(
+/// Whether text is a comment is the document's structure, whatever host it
+/// names: every endpoint-looking text of the document is read as the
+/// document's own (a host of no managed shape too, which the document alone
+/// would not report), so a comment is one for a plain scan as for `--from`.
+fn comments_of(text: &str, hosts: &[String]) -> Vec<usize> {
+    let mut all = hosts.to_vec();
+    for f in raw_finds(text, hosts, false) {
+        if !all.iter().any(|h| endpoint::same_host(h, &f.host)) {
+            all.push(f.host.to_ascii_lowercase());
+        }
+    }
+    locate_yaml(text, &all, false).map_or_else(
         |_| Vec::new(),
         |l| {
             l.occurrences
@@ -1030,7 +1040,7 @@ impl<'a> Locator<'a> {
                     None
                 },
                 encoded: None,
-                decoded_comments: embedded_comments(value, self.input.hosts, self.input.only),
+                decoded_comments: embedded_comments(value, self.input.hosts),
                 landed: Vec::new(),
             });
             if let Some(f) = top {
@@ -1643,6 +1653,7 @@ impl<'a> Locator<'a> {
             o.kind = Kind::Comment;
             o.position = None;
             o.cluster_position = false;
+            o.via = None;
         }
         o.event = Some(c.event);
         if self.input.names {

@@ -17,6 +17,7 @@ mod diff_apply;
 mod diff_cli;
 mod discovery;
 mod docs_links;
+mod embedded_comments;
 mod embedded_escapes;
 mod emitted_manifests;
 mod endpoint_cli;

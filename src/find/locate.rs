@@ -556,11 +556,15 @@ fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
 
 /// A file that does not parse: its endpoint text is plain text, or a
 /// template mention inside a template action (which no parse decides).
+/// Where a value sits cannot be read, so whether a URL of no managed
+/// shape is at a cluster position cannot be told: one that names just an
+/// API server (`https://host:6443`, no path) counts, and the file is named,
+/// never passed over as holding no endpoint.
 fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseError {
     let mut occurrences: Vec<Occurrence> = input
         .found
         .iter()
-        .filter(|f| is_endpoint(f, input.hosts, false))
+        .filter(|f| is_endpoint(f, input.hosts, false) || names_just_a_server(f, input.text))
         .cloned()
         .map(|f| {
             let kind = if input.in_action(&f) {
@@ -580,6 +584,13 @@ fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseErro
         message,
         occurrences,
     }
+}
+
+/// Whether `f` is a URL of the API server's form: `https://` and an
+/// authority (a Rancher proxy path included), with nothing after it but
+/// one `/` (`https://git.example.com/gitops.git` names a repository).
+fn names_just_a_server(f: &Found, text: &str) -> bool {
+    !f.bare && f.rewritable() && matches!(text.get(f.replace_end..f.end), Some("" | "/"))
 }
 
 /// The endpoints of a file that does not parse that are all behind base64

@@ -69,6 +69,7 @@ mod snapshots;
 mod structure;
 mod symlinked_manifests;
 mod templates;
+mod unparsed_files;
 mod walk_order;
 mod walk_paths;
 mod workspace;

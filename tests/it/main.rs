@@ -3,6 +3,7 @@
 //! the shared command builder, fixtures and oracles.
 
 mod after_merge_proof;
+mod alias_roads;
 mod badinput;
 mod cli;
 mod cli_help;

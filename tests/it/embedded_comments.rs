@@ -1,6 +1,7 @@
 //! A comment of a document held in a string is a comment, however the
-//! document is held (Helm `values: |`, a kustomize `patch: |-`, a
-//! `stringData` kubeconfig, a base64 `data` kubeconfig) and whatever host
+//! document is held (Helm `values: |` or a double-quoted `values` string
+//! with `\n` escapes, a kustomize `patch: |-`, a `stringData` kubeconfig, a
+//! base64 `data` kubeconfig) and whatever host
 //! it names (a managed cluster's shape or a generic `https://host:6443`),
 //! after a value on its line or on a line of its own. Every reader reads it
 //! the same way: `scan` lists the same value and comment with and without
@@ -71,6 +72,18 @@ fn holder(root: &Path, which: &str, url: &str, comment: Comment) -> &'static str
                 root,
                 "apps/p.yaml",
                 &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: p\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: charts/apps\n    helm:\n      values: |\n{values}  destination:\n    server: https://kubernetes.default.svc\n"),
+            );
+            "apps/p.yaml"
+        }
+        // The same values as a double-quoted string with `\n` escapes (a
+        // JSON-style string: the document is its decoded value).
+        "quoted-helm-values" => {
+            holder(root, "helm-values", url, comment);
+            let values = inner("target:", "url", url, comment, "").replace('\n', "\\n");
+            write(
+                root,
+                "apps/p.yaml",
+                &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: p\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: charts/apps\n    helm:\n      values: \"{values}\"\n  destination:\n    server: https://kubernetes.default.svc\n"),
             );
             "apps/p.yaml"
         }
@@ -162,6 +175,7 @@ fn cluster_name(root: &Path) -> String {
 fn a_comment_in_any_string_held_document_is_a_comment_for_every_host_and_reader() {
     let holders = [
         "helm-values",
+        "quoted-helm-values",
         "kustomize-patch",
         "stringdata-kubeconfig",
         "base64-kubeconfig",
@@ -224,6 +238,9 @@ fn a_comment_in_any_string_held_document_is_a_comment_for_every_host_and_reader(
                         }
                     };
                     before.replace(&base64(&kc), &base64(&kc_new))
+                } else if which == "quoted-helm-values" {
+                    // The comment's line comes first, or the comment after.
+                    before.replacen(&format!("url: {url}"), &format!("url: {NEW}"), 1)
                 } else {
                     let key = if which == "helm-values" {
                         "url"

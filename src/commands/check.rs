@@ -33,12 +33,38 @@ fn finding(rel: &str, o: &Occurrence, level: Level, rule: Rule, message: String)
     }
 }
 
+/// The finding for a file holding endpoint text that does not parse: where
+/// its values sit cannot be read, so it cannot be shown clean.
+fn unparsed(src: &crate::find::inventory::Source) -> Option<Finding> {
+    let e = src
+        .located
+        .as_ref()
+        .err()
+        .filter(|e| !e.occurrences.is_empty())?;
+    Some(Finding {
+        path: Cow::Owned(src.entry.rel.clone()),
+        line: e.line,
+        column: e.column,
+        level: Level::Error,
+        rule: rules::UNPARSED,
+        message: Cow::Owned(format!(
+            "not valid YAML ({}); it holds {}, which cannot be checked",
+            e.message,
+            crate::text::words::count(e.occurrences.len(), "endpoint occurrence")
+        )),
+        fix: Some(format!(
+            "fix the file, or list it under exclude: in {}",
+            crate::model::config::FILE_NAME
+        )),
+    })
+}
+
 /// Checks every occurrence in `inv` against the config. Retired endpoints in
 /// values are errors, in comments, text and template actions warnings;
 /// unknown endpoints at cluster positions are errors unless `allow_unknown`.
 pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
-    let mut out = Vec::new();
-    // What could not be read cannot be shown clean.
+    // What could not be read or parsed cannot be shown clean.
+    let mut out: Vec<Finding> = inv.sources.iter().filter_map(unparsed).collect();
     for s in inv.skipped.iter().filter(|s| s.may_hold) {
         out.push(Finding {
             path: Cow::Owned(s.rel.clone()),

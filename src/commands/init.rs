@@ -47,11 +47,34 @@ pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
         only: false,
         names: true,
     };
+    // A file holding endpoint text that does not parse: its counts cannot
+    // be known, so nothing is written until it is fixed.
+    let mut unparsed = Vec::new();
     each_source(&walk, &[], want, |item| {
         if let Item::Source(s) = item {
+            if let Err(e) = &s.located {
+                if !e.occurrences.is_empty() {
+                    unparsed.push(format!(
+                        "{}:{}:{}: not valid YAML ({}); it holds {}",
+                        s.entry.rel,
+                        e.line,
+                        e.column,
+                        e.message,
+                        count(e.occurrences.len(), "endpoint occurrence")
+                    ));
+                }
+            }
             summary.add(&s);
         }
     })?;
+    if !unparsed.is_empty() {
+        unparsed.sort();
+        return Err(anyhow!(
+            "{}\nthe counts a rebind must find cannot be known from files that do not parse: fix them (or take them out of the tree) and run init again; nothing written",
+            unparsed.join("\n")
+        )
+        .into());
+    }
     let mut clusters = summary.init_clusters();
     // A cluster's issuer where the tree shows both (a describe-cluster output).
     let described = crate::review::oidc::described(&walk);

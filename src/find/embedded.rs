@@ -16,7 +16,7 @@
 //! decoded in `diff` ([`decoded_changes`]).
 
 use crate::model::positions::{self, Context, Position, Seg, YamlPath};
-use crate::syntax::yaml::{Events, Stack};
+use crate::syntax::yaml::{Aliases, Events, Landing, Stack};
 use crate::text::endpoint::Found;
 use crate::text::splice::{self, Op};
 use std::collections::HashMap;
@@ -77,6 +77,9 @@ struct Walk {
     scalars: Vec<Scalar>,
     frames: HashMap<usize, Vec<(String, String)>>,
     docs: Vec<Doc>,
+    /// Where aliases and merge keys put a scalar (by its index), as the
+    /// locator resolves them ([`Aliases`]): read at each of these paths too.
+    landed: HashMap<usize, Vec<Landing>>,
 }
 
 fn walk(text: &str) -> Option<Walk> {
@@ -86,7 +89,9 @@ fn walk(text: &str) -> Option<Walk> {
         scalars: Vec::new(),
         frames: HashMap::new(),
         docs: vec![Doc::default()],
+        landed: HashMap::new(),
     };
+    let mut aliases: Aliases<usize> = Aliases::new();
     let mut started = false;
     for (i, item) in Events::new(text).enumerate() {
         let (ev, off) = item.ok()?;
@@ -101,23 +106,37 @@ fn walk(text: &str) -> Option<Walk> {
                 started = true;
                 stack.clear();
             }
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
+            Event::MappingStart(aid, _) | Event::SequenceStart(aid, _) => {
                 let is_map = matches!(ev, Event::MappingStart(..));
                 if stack.is_empty() {
                     w.docs.last_mut()?.root_seq = !is_map;
                 }
                 stack.open(is_map, i, Vec::new());
+                aliases.open(aid, stack.depth());
             }
             Event::MappingEnd | Event::SequenceEnd => {
+                aliases.close(stack.depth());
                 if let Some(done) = stack.close() {
                     if done.is_map {
                         w.frames.insert(done.id, done.data);
                     }
                 }
             }
-            Event::Alias(..) => stack.alias(),
-            Event::Scalar(value, ..) => {
+            Event::Alias(aid) => {
+                if !stack.at_key() && !stack.in_key() {
+                    for (si, l) in aliases.land(aid, off, &stack) {
+                        w.landed.entry(si).or_default().push(l);
+                    }
+                }
+                stack.alias();
+            }
+            Event::Scalar(value, _, aid, _) => {
                 let is_key = stack.at_key();
+                if is_key {
+                    if let Some(f) = stack.top() {
+                        aliases.key(f.id, &value);
+                    }
+                }
                 if !is_key
                     && stack.depth() == 1
                     && stack.only_keys()
@@ -126,9 +145,13 @@ fn walk(text: &str) -> Option<Walk> {
                     w.docs.last_mut()?.kind = Some(value.clone());
                 }
                 let doc = w.docs.len() - 1;
+                let path = stack.path_of(&value).0;
+                if !is_key && !stack.in_key() && aliases.anchoring(aid) {
+                    aliases.record(aid, &path, w.scalars.len());
+                }
                 w.scalars.push(Scalar {
                     off,
-                    path: stack.path_of(&value).0,
+                    path,
                     is_key,
                     frame: stack.top().filter(|f| f.is_map).map(|f| f.id),
                     op_frame: stack.frames().get(1).filter(|f| f.is_map).map(|f| f.id),
@@ -148,6 +171,9 @@ fn walk(text: &str) -> Option<Walk> {
             }
             _ => {}
         }
+    }
+    for l in w.landed.values_mut() {
+        l.retain(|l| !aliases.overridden(l));
     }
     Some(w)
 }
@@ -181,6 +207,21 @@ impl Parsed {
         let i = w.scalars.partition_point(|s| s.off <= at).checked_sub(1)?;
         let s = &w.scalars[i];
         (!s.is_key && w.docs.len() == 1 && s.value.contains(lit)).then(|| YamlPath(s.path.clone()))
+    }
+
+    /// Where aliases and merge keys put the value scalar holding `lit` at
+    /// byte `at` (the scalar [`Parsed::path_at`] names): each landing's path
+    /// and the alias's offset in the text.
+    pub fn landings_at(&self, at: usize, lit: &str) -> &[Landing] {
+        let w = &self.0;
+        let Some(i) = w.scalars.partition_point(|s| s.off <= at).checked_sub(1) else {
+            return &[];
+        };
+        let s = &w.scalars[i];
+        if s.is_key || w.docs.len() != 1 || !s.value.contains(lit) {
+            return &[];
+        }
+        w.landed.get(&i).map_or(&[], Vec::as_slice)
     }
 
     /// [`locate_inner`] on the parsed text.
@@ -241,12 +282,16 @@ fn locate_in(w: &Walk, at: usize, lit: &str, managed_host: bool, depth: usize) -
             managed_host,
             ..Context::default()
         };
-        if let Some(position) = positions::classify(&path, &cx) {
-            return Some(Inner {
-                position,
-                path: path.to_string(),
-                siblings,
-            });
+        // Its own path, or where an alias or merge key puts it.
+        let landed = w.landed.get(&i).into_iter().flatten().map(|l| &l.path);
+        for p in std::iter::once(&path).chain(landed) {
+            if let Some(position) = positions::classify(p, &cx) {
+                return Some(Inner {
+                    position,
+                    path: path.to_string(),
+                    siblings,
+                });
+            }
         }
     }
     if looks_embedded(&s.value) {

@@ -64,7 +64,7 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
         }
         let Some(docs) = std::fs::read_to_string(&e.path)
             .ok()
-            .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+            .and_then(|t| yaml::read_resolved(&t).ok())
         else {
             continue; // the main walk names a file it cannot read
         };

@@ -212,21 +212,7 @@ struct Candidate {
     decoded_comments: Vec<usize>,
     /// Where aliases of this anchored scalar (or of a collection holding
     /// it) land: the scalar is read at each of these paths too.
-    landed: Vec<Landing>,
-}
-
-/// Where an alias puts an anchored scalar (YAML 1.2 section 3.2.2.2: an
-/// alias node is the anchored node; `<<` merges a mapping's entries,
-/// the merge-key type of YAML 1.1, which Kubernetes' and ArgoCD's
-/// decoders apply).
-#[derive(Debug, Clone)]
-struct Landing {
-    path: YamlPath,
-    /// The alias's offset in the file (`*name`).
-    at: usize,
-    /// Through a merge key: the mapping holding `<<` and the key the merged
-    /// entry brings (an explicit key of that mapping overrides it).
-    merged: Option<(usize, String)>,
+    landed: Vec<yaml::Landing>,
 }
 
 #[derive(Default)]
@@ -467,11 +453,11 @@ pub fn locate_json_for(
 /// escapes), the endpoints that stand in a comment of that document start:
 /// a comment is a comment however the document is held, never a value.
 /// Prose (a string that is no mapping or list) has no comments.
-fn embedded_comments(value: &str, hosts: &[String], only: bool) -> Vec<usize> {
+fn embedded_comments(value: &str, hosts: &[String]) -> Vec<usize> {
     if !value.contains('#') || !embedded::looks_embedded(value) || !embedded::is_collection(value) {
         return Vec::new();
     }
-    comments_of(value, hosts, only)
+    comments_of(value, hosts)
 }
 
 /// Where, in a base64 value's `decoded` text, the endpoints that stand in
@@ -481,12 +467,22 @@ fn decoded_comments(decoded: &str, hosts: &[String]) -> Vec<usize> {
     if !decoded.contains('#') {
         return Vec::new();
     }
-    comments_of(decoded, hosts, true)
+    comments_of(decoded, hosts)
 }
 
 /// The starts of the endpoints located as comments in the document `text`.
-fn comments_of(text: &str, hosts: &[String], only: bool) -> Vec<usize> {
-    locate_yaml(text, hosts, only).map_or_else(
+/// Whether text is a comment is the document's structure, whatever host it
+/// names: every endpoint-looking text of the document is read as the
+/// document's own (a host of no managed shape too, which the document alone
+/// would not report), so a comment is one for a plain scan as for `--from`.
+fn comments_of(text: &str, hosts: &[String]) -> Vec<usize> {
+    let mut all = hosts.to_vec();
+    for f in raw_finds(text, hosts, false) {
+        if !all.iter().any(|h| endpoint::same_host(h, &f.host)) {
+            all.push(f.host.to_ascii_lowercase());
+        }
+    }
+    locate_yaml(text, &all, false).map_or_else(
         |_| Vec::new(),
         |l| {
             l.occurrences
@@ -546,11 +542,15 @@ fn with_bare_hosts(found: Vec<Found>, bare: Vec<Found>) -> Vec<Found> {
 
 /// A file that does not parse: its endpoint text is plain text, or a
 /// template mention inside a template action (which no parse decides).
+/// Where a value sits cannot be read, so whether a URL of no managed
+/// shape is at a cluster position cannot be told: one that names just an
+/// API server (`https://host:6443`, no path) counts, and the file is named,
+/// never passed over as holding no endpoint.
 fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseError {
     let mut occurrences: Vec<Occurrence> = input
         .found
         .iter()
-        .filter(|f| is_endpoint(f, input.hosts, false))
+        .filter(|f| is_endpoint(f, input.hosts, false) || names_just_a_server(f, input.text))
         .cloned()
         .map(|f| {
             let kind = if input.in_action(&f) {
@@ -570,6 +570,13 @@ fn parse_error(input: Input, (line, column, message): ParseFailure) -> ParseErro
         message,
         occurrences,
     }
+}
+
+/// Whether `f` is a URL of the API server's form: `https://` and an
+/// authority (a Rancher proxy path included), with nothing after it but
+/// one `/` (`https://git.example.com/gitops.git` names a repository).
+fn names_just_a_server(f: &Found, text: &str) -> bool {
+    !f.bare && f.rewritable() && matches!(text.get(f.replace_end..f.end), Some("" | "/"))
 }
 
 /// The endpoints of a file that does not parse that are all behind base64
@@ -727,15 +734,10 @@ struct Locator<'a> {
     events: usize,
     /// Endpoints behind an embedded document's own escapes: reported.
     inner_escaped: Vec<Occurrence>,
-    /// Anchored scalars that are candidates, by anchor id: (their path below
-    /// the anchored node, the candidate).
-    anchors: HashMap<usize, Vec<(Vec<Seg>, usize)>>,
-    /// The open anchored collections: (anchor id, stack depth).
-    anchored: Vec<(usize, usize)>,
+    /// Anchored candidates (by index) and where their aliases land them.
+    aliases: yaml::Aliases<usize>,
     /// The anchor of the scalar being read (0: none).
     anchor_now: usize,
-    /// The keys written in each mapping, where the text has merge keys.
-    explicit: HashMap<usize, Vec<String>>,
 }
 
 impl<'a> Locator<'a> {
@@ -755,10 +757,8 @@ impl<'a> Locator<'a> {
             wanted: HashSet::new(),
             events: 0,
             inner_escaped: Vec::new(),
-            anchors: HashMap::new(),
-            anchored: Vec::new(),
+            aliases: yaml::Aliases::new(),
             anchor_now: 0,
-            explicit: HashMap::new(),
         }
     }
 
@@ -830,16 +830,11 @@ impl<'a> Locator<'a> {
 
     fn open(&mut self, is_map: bool, id: usize, anchor: usize) {
         self.stack.open(is_map, id, Vec::new());
-        if anchor > 0 {
-            self.anchored.push((anchor, self.stack.depth()));
-        }
+        self.aliases.open(anchor, self.stack.depth());
     }
 
     fn close(&mut self) {
-        let depth = self.stack.depth();
-        while self.anchored.last().is_some_and(|&(_, d)| d >= depth) {
-            self.anchored.pop();
-        }
+        self.aliases.close(self.stack.depth());
         if let Some(done) = self.stack.close() {
             // Kept only where an endpoint may need its cluster name.
             if done.is_map && self.wanted.contains(&done.id) {
@@ -859,39 +854,8 @@ impl<'a> Locator<'a> {
     }
 
     fn land(&mut self, anchor: usize, off: usize) {
-        let Some(scalars) = self.anchors.get(&anchor) else {
-            return;
-        };
-        let mut base = self.stack.path().0;
-        let frames = self.stack.frames();
-        let merge_key = |f: &yaml::Frame<Vec<(String, String)>>| {
-            f.is_map && f.key.as_deref() == Some(positions::MERGE_KEY)
-        };
-        // `<<: *a`, or `<<: [*a, *b]`.
-        let merged_in = match frames {
-            [.., m, s] if !s.is_map && merge_key(m) => {
-                base.truncate(base.len() - 2);
-                Some(m.id)
-            }
-            [.., m] if merge_key(m) => {
-                base.pop();
-                Some(m.id)
-            }
-            _ => None,
-        };
-        for (rel, ci) in scalars.clone() {
-            let merged = match (merged_in, rel.first()) {
-                (Some(id), Some(Seg::Key(k))) => Some((id, k.clone())),
-                (Some(_), _) => continue, // a merge brings a mapping's entries only
-                (None, _) => None,
-            };
-            let mut path = base.clone();
-            path.extend(rel);
-            self.candidates[ci].landed.push(Landing {
-                path: YamlPath(path),
-                at: off,
-                merged,
-            });
+        for (ci, l) in self.aliases.land(anchor, off, &self.stack) {
+            self.candidates[ci].landed.push(l);
             self.doc_needed = true;
         }
     }
@@ -899,21 +863,12 @@ impl<'a> Locator<'a> {
     /// Records the candidate just made when its scalar is anchored, or
     /// inside an anchored collection, for the aliases of that anchor.
     fn anchor_scalar(&mut self, anchor: usize) {
-        if self.anchored.is_empty() && anchor == 0 {
+        if !self.aliases.anchoring(anchor) {
             return;
         }
         let ci = self.candidates.len() - 1;
         let path = self.candidates[ci].path.0.clone();
-        if anchor > 0 {
-            self.anchors
-                .entry(anchor)
-                .or_default()
-                .push((Vec::new(), ci));
-        }
-        for &(aid, depth) in &self.anchored {
-            let rel = path.get(depth - 1..).unwrap_or_default().to_vec();
-            self.anchors.entry(aid).or_default().push((rel, ci));
-        }
+        self.aliases.record(anchor, &path, ci);
     }
 
     /// Whether a scalar is worth recording: it names a recognised host or a
@@ -947,7 +902,7 @@ impl<'a> Locator<'a> {
             return true;
         }
         // An anchored value may land at a position through an alias.
-        let anchored = self.anchor_now > 0 || !self.anchored.is_empty();
+        let anchored = self.aliases.anchoring(self.anchor_now);
         if anchored && !is_key && endpoint::HTTPS.is_in(&lower) {
             return true;
         }
@@ -993,10 +948,7 @@ impl<'a> Locator<'a> {
         let in_key = self.stack.in_key();
         if is_key && self.input.merges {
             if let Some(f) = self.stack.top() {
-                self.explicit
-                    .entry(f.id)
-                    .or_default()
-                    .push(value.to_string());
+                self.aliases.key(f.id, value);
             }
         }
         let mut hold = false;
@@ -1030,7 +982,7 @@ impl<'a> Locator<'a> {
                     None
                 },
                 encoded: None,
-                decoded_comments: embedded_comments(value, self.input.hosts, self.input.only),
+                decoded_comments: embedded_comments(value, self.input.hosts),
                 landed: Vec::new(),
             });
             if let Some(f) = top {
@@ -1492,14 +1444,95 @@ impl<'a> Locator<'a> {
         if let Some((p, inner)) = self.inline_values(ci, &path, voff, lit, parsed, via) {
             return (Some(p), Some(inner));
         }
-        // A `server:` line of any other string (Helm `values: |`).
-        let cx = positions::Context {
-            line_prefix,
-            ..positions::Context::default()
+        (
+            self.in_string_key(ci, line_prefix, voff, lit, parsed, via),
+            None,
+        )
+    }
+
+    /// A `server:` line of any other string (Helm `values: |`), or the line
+    /// of an alias or merge key of the string's document that puts the
+    /// value at `voff` there (the road goes to `via`).
+    fn in_string_key(
+        &self,
+        ci: usize,
+        line_prefix: &str,
+        voff: usize,
+        lit: &str,
+        parsed: &ParsedDocs,
+        via: &mut Option<String>,
+    ) -> Option<Position> {
+        let c = &self.candidates[ci];
+        let in_string = |line_prefix: &str| {
+            let cx = positions::Context {
+                line_prefix,
+                ..positions::Context::default()
+            };
+            positions::classify(&YamlPath::default(), &cx).filter(|p| *p == Position::InStringKey)
         };
-        let in_string =
-            positions::classify(&YamlPath::default(), &cx).filter(|p| *p == Position::InStringKey);
-        (in_string, None)
+        if let Some(p) = in_string(line_prefix) {
+            return Some(p);
+        }
+        let landings = match parsed.get(&ci) {
+            Some(Some(doc)) => doc.landings_at(voff, lit),
+            _ => &[],
+        };
+        for l in landings {
+            let v = &c.value;
+            let prefix = &v[v[..l.at].rfind('\n').map_or(0, |p| p + 1)..l.at];
+            if let Some(p) = in_string(prefix) {
+                *via = Some(self.string_alias_road(c, l, None));
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// The road of an alias or merge key `l` of the document candidate
+    /// `c`'s string holds: the alias where the file writes it (a block
+    /// string's lines are the file's, one for one; else its line and column
+    /// in the string), the path it lands at, and what renders that path.
+    fn string_alias_road(&self, c: &Candidate, l: &yaml::Landing, road: Option<&str>) -> String {
+        let v = &c.value;
+        let name_len = v[l.at..]
+            .find(|ch: char| ch.is_whitespace() || matches!(ch, ',' | ']' | '}'))
+            .unwrap_or(v.len() - l.at);
+        let line_start = v[..l.at].rfind('\n').map_or(0, |p| p + 1);
+        let line_end = v[l.at..].find('\n').map_or(v.len(), |p| l.at + p);
+        let value_line = &v[line_start..line_end];
+        let k = v[..line_start].matches('\n').count();
+        let (text, index) = (self.input.text, self.input.index);
+        let (first, _) = index.position(text, c.start);
+        // (The scalar starts at its indicator's line or at its first line.)
+        let in_file = [first + 1 + k, first + k].into_iter().find_map(|line| {
+            let off = index.offset(text, line, 0)?;
+            let end = text[off..].find('\n').map_or(text.len(), |p| off + p);
+            let raw = text[off..end].trim_end_matches('\r');
+            raw.ends_with(value_line).then(|| {
+                index.position(
+                    text,
+                    off + raw.len() - value_line.len() + (l.at - line_start),
+                )
+            })
+        });
+        let place = match in_file {
+            Some((line, column)) => format!("{line}:{column}"),
+            None => {
+                let column = v[line_start..l.at].chars().count() + 1;
+                format!("{}:{column} of the string", k + 1)
+            }
+        };
+        let how = if l.merged.is_some() {
+            "merge key <<: "
+        } else {
+            "alias "
+        };
+        format!(
+            "{how}{} at {place} -> {}{}",
+            &v[l.at..l.at + name_len],
+            l.path,
+            road.map(|r| format!(" ({r})")).unwrap_or_default()
+        )
     }
 
     /// The position of the endpoint `lit` at `voff` of candidate `ci`'s
@@ -1521,10 +1554,26 @@ impl<'a> Locator<'a> {
         let doc = parsed
             .entry(ci)
             .or_insert_with(|| embedded::parse(&c.value));
-        let inner = doc.as_ref()?.path_at(voff, lit)?;
+        let doc = doc.as_ref()?;
+        let inner = doc.path_at(voff, lit)?;
         let resource = self.docs[c.doc].resource_at(&c.path);
-        let (p, road) =
-            templates::in_string(path, resource.as_deref(), &inner, self.input.followed)?;
+        let flows = self.input.followed;
+        let (p, road) = match templates::in_string(path, resource.as_deref(), &inner, flows) {
+            Some(hit) => hit,
+            // Where an alias or merge key of the string's document puts it.
+            None => {
+                let mut found = None;
+                let mut roads = Vec::new();
+                for l in doc.landings_at(voff, lit) {
+                    let res = resource.as_deref();
+                    if let Some((p, road)) = templates::in_string(path, res, &l.path, flows) {
+                        found.get_or_insert(p);
+                        roads.push(self.string_alias_road(c, l, Some(&road)));
+                    }
+                }
+                (found?, roads.join("; "))
+            }
+        };
         *via = Some(road);
         let inner = Inner {
             position: p,
@@ -1545,10 +1594,8 @@ impl<'a> Locator<'a> {
         let mut found = None;
         let mut roads = Vec::new();
         for l in &c.landed {
-            if let Some((frame, key)) = &l.merged {
-                if self.explicit.get(frame).is_some_and(|ks| ks.contains(key)) {
-                    continue;
-                }
+            if self.aliases.overridden(l) {
+                continue;
             }
             let (kind, path, in_item) = doc.kind_and_path(&l.path);
             let cx = positions::Context {
@@ -1559,8 +1606,19 @@ impl<'a> Locator<'a> {
                 managed_host,
                 ..positions::Context::default()
             };
-            let Some(p) = positions::classify(&path, &cx) else {
-                continue;
+            // By the table, or by a chart template (or generator) that
+            // renders the landed path: the same hooks as a written value's.
+            let (p, road) = match positions::classify(&path, &cx) {
+                Some(p) => (p, None),
+                None => {
+                    let resource = doc.resource_at(&l.path);
+                    let Some((p, road)) =
+                        templates::landing(&l.path, resource.as_deref(), None, self.input.followed)
+                    else {
+                        continue;
+                    };
+                    (p, Some(road))
+                }
             };
             found.get_or_insert(p);
             let text = self.input.text;
@@ -1574,9 +1632,10 @@ impl<'a> Locator<'a> {
                 "alias "
             };
             roads.push(format!(
-                "{how}{} at {line}:{column} -> {}",
+                "{how}{} at {line}:{column} -> {}{}",
                 &text[l.at..l.at + name_len],
-                l.path
+                l.path,
+                road.map(|r| format!(" ({r})")).unwrap_or_default()
             ));
         }
         found.map(|p| (p, roads.join("; ")))
@@ -1643,6 +1702,7 @@ impl<'a> Locator<'a> {
             o.kind = Kind::Comment;
             o.position = None;
             o.cluster_position = false;
+            o.via = None;
         }
         o.event = Some(c.event);
         if self.input.names {

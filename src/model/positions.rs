@@ -929,9 +929,8 @@ pub fn list_element_nodes(
     out
 }
 
-/// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
-/// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
-pub const MERGE_KEY: &str = "<<";
+/// The merge key (`<<: *anchor`), as [`crate::syntax::yaml::MERGE_KEY`].
+pub const MERGE_KEY: &str = crate::syntax::yaml::MERGE_KEY;
 /// `env`/`environment`: beside a list element's URL.
 pub const ENV_KEYS: [&str; 2] = ["env", "environment"];
 /// A line of a block string that names the cluster (karpenter values).

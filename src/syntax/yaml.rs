@@ -500,7 +500,8 @@ pub enum Value {
     Scalar(String, TScalarStyle),
     Map(Vec<(Node, Node)>),
     Seq(Vec<Node>),
-    /// An alias (`*name`): not followed.
+    /// An alias (`*name`): not followed (a [`TreeBuilder::resolving`]
+    /// reading puts the anchored node in its place).
     Alias,
 }
 
@@ -597,9 +598,28 @@ pub struct TreeBuilder {
     stack: Vec<Node>,
     pending_keys: Vec<Option<Node>>,
     docs: Vec<Node>,
+    /// Aliases are replaced by the nodes their anchors name, and merge keys
+    /// applied ([`TreeBuilder::resolving`]).
+    resolve: bool,
+    /// The anchor of each open collection (0: none), when resolving.
+    open_anchors: Vec<usize>,
+    /// Completed anchored nodes by anchor id, when resolving.
+    anchored: std::collections::HashMap<usize, Node>,
 }
 
 impl TreeBuilder {
+    /// A builder that reads data as go-yaml decodes it (what ArgoCD reads a
+    /// generator's files with): an alias is the node its anchor names (its
+    /// bytes are the anchor's: line, column and span point there), and a
+    /// merge key `<<` brings the merged mappings' entries that the mapping
+    /// does not write itself (the first merged mapping wins among several).
+    pub fn resolving() -> TreeBuilder {
+        TreeBuilder {
+            resolve: true,
+            ..TreeBuilder::default()
+        }
+    }
+
     /// Takes one event; collections are closed at `at`.
     pub fn event(&mut self, ev: Event, at: At) {
         let node = |value| Node {
@@ -610,9 +630,21 @@ impl TreeBuilder {
             end: at.offset,
         };
         let done = match ev {
-            Event::Scalar(v, style, ..) => Some(node(Value::Scalar(v, style))),
-            Event::Alias(_) => Some(node(Value::Alias)),
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
+            Event::Scalar(v, style, aid, _) => {
+                let n = node(Value::Scalar(v, style));
+                if self.resolve && aid > 0 {
+                    self.anchored.insert(aid, n.clone());
+                }
+                Some(n)
+            }
+            Event::Alias(aid) => Some(
+                self.anchored
+                    .get(&aid)
+                    .filter(|_| self.resolve)
+                    .cloned()
+                    .unwrap_or_else(|| node(Value::Alias)),
+            ),
+            Event::MappingStart(aid, _) | Event::SequenceStart(aid, _) => {
                 let value = if matches!(ev, Event::MappingStart(..)) {
                     Value::Map(Vec::new())
                 } else {
@@ -620,14 +652,26 @@ impl TreeBuilder {
                 };
                 self.stack.push(node(value));
                 self.pending_keys.push(None);
+                if self.resolve {
+                    self.open_anchors.push(aid);
+                }
                 None
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 self.pending_keys.pop();
-                self.stack.pop().map(|mut n| {
+                let anchor = self.open_anchors.pop().unwrap_or(0);
+                let resolve = self.resolve;
+                let n = self.stack.pop().map(|mut n| {
                     n.end = at.offset;
+                    if resolve {
+                        apply_merges(&mut n);
+                    }
                     n
-                })
+                });
+                if let Some(n) = n.as_ref().filter(|_| anchor > 0) {
+                    self.anchored.insert(anchor, n.clone());
+                }
+                n
             }
             _ => None,
         };
@@ -660,6 +704,52 @@ impl TreeBuilder {
     pub fn finish(self) -> Vec<Node> {
         self.docs
     }
+}
+
+/// Applies a mapping's merge keys (`<<: *a`, `<<: [*a, *b]`): each merged
+/// mapping's entries that the mapping does not write itself (nor an
+/// earlier merged mapping) are added; the `<<` entries themselves go.
+fn apply_merges(n: &mut Node) {
+    let Value::Map(pairs) = &mut n.value else {
+        return;
+    };
+    if !pairs.iter().any(|(k, _)| k.as_str() == Some(MERGE_KEY)) {
+        return;
+    }
+    let (merges, mut own): (Vec<_>, Vec<_>) = std::mem::take(pairs)
+        .into_iter()
+        .partition(|(k, _)| k.as_str() == Some(MERGE_KEY));
+    let mut sources = Vec::new();
+    for (_, v) in merges {
+        match v.value {
+            Value::Seq(items) => sources.extend(items),
+            _ => sources.push(v),
+        }
+    }
+    for src in sources {
+        let Value::Map(entries) = src.value else {
+            continue; // only a mapping merges
+        };
+        for (k, v) in entries {
+            if !own.iter().any(|(o, _)| o.as_str() == k.as_str()) {
+                own.push((k, v));
+            }
+        }
+    }
+    *pairs = own;
+}
+
+/// [`read_yaml_or_json`] read as go-yaml decodes data: aliases and merge
+/// keys applied ([`TreeBuilder::resolving`]).
+pub fn read_resolved(text: &str) -> Result<Vec<Node>, ParseFailure> {
+    let mut b = TreeBuilder::resolving();
+    for item in Events::new(text).positioned() {
+        match item {
+            Ok((ev, at)) => b.event(ev, at),
+            Err(_) => return read_yaml_or_json(text), // JSON has no aliases
+        }
+    }
+    Ok(b.finish())
 }
 
 /// [`read_documents`], or, for JSON the YAML parser refuses (a surrogate-pair
@@ -997,9 +1087,191 @@ fn set_key(slot: &mut Option<String>, key: &str) {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Aliases and merge keys, resolved as the events go by
+// ---------------------------------------------------------------------------
+
+/// The merge key (`<<: *anchor`): the YAML 1.1 merge type, which the
+/// decoders of Kubernetes (sigs.k8s.io/yaml over go-yaml) and ArgoCD apply.
+pub const MERGE_KEY: &str = "<<";
+
+/// Where an alias puts an anchored node (YAML 1.2 section 3.2.2.2: an alias
+/// node is the anchored node; `<<` merges a mapping's entries, the merge-key
+/// type of YAML 1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Landing {
+    /// The path the node is read at through the alias.
+    pub path: YamlPath,
+    /// The alias's offset in the text (`*name`).
+    pub at: usize,
+    /// Through a merge key: the mapping holding `<<` and the key the merged
+    /// entry brings (a key that mapping writes itself overrides it).
+    pub merged: Option<(usize, String)>,
+}
+
+/// The one alias resolver every streaming reader uses (the locator, the
+/// documents held in strings): fed the events beside a [`Stack`], it keeps
+/// the nodes a reader records under each anchor (`T`: the reader's handle
+/// for it) and says where each alias lands them.
+#[derive(Debug)]
+pub struct Aliases<T> {
+    /// Recorded nodes by anchor id: (their path below the anchored node, the handle).
+    anchors: std::collections::HashMap<usize, Vec<(Vec<Seg>, T)>>,
+    /// The open anchored collections: (anchor id, stack depth).
+    anchored: Vec<(usize, usize)>,
+    /// The keys each mapping writes itself (by frame id), where merges may be.
+    explicit: std::collections::HashMap<usize, Vec<String>>,
+}
+
+impl<T> Default for Aliases<T> {
+    fn default() -> Self {
+        Aliases {
+            anchors: std::collections::HashMap::new(),
+            anchored: Vec::new(),
+            explicit: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl<T: Clone> Aliases<T> {
+    pub fn new() -> Aliases<T> {
+        Aliases::default()
+    }
+
+    /// A collection has opened (after [`Stack::open`]; `depth`: the stack's).
+    pub fn open(&mut self, anchor: usize, depth: usize) {
+        if anchor > 0 {
+            self.anchored.push((anchor, depth));
+        }
+    }
+
+    /// A collection closes (before [`Stack::close`]; `depth`: the stack's).
+    pub fn close(&mut self, depth: usize) {
+        while self.anchored.last().is_some_and(|&(_, d)| d >= depth) {
+            self.anchored.pop();
+        }
+    }
+
+    /// Whether a node read now, with its own `anchor` (0: none), is anchored
+    /// or inside an anchored collection.
+    pub fn anchoring(&self, anchor: usize) -> bool {
+        anchor > 0 || !self.anchored.is_empty()
+    }
+
+    /// Records the node at `path` (its own `anchor`, 0: none) under its
+    /// anchor and each open anchored collection's, for their aliases.
+    pub fn record(&mut self, anchor: usize, path: &[Seg], item: T) {
+        if anchor > 0 {
+            self.anchors
+                .entry(anchor)
+                .or_default()
+                .push((Vec::new(), item.clone()));
+        }
+        for &(aid, depth) in &self.anchored {
+            let rel = path.get(depth - 1..).unwrap_or_default().to_vec();
+            self.anchors
+                .entry(aid)
+                .or_default()
+                .push((rel, item.clone()));
+        }
+    }
+
+    /// A key the mapping `frame` writes itself (it overrides a merged one).
+    pub fn key(&mut self, frame: usize, key: &str) {
+        self.explicit
+            .entry(frame)
+            .or_default()
+            .push(key.to_string());
+    }
+
+    /// An alias of `anchor` at `off`, read where `stack` stands (before
+    /// [`Stack::alias`], for a value, not a key): each recorded node lands at
+    /// the alias's path, or, through a merge key (`<<: *a`, `<<: [*a, *b]`),
+    /// as an entry of the mapping holding it.
+    pub fn land<D>(&self, anchor: usize, off: usize, stack: &Stack<D>) -> Vec<(T, Landing)> {
+        let Some(nodes) = self.anchors.get(&anchor) else {
+            return Vec::new();
+        };
+        let mut base = stack.path().0;
+        let merge_key = |f: &Frame<D>| f.is_map && f.key.as_deref() == Some(MERGE_KEY);
+        let merged_in = match stack.frames() {
+            [.., m, s] if !s.is_map && merge_key(m) => {
+                base.truncate(base.len() - 2);
+                Some(m.id)
+            }
+            [.., m] if merge_key(m) => {
+                base.pop();
+                Some(m.id)
+            }
+            _ => None,
+        };
+        let mut out = Vec::new();
+        for (rel, item) in nodes {
+            let merged = match (merged_in, rel.first()) {
+                (Some(id), Some(Seg::Key(k))) => Some((id, k.clone())),
+                (Some(_), _) => continue, // a merge brings a mapping's entries only
+                (None, _) => None,
+            };
+            let mut path = base.clone();
+            path.extend(rel.iter().cloned());
+            out.push((
+                item.clone(),
+                Landing {
+                    path: YamlPath(path),
+                    at: off,
+                    merged,
+                },
+            ));
+        }
+        out
+    }
+
+    /// Whether a merged landing is overridden: its mapping writes the key
+    /// itself (anywhere in it, before or after `<<`).
+    pub fn overridden(&self, l: &Landing) -> bool {
+        l.merged
+            .as_ref()
+            .is_some_and(|(frame, key)| self.explicit.get(frame).is_some_and(|ks| ks.contains(key)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// go-yaml applies aliases and merge keys (YAML 1.2 section 3.2.2.2; the
+    /// YAML 1.1 merge type): an alias is the anchored node, its bytes the
+    /// anchor's; a merged entry gives way to the mapping's own key, and the
+    /// first of several merged mappings wins.
+    #[test]
+    fn a_resolving_reading_applies_aliases_and_merge_keys() {
+        let t = "x: &a https://h:6443
+c:
+  api: *a
+b: &b {u: 1, v: 2}
+b2: &b2 {u: 3, w: 4}
+m:
+  <<: [*b, *b2]
+  v: own
+";
+        let docs = read_resolved(t).unwrap();
+        let api = docs[0].at(&["c", "api"]).unwrap();
+        assert_eq!(api.as_str(), Some("https://h:6443"));
+        assert_eq!((api.line, api.col, api.start), (1, 7, 6));
+        let m = docs[0].get("m").unwrap();
+        let get = |k: &str| m.str_at(&[k]);
+        assert_eq!(
+            (get("u"), get("v"), get("w")),
+            (Some("1"), Some("own"), Some("4"))
+        );
+        assert!(m.get(MERGE_KEY).is_none());
+        // The plain reading keeps aliases as they are written.
+        let plain = read_documents(t).unwrap();
+        assert!(matches!(
+            plain[0].at(&["c", "api"]).unwrap().value,
+            Value::Alias
+        ));
+    }
 
     #[test]
     fn line_index_handles_crlf_and_multibyte() {

@@ -1609,12 +1609,23 @@ pub fn splice_with(
     let raw = d.spans[first].0.start..d.spans[last].0.end;
     let mut out = String::with_capacity(raw_inner.len() + replacement.len());
     out.push_str(&raw_inner[..raw.start]);
-    // Slashes written escaped (`https:\/\/host`) stay escaped.
-    let escaped = escape(replacement);
-    if raw_inner[raw.clone()].contains("\\/") && !escaped.contains('\\') {
-        out.push_str(&escaped.replace('/', "\\/"));
-    } else {
-        out.push_str(&escaped);
+    // Slashes stay as written (`https:\/\/host`, `https:\u002F\u002Fhost`):
+    // the new endpoint's k-th slash is spelt as the old one's k-th; one
+    // the old endpoint has not, as its first escaped slash (else plain).
+    let slashes: Vec<&str> = covered
+        .iter()
+        .filter(|(_, dr)| &d.text[dr.clone()] == "/")
+        .map(|(raw, _)| &raw_inner[raw.clone()])
+        .collect();
+    let other = slashes.iter().copied().find(|s| *s != "/").unwrap_or("/");
+    let mut k = 0;
+    for c in escape(replacement).chars() {
+        if c == '/' {
+            out.push_str(slashes.get(k).copied().unwrap_or(other));
+            k += 1;
+        } else {
+            out.push(c);
+        }
     }
     out.push_str(&raw_inner[raw.end..]);
     let mut want = d.text.clone();
@@ -2630,6 +2641,53 @@ mod tests {
         assert_eq!(
             splice_decoded("ab", 0..1, "\"\\\n").unwrap(),
             "\\\"\\\\\\nb"
+        );
+    }
+
+    /// Each slash of the new endpoint is spelt as the old endpoint's slash
+    /// at the same place (`\/`, `\u002F`, `\u002f`, `\x2f`, or plain); one
+    /// the old endpoint has not, as its first escaped slash.
+    #[test]
+    fn slashes_keep_the_way_they_are_written() {
+        let to = "https://new.example.com:6443";
+        for (raw, want) in [
+            (
+                "https:\\u002F\\u002Fold.example.com:6443",
+                "https:\\u002F\\u002Fnew.example.com:6443",
+            ),
+            (
+                "https:\\u002f/old.example.com:6443",
+                "https:\\u002f/new.example.com:6443",
+            ),
+            (
+                "https:\\x2f\\/old.example.com:6443",
+                "https:\\x2f\\/new.example.com:6443",
+            ),
+            (
+                "https://old.example.com:6443",
+                "https://new.example.com:6443",
+            ),
+        ] {
+            let d = escape_map(raw).unwrap();
+            let f = &find_in_decoded(&d.text, &["old.example.com".into()])[0];
+            assert_eq!(
+                splice_decoded(raw, f.start..f.replace_end, to).as_deref(),
+                Some(want),
+                "{raw}"
+            );
+        }
+        // A new endpoint with more slashes (a Rancher proxy path).
+        let raw = "https:\\u002F\\u002Fold.example.com";
+        let d = escape_map(raw).unwrap();
+        let f = &find_in_decoded(&d.text, &["old.example.com".into()])[0];
+        assert_eq!(
+            splice_decoded(
+                raw,
+                f.start..f.replace_end,
+                "https://r.example.com/k8s/clusters/c-1"
+            )
+            .as_deref(),
+            Some("https:\\u002F\\u002Fr.example.com\\u002Fk8s\\u002Fclusters\\u002Fc-1")
         );
     }
 

@@ -195,6 +195,33 @@ fn an_endpoint_written_with_unicode_escapes_in_json_is_rewritten() {
     );
 }
 
+/// JSON lets a writer spell `/` as `\/` or `\u002F` (RFC 8259 section 7):
+/// a rewrite keeps each slash as written, in JSON and in a YAML
+/// double-quoted string (YAML 1.2 section 5.7) alike; only the host changes.
+#[test]
+fn escaped_slashes_keep_their_spelling_when_rewritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let old_json = format!(
+        "{{\"kind\": \"Application\", \"metadata\": {{\"name\": \"a\"}}, \"spec\": {{\"destination\": {{\"server\": \"https:\\u002F\\u002F{OLD_HOST}\"}}}}}}\n"
+    );
+    let old_yaml = format!(
+        "kind: Application\nmetadata: {{name: b}}\nspec:\n  destination:\n    server: \"https:\\u002f/{OLD_HOST}\"\n"
+    );
+    write(d, "a.json", &old_json);
+    write(d, "b.yaml", &old_yaml);
+    let out = apply(d);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(d.join("a.json")).unwrap(),
+        old_json.replace(OLD_HOST, NEW_HOST)
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("b.yaml")).unwrap(),
+        old_yaml.replace(OLD_HOST, NEW_HOST)
+    );
+}
+
 #[test]
 fn json_nested_to_the_limit_is_rewritten() {
     let dir = tempfile::tempdir().unwrap();

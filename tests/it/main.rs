@@ -4,6 +4,7 @@
 
 mod after_merge_fences;
 mod after_merge_proof;
+mod alias_roads;
 mod badinput;
 mod cli;
 mod cli_help;
@@ -18,6 +19,7 @@ mod diff_apply;
 mod diff_cli;
 mod discovery;
 mod docs_links;
+mod embedded_comments;
 mod embedded_escapes;
 mod emitted_manifests;
 mod endpoint_cli;
@@ -69,6 +71,7 @@ mod snapshots;
 mod structure;
 mod symlinked_manifests;
 mod templates;
+mod unparsed_files;
 mod walk_order;
 mod walk_paths;
 mod workspace;

@@ -67,6 +67,7 @@ mod secret_tokens;
 mod snapshots;
 mod structure;
 mod symlinked_manifests;
+mod template_functions;
 mod templates;
 mod walk_order;
 mod walk_paths;

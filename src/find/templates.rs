@@ -42,6 +42,7 @@ use crate::discover::walk::{Entry, Walk};
 use crate::find::params::{self, Given, Leaf};
 use crate::find::resolve;
 use crate::model::application::{self, Destination};
+use crate::model::names;
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -380,6 +381,11 @@ pub fn follow(walk: &Walk) -> Followed {
 struct ChartRead {
     /// The chart's folder (`.`/`..` resolved).
     dir: PathBuf,
+    /// The chart's name in its `Chart.yaml` (its folder's name when it
+    /// names none).
+    name: String,
+    /// Its dependencies in `Chart.yaml`.
+    deps: Vec<Dependency>,
     flows: Vec<Flow>,
     /// Template file -> the Applications it renders.
     destinations: Vec<(PathBuf, Vec<Rendered>)>,
@@ -429,7 +435,8 @@ impl ChartFiles {
     /// Reads the templates of the chart in `dir`; what cannot be followed
     /// goes to `notes`.
     fn read_chart(&self, dir: &Path, notes: &mut Vec<Note>) -> ChartRead {
-        let (texts, renders) = self.templates_of(dir);
+        let (name, deps) = self.chart_file(dir);
+        let (texts, renders) = self.templates_of(dir, &deps);
         let mut defines = HashMap::new();
         // The chart's own named templates win over its subcharts'.
         for (i, (_, t)) in texts.iter().enumerate().rev() {
@@ -443,6 +450,8 @@ impl ChartFiles {
         };
         let mut read = ChartRead {
             dir: normal(dir),
+            name,
+            deps,
             flows: Vec::new(),
             destinations: Vec::new(),
         };
@@ -464,6 +473,55 @@ impl ChartFiles {
         read
     }
 
+    /// The chart's name and dependencies, as its `Chart.yaml` gives them
+    /// (Helm's `Chart.yaml` of apiVersion v2: `name`, `dependencies` with
+    /// `name`, `alias`, `repository`).
+    fn chart_file(&self, dir: &Path) -> (String, Vec<Dependency>) {
+        let dir = normal(dir);
+        let fallback = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = self.entries.iter().zip(&self.normals).find(|(_, n)| {
+            n.parent() == Some(dir.as_path())
+                && n.file_name().and_then(|f| f.to_str()).is_some_and(is_chart)
+        });
+        let docs = file
+            .and_then(|(e, _)| std::fs::read_to_string(&e.path).ok())
+            .filter(|t| !too_deep(t))
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            .unwrap_or_default();
+        let Some(doc) = docs.first() else {
+            return (fallback, Vec::new());
+        };
+        let name = doc
+            .str_at(&[names::CHART_NAME])
+            .map_or(fallback, str::to_string);
+        let mut deps = Vec::new();
+        if let Some(crate::syntax::yaml::Value::Seq(list)) =
+            doc.get(names::CHART_DEPENDENCIES).map(|n| &n.value)
+        {
+            for d in list {
+                let Some(chart) = d.str_at(&[names::DEPENDENCY_NAME]) else {
+                    continue;
+                };
+                let local = d
+                    .str_at(&[names::DEPENDENCY_REPOSITORY])
+                    .and_then(|r| r.strip_prefix(names::LOCAL_REPOSITORY))
+                    .map(|r| normal(&dir.join(r)));
+                deps.push(Dependency {
+                    chart: chart.to_string(),
+                    key: d
+                        .str_at(&[names::DEPENDENCY_ALIAS])
+                        .unwrap_or(chart)
+                        .to_string(),
+                    local,
+                });
+            }
+        }
+        (name, deps)
+    }
+
     /// The documents of the `values.yaml` beside the chart's `Chart.yaml`
     /// (none when it does not parse: the main walk names it).
     fn default_values(&self, dir: &Path) -> Vec<crate::syntax::yaml::Node> {
@@ -481,14 +539,20 @@ impl ChartFiles {
 
     /// The texts of the chart in `dir`: its templates, then its subcharts'
     /// helpers (named templates share one namespace in Helm: a library
-    /// chart's `common.labels`), each with whether it renders here (only
-    /// the chart's own templates do).
-    fn templates_of(&self, dir: &Path) -> (Vec<(&Entry, String)>, Vec<bool>) {
+    /// chart's `common.labels`), those of its `file://` dependencies
+    /// (`deps`) too, each with whether it renders here (only the chart's
+    /// own templates do).
+    fn templates_of(&self, dir: &Path, deps: &[Dependency]) -> (Vec<(&Entry, String)>, Vec<bool>) {
         let templates_dir = normal(&dir.join("templates"));
         let subcharts = normal(&dir.join("charts"));
         let own = |n: &Path| n.starts_with(&templates_dir);
         let helper = |n: &Path| {
-            n.starts_with(&subcharts)
+            let under = n.starts_with(&subcharts)
+                || deps
+                    .iter()
+                    .filter_map(|d| d.local.as_ref())
+                    .any(|l| n.starts_with(l));
+            under
                 && n.extension().is_some_and(|x| x == "tpl")
                 && n.components().any(|c| c.as_os_str() == "templates")
         };
@@ -555,33 +619,112 @@ impl ChartFiles {
     }
 }
 
-/// A subchart's values are the parent's under the subchart's name
-/// (`charts/<name>/`): its flows are lifted into its parent chart's,
-/// deepest first, so they climb every level.
-fn lift_subcharts(charts: &mut [ChartRead]) {
-    charts.sort_by_key(|c| std::cmp::Reverse(c.dir.components().count()));
-    for i in 0..charts.len() {
-        let dir = &charts[i].dir;
-        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+/// A dependency of a chart: the chart's name, the key of the parent's
+/// values it takes its values from (its `alias`, else its name), and for a
+/// `file://` repository the chart's folder.
+#[derive(Debug, Clone)]
+struct Dependency {
+    chart: String,
+    key: String,
+    local: Option<PathBuf>,
+}
+
+/// The subcharts of chart `p` with the key of `p`'s values each takes its
+/// values from (Helm docs, "Subcharts and Global Values"; "Chart
+/// Dependencies": `alias`, `file://` repositories): a chart in `p`'s
+/// `charts/` folder under each key its dependencies give its name (its
+/// name when none does), and the chart a `file://` dependency names,
+/// under that dependency's key.
+fn subcharts_of(charts: &[ChartRead], p: usize) -> Vec<(usize, String)> {
+    let parent = &charts[p];
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut push = |c: usize, key: &str| {
+        if c != p && !out.iter().any(|(d, k)| *d == c && k == key) {
+            out.push((c, key.to_string()));
+        }
+    };
+    let vendored = parent.dir.join("charts");
+    for (c, child) in charts.iter().enumerate() {
+        if child.dir.parent() != Some(vendored.as_path()) {
             continue;
-        };
-        let parent = dir
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
-            .and_then(Path::parent);
-        let Some(j) = parent.and_then(|p| charts.iter().position(|c| c.dir == p)) else {
-            continue;
-        };
-        let lifted: Vec<Flow> = charts[i]
-            .flows
+        }
+        let keys: Vec<&str> = parent
+            .deps
             .iter()
-            .map(|f| Flow {
-                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
-                ..f.clone()
-            })
+            .filter(|d| d.chart == child.name && d.local.is_none())
+            .map(|d| d.key.as_str())
             .collect();
-        charts[j].flows.extend(lifted);
+        if keys.is_empty() {
+            push(c, &child.name);
+        }
+        for k in keys {
+            push(c, k);
+        }
     }
+    for d in &parent.deps {
+        let Some(dir) = &d.local else { continue };
+        if let Some(c) = charts.iter().position(|c| &c.dir == dir) {
+            push(c, &d.key);
+        }
+    }
+    out
+}
+
+/// A subchart's values are the parent's under the key the parent gives it
+/// ([`subcharts_of`]), and its `global` values are the parent's `global`
+/// too (Helm copies them into every subchart): its flows are lifted into
+/// its parent chart's, a subchart's own subcharts first, so they climb
+/// every level.
+fn lift_subcharts(charts: &mut [ChartRead]) {
+    let children: Vec<Vec<(usize, String)>> =
+        (0..charts.len()).map(|p| subcharts_of(charts, p)).collect();
+    let mut lifted: Vec<Option<Vec<Flow>>> = vec![None; charts.len()];
+    let mut visiting = vec![false; charts.len()];
+    for i in 0..charts.len() {
+        all_flows(i, charts, &children, &mut lifted, &mut visiting);
+    }
+    for (c, flows) in charts.iter_mut().zip(lifted) {
+        if let Some(flows) = flows {
+            c.flows = flows;
+        }
+    }
+}
+
+/// Chart `i`'s flows with its subcharts' lifted in (a dependency cycle is
+/// read once).
+fn all_flows(
+    i: usize,
+    charts: &[ChartRead],
+    children: &[Vec<(usize, String)>],
+    lifted: &mut Vec<Option<Vec<Flow>>>,
+    visiting: &mut Vec<bool>,
+) -> Vec<Flow> {
+    if let Some(f) = &lifted[i] {
+        return f.clone();
+    }
+    if visiting[i] {
+        return charts[i].flows.clone();
+    }
+    visiting[i] = true;
+    let mut out = charts[i].flows.clone();
+    for (c, key) in &children[i] {
+        for f in all_flows(*c, charts, children, lifted, visiting) {
+            let global =
+                matches!(f.path.0.first(), Some(Step::Key(k)) if k == names::GLOBAL_VALUES);
+            let mut add = |path: ValuesPath| {
+                if !out.iter().any(|g| g.path == path && g.inline == f.inline) {
+                    out.push(Flow { path, ..f.clone() });
+                }
+            };
+            add(ValuesPath(vec![Step::Key(key.clone())]).join(&f.path.0));
+            if global {
+                add(f.path.clone());
+            }
+        }
+    }
+    visiting[i] = false;
+    lifted[i] = Some(out.clone());
+    out
 }
 
 impl Followed {

@@ -468,3 +468,77 @@ fn functions_not_evaluated_at_a_cluster_position_are_named() {
         "{text}"
     );
 }
+
+/// Subchart values (Helm docs, "Subcharts and Global Values" and "Chart
+/// Dependencies"): a parent gives a dependency its values under the
+/// dependency's `alias` (else its name), copies its `global` values into
+/// every subchart, and a `file://` dependency is the chart in that folder
+/// (ArgoCD runs `helm dependency build` before rendering: argo-cd
+/// reposerver/repository/repository.go, `runHelmBuild`). Each key such a
+/// subchart's template renders at a cluster position is a position of the
+/// parent's values; a key no dependency takes is not.
+#[test]
+fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "umb/Chart.yaml",
+        "apiVersion: v2\nname: umb\nversion: 0.1.0\ndependencies:\n  - name: sub\n    version: 0.1.0\n  - name: sub\n    alias: sub2\n    version: 0.1.0\n  - name: child\n    version: 0.1.0\n    repository: file://../child\n",
+    );
+    write(
+        root,
+        "umb/charts/sub/Chart.yaml",
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    );
+    let app = |name: &str, server: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  project: default\n  destination:\n    server: {server}\n    namespace: x\n")
+    };
+    write(
+        root,
+        "umb/charts/sub/templates/app.yaml",
+        &format!(
+            "{}---\n{}",
+            app("a", "{{ .Values.hub.url }}"),
+            app("b", "{{ .Values.global.api }}")
+        ),
+    );
+    write(
+        root,
+        "child/Chart.yaml",
+        "apiVersion: v2\nname: child\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "child/templates/app.yaml",
+        &app("c", "{{ .Values.hub.url }}"),
+    );
+    let values = format!("sub:\n  hub:\n    url: {OLD}\nsub2:\n  hub:\n    url: {OLD}\nglobal:\n  api: {OLD}\nchild:\n  hub:\n    url: {OLD}\nsub3:\n  hub:\n    url: {OTHER}\n");
+    write(root, "umb/values.yaml", &values);
+    let s = scan(root);
+    assert_eq!(
+        places(&s),
+        owned(&[
+            ("umb/values.yaml", 3),
+            ("umb/values.yaml", 6),
+            ("umb/values.yaml", 8),
+            ("umb/values.yaml", 11),
+        ]),
+        "{:?}",
+        notes(&s)
+    );
+    assert!(no_other(&s), "{s}");
+    let vias: Vec<String> = found(&s).into_iter().map(|o| o.2).collect();
+    assert_eq!(
+        vias[1],
+        "chart template umb/charts/sub/templates/app.yaml:8 renders .Values.sub2.hub.url (destination server)"
+    );
+    assert_eq!(
+        vias[3],
+        "chart template child/templates/app.yaml:8 renders .Values.child.hub.url (destination server)"
+    );
+    let (code, out) = apply_found(root);
+    assert_eq!(code, Some(0), "{out}");
+    let after = std::fs::read_to_string(root.join("umb/values.yaml")).unwrap();
+    assert_eq!(after, values.replace(OLD, NEW));
+}

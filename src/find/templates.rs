@@ -2173,30 +2173,7 @@ impl Chart<'_> {
                 all.extend(piped.unwrap_or_default());
                 all
             }
-            "index" => {
-                let mut operands: Vec<&String> = args.iter().collect();
-                let base = match &piped {
-                    Some(v) => v.first().cloned().unwrap_or(Val::Other),
-                    None if !operands.is_empty() => self.operand(operands.remove(0), scope, depth),
-                    None => return vec![Val::Other],
-                };
-                if let Some(k) = operands.iter().find(|k| !is_literal(k)) {
-                    return vec![Val::Unknown(format!("`index` with a computed key `{k}`"))];
-                }
-                // Go's `index`: a string reads a map's key, a number a
-                // list's element (text/template, "index").
-                let mut steps = Vec::new();
-                for k in &operands {
-                    match k.parse::<usize>() {
-                        Ok(i) => steps.push(Step::Index(i)),
-                        Err(_) if k.starts_with(['"', '`']) => {
-                            steps.push(Step::Key(unquote(k).to_string()))
-                        }
-                        Err(_) => return vec![Val::Unknown(format!("`index` with the key `{k}`"))],
-                    }
-                }
-                base.at_all(&steps)
-            }
+            "index" => self.index(args, piped, scope, depth),
             f if keeps_value(f) => {
                 let mut v = last(self);
                 if f == "default" && piped.is_none() {
@@ -2237,6 +2214,40 @@ impl Chart<'_> {
                 }
             }
         }
+    }
+
+    /// Go's `index X k...` (text/template, "Functions"): a string key
+    /// reads a map, a number a list's element; a computed key is not
+    /// followed.
+    fn index(
+        &self,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let mut operands: Vec<&String> = args.iter().collect();
+        let base = match &piped {
+            Some(v) => v.first().cloned().unwrap_or(Val::Other),
+            None if !operands.is_empty() => self.operand(operands.remove(0), scope, depth),
+            None => return vec![Val::Other],
+        };
+        if let Some(k) = operands.iter().find(|k| !is_literal(k)) {
+            return vec![Val::Unknown(format!("`index` with a computed key `{k}`"))];
+        }
+        // Go's `index`: a string reads a map's key, a number a
+        // list's element (text/template, "index").
+        let mut steps = Vec::new();
+        for k in &operands {
+            match k.parse::<usize>() {
+                Ok(i) => steps.push(Step::Index(i)),
+                Err(_) if k.starts_with(['"', '`']) => {
+                    steps.push(Step::Key(unquote(k).to_string()))
+                }
+                Err(_) => return vec![Val::Unknown(format!("`index` with the key `{k}`"))],
+            }
+        }
+        base.at_all(&steps)
     }
 
     /// The Sprig functions that pass a value through (Sprig's `ternary`,

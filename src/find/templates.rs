@@ -632,9 +632,10 @@ struct Dependency {
 /// The subcharts of chart `p` with the key of `p`'s values each takes its
 /// values from (Helm docs, "Subcharts and Global Values"; "Chart
 /// Dependencies": `alias`, `file://` repositories): a chart in `p`'s
-/// `charts/` folder under each key its dependencies give its name (its
-/// name when none does), and the chart a `file://` dependency names,
-/// under that dependency's key.
+/// `charts/` folder under each key the dependencies naming it give (its
+/// name when none does: helm pkg/chartutil/dependencies.go,
+/// `processDependencyEnabled`), and the chart a `file://` dependency
+/// names, under that dependency's key.
 fn subcharts_of(charts: &[ChartRead], p: usize) -> Vec<(usize, String)> {
     let parent = &charts[p];
     let mut out: Vec<(usize, String)> = Vec::new();
@@ -651,7 +652,7 @@ fn subcharts_of(charts: &[ChartRead], p: usize) -> Vec<(usize, String)> {
         let keys: Vec<&str> = parent
             .deps
             .iter()
-            .filter(|d| d.chart == child.name && d.local.is_none())
+            .filter(|d| d.chart == child.name)
             .map(|d| d.key.as_str())
             .collect();
         if keys.is_empty() {

@@ -476,7 +476,9 @@ fn functions_not_evaluated_at_a_cluster_position_are_named() {
 /// (ArgoCD runs `helm dependency build` before rendering: argo-cd
 /// reposerver/repository/repository.go, `runHelmBuild`). Each key such a
 /// subchart's template renders at a cluster position is a position of the
-/// parent's values; a key no dependency takes is not.
+/// parent's values; a key no dependency takes is not, nor the name of a
+/// chart its dependencies give only under an alias (helm
+/// pkg/chartutil/dependencies.go, `processDependencyEnabled`).
 #[test]
 fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
     let d = tempfile::tempdir().unwrap();
@@ -484,7 +486,7 @@ fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
     write(
         root,
         "umb/Chart.yaml",
-        "apiVersion: v2\nname: umb\nversion: 0.1.0\ndependencies:\n  - name: sub\n    version: 0.1.0\n  - name: sub\n    alias: sub2\n    version: 0.1.0\n  - name: child\n    version: 0.1.0\n    repository: file://../child\n",
+        "apiVersion: v2\nname: umb\nversion: 0.1.0\ndependencies:\n  - name: sub\n    version: 0.1.0\n  - name: sub\n    alias: sub2\n    version: 0.1.0\n  - name: child\n    version: 0.1.0\n    repository: file://../child\n  - name: only\n    alias: onlyalias\n    version: 0.1.0\n",
     );
     write(
         root,
@@ -503,6 +505,17 @@ fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
             app("b", "{{ .Values.global.api }}")
         ),
     );
+    // Only under its alias: Helm renders no copy under its name.
+    write(
+        root,
+        "umb/charts/only/Chart.yaml",
+        "apiVersion: v2\nname: only\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "umb/charts/only/templates/app.yaml",
+        &app("o", "{{ .Values.hub.url }}"),
+    );
     write(
         root,
         "child/Chart.yaml",
@@ -513,7 +526,7 @@ fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
         "child/templates/app.yaml",
         &app("c", "{{ .Values.hub.url }}"),
     );
-    let values = format!("sub:\n  hub:\n    url: {OLD}\nsub2:\n  hub:\n    url: {OLD}\nglobal:\n  api: {OLD}\nchild:\n  hub:\n    url: {OLD}\nsub3:\n  hub:\n    url: {OTHER}\n");
+    let values = format!("sub:\n  hub:\n    url: {OLD}\nsub2:\n  hub:\n    url: {OLD}\nglobal:\n  api: {OLD}\nchild:\n  hub:\n    url: {OLD}\nsub3:\n  hub:\n    url: {OTHER}\nonlyalias:\n  hub:\n    url: {OLD}\nonly:\n  hub:\n    url: {OTHER}\n");
     write(root, "umb/values.yaml", &values);
     let s = scan(root);
     assert_eq!(
@@ -523,6 +536,7 @@ fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
             ("umb/values.yaml", 6),
             ("umb/values.yaml", 8),
             ("umb/values.yaml", 11),
+            ("umb/values.yaml", 17),
         ]),
         "{:?}",
         notes(&s)
@@ -541,4 +555,50 @@ fn subchart_values_under_an_alias_global_and_a_file_dependency_are_positions() {
     assert_eq!(code, Some(0), "{out}");
     let after = std::fs::read_to_string(root.join("umb/values.yaml")).unwrap();
     assert_eq!(after, values.replace(OLD, NEW));
+}
+
+/// `init` and `check` see the positions these roads lead to: `init`
+/// declares the endpoint an `index` by number renders; `check` fails on an
+/// undeclared endpoint a `pluck` renders, naming its values line, and not
+/// on one at a list element no template reads.
+#[test]
+fn init_and_check_see_the_template_function_roads() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    chart(
+        root,
+        "a",
+        "{{ index .Values \"clusters\" 0 \"url\" }}",
+        &format!("clusters:\n  - url: {OLD}\n"),
+    );
+    let out = rebind(root, &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let config = std::fs::read_to_string(root.join(".rebind.yaml")).unwrap();
+    assert!(config.contains(OLD), "{config}");
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // An element no template reads: still declared enough.
+    chart(
+        root,
+        "b",
+        "{{ index .Values.servers 1 }}",
+        &format!("servers:\n  - {OTHER}\n  - {OLD}\n"),
+    );
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    // An undeclared endpoint `pluck | first` renders.
+    chart(
+        root,
+        "c",
+        "{{ pluck \"url\" .Values.hub | first }}",
+        &format!("hub:\n  url: {OTHER}\n"),
+    );
+    let out = rebind(root, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("c/values.yaml:2:8"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains("b/values.yaml"), "{}", stdout(&out));
 }

@@ -1785,28 +1785,58 @@ impl Template {
         });
     }
 
-    /// Whether the scalar's text `body` renders one value: nothing but
-    /// blanks outside its actions, and one action among `here` that
-    /// renders something (`with`, `end`, a variable's binding and a
-    /// comment render nothing: `{{ with .Values.hub }}{{ .url }}{{ end }}`
-    /// is one value).
+    /// Whether the scalar's text `body` renders one value: whatever it
+    /// renders (text, and actions that render something) comes from
+    /// branches of which one runs (`{{ if .Values.local }}https://...{{
+    /// else }}{{ .Values.hub.url }}{{ end }}`); actions that render nothing
+    /// (`with`, `end`, a variable's binding, a comment) do not count, so
+    /// `{{ with .Values.hub }}{{ .url }}{{ end }}` is one value.
     fn one_value(&self, body: std::ops::Range<usize>, here: &[usize]) -> bool {
+        // The branches open around each part rendered: (block, branch).
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        let mut blocks = 0;
+        let mut parts: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut at = body.start;
-        let mut outputs = 0;
         for &i in here {
             let a = &self.acts[i];
             if a.start < at || a.end > body.end {
                 return false;
             }
             if !self.ex.text[at..a.start].trim().is_empty() {
-                return false;
+                parts.push(open.clone());
             }
-            if self.values[i].is_some() {
-                outputs += 1;
+            match head(&a.expr) {
+                "if" | "with" | "range" => {
+                    blocks += 1;
+                    open.push((blocks, 0));
+                }
+                "else" => match open.last_mut() {
+                    Some(top) => top.1 += 1,
+                    None => return false,
+                },
+                "end" => match open.pop() {
+                    Some(_) => {}
+                    None => return false,
+                },
+                _ if self.values[i].is_some() => parts.push(open.clone()),
+                _ => {}
             }
             at = a.end;
         }
-        outputs == 1 && self.ex.text[at..body.end].trim().is_empty()
+        if !self.ex.text[at..body.end].trim().is_empty() {
+            parts.push(open.clone());
+        }
+        // Two parts are one value's alternatives when a block both are in
+        // holds them in different branches.
+        let apart = |x: &[(usize, usize)], y: &[(usize, usize)]| {
+            x.iter()
+                .any(|(b, n)| y.iter().any(|(c, m)| b == c && n != m))
+        };
+        !parts.is_empty()
+            && parts
+                .iter()
+                .enumerate()
+                .all(|(k, x)| parts[k + 1..].iter().all(|y| apart(x, y)))
     }
 
     /// The text `off..end` with each action (of `here`) whose output is a

@@ -242,7 +242,8 @@ fn pluck_with_first_last_and_index_is_followed() {
 /// block scalars 8.1, flow mappings 7.4; a `kind: List` is read item by
 /// item, each by its own kind, as `kubectl` exports it) and the actions
 /// that render one value (text/template: `with` moves the dot, `$u :=`
-/// binds a variable; neither renders anything): each is followed. A value
+/// binds a variable; neither renders anything; one branch of an `if` runs):
+/// each is followed. A value
 /// written with literal text around it is named as built from several
 /// parts; a List item that is no Application gives no position.
 #[test]
@@ -257,9 +258,18 @@ fn template_shapes_and_one_value_actions_are_followed() {
         ("s3", "{{ with .Values.hub }}{{ .url }}{{ end }}"),
         ("s4", "{{ $u := .Values.hub.url }}{{ $u }}"),
         ("s5", "\"{{- /* the hub */ -}}{{ .Values.hub.url }}\""),
+        // Branches of which one runs: one value either way.
+        (
+            "s8",
+            "{{ if .Values.local }}https://kubernetes.default.svc{{ else }}{{ .Values.hub.url }}{{ end }}",
+        ),
         // Several parts: named, with the reason.
         ("n1", "https://{{ .Values.host }}:6443"),
         ("n2", "{{ .Values.hub.url }}{{ .Values.other.url }}"),
+        (
+            "n3",
+            "{{ if .Values.local }}{{ .Values.other.url }}{{ end }}{{ .Values.hub.url }}",
+        ),
     ] {
         chart(root, dir, server, &values);
     }
@@ -290,7 +300,7 @@ fn template_shapes_and_one_value_actions_are_followed() {
     write(root, "s7/values.yaml", &values);
     let s = scan(root);
     let mut expected = Vec::new();
-    for dir in ["s1", "s2", "s3", "s4", "s5", "s6", "s7"] {
+    for dir in ["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"] {
         expected.push((format!("{dir}/values.yaml"), 2));
     }
     assert_eq!(places(&s), expected, "{:?}", notes(&s));
@@ -313,9 +323,11 @@ fn template_shapes_and_one_value_actions_are_followed() {
             ("n1/templates/app.yaml", 11),
             ("n2/templates/app.yaml", 11),
             ("n2/templates/app.yaml", 11),
+            ("n3/templates/app.yaml", 11),
+            ("n3/templates/app.yaml", 11),
         ])
     );
-    assert_eq!(notes(&s).len(), 3, "{:?}", notes(&s));
+    assert_eq!(notes(&s).len(), 5, "{:?}", notes(&s));
     assert!(no_other(&s), "{s}");
     let (code, out) = apply_found(root);
     assert_eq!(code, Some(0), "{out}");

@@ -2171,7 +2171,7 @@ impl Chart<'_> {
     ) -> Vec<Val> {
         let f = c[0].as_str();
         if c.len() == 1 && piped.is_none() {
-            return vec![self.operand(f, scope, depth)];
+            return self.operands(f, scope, depth);
         }
         let args = &c[1..];
         let last = |this: &Self| -> Vec<Val> {
@@ -2179,7 +2179,7 @@ impl Chart<'_> {
                 Some(v) => v.clone(),
                 None => args
                     .last()
-                    .map(|a| vec![this.operand(a, scope, depth)])
+                    .map(|a| this.operands(a, scope, depth))
                     .unwrap_or_else(|| vec![Val::Other]),
             }
         };
@@ -2199,8 +2199,10 @@ impl Chart<'_> {
                 self.call(unquote(name), arg, depth)
             }
             "coalesce" => {
-                let mut all: Vec<Val> =
-                    args.iter().map(|a| self.operand(a, scope, depth)).collect();
+                let mut all: Vec<Val> = args
+                    .iter()
+                    .flat_map(|a| self.operands(a, scope, depth))
+                    .collect();
                 all.extend(piped.unwrap_or_default());
                 all
             }
@@ -2210,11 +2212,11 @@ impl Chart<'_> {
                 if f == "default" && piped.is_none() {
                     // `default D X`: X, or D when X is empty (a literal).
                     if let Some(d) = args.first().filter(|_| args.len() > 1) {
-                        v.push(self.operand(d, scope, depth));
+                        v.extend(self.operands(d, scope, depth));
                     }
                 } else if f == "default" {
                     if let Some(d) = args.first() {
-                        v.push(self.operand(d, scope, depth));
+                        v.extend(self.operands(d, scope, depth));
                     }
                 }
                 v
@@ -2302,7 +2304,11 @@ impl Chart<'_> {
         let computed = || vec![Val::Unknown(format!("`{f}` with a computed key"))];
         match f {
             // `ternary A B cond`, or `cond | ternary A B`.
-            "ternary" => args.iter().take(2).map(op).collect(),
+            "ternary" => args
+                .iter()
+                .take(2)
+                .flat_map(|a| self.operands(a, scope, depth))
+                .collect(),
             "get" => {
                 let (d, k) = match &piped {
                     Some(v) => (v.first().cloned().unwrap_or(Val::Other), key(args.first())),
@@ -2455,20 +2461,15 @@ impl Chart<'_> {
 
     /// A single operand: a field chain, a variable, a literal, `(...)`.
     fn operand(&self, w: &str, scope: &Scope, depth: usize) -> Val {
-        if let Some(group) = w.strip_prefix('(') {
-            if depth > MAX_NESTING {
-                return Val::Unknown("expressions nested too deep".into());
-            }
-            // `(expr)` or `(expr).field.chain`.
-            let Some(close) = group.rfind(')') else {
-                return Val::Unknown(format!("`{w}`"));
+        if w.starts_with('(') {
+            // One value: a literal beside it renders no values path.
+            let mut all = self.operands(w, scope, depth);
+            all.retain(|v| *v != Val::Other);
+            return match all.len() {
+                0 => Val::Other,
+                1 => all.remove(0),
+                _ => Val::Unknown(format!("`{w}` may be one of several values here")),
             };
-            let v = self.eval_first(&words(&group[..close]), scope, depth + 1);
-            let keys: Vec<&str> = group[close + 1..]
-                .split('.')
-                .filter(|k| !k.is_empty())
-                .collect();
-            return v.field(&keys);
         }
         if is_literal(w) {
             return Val::Other;
@@ -2500,6 +2501,37 @@ impl Chart<'_> {
             return base.field(&keys);
         }
         Val::Other
+    }
+
+    /// Every value an operand may be: each a parenthesised pipeline may
+    /// render (`(ternary .Values.a .Values.b c).url`: both), with the field
+    /// chain after it; else the one [`Chart::operand`].
+    fn operands(&self, w: &str, scope: &Scope, depth: usize) -> Vec<Val> {
+        let Some(group) = w.strip_prefix('(') else {
+            return vec![self.operand(w, scope, depth)];
+        };
+        if depth > MAX_NESTING {
+            return vec![Val::Unknown("expressions nested too deep".into())];
+        }
+        // `(expr)` or `(expr).field.chain`.
+        let Some(close) = group.rfind(')') else {
+            return vec![Val::Unknown(format!("`{w}`"))];
+        };
+        let keys: Vec<&str> = group[close + 1..]
+            .split('.')
+            .filter(|k| !k.is_empty())
+            .collect();
+        let mut out: Vec<Val> = Vec::new();
+        for v in self.eval(&words(&group[..close]), scope, depth + 1) {
+            let v = v.field(&keys);
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        if out.is_empty() {
+            out.push(Val::Other);
+        }
+        out
     }
 
     /// The string an action (`expr`, its words) renders when that is a

@@ -207,6 +207,15 @@ fn pluck_with_first_last_and_index_is_followed() {
             &["hub3"],
         ),
         ("p6", "{{ pluck \"url\" .Values.hub }}", &["hub"]),
+        // Each value a parenthesised pipeline may be is followed.
+        (
+            "p7",
+            "{{ default \"https://kubernetes.default.svc\" (first (pluck \"url\" .Values.hub .Values.hub2)) }}",
+            &["hub", "hub2"],
+        ),
+        ("p8", "{{ (ternary .Values.hub .Values.hub3 .Values.c).url }}", &["hub", "hub3"]),
+        // Where one value is taken, several are named.
+        ("p9", "{{ get (ternary .Values.hub .Values.hub3 .Values.c) \"url\" }}", &["hub"]),
     ] {
         chart(root, dir, server, &values(read));
     }
@@ -221,15 +230,26 @@ fn pluck_with_first_last_and_index_is_followed() {
             ("p4/values.yaml", 2),
             ("p4/values.yaml", 4),
             ("p5/values.yaml", 6),
+            ("p7/values.yaml", 2),
+            ("p7/values.yaml", 4),
+            ("p8/values.yaml", 2),
+            ("p8/values.yaml", 6),
         ])
     );
     assert_eq!(
         notes(&s),
-        vec![(
-            "p6/templates/app.yaml".to_string(),
-            11,
-            "templated, not followed: `{{ pluck \"url\" .Values.hub }}` at spec.destination.server (Application): the whole list `pluck` returns".to_string()
-        )]
+        vec![
+            (
+                "p6/templates/app.yaml".to_string(),
+                11,
+                "templated, not followed: `{{ pluck \"url\" .Values.hub }}` at spec.destination.server (Application): the whole list `pluck` returns".to_string()
+            ),
+            (
+                "p9/templates/app.yaml".to_string(),
+                11,
+                "templated, not followed: `{{ get (ternary .Values.hub .Values.hub3 .Values.c) \"url\" }}` at spec.destination.server (Application): `(ternary .Values.hub .Values.hub3 .Values.c)` may be one of several values here".to_string()
+            ),
+        ]
     );
     assert!(no_other(&s), "{s}");
     let (code, out) = apply_found(root);

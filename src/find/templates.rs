@@ -2140,12 +2140,25 @@ impl Chart<'_> {
         (self.texts[file].0.rel.clone(), line)
     }
 
-    /// The first value a pipeline may render.
+    /// The one value a pipeline renders where one is taken (the dot of a
+    /// `with`, a variable, a named template's argument): a literal beside
+    /// it renders no values path; several values are not one and are
+    /// named (`$u := .Values.a | default .Values.b`).
     fn eval_first(&self, w: &[String], scope: &Scope, depth: usize) -> Val {
-        self.eval(w, scope, depth)
-            .into_iter()
-            .next()
-            .unwrap_or(Val::Other)
+        let mut all: Vec<Val> = Vec::new();
+        for v in self.eval(w, scope, depth) {
+            if v != Val::Other && !all.contains(&v) {
+                all.push(v);
+            }
+        }
+        match all.len() {
+            0 => Val::Other,
+            1 => all.remove(0),
+            _ => Val::Unknown(format!(
+                "`{}` may be one of several values here",
+                w.join(" ")
+            )),
+        }
     }
 
     /// Evaluates a pipeline (`words`) in `scope`: what it may render.

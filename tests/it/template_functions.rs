@@ -448,8 +448,9 @@ fn a_placeholder_from_a_named_template_through_a_pipe_or_printf_is_followed() {
 
 /// What the follower does not evaluate at a cluster position is named with
 /// the template's file and line, never left silent: a function it does
-/// not know, and `last` of a values list (which element is last depends
-/// on each values file). The same functions elsewhere are not named.
+/// not know, `last` of a values list (which element is last depends on
+/// each values file), and a variable bound to one of several values. The
+/// same functions elsewhere are not named.
 #[test]
 fn functions_not_evaluated_at_a_cluster_position_are_named() {
     let d = tempfile::tempdir().unwrap();
@@ -458,6 +459,13 @@ fn functions_not_evaluated_at_a_cluster_position_are_named() {
     chart(root, "u1", "{{ .Values.hub.url | sha256sum }}", &values);
     chart(root, "u2", "{{ last .Values.servers }}", &values);
     chart(root, "u3", "{{ .Values.hub.url | urlquery }}", &values);
+    // A variable holds one value: one of several is not guessed.
+    chart(
+        root,
+        "u5",
+        "{{ $u := .Values.hub.url | default .Values.servers }}{{ $u }}",
+        &values,
+    );
     // Negative: the same function outside a cluster position.
     write(
         root,
@@ -489,6 +497,11 @@ fn functions_not_evaluated_at_a_cluster_position_are_named() {
                 "u3/templates/app.yaml".to_string(),
                 11,
                 "templated, not followed: `{{ .Values.hub.url | urlquery }}` at spec.destination.server (Application): `urlquery` is not followed".to_string()
+            ),
+            (
+                "u5/templates/app.yaml".to_string(),
+                11,
+                "templated, not followed: `{{ $u }}` at spec.destination.server (Application): `.Values.hub.url | default .Values.servers` may be one of several values here".to_string()
             ),
         ]
     );

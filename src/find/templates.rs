@@ -14,10 +14,16 @@
 //! block of YAML such as a list generator's elements). Pipes that keep the
 //! value (`quote`, `default`, `required`, ...), the Sprig functions that
 //! pass one through (`ternary`, `coalesce`, `get`, `pluck`, `first`,
-//! `last`, `index`), values built with `dict` and `list`, and `tpl` of a
-//! string of the chart's `values.yaml` are followed. A named template
-//! that renders a literal (the generator placeholder ``{{ `{{.url}}` }}``)
-//! is read as that literal where an ApplicationSet names its server.
+//! `last`), Go's `index` (a string key of a map, a number the element of a
+//! list: only that element is a position), values built with `dict` and
+//! `list`, and `tpl` of a string of the chart's `values.yaml` are
+//! followed. A named template that renders a literal (the generator
+//! placeholder ``{{ `{{.url}}` }}``, `printf` of string literals, piped
+//! through `quote`, `squote`, `trim`, `toString`) is read as that literal
+//! where an ApplicationSet names its server. A scalar is read in whatever
+//! shape it is written (plain, quoted, in a flow mapping, a block scalar,
+//! an item of a `kind: List`); actions that render nothing (`with`, `end`,
+//! a variable's binding) do not make it several parts.
 //!
 //! Each values path found becomes a position ([`Position::ChartValue`]) in
 //! every values file of that chart: `values*.yaml` beside `Chart.yaml`, the
@@ -36,6 +42,7 @@ use crate::discover::walk::{Entry, Walk};
 use crate::find::params::{self, Given, Leaf};
 use crate::find::resolve;
 use crate::model::application::{self, Destination};
+use crate::model::names;
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -47,6 +54,9 @@ use yaml_rust2::parser::Event;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Step {
     Key(String),
+    /// The element at this index of a list (`index .Values.servers 1`,
+    /// `first`).
+    Index(usize),
     /// Any element of what `range` walks (a sequence index or a map key).
     Each,
 }
@@ -61,6 +71,7 @@ impl fmt::Display for ValuesPath {
         for s in &self.0 {
             match s {
                 Step::Each => f.write_str("[]")?,
+                Step::Index(i) => write!(f, "[{i}]")?,
                 Step::Key(k) => {
                     if !first {
                         f.write_str(".")?;
@@ -80,6 +91,7 @@ impl ValuesPath {
         self.0.len() == path.0.len()
             && self.0.iter().zip(&path.0).all(|(s, p)| match (s, p) {
                 (Step::Key(k), Seg::Key(q)) => k == q,
+                (Step::Index(i), Seg::Index(j)) => i == j,
                 (Step::Each, _) => true,
                 _ => false,
             })
@@ -369,6 +381,11 @@ pub fn follow(walk: &Walk) -> Followed {
 struct ChartRead {
     /// The chart's folder (`.`/`..` resolved).
     dir: PathBuf,
+    /// The chart's name in its `Chart.yaml` (its folder's name when it
+    /// names none).
+    name: String,
+    /// Its dependencies in `Chart.yaml`.
+    deps: Vec<Dependency>,
     flows: Vec<Flow>,
     /// Template file -> the Applications it renders.
     destinations: Vec<(PathBuf, Vec<Rendered>)>,
@@ -418,7 +435,8 @@ impl ChartFiles {
     /// Reads the templates of the chart in `dir`; what cannot be followed
     /// goes to `notes`.
     fn read_chart(&self, dir: &Path, notes: &mut Vec<Note>) -> ChartRead {
-        let (texts, renders) = self.templates_of(dir);
+        let (name, deps) = self.chart_file(dir);
+        let (texts, renders) = self.templates_of(dir, &deps);
         let mut defines = HashMap::new();
         // The chart's own named templates win over its subcharts'.
         for (i, (_, t)) in texts.iter().enumerate().rev() {
@@ -432,6 +450,8 @@ impl ChartFiles {
         };
         let mut read = ChartRead {
             dir: normal(dir),
+            name,
+            deps,
             flows: Vec::new(),
             destinations: Vec::new(),
         };
@@ -453,6 +473,55 @@ impl ChartFiles {
         read
     }
 
+    /// The chart's name and dependencies, as its `Chart.yaml` gives them
+    /// (Helm's `Chart.yaml` of apiVersion v2: `name`, `dependencies` with
+    /// `name`, `alias`, `repository`).
+    fn chart_file(&self, dir: &Path) -> (String, Vec<Dependency>) {
+        let dir = normal(dir);
+        let fallback = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let file = self.entries.iter().zip(&self.normals).find(|(_, n)| {
+            n.parent() == Some(dir.as_path())
+                && n.file_name().and_then(|f| f.to_str()).is_some_and(is_chart)
+        });
+        let docs = file
+            .and_then(|(e, _)| std::fs::read_to_string(&e.path).ok())
+            .filter(|t| !too_deep(t))
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+            .unwrap_or_default();
+        let Some(doc) = docs.first() else {
+            return (fallback, Vec::new());
+        };
+        let name = doc
+            .str_at(&[names::CHART_NAME])
+            .map_or(fallback, str::to_string);
+        let mut deps = Vec::new();
+        if let Some(crate::syntax::yaml::Value::Seq(list)) =
+            doc.get(names::CHART_DEPENDENCIES).map(|n| &n.value)
+        {
+            for d in list {
+                let Some(chart) = d.str_at(&[names::DEPENDENCY_NAME]) else {
+                    continue;
+                };
+                let local = d
+                    .str_at(&[names::DEPENDENCY_REPOSITORY])
+                    .and_then(|r| r.strip_prefix(names::LOCAL_REPOSITORY))
+                    .map(|r| normal(&dir.join(r)));
+                deps.push(Dependency {
+                    chart: chart.to_string(),
+                    key: d
+                        .str_at(&[names::DEPENDENCY_ALIAS])
+                        .unwrap_or(chart)
+                        .to_string(),
+                    local,
+                });
+            }
+        }
+        (name, deps)
+    }
+
     /// The documents of the `values.yaml` beside the chart's `Chart.yaml`
     /// (none when it does not parse: the main walk names it).
     fn default_values(&self, dir: &Path) -> Vec<crate::syntax::yaml::Node> {
@@ -470,14 +539,20 @@ impl ChartFiles {
 
     /// The texts of the chart in `dir`: its templates, then its subcharts'
     /// helpers (named templates share one namespace in Helm: a library
-    /// chart's `common.labels`), each with whether it renders here (only
-    /// the chart's own templates do).
-    fn templates_of(&self, dir: &Path) -> (Vec<(&Entry, String)>, Vec<bool>) {
+    /// chart's `common.labels`), those of its `file://` dependencies
+    /// (`deps`) too, each with whether it renders here (only the chart's
+    /// own templates do).
+    fn templates_of(&self, dir: &Path, deps: &[Dependency]) -> (Vec<(&Entry, String)>, Vec<bool>) {
         let templates_dir = normal(&dir.join("templates"));
         let subcharts = normal(&dir.join("charts"));
         let own = |n: &Path| n.starts_with(&templates_dir);
         let helper = |n: &Path| {
-            n.starts_with(&subcharts)
+            let under = n.starts_with(&subcharts)
+                || deps
+                    .iter()
+                    .filter_map(|d| d.local.as_ref())
+                    .any(|l| n.starts_with(l));
+            under
                 && n.extension().is_some_and(|x| x == "tpl")
                 && n.components().any(|c| c.as_os_str() == "templates")
         };
@@ -544,33 +619,113 @@ impl ChartFiles {
     }
 }
 
-/// A subchart's values are the parent's under the subchart's name
-/// (`charts/<name>/`): its flows are lifted into its parent chart's,
-/// deepest first, so they climb every level.
-fn lift_subcharts(charts: &mut [ChartRead]) {
-    charts.sort_by_key(|c| std::cmp::Reverse(c.dir.components().count()));
-    for i in 0..charts.len() {
-        let dir = &charts[i].dir;
-        let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+/// A dependency of a chart: the chart's name, the key of the parent's
+/// values it takes its values from (its `alias`, else its name), and for a
+/// `file://` repository the chart's folder.
+#[derive(Debug, Clone)]
+struct Dependency {
+    chart: String,
+    key: String,
+    local: Option<PathBuf>,
+}
+
+/// The subcharts of chart `p` with the key of `p`'s values each takes its
+/// values from (Helm docs, "Subcharts and Global Values"; "Chart
+/// Dependencies": `alias`, `file://` repositories): a chart in `p`'s
+/// `charts/` folder under each key the dependencies naming it give (its
+/// name when none does: helm pkg/chartutil/dependencies.go,
+/// `processDependencyEnabled`), and the chart a `file://` dependency
+/// names, under that dependency's key.
+fn subcharts_of(charts: &[ChartRead], p: usize) -> Vec<(usize, String)> {
+    let parent = &charts[p];
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut push = |c: usize, key: &str| {
+        if c != p && !out.iter().any(|(d, k)| *d == c && k == key) {
+            out.push((c, key.to_string()));
+        }
+    };
+    let vendored = parent.dir.join("charts");
+    for (c, child) in charts.iter().enumerate() {
+        if child.dir.parent() != Some(vendored.as_path()) {
             continue;
-        };
-        let parent = dir
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "charts"))
-            .and_then(Path::parent);
-        let Some(j) = parent.and_then(|p| charts.iter().position(|c| c.dir == p)) else {
-            continue;
-        };
-        let lifted: Vec<Flow> = charts[i]
-            .flows
+        }
+        let keys: Vec<&str> = parent
+            .deps
             .iter()
-            .map(|f| Flow {
-                path: ValuesPath(vec![Step::Key(name.clone())]).join(&f.path.0),
-                ..f.clone()
-            })
+            .filter(|d| d.chart == child.name)
+            .map(|d| d.key.as_str())
             .collect();
-        charts[j].flows.extend(lifted);
+        if keys.is_empty() {
+            push(c, &child.name);
+        }
+        for k in keys {
+            push(c, k);
+        }
     }
+    for d in &parent.deps {
+        let Some(dir) = &d.local else { continue };
+        if let Some(c) = charts.iter().position(|c| &c.dir == dir) {
+            push(c, &d.key);
+        }
+    }
+    out
+}
+
+/// A subchart's values are the parent's under the key the parent gives it
+/// ([`subcharts_of`]), and its `global` values are the parent's `global`
+/// too (Helm copies them into every subchart): its flows are lifted into
+/// its parent chart's, a subchart's own subcharts first, so they climb
+/// every level.
+fn lift_subcharts(charts: &mut [ChartRead]) {
+    let children: Vec<Vec<(usize, String)>> =
+        (0..charts.len()).map(|p| subcharts_of(charts, p)).collect();
+    let mut lifted: Vec<Option<Vec<Flow>>> = vec![None; charts.len()];
+    let mut visiting = vec![false; charts.len()];
+    for i in 0..charts.len() {
+        all_flows(i, charts, &children, &mut lifted, &mut visiting);
+    }
+    for (c, flows) in charts.iter_mut().zip(lifted) {
+        if let Some(flows) = flows {
+            c.flows = flows;
+        }
+    }
+}
+
+/// Chart `i`'s flows with its subcharts' lifted in (a dependency cycle is
+/// read once).
+fn all_flows(
+    i: usize,
+    charts: &[ChartRead],
+    children: &[Vec<(usize, String)>],
+    lifted: &mut Vec<Option<Vec<Flow>>>,
+    visiting: &mut Vec<bool>,
+) -> Vec<Flow> {
+    if let Some(f) = &lifted[i] {
+        return f.clone();
+    }
+    if visiting[i] {
+        return charts[i].flows.clone();
+    }
+    visiting[i] = true;
+    let mut out = charts[i].flows.clone();
+    for (c, key) in &children[i] {
+        for f in all_flows(*c, charts, children, lifted, visiting) {
+            let global =
+                matches!(f.path.0.first(), Some(Step::Key(k)) if k == names::GLOBAL_VALUES);
+            let mut add = |path: ValuesPath| {
+                if !out.iter().any(|g| g.path == path && g.inline == f.inline) {
+                    out.push(Flow { path, ..f.clone() });
+                }
+            };
+            add(ValuesPath(vec![Step::Key(key.clone())]).join(&f.path.0));
+            if global {
+                add(f.path.clone());
+            }
+        }
+    }
+    visiting[i] = false;
+    lifted[i] = Some(out.clone());
+    out
 }
 
 impl Followed {
@@ -1190,38 +1345,82 @@ enum Val {
     Dict(Vec<(String, Val)>),
     /// A list built in the template (Sprig's `list a b ...`).
     List(Vec<Val>),
+    /// Sprig's `pluck "k" d1 d2 ...`: the list of the `k` of each map that
+    /// has it, in order; which map has it depends on the values.
+    Plucked(Vec<Val>),
 }
 
 impl Val {
     fn field(&self, keys: &[&str]) -> Val {
+        let steps: Vec<Step> = keys.iter().map(|k| Step::Key(k.to_string())).collect();
+        self.at(&steps)
+    }
+
+    /// The value at `steps` below this one: a key of a map, or the element
+    /// at an index of a list (Go's `index` with a number).
+    fn at(&self, steps: &[Step]) -> Val {
         match self {
-            Val::Root => match keys.split_first() {
+            Val::Root => match steps.split_first() {
                 None => Val::Root,
-                Some((&"Values", rest)) => Val::Values(ValuesPath(
-                    rest.iter().map(|k| Step::Key(k.to_string())).collect(),
-                )),
+                Some((Step::Key(k), rest)) if k == "Values" => {
+                    Val::Values(ValuesPath(rest.to_vec()))
+                }
                 Some(_) => Val::Other,
             },
-            Val::Values(p) => {
-                let more: Vec<Step> = keys.iter().map(|k| Step::Key(k.to_string())).collect();
-                Val::Values(p.join(&more))
-            }
+            Val::Values(p) => Val::Values(p.join(steps)),
             Val::Other => Val::Other,
             Val::Unknown(w) => Val::Unknown(w.clone()),
-            Val::Dict(entries) => match keys.split_first() {
+            Val::Dict(entries) => match steps.split_first() {
                 None => self.clone(),
-                Some((k, rest)) => entries
+                Some((Step::Key(k), rest)) => entries
                     .iter()
                     .find(|(e, _)| e == k)
-                    .map_or(Val::Other, |(_, v)| v.field(rest)),
+                    .map_or(Val::Other, |(_, v)| v.at(rest)),
+                Some(_) => Val::Unknown("a `dict` read by a number".into()),
             },
-            Val::List(items) => match keys.split_first() {
+            Val::List(items) => match steps.split_first() {
                 None => self.clone(),
-                Some((k, rest)) => match k.parse::<usize>().ok().and_then(|i| items.get(i)) {
-                    Some(v) => v.field(rest),
-                    None => Val::Unknown(format!("element {k} of a `list`")),
-                },
+                Some((s, rest)) => {
+                    let i = match s {
+                        Step::Index(i) => Some(*i),
+                        Step::Key(k) => k.parse::<usize>().ok(),
+                        Step::Each => None,
+                    };
+                    match i.and_then(|i| items.get(i)) {
+                        Some(v) => v.at(rest),
+                        None => Val::Unknown(format!(
+                            "element {} of a `list`",
+                            ValuesPath(vec![s.clone()])
+                        )),
+                    }
+                }
             },
+            Val::Plucked(items) => match steps.split_first() {
+                None => self.clone(),
+                Some(_) => Val::Unknown(format!(
+                    "an element of a `pluck` of {} values, which of them depends on the values",
+                    items.len()
+                )),
+            },
+        }
+    }
+
+    /// What may be at `steps` below this one: for a `pluck`, whose
+    /// elements are the values of the maps that have its key (Sprig), the
+    /// element at index `i` is any of its values from the `i`-th on (the
+    /// earlier ones may be missing from the values); else [`Val::at`].
+    fn at_all(&self, steps: &[Step]) -> Vec<Val> {
+        match (self, steps.split_first()) {
+            (Val::Plucked(items), Some((Step::Index(i), rest))) => {
+                if *i >= items.len() {
+                    return vec![Val::Unknown(format!(
+                        "element {i} of a `pluck` of {} values",
+                        items.len()
+                    ))];
+                }
+                items[*i..].iter().map(|v| v.at(rest)).collect()
+            }
+            _ => vec![self.at(steps)],
         }
     }
 
@@ -1230,10 +1429,13 @@ impl Val {
             Val::Values(p) => Val::Values(p.join(&[Step::Each])),
             Val::Root => Val::Unknown("`range` over the root context".into()),
             // One value the elements all are; several are not one dot.
-            Val::List(items) => match items.as_slice() {
+            Val::List(items) | Val::Plucked(items) => match items.as_slice() {
                 [] => Val::Other,
                 [first, rest @ ..] if rest.iter().all(|v| v == first) => first.clone(),
-                _ => Val::Unknown("`range` over a `list` of several values".into()),
+                _ if matches!(self, Val::List(_)) => {
+                    Val::Unknown("`range` over a `list` of several values".into())
+                }
+                _ => Val::Unknown("`range` over a `pluck` of several values".into()),
             },
             Val::Dict(entries) => match entries.as_slice() {
                 [] => Val::Other,
@@ -1454,6 +1656,7 @@ impl Read {
             Val::Root => self.note(at, format!("{shown}: the whole root context")),
             Val::Dict(_) => self.note(at, format!("{shown}: a whole `dict`")),
             Val::List(_) => self.note(at, format!("{shown}: a whole `list`")),
+            Val::Plucked(_) => self.note(at, format!("{shown}: the whole list `pluck` returns")),
             Val::Values(_) | Val::Other => {}
         }
     }
@@ -1535,7 +1738,7 @@ impl Template {
                         // Where a block action under this key lands.
                         m.keys.push((self.line_at(off), path.0, doc));
                     } else {
-                        self.scalar(&v, off, path, &mut m.docs[doc]);
+                        self.scalar(masked, &v, off, path, &mut m.docs[doc]);
                     }
                     stack.scalar(&v);
                 }
@@ -1548,45 +1751,92 @@ impl Template {
 
     /// A value scalar `v` at `path` (`off`: its offset): its document's
     /// naming facts, and the scalar itself when it holds actions.
-    fn scalar(&self, v: &str, off: usize, path: YamlPath, doc: &mut TDoc) {
+    fn scalar(&self, masked: &str, v: &str, off: usize, path: YamlPath, doc: &mut TDoc) {
         // The parser's offsets fall on characters of the masked text; the
         // original may differ inside an action.
-        let Some(rest) = self.ex.text.get(off..) else {
+        if self.ex.text.get(off..).is_none() {
             return;
-        };
-        let line_end = rest
-            .find(['\n', '\r'])
-            .map_or(self.ex.text.len(), |p| off + p);
+        }
+        let (body, end) = extent(&self.ex.text, masked, v, off);
         let here: Vec<usize> = self
             .acts
             .iter()
             .enumerate()
-            .filter(|(_, a)| a.start >= off && a.start < line_end)
+            .filter(|(_, a)| a.start >= off && a.start < end)
             .map(|(i, _)| i)
             .collect();
-        let written = &self.ex.text[off..line_end];
-        let rendered = (!here.is_empty()).then(|| self.render_literals(off, line_end, &here));
+        let shown = if masked[off..].starts_with(['|', '>']) {
+            body.clone()
+        } else {
+            off..end
+        };
+        let rendered =
+            (!here.is_empty()).then(|| self.render_literals(shown.start, shown.end, &here));
         doc.learn(&path.0, v, rendered.as_deref());
         if here.is_empty() {
             return;
         }
-        let raw = written.trim_end();
-        let raw = raw
-            .split(" #")
-            .next()
-            .unwrap_or(raw)
-            .trim_matches(['"', '\''])
-            .trim();
-        let whole = here.len() == 1 && {
-            let a = &self.acts[here[0]];
-            raw.len() == a.end - a.start
-        };
+        let whole = self.one_value(body, &here);
         doc.scalars.push(TScalar {
             path,
             actions: here,
             whole,
             off,
         });
+    }
+
+    /// Whether the scalar's text `body` renders one value: whatever it
+    /// renders (text, and actions that render something) comes from
+    /// branches of which one runs (`{{ if .Values.local }}https://...{{
+    /// else }}{{ .Values.hub.url }}{{ end }}`); actions that render nothing
+    /// (`with`, `end`, a variable's binding, a comment) do not count, so
+    /// `{{ with .Values.hub }}{{ .url }}{{ end }}` is one value.
+    fn one_value(&self, body: std::ops::Range<usize>, here: &[usize]) -> bool {
+        // The branches open around each part rendered: (block, branch).
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        let mut blocks = 0;
+        let mut parts: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut at = body.start;
+        for &i in here {
+            let a = &self.acts[i];
+            if a.start < at || a.end > body.end {
+                return false;
+            }
+            if !self.ex.text[at..a.start].trim().is_empty() {
+                parts.push(open.clone());
+            }
+            match head(&a.expr) {
+                "if" | "with" | "range" => {
+                    blocks += 1;
+                    open.push((blocks, 0));
+                }
+                "else" => match open.last_mut() {
+                    Some(top) => top.1 += 1,
+                    None => return false,
+                },
+                "end" => match open.pop() {
+                    Some(_) => {}
+                    None => return false,
+                },
+                _ if self.values[i].is_some() => parts.push(open.clone()),
+                _ => {}
+            }
+            at = a.end;
+        }
+        if !self.ex.text[at..body.end].trim().is_empty() {
+            parts.push(open.clone());
+        }
+        // Two parts are one value's alternatives when a block both are in
+        // holds them in different branches.
+        let apart = |x: &[(usize, usize)], y: &[(usize, usize)]| {
+            x.iter()
+                .any(|(b, n)| y.iter().any(|(c, m)| b == c && n != m))
+        };
+        !parts.is_empty()
+            && parts
+                .iter()
+                .enumerate()
+                .all(|(k, x)| parts[k + 1..].iter().all(|y| apart(x, y)))
     }
 
     /// The text `off..end` with each action (of `here`) whose output is a
@@ -1698,9 +1948,10 @@ impl Chart<'_> {
             literals,
         };
         let mut read = Read::default();
-        let Some((masked, _)) = mask_templates(&t.ex.text) else {
+        let Some((mut masked, _)) = mask_templates(&t.ex.text) else {
             return read; // no action: nothing to follow
         };
+        block_scalar_heads(&t.ex.text, &t.acts, &mut masked);
         let mut manifest = t.manifest(&masked);
         self.read_blocks(&t, &mut manifest, &mut read);
         for doc in &manifest.docs {
@@ -1782,11 +2033,12 @@ impl Chart<'_> {
             let Some((_, at, di)) = m.keys.iter().rev().find(|(l, ..)| *l == parent) else {
                 continue;
             };
-            let doc = &mut m.docs[*di];
-            let Some(kind) = doc.kind.as_deref() else {
+            let doc = m.docs[*di].item_at_mut(at);
+            let Some(kind) = doc.0.kind.clone() else {
                 continue;
             };
-            let under = positions_under(kind, at, doc.server.as_deref());
+            let (doc, at) = (doc.0, doc.1);
+            let under = positions_under(&kind, at, doc.server.as_deref());
             if under.is_empty() {
                 continue;
             }
@@ -1794,7 +2046,7 @@ impl Chart<'_> {
             let shown = format!(
                 "`{{{{ {} }}}}` renders a block at {} ({kind})",
                 a.expr,
-                YamlPath(at.clone())
+                YamlPath(at.to_vec())
             );
             for v in vals {
                 let Val::Values(p) = v else {
@@ -1824,28 +2076,40 @@ impl Chart<'_> {
     /// into the values; an Application's destination is kept for the tier
     /// table with the values paths it follows.
     fn read_document(&self, t: &Template, doc: &TDoc, read: &mut Read) {
-        let Some(kind) = doc.kind.as_deref() else {
+        if doc.kind.is_none() {
             return;
-        };
-        let cx = positions::Context {
-            kind: Some(kind),
-            template_server: doc.server.as_deref(),
-            ..positions::Context::default()
-        };
-        let mut used = doc.block_flows.clone();
+        }
+        // The values paths each destination follows: the document's
+        // (`None`), or an item's of a `kind: List`.
+        let mut used: BTreeMap<Option<usize>, Vec<ValuesPath>> = BTreeMap::new();
+        used.insert(None, doc.block_flows.clone());
+        for (i, item) in &doc.items {
+            used.insert(Some(*i), item.block_flows.clone());
+        }
         for s in &doc.scalars {
-            let Some(position) = positions::classify(&s.path, &cx).filter(|p| whole_value(*p))
-            else {
+            let (item, of, path) = doc.item_of(&s.path);
+            let Some(kind) = of.kind.as_deref() else {
+                continue;
+            };
+            let cx = positions::Context {
+                kind: Some(kind),
+                template_server: of.server.as_deref(),
+                ..positions::Context::default()
+            };
+            let Some(position) = positions::classify(&path, &cx).filter(|p| whole_value(*p)) else {
                 continue;
             };
             let here = self.shown(t.origin(s.off));
             for &ai in &s.actions {
                 let Some(vals) = &t.values[ai] else { continue };
+                if t.literals[ai].as_deref().is_some_and(|l| l.contains("{{")) {
+                    continue; // a generator placeholder: read as the literal it renders
+                }
                 let shown = format!("`{{{{ {} }}}}` at {} ({kind})", t.acts[ai].expr, s.path);
                 for v in vals {
                     match v {
                         Val::Values(p) if s.whole => {
-                            used.push(p.clone());
+                            used.entry(item).or_default().push(p.clone());
                             read.flow(p.clone(), position, &here);
                         }
                         Val::Values(_) => read.note(
@@ -1857,8 +2121,16 @@ impl Chart<'_> {
                 }
             }
         }
-        if let Some(d) = doc.destination(kind) {
-            read.destinations.push((d, used));
+        for (item, of) in
+            std::iter::once((None, doc)).chain(doc.items.iter().map(|(i, d)| (Some(*i), d)))
+        {
+            let Some(kind) = of.kind.as_deref() else {
+                continue;
+            };
+            if let Some(d) = of.destination(kind) {
+                read.destinations
+                    .push((d, used.remove(&item).unwrap_or_default()));
+            }
         }
     }
 
@@ -1868,12 +2140,25 @@ impl Chart<'_> {
         (self.texts[file].0.rel.clone(), line)
     }
 
-    /// The first value a pipeline may render.
+    /// The one value a pipeline renders where one is taken (the dot of a
+    /// `with`, a variable, a named template's argument): a literal beside
+    /// it renders no values path; several values are not one and are
+    /// named (`$u := .Values.a | default .Values.b`).
     fn eval_first(&self, w: &[String], scope: &Scope, depth: usize) -> Val {
-        self.eval(w, scope, depth)
-            .into_iter()
-            .next()
-            .unwrap_or(Val::Other)
+        let mut all: Vec<Val> = Vec::new();
+        for v in self.eval(w, scope, depth) {
+            if v != Val::Other && !all.contains(&v) {
+                all.push(v);
+            }
+        }
+        match all.len() {
+            0 => Val::Other,
+            1 => all.remove(0),
+            _ => Val::Unknown(format!(
+                "`{}` may be one of several values here",
+                w.join(" ")
+            )),
+        }
     }
 
     /// Evaluates a pipeline (`words`) in `scope`: what it may render.
@@ -1899,7 +2184,7 @@ impl Chart<'_> {
     ) -> Vec<Val> {
         let f = c[0].as_str();
         if c.len() == 1 && piped.is_none() {
-            return vec![self.operand(f, scope, depth)];
+            return self.operands(f, scope, depth);
         }
         let args = &c[1..];
         let last = |this: &Self| -> Vec<Val> {
@@ -1907,7 +2192,7 @@ impl Chart<'_> {
                 Some(v) => v.clone(),
                 None => args
                     .last()
-                    .map(|a| vec![this.operand(a, scope, depth)])
+                    .map(|a| this.operands(a, scope, depth))
                     .unwrap_or_else(|| vec![Val::Other]),
             }
         };
@@ -1927,34 +2212,24 @@ impl Chart<'_> {
                 self.call(unquote(name), arg, depth)
             }
             "coalesce" => {
-                let mut all: Vec<Val> =
-                    args.iter().map(|a| self.operand(a, scope, depth)).collect();
+                let mut all: Vec<Val> = args
+                    .iter()
+                    .flat_map(|a| self.operands(a, scope, depth))
+                    .collect();
                 all.extend(piped.unwrap_or_default());
                 all
             }
-            "index" => {
-                let mut operands: Vec<&String> = args.iter().collect();
-                let base = match &piped {
-                    Some(v) => v.first().cloned().unwrap_or(Val::Other),
-                    None if !operands.is_empty() => self.operand(operands.remove(0), scope, depth),
-                    None => return vec![Val::Other],
-                };
-                if let Some(k) = operands.iter().find(|k| !is_literal(k)) {
-                    return vec![Val::Unknown(format!("`index` with a computed key `{k}`"))];
-                }
-                let keys: Vec<&str> = operands.iter().map(|k| unquote(k)).collect();
-                vec![base.field(&keys)]
-            }
+            "index" => self.index(args, piped, scope, depth),
             f if keeps_value(f) => {
                 let mut v = last(self);
                 if f == "default" && piped.is_none() {
                     // `default D X`: X, or D when X is empty (a literal).
                     if let Some(d) = args.first().filter(|_| args.len() > 1) {
-                        v.push(self.operand(d, scope, depth));
+                        v.extend(self.operands(d, scope, depth));
                     }
                 } else if f == "default" {
                     if let Some(d) = args.first() {
-                        v.push(self.operand(d, scope, depth));
+                        v.extend(self.operands(d, scope, depth));
                     }
                 }
                 v
@@ -1964,9 +2239,15 @@ impl Chart<'_> {
             }
             "dict" | "list" => self.build(f, args, piped, scope, depth),
             "tpl" => self.tpl(args, piped, scope, depth),
+            // A string built in the template: the ApplicationSet reading
+            // takes a generator placeholder it renders from literals
+            // ([`Chart::literal`]); anything else it builds at a cluster
+            // position is named.
             "toJson" | "fromYaml" | "printf" | "cat" | "join" => {
                 if all_other(&last(self)) && args.iter().all(|a| is_literal(a)) {
-                    vec![Val::Other]
+                    vec![Val::Unknown(format!(
+                        "`{f}` builds a string in the template"
+                    ))]
                 } else {
                     vec![Val::Unknown(format!("`{f}` is not followed"))]
                 }
@@ -1981,12 +2262,48 @@ impl Chart<'_> {
         }
     }
 
+    /// Go's `index X k...` (text/template, "Functions"): a string key
+    /// reads a map, a number a list's element; a computed key is not
+    /// followed.
+    fn index(
+        &self,
+        args: &[String],
+        piped: Option<Vec<Val>>,
+        scope: &Scope,
+        depth: usize,
+    ) -> Vec<Val> {
+        let mut operands: Vec<&String> = args.iter().collect();
+        let base = match &piped {
+            Some(v) => v.first().cloned().unwrap_or(Val::Other),
+            None if !operands.is_empty() => self.operand(operands.remove(0), scope, depth),
+            None => return vec![Val::Other],
+        };
+        if let Some(k) = operands.iter().find(|k| !is_literal(k)) {
+            return vec![Val::Unknown(format!("`index` with a computed key `{k}`"))];
+        }
+        // Go's `index`: a string reads a map's key, a number a
+        // list's element (text/template, "index").
+        let mut steps = Vec::new();
+        for k in &operands {
+            match k.parse::<usize>() {
+                Ok(i) => steps.push(Step::Index(i)),
+                Err(_) if k.starts_with(['"', '`']) => {
+                    steps.push(Step::Key(unquote(k).to_string()))
+                }
+                Err(_) => return vec![Val::Unknown(format!("`index` with the key `{k}`"))],
+            }
+        }
+        base.at_all(&steps)
+    }
+
     /// The Sprig functions that pass a value through (Sprig's `ternary`,
     /// `get`, `pluck`, `first`, `last`: docs masterminds.github.io/sprig):
     /// `ternary A B cond` may be A or B; `get D "k"` is D's `k`; `pluck "k"
-    /// D...` is each D's `k`; `first L` and `last L` are an element of L
-    /// (that element of a `list` built here). A computed key is not
-    /// followed.
+    /// D...` is the list of each D's `k` that the values have ([`Val::Plucked`]);
+    /// `first L` is L's element 0 (of a values list too), `last L` the last
+    /// element of a `list` built here, any of a `pluck`'s; `last` of a
+    /// values list is named (its length depends on each values file). A
+    /// computed key is not followed.
     fn sprig(
         &self,
         f: &str,
@@ -2000,7 +2317,11 @@ impl Chart<'_> {
         let computed = || vec![Val::Unknown(format!("`{f}` with a computed key"))];
         match f {
             // `ternary A B cond`, or `cond | ternary A B`.
-            "ternary" => args.iter().take(2).map(op).collect(),
+            "ternary" => args
+                .iter()
+                .take(2)
+                .flat_map(|a| self.operands(a, scope, depth))
+                .collect(),
             "get" => {
                 let (d, k) = match &piped {
                     Some(v) => (v.first().cloned().unwrap_or(Val::Other), key(args.first())),
@@ -2017,20 +2338,27 @@ impl Chart<'_> {
                 };
                 let mut all: Vec<Val> = args.iter().skip(1).map(op).collect();
                 all.extend(piped.unwrap_or_default());
-                all.iter().map(|d| d.field(&[&k])).collect()
+                vec![Val::Plucked(all.iter().map(|d| d.field(&[&k])).collect())]
             }
             _ => {
                 let l = match &piped {
                     Some(v) => v.first().cloned().unwrap_or(Val::Other),
                     None => args.first().map(op).unwrap_or(Val::Other),
                 };
-                // A `list` built here: its first (last) element.
-                let end = match &l {
-                    Val::List(items) if f == "first" => items.first(),
-                    Val::List(items) => items.last(),
-                    _ => None,
-                };
-                vec![end.cloned().unwrap_or_else(|| l.each())]
+                match (&l, f == "first") {
+                    // A `list` built here: its first (last) element.
+                    (Val::List(items), true) => vec![items.first().cloned().unwrap_or(Val::Other)],
+                    (Val::List(items), false) => vec![items.last().cloned().unwrap_or(Val::Other)],
+                    // A `pluck`: any of its values may be the first (last)
+                    // that the values have.
+                    (Val::Plucked(items), _) if items.is_empty() => vec![Val::Other],
+                    (Val::Plucked(items), _) => items.clone(),
+                    (Val::Values(p), true) => vec![Val::Values(p.join(&[Step::Index(0)]))],
+                    (Val::Values(p), false) => vec![Val::Unknown(format!(
+                        "`last` of .Values.{p}: which element is last depends on each values file"
+                    ))],
+                    _ => vec![l.each()],
+                }
             }
         }
     }
@@ -2137,7 +2465,7 @@ impl Chart<'_> {
             p.0.iter()
                 .map(|s| match s {
                     Step::Key(k) => Some(k.as_str()),
-                    Step::Each => None,
+                    _ => None,
                 })
                 .collect();
         let node = self.values?.at(&keys?)?;
@@ -2146,20 +2474,15 @@ impl Chart<'_> {
 
     /// A single operand: a field chain, a variable, a literal, `(...)`.
     fn operand(&self, w: &str, scope: &Scope, depth: usize) -> Val {
-        if let Some(group) = w.strip_prefix('(') {
-            if depth > MAX_NESTING {
-                return Val::Unknown("expressions nested too deep".into());
-            }
-            // `(expr)` or `(expr).field.chain`.
-            let Some(close) = group.rfind(')') else {
-                return Val::Unknown(format!("`{w}`"));
+        if w.starts_with('(') {
+            // One value: a literal beside it renders no values path.
+            let mut all = self.operands(w, scope, depth);
+            all.retain(|v| *v != Val::Other);
+            return match all.len() {
+                0 => Val::Other,
+                1 => all.remove(0),
+                _ => Val::Unknown(format!("`{w}` may be one of several values here")),
             };
-            let v = self.eval_first(&words(&group[..close]), scope, depth + 1);
-            let keys: Vec<&str> = group[close + 1..]
-                .split('.')
-                .filter(|k| !k.is_empty())
-                .collect();
-            return v.field(&keys);
         }
         if is_literal(w) {
             return Val::Other;
@@ -2193,17 +2516,70 @@ impl Chart<'_> {
         Val::Other
     }
 
+    /// Every value an operand may be: each a parenthesised pipeline may
+    /// render (`(ternary .Values.a .Values.b c).url`: both), with the field
+    /// chain after it; else the one [`Chart::operand`].
+    fn operands(&self, w: &str, scope: &Scope, depth: usize) -> Vec<Val> {
+        let Some(group) = w.strip_prefix('(') else {
+            return vec![self.operand(w, scope, depth)];
+        };
+        if depth > MAX_NESTING {
+            return vec![Val::Unknown("expressions nested too deep".into())];
+        }
+        // `(expr)` or `(expr).field.chain`.
+        let Some(close) = group.rfind(')') else {
+            return vec![Val::Unknown(format!("`{w}`"))];
+        };
+        let keys: Vec<&str> = group[close + 1..]
+            .split('.')
+            .filter(|k| !k.is_empty())
+            .collect();
+        let mut out: Vec<Val> = Vec::new();
+        for v in self.eval(&words(&group[..close]), scope, depth + 1) {
+            let v = v.field(&keys);
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        if out.is_empty() {
+            out.push(Val::Other);
+        }
+        out
+    }
+
     /// The string an action (`expr`, its words) renders when that is a
-    /// literal: a raw or plain string without escapes (``{{ `{{.url}}` }}``),
-    /// or `include`/`template` of a named template whose body is text and
-    /// such literals only (trimmed, as a scalar is). `None` otherwise.
+    /// literal: a Go string literal (``{{ `{{.url}}` }}``), `printf` of
+    /// string literals, or `include`/`template` of a named template whose
+    /// body is text and such literals only (trimmed, as a scalar is); each
+    /// piped through the functions that keep a string (`quote`, `squote`,
+    /// `trim`, `toString`). `None` otherwise.
     fn literal(&self, expr: &str, depth: usize) -> Option<String> {
         let w = words(expr);
-        match w.as_slice() {
-            [one] if one.starts_with('`') || (one.starts_with('"') && !one.contains('\\')) => {
-                (one.len() >= 2).then(|| unquote(one).to_string())
+        let mut cmds = w.split(|x| x == "|");
+        let mut out = self.literal_command(cmds.next()?, depth)?;
+        for c in cmds {
+            out = match c {
+                [f] if f == "quote" => go_quote(&out)?,
+                [f] if f == "squote" => format!("'{out}'"),
+                [f] if f == "trim" => out.trim().to_string(),
+                [f] if f == "toString" => out,
+                _ => return None,
+            };
+        }
+        Some(out)
+    }
+
+    /// One command of [`Chart::literal`]'s pipeline.
+    fn literal_command(&self, w: &[String], depth: usize) -> Option<String> {
+        match w {
+            [one] if one.starts_with(['`', '"']) => go_string(one),
+            [f, format, args @ ..] if f == "printf" => {
+                let args: Option<Vec<String>> = args.iter().map(|a| go_string(a)).collect();
+                sprintf(&go_string(format)?, &args?)
             }
-            [f, name, ..] if w.len() <= 3 && matches!(f.as_str(), "include" | "template") => {
+            [f, name, arg @ ..]
+                if arg.len() <= 1 && matches!(f.as_str(), "include" | "template") =>
+            {
                 if !is_literal(name) {
                     return None;
                 }
@@ -2367,11 +2743,141 @@ impl Chart<'_> {
     }
 }
 
+/// Go's `fmt.Sprintf` of string arguments, for the verbs `%s`, `%v` and
+/// `%%` only (`None` for any other verb, a width, or a count that does not
+/// match).
+fn sprintf(format: &str, args: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let mut chars = format.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            's' | 'v' => out.push_str(args.next()?),
+            _ => return None,
+        }
+    }
+    args.next().is_none().then_some(out)
+}
+
+/// Sprig's `quote` of a string (Go's `%q`), for strings it leaves as
+/// written between double quotes (printable ASCII without `"` or `\`);
+/// `None` for others.
+fn go_quote(s: &str) -> Option<String> {
+    s.chars()
+        .all(|c| (' '..='~').contains(&c) && c != '"' && c != '\\')
+        .then(|| format!("\"{s}\""))
+}
+
 /// The marker that opens a named template's scope in an expanded text.
 const CALL: &str = "__rebind_call";
 
 fn all_other(v: &[Val]) -> bool {
     v.iter().all(|v| *v == Val::Other)
+}
+
+/// An action alone on the first line of a block scalar (`server: >-`, then
+/// `{{ .Values.hub.url }}`) is the scalar's text, not a block of YAML: it is
+/// masked as text (a line of blanks there would leave the block scalar
+/// empty, and a YAML parser refuses its too-deep blank line).
+fn block_scalar_heads(text: &str, acts: &[Action], masked: &mut String) {
+    let mut bytes = std::mem::take(masked).into_bytes();
+    for a in acts {
+        let line_start = text[..a.start].rfind('\n').map_or(0, |p| p + 1);
+        if !text[line_start..a.start].trim().is_empty() || line_start == 0 {
+            continue;
+        }
+        let prev = &text[..line_start - 1];
+        let prev = &prev[prev.rfind('\n').map_or(0, |p| p + 1)..];
+        let head = prev.trim_end().rsplit([' ', '\t']).next().unwrap_or("");
+        let block = head.starts_with(['|', '>'])
+            && head[1..]
+                .chars()
+                .all(|c| c == '-' || c == '+' || c.is_ascii_digit())
+            && prev.trim_end().len() > head.len();
+        if block {
+            for b in &mut bytes[a.start..a.end] {
+                if *b != b'\n' && *b != b'\r' {
+                    *b = b'x';
+                }
+            }
+        }
+    }
+    *masked = String::from_utf8(bytes).unwrap_or_default();
+}
+
+/// Where a value scalar starting at `off` of the masked text `masked`
+/// (`v`, its value as parsed) lies: the bytes of its value (quotes and a
+/// block scalar's header left out) and the end of its text. A plain scalar
+/// on one line is its value's length (in a flow mapping it ends before the
+/// `,`); a quoted one ends at its closing quote; a block scalar (`|`, `>`)
+/// is the lines below its header indented more than the header's line
+/// (read in the original `text`: an action alone on its line is masked
+/// with blanks).
+fn extent(text: &str, masked: &str, v: &str, off: usize) -> (std::ops::Range<usize>, usize) {
+    let b = masked.as_bytes();
+    let line_end = |from: usize| {
+        masked[from..]
+            .find(['\n', '\r'])
+            .map_or(masked.len(), |p| from + p)
+    };
+    match b.get(off) {
+        Some(b'|' | b'>') => {
+            let line_start = masked[..off].rfind('\n').map_or(0, |p| p + 1);
+            let own = indentation(&masked[line_start..]);
+            let header_end = line_end(off);
+            let mut end = header_end;
+            let mut at = header_end;
+            while at < masked.len() {
+                let start = (at
+                    + if masked[at..].starts_with("\r\n") {
+                        2
+                    } else {
+                        1
+                    })
+                .min(masked.len());
+                let stop = line_end(start);
+                let content = text.get(start..stop).unwrap_or("");
+                if !content.trim().is_empty() {
+                    if indentation(content) <= own {
+                        break;
+                    }
+                    end = stop;
+                }
+                at = stop;
+            }
+            (header_end..end, end)
+        }
+        Some(&q @ (b'"' | b'\'')) => {
+            let mut i = off + 1;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' if q == b'"' => i += 1,
+                    b'\'' if q == b'\'' && b.get(i + 1) == Some(&b'\'') => i += 1,
+                    c if c == q => return (off + 1..i, i + 1),
+                    _ => {}
+                }
+                i += 1;
+            }
+            let end = line_end(off);
+            (off..end, end)
+        }
+        _ if !v.is_empty() && masked.get(off..off + v.len()) == Some(v) => {
+            (off..off + v.len(), off + v.len())
+        }
+        _ => {
+            // A plain scalar over several lines: to its line's end, a
+            // comment left out.
+            let end = line_end(off);
+            let text = &masked[off..end];
+            let cut = text.find(" #").map_or(end, |p| off + p);
+            (off..cut, end)
+        }
+    }
 }
 
 fn keys_of(segs: &[Seg]) -> Vec<&str> {
@@ -2504,6 +3010,10 @@ fn rest_after(pattern: &[positions::P], path: &[Seg]) -> Vec<Vec<positions::P>> 
     }
 }
 
+/// The kind of an exported list of resources (its `items` are read by
+/// their own kinds, as the locator reads them).
+const LIST_KIND: &str = "List";
+
 /// One document of a template.
 #[derive(Default)]
 struct TDoc {
@@ -2515,6 +3025,9 @@ struct TDoc {
     /// `destination.server` as written.
     server: Option<String>,
     scalars: Vec<TScalar>,
+    /// The items of a `kind: List`, each read by its own kind (only their
+    /// facts and block flows: the scalars stay with the document).
+    items: BTreeMap<usize, TDoc>,
 }
 
 impl TDoc {
@@ -2526,6 +3039,14 @@ impl TDoc {
     /// its kind, name or destination. `templated`: the scalar's text when
     /// it holds actions (a templated name is not a name).
     fn learn(&mut self, path: &[Seg], value: &str, templated: Option<&str>) {
+        if let [Seg::Key(k), Seg::Index(i), rest @ ..] = path {
+            if k == positions::LIST_ITEMS && !rest.is_empty() {
+                self.items
+                    .entry(*i)
+                    .or_default()
+                    .learn(rest, value, templated);
+            }
+        }
         match positions::fact(&keys_of(path)) {
             Some(positions::Fact::Kind) if path.len() == 1 => self.kind = Some(value.to_string()),
             Some(positions::Fact::Name) => {
@@ -2540,6 +3061,31 @@ impl TDoc {
             Some(positions::Fact::DestinationName) => self.dest_name = Some(value.to_string()),
             _ => {}
         }
+    }
+
+    /// A scalar's item (for a path under `items[n]` of a `kind: List`:
+    /// `n`, the item and the path inside it), else the document and path.
+    fn item_of(&self, path: &YamlPath) -> (Option<usize>, &TDoc, YamlPath) {
+        if let (Some(LIST_KIND), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
+            (self.kind.as_deref(), path.0.as_slice())
+        {
+            if let Some(item) = self.items.get(i).filter(|_| k == positions::LIST_ITEMS) {
+                return (Some(*i), item, YamlPath(rest.to_vec()));
+            }
+        }
+        (None, self, path.clone())
+    }
+
+    /// [`TDoc::item_of`] for a key's path, to record a block's flows.
+    fn item_at_mut<'s, 'p>(&'s mut self, at: &'p [Seg]) -> (&'s mut TDoc, &'p [Seg]) {
+        if let (Some(LIST_KIND), [Seg::Key(k), Seg::Index(i), rest @ ..]) =
+            (self.kind.as_deref(), at)
+        {
+            if k == positions::LIST_ITEMS && self.items.contains_key(i) {
+                return (self.items.get_mut(i).expect("checked"), rest);
+            }
+        }
+        (self, at)
     }
 
     /// The destination of an Application or ApplicationSet (of `kind`)

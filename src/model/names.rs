@@ -123,6 +123,15 @@ pub enum Scope {
 pub const CHART_DEPENDENCIES: &str = "dependencies";
 pub const DEPENDENCY_NAME: &str = "name";
 pub const DEPENDENCY_ALIAS: &str = "alias";
+/// A dependency's repository; `file://<path>` is a chart folder relative
+/// to the parent's (Helm `dependency build` copies it into `charts/`).
+pub const DEPENDENCY_REPOSITORY: &str = "repository";
+pub const LOCAL_REPOSITORY: &str = "file://";
+/// A chart's own name in its `Chart.yaml`.
+pub const CHART_NAME: &str = "name";
+/// The values key Helm copies from a parent chart into every subchart's
+/// values (Helm docs, "Subcharts and Global Values").
+pub const GLOBAL_VALUES: &str = "global";
 
 /// The chart whose values a [`Scope::Values`] position is of, when it is
 /// one chart's: its rows then also match under a parent chart's key for a

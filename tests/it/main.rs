@@ -70,6 +70,7 @@ mod secret_tokens;
 mod snapshots;
 mod structure;
 mod symlinked_manifests;
+mod template_functions;
 mod templates;
 mod unparsed_files;
 mod walk_order;

@@ -15,7 +15,7 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
-use super::generated::{self, Registered};
+use crate::find::resolve::sets::{self, Registered};
 use crate::model::application::{
     app_of, s, text, unmask, App, GitGenerator, Manifest, Params, Source, V,
 };
@@ -966,12 +966,12 @@ impl Model {
             // cluster registrations in the repository, matrix and merge of
             // them) is judged by the Applications it makes.
             let git = |g: &GitGenerator| self.git_sets(g, tree);
-            let inputs = generated::Inputs {
+            let inputs = sets::Inputs {
                 registrations: &self.registrations,
                 git: &git,
             };
             let made = if app.sources[j].templated() {
-                generated::made(app, &inputs)
+                sets::made(app, &inputs)
             } else {
                 None
             };
@@ -1559,7 +1559,7 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
         // A cluster registration is a cluster generator's parameters.
         always |= declares_app_health(doc)
             || controller_policy(doc).is_some()
-            || generated::registration_of(doc, "").is_some();
+            || sets::registration_of(doc, "").is_some();
         let mut apps: Vec<App> = app_of(&Manifest { file: "", doc }).into_iter().collect();
         // A masked template action reads as written (`path: {{ .path }}`).
         for app in &mut apps {
@@ -1782,8 +1782,7 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
-            out.registrations
-                .extend(generated::registration_of(doc, rel));
+            out.registrations.extend(sets::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut app) = app_of(&m) {
                 unmask(&mut app, doc, &raw, &masked);
@@ -2405,8 +2404,8 @@ fn yaml_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::find::resolve::sets::render;
     use crate::model::application::{Directory, GitGenerator};
-    use crate::review::generated::render;
 
     /// What the walk keeps of a file is read through the Application
     /// table: a source's path names its folder (`source`, or `sources`,

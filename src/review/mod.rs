@@ -4,7 +4,6 @@
 
 pub mod beside;
 pub mod feeders;
-pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;

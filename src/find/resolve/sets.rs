@@ -9,6 +9,7 @@
 //! generators read a service or the hub: "not known", with the reason
 //! naming them.
 
+use super::git::normalized;
 use crate::find::names::registration_fields;
 use crate::model::application::{App, Generator, GeneratorKind, GitGenerator, Params, Selector};
 use crate::model::positions;
@@ -96,24 +97,6 @@ fn scalars(map: &Node) -> Vec<(String, String)> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// argo-cd's `sanitizeName`: lower-cased, every character but `a-z0-9-.`
-/// made `-`, at most 253 bytes, `-` and `.` trimmed from both ends.
-fn normalized(name: &str) -> String {
-    let mut out: String = name
-        .to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    out.truncate(253);
-    out.trim_matches(['-', '.']).to_string()
 }
 
 /// What an ApplicationSet's generators give, when known: every parameter
@@ -367,15 +350,14 @@ fn put_in(app: &App, params: &Params) -> Option<App> {
 }
 
 /// `text` with each parameter action (`{{name}}`, `{{ .name }}`,
-/// `{{index . "name"}}`) filled from `params`, as discovery fills them
-/// ([`crate::find::resolve::fill`]); `None` when an action is anything
-/// else or names no parameter.
+/// `{{index . "name"}}`) filled from `params` ([`super::fill`]); `None`
+/// when an action is anything else or names no parameter.
 pub fn render(text: &str, params: &[(String, String)]) -> Option<String> {
     if !text.contains("{{") {
         return Some(text.to_string());
     }
     let map: std::collections::BTreeMap<String, String> = params.iter().cloned().collect();
-    crate::find::resolve::fill(text, &map)
+    super::fill(text, &map)
 }
 
 #[cfg(test)]
@@ -387,14 +369,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    /// argo-cd `sanitizeName` (applicationset/generators/cluster.go).
-    #[test]
-    fn names_are_normalized_as_argocd_does() {
-        assert_eq!(normalized("My_Cluster.1"), "my-cluster.1");
-        assert_eq!(normalized("-prod-"), "prod");
-        assert_eq!(normalized("prod"), "prod");
     }
 
     /// Kubernetes label selectors: every `matchLabels` pair and expression.

@@ -34,10 +34,11 @@
 
 use crate::discover::walk::{Entry, Walk};
 use crate::find::params::{self, Given, Leaf};
-use crate::find::resolve;
+use crate::find::resolve::{self, sets::Registered};
 use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
 use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -833,6 +834,7 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 /// no known parameter fills and a refused name are no file here.
 fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
     let entries: Vec<Entry> = entries.collect();
+    let regs = OnceCell::new();
     let mut out = Vec::new();
     for e in &entries {
         if e.role != crate::discover::walk::Role::Yaml {
@@ -855,7 +857,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
             continue;
         };
         for doc in &docs {
-            app_values(e, &text, doc, &entries, &mut out);
+            app_values(e, &text, doc, &entries, &regs, &mut out);
         }
     }
     out
@@ -868,6 +870,7 @@ fn app_values(
     text: &str,
     doc: &crate::syntax::yaml::Node,
     all: &[Entry],
+    regs: &OnceCell<Vec<Registered>>,
     out: &mut Vec<AppValues>,
 ) {
     let m = application::Manifest { file: "", doc };
@@ -923,7 +926,7 @@ fn app_values(
         let mut files: Vec<String> = Vec::new();
         for f in &src.value_files {
             let sets: &[BTreeMap<String, String>] = if f.contains("{{") {
-                params.get_or_insert_with(|| generator_params(&app, doc, all))
+                params.get_or_insert_with(|| generator_params(&app, doc, all, regs))
             } else {
                 &NO_PARAMS
             };
@@ -946,20 +949,84 @@ fn app_values(
 static NO_PARAMS: [BTreeMap<String, String>; 1] = [BTreeMap::new()];
 
 /// The parameter sets an ApplicationSet's generators make from what is in
-/// the repository: each list element, each file a git files generator's
-/// glob matches among `all` (its keys flattened, [`resolve::file_params`]),
-/// each folder a git directories generator's glob matches
-/// ([`resolve::dir_params`]; an `exclude` glob drops folders).
+/// the repository, by the resolution the after-merge review uses
+/// ([`resolve::sets::known`]): list elements, the cluster generator over
+/// the cluster registrations among `all` (`regs`, read once), git
+/// generators over the files of `all` ([`git_sets`]), and matrix and merge
+/// generators combining them; plus each top-level list's elements as
+/// written when the model does not read them as literal parameters.
 fn generator_params(
     app: &application::App,
     doc: &crate::syntax::yaml::Node,
     all: &[Entry],
+    regs: &OnceCell<Vec<Registered>>,
 ) -> Vec<BTreeMap<String, String>> {
     if app.kind != "ApplicationSet" {
         return Vec::new();
     }
-    let mut out = positions::list_elements(doc);
+    let git = |g: &application::GitGenerator| Ok(git_sets(g, all));
+    let inputs = resolve::sets::Inputs {
+        registrations: regs.get_or_init(|| registrations(all)),
+        git: &git,
+    };
+    let mut out: Vec<BTreeMap<String, String>> = resolve::sets::known(&app.generators, &inputs)
+        .into_iter()
+        .map(|set| set.into_iter().collect())
+        .collect();
+    out.extend(positions::list_elements(doc));
+    out
+}
+
+/// The cluster registrations among `all` (what a cluster generator reads,
+/// [`resolve::sets::registration_of`]).
+fn registrations(all: &[Entry]) -> Vec<Registered> {
+    let mut out = Vec::new();
+    for e in all {
+        if e.role != crate::discover::walk::Role::Yaml {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if !text.contains(positions::CLUSTER_SECRET_LABEL.0) {
+            continue;
+        }
+        let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(&text) else {
+            continue;
+        };
+        let rel = e.rel.trim_start_matches("./");
+        out.extend(
+            docs.iter()
+                .filter_map(|d| resolve::sets::registration_of(d, rel)),
+        );
+    }
+    out
+}
+
+/// A git generator's parameter sets among `all`: each file its `files`
+/// globs match (its keys flattened, [`resolve::file_params`]), each folder
+/// its `directories` globs match ([`resolve::dir_params`]; an `exclude`
+/// glob drops folders).
+fn git_sets(g: &application::GitGenerator, all: &[Entry]) -> Vec<application::Params> {
     let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
+    let mut out = Vec::new();
+    for e in all {
+        let r = rel(e);
+        if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
+            continue;
+        }
+        let Some(docs) = std::fs::read_to_string(&e.path)
+            .ok()
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+        else {
+            continue;
+        };
+        let params = resolve::file_params(&r, &docs);
+        out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+    }
+    if g.directories.is_empty() {
+        return out;
+    }
     let mut dirs: BTreeSet<String> = BTreeSet::new();
     for e in all {
         let r = rel(e);
@@ -969,29 +1036,12 @@ fn generator_params(
             d = parent;
         }
     }
-    for g in &app.git_generators {
-        for e in all {
-            let r = rel(e);
-            if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
-                continue;
-            }
-            let Some(docs) = std::fs::read_to_string(&e.path)
-                .ok()
-                .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
-            else {
-                continue;
-            };
-            let params = resolve::file_params(&r, &docs);
-            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
-        }
-        let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
-        for d in &dirs {
-            let hit = |list: &[&(String, bool)]| {
-                list.iter().any(|(glob, _)| resolve::glob_match(glob, d))
-            };
-            if hit(&included) && !hit(&excluded) {
-                out.push(resolve::dir_params(d));
-            }
+    let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
+    for d in &dirs {
+        let hit =
+            |list: &[&(String, bool)]| list.iter().any(|(glob, _)| resolve::glob_match(glob, d));
+        if hit(&included) && !hit(&excluded) {
+            out.push(resolve::dir_params(d).into_iter().collect());
         }
     }
     out

@@ -285,6 +285,26 @@ fn merge(keys: &[String], children: &[Generator], regs: &Inputs) -> Result<Known
     Ok(Known { sets, complete })
 }
 
+/// Every parameter set generators are known to make from the repository,
+/// for discovery (which files a templated `valueFiles` name may be): each
+/// generator's sets ([`sets_of`]) when known; of a matrix or merge whose
+/// sets are not (a child reads a service), the sets of its children that
+/// are known, each alone, so a name that needs only their parameters is
+/// still found. Not what the hub makes: the review asks [`made`].
+pub fn known(generators: &[Generator], inputs: &Inputs) -> Vec<Params> {
+    let mut out = Vec::new();
+    for g in generators {
+        match (sets_of(g, inputs), &g.kind) {
+            (Ok(k), _) => out.extend(k.sets),
+            (Err(_), GeneratorKind::Matrix(c) | GeneratorKind::Merge(_, c)) => {
+                out.extend(known(c, inputs))
+            }
+            (Err(_), _) => {}
+        }
+    }
+    out
+}
+
 /// The Applications an ApplicationSet makes from parameters known in the
 /// repository: its template with each set put in. `None` when it has a
 /// git generator at its top (the review follows git generators itself);
@@ -445,5 +465,37 @@ mod tests {
             1
         );
         assert!(clusters(&prod, &Vec::new(), &[]).is_err());
+    }
+
+    /// What discovery reads of generators: a matrix whose sets are known
+    /// is every pair (Generators-Matrix.md); one with a child whose
+    /// parameters come from a service gives its known child's sets alone.
+    #[test]
+    fn known_sets_combine_or_fall_back_to_the_known_children() {
+        let list = |k: &str, v: &str| Generator {
+            kind: GeneratorKind::List(vec![labels(&[(k, v)])]),
+            selector: Selector::default(),
+        };
+        let matrix = |b: Generator| Generator {
+            kind: GeneratorKind::Matrix(vec![list("env", "prod"), b]),
+            selector: Selector::default(),
+        };
+        let none = |_: &GitGenerator| -> Result<Vec<Params>, String> { Err("none".into()) };
+        let inputs = Inputs {
+            registrations: &[],
+            git: &none,
+        };
+        assert_eq!(
+            known(&[matrix(list("region", "eu"))], &inputs),
+            vec![labels(&[("env", "prod"), ("region", "eu")])]
+        );
+        let scm = Generator {
+            kind: GeneratorKind::Other("scmProvider".into()),
+            selector: Selector::default(),
+        };
+        assert_eq!(
+            known(&[matrix(scm)], &inputs),
+            vec![labels(&[("env", "prod")])]
+        );
     }
 }

@@ -37,7 +37,9 @@ use crate::find::params::{self, Given, Leaf};
 use crate::find::resolve::{self, sets::Registered};
 use crate::model::application::{self, Destination};
 use crate::model::positions::{self, Position, Seg, YamlPath};
-use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
+use crate::syntax::yaml::{
+    action_expr, mask_templates, template_actions, Events, Stack, MAX_DEPTH,
+};
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -1161,21 +1163,16 @@ struct Action {
 }
 
 /// The actions of a chart's text, read by the one template lexer
-/// ([`template_actions`]): a `}}` inside a string
+/// ([`template_actions`], [`action_expr`]): a `}}` inside a string
 /// literal (double-quoted with escapes, raw backquoted) or a comment does
 /// not end an action.
 fn actions(text: &str) -> Vec<Action> {
     template_actions(text)
         .into_iter()
-        .map(|(start, end)| {
-            let inner = &text[start + 2..end - 2];
-            let inner = inner.strip_prefix('-').unwrap_or(inner);
-            let inner = inner.strip_suffix('-').unwrap_or(inner);
-            Action {
-                start,
-                end,
-                expr: inner.trim().to_string(),
-            }
+        .map(|(start, end)| Action {
+            start,
+            end,
+            expr: action_expr(text, start, end).0.to_string(),
         })
         .collect()
 }

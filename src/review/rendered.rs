@@ -306,26 +306,13 @@ fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
     let mut pos = 0;
     for (start, end) in yaml::template_actions(text) {
-        let inner = &text[start + 2..end - 2];
-        let ltrim = inner.len() > 1
-            && inner.starts_with('-')
-            && inner[1..].starts_with(char::is_whitespace);
-        let rtrim = inner.len() > 1
-            && inner.ends_with('-')
-            && inner[..inner.len() - 1].ends_with(char::is_whitespace);
-        let mut expr = inner;
-        if ltrim {
-            expr = &expr[1..];
-        }
-        if rtrim {
-            expr = &expr[..expr.len() - 1];
-        }
+        let (expr, ltrim, rtrim) = yaml::action_expr(text, start, end);
         let mut chunk = &text[pos.min(start)..start];
         if ltrim {
             chunk = chunk.trim_end();
         }
         out.push(Piece::Text(chunk));
-        out.push(Piece::Act(expr.trim(), line_of(start)));
+        out.push(Piece::Act(expr, line_of(start)));
         pos = end;
         if rtrim {
             pos += text[end..].len() - text[end..].trim_start().len();

@@ -879,7 +879,7 @@ fn app_values(
     let Some(app) = application::app_of(&m) else {
         return;
     };
-    let inline = inline_values(doc, app.kind);
+    let inline = inline_values(doc, &app);
     // A name templated by generator parameters is each parameter set's
     // file: read only when a name needs them.
     let mut params: Option<Vec<BTreeMap<String, String>>> = None;
@@ -1090,54 +1090,57 @@ impl Held {
     }
 }
 
-/// The sources of an Application (or ApplicationSet template) document
-/// that give values inline: each source's index (in `App::sources` order:
-/// `sources` when it lists any, else `source`), the path of its
-/// `helm.valuesObject`, of its `helm.values` string, or of its
-/// `helm.parameters[].value`s, which, and the node holding them.
-fn inline_values<'d>(
-    doc: &'d crate::syntax::yaml::Node,
-    kind: &str,
-) -> Vec<(usize, Vec<Step>, Held, &'d crate::syntax::yaml::Node)> {
+/// The sources of an Application (or ApplicationSet template) `app`, read
+/// from the document `doc`, that give values inline (the table's
+/// [`application::InlineHelm`], which the after-merge renderer reads too):
+/// each source's index (in `App::sources` order: `sources` when it lists
+/// any, else `source`), the path of its `helm.valuesObject`, of its
+/// `helm.values` string, or of its `helm.parameters[].value`s, which, and
+/// the node holding them.
+fn inline_values<'a>(
+    doc: &crate::syntax::yaml::Node,
+    app: &'a application::App,
+) -> Vec<(usize, Vec<Step>, Held, &'a crate::syntax::yaml::Node)> {
     use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
     let mut spec = s(V(Some(doc)), "spec");
-    if kind == "ApplicationSet" {
+    if app.kind == "ApplicationSet" {
         base.extend([key("template"), key("spec")]);
         spec = s(s(spec, "template"), "spec");
     }
     // `sources` replaces `source` when it lists any, as in `app_of`.
-    let list = s(spec, "sources").as_vec().filter(|l| !l.is_empty());
-    let sources: Vec<(V, Vec<Step>)> = match list {
-        Some(l) => l
-            .into_iter()
-            .map(|v| (v, vec![key("sources"), Step::Each]))
-            .collect(),
-        None => vec![(s(spec, "source"), vec![key("source")])],
-    };
+    let listed = s(spec, "sources").as_vec().is_some_and(|l| !l.is_empty());
+    base.extend(match listed {
+        true => vec![key("sources"), Step::Each],
+        false => vec![key("source")],
+    });
+    base.push(key(application::HELM));
     let mut out = Vec::new();
-    for (i, (src, at)) in sources.into_iter().enumerate() {
-        let helm = s(src, application::HELM);
-        let mut path = base.clone();
-        path.extend(at);
-        path.push(key(application::HELM));
-        let with = |more: &[&str]| {
-            let mut p = path.clone();
-            p.extend(more.iter().map(|k| key(k)));
+    for (i, src) in app.sources.iter().enumerate() {
+        let with = |more: &[Step]| {
+            let mut p = base.clone();
+            p.extend(more.iter().cloned());
             p
         };
-        if let Some(n) = s(helm, application::HELM_VALUES_OBJECT).0 {
-            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object, n));
+        let inline = &src.inline;
+        if let Some(n) = &inline.object {
+            out.push((
+                i,
+                with(&[key(application::HELM_VALUES_OBJECT)]),
+                Held::Object,
+                n,
+            ));
         }
-        let values = s(helm, application::HELM_VALUES);
-        if let Some(n) = values.0.filter(|_| application::text(values).is_some()) {
-            out.push((i, with(&[application::HELM_VALUES]), Held::Values, n));
+        if let Some(n) = &inline.values {
+            out.push((i, with(&[key(application::HELM_VALUES)]), Held::Values, n));
         }
-        let list = s(helm, application::HELM_PARAMETERS);
-        if let Some(n) = list.0.filter(|_| list.as_vec().is_some()) {
-            let mut p = with(&[application::HELM_PARAMETERS]);
-            p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
+        if let Some(n) = &inline.parameters {
+            let p = with(&[
+                key(application::HELM_PARAMETERS),
+                Step::Each,
+                key(positions::HELM_PARAMETER_VALUE),
+            ]);
             out.push((i, p, Held::Parameters, n));
         }
     }

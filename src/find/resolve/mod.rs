@@ -31,6 +31,7 @@
 //!
 //! Paths are `/`-separated and relative to the repository root.
 
+pub mod charts;
 pub mod git;
 pub mod sets;
 

@@ -1014,7 +1014,11 @@ fn git_sets(g: &application::GitGenerator, all: &[Entry]) -> Vec<application::Pa
     let mut out = Vec::new();
     for e in all {
         let r = rel(e);
-        if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
+        if !g
+            .files
+            .iter()
+            .any(|glob| resolve::files_match_either(glob, &r))
+        {
             continue;
         }
         let Some(docs) = std::fs::read_to_string(&e.path)
@@ -1040,8 +1044,10 @@ fn git_sets(g: &application::GitGenerator, all: &[Entry]) -> Vec<application::Pa
     }
     let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
     for d in &dirs {
-        let hit =
-            |list: &[&(String, bool)]| list.iter().any(|(glob, _)| resolve::glob_match(glob, d));
+        let hit = |list: &[&(String, bool)]| {
+            list.iter()
+                .any(|(glob, _)| resolve::path_match(glob.trim_start_matches('/'), d))
+        };
         if hit(&included) && !hit(&excluded) {
             out.push(resolve::dir_params(d).into_iter().collect());
         }

@@ -15,6 +15,7 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
+use crate::find::resolve::git::{files_match, glob_match, path_match};
 use crate::find::resolve::sets::{self, Registered};
 use crate::model::application::{
     app_of, s, text, unmask, App, GitGenerator, Manifest, Params, Source, V,
@@ -159,33 +160,6 @@ fn is_semver_range(rev: &str) -> bool {
         || rev.contains(" - ")
         || rev.contains("||")
         || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
-}
-
-/// Glob matching as ArgoCD's directory `include`/`exclude` and git
-/// generators' `files`/`directories` use it: argo-cd `util/glob.Match`
-/// (gobwas/glob compiled with no separators), so `*` crosses `/`; `{a,b}`
-/// alternatives, `?`, `[...]` and `[!...]`; case-sensitive. A pattern that
-/// does not compile matches nothing (as `glob.Match` returns false).
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .case_insensitive(false)
-        .backslash_escape(true)
-        .empty_alternates(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
-}
-
-/// Go's `path.Match`, as a git directories generator matches its `path`
-/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
-/// no `{a,b}` alternatives (a brace is itself).
-fn path_match(pattern: &str, text: &str) -> bool {
-    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
-    globset::GlobBuilder::new(&literal_braces)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
 /// Whether a source covers a file, and if not, why not.
@@ -813,18 +787,10 @@ impl Model {
         )
     }
 
-    /// Whether a git files generator's glob matches a file: greedy by
-    /// default (`*` crosses `/`), doublestar with the controller's new
-    /// globbing (Generators-Git-File-Globbing.md).
+    /// Whether a git files generator's glob matches a file, under the
+    /// controller's globbing setting ([`files_match`]).
     fn files_glob(&self, glob: &str, file: &str) -> bool {
-        if !self.controller_policy.new_file_globbing {
-            return glob_match(glob, file);
-        }
-        globset::GlobBuilder::new(glob)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .is_ok_and(|g| g.compile_matcher().is_match(file))
+        files_match(glob, file, self.controller_policy.new_file_globbing)
     }
 
     fn identity_known(&self) -> bool {
@@ -2543,34 +2509,6 @@ mod tests {
         );
         let unknown = RepoFacts::default();
         assert_eq!(classify("", &unknown), Revision::HeadAssumed);
-    }
-
-    #[test]
-    fn globs_follow_argocd_directory_patterns() {
-        assert!(glob_match("*.yaml", "a.yaml"));
-        assert!(glob_match("*.yaml", "sub/a.yaml"));
-        assert!(glob_match("{*.yml,*.yaml}", "a.yml"));
-        assert!(!glob_match("{*.yml,*.yaml}", "a.json"));
-        assert!(glob_match("some-directory/*", "some-directory/x.yaml"));
-        assert!(!glob_match("some-directory/*", "other/x.yaml"));
-        assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
-        assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
-        assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
-        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
-        // cross `/`; it is case-sensitive; a pattern that does not compile
-        // matches nothing.
-        assert!(glob_match("a?b.yaml", "a/b.yaml"));
-        assert!(!glob_match("*.yaml", "a.YAML"));
-        assert!(!glob_match("APPS/*", "apps/x.yaml"));
-        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
-        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
-        assert!(!glob_match("[", "["));
-        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
-        // A directories generator matches as Go's path.Match.
-        assert!(path_match("addons/*", "addons/keda"));
-        assert!(!path_match("addons/*", "addons/keda/sub"));
-        assert!(!path_match("{a,b}", "a"));
-        assert!(path_match("app-[^0-9]", "app-x"));
     }
 
     #[test]

@@ -1239,3 +1239,30 @@ fn value_file_names_templated_by_cluster_and_matrix_generators_are_resolved_as_t
         ]
     );
 }
+
+/// A git files generator's glob reads files as ArgoCD lists them (argo-cd
+/// `util/git/client.go`, `LsFiles`; Generators-Git-File-Globbing.md): by
+/// default `*` crosses `/` (`clusters/*/config.json` reads
+/// `clusters/eu/stage/config.json` too), and the review's reading is the
+/// same function (`find::resolve::git::files_match`). A file no glob reads
+/// names no value file.
+#[test]
+fn a_git_files_generator_s_default_glob_crosses_folders_in_discovery_too() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: byfile\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n  template:\n    metadata:\n      name: 'app-{{.name}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['/values/{{.name}}.yaml']\n      destination:\n        server: https://kubernetes.default.svc\n";
+    chart_repo(root, &[("appsets/byfile.yaml", set)]);
+    write(root, "clusters/prod/config.json", "{\"name\": \"prod\"}\n");
+    write(
+        root,
+        "clusters/eu/stage/config.json",
+        "{\"name\": \"stage\"}\n",
+    );
+    write(root, "other/dev/config.json", "{\"name\": \"dev\"}\n");
+    for f in ["values/prod.yaml", "values/stage.yaml", "values/dev.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
+    assert_eq!(files, vec!["values/prod.yaml", "values/stage.yaml"]);
+}

@@ -1,8 +1,10 @@
 //! The parameters a git generator makes (argo-cd
 //! `applicationset/generators/git.go`): of each file a files generator's
 //! glob matches ([`file_params`]) and each folder a directories generator's
-//! glob matches ([`dir_params`]); [`glob_match`], a generator's `path` glob
-//! against a repository path; [`normalized`], argo-cd's `sanitizeName`,
+//! glob matches ([`dir_params`]); which files and folders its globs read
+//! ([`files_match`], [`path_match`]; [`glob_match`], argo-cd's
+//! `util/glob.Match`, which directory `include`/`exclude` use too);
+//! [`normalized`], argo-cd's `sanitizeName`,
 //! which the git and cluster generators both use.
 
 use crate::syntax::yaml::{Node, Seg, Value, YamlPath};
@@ -114,38 +116,67 @@ pub fn normalized(name: &str) -> String {
     out.trim_matches(['-', '.']).to_string()
 }
 
-/// Whether the repository path `path` matches a git generator's glob
-/// (`clusters/*/config.json`, `**` for any folders): `*` and `?` stay in
-/// one folder, as Go's `path.Match` (and doublestar's `**`) read them.
-pub fn glob_match(glob: &str, path: &str) -> bool {
-    let g: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
-    let p: Vec<&str> = path.split('/').collect();
-    segments_match(&g, &p)
+/// Glob matching as ArgoCD's directory `include`/`exclude` and git
+/// generators' `files`/`directories` use it: argo-cd `util/glob.Match`
+/// (gobwas/glob compiled with no separators), so `*` crosses `/`; `{a,b}`
+/// alternatives, `?`, `[...]` and `[!...]`; case-sensitive. With no
+/// separators gobwas's `**` is `*` (`**/x` needs a `/`, it does not match
+/// `x` as a path glob's `**` would). A pattern that does not compile
+/// matches nothing (as `glob.Match` returns false).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    // Runs of unescaped `*` are one `*`.
+    let mut one = String::with_capacity(pattern.len());
+    let (mut escaped, mut star) = (false, false);
+    for c in pattern.chars() {
+        let wild = c == '*' && !escaped;
+        if !(wild && star) {
+            one.push(c);
+        }
+        star = wild;
+        escaped = c == '\\' && !escaped;
+    }
+    globset::GlobBuilder::new(&one)
+        .literal_separator(false)
+        .case_insensitive(false)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
-fn segments_match(g: &[&str], p: &[&str]) -> bool {
-    match (g.first(), p.first()) {
-        (None, None) => true,
-        (Some(&"**"), _) => {
-            segments_match(&g[1..], p) || (!p.is_empty() && segments_match(g, &p[1..]))
-        }
-        (Some(gs), Some(ps)) => {
-            segment_match(gs.as_bytes(), ps.as_bytes()) && segments_match(&g[1..], &p[1..])
-        }
-        _ => false,
-    }
+/// Go's `path.Match`, as a git directories generator matches its `path`
+/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
+/// no `{a,b}` alternatives (a brace is itself).
+pub fn path_match(pattern: &str, text: &str) -> bool {
+    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
+    globset::GlobBuilder::new(&literal_braces)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
-fn segment_match(g: &[u8], s: &[u8]) -> bool {
-    match (g.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            segment_match(&g[1..], s) || (!s.is_empty() && segment_match(g, &s[1..]))
-        }
-        (Some(b'?'), Some(_)) => segment_match(&g[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => segment_match(&g[1..], &s[1..]),
-        _ => false,
+/// Whether a git files generator's glob reads `file` (argo-cd
+/// `util/git/client.go`, `LsFiles`; Generators-Git-File-Globbing.md): by
+/// default greedy ([`glob_match`]: `*` crosses `/`); with the controller's
+/// `applicationsetcontroller.enable.new.git.file.globbing` (`new_globbing`),
+/// doublestar (`*` stays in one folder, `**` is any folders).
+pub fn files_match(glob: &str, file: &str, new_globbing: bool) -> bool {
+    if !new_globbing {
+        return glob_match(glob, file);
     }
+    globset::GlobBuilder::new(glob)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok_and(|g| g.compile_matcher().is_match(file))
+}
+
+/// [`files_match`] for discovery, which does not read the controller's
+/// setting: a file either globbing reads (a leading `/` is the root).
+pub fn files_match_either(glob: &str, file: &str) -> bool {
+    let glob = glob.trim_start_matches('/');
+    files_match(glob, file, false) || files_match(glob, file, true)
 }
 
 #[cfg(test)]
@@ -172,21 +203,67 @@ mod tests {
     }
 
     #[test]
-    fn globs_stay_in_one_folder_unless_double_star() {
-        assert!(glob_match(
+    fn globs_follow_argocd_directory_patterns() {
+        assert!(glob_match("*.yaml", "a.yaml"));
+        assert!(glob_match("*.yaml", "sub/a.yaml"));
+        assert!(glob_match("{*.yml,*.yaml}", "a.yml"));
+        assert!(!glob_match("{*.yml,*.yaml}", "a.json"));
+        assert!(glob_match("some-directory/*", "some-directory/x.yaml"));
+        assert!(!glob_match("some-directory/*", "other/x.yaml"));
+        assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
+        assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
+        assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
+        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
+        // cross `/`; it is case-sensitive; a pattern that does not compile
+        // matches nothing.
+        assert!(glob_match("a?b.yaml", "a/b.yaml"));
+        assert!(!glob_match("*.yaml", "a.YAML"));
+        assert!(!glob_match("APPS/*", "apps/x.yaml"));
+        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
+        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
+        assert!(!glob_match("[", "["));
+        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
+        assert!(!glob_match("**/values.yaml", "values.yaml"));
+        assert!(glob_match("a/**", "a/b/c"));
+        assert!(glob_match("x\\**", "x*y"));
+        assert!(!glob_match("x\\**", "xy"));
+        // A directories generator matches as Go's path.Match.
+        assert!(path_match("addons/*", "addons/keda"));
+        assert!(!path_match("addons/*", "addons/keda/sub"));
+        assert!(!path_match("{a,b}", "a"));
+        assert!(path_match("app-[^0-9]", "app-x"));
+    }
+
+    /// Generators-Git-File-Globbing.md: doublestar with the new globbing
+    /// (`*` in one folder, `**` any folders, none included); discovery
+    /// takes a file either globbing reads.
+    #[test]
+    fn files_globs_follow_the_controller_setting() {
+        let deep = "clusters/a/b/config.json";
+        assert!(files_match(
             "clusters/*/config.json",
-            "clusters/prod/config.json"
+            "clusters/prod/config.json",
+            true
         ));
-        assert!(!glob_match(
-            "clusters/*/config.json",
-            "clusters/a/b/config.json"
-        ));
-        assert!(glob_match(
+        assert!(!files_match("clusters/*/config.json", deep, true));
+        assert!(files_match("clusters/*/config.json", deep, false));
+        assert!(files_match("clusters/**/config.json", deep, true));
+        assert!(files_match(
             "clusters/**/config.json",
-            "clusters/a/b/config.json"
+            "clusters/config.json",
+            true
         ));
-        assert!(glob_match("/envs/*.yaml", "envs/prod.yaml"));
-        assert!(!glob_match("envs/*.yaml", "other/prod.yaml"));
+        assert!(!files_match(
+            "clusters/**/config.json",
+            "clusters/config.json",
+            false
+        ));
+        assert!(files_match_either(
+            "clusters/**/config.json",
+            "clusters/config.json"
+        ));
+        assert!(files_match_either("/envs/*.yaml", "envs/prod.yaml"));
+        assert!(!files_match_either("envs/*.yaml", "other/prod.yaml"));
     }
 
     /// argo-cd `SanitizeName` (applicationset/utils/template_functions.go),

@@ -23,7 +23,8 @@
 //!   `path.filenameNormalized`, `path[N]`), each with the YAML path of the
 //!   scalar it comes from.
 //! - [`dir_params`]: the same for a git directories generator (a folder).
-//! - [`glob_match`]: a generator's `path` glob against a repository path.
+//! - [`files_match_either`], [`path_match`]: which files and folders a git
+//!   generator's globs read.
 //! - [`sets`]: the parameter sets of an ApplicationSet's generators known
 //!   from the repository (list, the cluster generator over the
 //!   registrations it holds, git, matrix and merge of them, selectors) and
@@ -35,7 +36,7 @@ pub mod charts;
 pub mod git;
 pub mod sets;
 
-pub use git::{dir_params, file_params, glob_match, Param};
+pub use git::{dir_params, file_params, files_match_either, path_match, Param};
 
 use crate::model::application::Source;
 use std::collections::BTreeMap;

@@ -491,9 +491,15 @@ pub fn generators(gens: V) -> Vec<Generator> {
                             }
                         }
                     }
-                    GeneratorKind::Clusters {
-                        selector: selector_of(s(body, "selector")),
-                        values,
+                    // `flatList: true` gives one set whose `clusters`
+                    // parameter lists every cluster.
+                    if text(s(body, "flatList")).as_deref() == Some("true") {
+                        GeneratorKind::Other(format!("{CLUSTERS_GENERATOR} (flatList)"))
+                    } else {
+                        GeneratorKind::Clusters {
+                            selector: selector_of(s(body, "selector")),
+                            values,
+                        }
                     }
                 }
                 "matrix" => GeneratorKind::Matrix(generators(s(body, "generators"))),

@@ -59,8 +59,10 @@ pub fn registration_of(doc: &Node, file: &str) -> Option<Registered> {
         ("name".into(), name.clone()),
         ("nameNormalized".into(), normalized(&name)),
         (server_key().into(), field(server_key()).unwrap_or_default()),
-        ("project".into(), field("project").unwrap_or_default()),
     ];
+    // `project` only when the registration sets it (argo-cd
+    // `getClusterParameters`).
+    params.extend(field("project").map(|p| ("project".into(), p)));
     let labels = scalars(labels_node);
     for (k, v) in &labels {
         params.push((format!("metadata.labels.{k}"), v.clone()));
@@ -206,11 +208,23 @@ fn put_all(one: &mut Params, other: &Params) {
 
 /// The cluster generator (Generators-Cluster.md, argo-cd
 /// `ClusterGenerator.GenerateParams`): each registration its selector
-/// matches; the local cluster (`in-cluster`) too when the selector is
-/// empty; `values.<key>` with the cluster's parameters put in. The hub may
+/// matches; the local cluster (`in-cluster`, last, with `nameNormalized`
+/// and an empty `project`) too when the selector is empty and no
+/// registration is its; `values.<key>` with the cluster's parameters put
+/// in. (`flatList`, one set listing every cluster, is not read: the
+/// table makes it an unknown generator.) The hub may
 /// register clusters the repository does not hold: never complete.
 fn clusters(selector: &Selector, values: &Params, regs: &[Registered]) -> Result<Known, String> {
     let mut sets = Vec::new();
+    for r in regs {
+        match selects(selector, &r.labels) {
+            Some(true) => sets.push(r.params.clone()),
+            Some(false) => {}
+            None => return Err("the cluster generator's selector is not read".into()),
+        }
+    }
+    // The local cluster last, when no registration is its (argo-cd
+    // `SecretsContainInClusterCredentials`) and the selector is empty.
     if selector.is_empty()
         && !regs
             .iter()
@@ -218,15 +232,10 @@ fn clusters(selector: &Selector, values: &Params, regs: &[Registered]) -> Result
     {
         sets.push(vec![
             ("name".to_string(), IN_CLUSTER.0.to_string()),
+            ("nameNormalized".to_string(), IN_CLUSTER.0.to_string()),
             (server_key().to_string(), IN_CLUSTER.1.to_string()),
+            ("project".to_string(), String::new()),
         ]);
-    }
-    for r in regs {
-        match selects(selector, &r.labels) {
-            Some(true) => sets.push(r.params.clone()),
-            Some(false) => {}
-            None => return Err("the cluster generator's selector is not read".into()),
-        }
     }
     for set in &mut sets {
         let with: Params = values
@@ -451,8 +460,10 @@ mod tests {
         let all = clusters(&Selector::default(), &values, std::slice::from_ref(&reg)).unwrap();
         assert!(!all.complete);
         assert_eq!(all.sets.len(), 2);
-        assert!(has(&all.sets[0], "name", IN_CLUSTER.0));
-        assert!(has(&all.sets[1], "values.dir", "envs/prod"));
+        assert!(has(&all.sets[0], "values.dir", "envs/prod"));
+        assert!(has(&all.sets[1], "name", IN_CLUSTER.0));
+        assert!(has(&all.sets[1], "nameNormalized", IN_CLUSTER.0));
+        assert!(has(&all.sets[1], "values.dir", "envs/in-cluster"));
         let prod = Selector {
             match_labels: labels(&[("env", "prod")]),
             ..Selector::default()
@@ -497,5 +508,37 @@ mod tests {
             known(&[matrix(scm)], &inputs),
             vec![labels(&[("env", "prod")])]
         );
+    }
+
+    /// Generators-Cluster.md, argo-cd `applicationset/generators/cluster.go`:
+    /// `flatList: true` makes one set whose `clusters` parameter lists every
+    /// cluster, so a template's `{{name}}` is no cluster's: not known.
+    #[test]
+    fn a_flat_list_cluster_generator_is_not_known() {
+        let doc = |flat: &str| {
+            crate::syntax::yaml::read_yaml_or_json(&format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: s}}\nspec:\n  generators:\n    - clusters: {{flatList: {flat}}}\n  template:\n    spec:\n      source: {{repoURL: r, path: 'envs/{{{{name}}}}'}}\n"
+            ))
+            .unwrap()
+            .remove(0)
+        };
+        let none = |_: &GitGenerator| -> Result<Vec<Params>, String> { Err("none".into()) };
+        let inputs = Inputs {
+            registrations: &[],
+            git: &none,
+        };
+        let made_of = |flat: &str| {
+            let d = doc(flat);
+            let app = crate::model::application::app_of(&crate::model::application::Manifest {
+                file: "s.yaml",
+                doc: &d,
+            })
+            .unwrap();
+            made(&app, &inputs).unwrap()
+        };
+        let (apps, complete) = made_of("false").unwrap();
+        assert_eq!(apps[0].sources[0].path.as_deref(), Some("envs/in-cluster"));
+        assert!(!complete);
+        assert!(made_of("true").unwrap_err().contains("flatList"));
     }
 }

@@ -1005,54 +1005,31 @@ fn registrations(all: &[Entry]) -> Vec<Registered> {
     out
 }
 
-/// A git generator's parameter sets among `all`: each file its `files`
-/// globs match (its keys flattened, [`resolve::file_params`]), each folder
-/// its `directories` globs match ([`resolve::dir_params`]; an `exclude`
-/// glob drops folders).
+/// A git generator's parameter sets among the files of `all`
+/// ([`resolve::git::sets`]): a files glob read as either globbing reads it
+/// ([`resolve::files_match_either`]); a file that does not parse is
+/// skipped.
 fn git_sets(g: &application::GitGenerator, all: &[Entry]) -> Vec<application::Params> {
     let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
-    let mut out = Vec::new();
-    for e in all {
-        let r = rel(e);
-        if !g
-            .files
-            .iter()
-            .any(|glob| resolve::files_match_either(glob, &r))
-        {
-            continue;
-        }
-        let Some(docs) = std::fs::read_to_string(&e.path)
-            .ok()
-            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
-        else {
-            continue;
-        };
-        let params = resolve::file_params(&r, &docs);
-        out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
-    }
-    if g.directories.is_empty() {
-        return out;
-    }
+    let files: Vec<String> = all.iter().map(rel).collect();
     let mut dirs: BTreeSet<String> = BTreeSet::new();
-    for e in all {
-        let r = rel(e);
-        let mut d = r.as_str();
-        while let Some((parent, _)) = d.rsplit_once('/') {
-            dirs.insert(parent.to_string());
-            d = parent;
+    if !g.directories.is_empty() {
+        for r in &files {
+            let mut d = r.as_str();
+            while let Some((parent, _)) = d.rsplit_once('/') {
+                dirs.insert(parent.to_string());
+                d = parent;
+            }
         }
     }
-    let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
-    for d in &dirs {
-        let hit = |list: &[&(String, bool)]| {
-            list.iter()
-                .any(|(glob, _)| resolve::path_match(glob.trim_start_matches('/'), d))
-        };
-        if hit(&included) && !hit(&excluded) {
-            out.push(resolve::dir_params(d).into_iter().collect());
-        }
-    }
-    out
+    let dirs: Vec<String> = dirs.into_iter().collect();
+    let docs = |f: &str| -> Result<Option<Vec<crate::syntax::yaml::Node>>, String> {
+        let path = all.iter().find(|e| rel(e) == f).map(|e| &e.path);
+        Ok(path
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok()))
+    };
+    resolve::git::sets(g, &dirs, &files, &resolve::files_match_either, &docs).unwrap_or_default()
 }
 
 /// Per Application source: `(source.path, value files from the repository

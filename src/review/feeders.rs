@@ -1152,30 +1152,27 @@ impl Model {
                 g.revision
             ));
         }
-        let mut sets = Vec::new();
+        let mut dirs: Vec<String> = Vec::new();
         for (glob, _) in g.directories.iter().filter(|(_, ex)| !ex) {
-            for d in below(tree, glob, true) {
-                let excluded = g.directories.iter().any(|(p, ex)| *ex && path_match(p, &d));
-                if path_match(glob, &d) && !excluded {
-                    sets.push(crate::find::resolve::dir_params(&d).into_iter().collect());
-                }
-            }
+            dirs.extend(below(tree, glob, true));
         }
+        let mut files: Vec<String> = Vec::new();
         for glob in &g.files {
-            for f in below(tree, glob, false) {
-                if !self.files_glob(glob, &f) {
-                    continue;
-                }
-                let docs = tree
-                    .read(&f)
-                    .and_then(|t| yaml::read_yaml_or_json(&t).ok())
-                    .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
-                    .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))?;
-                let params = crate::find::resolve::file_params(&f, &docs);
-                sets.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
-            }
+            files.extend(below(tree, glob, false));
         }
-        Ok(sets)
+        for list in [&mut dirs, &mut files] {
+            list.sort();
+            list.dedup();
+        }
+        let docs = |f: &str| {
+            tree.read(f)
+                .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
+                .map(Some)
+                .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))
+        };
+        let reads = |glob: &str, f: &str| self.files_glob(glob, f);
+        crate::find::resolve::git::sets(g, &dirs, &files, &reads, &docs)
     }
 
     /// The git generators of `app` that read `file` (`this`: which read

@@ -7,6 +7,7 @@
 //! [`normalized`], argo-cd's `sanitizeName`,
 //! which the git and cluster generators both use.
 
+use crate::model::application::{GitGenerator, Params};
 use crate::syntax::yaml::{Node, Seg, Value, YamlPath};
 use std::collections::BTreeMap;
 
@@ -114,6 +115,48 @@ pub fn normalized(name: &str) -> String {
         .collect();
     out.truncate(253);
     out.trim_matches(['-', '.']).to_string()
+}
+
+/// A generator file's documents by its path: `Ok(None)` skips the file,
+/// `Err` says why the generator's sets are not known.
+pub type FileDocs<'a> = dyn Fn(&str) -> Result<Option<Vec<Node>>, String> + 'a;
+
+/// A git generator's parameter sets (Generators-Git.md; argo-cd
+/// `applicationset/generators/git.go`): each folder among `dirs` that one
+/// of its `directories` entries matches and no `exclude` entry does
+/// ([`path_match`], [`dir_params`]), then each file among `files` that one
+/// of its `files` globs reads (`reads`: [`files_match`] under the
+/// controller's setting), its keys flattened ([`file_params`]) from
+/// `docs` (`Ok(None)`: the file is skipped). A folder or file is one set
+/// however many entries match it.
+pub fn sets(
+    g: &GitGenerator,
+    dirs: &[String],
+    files: &[String],
+    reads: &dyn Fn(&str, &str) -> bool,
+    docs: &FileDocs,
+) -> Result<Vec<Params>, String> {
+    let mut out: Vec<Params> = Vec::new();
+    let hit = |d: &str, exclude: bool| {
+        g.directories
+            .iter()
+            .any(|(p, ex)| *ex == exclude && path_match(p, d))
+    };
+    for d in dirs {
+        if hit(d, false) && !hit(d, true) {
+            out.push(dir_params(d).into_iter().collect());
+        }
+    }
+    for f in files {
+        if !g.files.iter().any(|glob| reads(glob, f)) {
+            continue;
+        }
+        if let Some(docs) = docs(f)? {
+            let params = file_params(f, &docs);
+            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+        }
+    }
+    Ok(out)
 }
 
 /// Glob matching as ArgoCD's directory `include`/`exclude` and git
@@ -264,6 +307,43 @@ mod tests {
         ));
         assert!(files_match_either("/envs/*.yaml", "envs/prod.yaml"));
         assert!(!files_match_either("envs/*.yaml", "other/prod.yaml"));
+    }
+
+    /// Generators-Git.md: a directories generator gives each folder one
+    /// of its paths matches (`path.Match`) and no `exclude` entry does,
+    /// once however many entries match it; a files generator each file its
+    /// globs read, its keys flattened.
+    #[test]
+    fn git_sets_give_each_folder_and_file_once() {
+        let g = GitGenerator {
+            directories: vec![
+                ("apps/*".into(), false),
+                ("apps/a*".into(), false),
+                ("apps/skip".into(), true),
+            ],
+            files: vec!["cfg/*.json".into()],
+            repo_url: String::new(),
+            revision: String::new(),
+        };
+        let dirs: Vec<String> = ["apps", "apps/a1", "apps/skip", "apps/a1/deep"]
+            .map(String::from)
+            .to_vec();
+        let files: Vec<String> = ["cfg/x.json", "cfg/notes.txt"].map(String::from).to_vec();
+        let docs = |f: &str| {
+            Ok(Some(
+                crate::syntax::yaml::read_yaml_or_json(&format!("{{\"name\": \"{f}\"}}")).unwrap(),
+            ))
+        };
+        let reads = |glob: &str, f: &str| files_match(glob, f, false);
+        let got = sets(&g, &dirs, &files, &reads, &docs).unwrap();
+        let value =
+            |set: &Params, k: &str| set.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(value(&got[0], "path").as_deref(), Some("apps/a1"));
+        assert_eq!(value(&got[1], "name").as_deref(), Some("cfg/x.json"));
+        let refuse =
+            |_: &str| -> Result<Option<Vec<Node>>, String> { Err("not one mapping".into()) };
+        assert!(sets(&g, &dirs, &files, &reads, &refuse).is_err());
     }
 
     /// argo-cd `SanitizeName` (applicationset/utils/template_functions.go),

@@ -23,8 +23,9 @@ pub type ValuesDoc = (Node, String);
 /// the text of the Application's file (the `valuesObject` node's offsets).
 /// `Err` names what is not followed: `fileParameters`, a values string
 /// that is not one YAML mapping, a parameter name that is not a path of
-/// keys, or a value Helm or ArgoCD would not take as written (a
-/// `{a,b}` list, a backslash escape, a `$VAR` ArgoCD substitutes, `null`).
+/// keys, a value Helm or ArgoCD would not take as written (a `{a,b}`
+/// list, a backslash escape, a `$VAR` ArgoCD substitutes, `null`), or a
+/// template action (an ApplicationSet's generator parameter).
 pub fn inline_values(inline: &InlineHelm, file_text: &str) -> Result<Vec<ValuesDoc>, String> {
     if inline.file_parameters {
         return Err("`helm.fileParameters` (a file's content as a value) is not followed".into());
@@ -46,6 +47,19 @@ pub fn inline_values(inline: &InlineHelm, file_text: &str) -> Result<Vec<ValuesD
     }
     if let Some(list) = &inline.parameters {
         out.extend(parameters(list)?);
+    }
+    // An ApplicationSet template's `{{.param}}` is each generated
+    // Application's own value.
+    for (doc, _) in &out {
+        let mut templated = false;
+        doc.walk(&mut |_, n: &Node| {
+            templated |= matches!(&n.value, Value::Scalar(v, _) if v.contains("{{"));
+        });
+        if templated {
+            return Err(
+                "they hold a template action (generator parameters), which is not followed".into(),
+            );
+        }
     }
     Ok(out)
 }
@@ -189,6 +203,8 @@ mod tests {
             "      parameters: [{name: a, value: '{x,y}'}]\n",
             "      parameters: [{name: a, value: '$ARGOCD_APP_NAME'}]\n",
             "      values: |\n        a: 1\n        ---\n        b: 2\n",
+            "      valuesObject: {a: '{{.rev}}'}\n",
+            "      parameters: [{name: a, value: '{{.rev}}'}]\n",
         ] {
             let (i, t) = inline_of(refused);
             assert!(inline_values(&i, &t).is_err(), "{refused}");

@@ -23,8 +23,10 @@
 //! ([`crate::find::resolve::charts`]).
 
 use crate::find::resolve::charts::{inline_values, ValuesDoc};
+use crate::find::resolve::{value_file, ValueFile};
 use crate::model::application::{app_of, App, Manifest, Source};
 use crate::syntax::yaml::{self, Node, Value};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Where a template's rendering stops: the 1-based line and why.
@@ -149,11 +151,7 @@ fn charts_reading(
                 continue;
             };
             let named = s.value_files.iter().any(|v| {
-                let r = match v.strip_prefix('/') {
-                    Some(abs) => crate::find::resolve::normalize("", abs),
-                    None => crate::find::resolve::normalize(p, v),
-                };
-                r.as_deref() == Some(file)
+                value_file(&a.sources, s, v, &BTreeMap::new()) == ValueFile::Repo(file.into())
             });
             if named && root.join(p).join("Chart.yaml").is_file() && !out.iter().any(|c| c == p) {
                 out.push(p.to_string());
@@ -247,14 +245,13 @@ fn values_of(
     }
     let mut files = vec![format!("{chart}/values.yaml")];
     for v in &src.value_files {
-        if v.starts_with('$') || v.contains("://") || v.contains("{{") {
-            return Err(format!("{}'s value file `{v}` is not followed", app.id()));
+        match value_file(&app.sources, src, v, &BTreeMap::new()) {
+            ValueFile::Repo(p) => files.push(p),
+            ValueFile::Refused { why, .. } => {
+                return Err(format!("the value file `{v}` is refused: {why}"))
+            }
+            _ => return Err(format!("{}'s value file `{v}` is not followed", app.id())),
         }
-        let resolved = match v.strip_prefix('/') {
-            Some(abs) => crate::find::resolve::normalize("", abs),
-            None => crate::find::resolve::normalize(chart, v),
-        };
-        files.push(resolved.ok_or_else(|| format!("the value file `{v}` climbs above the root"))?);
     }
     let mut docs = Vec::new();
     for f in files {

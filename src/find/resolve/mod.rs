@@ -29,6 +29,8 @@
 //!   from the repository (list, the cluster generator over the
 //!   registrations it holds, git, matrix and merge of them, selectors) and
 //!   the Applications they make ([`sets::made`]).
+//! - [`charts`]: an Application's inline Helm values as its chart's values,
+//!   in ArgoCD's precedence.
 //!
 //! Paths are `/`-separated and relative to the repository root.
 

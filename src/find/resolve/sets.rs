@@ -296,7 +296,7 @@ fn merge(keys: &[String], children: &[Generator], regs: &Inputs) -> Result<Known
 
 /// Every parameter set generators are known to make from the repository,
 /// for discovery (which files a templated `valueFiles` name may be): each
-/// generator's sets ([`sets_of`]) when known; of a matrix or merge whose
+/// generator's sets (`sets_of`) when known; of a matrix or merge whose
 /// sets are not (a child reads a service), the sets of its children that
 /// are known, each alone, so a name that needs only their parameters is
 /// still found. Not what the hub makes: the review asks [`made`].

@@ -57,7 +57,7 @@ pub fn follow(walk: &Walk) -> HashMap<PathBuf, Vec<Flow>> {
         let rel = e.rel.trim_start_matches("./");
         let wanted: Vec<&Reads> = reads
             .iter()
-            .filter(|r| r.globs.iter().any(|g| resolve::glob_match(g, rel)))
+            .filter(|r| r.globs.iter().any(|g| resolve::files_match_either(g, rel)))
             .collect();
         if wanted.is_empty() {
             continue;

@@ -221,7 +221,11 @@ pub fn given(param: &str, app: &App, doc: &Node, file: &Path, all: &[Entry]) -> 
     for g in &app.git_generators {
         for e in all {
             let rel = e.rel.trim_start_matches("./");
-            if !g.files.iter().any(|glob| resolve::glob_match(glob, rel)) {
+            if !g
+                .files
+                .iter()
+                .any(|glob| resolve::files_match_either(glob, rel))
+            {
                 continue;
             }
             let Some(docs) = std::fs::read_to_string(&e.path)

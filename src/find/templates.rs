@@ -40,11 +40,14 @@
 
 use crate::discover::walk::{Entry, Walk};
 use crate::find::params::{self, Given, Leaf};
-use crate::find::resolve;
+use crate::find::resolve::{self, sets::Registered};
 use crate::model::application::{self, Destination};
 use crate::model::names;
 use crate::model::positions::{self, Position, Seg, YamlPath};
-use crate::syntax::yaml::{mask_templates, template_actions, Events, Stack, MAX_DEPTH};
+use crate::syntax::yaml::{
+    action_expr, mask_templates, template_actions, Events, Stack, MAX_DEPTH,
+};
+use std::cell::OnceCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
@@ -988,6 +991,7 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 /// no known parameter fills and a refused name are no file here.
 fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
     let entries: Vec<Entry> = entries.collect();
+    let regs = OnceCell::new();
     let mut out = Vec::new();
     for e in &entries {
         if e.role != crate::discover::walk::Role::Yaml {
@@ -1010,7 +1014,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
             continue;
         };
         for doc in &docs {
-            app_values(e, &text, doc, &entries, &mut out);
+            app_values(e, &text, doc, &entries, &regs, &mut out);
         }
     }
     out
@@ -1023,13 +1027,14 @@ fn app_values(
     text: &str,
     doc: &crate::syntax::yaml::Node,
     all: &[Entry],
+    regs: &OnceCell<Vec<Registered>>,
     out: &mut Vec<AppValues>,
 ) {
     let m = application::Manifest { file: "", doc };
     let Some(app) = application::app_of(&m) else {
         return;
     };
-    let inline = inline_values(doc, app.kind);
+    let inline = inline_values(doc, &app);
     // A name templated by generator parameters is each parameter set's
     // file: read only when a name needs them.
     let mut params: Option<Vec<BTreeMap<String, String>>> = None;
@@ -1078,7 +1083,7 @@ fn app_values(
         let mut files: Vec<String> = Vec::new();
         for f in &src.value_files {
             let sets: &[BTreeMap<String, String>] = if f.contains("{{") {
-                params.get_or_insert_with(|| generator_params(&app, doc, all))
+                params.get_or_insert_with(|| generator_params(&app, doc, all, regs))
             } else {
                 &NO_PARAMS
             };
@@ -1101,55 +1106,85 @@ fn app_values(
 static NO_PARAMS: [BTreeMap<String, String>; 1] = [BTreeMap::new()];
 
 /// The parameter sets an ApplicationSet's generators make from what is in
-/// the repository: each list element, each file a git files generator's
-/// glob matches among `all` (its keys flattened, [`resolve::file_params`]),
-/// each folder a git directories generator's glob matches
-/// ([`resolve::dir_params`]; an `exclude` glob drops folders).
+/// the repository, by the resolution the after-merge review uses
+/// ([`resolve::sets::known`]): list elements, the cluster generator over
+/// the cluster registrations among `all` (`regs`, read once), git
+/// generators over the files of `all` ([`git_sets`]), and matrix and merge
+/// generators combining them; plus each top-level list's elements as
+/// written when the model does not read them as literal parameters.
 fn generator_params(
     app: &application::App,
     doc: &crate::syntax::yaml::Node,
     all: &[Entry],
+    regs: &OnceCell<Vec<Registered>>,
 ) -> Vec<BTreeMap<String, String>> {
     if app.kind != "ApplicationSet" {
         return Vec::new();
     }
-    let mut out = positions::list_elements(doc);
-    let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
-    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    let git = |g: &application::GitGenerator| Ok(git_sets(g, all));
+    let inputs = resolve::sets::Inputs {
+        registrations: regs.get_or_init(|| registrations(all)),
+        git: &git,
+    };
+    let mut out: Vec<BTreeMap<String, String>> = resolve::sets::known(&app.generators, &inputs)
+        .into_iter()
+        .map(|set| set.into_iter().collect())
+        .collect();
+    out.extend(positions::list_elements(doc));
+    out
+}
+
+/// The cluster registrations among `all` (what a cluster generator reads,
+/// [`resolve::sets::registration_of`]).
+fn registrations(all: &[Entry]) -> Vec<Registered> {
+    let mut out = Vec::new();
     for e in all {
-        let r = rel(e);
-        let mut d = r.as_str();
-        while let Some((parent, _)) = d.rsplit_once('/') {
-            dirs.insert(parent.to_string());
-            d = parent;
+        if e.role != crate::discover::walk::Role::Yaml {
+            continue;
         }
-    }
-    for g in &app.git_generators {
-        for e in all {
-            let r = rel(e);
-            if !g.files.iter().any(|glob| resolve::glob_match(glob, &r)) {
-                continue;
-            }
-            let Some(docs) = std::fs::read_to_string(&e.path)
-                .ok()
-                .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
-            else {
-                continue;
-            };
-            let params = resolve::file_params(&r, &docs);
-            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+        let Ok(text) = std::fs::read_to_string(&e.path) else {
+            continue;
+        };
+        if !text.contains(positions::CLUSTER_SECRET_LABEL.0) {
+            continue;
         }
-        let (excluded, included): (Vec<_>, Vec<_>) = g.directories.iter().partition(|(_, x)| *x);
-        for d in &dirs {
-            let hit = |list: &[&(String, bool)]| {
-                list.iter().any(|(glob, _)| resolve::glob_match(glob, d))
-            };
-            if hit(&included) && !hit(&excluded) {
-                out.push(resolve::dir_params(d));
-            }
-        }
+        let Ok(docs) = crate::syntax::yaml::read_yaml_or_json(&text) else {
+            continue;
+        };
+        let rel = e.rel.trim_start_matches("./");
+        out.extend(
+            docs.iter()
+                .filter_map(|d| resolve::sets::registration_of(d, rel)),
+        );
     }
     out
+}
+
+/// A git generator's parameter sets among the files of `all`
+/// ([`resolve::git::sets`]): a files glob read as either globbing reads it
+/// ([`resolve::files_match_either`]); a file that does not parse is
+/// skipped.
+fn git_sets(g: &application::GitGenerator, all: &[Entry]) -> Vec<application::Params> {
+    let rel = |e: &Entry| e.rel.trim_start_matches("./").to_string();
+    let files: Vec<String> = all.iter().map(rel).collect();
+    let mut dirs: BTreeSet<String> = BTreeSet::new();
+    if !g.directories.is_empty() {
+        for r in &files {
+            let mut d = r.as_str();
+            while let Some((parent, _)) = d.rsplit_once('/') {
+                dirs.insert(parent.to_string());
+                d = parent;
+            }
+        }
+    }
+    let dirs: Vec<String> = dirs.into_iter().collect();
+    let docs = |f: &str| -> Result<Option<Vec<crate::syntax::yaml::Node>>, String> {
+        let path = all.iter().find(|e| rel(e) == f).map(|e| &e.path);
+        Ok(path
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok()))
+    };
+    resolve::git::sets(g, &dirs, &files, &resolve::files_match_either, &docs).unwrap_or_default()
 }
 
 /// Per Application source: `(source.path, value files from the repository
@@ -1193,54 +1228,57 @@ impl Held {
     }
 }
 
-/// The sources of an Application (or ApplicationSet template) document
-/// that give values inline: each source's index (in `App::sources` order:
-/// `sources` when it lists any, else `source`), the path of its
-/// `helm.valuesObject`, of its `helm.values` string, or of its
-/// `helm.parameters[].value`s, which, and the node holding them.
-fn inline_values<'d>(
-    doc: &'d crate::syntax::yaml::Node,
-    kind: &str,
-) -> Vec<(usize, Vec<Step>, Held, &'d crate::syntax::yaml::Node)> {
+/// The sources of an Application (or ApplicationSet template) `app`, read
+/// from the document `doc`, that give values inline (the table's
+/// [`application::InlineHelm`], which the after-merge renderer reads too):
+/// each source's index (in `App::sources` order: `sources` when it lists
+/// any, else `source`), the path of its `helm.valuesObject`, of its
+/// `helm.values` string, or of its `helm.parameters[].value`s, which, and
+/// the node holding them.
+fn inline_values<'a>(
+    doc: &crate::syntax::yaml::Node,
+    app: &'a application::App,
+) -> Vec<(usize, Vec<Step>, Held, &'a crate::syntax::yaml::Node)> {
     use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
     let mut base = vec![key("spec")];
     let mut spec = s(V(Some(doc)), "spec");
-    if kind == "ApplicationSet" {
+    if app.kind == "ApplicationSet" {
         base.extend([key("template"), key("spec")]);
         spec = s(s(spec, "template"), "spec");
     }
     // `sources` replaces `source` when it lists any, as in `app_of`.
-    let list = s(spec, "sources").as_vec().filter(|l| !l.is_empty());
-    let sources: Vec<(V, Vec<Step>)> = match list {
-        Some(l) => l
-            .into_iter()
-            .map(|v| (v, vec![key("sources"), Step::Each]))
-            .collect(),
-        None => vec![(s(spec, "source"), vec![key("source")])],
-    };
+    let listed = s(spec, "sources").as_vec().is_some_and(|l| !l.is_empty());
+    base.extend(match listed {
+        true => vec![key("sources"), Step::Each],
+        false => vec![key("source")],
+    });
+    base.push(key(application::HELM));
     let mut out = Vec::new();
-    for (i, (src, at)) in sources.into_iter().enumerate() {
-        let helm = s(src, application::HELM);
-        let mut path = base.clone();
-        path.extend(at);
-        path.push(key(application::HELM));
-        let with = |more: &[&str]| {
-            let mut p = path.clone();
-            p.extend(more.iter().map(|k| key(k)));
+    for (i, src) in app.sources.iter().enumerate() {
+        let with = |more: &[Step]| {
+            let mut p = base.clone();
+            p.extend(more.iter().cloned());
             p
         };
-        if let Some(n) = s(helm, application::HELM_VALUES_OBJECT).0 {
-            out.push((i, with(&[application::HELM_VALUES_OBJECT]), Held::Object, n));
+        let inline = &src.inline;
+        if let Some(n) = &inline.object {
+            out.push((
+                i,
+                with(&[key(application::HELM_VALUES_OBJECT)]),
+                Held::Object,
+                n,
+            ));
         }
-        let values = s(helm, application::HELM_VALUES);
-        if let Some(n) = values.0.filter(|_| application::text(values).is_some()) {
-            out.push((i, with(&[application::HELM_VALUES]), Held::Values, n));
+        if let Some(n) = &inline.values {
+            out.push((i, with(&[key(application::HELM_VALUES)]), Held::Values, n));
         }
-        let list = s(helm, application::HELM_PARAMETERS);
-        if let Some(n) = list.0.filter(|_| list.as_vec().is_some()) {
-            let mut p = with(&[application::HELM_PARAMETERS]);
-            p.extend([Step::Each, key(positions::HELM_PARAMETER_VALUE)]);
+        if let Some(n) = &inline.parameters {
+            let p = with(&[
+                key(application::HELM_PARAMETERS),
+                Step::Each,
+                key(positions::HELM_PARAMETER_VALUE),
+            ]);
             out.push((i, p, Held::Parameters, n));
         }
     }
@@ -1266,21 +1304,16 @@ struct Action {
 }
 
 /// The actions of a chart's text, read by the one template lexer
-/// ([`template_actions`]): a `}}` inside a string
+/// ([`template_actions`], [`action_expr`]): a `}}` inside a string
 /// literal (double-quoted with escapes, raw backquoted) or a comment does
 /// not end an action.
 fn actions(text: &str) -> Vec<Action> {
     template_actions(text)
         .into_iter()
-        .map(|(start, end)| {
-            let inner = &text[start + 2..end - 2];
-            let inner = inner.strip_prefix('-').unwrap_or(inner);
-            let inner = inner.strip_suffix('-').unwrap_or(inner);
-            Action {
-                start,
-                end,
-                expr: inner.trim().to_string(),
-            }
+        .map(|(start, end)| Action {
+            start,
+            end,
+            expr: action_expr(text, start, end).0.to_string(),
         })
         .collect()
 }

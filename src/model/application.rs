@@ -27,6 +27,8 @@ pub struct Source {
     /// `valuesObject`, `parameters`, `fileParameters`): they override the
     /// value files.
     pub helm_inline: bool,
+    /// Those values, each node as read ([`InlineHelm`]).
+    pub inline: InlineHelm,
     pub kustomize: bool,
     /// A config management plugin renders it (`plugin:`): what it reads is
     /// the plugin's business.
@@ -37,6 +39,34 @@ pub struct Source {
     /// Declared under `feeders:` in `.rebind.yaml`: this repository by
     /// definition.
     pub this_repo: bool,
+}
+
+/// The values a Helm source gives its chart in the Application itself
+/// (argo-cd `ApplicationSourceHelm`), each node as read from the
+/// Application's document: discovery finds positions in them, and the
+/// after-merge renderer takes them as the chart's values in ArgoCD's
+/// precedence (`find::resolve::charts`).
+#[derive(Debug, Clone, Default)]
+pub struct InlineHelm {
+    /// `helm.valuesObject`.
+    pub object: Option<Node>,
+    /// `helm.values`, a string holding a YAML document.
+    pub values: Option<Node>,
+    /// `helm.parameters`, the list (each item: [`helm_parameter`]).
+    pub parameters: Option<Node>,
+    /// `helm.fileParameters` is given (a file's content as a value).
+    pub file_parameters: bool,
+}
+
+/// One item of `helm.parameters`: its `name` (Helm's `--set` syntax) and
+/// `value` nodes, and whether `forceString` is true (`--set-string`).
+pub fn helm_parameter(item: &Node) -> (Option<&Node>, Option<&Node>, bool) {
+    let force = text(s(V(Some(item)), "forceString")).as_deref() == Some("true");
+    (
+        item.get(HELM_PARAMETER_NAME),
+        item.get(crate::model::positions::HELM_PARAMETER_VALUE),
+        force,
+    )
 }
 
 impl Source {
@@ -148,6 +178,8 @@ pub const HELM_VALUES_OBJECT: &str = "valuesObject";
 pub const HELM_VALUES: &str = "values";
 /// `[{name, value}]`, each `name` in Helm's `--set` syntax.
 pub const HELM_PARAMETERS: &str = "parameters";
+/// A `helm.parameters` item's name.
+pub const HELM_PARAMETER_NAME: &str = "name";
 
 pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
     V(y.0.and_then(|n| n.get(key)))
@@ -180,10 +212,27 @@ pub fn source_of(y: V) -> Source {
         helm_inline: ["values", "valuesObject", "parameters", "fileParameters"]
             .iter()
             .any(|k| !s(s(y, "helm"), k).is_badvalue()),
+        inline: inline_helm(s(y, HELM)),
         kustomize: !s(y, "kustomize").is_badvalue(),
         plugin: !s(y, "plugin").is_badvalue(),
         directory_given: !dir.is_badvalue(),
         this_repo: false,
+    }
+}
+
+/// The inline values of a source's `helm:` ([`InlineHelm`]): `values` only
+/// when it is a string, `parameters` only when it is a list.
+fn inline_helm(helm: V) -> InlineHelm {
+    let values = s(helm, HELM_VALUES);
+    let parameters = s(helm, HELM_PARAMETERS);
+    InlineHelm {
+        object: s(helm, HELM_VALUES_OBJECT).0.cloned(),
+        values: values.0.filter(|_| text(values).is_some()).cloned(),
+        parameters: parameters
+            .0
+            .filter(|_| parameters.as_vec().is_some())
+            .cloned(),
+        file_parameters: !s(helm, "fileParameters").is_badvalue(),
     }
 }
 
@@ -617,9 +666,15 @@ pub fn generators(gens: V) -> Vec<Generator> {
                             }
                         }
                     }
-                    GeneratorKind::Clusters {
-                        selector: selector_of(s(body, "selector")),
-                        values,
+                    // `flatList: true` gives one set whose `clusters`
+                    // parameter lists every cluster.
+                    if text(s(body, "flatList")).as_deref() == Some("true") {
+                        GeneratorKind::Other(format!("{CLUSTERS_GENERATOR} (flatList)"))
+                    } else {
+                        GeneratorKind::Clusters {
+                            selector: selector_of(s(body, "selector")),
+                            values,
+                        }
                     }
                 }
                 "matrix" => GeneratorKind::Matrix(generators(s(body, "generators"))),

@@ -15,7 +15,8 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
-use super::generated::{self, Registered};
+use crate::find::resolve::git::{files_match, glob_match, path_match};
+use crate::find::resolve::sets::{self, Registered};
 use crate::model::application::{
     app_of, project_of, s, text, unmask, App, GitGenerator, Manifest, Params, Project, Source, V,
 };
@@ -158,33 +159,6 @@ fn is_semver_range(rev: &str) -> bool {
         || rev.contains(" - ")
         || rev.contains("||")
         || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
-}
-
-/// Glob matching as ArgoCD's directory `include`/`exclude` and git
-/// generators' `files`/`directories` use it: argo-cd `util/glob.Match`
-/// (gobwas/glob compiled with no separators), so `*` crosses `/`; `{a,b}`
-/// alternatives, `?`, `[...]` and `[!...]`; case-sensitive. A pattern that
-/// does not compile matches nothing (as `glob.Match` returns false).
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(false)
-        .case_insensitive(false)
-        .backslash_escape(true)
-        .empty_alternates(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
-}
-
-/// Go's `path.Match`, as a git directories generator matches its `path`
-/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
-/// no `{a,b}` alternatives (a brace is itself).
-fn path_match(pattern: &str, text: &str) -> bool {
-    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
-    globset::GlobBuilder::new(&literal_braces)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
 }
 
 /// Whether a source covers a file, and if not, why not.
@@ -822,18 +796,10 @@ impl Model {
         )
     }
 
-    /// Whether a git files generator's glob matches a file: greedy by
-    /// default (`*` crosses `/`), doublestar with the controller's new
-    /// globbing (Generators-Git-File-Globbing.md).
+    /// Whether a git files generator's glob matches a file, under the
+    /// controller's globbing setting ([`files_match`]).
     fn files_glob(&self, glob: &str, file: &str) -> bool {
-        if !self.controller_policy.new_file_globbing {
-            return glob_match(glob, file);
-        }
-        globset::GlobBuilder::new(glob)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .build()
-            .is_ok_and(|g| g.compile_matcher().is_match(file))
+        files_match(glob, file, self.controller_policy.new_file_globbing)
     }
 
     fn identity_known(&self) -> bool {
@@ -975,12 +941,12 @@ impl Model {
             // cluster registrations in the repository, matrix and merge of
             // them) is judged by the Applications it makes.
             let git = |g: &GitGenerator| self.git_sets(g, tree);
-            let inputs = generated::Inputs {
+            let inputs = sets::Inputs {
                 registrations: &self.registrations,
                 git: &git,
             };
             let made = if app.sources[j].templated() {
-                generated::made(app, &inputs)
+                sets::made(app, &inputs)
             } else {
                 None
             };
@@ -1195,30 +1161,27 @@ impl Model {
                 g.revision
             ));
         }
-        let mut sets = Vec::new();
+        let mut dirs: Vec<String> = Vec::new();
         for (glob, _) in g.directories.iter().filter(|(_, ex)| !ex) {
-            for d in below(tree, glob, true) {
-                let excluded = g.directories.iter().any(|(p, ex)| *ex && path_match(p, &d));
-                if path_match(glob, &d) && !excluded {
-                    sets.push(crate::find::resolve::dir_params(&d).into_iter().collect());
-                }
-            }
+            dirs.extend(below(tree, glob, true));
         }
+        let mut files: Vec<String> = Vec::new();
         for glob in &g.files {
-            for f in below(tree, glob, false) {
-                if !self.files_glob(glob, &f) {
-                    continue;
-                }
-                let docs = tree
-                    .read(&f)
-                    .and_then(|t| yaml::read_yaml_or_json(&t).ok())
-                    .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
-                    .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))?;
-                let params = crate::find::resolve::file_params(&f, &docs);
-                sets.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
-            }
+            files.extend(below(tree, glob, false));
         }
-        Ok(sets)
+        for list in [&mut dirs, &mut files] {
+            list.sort();
+            list.dedup();
+        }
+        let docs = |f: &str| {
+            tree.read(f)
+                .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
+                .map(Some)
+                .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))
+        };
+        let reads = |glob: &str, f: &str| self.files_glob(glob, f);
+        crate::find::resolve::git::sets(g, &dirs, &files, &reads, &docs)
     }
 
     /// The git generators of `app` that read `file` (`this`: which read
@@ -1725,7 +1688,7 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
         // An AppProject decides whether its Applications sync at all.
         always |= declares_app_health(doc)
             || controller_policy(doc).is_some()
-            || generated::registration_of(doc, "").is_some()
+            || sets::registration_of(doc, "").is_some()
             || project_of(&Manifest { file: "", doc }).is_some();
         let mut apps: Vec<App> = app_of(&Manifest { file: "", doc }).into_iter().collect();
         // A masked template action reads as written (`path: {{ .path }}`).
@@ -2005,8 +1968,7 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
-            out.registrations
-                .extend(generated::registration_of(doc, rel));
+            out.registrations.extend(sets::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut project) = project_of(&m) {
                 if template {
@@ -2658,8 +2620,8 @@ fn yaml_files(root: &Path) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::find::resolve::sets::render;
     use crate::model::application::{Directory, GitGenerator};
-    use crate::review::generated::render;
 
     /// What the walk keeps of a file is read through the Application
     /// table: a source's path names its folder (`source`, or `sources`,
@@ -2797,34 +2759,6 @@ mod tests {
         );
         let unknown = RepoFacts::default();
         assert_eq!(classify("", &unknown), Revision::HeadAssumed);
-    }
-
-    #[test]
-    fn globs_follow_argocd_directory_patterns() {
-        assert!(glob_match("*.yaml", "a.yaml"));
-        assert!(glob_match("*.yaml", "sub/a.yaml"));
-        assert!(glob_match("{*.yml,*.yaml}", "a.yml"));
-        assert!(!glob_match("{*.yml,*.yaml}", "a.json"));
-        assert!(glob_match("some-directory/*", "some-directory/x.yaml"));
-        assert!(!glob_match("some-directory/*", "other/x.yaml"));
-        assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
-        assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
-        assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
-        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
-        // cross `/`; it is case-sensitive; a pattern that does not compile
-        // matches nothing.
-        assert!(glob_match("a?b.yaml", "a/b.yaml"));
-        assert!(!glob_match("*.yaml", "a.YAML"));
-        assert!(!glob_match("APPS/*", "apps/x.yaml"));
-        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
-        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
-        assert!(!glob_match("[", "["));
-        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
-        // A directories generator matches as Go's path.Match.
-        assert!(path_match("addons/*", "addons/keda"));
-        assert!(!path_match("addons/*", "addons/keda/sub"));
-        assert!(!path_match("{a,b}", "a"));
-        assert!(path_match("app-[^0-9]", "app-x"));
     }
 
     #[test]

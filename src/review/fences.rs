@@ -12,7 +12,7 @@
 //! any Application of the repository (`reposerver/repository`:
 //! "repository contains out-of-bounds symlinks").
 
-use super::generated::{server_key, Registered, IN_CLUSTER};
+use crate::find::resolve::sets::{server_key, Registered, IN_CLUSTER};
 use crate::model::application::{App, Project, DEFAULT_PROJECT};
 use std::path::{Component, Path};
 

@@ -5,7 +5,6 @@
 pub mod beside;
 pub mod feeders;
 pub mod fences;
-pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;

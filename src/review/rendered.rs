@@ -5,20 +5,28 @@
 //! app-of-apps). When exactly one Application of this repository deploys
 //! the chart and every action of the template is one this module follows,
 //! the template is rendered with those values (the chart's `values.yaml`,
-//! then the Application's value files in order, as Helm merges them) and
+//! then the Application's value files in order, then what it gives
+//! inline, as ArgoCD hands them to Helm) and
 //! the Applications it renders replace the template's. Anything else stays
 //! "not proven", naming the chart and the file:line that is not followed.
 //!
 //! Followed: `{{ .Values.a.b }}` and `{{ $.Values.a.b }}` (with `| quote`),
 //! `if`/`else`/`end` over such a value (Go's truth: false, 0, null, empty
-//! are false), comments, and the `{{-`/`-}}` trim markers. Not followed:
-//! `range`, `with`, `include`, `tpl`, functions, `.Release`, `.Chart`, a
-//! value the values files do not set, inline values of the deploying
-//! Application (`helm.values`, `valuesObject`, `parameters`), a `$ref`
-//! value file.
+//! are false), `range` over a list or a mapping's values, `toYaml`,
+//! `default`, `indent`/`nindent`, comments, and the `{{-`/`-}}` trim
+//! markers (the one lexer: [`yaml::template_actions`],
+//! [`yaml::action_expr`]). Not followed: `with`, `include`, `tpl`, functions, `.Release`, `.Chart`, a
+//! value the values files do not set, a mapping several values documents
+//! set (Helm merges them), a `$ref` value file. The deploying
+//! Application's inline values (`helm.values`, `valuesObject`,
+//! `parameters`) come after its value files, in ArgoCD's precedence
+//! ([`crate::find::resolve::charts`]).
 
+use crate::find::resolve::charts::{inline_values, ValuesDoc};
+use crate::find::resolve::{value_file, ValueFile};
 use crate::model::application::{app_of, App, Manifest, Source};
 use crate::syntax::yaml::{self, Node, Value};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Where a template's rendering stops: the 1-based line and why.
@@ -143,11 +151,7 @@ fn charts_reading(
                 continue;
             };
             let named = s.value_files.iter().any(|v| {
-                let r = match v.strip_prefix('/') {
-                    Some(abs) => crate::find::resolve::normalize("", abs),
-                    None => crate::find::resolve::normalize(p, v),
-                };
-                r.as_deref() == Some(file)
+                value_file(&a.sources, s, v, &BTreeMap::new()) == ValueFile::Repo(file.into())
             });
             if named && root.join(p).join("Chart.yaml").is_file() && !out.iter().any(|c| c == p) {
                 out.push(p.to_string());
@@ -207,7 +211,9 @@ fn render_text(root: &Path, file: &str, values: &Values) -> Result<Vec<App>, Str
 
 /// The values the one Application of this repository that deploys
 /// `chart` gives it: the chart's `values.yaml`, then its value files, in
-/// Helm's order (a later file wins).
+/// Helm's order (a later file wins), then what it gives inline
+/// (`valuesObject` or `values`, then `parameters`:
+/// [`crate::find::resolve::charts::inline_values`]).
 fn values_of(
     apps: &[App],
     root: &Path,
@@ -237,22 +243,15 @@ fn values_of(
             other.id()
         ));
     }
-    if src.helm_inline {
-        return Err(format!(
-            "{} gives it values inline (helm.values, valuesObject or parameters), which are not followed",
-            app.id()
-        ));
-    }
     let mut files = vec![format!("{chart}/values.yaml")];
     for v in &src.value_files {
-        if v.starts_with('$') || v.contains("://") || v.contains("{{") {
-            return Err(format!("{}'s value file `{v}` is not followed", app.id()));
+        match value_file(&app.sources, src, v, &BTreeMap::new()) {
+            ValueFile::Repo(p) => files.push(p),
+            ValueFile::Refused { why, .. } => {
+                return Err(format!("the value file `{v}` is refused: {why}"))
+            }
+            _ => return Err(format!("{}'s value file `{v}` is not followed", app.id())),
         }
-        let resolved = match v.strip_prefix('/') {
-            Some(abs) => crate::find::resolve::normalize("", abs),
-            None => crate::find::resolve::normalize(chart, v),
-        };
-        files.push(resolved.ok_or_else(|| format!("the value file `{v}` climbs above the root"))?);
     }
     let mut docs = Vec::new();
     for f in files {
@@ -265,22 +264,42 @@ fn values_of(
             docs.push((doc, text));
         }
     }
+    // What the Application gives inline comes last, in ArgoCD's order.
+    let text = std::fs::read_to_string(root.join(&app.file)).unwrap_or_default();
+    let inline = inline_values(&src.inline, &text)
+        .map_err(|why| format!("{}'s inline values: {why}", app.id()))?;
+    docs.extend(inline);
     Ok(Values { docs })
 }
 
-/// The values a chart renders with: each file's first document and its
-/// text (for `toYaml`, which splices the bytes of a node).
+/// The values a chart renders with: each file's first document (and each
+/// inline one) and its text (for `toYaml`, which splices the bytes of a
+/// node), lowest precedence first.
 pub struct Values {
-    docs: Vec<(Node, String)>,
+    docs: Vec<ValuesDoc>,
 }
 
 impl Values {
-    /// The node at `.Values.a.b`: the last file that sets it wins.
-    fn lookup(&self, keys: &[&str]) -> Option<(&Node, &str)> {
-        self.docs
+    /// The node at `.Values.a.b`: the last document that sets it wins. A
+    /// mapping that two documents set is merged key by key by Helm, which
+    /// is not followed (`Err`).
+    fn lookup(&self, keys: &[&str]) -> Result<Option<(&Node, &str)>, String> {
+        let mut set = self
+            .docs
             .iter()
             .rev()
-            .find_map(|(doc, text)| Some((doc.at(keys)?, text.as_str())))
+            .filter_map(|(doc, text)| Some((doc.at(keys)?, text.as_str())));
+        let Some(last) = set.next() else {
+            return Ok(None);
+        };
+        let is_map = |n: &Node| matches!(n.value, Value::Map(_));
+        if is_map(last.0) && set.any(|(n, _)| is_map(n)) {
+            return Err(format!(
+                "`.Values.{}` is a mapping several values files (or inline values) set, which Helm merges: not followed",
+                keys.join(".")
+            ));
+        }
+        Ok(Some(last))
     }
 }
 
@@ -306,26 +325,13 @@ fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
     let mut pos = 0;
     for (start, end) in yaml::template_actions(text) {
-        let inner = &text[start + 2..end - 2];
-        let ltrim = inner.len() > 1
-            && inner.starts_with('-')
-            && inner[1..].starts_with(char::is_whitespace);
-        let rtrim = inner.len() > 1
-            && inner.ends_with('-')
-            && inner[..inner.len() - 1].ends_with(char::is_whitespace);
-        let mut expr = inner;
-        if ltrim {
-            expr = &expr[1..];
-        }
-        if rtrim {
-            expr = &expr[..expr.len() - 1];
-        }
+        let (expr, ltrim, rtrim) = yaml::action_expr(text, start, end);
         let mut chunk = &text[pos.min(start)..start];
         if ltrim {
             chunk = chunk.trim_end();
         }
         out.push(Piece::Text(chunk));
-        out.push(Piece::Act(expr.trim(), line_of(start)));
+        out.push(Piece::Act(expr, line_of(start)));
         pos = end;
         if rtrim {
             pos += text[end..].len() - text[end..].trim_start().len();
@@ -487,7 +493,7 @@ impl<'t, 'v> Renderer<'t, 'v> {
     /// `range` `.`, `.a.b`, `$x`, `$x.a.b`.
     fn operand(&self, w: &str, scope: &Scope<'v>) -> Result<Got<'v>, String> {
         if let Some(keys) = values_keys(w) {
-            return Ok(match self.values.lookup(&keys) {
+            return Ok(match self.values.lookup(&keys)? {
                 Some((n, t)) => Got::Node(n, t),
                 None => Got::Missing,
             });
@@ -697,9 +703,31 @@ mod tests {
         let t = |k: &str| {
             truthy(
                 v.lookup(&[k])
+                    .unwrap()
                     .map_or(Got::Missing, |(n, t)| Got::Node(n, t)),
             )
         };
         assert!(!t("a") && t("b") && !t("c") && !t("d") && t("e") && !t("z"));
+    }
+
+    /// Helm merges mappings of several values files key by key
+    /// (docs/user-guide/helm.md, "Values Files": a later file wins per
+    /// key): a scalar is the last document's, a mapping two documents set
+    /// is not followed.
+    #[test]
+    fn a_mapping_several_documents_set_is_not_followed() {
+        let doc = |t: &str| (yaml::read_yaml_or_json(t).unwrap().remove(0), t.to_string());
+        let v = Values {
+            docs: vec![doc("a: {x: 1, y: 2}\nb: 1\n"), doc("a: {x: 3}\nb: 2\n")],
+        };
+        assert_eq!(
+            render("{{ .Values.a.x }} {{ .Values.a.y }} {{ .Values.b }}", &v).unwrap(),
+            "3 2 2"
+        );
+        let t = "{{ range .Values.a }}{{ . }}{{ end }}";
+        assert!(render(t, &v)
+            .unwrap_err()
+            .1
+            .contains("`.Values.a` is a mapping"));
     }
 }

@@ -115,6 +115,27 @@ pub fn template_actions(text: &str) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// The action `text[start..end]` (a range of [`template_actions`]) without
+/// its delimiters and trim markers, white space trimmed, and whether it
+/// trims the text before it (`{{- `) and after it (` -}}`). A marker is a
+/// `-` with white space beside it (Go's lexer: `{{-1}}` is the number -1).
+pub fn action_expr(text: &str, start: usize, end: usize) -> (&str, bool, bool) {
+    let inner = &text[start + 2..end - 2];
+    let ltrim =
+        inner.len() > 1 && inner.starts_with('-') && inner[1..].starts_with(char::is_whitespace);
+    let rtrim = inner.len() > 1
+        && inner.ends_with('-')
+        && inner[..inner.len() - 1].ends_with(char::is_whitespace);
+    let mut expr = inner;
+    if ltrim {
+        expr = &expr[1..];
+    }
+    if rtrim {
+        expr = &expr[..expr.len() - 1];
+    }
+    (expr.trim(), ltrim, rtrim)
+}
+
 /// Where the action whose `{{` ends at `from` ends (after its `}}`), read by
 /// Go's template lexer; `None` when Go would refuse it.
 fn action_end(b: &[u8], from: usize) -> Option<usize> {
@@ -1271,6 +1292,21 @@ m:
             plain[0].at(&["c", "api"]).unwrap().value,
             Value::Alias
         ));
+    }
+
+    /// Go's `text/template` lexer (`lex.go`, `trimMarker`): a trim marker
+    /// is a `-` with white space beside it, so `{{-1}}` is the number -1.
+    #[test]
+    fn an_action_s_expression_drops_only_real_trim_markers() {
+        fn e(t: &str) -> (&str, bool, bool) {
+            let (s, e) = template_actions(t)[0];
+            action_expr(t, s, e)
+        }
+        assert_eq!(e("{{- .Values.a -}}"), (".Values.a", true, true));
+        assert_eq!(e("{{ .Values.a }}"), (".Values.a", false, false));
+        assert_eq!(e("{{-\t.a\n-}}"), (".a", true, true));
+        assert_eq!(e("{{-1}}"), ("-1", false, false));
+        assert_eq!(e("{{ 3 -1 }}"), ("3 -1", false, false));
     }
 
     #[test]

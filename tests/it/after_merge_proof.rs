@@ -478,7 +478,11 @@ fn generator_paths_and_applications_in_values() {
 /// renders it, with the values of the Application that deploys the chart
 /// (docs/operator-manual/cluster-bootstrapping.md, the Helm app-of-apps;
 /// Helm merges the chart's values.yaml, then each value file in order,
-/// docs/user-guide/helm.md). Rendered when every action is followed and
+/// docs/user-guide/helm.md; then the Application's inline values in
+/// ArgoCD's precedence, docs/user-guide/helm.md "Helm Value Precedence":
+/// `parameters > valuesObject > values > valueFiles`, and argo-cd
+/// `ApplicationSourceHelm.ValuesYAML`: `valuesObject` replaces `values`).
+/// Rendered when every action is followed and
 /// one Application of the repository deploys the chart; else not proven,
 /// naming the chart and the file:line (never "no feeder" by guess).
 #[test]
@@ -516,8 +520,27 @@ fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
             "apps/a.yaml",
             "\"Application/rendered\" \"not_proven\"",
         ),
+        // The root's inline values win over the value file and values.yaml.
         (
             "inline values",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"pinned\"",
+        ),
+        // `valuesObject` replaces the `values` string.
+        (
+            "inline valuesObject",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"deploys_on_merge\"",
+        ),
+        // `parameters` win over `valuesObject`.
+        (
+            "inline parameters",
+            "apps/a.yaml",
+            "\"Application/rendered\" \"pinned\"",
+        ),
+        // A file's content as a value is not followed.
+        (
+            "inline fileParameters",
             "apps/a.yaml",
             "\"Application/rendered\" \"not_proven\"",
         ),
@@ -570,7 +593,10 @@ fn an_application_rendered_by_a_chart_is_followed_or_not_proven() {
                     && why.contains("no Application of this repository deploys `bootstrap`"),
                 "{why}"
             ),
-            "inline values" => assert!(why.contains("inline"), "{why}"),
+            "inline fileParameters" => assert!(
+                why.contains("Application/root's inline values: `helm.fileParameters`"),
+                "{why}"
+            ),
             _ => {}
         }
     }
@@ -1211,7 +1237,10 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
     }
     let helm = match variant {
         "value file" => "    helm:\n      valueFiles: [../envs/prod.yaml]\n",
-        "inline values" => "    helm:\n      values: |\n        revision: v1.4.0\n",
+        "inline values" => "    helm:\n      valueFiles: [../envs/main.yaml]\n      values: |\n        revision: v1.4.0\n",
+        "inline valuesObject" => "    helm:\n      values: |\n        revision: v1.4.0\n      valuesObject:\n        revision: main\n",
+        "inline parameters" => "    helm:\n      valuesObject:\n        revision: main\n      parameters:\n        - name: revision\n          value: v1.4.0\n",
+        "inline fileParameters" => "    helm:\n      fileParameters:\n        - name: revision\n          path: rev.txt\n",
         _ => "",
     };
     let root = if variant.ends_with("nobody deploys it") {
@@ -1229,6 +1258,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
             ("bootstrap/values.yaml", values),
             ("bootstrap/templates/rendered.yaml", template),
             ("envs/prod.yaml", "revision: v1.4.0\n".into()),
+            ("envs/main.yaml", "revision: main\n".into()),
             ("root.yaml", root),
             ("apps/a.yaml", child("a", 0, true)),
         ],

@@ -1113,3 +1113,156 @@ fn a_helm_parameter_name_that_is_no_plain_path_is_named() {
     let at: Vec<(String, u64)> = found(&s, OLD).into_iter().map(|o| (o.0, o.1)).collect();
     assert_eq!(at, vec![("apps/a.yaml".into(), 18)]);
 }
+
+/// One resolution of generator parameters for discovery and the
+/// after-merge review (`find::resolve::sets`): a value file name templated
+/// by the cluster generator's parameters (`{{name}}` of each registration
+/// the repository holds that the selector matches:
+/// docs/operator-manual/applicationset/Generators-Cluster.md, argo-cd
+/// `applicationset/generators/cluster.go`) and by a matrix of a git
+/// directories generator and a list generator (every pair of their sets:
+/// Generators-Matrix.md) is the file each set names, in `scan` and in the
+/// review alike; a file of a cluster the selector does not match, or that
+/// no set names, is no values file.
+#[test]
+fn value_file_names_templated_by_cluster_and_matrix_generators_are_resolved_as_the_review_does() {
+    use crate::feeders::{repo, REPO_HTTPS};
+    let registration = |name: &str, env: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    env: {env}\nstringData:\n  name: {name}\n  server: https://{name}.hub.example.org:6443\n")
+    };
+    let appset = |name: &str, generators: &str, file: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  goTemplate: true\n  generators:\n{generators}  template:\n    metadata:\n      name: '{name}-{{{{.name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: charts/apps\n        helm:\n          valueFiles: ['{file}']\n      destination:\n        server: https://kubernetes.default.svc\n      syncPolicy:\n        automated: {{}}\n")
+    };
+    let fleet = appset(
+        "fleet",
+        "    - clusters:\n        selector:\n          matchLabels: {env: prod}\n",
+        "/envs/values-{{.name}}.yaml",
+    );
+    let mixed = appset(
+        "mixed",
+        &format!("    - matrix:\n        generators:\n          - git:\n              repoURL: {REPO_HTTPS}\n              revision: main\n              directories: [{{path: 'regions/*'}}]\n          - list:\n              elements: [{{env: live}}]\n"),
+        "/envs/{{.path.basename}}-{{.env}}.yaml",
+    );
+    let values = format!("target:\n  url: {OLD}\n");
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "charts/apps/Chart.yaml",
+                "apiVersion: v2\nname: apps\nversion: 0.1.0\n".into(),
+            ),
+            (
+                "charts/apps/templates/app.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: child\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: manifests\n  destination:\n    server: {{ .Values.target.url }}\n    namespace: x\n".into(),
+            ),
+            ("registrations/prod.yaml", registration("prod", "prod")),
+            ("registrations/stage.yaml", registration("stage", "stage")),
+            ("appsets/fleet.yaml", fleet),
+            ("appsets/mixed.yaml", mixed),
+            ("regions/eu/kustomization.yaml", "resources: []\n".into()),
+            ("envs/values-prod.yaml", values.clone()),
+            ("envs/values-stage.yaml", values.clone()),
+            ("envs/values-other.yaml", values.clone()),
+            ("envs/eu-live.yaml", values.clone()),
+            ("envs/eu-test.yaml", values.clone()),
+        ],
+    );
+    let root = d.path();
+    let s = scan(root, &[]);
+    let road = "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)";
+    let files: Vec<(String, String)> = found(&s, OLD).into_iter().map(|o| (o.0, o.5)).collect();
+    assert_eq!(
+        files,
+        vec![
+            ("envs/eu-live.yaml".into(), road.into()),
+            ("envs/values-prod.yaml".into(), road.into()),
+        ]
+    );
+    // `feeders` (the files holding positions, each with what carries it
+    // after the merge) names the same two files, each deployed by the
+    // ApplicationSet whose parameter set names it.
+    let rows = |args: &[&str]| -> Vec<(String, String, String)> {
+        let out = rebind(root, args);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["feeders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["file"].as_str().unwrap().starts_with("envs/"))
+            .map(|r| {
+                (
+                    r["file"].as_str().unwrap().to_string(),
+                    r["feeder"].as_str().unwrap_or("").to_string(),
+                    r["verdict"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let row =
+        |f: &str, by: &str, verdict: &str| (f.to_string(), by.to_string(), verdict.to_string());
+    let deployed = vec![
+        row(
+            "envs/eu-live.yaml",
+            "ApplicationSet/mixed",
+            "deploys_on_merge",
+        ),
+        row(
+            "envs/values-prod.yaml",
+            "ApplicationSet/fleet",
+            "deploys_on_merge",
+        ),
+    ];
+    assert_eq!(rows(&["feeders", "--format", "json"]), deployed);
+    // The review of a rebind of the endpoint wherever it is written (every
+    // file) agrees: the same two deploy; a file of a cluster the selector
+    // does not match, or that no registration names, is not proven (the
+    // hub may register clusters the repository does not hold); a file no
+    // pair of the matrix names has no feeder (the git and list sets are
+    // all known).
+    assert_eq!(
+        rows(&["diff", "--from", OLD, "--to", NEW, "--format", "json"]),
+        vec![
+            deployed[0].clone(),
+            row("envs/eu-test.yaml", "", "no_feeder"),
+            row(
+                "envs/values-other.yaml",
+                "ApplicationSet/fleet",
+                "not_proven"
+            ),
+            deployed[1].clone(),
+            row(
+                "envs/values-stage.yaml",
+                "ApplicationSet/fleet",
+                "not_proven"
+            ),
+        ]
+    );
+}
+
+/// A git files generator's glob reads files as ArgoCD lists them (argo-cd
+/// `util/git/client.go`, `LsFiles`; Generators-Git-File-Globbing.md): by
+/// default `*` crosses `/` (`clusters/*/config.json` reads
+/// `clusters/eu/stage/config.json` too), and the review's reading is the
+/// same function (`find::resolve::git::files_match`). A file no glob reads
+/// names no value file.
+#[test]
+fn a_git_files_generator_s_default_glob_crosses_folders_in_discovery_too() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let set = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: byfile\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: https://git.example.com/gitops.git\n        revision: HEAD\n        files:\n          - path: clusters/*/config.json\n  template:\n    metadata:\n      name: 'app-{{.name}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://git.example.com/gitops.git\n        path: charts/apps\n        helm:\n          valueFiles: ['/values/{{.name}}.yaml']\n      destination:\n        server: https://kubernetes.default.svc\n";
+    chart_repo(root, &[("appsets/byfile.yaml", set)]);
+    write(root, "clusters/prod/config.json", "{\"name\": \"prod\"}\n");
+    write(
+        root,
+        "clusters/eu/stage/config.json",
+        "{\"name\": \"stage\"}\n",
+    );
+    write(root, "other/dev/config.json", "{\"name\": \"dev\"}\n");
+    for f in ["values/prod.yaml", "values/stage.yaml", "values/dev.yaml"] {
+        write(root, f, &format!("target:\n  url: {OLD}\n"));
+    }
+    let s = scan(root, &[]);
+    let files: Vec<String> = found(&s, OLD).into_iter().map(|o| o.0).collect();
+    assert_eq!(files, vec!["values/prod.yaml", "values/stage.yaml"]);
+}

@@ -9,6 +9,7 @@
 //! generators read a service or the hub: "not known", with the reason
 //! naming them.
 
+use super::git::normalized;
 use crate::find::names::registration_fields;
 use crate::model::application::{App, Generator, GeneratorKind, GitGenerator, Params, Selector};
 use crate::model::positions;
@@ -58,8 +59,10 @@ pub fn registration_of(doc: &Node, file: &str) -> Option<Registered> {
         ("name".into(), name.clone()),
         ("nameNormalized".into(), normalized(&name)),
         (server_key().into(), field(server_key()).unwrap_or_default()),
-        ("project".into(), field("project").unwrap_or_default()),
     ];
+    // `project` only when the registration sets it (argo-cd
+    // `getClusterParameters`).
+    params.extend(field("project").map(|p| ("project".into(), p)));
     let labels = scalars(labels_node);
     for (k, v) in &labels {
         params.push((format!("metadata.labels.{k}"), v.clone()));
@@ -96,24 +99,6 @@ fn scalars(map: &Node) -> Vec<(String, String)> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-/// argo-cd's `sanitizeName`: lower-cased, every character but `a-z0-9-.`
-/// made `-`, at most 253 bytes, `-` and `.` trimmed from both ends.
-fn normalized(name: &str) -> String {
-    let mut out: String = name
-        .to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    out.truncate(253);
-    out.trim_matches(['-', '.']).to_string()
 }
 
 /// What an ApplicationSet's generators give, when known: every parameter
@@ -223,11 +208,23 @@ fn put_all(one: &mut Params, other: &Params) {
 
 /// The cluster generator (Generators-Cluster.md, argo-cd
 /// `ClusterGenerator.GenerateParams`): each registration its selector
-/// matches; the local cluster (`in-cluster`) too when the selector is
-/// empty; `values.<key>` with the cluster's parameters put in. The hub may
+/// matches; the local cluster (`in-cluster`, last, with `nameNormalized`
+/// and an empty `project`) too when the selector is empty and no
+/// registration is its; `values.<key>` with the cluster's parameters put
+/// in. (`flatList`, one set listing every cluster, is not read: the
+/// table makes it an unknown generator.) The hub may
 /// register clusters the repository does not hold: never complete.
 fn clusters(selector: &Selector, values: &Params, regs: &[Registered]) -> Result<Known, String> {
     let mut sets = Vec::new();
+    for r in regs {
+        match selects(selector, &r.labels) {
+            Some(true) => sets.push(r.params.clone()),
+            Some(false) => {}
+            None => return Err("the cluster generator's selector is not read".into()),
+        }
+    }
+    // The local cluster last, when no registration is its (argo-cd
+    // `SecretsContainInClusterCredentials`) and the selector is empty.
     if selector.is_empty()
         && !regs
             .iter()
@@ -235,15 +232,10 @@ fn clusters(selector: &Selector, values: &Params, regs: &[Registered]) -> Result
     {
         sets.push(vec![
             ("name".to_string(), IN_CLUSTER.0.to_string()),
+            ("nameNormalized".to_string(), IN_CLUSTER.0.to_string()),
             (server_key().to_string(), IN_CLUSTER.1.to_string()),
+            ("project".to_string(), String::new()),
         ]);
-    }
-    for r in regs {
-        match selects(selector, &r.labels) {
-            Some(true) => sets.push(r.params.clone()),
-            Some(false) => {}
-            None => return Err("the cluster generator's selector is not read".into()),
-        }
     }
     for set in &mut sets {
         let with: Params = values
@@ -300,6 +292,26 @@ fn merge(keys: &[String], children: &[Generator], regs: &Inputs) -> Result<Known
         }
     }
     Ok(Known { sets, complete })
+}
+
+/// Every parameter set generators are known to make from the repository,
+/// for discovery (which files a templated `valueFiles` name may be): each
+/// generator's sets (`sets_of`) when known; of a matrix or merge whose
+/// sets are not (a child reads a service), the sets of its children that
+/// are known, each alone, so a name that needs only their parameters is
+/// still found. Not what the hub makes: the review asks [`made`].
+pub fn known(generators: &[Generator], inputs: &Inputs) -> Vec<Params> {
+    let mut out = Vec::new();
+    for g in generators {
+        match (sets_of(g, inputs), &g.kind) {
+            (Ok(k), _) => out.extend(k.sets),
+            (Err(_), GeneratorKind::Matrix(c) | GeneratorKind::Merge(_, c)) => {
+                out.extend(known(c, inputs))
+            }
+            (Err(_), _) => {}
+        }
+    }
+    out
 }
 
 /// The Applications an ApplicationSet makes from parameters known in the
@@ -367,15 +379,14 @@ fn put_in(app: &App, params: &Params) -> Option<App> {
 }
 
 /// `text` with each parameter action (`{{name}}`, `{{ .name }}`,
-/// `{{index . "name"}}`) filled from `params`, as discovery fills them
-/// ([`crate::find::resolve::fill`]); `None` when an action is anything
-/// else or names no parameter.
+/// `{{index . "name"}}`) filled from `params` ([`super::fill`]); `None`
+/// when an action is anything else or names no parameter.
 pub fn render(text: &str, params: &[(String, String)]) -> Option<String> {
     if !text.contains("{{") {
         return Some(text.to_string());
     }
     let map: std::collections::BTreeMap<String, String> = params.iter().cloned().collect();
-    crate::find::resolve::fill(text, &map)
+    super::fill(text, &map)
 }
 
 #[cfg(test)]
@@ -387,14 +398,6 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    /// argo-cd `sanitizeName` (applicationset/generators/cluster.go).
-    #[test]
-    fn names_are_normalized_as_argocd_does() {
-        assert_eq!(normalized("My_Cluster.1"), "my-cluster.1");
-        assert_eq!(normalized("-prod-"), "prod");
-        assert_eq!(normalized("prod"), "prod");
     }
 
     /// Kubernetes label selectors: every `matchLabels` pair and expression.
@@ -457,8 +460,10 @@ mod tests {
         let all = clusters(&Selector::default(), &values, std::slice::from_ref(&reg)).unwrap();
         assert!(!all.complete);
         assert_eq!(all.sets.len(), 2);
-        assert!(has(&all.sets[0], "name", IN_CLUSTER.0));
-        assert!(has(&all.sets[1], "values.dir", "envs/prod"));
+        assert!(has(&all.sets[0], "values.dir", "envs/prod"));
+        assert!(has(&all.sets[1], "name", IN_CLUSTER.0));
+        assert!(has(&all.sets[1], "nameNormalized", IN_CLUSTER.0));
+        assert!(has(&all.sets[1], "values.dir", "envs/in-cluster"));
         let prod = Selector {
             match_labels: labels(&[("env", "prod")]),
             ..Selector::default()
@@ -471,5 +476,69 @@ mod tests {
             1
         );
         assert!(clusters(&prod, &Vec::new(), &[]).is_err());
+    }
+
+    /// What discovery reads of generators: a matrix whose sets are known
+    /// is every pair (Generators-Matrix.md); one with a child whose
+    /// parameters come from a service gives its known child's sets alone.
+    #[test]
+    fn known_sets_combine_or_fall_back_to_the_known_children() {
+        let list = |k: &str, v: &str| Generator {
+            kind: GeneratorKind::List(vec![labels(&[(k, v)])]),
+            selector: Selector::default(),
+        };
+        let matrix = |b: Generator| Generator {
+            kind: GeneratorKind::Matrix(vec![list("env", "prod"), b]),
+            selector: Selector::default(),
+        };
+        let none = |_: &GitGenerator| -> Result<Vec<Params>, String> { Err("none".into()) };
+        let inputs = Inputs {
+            registrations: &[],
+            git: &none,
+        };
+        assert_eq!(
+            known(&[matrix(list("region", "eu"))], &inputs),
+            vec![labels(&[("env", "prod"), ("region", "eu")])]
+        );
+        let scm = Generator {
+            kind: GeneratorKind::Other("scmProvider".into()),
+            selector: Selector::default(),
+        };
+        assert_eq!(
+            known(&[matrix(scm)], &inputs),
+            vec![labels(&[("env", "prod")])]
+        );
+    }
+
+    /// Generators-Cluster.md, argo-cd `applicationset/generators/cluster.go`:
+    /// `flatList: true` makes one set whose `clusters` parameter lists every
+    /// cluster, so a template's `{{name}}` is no cluster's: not known.
+    #[test]
+    fn a_flat_list_cluster_generator_is_not_known() {
+        let doc = |flat: &str| {
+            crate::syntax::yaml::read_yaml_or_json(&format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: s}}\nspec:\n  generators:\n    - clusters: {{flatList: {flat}}}\n  template:\n    spec:\n      source: {{repoURL: r, path: 'envs/{{{{name}}}}'}}\n"
+            ))
+            .unwrap()
+            .remove(0)
+        };
+        let none = |_: &GitGenerator| -> Result<Vec<Params>, String> { Err("none".into()) };
+        let inputs = Inputs {
+            registrations: &[],
+            git: &none,
+        };
+        let made_of = |flat: &str| {
+            let d = doc(flat);
+            let app = crate::model::application::app_of(&crate::model::application::Manifest {
+                file: "s.yaml",
+                doc: &d,
+            })
+            .unwrap();
+            made(&app, &inputs).unwrap()
+        };
+        let (apps, complete) = made_of("false").unwrap();
+        assert_eq!(apps[0].sources[0].path.as_deref(), Some("envs/in-cluster"));
+        assert!(!complete);
+        assert!(made_of("true").unwrap_err().contains("flatList"));
     }
 }

@@ -23,12 +23,24 @@
 //!   `path.filenameNormalized`, `path[N]`), each with the YAML path of the
 //!   scalar it comes from.
 //! - [`dir_params`]: the same for a git directories generator (a folder).
-//! - [`glob_match`]: a generator's `path` glob against a repository path.
+//! - [`files_match_either`], [`path_match`]: which files and folders a git
+//!   generator's globs read.
+//! - [`sets`]: the parameter sets of an ApplicationSet's generators known
+//!   from the repository (list, the cluster generator over the
+//!   registrations it holds, git, matrix and merge of them, selectors) and
+//!   the Applications they make ([`sets::made`]).
+//! - [`charts`]: an Application's inline Helm values as its chart's values,
+//!   in ArgoCD's precedence.
 //!
 //! Paths are `/`-separated and relative to the repository root.
 
+pub mod charts;
+pub mod git;
+pub mod sets;
+
+pub use git::{dir_params, file_params, files_match_either, path_match, Param};
+
 use crate::model::application::Source;
-use crate::syntax::yaml::{Node, Seg, Value, YamlPath};
 use std::collections::BTreeMap;
 
 /// Where a `valueFiles` entry of a Helm source is.
@@ -180,139 +192,6 @@ pub fn param_name(action: &str) -> Option<String> {
     plain.then(|| name.to_string())
 }
 
-/// One generator parameter: its value and, for one read from a file, the
-/// YAML path of the scalar it comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Param {
-    pub value: String,
-    pub from: Option<YamlPath>,
-}
-
-/// The parameters a git files generator makes of the file at `path` whose
-/// documents are `docs`: each scalar under its flattened key (`a.b`, as
-/// fasttemplate reads it; Go templates read `.a.b` the same), and the
-/// `path` parameters.
-pub fn file_params(path: &str, docs: &[Node]) -> BTreeMap<String, Param> {
-    let mut out = BTreeMap::new();
-    for doc in docs {
-        doc.walk(&mut |p: &YamlPath, n: &Node| {
-            if let Value::Scalar(v, _) = &n.value {
-                let keys: Option<Vec<&str>> =
-                    p.0.iter()
-                        .map(|s| match s {
-                            Seg::Key(k) => Some(k.as_str()),
-                            Seg::Index(_) => None,
-                        })
-                        .collect();
-                if let Some(keys) = keys.filter(|k| !k.is_empty()) {
-                    out.insert(
-                        keys.join("."),
-                        Param {
-                            value: v.clone(),
-                            from: Some(p.clone()),
-                        },
-                    );
-                }
-            }
-        });
-    }
-    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-    let file = path.rsplit('/').next().unwrap_or(path);
-    for (k, v) in path_params(dir) {
-        out.insert(
-            k,
-            Param {
-                value: v,
-                from: None,
-            },
-        );
-    }
-    let plain = |k: &str, v: &str| {
-        (
-            k.to_string(),
-            Param {
-                value: v.to_string(),
-                from: None,
-            },
-        )
-    };
-    out.extend([
-        plain("path.filename", file),
-        plain("path.filenameNormalized", &normalized(file)),
-    ]);
-    out
-}
-
-/// The parameters a git directories generator makes of the folder `dir`.
-pub fn dir_params(dir: &str) -> BTreeMap<String, String> {
-    path_params(dir).into_iter().collect()
-}
-
-/// `path`, `path.basename`, `path.basenameNormalized`, `path[N]` of a
-/// folder (argo-cd `applicationset/generators/git.go`).
-fn path_params(dir: &str) -> Vec<(String, String)> {
-    let base = dir.rsplit('/').next().unwrap_or(dir);
-    let mut out = vec![
-        ("path".to_string(), dir.to_string()),
-        ("path.path".to_string(), dir.to_string()),
-        ("path.basename".to_string(), base.to_string()),
-        ("path.basenameNormalized".to_string(), normalized(base)),
-    ];
-    for (i, seg) in dir.split('/').enumerate() {
-        out.push((format!("path[{i}]"), seg.to_string()));
-        out.push((format!("path.segments[{i}]"), seg.to_string()));
-    }
-    out
-}
-
-/// A name as a DNS-1123 label (argo-cd's `sanitizeName`): lower case,
-/// anything else than letters, digits, `-` and `.` made `-`.
-fn normalized(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
-
-/// Whether the repository path `path` matches a git generator's glob
-/// (`clusters/*/config.json`, `**` for any folders): `*` and `?` stay in
-/// one folder, as Go's `path.Match` (and doublestar's `**`) read them.
-pub fn glob_match(glob: &str, path: &str) -> bool {
-    let g: Vec<&str> = glob.trim_start_matches('/').split('/').collect();
-    let p: Vec<&str> = path.split('/').collect();
-    segments_match(&g, &p)
-}
-
-fn segments_match(g: &[&str], p: &[&str]) -> bool {
-    match (g.first(), p.first()) {
-        (None, None) => true,
-        (Some(&"**"), _) => {
-            segments_match(&g[1..], p) || (!p.is_empty() && segments_match(g, &p[1..]))
-        }
-        (Some(gs), Some(ps)) => {
-            segment_match(gs.as_bytes(), ps.as_bytes()) && segments_match(&g[1..], &p[1..])
-        }
-        _ => false,
-    }
-}
-
-fn segment_match(g: &[u8], s: &[u8]) -> bool {
-    match (g.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            segment_match(&g[1..], s) || (!s.is_empty() && segment_match(g, &s[1..]))
-        }
-        (Some(b'?'), Some(_)) => segment_match(&g[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => segment_match(&g[1..], &s[1..]),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -394,42 +273,5 @@ mod tests {
         );
         assert_eq!(fill("{{ upper .api }}", &p), None);
         assert_eq!(fill("{{.missing}}", &p), None);
-    }
-
-    #[test]
-    fn file_params_flatten_keys_and_name_their_scalars() {
-        let docs = crate::syntax::yaml::read_yaml_or_json(
-            "cluster:\n  api: https://k.example.com\n  name: prod\nlist: [a]\n",
-        )
-        .unwrap();
-        let p = file_params("clusters/prod/config.yaml", &docs);
-        assert_eq!(p["cluster.api"].value, "https://k.example.com");
-        assert_eq!(
-            p["cluster.api"].from.as_ref().unwrap().to_string(),
-            "cluster.api"
-        );
-        assert_eq!(p["path"].value, "clusters/prod");
-        assert_eq!(p["path.basename"].value, "prod");
-        assert_eq!(p["path[0]"].value, "clusters");
-        assert!(!p.contains_key("list"));
-        assert_eq!(dir_params("apps/x")["path.basename"], "x");
-    }
-
-    #[test]
-    fn globs_stay_in_one_folder_unless_double_star() {
-        assert!(glob_match(
-            "clusters/*/config.json",
-            "clusters/prod/config.json"
-        ));
-        assert!(!glob_match(
-            "clusters/*/config.json",
-            "clusters/a/b/config.json"
-        ));
-        assert!(glob_match(
-            "clusters/**/config.json",
-            "clusters/a/b/config.json"
-        ));
-        assert!(glob_match("/envs/*.yaml", "envs/prod.yaml"));
-        assert!(!glob_match("envs/*.yaml", "other/prod.yaml"));
     }
 }

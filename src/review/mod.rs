@@ -9,6 +9,7 @@ pub mod generated;
 pub mod names;
 pub mod oidc;
 pub mod plan;
+pub mod render_checks;
 pub mod rendered;
 pub mod secret;
 pub mod trust;

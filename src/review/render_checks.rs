@@ -485,6 +485,14 @@ fn generator_data(
 /// the argocd-cm's build options.
 fn helm_charts(k: &Node, name: &str, tree: &dyn Files, cache: &Cache) -> Result<(), String> {
     if let Some(charts) = k.get("helmCharts") {
+        // The key's line.
+        let line = match &k.value {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(key, _)| key.as_str() == Some("helmCharts"))
+                .map_or(charts.line, |(key, _)| key.line),
+            _ => charts.line,
+        };
         let listed = matches!(&charts.value, Value::Seq(v) if !v.is_empty());
         if listed {
             match build_options(tree, cache) {
@@ -492,13 +500,13 @@ fn helm_charts(k: &Node, name: &str, tree: &dyn Files, cache: &Cache) -> Result<
                 BuildOptions::Found(at_cm, v) => {
                     return Err(format!(
                         "`{name}:{}` inflates `helmCharts`, but the argocd-cm's {KUSTOMIZE_BUILD_OPTIONS} (`{at_cm}`: `{v}`) lacks {KUSTOMIZE_ENABLE_HELM} (docs/user-guide/kustomize.md \"Kustomizing Helm charts\")",
-                        charts.line
+                        line
                     ))
                 }
                 BuildOptions::NotFound => {
                     return Err(format!(
                         "`{name}:{}` inflates `helmCharts`, which kustomize does only with {KUSTOMIZE_ENABLE_HELM} in the argocd-cm's {KUSTOMIZE_BUILD_OPTIONS}; the repository holds no argocd-cm setting it, so the flag is not known",
-                        charts.line
+                        line
                     ))
                 }
             }

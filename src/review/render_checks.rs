@@ -801,3 +801,117 @@ fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Files held in memory.
+    struct Mem(Vec<(&'static str, &'static str)>);
+
+    impl Files for Mem {
+        fn exists(&self, rel: &str) -> bool {
+            self.0
+                .iter()
+                .any(|(p, _)| *p == rel || p.starts_with(&format!("{rel}/")))
+        }
+        fn read(&self, rel: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(p, _)| *p == rel)
+                .map(|(_, t)| t.to_string())
+        }
+        fn list(&self, dir: &str) -> Vec<String> {
+            self.0
+                .iter()
+                .filter_map(|(p, _)| under(p, dir))
+                .filter(|r| !r.contains('/'))
+                .map(str::to_string)
+                .collect()
+        }
+        fn dirs(&self, _dir: &str) -> Vec<String> {
+            Vec::new()
+        }
+        fn kustomization(&self, _dir: &str) -> Option<Node> {
+            None
+        }
+    }
+
+    /// getObjsFromYAMLOrJSON (argo-cd reposerver/repository/repository.go):
+    /// an error with objects read before it, or in a file that looks like
+    /// a resource, fails; otherwise the file is ignored. A `.json` file is
+    /// one object.
+    #[test]
+    fn what_fails_a_directory_render() {
+        let m = Mem(vec![
+            (
+                "a.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+            ),
+            ("cfg.yaml", "foo: [1, 2]\nbar: baz\n"),
+            ("broken-plain.yaml", "foo: [unclosed\n"),
+            (
+                "broken-res.yaml",
+                "apiVersion: v1\nkind: X\nmetadata: {}\nspec: [\n",
+            ),
+            ("later.yaml", "kind: A\n---\nfoo: bar\n"),
+            ("empty.yaml", "---\n---\nkind: A\n"),
+            ("one.json", "{\"kind\": \"A\"}"),
+            ("array.json", "[{\"kind\": \"A\"}]"),
+            ("two.json", "{\"kind\": \"A\"}\n{\"kind\": \"B\"}"),
+            ("yaml.json", "kind: A\n"),
+            ("x.jsonnet", "{"),
+        ]);
+        for ok in [
+            "a.yaml",
+            "cfg.yaml",
+            "broken-plain.yaml",
+            "empty.yaml",
+            "one.json",
+            "x.jsonnet",
+        ] {
+            assert_eq!(file_fails(ok, &m), None, "{ok}");
+        }
+        for bad in [
+            "broken-res.yaml",
+            "later.yaml",
+            "array.json",
+            "two.json",
+            "yaml.json",
+        ] {
+            let why = file_fails(bad, &m).unwrap_or_else(|| panic!("{bad} passes"));
+            assert!(why.contains(bad), "{why}");
+        }
+        assert!(file_fails("later.yaml", &m)
+            .unwrap()
+            .contains("later.yaml:3:1"));
+    }
+
+    /// Helm's `.helmignore` rules (`pkg/ignore`): a rule without `/`
+    /// matches each name on the way, one with `/` the path from the
+    /// chart, a trailing `/` folders only.
+    #[test]
+    fn helmignore_rules() {
+        assert!(helmignore_matches("templates/a.yaml", "templates/a.yaml"));
+        assert!(helmignore_matches("a.yaml", "templates/a.yaml"));
+        assert!(helmignore_matches("*.yaml", "templates/a.yaml"));
+        assert!(helmignore_matches("templates/", "templates/a.yaml"));
+        assert!(helmignore_matches("/templates/*", "templates/a.yaml"));
+        assert!(!helmignore_matches("a.yaml/", "templates/a.yaml"));
+        assert!(!helmignore_matches("*.md", "templates/a.yaml"));
+        assert!(!helmignore_matches("other/a.yaml", "templates/a.yaml"));
+    }
+
+    /// util/app/discovery `Discover`: a name ending in `Chart.yaml`.
+    #[test]
+    fn a_chart_is_a_name_ending_in_chart_yaml() {
+        let m = Mem(vec![
+            ("c/myChart.yaml", ""),
+            ("d/Chart.yml", ""),
+            ("e/Chart.yaml", ""),
+        ]);
+        assert!(is_chart(&m, "c"));
+        assert!(!is_chart(&m, "d"));
+        assert!(is_chart(&m, "e"));
+    }
+}

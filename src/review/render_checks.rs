@@ -108,6 +108,10 @@ pub fn chart_markers(tree: &dyn Files, dir: &str) -> Vec<String> {
         .into_iter()
         .filter(|n| n.ends_with("Chart.yaml"))
         .collect();
+    // A listing may leave out a symbolic link; the walk does not.
+    if !found.iter().any(|n| n == "Chart.yaml") && tree.exists(&join(dir, "Chart.yaml")) {
+        found.push("Chart.yaml".into());
+    }
     found.sort();
     found
 }
@@ -420,6 +424,7 @@ fn walk_kustomization(
                 "`{name}:{line}` lists the file `{entry}`, outside `{at}` (kustomize's default load restrictor: \"security; file ... is not in or below ...\")"
             ));
         }
+        resource_parses(tree, &rel)?;
         applied.insert(rel);
     }
     let mut loaded: Vec<(String, usize)> = entries(&k, &["patchesStrategicMerge"]);
@@ -443,6 +448,17 @@ fn walk_kustomization(
     }
     generator_data(&k, &name, dir, data)?;
     helm_charts(&k, &name, tree, cache)
+}
+
+/// A resource file kustomize reads must parse as YAML (or JSON).
+fn resource_parses(tree: &dyn Files, rel: &str) -> Result<(), String> {
+    let text = tree.read(rel).unwrap_or_default();
+    match yaml::read_yaml_or_json(&text) {
+        Ok(_) => Ok(()),
+        Err((line, col, why)) => Err(format!(
+            "its kustomize resource `{rel}:{line}:{col}` does not parse ({why}), which fails `kustomize build`"
+        )),
+    }
 }
 
 /// The files `configMapGenerator` and `secretGenerator` entries of the

@@ -404,6 +404,20 @@ fn a_kustomize_build_that_fails_deploys_nothing() {
         "apps/a.yaml",
         &["apps/kustomization.yaml:5", "twice"],
     );
+    // Another resource that does not parse.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - a.yaml\n  - b.yaml\n"),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/b.yaml", "kind: ConfigMap\ndata: [unclosed\n".into()),
+        ],
+    );
+    not_proven(d.path(), "apps/a.yaml", &["apps/b.yaml:", "does not parse"]);
 }
 
 /// `helmCharts` inflate only with `--enable-helm` in the argocd-cm's

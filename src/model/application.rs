@@ -10,6 +10,10 @@ pub struct Directory {
     pub recurse: bool,
     pub include: Option<String>,
     pub exclude: Option<String>,
+    /// `directory.disableExtensionFilter`: every file of the folder is
+    /// read, not only `.yaml`, `.yml`, `.json` and `.jsonnet` ones (argo-cd
+    /// `getPotentiallyValidManifestFile`).
+    pub disable_extension_filter: bool,
 }
 
 /// One source of an Application (or of an ApplicationSet's template).
@@ -39,6 +43,9 @@ pub struct Source {
     /// Declared under `feeders:` in `.rebind.yaml`: this repository by
     /// definition.
     pub this_repo: bool,
+    /// `helm.ignoreMissingValueFiles: true`: a value file missing from the
+    /// repository is skipped instead of failing `helm template`.
+    pub ignore_missing_value_files: bool,
 }
 
 /// The values a Helm source gives its chart in the Application itself
@@ -181,6 +188,13 @@ pub const HELM_PARAMETERS: &str = "parameters";
 /// A `helm.parameters` item's name.
 pub const HELM_PARAMETER_NAME: &str = "name";
 
+/// ArgoCD's settings ConfigMap, and its key holding the options every
+/// `kustomize build` gets (docs/user-guide/kustomize.md).
+pub const ARGOCD_CM: &str = "argocd-cm";
+pub const KUSTOMIZE_BUILD_OPTIONS: &str = "kustomize.buildOptions";
+/// The build option without which kustomize refuses `helmCharts`.
+pub const KUSTOMIZE_ENABLE_HELM: &str = "--enable-helm";
+
 pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
     V(y.0.and_then(|n| n.get(key)))
 }
@@ -203,6 +217,8 @@ pub fn source_of(y: V) -> Source {
             recurse: text(s(dir, "recurse")).as_deref() == Some("true"),
             include: text(s(dir, "include")).filter(|s| !s.is_empty()),
             exclude: text(s(dir, "exclude")).filter(|s| !s.is_empty()),
+            disable_extension_filter: text(s(dir, "disableExtensionFilter")).as_deref()
+                == Some("true"),
         },
         value_files: s(s(y, "helm"), "valueFiles")
             .as_vec()
@@ -217,6 +233,8 @@ pub fn source_of(y: V) -> Source {
         plugin: !s(y, "plugin").is_badvalue(),
         directory_given: !dir.is_badvalue(),
         this_repo: false,
+        ignore_missing_value_files: text(s(s(y, "helm"), "ignoreMissingValueFiles")).as_deref()
+            == Some("true"),
     }
 }
 

@@ -70,7 +70,7 @@ impl Revision {
 /// kustomize source without a kustomization fails to render, and a
 /// directory source over a chart or kustomization applies the raw files.
 fn explicit_type_mismatch(src: &Source, path: &str, tree: &dyn Tree) -> Option<String> {
-    let chart = tree.exists(&join(path, "Chart.yaml"));
+    let chart = super::render_checks::is_chart(&Files(tree), &join(path, ""));
     let kustomization = tree.kustomization(path).is_some();
     let at = if path.is_empty() { "." } else { path };
     // Whatever the `helm` options hold (value files, inline values,
@@ -209,7 +209,7 @@ impl DiskTree {
     }
 }
 
-const KUSTOMIZATION_NAMES: [&str; 3] = ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+use super::render_checks::KUSTOMIZATION_NAMES;
 
 impl Tree for DiskTree {
     fn exists(&self, rel: &str) -> bool {
@@ -258,6 +258,27 @@ impl Tree for DiskTree {
                 })
             })
             .clone()
+    }
+}
+
+/// The tree as [`super::render_checks`] reads it.
+struct Files<'a>(&'a dyn Tree);
+
+impl super::render_checks::Files for Files<'_> {
+    fn exists(&self, rel: &str) -> bool {
+        self.0.exists(rel)
+    }
+    fn read(&self, rel: &str) -> Option<String> {
+        self.0.read(rel)
+    }
+    fn list(&self, dir: &str) -> Vec<String> {
+        self.0.list(dir)
+    }
+    fn dirs(&self, dir: &str) -> Vec<String> {
+        self.0.dirs(dir)
+    }
+    fn kustomization(&self, dir: &str) -> Option<Node> {
+        self.0.kustomization(dir)
     }
 }
 
@@ -502,7 +523,7 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     // A kustomization and a chart's valueFiles may reach outside the
     // source's path (`../common`, `../../envs/prod.yaml`).
     let is_kustomize = tree.kustomization(&dir).is_some();
-    let is_chart = !is_kustomize && tree.exists(&join(&dir, "Chart.yaml"));
+    let is_chart = !is_kustomize && super::render_checks::is_chart(&Files(tree), &dir);
     if is_chart {
         if let Some(c) = value_file_cover(source, file) {
             return c;
@@ -532,7 +553,7 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     // render: a chart where `Chart.yaml` is, a kustomization where one is,
     // else plain files (a `helm:` block on a directory of plain files
     // renders nothing more).
-    if tree.exists(&join(&dir, "Chart.yaml")) {
+    if super::render_checks::is_chart(&Files(tree), &dir) {
         if rel.starts_with("templates/") {
             return Cover::Yes;
         }
@@ -550,9 +571,11 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
     }
     // argo-cd reposerver `findManifests`: `manifestFile =
     // ^.*\.(yaml|yml|json|jsonnet)$`, case-sensitive (`A.YAML` is not read).
-    if ![".yaml", ".yml", ".json", ".jsonnet"]
-        .iter()
-        .any(|e| rel.ends_with(e))
+    // `directory.disableExtensionFilter` reads every file.
+    if !source.directory.disable_extension_filter
+        && ![".yaml", ".yml", ".json", ".jsonnet"]
+            .iter()
+            .any(|e| rel.ends_with(e))
     {
         return Cover::No(
             "a directory source reads only .yaml, .yml, .json and .jsonnet files (case-sensitive)"
@@ -681,6 +704,8 @@ struct Lookups<'m> {
     generators: std::collections::HashMap<usize, Vec<Ours>>,
     /// The Applications each file holds.
     by_file: std::collections::HashMap<&'m str, Vec<&'m App>>,
+    /// What rendering a source's folder takes ([`super::render_checks`]).
+    render: super::render_checks::Cache,
 }
 
 /// A parent of a file, and how it reaches it.
@@ -1050,11 +1075,38 @@ impl Model {
         if outside && !kustomize && value_file_cover(src, file).is_none() {
             return out;
         }
-        let cover = covers(src, file, tree);
+        let cover = self.rendered_cover(app, src, file, tree, lk);
         if !matches!(cover, Cover::No(_)) || !outside {
             out.push((cover, rev));
         }
         out
+    }
+
+    /// [`covers`], then what the repo server does when it renders the
+    /// source ([`super::render_checks::check`]).
+    fn rendered_cover(
+        &self,
+        app: &App,
+        src: &Source,
+        file: &str,
+        tree: &dyn Tree,
+        lk: &Lookups,
+    ) -> Cover {
+        use super::render_checks::{check, Outcome};
+        let cover = covers(src, file, tree);
+        let included = match &cover {
+            Cover::Yes => Some(true),
+            Cover::No(_) => Some(false),
+            Cover::Unknown(_) => None,
+        };
+        // The files the source reads as manifests, by the same rules.
+        let reads = |f: &str| covers(src, f, tree) == Cover::Yes;
+        let files = Files(tree);
+        match check(app, src, file, included, &files, &reads, &lk.render) {
+            None => cover,
+            Some(Outcome::NotProven(why)) => Cover::Unknown(why),
+            Some(Outcome::NotIncluded(why)) => Cover::No(why),
+        }
     }
 
     /// How a source whose path is a template reaches `file`: exactly when
@@ -1129,7 +1181,7 @@ impl Model {
                     path: Some((*d).to_string()),
                     ..src.clone()
                 };
-                return Some(covers(&one, file, tree));
+                return Some(self.rendered_cover(app, &one, file, tree, lk));
             }
             return None;
         }
@@ -1931,8 +1983,8 @@ impl Read {
 fn kustomized(root: &Path, dir: &str) -> bool {
     KUSTOMIZATION_NAMES
         .iter()
-        .chain(&["Chart.yaml"])
         .any(|n| root.join(dir).join(n).is_file())
+        || super::render_checks::is_chart_dir(&root.join(dir))
 }
 
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
@@ -2000,7 +2052,7 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
 fn in_chart_templates(root: &Path, rel: &str) -> bool {
     rel.match_indices("templates/")
         .filter(|(k, _)| *k == 0 || rel.as_bytes()[k - 1] == b'/')
-        .any(|(k, _)| root.join(&rel[..k]).join("Chart.yaml").is_file())
+        .any(|(k, _)| super::render_checks::is_chart_dir(&root.join(&rel[..k])))
 }
 
 /// Applications and ApplicationSets held inside a document that is not
@@ -2390,6 +2442,7 @@ fn push_declared(
                 recurse: d.recurse,
                 include: d.include.clone(),
                 exclude: d.exclude.clone(),
+                ..Default::default()
             },
             this_repo: true,
             ..Source::default()

@@ -8,6 +8,7 @@ pub mod fences;
 pub mod names;
 pub mod oidc;
 pub mod plan;
+pub mod render_checks;
 pub mod rendered;
 pub mod secret;
 pub mod trust;

@@ -142,7 +142,7 @@ fn charts_reading(
 ) -> Vec<String> {
     let mut out = Vec::new();
     let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
-    if file.ends_with("/values.yaml") && root.join(dir).join("Chart.yaml").is_file() {
+    if file.ends_with("/values.yaml") && super::render_checks::is_chart_dir(&root.join(dir)) {
         out.push(dir.to_string());
     }
     for a in apps.iter().filter(|a| a.rendered.is_none()) {
@@ -153,7 +153,10 @@ fn charts_reading(
             let named = s.value_files.iter().any(|v| {
                 value_file(&a.sources, s, v, &BTreeMap::new()) == ValueFile::Repo(file.into())
             });
-            if named && root.join(p).join("Chart.yaml").is_file() && !out.iter().any(|c| c == p) {
+            if named
+                && super::render_checks::is_chart_dir(&root.join(p))
+                && !out.iter().any(|c| c == p)
+            {
                 out.push(p.to_string());
             }
         }
@@ -181,7 +184,7 @@ fn chart_of(root: &Path, rel: &str) -> Option<String> {
     rel.match_indices("templates/")
         .filter(|(k, _)| *k == 0 || rel.as_bytes()[k - 1] == b'/')
         .map(|(k, _)| rel[..k].trim_end_matches('/').to_string())
-        .find(|dir| root.join(dir).join("Chart.yaml").is_file())
+        .find(|dir| super::render_checks::is_chart_dir(&root.join(dir)))
 }
 
 /// The Applications `file` renders, or why that is not followed.

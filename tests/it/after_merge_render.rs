@@ -1,0 +1,630 @@
+//! Where ArgoCD's repo server fails to generate a parent's manifests, or
+//! renders nothing from the rewritten file, on repositories built here.
+//! The rules are argo-cd's `reposerver/repository/repository.go`
+//! (`mergeSourceParameters`, `GetAppSourceType`, `findManifests`,
+//! `getPotentiallyValidManifestFile`, `getObjsFromYAMLOrJSON`),
+//! `util/app/path/path.go` (`Path`), `util/app/discovery/discovery.go`
+//! (`Discover`), docs/user-guide/directory.md, docs/user-guide/kustomize.md
+//! and docs/user-guide/helm.md. A failed render deploys nothing: the row
+//! is not proven, naming the file and the rule; a file the render applies
+//! nothing of is not included. The plain case of each family still
+//! deploys; `diff --require-deploys` refuses exactly the others, and the
+//! text says what the JSON says.
+
+use crate::common::*;
+use crate::feeders::{child, feeders, repo, row, REPO_HTTPS};
+use serde_json::Value;
+use std::path::Path;
+
+/// An automated Application `root` reading `path` of this repository,
+/// with `extra` lines inside its source.
+fn root(path: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {REPO_HTTPS}\n    targetRevision: main\n    path: {path}\n{extra}  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n  syncPolicy:\n    automated: {{prune: true, selfHeal: true}}\n"
+    )
+}
+
+/// `root.yaml` reading `path` (with `extra` in its source) and `files`.
+fn fx(path: &str, extra: &str, files: &[(&str, String)]) -> tempfile::TempDir {
+    let mut all = vec![("root.yaml", root(path, extra))];
+    all.extend(files.iter().map(|(f, t)| (*f, t.clone())));
+    repo(REPO_HTTPS, &all)
+}
+
+/// The JSON row of `file` and the text line for it.
+fn judged(dir: &Path, file: &str) -> (Value, String) {
+    let (rows, _) = feeders(dir, &[]);
+    let r = row(&rows, file).clone();
+    let o = rebind(dir, &["feeders"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(file))
+        .unwrap_or_else(|| panic!("no line for {file}: {text}"))
+        .to_string();
+    (r, line)
+}
+
+/// The row of `file` deploys on merge, `diff --require-deploys` accepts
+/// it (exit 1: changes found).
+fn deploys(dir: &Path, file: &str) {
+    let (r, line) = judged(dir, file);
+    assert_eq!(r["verdict"], "deploys_on_merge", "{r}");
+    assert!(line.contains("deploys on merge"), "{line}");
+    let o = rebind(
+        dir,
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
+/// The row of `file` has `verdict`, its reason holds each of `words`,
+/// the text line says the same, and `diff --require-deploys` refuses
+/// (exit 2) naming the file.
+fn refused(dir: &Path, file: &str, verdict: &str, words: &[&str]) {
+    let (r, line) = judged(dir, file);
+    assert_eq!(r["verdict"], verdict, "{r}");
+    assert_eq!(r["proven"], false, "{r}");
+    let reason = r["reason"].as_str().unwrap();
+    for w in words {
+        assert!(reason.contains(w), "{w:?} not in {reason}");
+    }
+    assert!(line.contains(reason), "text {line:?} != JSON {reason:?}");
+    let o = rebind(
+        dir,
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(file) && err.contains(words[0]), "{err}");
+}
+
+fn not_proven(dir: &Path, file: &str, words: &[&str]) {
+    refused(dir, file, "not_proven", words);
+}
+
+fn not_included(dir: &Path, file: &str, words: &[&str]) {
+    refused(dir, file, "not_included", words);
+}
+
+/// A child Application whose text starts with `head`.
+fn child_after(head: &str) -> String {
+    format!("{head}{}", child("a", 0, true))
+}
+
+/// reposerver/repository/repository.go `getPotentiallyValidManifestFile`
+/// skips a file holding `+argocd:skip-file-rendering` (ArgoCD v3.1+,
+/// docs/user-guide/directory.md "Skipping File Rendering"): the parent
+/// applies nothing of it.
+#[test]
+fn a_file_holding_the_skip_marker_is_not_included() {
+    let d = fx("apps", "", &[("apps/a.yaml", child("a", 0, true))]);
+    deploys(d.path(), "apps/a.yaml");
+    let d = fx(
+        "apps",
+        "",
+        &[(
+            "apps/a.yaml",
+            child_after("# +argocd:skip-file-rendering\n"),
+        )],
+    );
+    not_included(d.path(), "apps/a.yaml", &["+argocd:skip-file-rendering"]);
+}
+
+/// repository.go `mergeSourceParameters`: `.argocd-source.yaml` and
+/// `.argocd-source-<appName>.yaml` in the source's folder override its
+/// parameters (directory, helm, kustomize options); one named for another
+/// Application is not read.
+#[test]
+fn a_source_override_file_in_the_parents_folder_is_not_followed() {
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            (
+                "apps/.argocd-source-other.yaml",
+                "directory: {exclude: a.yaml}\n".into(),
+            ),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+    for name in [".argocd-source.yaml", ".argocd-source-root.yaml"] {
+        let override_file = format!("apps/{name}");
+        let d = fx(
+            "apps",
+            "",
+            &[
+                ("apps/a.yaml", child("a", 0, true)),
+                (&override_file, "directory: {exclude: a.yaml}\n".into()),
+            ],
+        );
+        not_proven(
+            d.path(),
+            "apps/a.yaml",
+            &[
+                &override_file,
+                "overrides Application/root's source parameters",
+            ],
+        );
+    }
+}
+
+/// util/app/discovery/discovery.go `Discover`:
+/// `strings.HasSuffix(base, "Chart.yaml")` makes the folder a Helm chart;
+/// `helm template` then fails without a `Chart.yaml`.
+#[test]
+fn a_file_name_ending_in_chart_yaml_makes_a_chart() {
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/Chart-notes.yaml", "foo: bar\n".into()),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/myChart.yaml", "foo: bar\n".into()),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/myChart.yaml", "Helm chart", "without a Chart.yaml"],
+    );
+}
+
+/// util/app/path/path.go `Path`: "app path is absolute".
+#[test]
+fn an_absolute_source_path_fails() {
+    let d = fx("/apps", "", &[("apps/a.yaml", child("a", 0, true))]);
+    not_proven(d.path(), "apps/a.yaml", &["/apps", "app path is absolute"]);
+}
+
+/// repository.go `findManifests` / `getObjsFromYAMLOrJSON`: a YAML file
+/// the source reads that does not parse and looks like a resource, a
+/// `.json` file that is not one object, fail the whole Application; a
+/// YAML file that neither parses as objects nor looks like a resource is
+/// ignored, and a file the source does not read (excluded, skip marker,
+/// another extension) changes nothing.
+#[test]
+fn a_file_the_directory_source_cannot_parse_fails_every_row() {
+    let broken = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: [unclosed\n";
+    // Harmless siblings.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/notes.yaml", "foo: bar\n".into()),
+            (
+                "apps/c.json",
+                "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"c\"}}\n"
+                    .into(),
+            ),
+            ("apps/broken.txt", broken.into()),
+            (
+                "apps/skipped.yaml",
+                format!("# +argocd:skip-file-rendering\n{broken}"),
+            ),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+    let d = fx(
+        "apps",
+        "    directory:\n      exclude: broken.yaml\n",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/broken.yaml", broken.into()),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+    // A broken YAML sibling, named by file:line:column.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/broken.yaml", broken.into()),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/broken.yaml:", "does not parse", "Failed to unmarshal"],
+    );
+    // A document without `kind` after an object.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            (
+                "apps/two.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n---\nfoo: bar\n".into(),
+            ),
+        ],
+    );
+    not_proven(d.path(), "apps/a.yaml", &["apps/two.yaml:6:1", "no `kind`"]);
+    // A JSON array beside it.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            (
+                "apps/b.json",
+                "[{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"b\"}}]\n"
+                    .into(),
+            ),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/b.json:1:1", "not a single JSON object"],
+    );
+}
+
+/// `directory.disableExtensionFilter` (repository.go
+/// `getPotentiallyValidManifestFile`, docs/user-guide/directory.md): every
+/// file is read, so a broken `.txt` file fails the render.
+#[test]
+fn disable_extension_filter_reads_every_file() {
+    let broken = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata: [unclosed\n";
+    let d = fx(
+        "apps",
+        "    directory:\n      disableExtensionFilter: true\n",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/broken.txt", broken.into()),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/broken.txt:", "does not parse"],
+    );
+    let d = fx(
+        "apps",
+        "    directory:\n      disableExtensionFilter: true\n",
+        &[
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/README", "read me\n".into()),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+}
+
+const KUST: &str = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
+
+/// kustomize build failures (docs/user-guide/kustomize.md; kustomize's
+/// default load restrictor `LoadRestrictionsRootOnly`, "Found multiple
+/// kustomization files", "already registered id", a listed folder without
+/// a kustomization, `helmCharts` without `--enable-helm` in the argocd-cm's
+/// `kustomize.buildOptions`, "Kustomizing Helm charts").
+#[test]
+fn a_kustomize_build_that_fails_deploys_nothing() {
+    // A folder with its own kustomization outside is a root of its own.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - ../common\n"),
+            ),
+            (
+                "common/kustomization.yaml",
+                format!("{KUST}resources:\n  - a.yaml\n"),
+            ),
+            ("common/a.yaml", child("a", 0, true)),
+        ],
+    );
+    deploys(d.path(), "common/a.yaml");
+    // A file outside the kustomization's folder.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - ../shared/a.yaml\n"),
+            ),
+            ("shared/a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "shared/a.yaml",
+        &[
+            "apps/kustomization.yaml:4",
+            "../shared/a.yaml",
+            "load restrictor",
+        ],
+    );
+    // A listed folder without a kustomization: not "no feeder".
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - ../shared\n"),
+            ),
+            ("shared/a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "shared/a.yaml",
+        &["`shared`", "holds no kustomization"],
+    );
+    // Two kustomization files in one folder.
+    for second in ["kustomization.yml", "Kustomization"] {
+        let other = format!("apps/{second}");
+        let d = fx(
+            "apps",
+            "",
+            &[
+                (
+                    "apps/kustomization.yaml",
+                    format!("{KUST}resources:\n  - a.yaml\n"),
+                ),
+                (&other, format!("{KUST}resources:\n  - a.yaml\n")),
+                ("apps/a.yaml", child("a", 0, true)),
+            ],
+        );
+        not_proven(
+            d.path(),
+            "apps/a.yaml",
+            &[&other, "multiple kustomization files"],
+        );
+    }
+    // One resource listed twice.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - a.yaml\n  - a.yaml\n"),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/kustomization.yaml:5", "twice"],
+    );
+    // Another resource that does not parse.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - a.yaml\n  - b.yaml\n"),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("apps/b.yaml", "kind: ConfigMap\ndata: [unclosed\n".into()),
+        ],
+    );
+    not_proven(d.path(), "apps/a.yaml", &["apps/b.yaml:", "does not parse"]);
+}
+
+/// `helmCharts` inflate only with `--enable-helm` in the argocd-cm's
+/// `kustomize.buildOptions` (docs/user-guide/kustomize.md "Kustomizing
+/// Helm charts"): with it, deploys; without it, or with no argocd-cm in
+/// the repository (the flag is not known), not proven.
+#[test]
+fn kustomize_helm_charts_need_enable_helm() {
+    let kust = format!(
+        "{KUST}resources:\n  - a.yaml\nhelmCharts:\n  - name: redis\n    repo: https://charts.example.com\n    version: 1.0.0\n"
+    );
+    let cm = |opts: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  kustomize.buildOptions: \"{opts}\"\n"
+        )
+    };
+    let files = |cm_text: Option<String>| {
+        let mut f = vec![
+            ("apps/kustomization.yaml", kust.clone()),
+            ("apps/a.yaml", child("a", 0, true)),
+        ];
+        if let Some(t) = cm_text {
+            f.push(("argocd/argocd-cm.yaml", t));
+        }
+        f
+    };
+    let d = fx("apps", "", &files(Some(cm("--enable-helm"))));
+    deploys(d.path(), "apps/a.yaml");
+    let d = fx(
+        "apps",
+        "",
+        &files(Some(cm("--load-restrictor LoadRestrictionsNone"))),
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &[
+            "apps/kustomization.yaml:5",
+            "argocd/argocd-cm.yaml:7",
+            "lacks --enable-helm",
+        ],
+    );
+    let d = fx("apps", "", &files(None));
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["apps/kustomization.yaml:5", "the flag is not known"],
+    );
+}
+
+/// A file a kustomization reaches only as `configMapGenerator` or
+/// `secretGenerator` data becomes a ConfigMap's or Secret's data; the
+/// Application it holds is not applied (kustomize generators,
+/// docs/user-guide/kustomize.md).
+#[test]
+fn a_file_held_as_generator_data_is_not_applied() {
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!(
+                    "{KUST}configMapGenerator:\n  - name: backup\n    files:\n      - a.yaml\n"
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_included(
+        d.path(),
+        "apps/a.yaml",
+        &["held as generator data", "configMapGenerator"],
+    );
+    let (rows, v) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "not_included");
+    assert!(
+        !v["order"].to_string().contains("Application/a"),
+        "{}",
+        v["order"]
+    );
+    // Listed as a resource as well: applied.
+    let d = fx(
+        "apps",
+        "",
+        &[
+            (
+                "apps/kustomization.yaml",
+                format!("{KUST}resources:\n  - a.yaml\nsecretGenerator:\n  - name: backup\n    files:\n      - a.yaml\n"),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+}
+
+const CHART: &str = "apiVersion: v2\nname: c\nversion: 0.1.0\n";
+
+/// Helm (docs/user-guide/helm.md; Helm's engine renders no template whose
+/// name starts with `_`, its loader drops what `.helmignore` lists, a
+/// library chart is "not installable"; repository.go
+/// `getResolvedValueFiles` fails on a missing value file unless
+/// `ignoreMissingValueFiles`).
+#[test]
+fn helm_renders_nothing_or_fails() {
+    let d = fx(
+        "chart",
+        "",
+        &[
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/templates/a.yaml", child("a", 0, true)),
+            ("chart/.helmignore", "*.md\n".into()),
+        ],
+    );
+    deploys(d.path(), "chart/templates/a.yaml");
+    let d = fx(
+        "chart",
+        "",
+        &[
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/templates/_a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_included(
+        d.path(),
+        "chart/templates/_a.yaml",
+        &["`_a.yaml` starts with `_`"],
+    );
+    let d = fx(
+        "chart",
+        "",
+        &[
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/templates/a.yaml", child("a", 0, true)),
+            ("chart/.helmignore", "# comment\ntemplates/a.yaml\n".into()),
+        ],
+    );
+    not_included(d.path(), "chart/templates/a.yaml", &["chart/.helmignore:2"]);
+    // A rule that is not followed (a negation) leaves it not proven.
+    let d = fx(
+        "chart",
+        "",
+        &[
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/templates/a.yaml", child("a", 0, true)),
+            (
+                "chart/.helmignore",
+                "templates/*\n!templates/a.yaml\n".into(),
+            ),
+        ],
+    );
+    not_proven(d.path(), "chart/templates/a.yaml", &["chart/.helmignore:2"]);
+    let d = fx(
+        "chart",
+        "",
+        &[
+            ("chart/Chart.yaml", format!("{CHART}type: library\n")),
+            ("chart/templates/a.yaml", child("a", 0, true)),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "chart/templates/a.yaml",
+        &["chart/Chart.yaml:4", "type: library"],
+    );
+    let missing = |ignore: &str| {
+        fx(
+            "chart",
+            &format!("    helm:\n      valueFiles: [values-prod.yaml]\n{ignore}"),
+            &[
+                ("chart/Chart.yaml", CHART.into()),
+                ("chart/templates/a.yaml", child("a", 0, true)),
+            ],
+        )
+    };
+    let d = missing("");
+    not_proven(
+        d.path(),
+        "chart/templates/a.yaml",
+        &["values-prod.yaml", "ignoreMissingValueFiles"],
+    );
+    let d = missing("      ignoreMissingValueFiles: true\n");
+    deploys(d.path(), "chart/templates/a.yaml");
+}
+
+/// A rewritten child that is not valid YAML cannot be rewritten; the text
+/// review and the JSON `feeders` agree on it (neither lists it).
+#[test]
+fn an_invalid_child_is_judged_alike_in_text_and_json() {
+    let d = fx(
+        "apps",
+        "",
+        &[("apps/a.yaml", format!("{}  bad: [\n", child("a", 0, true)))],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let o = rebind(d.path(), &["feeders"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    let in_json = rows.iter().any(|r| r["file"] == "apps/a.yaml");
+    let in_text = text
+        .lines()
+        .any(|l| l.trim_start().starts_with("apps/a.yaml"));
+    assert_eq!(in_json, in_text, "{text}");
+    assert!(!text.contains("deploys on merge"), "{text}");
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("apps/a.yaml:"), "{}", stderr(&o));
+}

@@ -792,6 +792,11 @@ pub struct ControllerPolicy {
     /// generators match with doublestar (`*` stays in one folder) instead
     /// of the default greedy globbing (Generators-Git-File-Globbing.md).
     pub new_file_globbing: bool,
+    /// `application.namespaces` (docs/operator-manual/app-any-namespace.md):
+    /// the namespaces besides its own whose Applications the controller
+    /// reconciles. `None`: no `argocd-cmd-params-cm` of the repository says
+    /// (then only the control-plane namespace is known to be watched).
+    pub app_namespaces: Option<String>,
 }
 
 impl Model {
@@ -1471,9 +1476,12 @@ impl Model {
             if app.applied_by.is_some() {
                 continue;
             }
-            if let Some(a) =
-                super::fences::project_permits(app, &self.projects, &self.registrations)?
-            {
+            if let Some(a) = super::fences::project_permits(
+                app,
+                &self.projects,
+                &self.registrations,
+                self.controller_policy.app_namespaces.as_deref(),
+            )? {
                 for one in a.split("; ") {
                     if !assumed.iter().any(|x| x == one) {
                         assumed.push(one.to_string());
@@ -2093,20 +2101,27 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
     const OVERRIDE: &str = "applicationsetcontroller.enable.policy.override";
     let doc = V(Some(doc));
     const GLOBBING: &str = "applicationsetcontroller.enable.new.git.file.globbing";
-    let of = |data: V| -> Option<ControllerPolicy> {
+    const NAMESPACES: &str = "application.namespaces";
+    // `cm`: the ConfigMap itself, whose data say every setting (a key it
+    // does not hold is ArgoCD's default).
+    let of = |data: V, cm: bool| -> Option<ControllerPolicy> {
         let policy = text(s(data, POLICY)).filter(|p| !p.is_empty());
         let allow_override = text(s(data, OVERRIDE)).as_deref() == Some("true");
         let new_file_globbing = text(s(data, GLOBBING)).as_deref() == Some("true");
-        (policy.is_some() || allow_override || new_file_globbing).then_some(ControllerPolicy {
-            policy,
-            allow_override,
-            new_file_globbing,
-        })
+        let app_namespaces = text(s(data, NAMESPACES)).or_else(|| cm.then(String::new));
+        (cm || policy.is_some() || allow_override || new_file_globbing).then_some(
+            ControllerPolicy {
+                policy,
+                allow_override,
+                new_file_globbing,
+                app_namespaces,
+            },
+        )
     };
     let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
         && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cmd-params-cm");
     if is_cm {
-        return of(s(doc, "data"));
+        return of(s(doc, "data"), true);
     }
     // In a `helm.values` string the settings are not read: a policy named
     // there is unknown, so nothing that depends on it is proven.
@@ -2118,15 +2133,19 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
             )),
             allow_override: false,
             new_file_globbing: false,
+            app_namespaces: None,
         });
     }
-    of(s(
+    of(
         s(
-            s(s(s(s(doc, "spec"), "source"), "helm"), "valuesObject"),
-            "configs",
+            s(
+                s(s(s(s(doc, "spec"), "source"), "helm"), "valuesObject"),
+                "configs",
+            ),
+            "params",
         ),
-        "params",
-    ))
+        false,
+    )
 }
 
 /// The after-merge answer for one rebind (or, without one, for every file

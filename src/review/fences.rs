@@ -244,6 +244,7 @@ pub fn project_permits(
     app: &App,
     projects: &[Project],
     registrations: &[Registered],
+    watched: Option<&str>,
 ) -> Result<Option<String>, String> {
     let Some(name) = &app.project else {
         return Ok(None);
@@ -296,7 +297,7 @@ pub fn project_permits(
         assumed.push(format!(
             "AppProject {DEFAULT_PROJECT} is not in the repository: taken as the one ArgoCD creates, which permits every source and destination"
         ));
-        if let Err(why) = app_namespace(app, None, declared_ns(), &mut assumed) {
+        if let Err(why) = app_namespace(app, None, declared_ns(), watched, &mut assumed) {
             return Err(format!("{id}: {why}"));
         }
         return Ok(Some(assumed.join("; ")));
@@ -334,7 +335,7 @@ pub fn project_permits(
     let ns = (!p.namespace.is_empty())
         .then(|| p.namespace.clone())
         .or_else(declared_ns);
-    if let Err(why) = app_namespace(app, Some(p), ns, &mut assumed) {
+    if let Err(why) = app_namespace(app, Some(p), ns, watched, &mut assumed) {
         return Err(format!("{id}: {why}"));
     }
     Ok((!assumed.is_empty()).then(|| assumed.join("; ")))
@@ -342,12 +343,16 @@ pub fn project_permits(
 
 /// `IsAppNamespacePermitted`: an Application with no namespace, or in the
 /// control-plane namespace (`control`, else [`CONTROL_PLANE`] assumed and
-/// said), is permitted; one elsewhere only when its project's
+/// said), is permitted; one elsewhere only when the controller watches its
+/// namespace (`watched`: `application.namespaces` of the repository's
+/// `argocd-cmd-params-cm`, comma-separated globs; `None`: no such
+/// ConfigMap in the repository, so not known) and its project's
 /// `sourceNamespaces` list it (the built-in default project lists none).
 fn app_namespace(
     app: &App,
     p: Option<&Project>,
     control: Option<String>,
+    watched: Option<&str>,
     assumed: &mut Vec<String>,
 ) -> Result<(), String> {
     if app.namespace.is_empty() {
@@ -370,6 +375,7 @@ fn app_namespace(
         app.namespace,
         if guessed { " (assumed)" } else { "" }
     );
+    watches(watched, &app.namespace).map_err(|why| format!("{outside}: {why}"))?;
     match p.map(|p| namespace_listed(p, &app.namespace)) {
         Some(Permit::Yes) => Ok(()),
         Some(Permit::No(why)) => Err(format!(
@@ -381,6 +387,38 @@ fn app_namespace(
             "{outside}, and the built-in AppProject {DEFAULT_PROJECT} lists no sourceNamespaces"
         )),
     }
+}
+
+/// Whether the application controller reconciles Applications in `ns`
+/// besides its own namespace: only those `application.namespaces` lists
+/// (docs/operator-manual/app-any-namespace.md; argo-cd
+/// `glob.MatchStringInList(..., glob.REGEXP)`: each comma-separated entry
+/// a glob, or a `/regular expression/`, which is not evaluated here).
+fn watches(watched: Option<&str>, ns: &str) -> Result<(), String> {
+    let Some(list) = watched else {
+        return Err(format!(
+            "no argocd-cmd-params-cm of the repository sets application.namespaces, so whether the controller reconciles Applications in {ns} is not known (by default it reconciles only its own namespace)"
+        ));
+    };
+    let entries: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .collect();
+    if entries
+        .iter()
+        .any(|e| e.len() > 1 && e.starts_with('/') && e.ends_with('/'))
+    {
+        return Err(format!(
+            "argocd-cmd-params-cm's application.namespaces (`{list}`) holds a regular expression, which the review does not evaluate"
+        ));
+    }
+    if entries.iter().any(|e| glob(e, ns, false)) {
+        return Ok(());
+    }
+    Err(format!(
+        "argocd-cmd-params-cm's application.namespaces (`{list}`) does not list {ns}: the controller does not reconcile Applications there"
+    ))
 }
 
 /// How a destination reads in a reason.

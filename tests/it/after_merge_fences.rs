@@ -329,20 +329,60 @@ fn the_changed_childs_project_is_read_after_the_rewrite() {
 
 /// Applications in any namespace (docs/operator-manual/app-any-namespace.md,
 /// `IsAppNamespacePermitted`): an Application outside the control-plane
-/// namespace (the AppProjects' own) syncs only when its project's
+/// namespace (the AppProjects' own) syncs only when the controller watches
+/// that namespace (`application.namespaces` of `argocd-cmd-params-cm`,
+/// comma-separated globs; not set: only its own) and its project's
 /// `sourceNamespaces` list it; the built-in `default` lists none.
 #[test]
 fn an_application_outside_the_control_plane_needs_its_projects_source_namespaces() {
-    let fx = |root_project: &str, spec: &str| {
-        repo(
-            REPO_HTTPS,
-            &[
-                ("root.yaml", root_in("root", "team-a", root_project, "apps")),
-                ("apps/a.yaml", child("a", 0, true)),
-                ("projects/platform.yaml", project("platform", spec)),
-            ],
-        )
+    let params = |namespaces: Option<&str>| {
+        let data = namespaces.map_or(String::new(), |n| {
+            format!("data:\n  application.namespaces: \"{n}\"\n")
+        });
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\n{data}")
     };
+    let fx_with = |root_project: &str, spec: &str, watched: Option<Option<&str>>| {
+        let mut files = vec![
+            ("root.yaml", root_in("root", "team-a", root_project, "apps")),
+            ("apps/a.yaml", child("a", 0, true)),
+            ("projects/platform.yaml", project("platform", spec)),
+        ];
+        if let Some(w) = watched {
+            files.push(("argocd/cmd-params.yaml", params(w)));
+        }
+        repo(REPO_HTTPS, &files)
+    };
+    let fx = |root_project: &str, spec: &str| fx_with(root_project, spec, Some(Some("team-*")));
+    // The controller's namespaces: not in the repository, not set, not
+    // listing team-a, a regular expression (not evaluated), listing it.
+    let listed = format!("{OPEN}  sourceNamespaces: [team-*]\n");
+    let d = fx_with("platform", &listed, None);
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &[
+            "in namespace team-a",
+            "no argocd-cmd-params-cm of the repository sets application.namespaces",
+        ],
+    );
+    refused(d.path(), "apps/a.yaml", "application.namespaces");
+    let d = fx_with("platform", &listed, Some(None));
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["application.namespaces (``) does not list team-a"],
+    );
+    let d = fx_with("platform", &listed, Some(Some("team-b, ops")));
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["application.namespaces (`team-b, ops`) does not list team-a"],
+    );
+    let d = fx_with("platform", &listed, Some(Some("/team-.*/")));
+    not_proven(d.path(), "apps/a.yaml", &["holds a regular expression"]);
+    let d = fx_with("platform", &listed, Some(Some("ops, team-a")));
+    let (r, _, _) = judged(d.path(), "apps/a.yaml");
+    assert_eq!(r["verdict"], "deploys_on_merge", "{r}");
     let d = fx("platform", OPEN);
     not_proven(
         d.path(),

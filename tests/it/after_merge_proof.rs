@@ -834,6 +834,11 @@ fn fx_live() -> tempfile::TempDir {
                 "argocd/default-project.yaml",
                 "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: default\n  namespace: argocd\nspec:\n  sourceRepos: ['*']\n  destinations: [{server: '*', namespace: '*'}]\n  sourceNamespaces: [team-a, team-b]\n".to_string(),
             ),
+            // ... and the controller watches the namespace.
+            (
+                "argocd/cmd-params.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\ndata:\n  application.namespaces: team-a, team-b\n".to_string(),
+            ),
             ("a/x.yaml", child("x", 0, true)),
             ("b/y.yaml", child("y", 0, true)),
         ],

@@ -42,7 +42,7 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     }
     let live = feeders::read_live(&mut model, a.live.as_deref())?;
     // What a rebind could rewrite: every Application manifest, and every
-    // file holding a workload endpoint in a value.
+    // file holding a workload endpoint in a value (or, not parsed, in text).
     let mut files: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for app in model.apps.iter().filter(|a| root.join(&a.file).is_file()) {
         files.entry(app.file.clone()).or_default().push(app.id());
@@ -57,7 +57,13 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
         }) else {
             continue;
         };
+        // A file that does not parse but holds a workload endpoint is one
+        // a rebind refuses: it gets its row too (never left out silently).
+        let unread = src.located.is_err();
         for o in src.occurrences() {
+            if unread && o.shape() != Shape::InCluster {
+                files.entry(rel.clone()).or_default();
+            }
             if o.kind == Kind::Value && o.cluster_position && o.shape() != Shape::InCluster {
                 let resources = files.entry(rel.clone()).or_default();
                 if let Some(r) = &o.resource {

@@ -604,7 +604,8 @@ fn helm_renders_nothing_or_fails() {
 }
 
 /// A rewritten child that is not valid YAML cannot be rewritten; the text
-/// review and the JSON `feeders` agree on it (neither lists it).
+/// review and the JSON `feeders` agree on it: both list it, not proven
+/// (its parent cannot render it), never leaving it out silently.
 #[test]
 fn an_invalid_child_is_judged_alike_in_text_and_json() {
     let d = fx(
@@ -619,7 +620,11 @@ fn an_invalid_child_is_judged_alike_in_text_and_json() {
     let in_text = text
         .lines()
         .any(|l| l.trim_start().starts_with("apps/a.yaml"));
-    assert_eq!(in_json, in_text, "{text}");
+    assert!(in_json && in_text, "{text}");
+    let r = rows.iter().find(|r| r["file"] == "apps/a.yaml").unwrap();
+    assert_eq!(r["verdict"], "not_proven", "{r}");
+    let reason = r["reason"].as_str().unwrap();
+    assert!(reason.contains("`apps/a.yaml:18:1` does not parse"), "{r}");
     assert!(!text.contains("deploys on merge"), "{text}");
     let o = rebind(
         d.path(),

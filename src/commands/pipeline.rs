@@ -119,7 +119,11 @@ fn run(
         templates::Followed::default()
     } else {
         let mut followed = templates::follow(walk);
-        followed.add_flows(crate::find::generators::follow(walk));
+        let roads = crate::find::generators::follow(walk);
+        followed.add_flows(roads.flows);
+        followed.notes.extend(roads.notes);
+        followed.notes.sort();
+        followed.notes.dedup();
         followed
     };
     for n in &followed.notes {

@@ -276,6 +276,9 @@ pub fn in_string(
 
 fn road(f: &Flow) -> String {
     match &f.inline {
+        Some(Inline::Element | Inline::Values(_)) if f.generator => {
+            format!("{} {}", f.template, f.position.as_str())
+        }
         Some(Inline::Element) => format!("{} ({})", f.template, f.position.as_str()),
         Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
@@ -292,7 +295,15 @@ fn road(f: &Flow) -> String {
         None if f.generator => format!(
             "{} puts parameter {} in {}",
             f.template,
-            f.path,
+            // A git file that is a list: each element one parameter set.
+            ValuesPath(
+                f.path
+                    .0
+                    .iter()
+                    .skip_while(|s| **s == Step::Each)
+                    .cloned()
+                    .collect()
+            ),
             f.position.as_str()
         ),
         None => format!(

@@ -877,6 +877,12 @@ pub fn template_server_path() -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// Where an ApplicationSet's `templatePatch` (a YAML string patched over
+/// its rendered template, argo-cd `applicationset/utils/utils.go`) is.
+pub fn template_patch_path() -> Vec<&'static str> {
+    vec!["spec", "templatePatch"]
+}
+
 /// The elements of an ApplicationSet document's list generators
 /// (`spec.generators[].list.elements[]`): each element's scalars by key,
 /// the parameters the generator gives its template.

@@ -304,3 +304,76 @@ fn a_server_built_from_parts_is_named() {
     );
     assert_eq!(found(&s), vec![]);
 }
+
+/// argo-cd `reposerver/repository/repository.go` (value files are read
+/// from the source's own repository, `$ref/...` from the `ref` source's;
+/// docs `user-guide/multiple_sources.md`): a value file of a source whose
+/// repoURL, or whose `ref` source's repoURL, is another repository than the
+/// clone's remotes is no value file of the local chart at the same path,
+/// so its keys are no positions. A source of this repository (its URL in
+/// another spelling) still gives its value files. With no remote, which
+/// repository a URL names is not known: every source is taken by its path.
+#[test]
+fn value_files_of_another_repository_are_not_the_local_chart_s() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "charts/apps/Chart.yaml",
+        "apiVersion: v2\nname: apps\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "charts/apps/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: child\nspec:\n  project: default\n  source:\n    repoURL: https://git.example.com/gitops.git\n    path: manifests\n  destination:\n    server: {{ .Values.target.url }}\n    namespace: x\n",
+    );
+    write(
+        root,
+        "charts/apps/values.yaml",
+        "target: {url: https://kubernetes.default.svc}\n",
+    );
+    let app = |name: &str, spec: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  project: default\n{spec}  destination:\n    server: https://kubernetes.default.svc\n")
+    };
+    write(
+        root,
+        "apps/m.yaml",
+        &app("m", "  sources:\n    - repoURL: https://git.example.com/gitops.git\n      path: charts/apps\n      helm:\n        valueFiles: [$values/envs/prod.yaml]\n    - repoURL: https://git.example.com/some-other-config-repo.git\n      ref: values\n"),
+    );
+    write(
+        root,
+        "apps/n.yaml",
+        &app("n", "  source:\n    repoURL: https://github.com/someone-else/charts.git\n    path: charts/apps\n    helm:\n      valueFiles: [/envs/other.yaml]\n"),
+    );
+    write(
+        root,
+        "apps/o.yaml",
+        &app("o", "  source:\n    repoURL: git@git.example.com:gitops\n    path: charts/apps\n    helm:\n      valueFiles: [/envs/ours.yaml]\n"),
+    );
+    let values = format!("target:\n  url: {OLD}\n");
+    for f in ["envs/prod.yaml", "envs/other.yaml", "envs/ours.yaml"] {
+        write(root, f, &values);
+    }
+    crate::common::git_init_commit(root);
+    let files = |s: &Value| -> Vec<String> { found(s).into_iter().map(|o| o.0).collect() };
+    // No remote: by path, as before.
+    assert_eq!(
+        files(&scan(root)),
+        ["envs/other.yaml", "envs/ours.yaml", "envs/prod.yaml"]
+    );
+    crate::common::git(
+        root,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://git.example.com/gitops.git",
+        ],
+    );
+    let s = scan(root);
+    assert_eq!(files(&s), ["envs/ours.yaml"]);
+    assert_eq!(
+        found(&s)[0].3,
+        "chart template charts/apps/templates/app.yaml:11 renders .Values.target.url (destination server)"
+    );
+}

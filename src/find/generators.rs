@@ -248,7 +248,6 @@ fn generators_of(rel: &str, text: &str) -> Found {
             });
         }
         let resource = format!("ApplicationSet/{}", app.name);
-        let keys: Vec<&str> = param.split('.').collect();
         let own = |path: ValuesPath, road: String, inline: Inline| Flow {
             path,
             position: Position::DestinationServer,
@@ -257,12 +256,47 @@ fn generators_of(rel: &str, text: &str) -> Found {
             inline: Some(inline),
             app: Some(resource.clone()),
         };
+        let here = Here {
+            rel,
+            app: &app.name,
+            param: &param,
+            patch,
+        };
+        here.generators(doc, &own, &mut out);
+    }
+    out
+}
+
+/// One ApplicationSet's templated server: where it is, and the parameter.
+struct Here<'a> {
+    rel: &'a str,
+    app: &'a str,
+    param: &'a str,
+    /// Set by a `templatePatch` (the positions table does not read it).
+    patch: bool,
+}
+
+impl Here<'_> {
+    /// The positions the ApplicationSet's generators (`doc`'s) give the
+    /// parameter in its own file, made by `own`; what is not read goes to
+    /// `out`'s notes.
+    fn generators(
+        &self,
+        doc: &Node,
+        own: &dyn Fn(ValuesPath, String, Inline) -> Flow,
+        out: &mut Found,
+    ) {
+        let (rel, param, patch) = (self.rel, self.param, self.patch);
+        let keys: Vec<&str> = param.split('.').collect();
         let mut generators = Vec::new();
-        if let Some(g) = doc.at(&["spec", "generators"]) {
+        if let Some(g) = doc.at(&positions::GENERATORS) {
             g.walk(&mut |p: &YamlPath, n: &Node| generators.push((p.clone(), n.clone())));
         }
         let under = |p: &YamlPath| {
-            let mut full = vec![Seg::Key("spec".into()), Seg::Key("generators".into())];
+            let mut full: Vec<Seg> = positions::GENERATORS
+                .iter()
+                .map(|k| Seg::Key(k.to_string()))
+                .collect();
             full.extend(p.0.iter().cloned());
             YamlPath(full)
         };
@@ -270,7 +304,9 @@ fn generators_of(rel: &str, text: &str) -> Found {
             let tail: Vec<&str> = p.keys().collect();
             // A cluster generator's `values.<key>`.
             if let Some(k) = param.strip_prefix("values.") {
-                let ends = tail.len() >= 3 && tail[tail.len() - 3..] == ["clusters", "values", k];
+                let ends = tail.len() >= 3
+                    && tail[tail.len() - 3..tail.len() - 1] == positions::CLUSTER_VALUES
+                    && tail[tail.len() - 1] == k;
                 if ends && n.as_str().is_some() {
                     out.own.push(own(
                         steps_of(&under(p)),
@@ -281,7 +317,7 @@ fn generators_of(rel: &str, text: &str) -> Found {
             }
             // A list element, when the template's own server does not
             // make it one already (the positions table reads that).
-            if patch && tail.len() >= 2 && tail[tail.len() - 2..] == ["list", "elements"] {
+            if patch && tail.len() >= 2 && tail[tail.len() - 2..] == positions::LIST_ELEMENTS {
                 if let Value::Seq(items) = &n.value {
                     for (i, e) in items.iter().enumerate() {
                         if e.at(&keys).and_then(Node::as_str).is_some() {
@@ -298,7 +334,7 @@ fn generators_of(rel: &str, text: &str) -> Found {
                 }
             }
             // `elementsYaml`: a YAML string of elements.
-            if tail.len() >= 2 && tail[tail.len() - 2..] == ["list", "elementsYaml"] {
+            if tail.len() >= 2 && tail[tail.len() - 2..] == positions::LIST_ELEMENTS_YAML {
                 let Some(s) = n.as_str() else { continue };
                 let Ok(inner) = yaml::read_yaml_or_json(s) else {
                     out.notes.push(Note {
@@ -306,7 +342,7 @@ fn generators_of(rel: &str, text: &str) -> Found {
                         line: n.line,
                         message: format!(
                             "ApplicationSet/{}'s list generator elementsYaml is not read",
-                            app.name
+                            self.app
                         ),
                     });
                     continue;
@@ -328,7 +364,6 @@ fn generators_of(rel: &str, text: &str) -> Found {
             }
         }
     }
-    out
 }
 
 /// The template's `destination.server` as written (the masked reading

@@ -118,8 +118,18 @@ fn run(
     let followed = if want.only {
         templates::Followed::default()
     } else {
-        let mut followed = templates::follow(walk);
-        followed.add_flows(crate::find::generators::follow(walk));
+        // The clone's remotes: a value file of another repository is no
+        // local chart's.
+        let ours = walk
+            .first_path()
+            .map(crate::repo::git::remote_identities)
+            .unwrap_or_default();
+        let mut followed = templates::follow(walk, &ours);
+        let roads = crate::find::generators::follow(walk);
+        followed.add_flows(roads.flows);
+        followed.notes.extend(roads.notes);
+        followed.notes.sort();
+        followed.notes.dedup();
         followed
     };
     for n in &followed.notes {

@@ -140,6 +140,15 @@ impl Walk {
         )))
     }
 
+    /// The first PATH given on the command line (`None` for a walk over
+    /// listed entries): where the repository holding the walk is looked for.
+    pub fn first_path(&self) -> Option<&Path> {
+        match &*self.0 {
+            Plan::Paths { paths, .. } => paths.first().map(|g| g.path.as_path()),
+            Plan::Listed(_) => None,
+        }
+    }
+
     /// Walks the file system, yielding files and skipped paths in order.
     /// Each call walks anew.
     pub fn files(&self) -> Files<'_> {

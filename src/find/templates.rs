@@ -276,6 +276,9 @@ pub fn in_string(
 
 fn road(f: &Flow) -> String {
     match &f.inline {
+        Some(Inline::Element | Inline::Values(_)) if f.generator => {
+            format!("{} {}", f.template, f.position.as_str())
+        }
         Some(Inline::Element) => format!("{} ({})", f.template, f.position.as_str()),
         Some(Inline::Object) => format!(
             "chart template {} renders this Application's inline values ({})",
@@ -292,7 +295,15 @@ fn road(f: &Flow) -> String {
         None if f.generator => format!(
             "{} puts parameter {} in {}",
             f.template,
-            f.path,
+            // A git file that is a list: each element one parameter set.
+            ValuesPath(
+                f.path
+                    .0
+                    .iter()
+                    .skip_while(|s| **s == Step::Each)
+                    .cloned()
+                    .collect()
+            ),
             f.position.as_str()
         ),
         None => format!(
@@ -346,8 +357,11 @@ fn whole_value(p: Position) -> bool {
 }
 
 /// Reads every chart in the walk. Files that cannot be read are left to the
-/// main walk, which names them.
-pub fn follow(walk: &Walk) -> Followed {
+/// main walk, which names them. `ours`: the identities
+/// ([`crate::text::repo_url::repo_identity`]) of the repository's remotes;
+/// a source or `ref` of another repository gives no local chart value
+/// files (empty: not known, every source is taken by its path).
+pub fn follow(walk: &Walk, ours: &BTreeSet<String>) -> Followed {
     let files = ChartFiles::collect(walk);
     let mut out = Followed::default();
     let mut charts: Vec<ChartRead> = files
@@ -367,7 +381,7 @@ pub fn follow(walk: &Walk) -> Followed {
     // Read only when a chart has positions: a second streamed pass.
     let mut apps: Option<Vec<AppValues>> = None;
     for chart in charts {
-        let values = files.values_of(&chart, walk, &mut apps);
+        let values = files.values_of(&chart, walk, &mut apps, ours);
         let inline = match &apps {
             Some(apps) => out.add_inline(&chart, apps),
             None => Vec::new(),
@@ -588,6 +602,7 @@ impl ChartFiles {
         chart: &ChartRead,
         walk: &Walk,
         apps: &mut Option<Vec<AppValues>>,
+        ours: &BTreeSet<String>,
     ) -> BTreeSet<PathBuf> {
         let mut values: BTreeSet<PathBuf> = self
             .normals
@@ -603,7 +618,7 @@ impl ChartFiles {
         if chart.flows.is_empty() {
             return values;
         }
-        let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk)));
+        let apps = apps.get_or_insert_with(|| value_files(walk_entries(walk), ours));
         for (source_path, files, _) in apps.iter() {
             if ends_with_path(&chart.dir, source_path) {
                 // The repository root, as the source's path climbs to it;
@@ -989,7 +1004,7 @@ fn ends_with_path(dir: &Path, source: &str) -> bool {
 /// from the repository root: a `ref` source's file is taken for this
 /// repository's (only files of the walk are looked up); a URL, a template
 /// no known parameter fills and a refused name are no file here.
-fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
+fn value_files(entries: impl Iterator<Item = Entry>, ours: &BTreeSet<String>) -> Vec<AppValues> {
     let entries: Vec<Entry> = entries.collect();
     let regs = OnceCell::new();
     let mut out = Vec::new();
@@ -1014,7 +1029,7 @@ fn value_files(entries: impl Iterator<Item = Entry>) -> Vec<AppValues> {
             continue;
         };
         for doc in &docs {
-            app_values(e, &text, doc, &entries, &regs, &mut out);
+            app_values(e, &text, doc, &entries, &regs, ours, &mut out);
         }
     }
     out
@@ -1028,11 +1043,18 @@ fn app_values(
     doc: &crate::syntax::yaml::Node,
     all: &[Entry],
     regs: &OnceCell<Vec<Registered>>,
+    ours: &BTreeSet<String>,
     out: &mut Vec<AppValues>,
 ) {
     let m = application::Manifest { file: "", doc };
     let Some(app) = application::app_of(&m) else {
         return;
+    };
+    // This repository, as its remotes say; a URL that names no one
+    // repository (templated) is taken by its path, as with no remote.
+    let this_repo = |url: &str| {
+        ours.is_empty()
+            || crate::text::repo_url::repo_identity(url).is_none_or(|id| ours.contains(&id))
     };
     let inline = inline_values(doc, &app);
     // A name templated by generator parameters is each parameter set's
@@ -1040,6 +1062,9 @@ fn app_values(
     let mut params: Option<Vec<BTreeMap<String, String>>> = None;
     for (j, src) in app.sources.iter().enumerate() {
         let Some(path) = &src.path else { continue };
+        if !src.this_repo && !this_repo(&src.repo_url) {
+            continue; // a chart of another repository, not the local one
+        }
         let here: Vec<InlineAt> = inline
             .iter()
             .filter(|(k, ..)| *k == j)
@@ -1088,9 +1113,8 @@ fn app_values(
                 &NO_PARAMS
             };
             for p in sets {
-                let (resolve::ValueFile::Repo(p) | resolve::ValueFile::Ref { path: p, .. }) =
-                    resolve::value_file(&app.sources, src, f, p)
-                else {
+                let file = resolve::value_file(&app.sources, src, f, p);
+                let Some(p) = file.in_repo(this_repo).map(str::to_string) else {
                     continue;
                 };
                 if !files.contains(&p) {
@@ -3593,7 +3617,7 @@ mod tests {
             })
             .collect();
         assert_eq!(
-            value_files(entries.into_iter()),
+            value_files(entries.into_iter(), &BTreeSet::new()),
             [(
                 "charts/a".to_string(),
                 vec!["charts/a/v.yaml".to_string()],

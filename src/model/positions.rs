@@ -877,6 +877,23 @@ pub fn template_server_path() -> Vec<&'static str> {
         .unwrap_or_default()
 }
 
+/// An ApplicationSet's generators.
+pub const GENERATORS: [&str; 2] = ["spec", "generators"];
+/// A cluster generator's `values` (argo-cd
+/// `applicationset/generators/cluster.go`: parameters `values.<key>`).
+pub const CLUSTER_VALUES: [&str; 2] = ["clusters", "values"];
+/// A list generator's elements.
+pub const LIST_ELEMENTS: [&str; 2] = ["list", "elements"];
+/// A list generator's elements as a YAML string (argo-cd
+/// `ListGenerator.ElementsYaml`).
+pub const LIST_ELEMENTS_YAML: [&str; 2] = ["list", "elementsYaml"];
+
+/// Where an ApplicationSet's `templatePatch` (a YAML string patched over
+/// its rendered template, argo-cd `applicationset/utils/utils.go`) is.
+pub fn template_patch_path() -> Vec<&'static str> {
+    vec!["spec", "templatePatch"]
+}
+
 /// The elements of an ApplicationSet document's list generators
 /// (`spec.generators[].list.elements[]`): each element's scalars by key,
 /// the parameters the generator gives its template.

@@ -1557,6 +1557,27 @@ pub fn sq_quote_if_needed(s: &str) -> String {
 /// targets when the remote names no default branch).
 pub const CHECKED_OUT: &str = "the checked-out branch";
 
+/// The identities ([`crate::text::repo_url::repo_identity`]) of the
+/// remotes of the repository holding `path`; empty when it is no
+/// repository or has no remote.
+pub fn remote_identities(path: &Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let Ok(Some(Repo { repo, .. })) = open(path) else {
+        return out;
+    };
+    let Ok(remotes) = repo.remotes() else {
+        return out;
+    };
+    for name in (0..remotes.len()).filter_map(|i| remotes.get(i).ok().flatten()) {
+        if let Ok(r) = repo.find_remote(name) {
+            if let Some(id) = r.url().ok().and_then(crate::text::repo_url::repo_identity) {
+                out.insert(id);
+            }
+        }
+    }
+    out
+}
+
 /// What the repository around `path` says about its remotes and branches,
 /// for the after-merge review: every remote's identity,
 /// the remote's default branch, the base branch (`base` as given, else the

@@ -32,6 +32,7 @@ mod feeders;
 mod file_kinds;
 mod format_dispatch;
 mod fuzz_regressions;
+mod generator_roads;
 mod git;
 mod git_faults;
 mod git_flow;

@@ -19,10 +19,37 @@ pub struct Param {
     pub from: Option<YamlPath>,
 }
 
+/// The parameter sets a git files generator makes of the file at `path`
+/// whose documents are `docs` (argo-cd `applicationset/generators/git.go`,
+/// `generateParamsFromGitFile`: the file is first read as an array, each
+/// element one set; else as one object, one set): [`file_params`] of each.
+/// A set read from an element keeps the element's index at the front of
+/// each [`Param::from`].
+pub fn file_param_sets(path: &str, docs: &[Node]) -> Vec<BTreeMap<String, Param>> {
+    if let [doc] = docs {
+        if let Value::Seq(items) = &doc.value {
+            return items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let mut set = file_params(path, std::slice::from_ref(item));
+                    for p in set.values_mut() {
+                        if let Some(from) = &mut p.from {
+                            from.0.insert(0, Seg::Index(i));
+                        }
+                    }
+                    set
+                })
+                .collect();
+        }
+    }
+    vec![file_params(path, docs)]
+}
+
 /// The parameters a git files generator makes of the file at `path` whose
-/// documents are `docs`: each scalar under its flattened key (`a.b`, as
-/// fasttemplate reads it; Go templates read `.a.b` the same), and the
-/// `path` parameters.
+/// documents are `docs` (one object): each scalar under its flattened key
+/// (`a.b`, as fasttemplate reads it; Go templates read `.a.b` the same),
+/// and the `path` parameters.
 pub fn file_params(path: &str, docs: &[Node]) -> BTreeMap<String, Param> {
     let mut out = BTreeMap::new();
     for doc in docs {
@@ -152,8 +179,9 @@ pub fn sets(
             continue;
         }
         if let Some(docs) = docs(f)? {
-            let params = file_params(f, &docs);
-            out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+            for params in file_param_sets(f, &docs) {
+                out.push(params.into_iter().map(|(k, p)| (k, p.value)).collect());
+            }
         }
     }
     Ok(out)
@@ -243,6 +271,26 @@ mod tests {
         assert_eq!(p["path[0]"].value, "clusters");
         assert!(!p.contains_key("list"));
         assert_eq!(dir_params("apps/x")["path.basename"], "x");
+    }
+
+    /// argo-cd `generateParamsFromGitFile`: an array first, each element
+    /// one set (its scalars' paths keep the element's index); else one.
+    #[test]
+    fn a_file_that_is_a_list_gives_a_set_per_element() {
+        let docs = crate::syntax::yaml::read_yaml_or_json(
+            "- cluster: {api: https://a}\n- cluster: {api: https://b}\n",
+        )
+        .unwrap();
+        let sets = file_param_sets("lst/all.yaml", &docs);
+        assert_eq!(sets.len(), 2);
+        assert_eq!(sets[1]["cluster.api"].value, "https://b");
+        assert_eq!(
+            sets[1]["cluster.api"].from.as_ref().unwrap().to_string(),
+            "[1].cluster.api"
+        );
+        assert_eq!(sets[0]["path"].value, "lst");
+        let one = crate::syntax::yaml::read_yaml_or_json("api: x\n").unwrap();
+        assert_eq!(file_param_sets("a.yaml", &one).len(), 1);
     }
 
     #[test]

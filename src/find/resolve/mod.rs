@@ -38,7 +38,7 @@ pub mod charts;
 pub mod git;
 pub mod sets;
 
-pub use git::{dir_params, file_params, files_match_either, path_match, Param};
+pub use git::{dir_params, file_param_sets, file_params, files_match_either, path_match, Param};
 
 use crate::model::application::Source;
 use std::collections::BTreeMap;

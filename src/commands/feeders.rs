@@ -47,7 +47,19 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     for app in model.apps.iter().filter(|a| root.join(&a.file).is_file()) {
         files.entry(app.file.clone()).or_default().push(app.id());
     }
-    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
+    // The files a rebind reads: the config's include/exclude when there is
+    // one, as `diff` and `apply` read them.
+    let request = match &cfg {
+        Some(c) => walk::WalkRequest {
+            paths: vec![root.clone()],
+            root: Some(c.root()),
+            include: c.include.clone(),
+            exclude: c.exclude.clone(),
+            config_path: Some(c.path.clone()),
+        },
+        None => walk::WalkRequest::for_paths(std::slice::from_ref(&root)),
+    };
+    let walk = walk::discover(&request)?;
     let inv = inventory(&walk, &[], false)?;
     for src in &inv.sources {
         let Ok(rel) = src.entry.path.canonicalize().map(|p| {

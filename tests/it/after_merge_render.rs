@@ -302,6 +302,38 @@ fn disable_extension_filter_reads_every_file() {
     deploys(d.path(), "apps/a.yaml");
 }
 
+/// `feeders` lists the files a rebind reads, as `diff` does: with the
+/// config's `include` reading `*.YAML`, a child in `apps/a.YAML` gets its
+/// row (not included: the directory source's extension filter is
+/// case-sensitive, docs/user-guide/directory.md), and `diff` refuses it
+/// the same way; without the config neither reads it.
+#[test]
+fn feeders_reads_the_files_the_config_includes() {
+    let files = |config: bool| {
+        let mut f = vec![("apps/a.YAML", child("a", 0, true))];
+        if config {
+            f.push((
+                ".rebind.yaml",
+                "include: [\"**/*.yaml\", \"**/*.YAML\"]\n".into(),
+            ));
+        }
+        f
+    };
+    let d = fx("apps", "", &files(true));
+    let (r, line) = judged(d.path(), "apps/a.YAML");
+    assert_eq!(r["verdict"], "not_included", "{r}");
+    assert!(line.contains("case-sensitive"), "{line}");
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("apps/a.YAML"), "{}", stderr(&o));
+    let d = fx("apps", "", &files(false));
+    let (rows, _) = feeders(d.path(), &[]);
+    assert!(rows.iter().all(|r| r["file"] != "apps/a.YAML"), "{rows:?}");
+}
+
 const KUST: &str = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n";
 
 /// kustomize build failures (docs/user-guide/kustomize.md; kustomize's

@@ -160,11 +160,9 @@ fn is_semver_range(rev: &str) -> bool {
         || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
 }
 
-/// Glob matching as ArgoCD's directory `include`/`exclude` and git
-/// generators' `files`/`directories` use it: argo-cd `util/glob.Match`
-/// (gobwas/glob compiled with no separators), so `*` crosses `/`; `{a,b}`
-/// alternatives, `?`, `[...]` and `[!...]`; case-sensitive. A pattern that
-/// does not compile matches nothing (as `glob.Match` returns false).
+/// A loose glob (globset, `*` crossing `/`) for a name with template
+/// actions replaced by `*`: where a value file named through parameters
+/// could be. ArgoCD's own dialects are in [`crate::text::glob`].
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     globset::GlobBuilder::new(pattern)
         .literal_separator(false)
@@ -176,15 +174,19 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 }
 
 /// Go's `path.Match`, as a git directories generator matches its `path`
-/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
-/// no `{a,b}` alternatives (a brace is itself).
+/// entries (argo-cd `applicationset/generators/git.go` `filterApps`): `*`
+/// and `?` do not cross `/` (`**` is `*`), `^` negates a class, no
+/// `{a,b}` alternatives; a malformed entry matches nothing (ArgoCD logs it
+/// and goes on).
 fn path_match(pattern: &str, text: &str) -> bool {
-    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
-    globset::GlobBuilder::new(&literal_braces)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
+    crate::text::glob::go_path(pattern, text).unwrap_or(false)
+}
+
+/// Whether a folder is hidden from a git directories generator: one of
+/// its names starts with `.` (argo-cd reposerver `GetGitDirectories`
+/// returns `filepath.SkipDir` for it).
+fn hidden_folder(dir: &str) -> bool {
+    dir.split('/').any(|n| n.starts_with('.'))
 }
 
 /// Whether a source covers a file, and if not, why not.
@@ -591,12 +593,12 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
         ));
     }
     if let Some(inc) = &source.directory.include {
-        if !glob_match(inc, rel) {
+        if !crate::text::glob::gobwas(inc, rel) {
             return Cover::No(format!("directory.include `{inc}` leaves it out"));
         }
     }
     if let Some(exc) = &source.directory.exclude {
-        if glob_match(exc, rel) {
+        if crate::text::glob::gobwas(exc, rel) {
             return Cover::No(format!("directory.exclude `{exc}` leaves it out"));
         }
     }
@@ -822,12 +824,14 @@ impl Model {
         )
     }
 
-    /// Whether a git files generator's glob matches a file: greedy by
-    /// default (`*` crosses `/`), doublestar with the controller's new
-    /// globbing (Generators-Git-File-Globbing.md).
+    /// Whether a git files generator's glob matches a file: by default
+    /// as `git ls-files -- <glob>` lists it (argo-cd `util/git/client.go`
+    /// `LsFiles`: `*` crosses `/`, `^` and `!` negate, no alternatives; a
+    /// pattern outside what is modelled matches nothing), doublestar with
+    /// the controller's new globbing (Generators-Git-File-Globbing.md).
     fn files_glob(&self, glob: &str, file: &str) -> bool {
         if !self.controller_policy.new_file_globbing {
-            return glob_match(glob, file);
+            return crate::text::glob::git_pathspec(glob, file).unwrap_or(false);
         }
         globset::GlobBuilder::new(glob)
             .literal_separator(true)
@@ -1125,7 +1129,12 @@ impl Model {
             let made = |d: &str| {
                 gens.iter().find(|g| {
                     let dirs = &g.directories;
-                    let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
+                    // argo-cd `GetGitDirectories` skips every folder whose
+                    // name starts with `.` (and all below it) unless the
+                    // repo server sets `reposerver.include.hidden.directories`,
+                    // which is not in the repository.
+                    let dir_hit = !hidden_folder(d)
+                        && dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
                         && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
                     dir_hit
                         || g.files.iter().any(|glob| {
@@ -1199,7 +1208,7 @@ impl Model {
         for (glob, _) in g.directories.iter().filter(|(_, ex)| !ex) {
             for d in below(tree, glob, true) {
                 let excluded = g.directories.iter().any(|(p, ex)| *ex && path_match(p, &d));
-                if path_match(glob, &d) && !excluded {
+                if path_match(glob, &d) && !excluded && !hidden_folder(&d) {
                     sets.push(crate::find::resolve::dir_params(&d).into_iter().collect());
                 }
             }
@@ -1466,7 +1475,87 @@ impl Model {
                 }
             }
         }
+        for a in self.landing(parent, changed, &ancestors, tree, lk)? {
+            if !assumed.contains(&a) {
+                assumed.push(a);
+            }
+        }
+        self.defined_once(changed, tree, lk)?;
         Ok(assumed)
+    }
+
+    /// [`super::fences::lands_in_control_plane`] for each Application of
+    /// the chain: the changed children as `parent` applies them, `parent`
+    /// and each Application above it as each that includes its file
+    /// applies it. The assumptions taken, or why it is not proven.
+    fn landing(
+        &self,
+        parent: &App,
+        changed: &[&App],
+        ancestors: &[usize],
+        tree: &dyn Tree,
+        lk: &Lookups,
+    ) -> Result<Vec<String>, String> {
+        let mut assumed = Vec::new();
+        let mut pairs: Vec<(&App, &App)> = changed.iter().map(|c| (parent, *c)).collect();
+        let chain = std::iter::once(parent).chain(ancestors.iter().map(|&i| &self.apps[i]));
+        for x in chain {
+            for q in self.parents(&x.file, tree, lk) {
+                if q.cover == Cover::Yes && !std::ptr::eq(q.app, x) {
+                    pairs.push((q.app, x));
+                }
+            }
+        }
+        for (applier, child) in pairs {
+            if let Some(a) = super::fences::lands_in_control_plane(applier, child, &self.projects)?
+            {
+                if !assumed.contains(&a) {
+                    assumed.push(a);
+                }
+            }
+        }
+        Ok(assumed)
+    }
+
+    /// A changed child must be the one definition of its Application in
+    /// what ArgoCD applies: argo-cd `controller/state.go` keeps only the
+    /// last object of a duplicate within one parent's output, and two
+    /// parents applying the same Application overwrite each other. Another
+    /// definition of the same kind, name and namespace (an empty namespace
+    /// may be any) that some parent may include makes it not proven,
+    /// naming both places.
+    fn defined_once(&self, changed: &[&App], tree: &dyn Tree, lk: &Lookups) -> Result<(), String> {
+        for c in changed {
+            for o in &self.apps {
+                let same = o.kind == c.kind
+                    && o.name == c.name
+                    && !std::ptr::eq(o, *c)
+                    && !o.live_absent
+                    && o.rendered.is_none()
+                    && (o.namespace == c.namespace
+                        || o.namespace.is_empty()
+                        || c.namespace.is_empty());
+                if !same {
+                    continue;
+                }
+                let applied = self
+                    .parents(&o.file, tree, lk)
+                    .iter()
+                    .any(|q| !matches!(q.cover, Cover::No(_)));
+                if applied {
+                    let twice = if o.file == c.file {
+                        format!("twice in {}", c.file)
+                    } else {
+                        format!("in {} and in {}", c.file, o.file)
+                    };
+                    return Err(format!(
+                        "{} is defined {twice}, both in what ArgoCD applies: one parent keeps only the last of a duplicate object and two parents overwrite each other, so the rewritten definition is not proven to be the one synced",
+                        c.id()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The Applications and ApplicationSets above `app` in the
@@ -1736,6 +1825,9 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
             nested_apps(doc, "", 0, &mut apps);
         }
         for app in &apps {
+            // Its identity, for [`defined_once`](Model::defined_once): a
+            // mark no folder starts with.
+            dirs.push(format!("{NAME_MARK}{}", app.id()).into_boxed_str());
             always |= app.kind == "ApplicationSet";
             for src in &app.sources {
                 always |= !src.value_files.is_empty() || src.ref_name.is_some();
@@ -1748,6 +1840,9 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
     }
     (always, dirs)
 }
+
+/// What starts a candidate's Application identity among its folders.
+const NAME_MARK: char = '\u{1}';
 
 /// Whether an Application file may hold ArgoCD objects the review reads
 /// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
@@ -1858,6 +1953,12 @@ impl Targets {
     fn new(files: &[String]) -> Targets {
         let mut dirs = std::collections::HashSet::new();
         for f in files {
+            // An Application's identity ([`NAME_MARK`]) matches the
+            // candidates that define it.
+            if f.starts_with(NAME_MARK) {
+                dirs.insert(f.clone());
+                continue;
+            }
             let mut d = f.as_str();
             while let Some(i) = d.rfind('/') {
                 d = &d[..i];
@@ -1897,8 +1998,12 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             &walked
         }
     };
+    let rewritten: Vec<String> = targets.to_vec();
     let mut targets: Vec<String> = targets.to_vec();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // The identities of the Applications the rewritten files hold: every
+    // other definition of one is read too (and what feeds it).
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut out = Read::default();
     loop {
         let lookup = Targets::new(&targets);
@@ -1922,10 +2027,19 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             .map(|a| a.file.clone())
             .filter(|f| !targets.contains(f))
             .collect();
+        let before = names.len();
+        names.extend(
+            read.apps
+                .iter()
+                .filter(|a| rewritten.contains(&a.file))
+                .map(|a| format!("{NAME_MARK}{}", a.id())),
+        );
+        let more_names = names.len() > before;
         out.merge(read);
-        if above.is_empty() {
+        if above.is_empty() && !more_names {
             break;
         }
+        targets.extend(names.iter().cloned());
         targets.extend(above);
         targets.sort();
         targets.dedup();
@@ -2677,7 +2791,11 @@ mod tests {
             let c = Candidate::of(raw, || Some("x/app.yaml".into())).unwrap();
             (
                 c.always,
-                c.dirs.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+                c.dirs
+                    .iter()
+                    .filter(|d| !d.starts_with(NAME_MARK))
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>(),
             )
         };
         let dirs = |d: &[&str]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>();
@@ -2801,25 +2919,43 @@ mod tests {
 
     #[test]
     fn globs_follow_argocd_directory_patterns() {
-        assert!(glob_match("*.yaml", "a.yaml"));
-        assert!(glob_match("*.yaml", "sub/a.yaml"));
-        assert!(glob_match("{*.yml,*.yaml}", "a.yml"));
-        assert!(!glob_match("{*.yml,*.yaml}", "a.json"));
-        assert!(glob_match("some-directory/*", "some-directory/x.yaml"));
-        assert!(!glob_match("some-directory/*", "other/x.yaml"));
-        assert!(glob_match("{config.json,env-usw2/*}", "env-usw2/a.yaml"));
-        assert!(glob_match("app-[0-9].yaml", "app-7.yaml"));
-        assert!(!glob_match("app-[!0-9].yaml", "app-7.yaml"));
+        assert!(crate::text::glob::gobwas("*.yaml", "a.yaml"));
+        assert!(crate::text::glob::gobwas("*.yaml", "sub/a.yaml"));
+        assert!(crate::text::glob::gobwas("{*.yml,*.yaml}", "a.yml"));
+        assert!(!crate::text::glob::gobwas("{*.yml,*.yaml}", "a.json"));
+        assert!(crate::text::glob::gobwas(
+            "some-directory/*",
+            "some-directory/x.yaml"
+        ));
+        assert!(!crate::text::glob::gobwas(
+            "some-directory/*",
+            "other/x.yaml"
+        ));
+        assert!(crate::text::glob::gobwas(
+            "{config.json,env-usw2/*}",
+            "env-usw2/a.yaml"
+        ));
+        assert!(crate::text::glob::gobwas("app-[0-9].yaml", "app-7.yaml"));
+        assert!(!crate::text::glob::gobwas("app-[!0-9].yaml", "app-7.yaml"));
         // argo-cd util/glob.Match compiles with no separators: `*` and `?`
         // cross `/`; it is case-sensitive; a pattern that does not compile
         // matches nothing.
-        assert!(glob_match("a?b.yaml", "a/b.yaml"));
-        assert!(!glob_match("*.yaml", "a.YAML"));
-        assert!(!glob_match("APPS/*", "apps/x.yaml"));
-        assert!(glob_match("{prod,stage}/*.json", "stage/x.json"));
-        assert!(!glob_match("{prod,stage}/*.json", "dev/x.json"));
-        assert!(!glob_match("[", "["));
-        assert!(glob_match("**/values.yaml", "a/b/values.yaml"));
+        assert!(crate::text::glob::gobwas("a?b.yaml", "a/b.yaml"));
+        assert!(!crate::text::glob::gobwas("*.yaml", "a.YAML"));
+        assert!(!crate::text::glob::gobwas("APPS/*", "apps/x.yaml"));
+        assert!(crate::text::glob::gobwas(
+            "{prod,stage}/*.json",
+            "stage/x.json"
+        ));
+        assert!(!crate::text::glob::gobwas(
+            "{prod,stage}/*.json",
+            "dev/x.json"
+        ));
+        assert!(!crate::text::glob::gobwas("[", "["));
+        assert!(crate::text::glob::gobwas(
+            "**/values.yaml",
+            "a/b/values.yaml"
+        ));
         // A directories generator matches as Go's path.Match.
         assert!(path_match("addons/*", "addons/keda"));
         assert!(!path_match("addons/*", "addons/keda/sub"));

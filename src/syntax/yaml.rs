@@ -500,8 +500,10 @@ pub enum Value {
     Scalar(String, TScalarStyle),
     Map(Vec<(Node, Node)>),
     Seq(Vec<Node>),
-    /// An alias (`*name`): not followed.
-    Alias,
+    /// An alias (`*name`): the node its anchor names, when the anchor
+    /// came before it in the document (as YAML requires). Readers that
+    /// locate bytes do not follow it; [`Node::resolved`] does.
+    Alias(Option<Box<Node>>),
 }
 
 impl Node {
@@ -517,6 +519,29 @@ impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Scalar(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The node an alias names (the node itself when it is no alias).
+    pub fn resolved(&self) -> &Node {
+        match &self.value {
+            Value::Alias(Some(target)) => target,
+            _ => self,
+        }
+    }
+
+    /// The value of a mapping's last entry whose key is `key`, aliases
+    /// followed: a duplicate key as go-yaml v2 (under sigs.k8s.io/yaml, the
+    /// reader of the Kubernetes API clients and of ArgoCD) decodes it into a
+    /// map, the last value replacing the earlier ones.
+    pub fn get_decoded(&self, key: &str) -> Option<&Node> {
+        match &self.resolved().value {
+            Value::Map(pairs) => pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| k.resolved().as_str() == Some(key))
+                .map(|(_, v)| v.resolved()),
             _ => None,
         }
     }
@@ -556,7 +581,7 @@ impl Node {
             Value::Map(pairs) => {
                 Yaml::Hash(pairs.iter().map(|(k, v)| (k.data(), v.data())).collect())
             }
-            Value::Alias => Yaml::BadValue,
+            Value::Alias(_) => Yaml::BadValue,
         }
     }
 
@@ -586,7 +611,7 @@ impl Node {
                     path.0.pop();
                 }
             }
-            Value::Scalar(..) | Value::Alias => {}
+            Value::Scalar(..) | Value::Alias(_) => {}
         }
     }
 }
@@ -597,6 +622,10 @@ pub struct TreeBuilder {
     stack: Vec<Node>,
     pending_keys: Vec<Option<Node>>,
     docs: Vec<Node>,
+    /// The anchor id of each open collection (0: none).
+    open_anchors: Vec<usize>,
+    /// The nodes anchored so far in this document, by anchor id.
+    anchors: std::collections::HashMap<usize, Node>,
 }
 
 impl TreeBuilder {
@@ -610,9 +639,18 @@ impl TreeBuilder {
             end: at.offset,
         };
         let done = match ev {
-            Event::Scalar(v, style, ..) => Some(node(Value::Scalar(v, style))),
-            Event::Alias(_) => Some(node(Value::Alias)),
-            Event::MappingStart(..) | Event::SequenceStart(..) => {
+            Event::Scalar(v, style, anchor, _) => {
+                let n = node(Value::Scalar(v, style));
+                if anchor != 0 {
+                    self.anchors.insert(anchor, n.clone());
+                }
+                Some(n)
+            }
+            Event::Alias(id) => {
+                let target = self.anchors.get(&id).cloned().map(Box::new);
+                Some(node(Value::Alias(target)))
+            }
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
                 let value = if matches!(ev, Event::MappingStart(..)) {
                     Value::Map(Vec::new())
                 } else {
@@ -620,14 +658,23 @@ impl TreeBuilder {
                 };
                 self.stack.push(node(value));
                 self.pending_keys.push(None);
+                self.open_anchors.push(anchor);
                 None
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 self.pending_keys.pop();
+                let anchor = self.open_anchors.pop().unwrap_or(0);
                 self.stack.pop().map(|mut n| {
                     n.end = at.offset;
+                    if anchor != 0 {
+                        self.anchors.insert(anchor, n.clone());
+                    }
                     n
                 })
+            }
+            Event::DocumentStart | Event::DocumentEnd => {
+                self.anchors.clear();
+                None
             }
             _ => None,
         };
@@ -1217,7 +1264,7 @@ mod tests {
         );
         assert_eq!(docs[0].str_at(&["kind"]), Some("Secret"));
         assert!(
-            matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias))
+            matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias(_)))
         );
         assert!(read_documents("a: [\n").is_err());
     }

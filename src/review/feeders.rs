@@ -863,7 +863,7 @@ impl Model {
                 if self.facts.identities.contains(&id) {
                     Ours::Yes
                 } else {
-                    Ours::No
+                    self.another_remote(&id, &src.repo_url)
                 }
             }
             Some(_) => {
@@ -884,6 +884,18 @@ impl Model {
         }
     }
 
+    /// A repoURL that is not this repository: another git remote of the
+    /// clone (a fork's `upstream`) is named, as a merge into the base
+    /// branch's remote does not reach it; any other is simply not ours.
+    fn another_remote(&self, id: &str, repo_url: &str) -> Ours {
+        match (self.facts.other_remotes.get(id), &self.facts.base_remote) {
+            (Some(name), Some(base)) => Ours::Unproven(format!(
+                "repoURL {repo_url} is the git remote `{name}`, another repository than `{base}`, which the base branch belongs to: a merge into {base}'s branch does not reach it"
+            )),
+            _ => Ours::No,
+        }
+    }
+
     /// Whether a git generator reads this repository.
     fn generator_ours(&self, repo_url: &str) -> Ours {
         match repo_identity(repo_url) {
@@ -891,7 +903,7 @@ impl Model {
                 if self.facts.identities.contains(&id) {
                     Ours::Yes
                 } else {
-                    Ours::No
+                    self.another_remote(&id, repo_url)
                 }
             }
             Some(_) => Ours::Unproven(format!(

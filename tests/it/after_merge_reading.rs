@@ -366,3 +366,37 @@ fn child_applications_land_in_the_control_plane() {
     assert_eq!(verdict(d.path(), "apps/a.yaml"), "deploys_on_merge");
     applied(d.path(), "apps/a.yaml");
 }
+
+/// A fork: `origin` is the fork, `upstream` the repository it was forked
+/// from, and the base branch is `origin`'s (`origin/HEAD`). A merge lands
+/// in the fork only: a source reading `upstream`'s URL is another
+/// repository (argo-cd fetches the repoURL it names), so not proven,
+/// naming the remote; one reading the fork deploys.
+#[test]
+fn in_a_fork_only_the_base_branchs_remote_is_this_repository() {
+    const FORK: &str = "https://git.example.com/me/gitops.git";
+    for (reads, expected) in [(REPO_HTTPS, "not_proven"), (FORK, "deploys_on_merge")] {
+        let d = repo(
+            FORK,
+            &[
+                ("root.yaml", root_app("root", reads, "apps", AUTO)),
+                ("apps/a.yaml", child("a", 0, true)),
+            ],
+        );
+        git(d.path(), &["remote", "add", "upstream", REPO_HTTPS]);
+        if expected == "not_proven" {
+            not_proven(
+                d.path(),
+                "apps/a.yaml",
+                &[
+                    "is the git remote `upstream`",
+                    "another repository than `origin`",
+                ],
+            );
+            refused(d.path(), "apps/a.yaml", "upstream");
+        } else {
+            assert_eq!(verdict(d.path(), "apps/a.yaml"), expected);
+            applied(d.path(), "apps/a.yaml");
+        }
+    }
+}

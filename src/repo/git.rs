@@ -1552,6 +1552,32 @@ pub fn sq_quote_if_needed(s: &str) -> String {
     }
 }
 
+/// The files git tracks below `root` that a `.gitignore` rule matches (as
+/// `git ls-files --cached --ignored --exclude-standard` lists them), each
+/// `/`-separated relative to `root`: ArgoCD reads what the commit holds,
+/// ignored or not, while a walk that honours `.gitignore` skips them.
+pub fn tracked_but_ignored(root: &Path) -> Vec<String> {
+    let Ok(Some(Repo { repo, workdir })) = open(root) else {
+        return Vec::new();
+    };
+    let (Ok(index), Ok(base), Ok(root)) =
+        (repo.index(), workdir.canonicalize(), root.canonicalize())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if repo.is_path_ignored(Path::new(&rel)) != Ok(true) {
+            continue;
+        }
+        if let Ok(below) = base.join(&rel).strip_prefix(&root) {
+            out.push(below.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out
+}
+
 /// Where the base branch came from when nothing else names it: the branch
 /// checked out (what a cutover branch is made from, and what `apply --pr`
 /// targets when the remote names no default branch).

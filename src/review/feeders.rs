@@ -1994,8 +1994,28 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
         return read_apps(root, &yaml_files(root), None);
     };
     let walked;
+    let with_tracked;
     let known = match known {
-        Some(k) if k.root == root => k,
+        Some(k) if k.root == root => {
+            // The walk honours `.gitignore`; a tracked file it skipped is
+            // still in the commit ArgoCD reads.
+            let extra = tracked_yaml(root);
+            if extra.is_empty() {
+                k
+            } else {
+                let mut c = k.clone();
+                for rel in extra {
+                    let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
+                        continue;
+                    };
+                    if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
+                        c.push(one);
+                    }
+                }
+                with_tracked = c;
+                &with_tracked
+            }
+        }
         _ => {
             let mut c = Candidates::new(root.to_path_buf());
             for rel in yaml_files(root) {
@@ -2766,7 +2786,8 @@ fn yaml_files(root: &Path) -> Vec<String> {
     let Ok(walk) = crate::discover::walk::discover(&req) else {
         return Vec::new();
     };
-    walk.files()
+    let mut files: Vec<String> = walk
+        .files()
         .filter_map(|f| match f {
             crate::discover::walk::Found::Entry(e)
                 if e.role == crate::discover::walk::Role::Yaml =>
@@ -2778,6 +2799,22 @@ fn yaml_files(root: &Path) -> Vec<String> {
             }
             _ => None,
         })
+        .collect();
+    for rel in tracked_yaml(root) {
+        if !files.contains(&rel) {
+            files.push(rel);
+        }
+    }
+    files
+}
+
+/// The YAML and JSON files git tracks below `root` that `.gitignore`
+/// matches ([`crate::repo::git::tracked_but_ignored`]): in the commit
+/// ArgoCD reads, so in the model.
+fn tracked_yaml(root: &Path) -> Vec<String> {
+    crate::repo::git::tracked_but_ignored(root)
+        .into_iter()
+        .filter(|f| [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e)))
         .collect()
 }
 

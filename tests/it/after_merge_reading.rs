@@ -400,3 +400,46 @@ fn in_a_fork_only_the_base_branchs_remote_is_this_repository() {
         }
     }
 }
+
+/// The model reads what the commit holds, as ArgoCD's repo server checks
+/// the commit out: a tracked file a `.gitignore` rule matches is still a
+/// parent (here a second root pinned to a tag, so the parents disagree);
+/// an ignored file git does not track is not in the repository.
+#[test]
+fn a_tracked_file_counts_even_when_gitignore_matches_it() {
+    let pinned = root_app(
+        "legacy-root",
+        REPO_HTTPS,
+        "apps",
+        &format!("    targetRevision: v1.4.0\n{AUTO}"),
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/a.yaml", child("a", 0, true)),
+            (".gitignore", "legacy/\n".to_string()),
+        ],
+    );
+    crate::feeders::write(d.path(), "legacy/root2.yaml", &pinned);
+    // Ignored and untracked: not in the repository.
+    assert_eq!(verdict(d.path(), "apps/a.yaml"), "deploys_on_merge");
+    git(d.path(), &["add", "-f", "legacy/root2.yaml"]);
+    git(d.path(), &["commit", "-q", "-m", "legacy root"]);
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/origin/main", "HEAD"],
+    );
+    let (rows, _) = crate::feeders::feeders(d.path(), &[]);
+    let pinned_row = rows
+        .iter()
+        .find(|r| r["file"] == "apps/a.yaml" && r["feeder"] == "Application/legacy-root")
+        .unwrap_or_else(|| panic!("no legacy-root row: {rows:#?}"));
+    assert_eq!(pinned_row["verdict"], "pinned", "{pinned_row}");
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("legacy-root"), "{}", stderr(&o));
+}

@@ -734,6 +734,9 @@ pub struct Row {
     pub resources: Vec<String>,
     /// The parent (`Kind/name`) and its file.
     pub feeder: Option<(String, String)>,
+    /// The parent's `metadata.namespace`, when it names one: two parents
+    /// in different namespaces may share a name.
+    pub feeder_namespace: Option<String>,
     pub revision: Option<String>,
     pub revision_kind: Option<&'static str>,
     pub tracks_base: bool,
@@ -1349,6 +1352,7 @@ impl Model {
                 file: file.clone(),
                 resources: resources.clone(),
                 feeder,
+                feeder_namespace: None,
                 revision,
                 revision_kind: kind,
                 tracks_base: tracks,
@@ -1390,6 +1394,8 @@ impl Model {
                     includes,
                 );
                 one.assumptions = assumptions;
+                one.feeder_namespace =
+                    (!p.app.namespace.is_empty()).then(|| p.app.namespace.clone());
                 mine.push((one, maybe && revision.tracks_base()));
             }
             rows.extend(settle(mine));
@@ -1753,8 +1759,11 @@ fn settle(mut mine: Vec<(Row, bool)>) -> Vec<Row> {
         .iter()
         .filter(|r| r.includes && !r.verdict.proven())
         .map(|r| {
+            // Named with its file: two parents may share a name (in
+            // different namespaces).
             let p = r.feeder.as_ref().map(|f| f.0.as_str());
-            format!("{} ({})", p.unwrap_or("-"), r.verdict.sentence(p))
+            let file = r.feeder.as_ref().map_or("-", |f| f.1.as_str());
+            format!("{} in {file} ({})", p.unwrap_or("-"), r.verdict.sentence(p))
         })
         .collect();
     if !fighting.is_empty() {

@@ -443,3 +443,52 @@ fn a_tracked_file_counts_even_when_gitignore_matches_it() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("legacy-root"), "{}", stderr(&o));
 }
+
+/// Two parents may share a name in different namespaces (Applications in
+/// any namespace, docs/operator-manual/app-any-namespace.md): the row that
+/// the other one blocks names it with its file, not as itself, and JSON
+/// `feeder_namespace` tells the two apart.
+#[test]
+fn same_name_parents_in_two_namespaces_are_told_apart() {
+    let in_ns = |ns: &str, rev: &str| {
+        root_app(
+            "root",
+            REPO_HTTPS,
+            "apps",
+            &format!("    targetRevision: {rev}\n{AUTO}"),
+        )
+        .replace(
+            "  namespace: argocd\nspec:",
+            &format!("  namespace: {ns}\nspec:"),
+        )
+    };
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", in_ns("argocd", "main")),
+            ("team-a/root.yaml", in_ns("team-a", "v1.4.0")),
+            (
+                "argocd/default-project.yaml",
+                "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: default\n  namespace: argocd\nspec:\n  sourceRepos: ['*']\n  destinations: [{server: '*', namespace: '*'}]\n  sourceNamespaces: [team-a]\n".to_string(),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = crate::feeders::feeders(d.path(), &[]);
+    let of = |ns: &str| {
+        rows.iter()
+            .find(|r| r["file"] == "apps/a.yaml" && r["feeder_namespace"] == ns)
+            .unwrap_or_else(|| panic!("no row through {ns}: {rows:#?}"))
+            .clone()
+    };
+    let (hub, team) = (of("argocd"), of("team-a"));
+    assert_eq!(hub["feeder"], "Application/root");
+    assert_eq!(hub["feeder_file"], "root.yaml");
+    assert_eq!(team["verdict"], "pinned", "{team}");
+    assert_eq!(hub["verdict"], "not_proven", "{hub}");
+    let reason = hub["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("another parent also includes it: Application/root in team-a/root.yaml"),
+        "{reason}"
+    );
+}

@@ -1552,6 +1552,27 @@ pub fn sq_quote_if_needed(s: &str) -> String {
     }
 }
 
+/// The files named `name` that git tracks below `root`, absolute; `None`
+/// outside a git repository.
+pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
+    let Repo { repo, workdir } = open(root).ok()??;
+    let index = repo.index().ok()?;
+    let root = root.canonicalize().ok()?;
+    let base = workdir.canonicalize().ok()?;
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if rel.rsplit('/').next() != Some(name) {
+            continue;
+        }
+        let abs = base.join(&rel);
+        if abs.starts_with(&root) {
+            out.push(abs);
+        }
+    }
+    Some(out)
+}
+
 /// The files git tracks below `root` that a `.gitignore` rule matches (as
 /// `git ls-files --cached --ignored --exclude-standard` lists them), each
 /// `/`-separated relative to `root`: ArgoCD reads what the commit holds,

@@ -2540,6 +2540,29 @@ pub fn declare(model: &mut Model, root: &Path, cfg: &Config) {
     }
 }
 
+/// [`declare`] for every `.rebind.yaml` of the repository at `root` that
+/// git tracks, each with paths relative to its own folder, and `cfg` (the
+/// one found walking up from PATH): one model whatever PATH names, so
+/// `feeders .`, `feeders apps` and `feeders apps/a.yaml` agree. A nested
+/// config that does not load declares nothing here (the commands that
+/// find it walking up from PATH report it).
+pub fn declare_all(model: &mut Model, root: &Path, cfg: Option<&Config>) {
+    let own = cfg.and_then(|c| c.path.canonicalize().ok());
+    if let Some(cfg) = cfg {
+        declare(model, root, cfg);
+    }
+    let found =
+        crate::repo::git::tracked_named(root, crate::model::config::FILE_NAME).unwrap_or_default();
+    for path in found {
+        if own.as_ref() == path.canonicalize().ok().as_ref() {
+            continue;
+        }
+        if let Ok(other) = crate::model::config::load(&path) {
+            declare(model, root, &other);
+        }
+    }
+}
+
 /// Paths applied outside ArgoCD named on the command line (`--applied-by
 /// PATH=WHO`, relative to the repository root): declared as `applied_by`
 /// under `feeders:` declares them.
@@ -2629,9 +2652,7 @@ pub fn for_plans(
         .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
         .collect();
     let (root, mut model) = build_for(path, base, cutover, Some(&targets), known, cfg);
-    if let Some(cfg) = cfg {
-        declare(&mut model, &root, cfg);
-    }
+    declare_all(&mut model, &root, cfg);
     declare_applied(&mut model, applied_by);
     let live_findings = read_live(&mut model, live)?;
     for p in plans.iter().filter(|p| !p.is_config) {

@@ -492,3 +492,49 @@ fn same_name_parents_in_two_namespaces_are_told_apart() {
         "{reason}"
     );
 }
+
+/// One model per repository whatever PATH names: every `.rebind.yaml` git
+/// tracks declares its `feeders:` (paths relative to its own folder), so
+/// a root declared in `apps/.rebind.yaml` that tracks another branch
+/// blocks `apps/a.yaml` from `feeders .`, `feeders apps` and `feeders
+/// apps/a.yaml` alike.
+#[test]
+fn every_tracked_config_declares_its_feeders_whatever_path_is_given() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("root.yaml", root_app("root", REPO_HTTPS, "apps", AUTO)),
+            ("apps/a.yaml", child("a", 0, true)),
+            (
+                "apps/.rebind.yaml",
+                "feeders:\n  - {name: legacy-root, path: ., revision: release, automated: true}\n"
+                    .to_string(),
+            ),
+        ],
+    );
+    for path in [".", "apps", "apps/a.yaml"] {
+        let (rows, _) = crate::feeders::feeders(d.path(), &[path]);
+        let through = |feeder: &str| {
+            rows.iter()
+                .find(|r| r["file"] == "apps/a.yaml" && r["feeder"] == feeder)
+                .unwrap_or_else(|| panic!("{path}: no row through {feeder}: {rows:#?}"))
+                .clone()
+        };
+        assert_eq!(
+            through("Application/legacy-root")["verdict"],
+            "tracks_other_branch",
+            "{path}"
+        );
+        let r = through("Application/root");
+        assert_eq!(r["verdict"], "not_proven", "{path}: {r}");
+        assert!(
+            r["reason"].as_str().unwrap().contains("legacy-root"),
+            "{path}: {r}"
+        );
+    }
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW, "."],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -1665,6 +1665,33 @@ pub fn repo_facts(
             }
         }
     }
+    settle_base(
+        &repo,
+        base,
+        &ordered,
+        default_remote,
+        &remote_ids,
+        &mut facts,
+    );
+    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
+        facts.base = None;
+    }
+    Some((workdir, facts))
+}
+
+/// The base branch of [`repo_facts`] and the remote it belongs to (the
+/// one whose `HEAD` names it, the upstream's, or for `--base` the first
+/// remote, `origin` first, that has it); this repository's identities are
+/// that remote's, the other remotes' are other repositories (with no such
+/// remote, every remote is this repository).
+fn settle_base(
+    repo: &Repository,
+    base: Option<&str>,
+    ordered: &[String],
+    default_remote: Option<String>,
+    remote_ids: &[(String, String)],
+    facts: &mut crate::repo::remote::RepoFacts,
+) {
     let checked_out = || -> Option<String> {
         let head = repo.head().ok()?;
         head.is_branch()
@@ -1711,7 +1738,7 @@ pub fn repo_facts(
         .as_ref()
         .and_then(|r| remote_ids.iter().find(|(n, _)| n == r))
         .map(|(_, id)| id.clone());
-    for (name, id) in &remote_ids {
+    for (name, id) in remote_ids {
         match &base_id {
             Some(b) if id != b => {
                 facts.other_remotes.insert(id.clone(), name.clone());
@@ -1724,10 +1751,6 @@ pub fn repo_facts(
     if base_id.is_some() {
         facts.base_remote = base_remote;
     }
-    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
-        facts.base = None;
-    }
-    Some((workdir, facts))
 }
 
 #[cfg(test)]

@@ -37,9 +37,7 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
         None => None,
     };
     let (root, mut model) = feeders::build(&path, a.base.as_deref(), None, cfg.as_ref());
-    if let Some(cfg) = &cfg {
-        feeders::declare(&mut model, &root, cfg);
-    }
+    feeders::declare_all(&mut model, &root, cfg.as_ref());
     let live = feeders::read_live(&mut model, a.live.as_deref())?;
     // What a rebind could rewrite: every Application manifest, and every
     // file holding a workload endpoint in a value (or, not parsed, in text).

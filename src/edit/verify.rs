@@ -235,7 +235,7 @@ impl<'p, 'a> Walk<'p, 'a> {
             }
             (Value::Map(p), Value::Map(q)) => self.entries(a, p, q, stack)?,
             (Value::Seq(p), Value::Seq(q)) => self.items(a, p, q, stack)?,
-            (Value::Alias, Value::Alias) => {}
+            (Value::Alias(_), Value::Alias(_)) => {}
             _ => return Err(differs("structure")),
         }
         Ok(())
@@ -424,7 +424,7 @@ pub fn collision(before: &[Node], after: &[Node]) -> Result<Option<Collision>, S
                 }
             }
             (Value::Seq(p), Value::Seq(q)) if p.len() == q.len() => stack.extend(p.iter().zip(q)),
-            (Value::Scalar(..), Value::Scalar(..)) | (Value::Alias, Value::Alias) => {}
+            (Value::Scalar(..), Value::Scalar(..)) | (Value::Alias(_), Value::Alias(_)) => {}
             _ => return Err(ShapeChanged),
         }
     }

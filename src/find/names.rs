@@ -626,7 +626,7 @@ impl<'a> Locator<'a> {
                     prev = v.as_str();
                 }
             }
-            Value::Alias => {}
+            Value::Alias(_) => {}
         }
     }
 

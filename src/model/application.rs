@@ -166,14 +166,14 @@ impl<'a> V<'a> {
 
     /// A sequence's items.
     pub fn as_vec(self) -> Option<Vec<V<'a>>> {
-        match self.0.map(|n| &n.value) {
-            Some(Value::Seq(items)) => Some(items.iter().map(|n| V(Some(n))).collect()),
+        match self.0.map(|n| &n.resolved().value) {
+            Some(Value::Seq(items)) => Some(items.iter().map(|n| V(Some(n.resolved()))).collect()),
             _ => None,
         }
     }
 
     pub fn is_map(self) -> bool {
-        matches!(self.0.map(|n| &n.value), Some(Value::Map(_)))
+        matches!(self.0.map(|n| &n.resolved().value), Some(Value::Map(_)))
     }
 }
 
@@ -195,14 +195,42 @@ pub const KUSTOMIZE_BUILD_OPTIONS: &str = "kustomize.buildOptions";
 /// The build option without which kustomize refuses `helmCharts`.
 pub const KUSTOMIZE_ENABLE_HELM: &str = "--enable-helm";
 
+/// A mapping's value at `key` as the API server decodes it (sigs.k8s.io/yaml
+/// over go-yaml v2): an alias (`*rev`) is the node its anchor names, and of
+/// a duplicate key the last value wins ([`Node::get_decoded`]). Every key of
+/// the Application table is read through here.
 pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
-    V(y.0.and_then(|n| n.get(key)))
+    V(y.0.and_then(|n| n.get_decoded(key)))
 }
 
 /// A scalar's value (YAML's null is no value: [`Node::is_null`]).
 pub fn text(y: V) -> Option<String> {
-    let node = y.0.filter(|n| !n.is_null())?;
+    let node = y.0.map(Node::resolved).filter(|n| !n.is_null())?;
     node.as_str().map(str::to_string)
+}
+
+/// A boolean field as the API server reads it: YAML 1.1 (go-yaml v2
+/// `resolve.go`, under sigs.k8s.io/yaml) makes the plain scalars `y Y yes
+/// Yes YES true True TRUE on On ON` true and `n N no No NO false False
+/// FALSE off Off OFF` false; a quoted `"true"`/`"false"` reads as the word
+/// says. `None` for anything else (absent, null, another word). The one
+/// boolean rule of the tables.
+pub fn flag(y: V) -> Option<bool> {
+    let node = y.0.map(Node::resolved).filter(|n| !n.is_null())?;
+    let Value::Scalar(v, style) = &node.value else {
+        return None;
+    };
+    let plain = matches!(style, yaml_rust2::scanner::TScalarStyle::Plain);
+    match v.as_str() {
+        "true" | "false" => Some(v == "true"),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "True" | "TRUE" | "on" | "On" | "ON" if plain => {
+            Some(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "False" | "FALSE" | "off" | "Off" | "OFF" if plain => {
+            Some(false)
+        }
+        _ => None,
+    }
 }
 
 pub fn source_of(y: V) -> Source {
@@ -214,7 +242,7 @@ pub fn source_of(y: V) -> Source {
         chart: text(s(y, "chart")),
         ref_name: text(s(y, "ref")),
         directory: Directory {
-            recurse: text(s(dir, "recurse")).as_deref() == Some("true"),
+            recurse: flag(s(dir, "recurse")) == Some(true),
             include: text(s(dir, "include")).filter(|s| !s.is_empty()),
             exclude: text(s(dir, "exclude")).filter(|s| !s.is_empty()),
             disable_extension_filter: text(s(dir, "disableExtensionFilter")).as_deref()
@@ -256,7 +284,7 @@ fn inline_helm(helm: V) -> InlineHelm {
 
 pub fn automated(spec: V) -> bool {
     let a = s(s(spec, "syncPolicy"), "automated");
-    a.is_map() && text(s(a, "enabled")).as_deref() != Some("false")
+    a.is_map() && flag(s(a, "enabled")) != Some(false)
 }
 
 /// The Application or ApplicationSet a document is, if it is one.
@@ -454,7 +482,7 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
         destinations_line: key_line(DESTINATIONS),
         source_namespaces: list(SOURCE_NAMESPACES),
         source_namespaces_line: key_line(SOURCE_NAMESPACES),
-        scoped_clusters: text(s(spec, PROJECT_SCOPED_CLUSTERS)).as_deref() == Some("true"),
+        scoped_clusters: flag(s(spec, PROJECT_SCOPED_CLUSTERS)) == Some(true),
         holds: PROJECT_HOLDS.iter().find_map(|&(key, why)| {
             let v = s(spec, key);
             let empty = v.0.is_none_or(|n| {
@@ -550,7 +578,7 @@ fn git_generator(git: V) -> GitGenerator {
             .into_iter()
             .flatten()
             .filter_map(|d| {
-                let exclude = text(s(d, "exclude")).as_deref() == Some("true");
+                let exclude = flag(s(d, "exclude")) == Some(true);
                 text(s(d, "path")).map(|p| (p, exclude))
             })
             .collect(),

@@ -400,7 +400,7 @@ fn no_duplicates(node: &Node, path: &Path, top: bool, clusters: bool) -> Result<
         Value::Seq(items) => items
             .iter()
             .try_for_each(|i| no_duplicates(i, path, false, false)),
-        Value::Scalar(..) | Value::Alias => Ok(()),
+        Value::Scalar(..) | Value::Alias(_) => Ok(()),
     }
 }
 

@@ -192,7 +192,7 @@ fn scalars<'a>(n: &'a Node, out: &mut Vec<&'a str>) {
                 scalars(v, out);
             }
         }
-        Value::Alias => out.push(""),
+        Value::Alias(_) => out.push(""),
     }
 }
 

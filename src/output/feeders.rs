@@ -12,6 +12,10 @@ pub struct FeederJson {
     pub resource: Option<String>,
     pub feeder: Option<String>,
     pub feeder_file: Option<String>,
+    /// The feeder's `metadata.namespace` (absent when it names none): two
+    /// feeders in different namespaces may share a name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feeder_namespace: Option<String>,
     pub revision: Option<String>,
     /// `base`, `head` (taken as the base), `branch`, `tag`, `commit`,
     /// `semver range`, `unknown`.
@@ -68,6 +72,7 @@ pub fn json_rows(report: &Report) -> Vec<FeederJson> {
                 resource: res.clone(),
                 feeder: r.feeder.as_ref().map(|f| f.0.clone()),
                 feeder_file: r.feeder.as_ref().map(|f| f.1.clone()),
+                feeder_namespace: r.feeder_namespace.clone(),
                 revision: r.revision.clone(),
                 revision_kind: r.revision_kind.map(str::to_string),
                 tracks_base: r.tracks_base,

@@ -1552,6 +1552,53 @@ pub fn sq_quote_if_needed(s: &str) -> String {
     }
 }
 
+/// The files named `name` that git tracks below `root`, absolute; `None`
+/// outside a git repository.
+pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
+    let Repo { repo, workdir } = open(root).ok()??;
+    let index = repo.index().ok()?;
+    let root = root.canonicalize().ok()?;
+    let base = workdir.canonicalize().ok()?;
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if rel.rsplit('/').next() != Some(name) {
+            continue;
+        }
+        let abs = base.join(&rel);
+        if abs.starts_with(&root) {
+            out.push(abs);
+        }
+    }
+    Some(out)
+}
+
+/// The files git tracks below `root` that a `.gitignore` rule matches (as
+/// `git ls-files --cached --ignored --exclude-standard` lists them), each
+/// `/`-separated relative to `root`: ArgoCD reads what the commit holds,
+/// ignored or not, while a walk that honours `.gitignore` skips them.
+pub fn tracked_but_ignored(root: &Path) -> Vec<String> {
+    let Ok(Some(Repo { repo, workdir })) = open(root) else {
+        return Vec::new();
+    };
+    let (Ok(index), Ok(base), Ok(root)) =
+        (repo.index(), workdir.canonicalize(), root.canonicalize())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if repo.is_path_ignored(Path::new(&rel)) != Ok(true) {
+            continue;
+        }
+        if let Ok(below) = base.join(&rel).strip_prefix(&root) {
+            out.push(below.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    out
+}
+
 /// Where the base branch came from when nothing else names it: the branch
 /// checked out (what a cutover branch is made from, and what `apply --pr`
 /// targets when the remote names no default branch).
@@ -1596,16 +1643,18 @@ pub fn repo_facts(
     let names: Vec<String> = (0..remotes.len())
         .filter_map(|i| remotes.get(i).ok().flatten().map(str::to_string))
         .collect();
+    let mut remote_ids: Vec<(String, String)> = Vec::new();
     for name in &names {
         if let Ok(r) = repo.find_remote(name) {
             if let Some(id) = r.url().ok().and_then(crate::text::repo_url::repo_identity) {
-                facts.identities.insert(id);
+                remote_ids.push((name.clone(), id));
             }
         }
     }
     // `origin` first, then the others by name.
     let mut ordered = names.clone();
     ordered.sort_by_key(|n| (n != "origin", n.clone()));
+    let mut default_remote = None;
     for name in &ordered {
         let head = format!("refs/remotes/{name}/HEAD");
         if let Ok(r) = repo.find_reference(&head) {
@@ -1613,6 +1662,7 @@ pub fn repo_facts(
                 let prefix = format!("refs/remotes/{name}/");
                 if let Some(b) = t.strip_prefix(&prefix) {
                     facts.default_branch = Some(b.to_string());
+                    default_remote = Some(name.clone());
                     break;
                 }
             }
@@ -1636,33 +1686,92 @@ pub fn repo_facts(
             }
         }
     }
+    settle_base(
+        &repo,
+        base,
+        &ordered,
+        default_remote,
+        &remote_ids,
+        &mut facts,
+    );
+    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
+        facts.base = None;
+    }
+    Some((workdir, facts))
+}
+
+/// The base branch of [`repo_facts`] and the remote it belongs to (the
+/// one whose `HEAD` names it, the upstream's, or for `--base` the first
+/// remote, `origin` first, that has it); this repository's identities are
+/// that remote's, the other remotes' are other repositories (with no such
+/// remote, every remote is this repository).
+fn settle_base(
+    repo: &Repository,
+    base: Option<&str>,
+    ordered: &[String],
+    default_remote: Option<String>,
+    remote_ids: &[(String, String)],
+    facts: &mut crate::repo::remote::RepoFacts,
+) {
     let checked_out = || -> Option<String> {
         let head = repo.head().ok()?;
         head.is_branch()
             .then(|| head.shorthand().ok().map(str::to_string))
             .flatten()
     };
-    let upstream = || -> Option<String> {
+    // The upstream as (remote, branch).
+    let upstream = || -> Option<(String, String)> {
         let head = repo.head().ok()?;
         let name = head.shorthand().ok()?.to_string();
         let branch = repo.find_branch(&name, BranchType::Local).ok()?;
         let up = branch.upstream().ok()?;
         let up = up.name().ok()??.to_string();
-        Some(up.split_once('/').map(|(_, b)| b.to_string()).unwrap_or(up))
+        let (remote, b) = up.split_once('/')?;
+        Some((remote.to_string(), b.to_string()))
     };
-    facts.base = match base {
-        Some(b) => Some((b.to_string(), "--base")),
-        None => facts
-            .default_branch
-            .clone()
-            .map(|b| (b, "the remote's HEAD"))
-            .or_else(|| upstream().map(|b| (b, "the current branch's upstream")))
-            .or_else(|| checked_out().map(|b| (b, CHECKED_OUT))),
+    // The remote the base branch belongs to: the one whose HEAD named it,
+    // the upstream's, or for `--base` the first remote (origin first)
+    // that has the branch.
+    let (base_branch, base_remote) = match base {
+        Some(b) => {
+            let r = ordered
+                .iter()
+                .find(|r| {
+                    repo.find_reference(&format!("refs/remotes/{r}/{b}"))
+                        .is_ok()
+                })
+                .cloned();
+            (Some((b.to_string(), "--base")), r)
+        }
+        None => match facts.default_branch.clone() {
+            Some(b) => (Some((b, "the remote's HEAD")), default_remote),
+            None => match upstream() {
+                Some((r, b)) => (Some((b, "the current branch's upstream")), Some(r)),
+                None => (checked_out().map(|b| (b, CHECKED_OUT)), None),
+            },
+        },
     };
-    if facts.base.as_ref().map(|(b, _)| b.as_str()) == cutover {
-        facts.base = None;
+    facts.base = base_branch;
+    // This repository is the remote the base branch belongs to; another
+    // remote (a fork's `upstream`) is another repository. With no such
+    // remote, every remote is.
+    let base_id = base_remote
+        .as_ref()
+        .and_then(|r| remote_ids.iter().find(|(n, _)| n == r))
+        .map(|(_, id)| id.clone());
+    for (name, id) in remote_ids {
+        match &base_id {
+            Some(b) if id != b => {
+                facts.other_remotes.insert(id.clone(), name.clone());
+            }
+            _ => {
+                facts.identities.insert(id.clone());
+            }
+        }
     }
-    Some((workdir, facts))
+    if base_id.is_some() {
+        facts.base_remote = base_remote;
+    }
 }
 
 #[cfg(test)]

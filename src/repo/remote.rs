@@ -8,8 +8,15 @@ use std::collections::BTreeSet;
 /// and the branch and tag names a `targetRevision` may be.
 #[derive(Debug, Clone, Default)]
 pub struct RepoFacts {
-    /// Identities ([`repo_identity`]) of every git remote.
+    /// Identities ([`repo_identity`]) of this repository: the git remote
+    /// the base branch belongs to (`origin/HEAD` → `origin`), or every git
+    /// remote when the base branch belongs to none.
     pub identities: BTreeSet<String>,
+    /// The other git remotes' identities, each with the remote's name: a
+    /// fork's `upstream` is another repository.
+    pub other_remotes: std::collections::BTreeMap<String, String>,
+    /// The remote the base branch belongs to, when one does.
+    pub base_remote: Option<String>,
     /// The branch a merge lands on, and where that came from.
     pub base: Option<(String, &'static str)>,
     /// The remote's default branch (`refs/remotes/<remote>/HEAD`).

@@ -15,7 +15,7 @@
 //! `valueFiles` and multi-source `ref`s), not the reading of YAML text: the
 //! manifests arrive as decoded documents ([`Manifest`]).
 
-use crate::find::resolve::git::{files_match, glob_match, path_match};
+use crate::find::resolve::git::{files_match, glob_match, hidden_folder, path_match};
 use crate::find::resolve::sets::{self, Registered};
 use crate::model::application::{
     app_of, project_of, s, text, unmask, App, GitGenerator, Manifest, Params, Project, Source, V,
@@ -588,12 +588,12 @@ pub fn covers(source: &Source, file: &str, tree: &dyn Tree) -> Cover {
         ));
     }
     if let Some(inc) = &source.directory.include {
-        if !glob_match(inc, rel) {
+        if !crate::text::glob::gobwas(inc, rel) {
             return Cover::No(format!("directory.include `{inc}` leaves it out"));
         }
     }
     if let Some(exc) = &source.directory.exclude {
-        if glob_match(exc, rel) {
+        if crate::text::glob::gobwas(exc, rel) {
             return Cover::No(format!("directory.exclude `{exc}` leaves it out"));
         }
     }
@@ -731,6 +731,9 @@ pub struct Row {
     pub resources: Vec<String>,
     /// The parent (`Kind/name`) and its file.
     pub feeder: Option<(String, String)>,
+    /// The parent's `metadata.namespace`, when it names one: two parents
+    /// in different namespaces may share a name.
+    pub feeder_namespace: Option<String>,
     pub revision: Option<String>,
     pub revision_kind: Option<&'static str>,
     pub tracks_base: bool,
@@ -855,7 +858,7 @@ impl Model {
                 if self.facts.identities.contains(&id) {
                     Ours::Yes
                 } else {
-                    Ours::No
+                    self.another_remote(&id, &src.repo_url)
                 }
             }
             Some(_) => {
@@ -876,6 +879,18 @@ impl Model {
         }
     }
 
+    /// A repoURL that is not this repository: another git remote of the
+    /// clone (a fork's `upstream`) is named, as a merge into the base
+    /// branch's remote does not reach it; any other is simply not ours.
+    fn another_remote(&self, id: &str, repo_url: &str) -> Ours {
+        match (self.facts.other_remotes.get(id), &self.facts.base_remote) {
+            (Some(name), Some(base)) => Ours::Unproven(format!(
+                "repoURL {repo_url} is the git remote `{name}`, another repository than `{base}`, which the base branch belongs to: a merge into {base}'s branch does not reach it"
+            )),
+            _ => Ours::No,
+        }
+    }
+
     /// Whether a git generator reads this repository.
     fn generator_ours(&self, repo_url: &str) -> Ours {
         match repo_identity(repo_url) {
@@ -883,7 +898,7 @@ impl Model {
                 if self.facts.identities.contains(&id) {
                     Ours::Yes
                 } else {
-                    Ours::No
+                    self.another_remote(&id, repo_url)
                 }
             }
             Some(_) => Ours::Unproven(format!(
@@ -1148,7 +1163,12 @@ impl Model {
             let made = |d: &str| {
                 gens.iter().find(|g| {
                     let dirs = &g.directories;
-                    let dir_hit = dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
+                    // argo-cd `GetGitDirectories` skips every folder whose
+                    // name starts with `.` (and all below it) unless the
+                    // repo server sets `reposerver.include.hidden.directories`,
+                    // which is not in the repository.
+                    let dir_hit = !hidden_folder(d)
+                        && dirs.iter().any(|(p, ex)| !ex && path_match(p, d))
                         && !dirs.iter().any(|(p, ex)| *ex && path_match(p, d));
                     dir_hit
                         || g.files.iter().any(|glob| {
@@ -1348,6 +1368,7 @@ impl Model {
                 file: file.clone(),
                 resources: resources.clone(),
                 feeder,
+                feeder_namespace: None,
                 revision,
                 revision_kind: kind,
                 tracks_base: tracks,
@@ -1389,6 +1410,8 @@ impl Model {
                     includes,
                 );
                 one.assumptions = assumptions;
+                one.feeder_namespace =
+                    (!p.app.namespace.is_empty()).then(|| p.app.namespace.clone());
                 mine.push((one, maybe && revision.tracks_base()));
             }
             rows.extend(settle(mine));
@@ -1489,7 +1512,87 @@ impl Model {
                 }
             }
         }
+        for a in self.landing(parent, changed, &ancestors, tree, lk)? {
+            if !assumed.contains(&a) {
+                assumed.push(a);
+            }
+        }
+        self.defined_once(changed, tree, lk)?;
         Ok(assumed)
+    }
+
+    /// [`super::fences::lands_in_control_plane`] for each Application of
+    /// the chain: the changed children as `parent` applies them, `parent`
+    /// and each Application above it as each that includes its file
+    /// applies it. The assumptions taken, or why it is not proven.
+    fn landing(
+        &self,
+        parent: &App,
+        changed: &[&App],
+        ancestors: &[usize],
+        tree: &dyn Tree,
+        lk: &Lookups,
+    ) -> Result<Vec<String>, String> {
+        let mut assumed = Vec::new();
+        let mut pairs: Vec<(&App, &App)> = changed.iter().map(|c| (parent, *c)).collect();
+        let chain = std::iter::once(parent).chain(ancestors.iter().map(|&i| &self.apps[i]));
+        for x in chain {
+            for q in self.parents(&x.file, tree, lk) {
+                if q.cover == Cover::Yes && !std::ptr::eq(q.app, x) {
+                    pairs.push((q.app, x));
+                }
+            }
+        }
+        for (applier, child) in pairs {
+            if let Some(a) = super::fences::lands_in_control_plane(applier, child, &self.projects)?
+            {
+                if !assumed.contains(&a) {
+                    assumed.push(a);
+                }
+            }
+        }
+        Ok(assumed)
+    }
+
+    /// A changed child must be the one definition of its Application in
+    /// what ArgoCD applies: argo-cd `controller/state.go` keeps only the
+    /// last object of a duplicate within one parent's output, and two
+    /// parents applying the same Application overwrite each other. Another
+    /// definition of the same kind, name and namespace (an empty namespace
+    /// may be any) that some parent may include makes it not proven,
+    /// naming both places.
+    fn defined_once(&self, changed: &[&App], tree: &dyn Tree, lk: &Lookups) -> Result<(), String> {
+        for c in changed {
+            for o in &self.apps {
+                let same = o.kind == c.kind
+                    && o.name == c.name
+                    && !std::ptr::eq(o, *c)
+                    && !o.live_absent
+                    && o.rendered.is_none()
+                    && (o.namespace == c.namespace
+                        || o.namespace.is_empty()
+                        || c.namespace.is_empty());
+                if !same {
+                    continue;
+                }
+                let applied = self
+                    .parents(&o.file, tree, lk)
+                    .iter()
+                    .any(|q| !matches!(q.cover, Cover::No(_)));
+                if applied {
+                    let twice = if o.file == c.file {
+                        format!("twice in {}", c.file)
+                    } else {
+                        format!("in {} and in {}", c.file, o.file)
+                    };
+                    return Err(format!(
+                        "{} is defined {twice}, both in what ArgoCD applies: one parent keeps only the last of a duplicate object and two parents overwrite each other, so the rewritten definition is not proven to be the one synced",
+                        c.id()
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The Applications and ApplicationSets above `app` in the
@@ -1675,8 +1778,11 @@ fn settle(mut mine: Vec<(Row, bool)>) -> Vec<Row> {
         .iter()
         .filter(|r| r.includes && !r.verdict.proven())
         .map(|r| {
+            // Named with its file: two parents may share a name (in
+            // different namespaces).
             let p = r.feeder.as_ref().map(|f| f.0.as_str());
-            format!("{} ({})", p.unwrap_or("-"), r.verdict.sentence(p))
+            let file = r.feeder.as_ref().map_or("-", |f| f.1.as_str());
+            format!("{} in {file} ({})", p.unwrap_or("-"), r.verdict.sentence(p))
         })
         .collect();
     if !fighting.is_empty() {
@@ -1759,6 +1865,9 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
             nested_apps(doc, "", 0, &mut apps);
         }
         for app in &apps {
+            // Its identity, for [`defined_once`](Model::defined_once): a
+            // mark no folder starts with.
+            dirs.push(format!("{NAME_MARK}{}", app.id()).into_boxed_str());
             always |= app.kind == "ApplicationSet";
             for src in &app.sources {
                 always |= !src.value_files.is_empty() || src.ref_name.is_some();
@@ -1771,6 +1880,9 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
     }
     (always, dirs)
 }
+
+/// What starts a candidate's Application identity among its folders.
+const NAME_MARK: char = '\u{1}';
 
 /// Whether an Application file may hold ArgoCD objects the review reads
 /// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
@@ -1881,6 +1993,12 @@ impl Targets {
     fn new(files: &[String]) -> Targets {
         let mut dirs = std::collections::HashSet::new();
         for f in files {
+            // An Application's identity ([`NAME_MARK`]) matches the
+            // candidates that define it.
+            if f.starts_with(NAME_MARK) {
+                dirs.insert(f.clone());
+                continue;
+            }
             let mut d = f.as_str();
             while let Some(i) = d.rfind('/') {
                 d = &d[..i];
@@ -1904,8 +2022,28 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
         return read_apps(root, &yaml_files(root), None);
     };
     let walked;
+    let with_tracked;
     let known = match known {
-        Some(k) if k.root == root => k,
+        Some(k) if k.root == root => {
+            // The walk honours `.gitignore`; a tracked file it skipped is
+            // still in the commit ArgoCD reads.
+            let extra = tracked_yaml(root);
+            if extra.is_empty() {
+                k
+            } else {
+                let mut c = k.clone();
+                for rel in extra {
+                    let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
+                        continue;
+                    };
+                    if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
+                        c.push(one);
+                    }
+                }
+                with_tracked = c;
+                &with_tracked
+            }
+        }
         _ => {
             let mut c = Candidates::new(root.to_path_buf());
             for rel in yaml_files(root) {
@@ -1920,8 +2058,12 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             &walked
         }
     };
+    let rewritten: Vec<String> = targets.to_vec();
     let mut targets: Vec<String> = targets.to_vec();
     let mut done: std::collections::HashSet<String> = std::collections::HashSet::new();
+    // The identities of the Applications the rewritten files hold: every
+    // other definition of one is read too (and what feeds it).
+    let mut names: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut out = Read::default();
     loop {
         let lookup = Targets::new(&targets);
@@ -1945,10 +2087,19 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
             .map(|a| a.file.clone())
             .filter(|f| !targets.contains(f))
             .collect();
+        let before = names.len();
+        names.extend(
+            read.apps
+                .iter()
+                .filter(|a| rewritten.contains(&a.file))
+                .map(|a| format!("{NAME_MARK}{}", a.id())),
+        );
+        let more_names = names.len() > before;
         out.merge(read);
-        if above.is_empty() {
+        if above.is_empty() && !more_names {
             break;
         }
+        targets.extend(names.iter().cloned());
         targets.extend(above);
         targets.sort();
         targets.dedup();
@@ -2418,6 +2569,29 @@ pub fn declare(model: &mut Model, root: &Path, cfg: &Config) {
     }
 }
 
+/// [`declare`] for every `.rebind.yaml` of the repository at `root` that
+/// git tracks, each with paths relative to its own folder, and `cfg` (the
+/// one found walking up from PATH): one model whatever PATH names, so
+/// `feeders .`, `feeders apps` and `feeders apps/a.yaml` agree. A nested
+/// config that does not load declares nothing here (the commands that
+/// find it walking up from PATH report it).
+pub fn declare_all(model: &mut Model, root: &Path, cfg: Option<&Config>) {
+    let own = cfg.and_then(|c| c.path.canonicalize().ok());
+    if let Some(cfg) = cfg {
+        declare(model, root, cfg);
+    }
+    let found =
+        crate::repo::git::tracked_named(root, crate::model::config::FILE_NAME).unwrap_or_default();
+    for path in found {
+        if own.as_ref() == path.canonicalize().ok().as_ref() {
+            continue;
+        }
+        if let Ok(other) = crate::model::config::load(&path) {
+            declare(model, root, &other);
+        }
+    }
+}
+
 /// Paths applied outside ArgoCD named on the command line (`--applied-by
 /// PATH=WHO`, relative to the repository root): declared as `applied_by`
 /// under `feeders:` declares them.
@@ -2508,9 +2682,7 @@ pub fn for_plans(
         .map(|p| p.path.canonicalize().unwrap_or_else(|_| p.path.clone()))
         .collect();
     let (root, mut model) = build_for(path, base, cutover, Some(&targets), known, cfg);
-    if let Some(cfg) = cfg {
-        declare(&mut model, &root, cfg);
-    }
+    declare_all(&mut model, &root, cfg);
     declare_applied(&mut model, applied_by);
     let live_findings = read_live(&mut model, live)?;
     for p in plans.iter().filter(|p| !p.is_config) {
@@ -2674,7 +2846,8 @@ fn yaml_files(root: &Path) -> Vec<String> {
     let Ok(walk) = crate::discover::walk::discover(&req) else {
         return Vec::new();
     };
-    walk.files()
+    let mut files: Vec<String> = walk
+        .files()
         .filter_map(|f| match f {
             crate::discover::walk::Found::Entry(e)
                 if e.role == crate::discover::walk::Role::Yaml =>
@@ -2686,6 +2859,22 @@ fn yaml_files(root: &Path) -> Vec<String> {
             }
             _ => None,
         })
+        .collect();
+    for rel in tracked_yaml(root) {
+        if !files.contains(&rel) {
+            files.push(rel);
+        }
+    }
+    files
+}
+
+/// The YAML and JSON files git tracks below `root` that `.gitignore`
+/// matches ([`crate::repo::git::tracked_but_ignored`]): in the commit
+/// ArgoCD reads, so in the model.
+fn tracked_yaml(root: &Path) -> Vec<String> {
+    crate::repo::git::tracked_but_ignored(root)
+        .into_iter()
+        .filter(|f| [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e)))
         .collect()
 }
 
@@ -2711,7 +2900,11 @@ mod tests {
             let c = Candidate::of(raw, || Some("x/app.yaml".into())).unwrap();
             (
                 c.always,
-                c.dirs.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+                c.dirs
+                    .iter()
+                    .filter(|d| !d.starts_with(NAME_MARK))
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>(),
             )
         };
         let dirs = |d: &[&str]| d.iter().map(|d| d.to_string()).collect::<Vec<_>>();
@@ -2831,6 +3024,52 @@ mod tests {
         );
         let unknown = RepoFacts::default();
         assert_eq!(classify("", &unknown), Revision::HeadAssumed);
+    }
+
+    #[test]
+    fn globs_follow_argocd_directory_patterns() {
+        assert!(crate::text::glob::gobwas("*.yaml", "a.yaml"));
+        assert!(crate::text::glob::gobwas("*.yaml", "sub/a.yaml"));
+        assert!(crate::text::glob::gobwas("{*.yml,*.yaml}", "a.yml"));
+        assert!(!crate::text::glob::gobwas("{*.yml,*.yaml}", "a.json"));
+        assert!(crate::text::glob::gobwas(
+            "some-directory/*",
+            "some-directory/x.yaml"
+        ));
+        assert!(!crate::text::glob::gobwas(
+            "some-directory/*",
+            "other/x.yaml"
+        ));
+        assert!(crate::text::glob::gobwas(
+            "{config.json,env-usw2/*}",
+            "env-usw2/a.yaml"
+        ));
+        assert!(crate::text::glob::gobwas("app-[0-9].yaml", "app-7.yaml"));
+        assert!(!crate::text::glob::gobwas("app-[!0-9].yaml", "app-7.yaml"));
+        // argo-cd util/glob.Match compiles with no separators: `*` and `?`
+        // cross `/`; it is case-sensitive; a pattern that does not compile
+        // matches nothing.
+        assert!(crate::text::glob::gobwas("a?b.yaml", "a/b.yaml"));
+        assert!(!crate::text::glob::gobwas("*.yaml", "a.YAML"));
+        assert!(!crate::text::glob::gobwas("APPS/*", "apps/x.yaml"));
+        assert!(crate::text::glob::gobwas(
+            "{prod,stage}/*.json",
+            "stage/x.json"
+        ));
+        assert!(!crate::text::glob::gobwas(
+            "{prod,stage}/*.json",
+            "dev/x.json"
+        ));
+        assert!(!crate::text::glob::gobwas("[", "["));
+        assert!(crate::text::glob::gobwas(
+            "**/values.yaml",
+            "a/b/values.yaml"
+        ));
+        // A directories generator matches as Go's path.Match.
+        assert!(path_match("addons/*", "addons/keda"));
+        assert!(!path_match("addons/*", "addons/keda/sub"));
+        assert!(!path_match("{a,b}", "a"));
+        assert!(path_match("app-[^0-9]", "app-x"));
     }
 
     #[test]

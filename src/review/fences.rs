@@ -341,6 +341,78 @@ pub fn project_permits(
     Ok((!assumed.is_empty()).then(|| assumed.join("; ")))
 }
 
+/// The control-plane namespace: the one namespace the repository's
+/// AppProjects are in, else [`CONTROL_PLANE`] (`true`: assumed).
+pub fn control_plane(projects: &[Project]) -> (String, bool) {
+    let mut all: Vec<&str> = projects
+        .iter()
+        .map(|p| p.namespace.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    match all.as_slice() {
+        [one] => (one.to_string(), false),
+        _ => (CONTROL_PLANE.to_string(), true),
+    }
+}
+
+/// Whether the Application `child` that `applier` applies lands where the
+/// ArgoCD that reconciles it runs: `applier`'s destination must be the
+/// cluster ArgoCD runs in (server `https://kubernetes.default.svc` or name
+/// `in-cluster`, argo-cd `pkg/apis/application/v1alpha1/application_defaults.go`),
+/// and a child with no `metadata.namespace` takes `applier`'s destination
+/// namespace (argo-cd `controller/state.go`, `NormalizeTargetObjects`),
+/// which must then be the control-plane namespace. `Ok(Some(assumption))`
+/// when the control-plane namespace is assumed; `Err(why)` when it does
+/// not land there or that is not known. A root declared under `feeders:`
+/// (no project read) or applied outside ArgoCD is not checked.
+pub fn lands_in_control_plane(
+    applier: &App,
+    child: &App,
+    projects: &[Project],
+) -> Result<Option<String>, String> {
+    if applier.project.is_none() || applier.applied_by.is_some() {
+        return Ok(None);
+    }
+    let id = format!("{} ({})", applier.id(), applier.file);
+    let d = &applier.destination;
+    let in_cluster = match (&d.server, &d.name) {
+        (Some(s), _) => s.trim_end_matches('/') == IN_CLUSTER.1,
+        (None, Some(n)) => n == IN_CLUSTER.0,
+        (None, None) => false,
+    };
+    if !in_cluster {
+        return Err(format!(
+            "{id} applies its Applications to {}, not to the cluster ArgoCD runs in (server {} or name {}): {} is not proven to reach the hub's controller",
+            shown(applier),
+            IN_CLUSTER.1,
+            IN_CLUSTER.0,
+            child.id()
+        ));
+    }
+    if !child.namespace.is_empty() {
+        return Ok(None);
+    }
+    let (control, guessed) = control_plane(projects);
+    if d.namespace == control {
+        return Ok(guessed.then(|| format!(
+            "the control-plane namespace is taken as {CONTROL_PLANE} (no AppProject of the repository names it)"
+        )));
+    }
+    let lands = if d.namespace.is_empty() {
+        "no namespace".to_string()
+    } else {
+        format!("namespace `{}`", d.namespace)
+    };
+    Err(format!(
+        "{} ({}) names no metadata.namespace, so it lands in the destination namespace of {id}, {lands}, not the control-plane namespace {control}{}: the controller does not reconcile it there",
+        child.id(),
+        child.file,
+        if guessed { " (assumed)" } else { "" }
+    ))
+}
+
 /// `IsAppNamespacePermitted`: an Application with no namespace, or in the
 /// control-plane namespace (`control`, else [`CONTROL_PLANE`] assumed and
 /// said), is permitted; one elsewhere only when the controller watches its

@@ -521,9 +521,10 @@ pub enum Value {
     Scalar(String, TScalarStyle),
     Map(Vec<(Node, Node)>),
     Seq(Vec<Node>),
-    /// An alias (`*name`): not followed (a [`TreeBuilder::resolving`]
-    /// reading puts the anchored node in its place).
-    Alias,
+    /// An alias (`*name`): the node its anchor names, when the anchor
+    /// came before it in the document (as YAML requires). Readers that
+    /// locate bytes do not follow it; [`Node::resolved`] does.
+    Alias(Option<Box<Node>>),
 }
 
 impl Node {
@@ -539,6 +540,29 @@ impl Node {
     pub fn as_str(&self) -> Option<&str> {
         match &self.value {
             Value::Scalar(s, _) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The node an alias names (the node itself when it is no alias).
+    pub fn resolved(&self) -> &Node {
+        match &self.value {
+            Value::Alias(Some(target)) => target,
+            _ => self,
+        }
+    }
+
+    /// The value of a mapping's last entry whose key is `key`, aliases
+    /// followed: a duplicate key as go-yaml v2 (under sigs.k8s.io/yaml, the
+    /// reader of the Kubernetes API clients and of ArgoCD) decodes it into a
+    /// map, the last value replacing the earlier ones.
+    pub fn get_decoded(&self, key: &str) -> Option<&Node> {
+        match &self.resolved().value {
+            Value::Map(pairs) => pairs
+                .iter()
+                .rev()
+                .find(|(k, _)| k.resolved().as_str() == Some(key))
+                .map(|(_, v)| v.resolved()),
             _ => None,
         }
     }
@@ -578,7 +602,7 @@ impl Node {
             Value::Map(pairs) => {
                 Yaml::Hash(pairs.iter().map(|(k, v)| (k.data(), v.data())).collect())
             }
-            Value::Alias => Yaml::BadValue,
+            Value::Alias(_) => Yaml::BadValue,
         }
     }
 
@@ -608,7 +632,7 @@ impl Node {
                     path.0.pop();
                 }
             }
-            Value::Scalar(..) | Value::Alias => {}
+            Value::Scalar(..) | Value::Alias(_) => {}
         }
     }
 }
@@ -622,10 +646,10 @@ pub struct TreeBuilder {
     /// Aliases are replaced by the nodes their anchors name, and merge keys
     /// applied ([`TreeBuilder::resolving`]).
     resolve: bool,
-    /// The anchor of each open collection (0: none), when resolving.
+    /// The anchor id of each open collection (0: none).
     open_anchors: Vec<usize>,
-    /// Completed anchored nodes by anchor id, when resolving.
-    anchored: std::collections::HashMap<usize, Node>,
+    /// The nodes anchored so far in this document, by anchor id.
+    anchors: std::collections::HashMap<usize, Node>,
 }
 
 impl TreeBuilder {
@@ -651,21 +675,22 @@ impl TreeBuilder {
             end: at.offset,
         };
         let done = match ev {
-            Event::Scalar(v, style, aid, _) => {
+            Event::Scalar(v, style, anchor, _) => {
                 let n = node(Value::Scalar(v, style));
-                if self.resolve && aid > 0 {
-                    self.anchored.insert(aid, n.clone());
+                if anchor != 0 {
+                    self.anchors.insert(anchor, n.clone());
                 }
                 Some(n)
             }
-            Event::Alias(aid) => Some(
-                self.anchored
-                    .get(&aid)
-                    .filter(|_| self.resolve)
-                    .cloned()
-                    .unwrap_or_else(|| node(Value::Alias)),
-            ),
-            Event::MappingStart(aid, _) | Event::SequenceStart(aid, _) => {
+            Event::Alias(id) => {
+                let target = self.anchors.get(&id).cloned();
+                Some(match target {
+                    // A resolving reading puts the anchored node in its place.
+                    Some(t) if self.resolve => t,
+                    t => node(Value::Alias(t.map(Box::new))),
+                })
+            }
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
                 let value = if matches!(ev, Event::MappingStart(..)) {
                     Value::Map(Vec::new())
                 } else {
@@ -673,9 +698,7 @@ impl TreeBuilder {
                 };
                 self.stack.push(node(value));
                 self.pending_keys.push(None);
-                if self.resolve {
-                    self.open_anchors.push(aid);
-                }
+                self.open_anchors.push(anchor);
                 None
             }
             Event::MappingEnd | Event::SequenceEnd => {
@@ -690,9 +713,13 @@ impl TreeBuilder {
                     n
                 });
                 if let Some(n) = n.as_ref().filter(|_| anchor > 0) {
-                    self.anchored.insert(anchor, n.clone());
+                    self.anchors.insert(anchor, n.clone());
                 }
                 n
+            }
+            Event::DocumentStart | Event::DocumentEnd => {
+                self.anchors.clear();
+                None
             }
             _ => None,
         };
@@ -1290,7 +1317,7 @@ m:
         let plain = read_documents(t).unwrap();
         assert!(matches!(
             plain[0].at(&["c", "api"]).unwrap().value,
-            Value::Alias
+            Value::Alias(_)
         ));
     }
 
@@ -1525,7 +1552,7 @@ m:
         );
         assert_eq!(docs[0].str_at(&["kind"]), Some("Secret"));
         assert!(
-            matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias))
+            matches!(&docs[1].value, Value::Seq(items) if matches!(items[0].value, Value::Alias(_)))
         );
         assert!(read_documents("a: [\n").is_err());
     }

@@ -4,6 +4,7 @@
 pub mod base64;
 pub mod dns;
 pub mod endpoint;
+pub mod glob;
 pub mod issuer;
 pub mod quote;
 pub mod repo_url;

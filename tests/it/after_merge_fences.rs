@@ -49,7 +49,7 @@ fn fx_project(projects: &[(&str, String)]) -> tempfile::TempDir {
 
 /// The row of `apps/a.yaml` in `feeders --format json`, the text output's
 /// line for it, and the notes.
-fn judged(dir: &Path, file: &str) -> (Value, String, Value) {
+pub(crate) fn judged(dir: &Path, file: &str) -> (Value, String, Value) {
     let (rows, v) = feeders(dir, &[]);
     let r = row(&rows, file).clone();
     let o = rebind(dir, &["feeders"]);
@@ -65,7 +65,7 @@ fn judged(dir: &Path, file: &str) -> (Value, String, Value) {
 
 /// The row is not proven, its reason holds each of `words`, and the text
 /// says the same.
-fn not_proven(dir: &Path, file: &str, words: &[&str]) {
+pub(crate) fn not_proven(dir: &Path, file: &str, words: &[&str]) {
     let (r, line, _) = judged(dir, file);
     assert_eq!(r["verdict"], "not_proven", "{r}");
     assert_eq!(r["proven"], false, "{r}");
@@ -79,7 +79,7 @@ fn not_proven(dir: &Path, file: &str, words: &[&str]) {
 
 /// `diff --require-deploys` and `apply --require-deploys` refuse (exit 2,
 /// nothing written), naming the file and `word`.
-fn refused(dir: &Path, file: &str, word: &str) {
+pub(crate) fn refused(dir: &Path, file: &str, word: &str) {
     for cmd in [
         vec!["diff", "--require-deploys", "--from", OLD, "--to", NEW],
         vec![
@@ -107,7 +107,7 @@ fn refused(dir: &Path, file: &str, word: &str) {
 }
 
 /// `apply --require-deploys` runs (exit 0) and rewrites `file`.
-fn applied(dir: &Path, file: &str) {
+pub(crate) fn applied(dir: &Path, file: &str) {
     let o = rebind(
         dir,
         &[

@@ -818,7 +818,7 @@ const LIVE_DUMP: &str = ".git/live.json";
 fn fx_live() -> tempfile::TempDir {
     let in_ns = |ns: &str, path: &str| {
         format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n"
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root\n  namespace: {ns}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {path}\n  destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n  syncPolicy: {{automated: {{}}}}\n"
         )
     };
     let d = repo(
@@ -848,6 +848,7 @@ fn fx_live() -> tempfile::TempDir {
         "kind": "Application",
         "metadata": {"name": "root", "namespace": "team-a"},
         "spec": {"source": {"repoURL": REPO_HTTPS, "path": "a", "targetRevision": "release"},
+                 "destination": {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
                  "syncPolicy": {"automated": {}}}
     }]});
     std::fs::write(d.path().join(LIVE_DUMP), live.to_string()).unwrap();
@@ -859,7 +860,7 @@ fn fx_live() -> tempfile::TempDir {
 /// `spec.template.spec.source`), automated.
 fn appset_of(name: &str, generators: &str, source: &str) -> String {
     format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n{generators}  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n{source}      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n{generators}  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n{source}      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
     )
 }
 
@@ -1129,7 +1130,7 @@ fn fx_value_files() -> tempfile::TempDir {
     let server = format!("server: {OLD}\n");
     let appset = |name: &str, generator: &str, values: &str| {
         format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\nspec:\n  generators:\n  - {generator}\n  template:\n    metadata: {{name: '{name}-{{{{name}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: charts/other\n        targetRevision: main\n        helm:\n          valueFiles: ['{values}']\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
         )
     };
     // List elements are parameters known from the repository
@@ -1169,11 +1170,11 @@ fn fx_value_files() -> tempfile::TempDir {
 fn fx_generator_paths(path: &str) -> tempfile::TempDir {
     let dirs = |path: &str| {
         format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
         )
     };
     let values = format!(
-        "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata: {{name: hidden}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: hidden}}\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata: {{name: hidden}}\n    spec:\n      source: {{repoURL: {REPO_HTTPS}, path: hidden}}\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
     );
     repo(
         REPO_HTTPS,
@@ -1189,7 +1190,7 @@ fn fx_generator_paths(path: &str) -> tempfile::TempDir {
 
 fn fx_rendered_by_chart() -> tempfile::TempDir {
     let template = format!(
-        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
+        "{{{{- if .Values.enabled }}}}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: rendered\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: apps\n    targetRevision: {{{{ .Values.revision }}}}\n  destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n  syncPolicy: {{automated: {{}}}}\n{{{{- end }}}}\n"
     );
     repo(
         REPO_HTTPS,
@@ -1226,7 +1227,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         _ => ("{{- if .Values.enabled }}", "rendered", "{{- end }}"),
     };
     let template = format!(
-        "{open}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {{{{ $.Values.path }}}}\n    targetRevision: {revision}\n  destination: {{server: https://kubernetes.default.svc}}\n  syncPolicy: {{automated: {{}}}}\n{close}\n"
+        "{open}\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  source:\n    repoURL: {REPO_HTTPS}\n    path: {{{{ $.Values.path }}}}\n    targetRevision: {revision}\n  destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n  syncPolicy: {{automated: {{}}}}\n{close}\n"
     );
     let enabled = variant != "disabled";
     let mut values = format!(
@@ -1237,7 +1238,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         // An `extraObjects` list rendered whole (`toYaml` of each element).
         template = "{{- range .Values.extraObjects }}\n---\n{{ toYaml . }}\n{{- end }}\n".into();
         values.push_str(&format!(
-            "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata:\n      name: held\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: apps\n        targetRevision: main\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy:\n        automated: {{}}\n"
+            "extraObjects:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: Application\n    metadata:\n      name: held\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        path: apps\n        targetRevision: main\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy:\n        automated: {{}}\n"
         ));
     }
     let helm = match variant {
@@ -1283,7 +1284,7 @@ fn fx_hop2() -> tempfile::TempDir {
 
 fn fx_files_generator() -> tempfile::TempDir {
     let appset = format!(
-        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc}}\n      syncPolicy: {{automated: {{}}}}\n"
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: per-env\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files:\n      - path: clusters/*/config.json\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{{{{path}}}}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
     );
     repo(
         REPO_HTTPS,
@@ -1897,7 +1898,7 @@ fn every_fixture_agrees_whatever_path_is_given() {
             Box::new(fx_generator_revision),
             vec![
                 ("clusters/prod.json", "tracks_other_branch"),
-                ("workloads/w.yaml", "deploys_on_merge"),
+                ("workloads/w.yaml", "not_proven"),
             ],
         ),
         (

@@ -311,7 +311,17 @@ fn an_applicationset_generator_revision_decides_for_the_files_it_reads() {
     assert_eq!(c["verdict"], "tracks_other_branch");
     let w = row(&rows, "workloads/w.yaml");
     assert_eq!(w["revision"], "main");
-    assert_eq!(w["verdict"], "deploys_on_merge");
+    // The generated Application applies the child Application `w` to the
+    // cluster of the parameter set (`server: '{{server}}'`), not to the
+    // cluster ArgoCD runs in: the hub's controller never sees it.
+    assert_eq!(w["verdict"], "not_proven", "{w}");
+    assert!(
+        w["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not to the cluster ArgoCD runs in"),
+        "{w}"
+    );
 }
 
 #[test]
@@ -453,6 +463,7 @@ fn a_live_dump_wins_over_git_and_every_difference_is_reported() {
                 "metadata": {"name": "root", "namespace": "argocd"},
                 "spec": {
                     "source": {"repoURL": REPO_HTTPS, "path": "apps", "targetRevision": "release"},
+                    "destination": {"server": "https://kubernetes.default.svc", "namespace": "argocd"},
                     "syncPolicy": {"automated": {"prune": true}}
                 }
             },
@@ -460,7 +471,8 @@ fn a_live_dump_wins_over_git_and_every_difference_is_reported() {
                 "apiVersion": "argoproj.io/v1alpha1",
                 "kind": "Application",
                 "metadata": {"name": "tenants-root", "namespace": "argocd"},
-                "spec": {"source": {"repoURL": REPO_SSH, "path": "tenants"}}
+                "spec": {"source": {"repoURL": REPO_SSH, "path": "tenants"},
+                         "destination": {"server": "https://kubernetes.default.svc", "namespace": "argocd"}}
             }
         ]
     });

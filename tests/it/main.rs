@@ -4,6 +4,7 @@
 
 mod after_merge_fences;
 mod after_merge_proof;
+mod after_merge_reading;
 mod after_merge_render;
 mod alias_roads;
 mod badinput;

@@ -662,18 +662,18 @@ fn an_empty_label_or_reviewer_is_refused_before_any_write() {
 /// repository (once per setup), the stubs first on PATH, `PR` set to `pr`;
 /// with the script's `TMPDIR` (its outputs), removed when dropped.
 fn cutover(s: &Setup, pr: &str) -> (Output, tempfile::TempDir) {
-    // The repository the example's Applications name (the push remote is
-    // another one): without it nothing is proven to deploy, and the
-    // script's `--require-deploys` refuses.
-    git(
-        s.dir(),
-        &[
-            "remote",
-            "add",
-            "upstream",
-            "https://github.com/example/platform-gitops.git",
-        ],
-    );
+    // The repository the example's Applications name is this one (the
+    // push remote is named otherwise; another git remote would be another
+    // repository, a fork's upstream): declared in `.rebind.yaml`, or
+    // nothing is proven to deploy and the script's `--require-deploys`
+    // refuses.
+    std::fs::write(
+        s.dir().join(".rebind.yaml"),
+        "repository_urls:\n  - https://github.com/example/platform-gitops.git\n",
+    )
+    .unwrap();
+    git(s.dir(), &["add", ".rebind.yaml"]);
+    git(s.dir(), &["commit", "-q", "-m", "declare the repository"]);
     let tmp = tempfile::tempdir().unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cutover.sh");
     let bin = s.stubs.path().join("bin");

@@ -170,7 +170,7 @@ pub fn sets(
             .any(|(p, ex)| *ex == exclude && path_match(p, d))
     };
     for d in dirs {
-        if hit(d, false) && !hit(d, true) {
+        if hit(d, false) && !hit(d, true) && !hidden_folder(d) {
             out.push(dir_params(d).into_iter().collect());
         }
     }
@@ -195,36 +195,25 @@ pub fn sets(
 /// `x` as a path glob's `**` would). A pattern that does not compile
 /// matches nothing (as `glob.Match` returns false).
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    // Runs of unescaped `*` are one `*`.
-    let mut one = String::with_capacity(pattern.len());
-    let (mut escaped, mut star) = (false, false);
-    for c in pattern.chars() {
-        let wild = c == '*' && !escaped;
-        if !(wild && star) {
-            one.push(c);
-        }
-        star = wild;
-        escaped = c == '\\' && !escaped;
-    }
-    globset::GlobBuilder::new(&one)
-        .literal_separator(false)
-        .case_insensitive(false)
-        .backslash_escape(true)
-        .empty_alternates(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
+    crate::text::glob::gobwas(pattern, text)
 }
 
 /// Go's `path.Match`, as a git directories generator matches its `path`
-/// entries: `*` and `?` do not cross `/`, `[...]` classes (`^` negates),
-/// no `{a,b}` alternatives (a brace is itself).
+/// entries (argo-cd `applicationset/generators/git.go`): `*` and `?` do
+/// not cross `/` (`**` is `*`), `[...]` classes (`^` negates), no `{a,b}`
+/// alternatives; a malformed entry matches nothing (ArgoCD logs it and
+/// goes on).
 pub fn path_match(pattern: &str, text: &str) -> bool {
-    let literal_braces = pattern.replace('{', "[{]").replace('}', "[}]");
-    globset::GlobBuilder::new(&literal_braces)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
+    crate::text::glob::go_path(pattern, text).unwrap_or(false)
+}
+
+/// Whether a folder is hidden from a git directories generator: one of
+/// its names starts with `.` (argo-cd reposerver `GetGitDirectories`
+/// returns `filepath.SkipDir` for it, unless the repo server sets
+/// `reposerver.include.hidden.directories`, which is not in the
+/// repository).
+pub fn hidden_folder(dir: &str) -> bool {
+    dir.split('/').any(|n| n.starts_with('.'))
 }
 
 /// Whether a git files generator's glob reads `file` (argo-cd
@@ -234,7 +223,7 @@ pub fn path_match(pattern: &str, text: &str) -> bool {
 /// doublestar (`*` stays in one folder, `**` is any folders).
 pub fn files_match(glob: &str, file: &str, new_globbing: bool) -> bool {
     if !new_globbing {
-        return glob_match(glob, file);
+        return crate::text::glob::git_pathspec(glob, file).unwrap_or(false);
     }
     globset::GlobBuilder::new(glob)
         .literal_separator(true)

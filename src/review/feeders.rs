@@ -316,6 +316,9 @@ fn below(tree: &dyn Tree, glob: &str, dirs: bool) -> Vec<String> {
         .iter()
         .position(|g| g.contains(['*', '?', '[', '{']))
         .unwrap_or(segs.len());
+    // A files glob's last part names files: a literal one (`items/list.yaml`)
+    // is listed from its folder.
+    let lit = if dirs { lit } else { lit.min(segs.len() - 1) };
     let start = segs[..lit].join("/");
     let depth = if glob.contains("**") || !dirs {
         8
@@ -1250,12 +1253,24 @@ impl Model {
             list.sort();
             list.dedup();
         }
+        // One mapping, or a list of mappings (each one parameter set), read
+        // as go-yaml decodes it (aliases, merge keys), as argo-cd's
+        // `generateParamsFromGitFile` reads it.
+        let one_or_list = |d: &Node| match &d.value {
+            Value::Map(_) => true,
+            Value::Seq(items) => items.iter().all(|i| matches!(i.value, Value::Map(_))),
+            _ => false,
+        };
         let docs = |f: &str| {
             tree.read(f)
-                .and_then(|t| yaml::read_yaml_or_json(&t).ok())
-                .filter(|d| d.len() == 1 && matches!(d[0].value, Value::Map(_)))
+                .and_then(|t| yaml::read_resolved(&t).ok())
+                .filter(|d| d.len() == 1 && one_or_list(&d[0]))
                 .map(Some)
-                .ok_or_else(|| format!("its git generator's file `{f}` is not one mapping"))
+                .ok_or_else(|| {
+                    format!(
+                        "its git generator's file `{f}` is not one mapping or a list of mappings"
+                    )
+                })
         };
         let reads = |glob: &str, f: &str| self.files_glob(glob, f);
         crate::find::resolve::git::sets(g, &dirs, &files, &reads, &docs)

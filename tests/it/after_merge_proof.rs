@@ -750,6 +750,14 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
             "charts/cfg/cfg/dev.yaml",
             "\"ApplicationSet/per-file\" \"not_included\"",
         ),
+        (
+            "charts/lst/cfg/eu.yaml",
+            "\"ApplicationSet/per-item\" \"deploys_on_merge\"",
+        ),
+        (
+            "charts/lst/cfg/asia.yaml",
+            "\"ApplicationSet/per-item\" \"not_included\"",
+        ),
     ] {
         assert_eq!(verdicts(&rows, file), vec![want], "{file}");
     }
@@ -777,6 +785,7 @@ fn cluster_matrix_and_merge_generators_over_registrations_in_the_repository() {
         "merge",
         "mixed",
         "charts/cfg/cfg/prod.yaml",
+        "charts/lst/cfg/eu.yaml",
     ] {
         assert_eq!(require(d.path(), &[path], &[]).0, Some(1), "{path}");
     }
@@ -947,6 +956,21 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                     "        path: charts/cfg\n        helm:\n          valueFiles: ['cfg/{{name}}.yaml']\n",
                 ),
             ),
+            // A git files generator's file may be a list: each element is
+            // one parameter set (argo-cd applicationset/generators/git.go,
+            // `generateParamsFromGitFile` reads an array first).
+            (
+                "appsets/per-item.yaml",
+                appset_of(
+                    "per-item",
+                    &format!("  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      files: [{{path: 'items/list.yaml'}}]\n"),
+                    "        path: charts/lst\n        helm:\n          valueFiles: ['cfg/{{name}}.yaml']\n",
+                ),
+            ),
+            ("items/list.yaml", "- name: eu\n- name: us\n".into()),
+            ("charts/lst/Chart.yaml", "name: lst\nversion: 1.0.0\n".into()),
+            ("charts/lst/cfg/eu.yaml", server.clone()),
+            ("charts/lst/cfg/asia.yaml", server.clone()),
             ("config/prod.json", "{\"name\": \"prod\"}\n".into()),
             ("charts/cfg/Chart.yaml", "name: cfg\nversion: 1.0.0\n".into()),
             ("charts/cfg/cfg/prod.yaml", server.clone()),

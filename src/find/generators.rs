@@ -217,8 +217,8 @@ fn generators_of(rel: &str, text: &str) -> Found {
             continue;
         }
         let what = match patch {
-            true => "templatePatch",
-            false => "template",
+            true => application::APPSET_TEMPLATE_PATCH,
+            false => application::APPSET_TEMPLATE,
         };
         let param = match server_param(&written) {
             Ok(p) => p,

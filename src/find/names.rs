@@ -7,6 +7,7 @@
 //! the file's bytes and checked there. [`ops`] are the changes as the edit
 //! engine's operations.
 
+use crate::model::application;
 use crate::model::names::{self, NameContext, NamePosition, Scope};
 use crate::model::positions::{self, Seg};
 use crate::syntax::yaml::{self, LineIndex, Node, Value, YamlPath};
@@ -132,37 +133,11 @@ pub struct NamesFound {
     pub errors: Vec<NameError>,
 }
 
-/// The keys of an Application's Helm source that hold values.
-const HELM_VALUES_OBJECT: &str = "valuesObject";
-const HELM_VALUES_STRING: &str = "values";
-const HELM_PARAMETERS: &str = "parameters";
-
-/// The key of a source's Helm settings (the last step of [`HELM_ROOTS`]).
-const HELM_KEY: &str = "helm";
-
 /// A source `path` as a repository folder (`./charts/karp/` → `charts/karp`).
 fn chart_dir(path: &str) -> String {
     let p = path.trim_start_matches("./").trim_end_matches('/');
     p.to_string()
 }
-
-/// Where an Application's (or an ApplicationSet template's) Helm source is.
-const HELM_ROOTS: &[&[positions::P]] = {
-    use positions::P::{I, K};
-    &[
-        &[K("spec"), K("source"), K("helm")],
-        &[K("spec"), K("sources"), I, K("helm")],
-        &[K("spec"), K("template"), K("spec"), K("source"), K("helm")],
-        &[
-            K("spec"),
-            K("template"),
-            K("spec"),
-            K("sources"),
-            I,
-            K("helm"),
-        ],
-    ]
-};
 
 /// A parent chart's dependencies on a chart the table has rows for: the
 /// key its values hold each under (the `alias`, else the name) and the
@@ -389,8 +364,8 @@ impl<'a> Locator<'a> {
         let path_key = names::source_path_key();
         doc.walk(&mut |path, n| {
             let source = |p: &&[positions::P]| positions::matches(&p[..p.len() - 1], &path.0);
-            if HELM_ROOTS.iter().any(source) {
-                if let Some(helm) = n.get(HELM_KEY) {
+            if application::HELM_ROOTS.iter().any(source) {
+                if let Some(helm) = n.get(application::HELM) {
                     helms.push((helm.clone(), n.str_at(&[path_key]).map(chart_dir)));
                 }
             }
@@ -402,11 +377,11 @@ impl<'a> Locator<'a> {
                 .as_deref()
                 .and_then(|d| charts.dirs.iter().find(|(c, _)| c == d))
                 .map_or(&none, |(_, s)| s);
-            if let Some(obj) = helm.get(HELM_VALUES_OBJECT) {
+            if let Some(obj) = helm.get(application::HELM_VALUES_OBJECT) {
                 self.visit(obj, Scope::Values, &mut Vec::new(), None, None, res);
                 self.subchart_values(obj, subs, None, res);
             }
-            if let Some(s) = helm.get(HELM_VALUES_STRING) {
+            if let Some(s) = helm.get(application::HELM_VALUES) {
                 match s.as_str() {
                     Some(v) => self.embedded(s, v, Scope::Values, subs, res),
                     None => {
@@ -415,7 +390,9 @@ impl<'a> Locator<'a> {
                     }
                 }
             }
-            if let Some(Value::Seq(params)) = helm.get(HELM_PARAMETERS).map(|p| &p.value) {
+            if let Some(Value::Seq(params)) =
+                helm.get(application::HELM_PARAMETERS).map(|p| &p.value)
+            {
                 for p in params {
                     let name = p.str_at(&[positions::NAME_KEY]);
                     let value = p.get(positions::HELM_PARAMETER_VALUE);

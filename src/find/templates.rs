@@ -1265,17 +1265,19 @@ fn inline_values<'a>(
 ) -> Vec<(usize, Vec<Step>, Held, &'a crate::syntax::yaml::Node)> {
     use application::{s, V};
     let key = |k: &str| Step::Key(k.to_string());
-    let mut base = vec![key("spec")];
-    let mut spec = s(V(Some(doc)), "spec");
-    if app.kind == "ApplicationSet" {
-        base.extend([key("template"), key("spec")]);
-        spec = s(s(spec, "template"), "spec");
-    }
+    let spec_path = match app.kind == "ApplicationSet" {
+        true => application::APPSET_APP_SPEC,
+        false => application::APP_SPEC,
+    };
+    let mut base: Vec<Step> = spec_path.iter().map(|k| key(k)).collect();
+    let spec = application::at(V(Some(doc)), spec_path);
     // `sources` replaces `source` when it lists any, as in `app_of`.
-    let listed = s(spec, "sources").as_vec().is_some_and(|l| !l.is_empty());
+    let listed = s(spec, application::SOURCES)
+        .as_vec()
+        .is_some_and(|l| !l.is_empty());
     base.extend(match listed {
-        true => vec![key("sources"), Step::Each],
-        false => vec![key("source")],
+        true => vec![key(application::SOURCES), Step::Each],
+        false => vec![key(application::SOURCE)],
     });
     base.push(key(application::HELM));
     let mut out = Vec::new();

@@ -187,6 +187,43 @@ pub const HELM_VALUES: &str = "values";
 pub const HELM_PARAMETERS: &str = "parameters";
 /// A `helm.parameters` item's name.
 pub const HELM_PARAMETER_NAME: &str = "name";
+/// The value files Helm reads, in order (`helm.valueFiles`).
+pub const HELM_VALUE_FILES: &str = "valueFiles";
+
+/// Where an Application holds its spec, and where an ApplicationSet holds
+/// the spec of the Applications it makes (its `template`; argo-cd
+/// `ApplicationSetTemplate`).
+pub const APP_SPEC: &[&str] = &["spec"];
+pub const APPSET_APP_SPEC: &[&str] = &["spec", APPSET_TEMPLATE, "spec"];
+/// An ApplicationSet's template, and its `templatePatch` (a YAML string
+/// patched over the rendered template).
+pub const APPSET_TEMPLATE: &str = "template";
+pub const APPSET_TEMPLATE_PATCH: &str = "templatePatch";
+/// A spec's one source, and its list of sources, which replaces `source`
+/// when it lists any (`source_nodes`).
+pub const SOURCE: &str = "source";
+pub const SOURCES: &str = "sources";
+/// An Application's Helm settings (the argo-cd Helm chart's values of an
+/// Application installing ArgoCD are read there).
+pub const APP_SOURCE_HELM: &[&str] = &["spec", SOURCE, HELM];
+
+/// Where an Application's (or an ApplicationSet template's) Helm source is.
+pub const HELM_ROOTS: &[&[crate::model::positions::P]] = {
+    use crate::model::positions::P::{I, K};
+    &[
+        &[K("spec"), K(SOURCE), K(HELM)],
+        &[K("spec"), K(SOURCES), I, K(HELM)],
+        &[K("spec"), K(APPSET_TEMPLATE), K("spec"), K(SOURCE), K(HELM)],
+        &[
+            K("spec"),
+            K(APPSET_TEMPLATE),
+            K("spec"),
+            K(SOURCES),
+            I,
+            K(HELM),
+        ],
+    ]
+};
 
 /// ArgoCD's settings ConfigMap, and its key holding the options every
 /// `kustomize build` gets (docs/user-guide/kustomize.md).
@@ -194,6 +231,31 @@ pub const ARGOCD_CM: &str = "argocd-cm";
 pub const KUSTOMIZE_BUILD_OPTIONS: &str = "kustomize.buildOptions";
 /// The build option without which kustomize refuses `helmCharts`.
 pub const KUSTOMIZE_ENABLE_HELM: &str = "--enable-helm";
+/// `argocd-cm` keys of resource health checks: one for Applications
+/// (docs/operator-manual/health.md, "Argo CD App"), and the older key
+/// holding every resource's customizations as one YAML string.
+pub const APP_HEALTH_CHECK: &str = "resource.customizations.health.argoproj.io_Application";
+pub const RESOURCE_CUSTOMIZATIONS: &str = "resource.customizations";
+
+/// ArgoCD's command-parameter ConfigMap (docs/operator-manual/argocd-cmd-params-cm.yaml)
+/// and its settings the review reads: the ApplicationSet controller's
+/// policy, whether an ApplicationSet may override it, the new git file
+/// globbing, and the namespaces whose Applications the controller
+/// reconciles (docs/operator-manual/app-any-namespace.md).
+pub const CMD_PARAMS_CM: &str = "argocd-cmd-params-cm";
+pub const APPSET_POLICY: &str = "applicationsetcontroller.policy";
+pub const APPSET_POLICY_OVERRIDE: &str = "applicationsetcontroller.enable.policy.override";
+pub const APPSET_NEW_GIT_FILE_GLOBBING: &str =
+    "applicationsetcontroller.enable.new.git.file.globbing";
+pub const APPLICATION_NAMESPACES: &str = "application.namespaces";
+
+/// The kind and the key of the settings of ArgoCD's ConfigMaps, and where
+/// the argo-cd Helm chart takes the data of `argocd-cm` and of
+/// `argocd-cmd-params-cm` in its values (`configs.cm`, `configs.params`).
+pub const CONFIG_MAP: &str = "ConfigMap";
+pub const CONFIG_MAP_DATA: &str = "data";
+pub const CHART_CM_VALUES: &[&str] = &["configs", "cm"];
+pub const CHART_PARAMS_VALUES: &[&str] = &["configs", "params"];
 
 /// A mapping's value at `key` as the API server decodes it (sigs.k8s.io/yaml
 /// over go-yaml v2): an alias (`*rev`) is the node its anchor names, and of
@@ -201,6 +263,11 @@ pub const KUSTOMIZE_ENABLE_HELM: &str = "--enable-helm";
 /// the Application table is read through here.
 pub fn s<'a>(y: V<'a>, key: &str) -> V<'a> {
     V(y.0.and_then(|n| n.get_decoded(key)))
+}
+
+/// The value at a path of keys ([`s`] step by step).
+pub fn at<'a>(y: V<'a>, path: &[&str]) -> V<'a> {
+    path.iter().fold(y, |y, k| s(y, k))
 }
 
 /// A scalar's value (YAML's null is no value: [`Node::is_null`]).
@@ -248,7 +315,7 @@ pub fn source_of(y: V) -> Source {
             disable_extension_filter: text(s(dir, "disableExtensionFilter")).as_deref()
                 == Some("true"),
         },
-        value_files: s(s(y, "helm"), "valueFiles")
+        value_files: s(s(y, HELM), HELM_VALUE_FILES)
             .as_vec()
             .map(|v| v.into_iter().filter_map(text).collect())
             .unwrap_or_default(),
@@ -500,9 +567,9 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
 /// template's).
 fn spec_of<'a>(doc: V<'a>, kind: &str) -> V<'a> {
     if kind == "Application" {
-        s(doc, "spec")
+        at(doc, APP_SPEC)
     } else {
-        s(s(s(doc, "spec"), "template"), "spec")
+        at(doc, APPSET_APP_SPEC)
     }
 }
 
@@ -510,9 +577,9 @@ fn spec_of<'a>(doc: V<'a>, kind: &str) -> V<'a> {
 /// (ArgoCD's `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`;
 /// `source` is then ignored).
 fn source_nodes(spec: V<'_>) -> Vec<V<'_>> {
-    match s(spec, "sources").as_vec() {
+    match s(spec, SOURCES).as_vec() {
         Some(list) if !list.is_empty() => list,
-        _ if !s(spec, "source").is_badvalue() => vec![s(spec, "source")],
+        _ if !s(spec, SOURCE).is_badvalue() => vec![s(spec, SOURCE)],
         _ => Vec::new(),
     }
 }

@@ -855,6 +855,10 @@ pub const GENERIC_ENDPOINT_KEY_WORDS: [&str; 7] =
 pub const CLUSTER_NAME_KEYS: [&str; 2] = ["cluster", "clusterName"];
 /// `name`: the cluster's name beside a registration or list element.
 pub const NAME_KEY: &str = "name";
+/// A registration's project (argo-cd `Cluster.Project`), which the cluster
+/// generator gives as the parameter of the same name
+/// (`applicationset/generators/cluster.go`, `getClusterParameters`).
+pub const REGISTRATION_PROJECT_KEY: &str = "project";
 
 /// The path of an ApplicationSet template's `destination.server`, as the
 /// table's [`Position::DestinationServer`] row for `ApplicationSet` says it.

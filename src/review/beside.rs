@@ -377,7 +377,7 @@ fn add_edit(
         copy,
         secret_name,
         resource_kind: reg.row.kind,
-        namespace: od.str_at(&["metadata", "namespace"]).map(str::to_string),
+        namespace: od.str_at(positions::NAMESPACE).map(str::to_string),
         argocd_name: copy_reg.and_then(|r| r.name),
         servers: (reg.server.clone(), new_server),
         lines,

@@ -17,10 +17,12 @@
 
 use crate::find::resolve::git::{files_match, glob_match, hidden_folder, path_match};
 use crate::find::resolve::sets::{self, Registered};
+use crate::model::application::{self as table, at};
 use crate::model::application::{
     app_of, project_of, s, text, unmask, App, GitGenerator, Manifest, Params, Project, Source, V,
 };
 use crate::model::config::Config;
+use crate::model::positions;
 use crate::repo::remote::RepoFacts;
 use crate::syntax::yaml::{self, Node, Value};
 use crate::text::repo_url::repo_identity;
@@ -1827,23 +1829,24 @@ pub struct Step {
 /// Whether an `argocd-cm` (as a ConfigMap, or as Helm values `configs.cm` of
 /// an Application installing ArgoCD) declares an Application health check.
 pub fn declares_app_health(doc: &Node) -> bool {
-    const KEY: &str = "resource.customizations.health.argoproj.io_Application";
+    const KEY: &str = table::APP_HEALTH_CHECK;
     let doc = V(Some(doc));
     let cm_data = |data: V| -> bool {
         !s(data, KEY).is_badvalue()
-            || text(s(data, "resource.customizations"))
+            || text(s(data, table::RESOURCE_CUSTOMIZATIONS))
                 .is_some_and(|t| t.contains("argoproj.io/Application") && t.contains("health"))
     };
-    let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
-        && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cm");
-    if is_cm && cm_data(s(doc, "data")) {
+    let is_cm = text(at(doc, positions::KIND)).as_deref() == Some(table::CONFIG_MAP)
+        && text(at(doc, positions::NAME)).as_deref() == Some(table::ARGOCD_CM);
+    if is_cm && cm_data(s(doc, table::CONFIG_MAP_DATA)) {
         return true;
     }
-    let helm = s(s(s(doc, "spec"), "source"), "helm");
-    if cm_data(s(s(s(helm, "valuesObject"), "configs"), "cm")) {
+    let helm = at(doc, table::APP_SOURCE_HELM);
+    let values_object = s(helm, table::HELM_VALUES_OBJECT);
+    if cm_data(at(values_object, table::CHART_CM_VALUES)) {
         return true;
     }
-    text(s(helm, "values")).is_some_and(|v| v.contains(KEY))
+    text(s(helm, table::HELM_VALUES)).is_some_and(|v| v.contains(KEY))
 }
 
 /// A file's documents and the template actions masked to read them.
@@ -1902,7 +1905,7 @@ const NAME_MARK: char = '\u{1}';
 /// Whether an Application file may hold ArgoCD objects the review reads
 /// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
 fn may_hold_apps(raw: &str) -> bool {
-    raw.contains("argoproj.io") || raw.contains("argocd-cm")
+    raw.contains("argoproj.io") || raw.contains(table::ARGOCD_CM)
 }
 
 /// What a rebind's walk keeps of a file that may hold an Application, an
@@ -2246,7 +2249,7 @@ fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
             doc: child,
         };
         match app_of(&m) {
-            Some(mut app) if child.get("spec").is_some() => {
+            Some(mut app) if child.at(table::APP_SPEC).is_some() => {
                 app.rendered = Some(format!(
                     "{} (`{rel}:{}`): it exists only if a chart renders it",
                     super::rendered::HELD_IN_VALUES,
@@ -2263,11 +2266,11 @@ fn nested_apps(node: &Node, rel: &str, depth: usize, out: &mut Vec<App>) {
 /// `argocd-cmd-params-cm` declares (as a ConfigMap, or as the argo-cd Helm
 /// chart's `configs.params` values of an Application installing ArgoCD).
 pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
-    const POLICY: &str = "applicationsetcontroller.policy";
-    const OVERRIDE: &str = "applicationsetcontroller.enable.policy.override";
+    const POLICY: &str = table::APPSET_POLICY;
+    const OVERRIDE: &str = table::APPSET_POLICY_OVERRIDE;
     let doc = V(Some(doc));
-    const GLOBBING: &str = "applicationsetcontroller.enable.new.git.file.globbing";
-    const NAMESPACES: &str = "application.namespaces";
+    const GLOBBING: &str = table::APPSET_NEW_GIT_FILE_GLOBBING;
+    const NAMESPACES: &str = table::APPLICATION_NAMESPACES;
     // `cm`: the ConfigMap itself, whose data say every setting (a key it
     // does not hold is ArgoCD's default).
     let of = |data: V, cm: bool| -> Option<ControllerPolicy> {
@@ -2284,14 +2287,15 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
             },
         )
     };
-    let is_cm = text(s(doc, "kind")).as_deref() == Some("ConfigMap")
-        && text(s(s(doc, "metadata"), "name")).as_deref() == Some("argocd-cmd-params-cm");
+    let is_cm = text(at(doc, positions::KIND)).as_deref() == Some(table::CONFIG_MAP)
+        && text(at(doc, positions::NAME)).as_deref() == Some(table::CMD_PARAMS_CM);
     if is_cm {
-        return of(s(doc, "data"), true);
+        return of(s(doc, table::CONFIG_MAP_DATA), true);
     }
     // In a `helm.values` string the settings are not read: a policy named
     // there is unknown, so nothing that depends on it is proven.
-    let values = text(s(s(s(s(doc, "spec"), "source"), "helm"), "values"));
+    let helm = at(doc, table::APP_SOURCE_HELM);
+    let values = text(s(helm, table::HELM_VALUES));
     if values.is_some_and(|v| v.contains(POLICY)) {
         return Some(ControllerPolicy {
             policy: Some(format!(
@@ -2302,16 +2306,8 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
             app_namespaces: None,
         });
     }
-    of(
-        s(
-            s(
-                s(s(s(s(doc, "spec"), "source"), "helm"), "valuesObject"),
-                "configs",
-            ),
-            "params",
-        ),
-        false,
-    )
+    let values_object = s(helm, table::HELM_VALUES_OBJECT);
+    of(at(values_object, table::CHART_PARAMS_VALUES), false)
 }
 
 /// The after-merge answer for one rebind (or, without one, for every file

@@ -10,6 +10,7 @@
 //! statement, which cluster issuers it trusts.
 
 use crate::model::iam::{self, Grant};
+use crate::model::positions;
 use crate::syntax::yaml::{Node, Value};
 use crate::text::issuer::{dynamic_trusts, find, Form, Found, Issuer};
 use std::collections::BTreeSet;
@@ -156,7 +157,7 @@ struct Ctx<'a> {
 /// `assumeRolePolicyDocument`, Crossplane's `assumeRolePolicy`). `text`:
 /// the file as written (for template actions), `masked`: the ranges masked.
 pub fn trust_docs_in(doc: &Node, text: &str, masked: &[(usize, usize)]) -> Vec<TrustDoc> {
-    let resource = match (doc.str_at(&["kind"]), doc.str_at(&["metadata", "name"])) {
+    let resource = match (doc.str_at(positions::KIND), doc.str_at(positions::NAME)) {
         (Some(k), Some(n)) => Some(format!("{k}/{n}")),
         _ => None,
     };

@@ -16,8 +16,10 @@
 //! charts, value files: docs/user-guide/helm.md).
 
 use crate::model::application::{
-    App, Source, ARGOCD_CM, KUSTOMIZE_BUILD_OPTIONS, KUSTOMIZE_ENABLE_HELM,
+    App, Source, ARGOCD_CM, CONFIG_MAP, CONFIG_MAP_DATA, KUSTOMIZE_BUILD_OPTIONS,
+    KUSTOMIZE_ENABLE_HELM,
 };
+use crate::model::positions;
 use crate::syntax::yaml::{self, Node, Value};
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap};
@@ -557,16 +559,12 @@ fn build_options(tree: &dyn Files, cache: &Cache) -> BuildOptions {
                     continue;
                 };
                 for doc in &docs {
-                    let named = doc
-                        .get("metadata")
-                        .and_then(|m| m.get("name"))
-                        .and_then(Node::as_str)
-                        == Some(ARGOCD_CM);
-                    let kind = doc.get("kind").and_then(Node::as_str) == Some("ConfigMap");
+                    let named = doc.str_at(positions::NAME) == Some(ARGOCD_CM);
+                    let kind = doc.str_at(positions::KIND) == Some(CONFIG_MAP);
                     if let (true, true, Some(v)) = (
                         named,
                         kind,
-                        doc.get("data").and_then(|d| d.get(KUSTOMIZE_BUILD_OPTIONS)),
+                        doc.at(&[CONFIG_MAP_DATA, KUSTOMIZE_BUILD_OPTIONS]),
                     ) {
                         found = BuildOptions::Found(
                             format!("{rel}:{}", v.line),
@@ -798,10 +796,7 @@ fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
                 if doc.is_null() {
                     continue;
                 }
-                let kind = doc
-                    .get("kind")
-                    .and_then(Node::as_str)
-                    .is_some_and(|k| !k.is_empty());
+                let kind = doc.str_at(positions::KIND).is_some_and(|k| !k.is_empty());
                 if matches!(doc.value, Value::Map(_)) && kind {
                     objects += 1;
                     continue;

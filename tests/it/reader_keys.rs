@@ -3,6 +3,8 @@
 //! `destination`, `clusterEndpoint`, `serverName`, `tls-server-name`, ...)
 //! may appear in `src/model/positions.rs` only. Every other module asks the table.
 
+use rebind::model::application;
+use rebind::model::iam;
 use rebind::model::positions::{self, P};
 use std::path::{Path, PathBuf};
 
@@ -224,4 +226,209 @@ fn the_literal_scanner_sees_what_it_must() {
     let src = "let a = \"server\"; // \"destination\"\nlet c = '\"'; let b = \"a\\\"b\";\n// \"x\"\n#[cfg(test)]\nmod tests {\n \"serverName\"\n}\n";
     let got: Vec<String> = literals(src).into_iter().map(|(_, l)| l).collect();
     assert_eq!(got, ["server", "destination", "a\"b"]);
+}
+
+/// Words the Application table names that are also plain words of other
+/// schemas read everywhere (a kustomization's or a generator's `path`, a
+/// chart's `name`, a git `ref`): a literal equal to one says nothing by
+/// itself. `spec` is checked (the table's `APP_SPEC` paths); the other
+/// Kubernetes keys every reader walks (`kind`, `metadata`, `namespace`)
+/// are not, their paths being `positions::KIND`, `NAME`, `NAMESPACE`.
+const APP_GENERIC: &[&str] = &["name", "path", "ref", "chart"];
+
+/// The keys of an Application, ApplicationSet or AppProject, of ArgoCD's
+/// settings ConfigMaps and of an IAM trust policy, as the tables name them
+/// (`src/model/application.rs`, `src/model/iam.rs`), less [`APP_GENERIC`].
+fn application_keys() -> Vec<&'static str> {
+    let mut keys: Vec<&'static str> = Vec::new();
+    keys.extend(application::SPEC_FIELDS);
+    keys.extend(application::SYNC_POLICY_FIELDS);
+    keys.extend(application::SOURCE_FIELDS);
+    keys.extend(application::SOURCE_TYPES);
+    keys.extend(application::APPSET_SPEC_FIELDS);
+    keys.extend(application::APPSET_SYNC_POLICY_FIELDS);
+    keys.extend([
+        application::HELM,
+        application::HELM_VALUES_OBJECT,
+        application::HELM_VALUES,
+        application::HELM_PARAMETERS,
+        application::HELM_VALUE_FILES,
+        application::SOURCE,
+        application::SOURCES,
+        application::PROJECT_KEY,
+        application::SOURCE_REPOS,
+        application::DESTINATIONS,
+        application::SOURCE_NAMESPACES,
+        application::PROJECT_SCOPED_CLUSTERS,
+        application::ARGOCD_CM,
+        application::KUSTOMIZE_BUILD_OPTIONS,
+        application::APP_HEALTH_CHECK,
+        application::RESOURCE_CUSTOMIZATIONS,
+        application::CMD_PARAMS_CM,
+        application::APPSET_POLICY,
+        application::APPSET_POLICY_OVERRIDE,
+        application::APPSET_NEW_GIT_FILE_GLOBBING,
+        application::APPLICATION_NAMESPACES,
+    ]);
+    keys.extend(application::APPSET_APP_SPEC);
+    keys.extend(application::CHART_CM_VALUES);
+    keys.extend(application::CHART_PARAMS_VALUES);
+    keys.extend(application::PROJECT_HOLDS.iter().map(|(k, _)| *k));
+    keys.extend([
+        iam::STATEMENT,
+        iam::PRINCIPAL,
+        iam::FEDERATED,
+        iam::CONDITION,
+    ]);
+    keys.retain(|k| !APP_GENERIC.contains(k));
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Literals equal to an Application key that are no key there: the file,
+/// the word, a piece of the line it is on (so that the same word read as a
+/// key elsewhere in the file is still caught), and the reason.
+const APP_ALLOWED: &[(&str, &str, &str, &str)] = &[
+    // A raw-text needle of the first look: the text layer is below the
+    // tables and cannot import them.
+    (
+        "src/text/endpoint.rs",
+        "destination",
+        "Needle::new(\"destination\")",
+        "the prefilter's needle",
+    ),
+    // Helm's own words, not an Application's.
+    (
+        "src/find/templates.rs",
+        "template",
+        "\"include\" | \"template\"",
+        "a Helm template function's name",
+    ),
+    (
+        "src/find/templates.rs",
+        "values",
+        "name.starts_with(\"values\")",
+        "a chart's values file name",
+    ),
+    (
+        "src/find/templates.rs",
+        "values",
+        "Some(\"values\") =>",
+        "a template's `.Values` chain",
+    ),
+    (
+        "src/review/oidc.rs",
+        "values",
+        "name.starts_with(\"values\")",
+        "a chart's values file name",
+    ),
+    // A finding's kind as printed.
+    (
+        "src/find/locate.rs",
+        "template",
+        "Kind::Template =>",
+        "a finding kind's label",
+    ),
+    // A kustomization's own key (its generator files), not an
+    // ApplicationSet's generators.
+    (
+        "src/review/feeders.rs",
+        "generators",
+        "\"generators\",",
+        "a kustomization's key",
+    ),
+    // Words of messages: how a parent syncs.
+    (
+        "src/review/feeders.rs",
+        "automated",
+        "if b { \"automated\" }",
+        "a message's word",
+    ),
+    (
+        "src/output/feeders.rs",
+        "automated",
+        "=> \"automated\".to_string()",
+        "a message's word",
+    ),
+    (
+        "src/output/feeders.rs",
+        "automated",
+        "Some(true) => \"automated\"",
+        "a graph edge's label",
+    ),
+];
+
+#[test]
+fn no_application_key_is_named_outside_the_tables() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let keys = application_keys();
+    for k in [
+        "source",
+        "sources",
+        "destination",
+        "syncPolicy",
+        "helm",
+        "valuesObject",
+        "valueFiles",
+        "parameters",
+        "generators",
+        "template",
+        "targetRevision",
+        "repoURL",
+        "project",
+        "Statement",
+        "Principal",
+        "Federated",
+        "Condition",
+        "spec",
+        "argocd-cm",
+        "argocd-cmd-params-cm",
+        "application.namespaces",
+    ] {
+        assert!(keys.contains(&k), "{k} is a key the tables name");
+    }
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    assert!(files.len() > 10);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.starts_with("src/model/") {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        let lines: Vec<&str> = src.lines().collect();
+        for (line, lit) in literals(&src) {
+            let allowed = APP_ALLOWED.iter().any(|(file, word, context, _)| {
+                *file == rel && *word == lit && lines[line - 1].contains(context)
+            });
+            if keys.contains(&lit.as_str()) && !allowed {
+                found.push(format!("{rel}:{line}: \"{lit}\""));
+            }
+        }
+    }
+    // An entry that allows nothing any more is stale: it would let the key
+    // back in on a line that happens to hold its context.
+    for (file, word, context, _) in APP_ALLOWED {
+        let src = std::fs::read_to_string(root.join(file)).unwrap();
+        let lines: Vec<&str> = src.lines().collect();
+        let used = literals(&src)
+            .iter()
+            .any(|(line, lit)| lit == word && lines[line - 1].contains(context));
+        assert!(
+            used,
+            "stale entry of APP_ALLOWED: {file} {word} `{context}`"
+        );
+    }
+    assert!(
+        found.is_empty(),
+        "keys of an Application, ArgoCD's settings or a trust policy belong in src/model/; ask the table instead:\n{}",
+        found.join("\n")
+    );
 }

@@ -62,7 +62,8 @@ pub fn registration_of(doc: &Node, file: &str) -> Option<Registered> {
     ];
     // `project` only when the registration sets it (argo-cd
     // `getClusterParameters`).
-    params.extend(field("project").map(|p| ("project".into(), p)));
+    let project = positions::REGISTRATION_PROJECT_KEY;
+    params.extend(field(project).map(|p| (project.into(), p)));
     let labels = scalars(labels_node);
     for (k, v) in &labels {
         params.push((format!("metadata.labels.{k}"), v.clone()));
@@ -234,7 +235,10 @@ fn clusters(selector: &Selector, values: &Params, regs: &[Registered]) -> Result
             ("name".to_string(), IN_CLUSTER.0.to_string()),
             ("nameNormalized".to_string(), IN_CLUSTER.0.to_string()),
             (server_key().to_string(), IN_CLUSTER.1.to_string()),
-            ("project".to_string(), String::new()),
+            (
+                positions::REGISTRATION_PROJECT_KEY.to_string(),
+                String::new(),
+            ),
         ]);
     }
     for set in &mut sets {

@@ -211,7 +211,7 @@ impl DiskTree {
     }
 }
 
-use super::render_checks::KUSTOMIZATION_NAMES;
+use super::render_checks::{join, under, KUSTOMIZATION_NAMES};
 
 impl Tree for DiskTree {
     fn exists(&self, rel: &str) -> bool {
@@ -282,31 +282,6 @@ impl super::render_checks::Files for Files<'_> {
     fn kustomization(&self, dir: &str) -> Option<Node> {
         self.0.kustomization(dir)
     }
-}
-
-fn join(dir: &str, rel: &str) -> String {
-    let mut parts: Vec<&str> = dir
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    for p in rel.split('/') {
-        match p {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    parts.join("/")
-}
-
-fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
-    let dir = join(dir, "");
-    if dir.is_empty() {
-        return Some(file);
-    }
-    file.strip_prefix(&dir)?.strip_prefix('/')
 }
 
 /// The folders (`dirs`) or files below a glob's literal folder that it

@@ -53,7 +53,7 @@ pub enum Outcome {
 }
 
 /// `dir` and `rel` joined, `.` and `..` resolved, `/`-separated.
-fn join(dir: &str, rel: &str) -> String {
+pub(crate) fn join(dir: &str, rel: &str) -> String {
     let mut parts: Vec<&str> = dir
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
@@ -71,7 +71,7 @@ fn join(dir: &str, rel: &str) -> String {
 }
 
 /// `file` relative to folder `dir`, when it is below it.
-fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
+pub(crate) fn under<'a>(file: &'a str, dir: &str) -> Option<&'a str> {
     let dir = join(dir, "");
     if dir.is_empty() {
         return Some(file);

@@ -3,6 +3,7 @@
 //! decoded document.
 
 use crate::syntax::yaml::{Node, Value};
+use yaml_rust2::scanner::TScalarStyle;
 
 /// `spec.source.directory` of a directory source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -287,7 +288,7 @@ pub fn flag(y: V) -> Option<bool> {
     let Value::Scalar(v, style) = &node.value else {
         return None;
     };
-    let plain = matches!(style, yaml_rust2::scanner::TScalarStyle::Plain);
+    let plain = matches!(style, TScalarStyle::Plain);
     match v.as_str() {
         "true" | "false" => Some(v == "true"),
         "y" | "Y" | "yes" | "Yes" | "YES" | "True" | "TRUE" | "on" | "On" | "ON" if plain => {
@@ -1017,6 +1018,29 @@ fn not_modeled(kind: &str, doc: V, field: &str, file: &str, line: usize) -> Stri
     format!("{kind}/{name} sets `{field}` ({file}:{line}), which the review does not model")
 }
 
+/// The boolean fields of `syncPolicy.automated`.
+const AUTOMATED_FLAGS: [&str; 4] = ["enabled", "prune", "selfHeal", "allowEmpty"];
+
+/// A boolean field set to what is no boolean to the API server (a quoted
+/// `"false"`, another word): the Application CRD's schema (`type:
+/// boolean`) refuses the manifest, so nothing it says is applied. The
+/// value as written and its line.
+fn not_boolean(y: V) -> Option<(String, usize)> {
+    let n = y.0.map(Node::resolved).filter(|n| !n.is_null())?;
+    let plain = matches!(&n.value, Value::Scalar(_, TScalarStyle::Plain));
+    let shown = match &n.value {
+        Value::Scalar(v, TScalarStyle::Plain) => v.clone(),
+        Value::Scalar(v, _) => format!("\"{v}\""),
+        _ => "a collection".to_string(),
+    };
+    (flag(y).is_none() || !plain).then(|| {
+        (
+            format!("{shown}, no boolean (the API server refuses the Application)"),
+            n.line,
+        )
+    })
+}
+
 /// The first field of an Application spec outside the modelled ones.
 fn spec_unmodeled(spec: V) -> Option<(String, usize)> {
     if let Some(hit) = first_unknown(spec, &SPEC_FIELDS) {
@@ -1025,6 +1049,12 @@ fn spec_unmodeled(spec: V) -> Option<(String, usize)> {
     let sync = s(spec, "syncPolicy");
     if let Some((k, l)) = first_unknown(sync, &SYNC_POLICY_FIELDS) {
         return Some((format!("syncPolicy.{k}"), l));
+    }
+    let automated = s(sync, "automated");
+    for k in AUTOMATED_FLAGS {
+        if let Some(hit) = not_boolean(s(automated, k)) {
+            return Some((format!("syncPolicy.automated.{k}: {}", hit.0), hit.1));
+        }
     }
     for o in s(sync, "syncOptions").as_vec().into_iter().flatten() {
         let item = text(o).unwrap_or_default();
@@ -1046,6 +1076,9 @@ fn spec_unmodeled(spec: V) -> Option<(String, usize)> {
     for (at, y) in sources {
         if let Some((k, l)) = first_unknown(y, &SOURCE_FIELDS) {
             return Some((format!("{at}.{k}"), l));
+        }
+        if let Some((v, l)) = not_boolean(s(s(y, "directory"), "recurse")) {
+            return Some((format!("{at}.directory.recurse: {v}"), l));
         }
         let types: Vec<&str> = SOURCE_TYPES
             .into_iter()

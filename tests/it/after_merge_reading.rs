@@ -202,15 +202,18 @@ fn the_application_table_reads_yaml_as_the_api_server_does() {
     assert_eq!(verdict(d.path(), "apps2/a.yaml"), "deploys_on_merge");
     applied(d.path(), "apps2/a.yaml");
 
-    // YAML 1.1 booleans for `automated.enabled`.
+    // YAML 1.1 booleans for `automated.enabled`; a quoted value or another
+    // word is no boolean: the CRD's schema (`type: boolean`) refuses the
+    // Application, so nothing is proven.
     for (enabled, expected) in [
         ("False", "manual_sync"),
         ("no", "manual_sync"),
         ("off", "manual_sync"),
-        ("\"false\"", "manual_sync"),
+        ("\"false\"", "not_proven"),
         ("True", "deploys_on_merge"),
         ("yes", "deploys_on_merge"),
-        ("'no'", "deploys_on_merge"),
+        ("'no'", "not_proven"),
+        ("maybe", "not_proven"),
     ] {
         let root = root_app(
             "root",
@@ -233,6 +236,7 @@ fn the_application_table_reads_yaml_as_the_api_server_does() {
         ("True", "deploys_on_merge"),
         ("on", "deploys_on_merge"),
         ("Off", "not_included"),
+        ("\"true\"", "not_proven"),
     ] {
         let d = fx_dir(
             &format!("    directory: {{recurse: {recurse}}}\n"),

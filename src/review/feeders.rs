@@ -2132,11 +2132,37 @@ impl Read {
 /// Applications rendered with the values the Application naming it
 /// gives): an Application naming it is read whatever is rebound, and
 /// `feeders` and `diff` agree.
+///
+/// Asked for the folders of every file read, so the answer is kept per
+/// folder for the run (a rebind writes no kustomization and no chart).
 fn kustomized(root: &Path, dir: &str) -> bool {
-    KUSTOMIZATION_NAMES
-        .iter()
-        .any(|n| root.join(dir).join(n).is_file())
-        || super::render_checks::is_chart_dir(&root.join(dir))
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<PathBuf, bool>>> = OnceLock::new();
+    let at = root.join(dir);
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some(&known) = seen.lock().unwrap_or_else(|e| e.into_inner()).get(&at) {
+        return known;
+    }
+    // One listing of the folder answers both (a link counts as what it
+    // points at).
+    let answer = std::fs::read_dir(&at).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let Some(name) = name.to_str() else {
+                return false;
+            };
+            let marks =
+                KUSTOMIZATION_NAMES.contains(&name) || super::render_checks::marks_chart(name);
+            marks
+                && e.file_type()
+                    .is_ok_and(|t| t.is_file() || (t.is_symlink() && e.path().is_file()))
+        })
+    });
+    seen.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(at, answer);
+    answer
 }
 
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`
@@ -2148,22 +2174,35 @@ fn kustomized(root: &Path, dir: &str) -> bool {
 pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> Read {
     let mut out = Read::default();
     let lookup = only_for.map(Targets::new);
-    for rel in files {
-        let Ok(raw) = std::fs::read_to_string(root.join(rel)) else {
-            continue;
-        };
+    // Each file on every core; what they hold is added in the files' order.
+    crate::sys::par::par_each(
+        files.iter(),
+        |rel| read_one(root, rel, lookup.as_ref()),
+        |one| {
+            if let Some(one) = one {
+                out.merge(one);
+            }
+        },
+    );
+    out
+}
+
+/// What one file of [`read_apps`] holds (`None`: nothing to read, or not
+/// a file that may feed the targets).
+fn read_one(root: &Path, rel: &str, lookup: Option<&Targets>) -> Option<Read> {
+    let mut out = Read::default();
+    {
+        let raw = std::fs::read_to_string(root.join(rel)).ok()?;
         if !may_hold_apps(&raw) {
-            continue;
+            return None;
         }
-        let Ok((docs, masked)) = yaml::read_maybe_masked(&raw) else {
-            continue;
-        };
+        let (docs, masked) = yaml::read_maybe_masked(&raw).ok()?;
         // A rewritten file's own Applications are the children (hop 2).
-        if let Some(lookup) = &lookup {
+        if let Some(lookup) = lookup {
             let (always, dirs) = feed_facts(Some((&docs, &masked)), &raw);
             let dirs = || dirs.iter().map(|d| &**d);
             if !may_feed(rel, always, dirs(), lookup) && !dirs().any(|d| kustomized(root, d)) {
-                continue;
+                return None;
             }
         }
         let template = !masked.is_empty() || in_chart_templates(root, rel);
@@ -2196,7 +2235,7 @@ pub fn read_apps(root: &Path, files: &[String], only_for: Option<&[String]>) -> 
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// Whether `rel` is below the `templates/` folder of a chart (a folder

@@ -100,6 +100,12 @@ enum BuildOptions {
     NotFound,
 }
 
+/// Whether a file name makes its folder a Helm chart for ArgoCD (argo-cd
+/// `util/app/discovery`: `strings.HasSuffix(base, "Chart.yaml")`).
+pub fn marks_chart(name: &str) -> bool {
+    name.ends_with("Chart.yaml")
+}
+
 /// The files directly in `dir` whose name ends in `Chart.yaml`, sorted:
 /// argo-cd `discovery.Discover` takes such a folder for a Helm chart
 /// (`strings.HasSuffix(base, "Chart.yaml")`). The one rule the review
@@ -108,7 +114,7 @@ pub fn chart_markers(tree: &dyn Files, dir: &str) -> Vec<String> {
     let mut found: Vec<String> = tree
         .list(dir)
         .into_iter()
-        .filter(|n| n.ends_with("Chart.yaml"))
+        .filter(|n| marks_chart(n))
         .collect();
     // A listing may leave out a symbolic link; the walk does not.
     if !found.iter().any(|n| n == "Chart.yaml") && tree.exists(&join(dir, "Chart.yaml")) {
@@ -128,9 +134,7 @@ pub fn is_chart_dir(dir: &std::path::Path) -> bool {
     std::fs::read_dir(dir).is_ok_and(|entries| {
         entries.flatten().any(|e| {
             e.file_type().is_ok_and(|t| t.is_file())
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| n.ends_with("Chart.yaml"))
+                && e.file_name().to_str().is_some_and(marks_chart)
         })
     })
 }

@@ -367,17 +367,17 @@ fn a_kustomize_build_that_fails_deploys_nothing() {
         &[
             (
                 "apps/kustomization.yaml",
-                format!("{KUST}resources:\n  - ../shared/a.yaml\n"),
+                format!("{KUST}resources:\n  - ../loose/a.yaml\n"),
             ),
-            ("shared/a.yaml", child("a", 0, true)),
+            ("loose/a.yaml", child("a", 0, true)),
         ],
     );
     not_proven(
         d.path(),
-        "shared/a.yaml",
+        "loose/a.yaml",
         &[
             "apps/kustomization.yaml:4",
-            "../shared/a.yaml",
+            "../loose/a.yaml",
             "load restrictor",
         ],
     );
@@ -388,15 +388,15 @@ fn a_kustomize_build_that_fails_deploys_nothing() {
         &[
             (
                 "apps/kustomization.yaml",
-                format!("{KUST}resources:\n  - ../shared\n"),
+                format!("{KUST}resources:\n  - ../loose\n"),
             ),
-            ("shared/a.yaml", child("a", 0, true)),
+            ("loose/a.yaml", child("a", 0, true)),
         ],
     );
     not_proven(
         d.path(),
-        "shared/a.yaml",
-        &["`shared`", "holds no kustomization"],
+        "loose/a.yaml",
+        &["`loose`", "holds no kustomization"],
     );
     // Two kustomization files in one folder.
     for second in ["kustomization.yml", "Kustomization"] {

@@ -108,7 +108,7 @@ pub fn follow(walk: &Walk) -> Roads {
                     continue;
                 };
                 let flow = Flow {
-                    path: steps_of(from),
+                    path: crate::find::templates::values_path(from),
                     position: Position::DestinationServer,
                     template: r.by.clone(),
                     generator: true,
@@ -123,18 +123,6 @@ pub fn follow(walk: &Walk) -> Roads {
         }
     }
     out
-}
-
-/// A path in a file as a values path (an index is any element).
-fn steps_of(p: &YamlPath) -> ValuesPath {
-    ValuesPath(
-        p.0.iter()
-            .map(|s| match s {
-                Seg::Key(k) => Step::Key(k.clone()),
-                Seg::Index(_) => Step::Each,
-            })
-            .collect(),
-    )
 }
 
 /// What one file's ApplicationSets give: git files generators to follow
@@ -309,7 +297,7 @@ impl Here<'_> {
                     && tail[tail.len() - 1] == k;
                 if ends && n.as_str().is_some() {
                     out.own.push(own(
-                        steps_of(&under(p)),
+                        crate::find::templates::values_path(&under(p)),
                         "cluster generator values".into(),
                         Inline::Element,
                     ));
@@ -325,7 +313,7 @@ impl Here<'_> {
                             path.0.push(Seg::Index(i));
                             path.0.extend(keys.iter().map(|k| Seg::Key(k.to_string())));
                             out.own.push(own(
-                                steps_of(&path),
+                                crate::find::templates::values_path(&path),
                                 "list generator element".into(),
                                 Inline::Element,
                             ));
@@ -357,7 +345,7 @@ impl Here<'_> {
                         out.own.push(own(
                             ValuesPath(path),
                             "list generator elementsYaml".into(),
-                            Inline::Values(steps_of(&under(p))),
+                            Inline::Values(crate::find::templates::values_path(&under(p))),
                         ));
                     }
                 }

@@ -316,7 +316,7 @@ fn road(f: &Flow) -> String {
 }
 
 /// A path in a file as a values path (an index is any element).
-fn values_path(p: &YamlPath) -> ValuesPath {
+pub(crate) fn values_path(p: &YamlPath) -> ValuesPath {
     ValuesPath(
         p.0.iter()
             .map(|s| match s {

@@ -2025,28 +2025,14 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
                 k
             } else {
                 let mut c = k.clone();
-                for rel in extra {
-                    let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
-                        continue;
-                    };
-                    if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
-                        c.push(one);
-                    }
-                }
+                add_candidates(&mut c, root, extra);
                 with_tracked = c;
                 &with_tracked
             }
         }
         _ => {
             let mut c = Candidates::new(root.to_path_buf());
-            for rel in yaml_files(root) {
-                let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
-                    continue;
-                };
-                if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
-                    c.push(one);
-                }
-            }
+            add_candidates(&mut c, root, yaml_files(root));
             walked = c;
             &walked
         }
@@ -2163,6 +2149,18 @@ fn kustomized(root: &Path, dir: &str) -> bool {
         .unwrap_or_else(|e| e.into_inner())
         .insert(at, answer);
     answer
+}
+
+/// Each of `files` (below `root`) that may feed, as a candidate.
+fn add_candidates(c: &mut Candidates, root: &Path, files: Vec<String>) {
+    for rel in files {
+        let Ok(raw) = std::fs::read_to_string(root.join(&rel)) else {
+            continue;
+        };
+        if let Some(one) = Candidate::of(&raw, || Some(rel.clone())) {
+            c.push(one);
+        }
+    }
 }
 
 /// Reads every Application, ApplicationSet and `argocd-cm` below `root`

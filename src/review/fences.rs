@@ -261,19 +261,7 @@ pub fn project_permits(
     }
     let found: Vec<&Project> = projects.iter().filter(|p| p.name == *name).collect();
     // AppProjects live in the control-plane namespace.
-    let declared_ns = || {
-        let mut all: Vec<&str> = projects
-            .iter()
-            .map(|p| p.namespace.as_str())
-            .filter(|n| !n.is_empty())
-            .collect();
-        all.sort_unstable();
-        all.dedup();
-        match all.as_slice() {
-            [one] => Some(one.to_string()),
-            _ => None,
-        }
-    };
+    let declared_ns = || shared_namespace(projects);
     let project = match found.as_slice() {
         [one] => Some(*one),
         [] if name == DEFAULT_PROJECT => None,
@@ -344,6 +332,14 @@ pub fn project_permits(
 /// The control-plane namespace: the one namespace the repository's
 /// AppProjects are in, else [`CONTROL_PLANE`] (`true`: assumed).
 pub fn control_plane(projects: &[Project]) -> (String, bool) {
+    match shared_namespace(projects) {
+        Some(one) => (one, false),
+        None => (CONTROL_PLANE.to_string(), true),
+    }
+}
+
+/// The one namespace the repository's AppProjects name, if they agree.
+fn shared_namespace(projects: &[Project]) -> Option<String> {
     let mut all: Vec<&str> = projects
         .iter()
         .map(|p| p.namespace.as_str())
@@ -352,8 +348,8 @@ pub fn control_plane(projects: &[Project]) -> (String, bool) {
     all.sort_unstable();
     all.dedup();
     match all.as_slice() {
-        [one] => (one.to_string(), false),
-        _ => (CONTROL_PLANE.to_string(), true),
+        [one] => Some(one.to_string()),
+        _ => None,
     }
 }
 

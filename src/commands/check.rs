@@ -324,6 +324,7 @@ fn resolve(a: &CheckOptions) -> Result<(config::Config, walk::Walk)> {
         a.files.clone()
     };
     let walk = walk::discover(&walk::WalkRequest {
+        tracked_hidden: crate::repo::git::tracked_hidden(&paths),
         paths,
         root: Some(cfg.root()),
         include: cfg.include.clone(),

@@ -55,8 +55,10 @@ impl Scope {
         };
         let include = pick(&self.include, |c| &c.include);
         let exclude = pick(&self.exclude, |c| &c.exclude);
+        let paths = self.paths();
         walk::discover(&walk::WalkRequest {
-            paths: self.paths(),
+            tracked_hidden: crate::repo::git::tracked_hidden(&paths),
+            paths,
             root: cfg.map(Config::root),
             include,
             exclude,

@@ -54,8 +54,9 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
             include: c.include.clone(),
             exclude: c.exclude.clone(),
             config_path: Some(c.path.clone()),
+            tracked_hidden: crate::repo::git::tracked_hidden(std::slice::from_ref(&root)),
         },
-        None => walk::WalkRequest::for_paths(std::slice::from_ref(&root)),
+        None => crate::repo::git::walk_request(std::slice::from_ref(&root)),
     };
     let walk = walk::discover(&request)?;
     let inv = inventory(&walk, &[], false)?;

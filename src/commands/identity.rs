@@ -158,7 +158,7 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
     } else {
         a.paths.clone()
     };
-    let walk = walk::discover(&walk::WalkRequest::for_paths(&paths))?;
+    let walk = walk::discover(&crate::repo::git::walk_request(&paths))?;
     let inv = oidc::inventory(&walk);
     if !inv.unread.is_empty() {
         let list: Vec<String> = inv

@@ -41,7 +41,7 @@ pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
         )
         .into());
     }
-    let walk = walk::discover(&walk::WalkRequest::for_paths(std::slice::from_ref(&root)))?;
+    let walk = walk::discover(&crate::repo::git::walk_request(std::slice::from_ref(&root)))?;
     let mut summary = Summary::default();
     let want = crate::find::locate::Want {
         only: false,

@@ -1,4 +1,6 @@
 //! Which files a run reads: the walk (gitignore-aware, in canonical-path
-//! order) and the roles of files by name.
+//! order), the tracked files git's ignore rules would hide from it, and the
+//! roles of files by name.
 
+pub mod ignored;
 pub mod walk;

@@ -4,10 +4,16 @@
 //! root (the directory of the config, when there is one), the include and
 //! exclude globs, and the config's own path.
 //!
-//! - A directory PATH is walked honouring `.gitignore` (also outside a git
-//!   repository), `.ignore` and the global git excludes; `.git` is skipped and
-//!   symbolic links are never followed (they are named as skipped). A file
-//!   PATH is taken as given, even when `.gitignore` lists it.
+//! - A directory PATH is walked honouring git's ignore rules (`.gitignore`,
+//!   also outside a git repository, `.git/info/exclude` and the global git
+//!   excludes), but never hiding a file git tracks: the caller names those
+//!   ([`WalkRequest::tracked_hidden`], from the repository's index through
+//!   [`ignored_among`]) and the walk yields them in their place, as the
+//!   commit (what ArgoCD checks out) holds them. Other tools' ignore files
+//!   (`.ignore`, `.rgignore`) are not read: they are no rule of git's.
+//!   `.git` is skipped and symbolic links are never followed (they are named
+//!   as skipped). A file PATH is taken as given, even when `.gitignore`
+//!   lists it.
 //! - The config is never an entry, whatever its file name (it is compared by
 //!   canonical path); a file named `.rebind.yaml` never is either. A
 //!   directory named `.rebind` ([`REBIND_DIR`]: rebind's own, where `apply
@@ -117,6 +123,8 @@ enum Plan {
         filter: Filter,
         config: Option<PathBuf>,
         paths: Vec<Given>,
+        /// [`WalkRequest::tracked_hidden`], sorted.
+        hidden: Vec<PathBuf>,
     },
 }
 
@@ -187,6 +195,7 @@ impl Walk {
             filter,
             config,
             paths,
+            ..
         } = &*self.0
         else {
             return None;
@@ -253,6 +262,11 @@ struct DirWalk {
     /// Its canonical path.
     base: PathBuf,
     walk: ignore::Walk,
+    /// The tracked files below it that the ignore rules hide, in the
+    /// walk's order, merged into it.
+    hidden: std::iter::Peekable<std::vec::IntoIter<PathBuf>>,
+    /// An item of `walk` held back while hidden files before it go first.
+    pending: Option<(Option<PathBuf>, Found)>,
 }
 
 impl Iterator for Files<'_> {
@@ -266,7 +280,7 @@ impl Iterator for Files<'_> {
 impl Files<'_> {
     /// The next item and, for a file, its canonical path.
     fn next_with_identity(&mut self) -> Option<(Option<PathBuf>, Found)> {
-        let (filter, config, paths) = match self.plan {
+        let (filter, config, paths, hidden) = match self.plan {
             Plan::Listed(items) => {
                 let f = items.get(self.next)?.clone();
                 self.next += 1;
@@ -276,22 +290,44 @@ impl Files<'_> {
                 filter,
                 config,
                 paths,
-            } => (filter, config.as_deref(), paths),
+                hidden,
+            } => (filter, config.as_deref(), paths, hidden),
         };
         loop {
             if let Some(d) = &mut self.dir {
                 let given = &paths[d.given];
-                for result in d.walk.by_ref() {
-                    let wanted = |r: &Result<ignore::DirEntry, ignore::Error>| match (r, self.keep)
-                    {
-                        (Ok(e), Some(keep)) => keep(e.path()),
-                        _ => true,
+                let keep = self.keep;
+                let wanted = |p: &Path| keep.is_none_or(|k| k(p));
+                loop {
+                    let next = match d.pending.take() {
+                        Some(found) => Some(found),
+                        None => d.walk.by_ref().find_map(|result| match &result {
+                            Ok(e) if !wanted(e.path()) => None,
+                            _ => dir_item(filter, config, given, &d.base, result),
+                        }),
                     };
-                    if !wanted(&result) {
-                        continue;
+                    // A hidden tracked file that sorts before the next item
+                    // (or every one left, at the end) goes first.
+                    let first = match (&next, d.hidden.peek()) {
+                        (Some((Some(id), _)), Some(h)) => h < id,
+                        (None, Some(_)) => true,
+                        _ => false,
+                    };
+                    if first {
+                        d.pending = next;
+                        let id = d.hidden.next()?;
+                        let path = given.path.join(strip_path(&id, &d.base).unwrap_or(&id));
+                        if !wanted(&path) {
+                            continue;
+                        }
+                        match hidden_item(filter, config, given, &d.base, id) {
+                            Some(found) => return Some(found),
+                            None => continue,
+                        }
                     }
-                    if let Some(found) = dir_item(filter, config, given, &d.base, result) {
-                        return Some(found);
+                    match next {
+                        Some(found) => return Some(found),
+                        None => break,
                     }
                 }
                 self.dir = None;
@@ -307,10 +343,17 @@ impl Files<'_> {
             }
             match given.path.canonicalize() {
                 Ok(base) => {
+                    let below: Vec<PathBuf> = hidden
+                        .iter()
+                        .filter(|h| h.starts_with(&base) && **h != base)
+                        .cloned()
+                        .collect();
                     self.dir = Some(DirWalk {
                         given: i,
                         walk: dir_walker(filter, given, &base),
                         base,
+                        hidden: below.into_iter().peekable(),
+                        pending: None,
                     })
                 }
                 Err(_) => {
@@ -342,6 +385,9 @@ pub struct WalkRequest {
     pub exclude: Vec<String>,
     /// The config in use: never yielded as an entry.
     pub config_path: Option<PathBuf>,
+    /// The files git tracks that the ignore rules would hide (canonical
+    /// paths; see [`ignored_among`]): yielded all the same, in their place.
+    pub tracked_hidden: Vec<PathBuf>,
 }
 
 impl WalkRequest {
@@ -490,10 +536,14 @@ pub fn discover(req: &WalkRequest) -> Result<Walk> {
             (Some(a), Some(b)) => b.starts_with(a),
             _ => false,
         });
+    let mut hidden = req.tracked_hidden.clone();
+    hidden.sort();
+    hidden.dedup();
     let walk = Walk(std::sync::Arc::new(Plan::Paths {
         filter,
         config,
         paths,
+        hidden,
     }));
     if !overlap {
         return Ok(walk);
@@ -732,6 +782,9 @@ fn dir_walker(filter: &Filter, given: &Given, base: &Path) -> ignore::Walk {
     let mut builder = ignore::WalkBuilder::new(&given.path);
     builder
         .hidden(false)
+        // Only git's rules hide a file (and never a tracked one: see
+        // `hidden_item`); `.ignore` is another tool's convention.
+        .ignore(false)
         .follow_links(false)
         .require_git(false)
         .parents(true)
@@ -791,7 +844,44 @@ fn dir_item(
     if ft.is_dir() {
         return None;
     }
-    let sub = strip_path(entry.path(), path).unwrap_or(entry.path());
+    file_item(filter, config, given, base, entry.into_path(), ft)
+}
+
+/// A tracked file the ignore rules hid ([`WalkRequest::tracked_hidden`]),
+/// below the directory PATH `given` (canonical `base`), as the walk would
+/// have yielded it: the excluded, the config and rebind's own folder stay
+/// out.
+fn hidden_item(
+    filter: &Filter,
+    config: Option<&Path>,
+    given: &Given,
+    base: &Path,
+    identity: PathBuf,
+) -> Option<(Option<PathBuf>, Found)> {
+    let sub = strip_path(&identity, base)?;
+    if sub
+        .components()
+        .any(|c| c.as_os_str() == REBIND_DIR || c.as_os_str() == ".git")
+    {
+        return None;
+    }
+    let ft = std::fs::symlink_metadata(&identity).ok()?.file_type();
+    let path = given.path.join(sub);
+    file_item(filter, config, given, base, path, ft)
+}
+
+/// What a file of a directory walk is: an entry (with its canonical path),
+/// a skipped path, or nothing (excluded, the config).
+fn file_item(
+    filter: &Filter,
+    config: Option<&Path>,
+    given: &Given,
+    base: &Path,
+    path_in_walk: PathBuf,
+    ft: std::fs::FileType,
+) -> Option<(Option<PathBuf>, Found)> {
+    let (path, shown) = (&given.path, given.shown.as_str());
+    let sub = strip_path(&path_in_walk, path).unwrap_or(&path_in_walk);
     if sub.as_os_str().is_empty() {
         return None;
     }
@@ -834,7 +924,7 @@ fn dir_item(
     Some((
         Some(identity),
         Found::Entry(Entry {
-            path: entry.into_path(),
+            path: path_in_walk.clone(),
             role,
             rel,
         }),
@@ -1187,6 +1277,50 @@ mod tests {
     }
 
     #[test]
+    fn tracked_files_the_ignore_rules_hide_come_in_their_place() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        for f in [
+            "a/1.yaml",
+            "a/gen.yaml",
+            "b/2.yaml",
+            "out/x.yaml",
+            "out/y.yaml",
+            "z.yaml",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "a: 1\n").unwrap();
+        }
+        std::fs::write(root.join(".gitignore"), "gen.yaml\nout/\n").unwrap();
+        std::fs::write(root.join("b/.ignore"), "*\n").unwrap();
+        let walk = |hidden: &[&str], exclude: &[&str]| {
+            let req = WalkRequest {
+                paths: vec![root.clone()],
+                exclude: exclude.iter().map(|s| s.to_string()).collect(),
+                tracked_hidden: hidden.iter().map(|h| root.join(h)).collect(),
+                ..WalkRequest::default()
+            };
+            let w = discover(&req).unwrap();
+            let mut names = names(&w, &root);
+            names.retain(|n| n.ends_with(".yaml"));
+            names
+        };
+        // `.ignore` hides nothing; `.gitignore` hides what is not named.
+        assert_eq!(walk(&[], &[]), ["a/1.yaml", "b/2.yaml", "z.yaml"]);
+        // Named, they come in the walk's order, inside an ignored folder too;
+        // the config's exclude still drops them.
+        assert_eq!(
+            walk(&["out/y.yaml", "a/gen.yaml"], &[]),
+            ["a/1.yaml", "a/gen.yaml", "b/2.yaml", "out/y.yaml", "z.yaml"]
+        );
+        assert_eq!(
+            walk(&["out/y.yaml"], &["out/"]),
+            ["a/1.yaml", "b/2.yaml", "z.yaml"]
+        );
+    }
+
+    #[test]
     fn globs_are_relative_to_the_root_whatever_the_path() {
         let d = tree();
         let root = d.path();
@@ -1196,6 +1330,7 @@ mod tests {
             include: vec![],
             exclude: vec!["karpenter.yaml".into(), "apps/vendor/**".into()],
             config_path: Some(root.join("ci/rebind-prod.yaml")),
+            ..WalkRequest::default()
         };
         let all = discover(&req(vec![root.to_path_buf()])).unwrap();
         assert_eq!(names(&all, root), ["apps/a.yaml", "docs/notes.md"]);

@@ -35,7 +35,7 @@ pub fn unified(plan: &FilePlan) -> String {
     if lines.is_empty() || !same_shape {
         return whole(plan);
     }
-    let mut out = header(&plan.rel);
+    let mut out = header(&name_bytes(plan));
     let windows = windows(&lines);
     let olds = line_spans(&plan.old, &windows);
     let news = line_spans(&plan.new, &windows);
@@ -61,55 +61,90 @@ fn whole(plan: &FilePlan) -> String {
     let mut out = String::new();
     for hunk in udiff.iter_hunks() {
         if out.is_empty() {
-            out = header(&plan.rel);
+            out = header(&name_bytes(plan));
         }
         out.push_str(&hunk.to_string());
     }
     out
 }
 
+/// The bytes of the file's name as shown (`plan.rel`): the name the file
+/// system holds when it is not UTF-8 (`rel` then holds U+FFFD in its place),
+/// so that the header names the file `git apply` will find.
+fn name_bytes(plan: &FilePlan) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    if !plan.rel.contains('\u{FFFD}') || plan.path.to_str().is_some() {
+        return plan.rel.as_bytes().to_vec();
+    }
+    // `rel` ends with the last components of the path (its first ones may
+    // be spelt otherwise: `../`, a PATH as typed).
+    let shown: Vec<&str> = plan.rel.split('/').collect();
+    let raw: Vec<&[u8]> = plan
+        .path
+        .components()
+        .map(|c| c.as_os_str().as_bytes())
+        .collect();
+    let n = shown.len().min(raw.len());
+    let mut out: Vec<u8> = shown[..shown.len() - n].join("/").into_bytes();
+    for part in &raw[raw.len() - n..] {
+        if !out.is_empty() {
+            out.push(b'/');
+        }
+        out.extend_from_slice(part);
+    }
+    out
+}
+
 /// The `---`/`+++` lines for a file, with its name written the way git writes
 /// it: `a/<name>`, C-quoted (`"a/na\nme"`) when the name holds a control
-/// character, `"` or `\`, and followed by a tab when it holds a space (so the
-/// name's end is unambiguous). Names are UTF-8 and non-ASCII characters are
+/// character, `"`, `\\` or bytes that are not UTF-8 (as octal escapes, which
+/// `git apply` reads back), and followed by a tab when it holds a space (so
+/// the name's end is unambiguous). Non-ASCII characters of a UTF-8 name are
 /// kept as they are (git with `core.quotePath=false`).
-fn header(rel: &str) -> String {
+fn header(name: &[u8]) -> String {
     format!(
         "--- {}\n+++ {}\n",
-        header_name("a/", rel),
-        header_name("b/", rel)
+        header_name(b"a/", name),
+        header_name(b"b/", name)
     )
 }
 
-fn header_name(prefix: &str, rel: &str) -> String {
-    let name = format!("{prefix}{rel}");
-    let needs_quotes = name
-        .chars()
-        .any(|c| c == '"' || c == '\\' || (c as u32) < 0x20 || c == '\x7f');
+fn header_name(prefix: &[u8], rel: &[u8]) -> String {
+    let name = [prefix, rel].concat();
+    let utf8 = std::str::from_utf8(&name).is_ok();
+    let needs_quotes = !utf8
+        || name
+            .iter()
+            .any(|&c| c == b'"' || c == b'\\' || c < 0x20 || c == 0x7f);
     let mut out = if needs_quotes {
         let mut q = String::with_capacity(name.len() + 8);
         q.push('"');
-        for c in name.chars() {
-            match c {
-                '\x07' => q.push_str("\\a"),
-                '\x08' => q.push_str("\\b"),
-                '\t' => q.push_str("\\t"),
-                '\n' => q.push_str("\\n"),
-                '\x0b' => q.push_str("\\v"),
-                '\x0c' => q.push_str("\\f"),
-                '\r' => q.push_str("\\r"),
-                '"' => q.push_str("\\\""),
-                '\\' => q.push_str("\\\\"),
-                c if (c as u32) < 0x20 || c == '\x7f' => {
-                    q.push_str(&format!("\\{:03o}", c as u32));
+        for chunk in name.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '\x07' => q.push_str("\\a"),
+                    '\x08' => q.push_str("\\b"),
+                    '\t' => q.push_str("\\t"),
+                    '\n' => q.push_str("\\n"),
+                    '\x0b' => q.push_str("\\v"),
+                    '\x0c' => q.push_str("\\f"),
+                    '\r' => q.push_str("\\r"),
+                    '"' => q.push_str("\\\""),
+                    '\\' => q.push_str("\\\\"),
+                    c if (c as u32) < 0x20 || c == '\x7f' => {
+                        q.push_str(&format!("\\{:03o}", c as u32));
+                    }
+                    c => q.push(c),
                 }
-                c => q.push(c),
+            }
+            for b in chunk.invalid() {
+                q.push_str(&format!("\\{b:03o}"));
             }
         }
         q.push('"');
         q
     } else {
-        name
+        String::from_utf8_lossy(&name).into_owned()
     };
     if out.contains(' ') {
         out.push('\t');
@@ -353,8 +388,14 @@ mod tests {
             "{d}"
         );
         assert_eq!(d.lines().filter(|l| l.starts_with("---")).count(), 1);
-        assert_eq!(header_name("a/", "plain/한글.yaml"), "a/plain/한글.yaml");
-        assert_eq!(header_name("a/", "with space.yaml"), "a/with space.yaml\t");
-        assert_eq!(header_name("a/", "tab\t.yaml"), "\"a/tab\\t.yaml\"");
+        let h = |rel: &str| header_name(b"a/", rel.as_bytes());
+        assert_eq!(h("plain/한글.yaml"), "a/plain/한글.yaml");
+        assert_eq!(h("with space.yaml"), "a/with space.yaml\t");
+        assert_eq!(h("tab\t.yaml"), "\"a/tab\\t.yaml\"");
+        // Bytes that are not UTF-8: octal, as git writes them.
+        assert_eq!(
+            header_name(b"a/", b"apps/bad\xffname-\xed\x95\x9c.yaml"),
+            "\"a/apps/bad\\377name-한.yaml\""
+        );
     }
 }

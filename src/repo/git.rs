@@ -1573,30 +1573,58 @@ pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
-/// The files git tracks below `root` that a `.gitignore` rule matches (as
-/// `git ls-files --cached --ignored --exclude-standard` lists them), each
-/// `/`-separated relative to `root`: ArgoCD reads what the commit holds,
-/// ignored or not, while a walk that honours `.gitignore` skips them.
-pub fn tracked_but_ignored(root: &Path) -> Vec<String> {
-    let Ok(Some(Repo { repo, workdir })) = open(root) else {
-        return Vec::new();
-    };
-    let (Ok(index), Ok(base), Ok(root)) =
-        (repo.index(), workdir.canonicalize(), root.canonicalize())
-    else {
-        return Vec::new();
-    };
+/// The walk of `paths` as git sees them: every tracked file, ignored or not
+/// ([`tracked_hidden`]), default globs, no config.
+pub fn walk_request(paths: &[PathBuf]) -> crate::discover::walk::WalkRequest {
+    crate::discover::walk::WalkRequest {
+        tracked_hidden: tracked_hidden(paths),
+        ..crate::discover::walk::WalkRequest::for_paths(paths)
+    }
+}
+
+/// The files git tracks below the directories of `paths` that git's ignore
+/// rules match ([`crate::discover::ignored`]), as canonical paths: what a
+/// walk of those directories must yield all the same
+/// ([`crate::discover::walk::WalkRequest::tracked_hidden`]). Empty outside a repository and
+/// for file PATHs (taken as given).
+pub fn tracked_hidden(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for e in index.iter() {
-        let rel = String::from_utf8_lossy(&e.path).to_string();
-        if repo.is_path_ignored(Path::new(&rel)) != Ok(true) {
-            continue;
-        }
-        if let Ok(below) = base.join(&rel).strip_prefix(&root) {
-            out.push(below.to_string_lossy().replace('\\', "/"));
+    for dir in paths.iter().filter(|p| p.is_dir()) {
+        if let Ok(dir) = dir.canonicalize() {
+            out.extend(hidden_tracked(&dir));
         }
     }
+    out.sort();
+    out.dedup();
     out
+}
+
+/// [`tracked_hidden`] of one canonical directory.
+fn hidden_tracked(dir: &Path) -> Vec<PathBuf> {
+    let Ok(Some(Repo { repo, workdir })) = open(dir) else {
+        return Vec::new();
+    };
+    let (Ok(index), Ok(base)) = (repo.index(), workdir.canonicalize()) else {
+        return Vec::new();
+    };
+    let Ok(below) = dir.strip_prefix(&base) else {
+        return Vec::new();
+    };
+    let below = below.to_string_lossy().replace('\\', "/");
+    let tracked: Vec<String> = index
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|rel| below.is_empty() || rel.starts_with(&format!("{below}/")))
+        .collect();
+    let exclude = repo.commondir().join("info/exclude");
+    crate::discover::ignored::ignored_among(
+        &base,
+        tracked.iter().map(String::as_str),
+        Some(&exclude),
+    )
+    .into_iter()
+    .map(|rel| base.join(rel))
+    .collect()
 }
 
 /// Where the base branch came from when nothing else names it: the branch

@@ -635,7 +635,7 @@ pub struct MadeSecret {
 /// registration ([`positions::SECRET_MAKERS`]).
 fn secrets_made(root: &Path) -> anyhow::Result<Vec<MadeSecret>> {
     use crate::discover::walk::{self, Content, Found, Role};
-    let found = walk::discover(&walk::WalkRequest::for_paths(&[root.to_path_buf()]))?;
+    let found = walk::discover(&crate::repo::git::walk_request(&[root.to_path_buf()]))?;
     let mut out = Vec::new();
     for item in found.files() {
         let Found::Entry(e) = item else { continue };

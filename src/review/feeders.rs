@@ -2015,21 +2015,10 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
         return read_apps(root, &yaml_files(root), None);
     };
     let walked;
-    let with_tracked;
     let known = match known {
-        Some(k) if k.root == root => {
-            // The walk honours `.gitignore`; a tracked file it skipped is
-            // still in the commit ArgoCD reads.
-            let extra = tracked_yaml(root);
-            if extra.is_empty() {
-                k
-            } else {
-                let mut c = k.clone();
-                add_candidates(&mut c, root, extra);
-                with_tracked = c;
-                &with_tracked
-            }
-        }
+        // The walk yields the tracked files `.gitignore` matches too
+        // (`WalkRequest::tracked_hidden`): they are in the commit ArgoCD reads.
+        Some(k) if k.root == root => k,
         _ => {
             let mut c = Candidates::new(root.to_path_buf());
             add_candidates(&mut c, root, yaml_files(root));
@@ -2862,15 +2851,14 @@ pub fn build_for(
     (root, model)
 }
 
-/// The YAML and JSON files below `root` (gitignore-aware, default globs),
-/// `/`-separated and relative to it.
+/// The YAML and JSON files below `root` (gitignore-aware but with every
+/// tracked file, default globs), `/`-separated and relative to it.
 fn yaml_files(root: &Path) -> Vec<String> {
-    let req = crate::discover::walk::WalkRequest::for_paths(&[root.to_path_buf()]);
+    let req = crate::repo::git::walk_request(&[root.to_path_buf()]);
     let Ok(walk) = crate::discover::walk::discover(&req) else {
         return Vec::new();
     };
-    let mut files: Vec<String> = walk
-        .files()
+    walk.files()
         .filter_map(|f| match f {
             crate::discover::walk::Found::Entry(e)
                 if e.role == crate::discover::walk::Role::Yaml =>
@@ -2882,22 +2870,6 @@ fn yaml_files(root: &Path) -> Vec<String> {
             }
             _ => None,
         })
-        .collect();
-    for rel in tracked_yaml(root) {
-        if !files.contains(&rel) {
-            files.push(rel);
-        }
-    }
-    files
-}
-
-/// The YAML and JSON files git tracks below `root` that `.gitignore`
-/// matches ([`crate::repo::git::tracked_but_ignored`]): in the commit
-/// ArgoCD reads, so in the model.
-fn tracked_yaml(root: &Path) -> Vec<String> {
-    crate::repo::git::tracked_but_ignored(root)
-        .into_iter()
-        .filter(|f| [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e)))
         .collect()
 }
 

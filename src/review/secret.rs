@@ -1084,9 +1084,8 @@ fn search_with(
     let mut found: Vec<(Option<String>, String, Declaration)> = Vec::new();
     // The walk every command uses: gitignore-aware, `.git` and symbolic
     // links skipped, the files parsed as YAML by default.
-    let walk = crate::discover::walk::discover(&crate::discover::walk::WalkRequest::for_paths(&[
-        root.to_path_buf(),
-    ]))?;
+    let walk =
+        crate::discover::walk::discover(&crate::repo::git::walk_request(&[root.to_path_buf()]))?;
     for item in walk.files() {
         let entry = match item {
             crate::discover::walk::Found::Entry(e) => e,

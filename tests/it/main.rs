@@ -75,6 +75,7 @@ mod structure;
 mod symlinked_manifests;
 mod template_functions;
 mod templates;
+mod tracked_ignored;
 mod unparsed_files;
 mod walk_order;
 mod walk_paths;

@@ -129,7 +129,7 @@ enum Plan {
 }
 
 /// A PATH from the command line.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Given {
     path: PathBuf,
     /// Its canonical path (the file's own name kept for a symbolic link).
@@ -211,6 +211,48 @@ impl Walk {
             canonical: given.identity.clone()?,
             config: config.clone(),
         })
+    }
+
+    /// The files the exclude globs leave out of this walk (`--exclude`, the
+    /// config's `exclude`), walked now: what a run names when they still
+    /// hold what it looks for. Empty when nothing is excluded.
+    pub fn excluded(&self) -> Vec<Entry> {
+        let Plan::Paths {
+            filter,
+            config,
+            paths,
+            hidden,
+        } = &*self.0
+        else {
+            return Vec::new();
+        };
+        if filter.exclude.is_empty() {
+            return Vec::new();
+        }
+        let everything = Walk(std::sync::Arc::new(Plan::Paths {
+            filter: Filter {
+                include: filter.include.clone(),
+                default_include: filter.default_include,
+                exclude: Gitignore::empty(),
+                root: filter.root.clone(),
+                cwd: filter.cwd.clone(),
+            },
+            config: config.clone(),
+            paths: paths.clone(),
+            hidden: hidden.clone(),
+        }));
+        let mut files = everything.files();
+        let mut out = Vec::new();
+        while let Some((id, found)) = files.next_with_identity() {
+            let (Some(id), Found::Entry(e)) = (id, found) else {
+                continue;
+            };
+            let fallback = Path::new(&e.rel);
+            if filter.excluded(filter.anchor(&id, fallback), false) {
+                out.push(e);
+            }
+        }
+        out
     }
 
     /// Every entry, walked now (a convenience for small walks and tests).

@@ -137,6 +137,17 @@ fn yaml_in_another_encoding_holding_the_endpoint_stops_a_rebind() {
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // ... and names what it left out that still holds the endpoint,
+    // decoded or not.
+    for f in ["latin.yaml", "wide.yaml"] {
+        assert!(
+            stderr(&out).contains(&format!(
+                "warning: {f}: skipped: left out by the exclude globs"
+            )),
+            "{f}: {}",
+            stderr(&out)
+        );
+    }
     // check: each is a finding.
     write(
         d,

@@ -16,7 +16,8 @@ use crate::commands::cutover::{self, Request};
 use crate::discover::walk::Skipped;
 use crate::edit::write;
 use crate::find::inventory::Inventory;
-use crate::output::report::{self, Report};
+use crate::output::report;
+use crate::output::Report;
 use crate::output::{
     json, rules, text, warn_skipped, Exit, Failure, Finding, Format, Outcome, Rule, Sink,
 };

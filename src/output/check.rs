@@ -2,7 +2,7 @@
 //! files it could not read, in every format.
 
 use super::finding::{rules, Finding, Rule};
-use super::report::Report;
+use super::Report;
 use super::{json, text, warn_skipped, Sink};
 use crate::discover::walk::Skipped;
 

@@ -58,7 +58,7 @@ pub fn run(command: Command, sink: &mut Sink) -> Done {
         Command::Completions(a) => Ok(completions::completions(a)?),
         Command::Man(a) => Ok(completions::man(a)?),
         Command::Feeders(a) => feeders::run(a),
-        Command::Identity(a) => identity::run(a, sink).map(Reported::streamed),
+        Command::Identity(a) => identity::run(a),
         Command::Workspace(a) => workspace::run(a, sink).map(Reported::streamed),
     }
 }

@@ -50,8 +50,8 @@ pub fn run(command: Command, sink: &mut Sink) -> Done {
     match command {
         // Not yet returning their reports: already out.
         Command::Scan(a) => scan::run(a, sink).map(Reported::streamed),
-        Command::Diff(a) => apply::diff(*a, sink).map(Reported::streamed),
-        Command::Apply(a) => apply::apply(*a, sink).map(Reported::streamed),
+        Command::Diff(a) => apply::diff(*a),
+        Command::Apply(a) => apply::apply(*a, sink),
         Command::Secret(a) => secret::run(*a, sink),
         Command::Init(a) => init::run(a),
         Command::Check(a) => check::run(a),
@@ -59,6 +59,6 @@ pub fn run(command: Command, sink: &mut Sink) -> Done {
         Command::Man(a) => Ok(completions::man(a)?),
         Command::Feeders(a) => feeders::run(a),
         Command::Identity(a) => identity::run(a),
-        Command::Workspace(a) => workspace::run(a, sink).map(Reported::streamed),
+        Command::Workspace(a) => workspace::run(a, sink),
     }
 }

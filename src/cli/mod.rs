@@ -33,7 +33,7 @@ mod secret_flags;
 mod workspace;
 
 pub use args::{Cli, Command};
-use rebind::output::{Done, Reported, Sink};
+use rebind::output::{Done, Sink};
 
 /// The names of the commands, as typed.
 pub fn command_names() -> Vec<String> {
@@ -48,8 +48,7 @@ pub fn command_names() -> Vec<String> {
 /// report for `main` to render.
 pub fn run(command: Command, sink: &mut Sink) -> Done {
     match command {
-        // Not yet returning their reports: already out.
-        Command::Scan(a) => scan::run(a, sink).map(Reported::streamed),
+        Command::Scan(a) => scan::run(a, sink),
         Command::Diff(a) => apply::diff(*a),
         Command::Apply(a) => apply::apply(*a, sink),
         Command::Secret(a) => secret::run(*a, sink),

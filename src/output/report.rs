@@ -37,29 +37,6 @@ pub fn render(sink: &mut Sink, format: Format, report: &dyn Report) {
     }
 }
 
-/// A report given as its two renderings: for people, for machines.
-struct TwoParts<T, J>(T, J);
-
-impl<T: Fn(&mut Sink), J: Fn(&mut Sink)> Report for TwoParts<T, J> {
-    fn text(&self, sink: &mut Sink) {
-        (self.0)(sink)
-    }
-    fn json(&self, sink: &mut Sink) {
-        (self.1)(sink)
-    }
-}
-
-/// Renders the part of a text-or-JSON report that `format` shows: `text`
-/// for people, `json` for machines.
-pub fn render_parts(
-    sink: &mut Sink,
-    format: Format,
-    text: impl Fn(&mut Sink),
-    json: impl Fn(&mut Sink),
-) {
-    render(sink, format, &TwoParts(text, json));
-}
-
 /// The one place a command's returned report is rendered: writes it in
 /// `format`, and returns how the run ended, for [`conclude`] (the binary's
 /// entry) or for the caller that reads it back (`workspace` reads each

@@ -1,8 +1,9 @@
 //! The `rebind` binary: parses and resolves the command line, runs the
-//! command through the library, and hands its outcome to
-//! [`rebind::output::report::conclude`], which renders a failure and decides
-//! the exit code, signals included (see [`rebind::output::Exit`]); a usage
-//! error's code is [`rebind::output::usage_error`]'s.
+//! command through the library, and hands the report it returns to
+//! [`rebind::output::report::conclude`], which renders it, renders a
+//! failure and decides the exit code, signals included (see
+//! [`rebind::output::Exit`]); a usage error's code is
+//! [`rebind::output::usage_error`]'s.
 
 mod cli;
 
@@ -36,11 +37,11 @@ fn main() -> ExitCode {
     };
     let run = cli.resolve();
     let mut sink = Sink::stdio(run.color, run.quiet);
-    let outcome = match rebind::sys::signals::install(say_on_signal) {
+    let done = match rebind::sys::signals::install(say_on_signal) {
         Err(e) => Err(anyhow::anyhow!("cannot catch SIGINT/SIGTERM/SIGHUP: {e}").into()),
         Ok(()) => cli::run(run.command, &mut sink),
     };
-    ExitCode::from(conclude(&mut sink, run.name, run.format, outcome))
+    ExitCode::from(conclude(&mut sink, run.name, run.format, done))
 }
 
 /// What the signal thread says, on stderr; a closed or full stderr (the

@@ -5,7 +5,7 @@ use super::args::{ApplyArgs, DiffArgs, RebindArgs};
 use anyhow::Result;
 use rebind::commands::apply::{self, ApplyOptions, DiffOptions, PrOptions, Prompt};
 use rebind::commands::cutover::{Named, Request};
-use rebind::output::{Outcome, Sink};
+use rebind::output::{Done, Sink};
 use std::io::{BufRead, IsTerminal};
 
 impl RebindArgs {
@@ -52,15 +52,14 @@ fn applied_by(values: &[String]) -> Result<Vec<(String, String)>> {
         .collect()
 }
 
-pub fn diff(a: DiffArgs, sink: &mut Sink) -> Outcome {
+pub fn diff(a: DiffArgs) -> Done {
     let options = DiffOptions {
         request: a.rebind.request()?,
-        format: a.format.get(),
     };
-    apply::diff(&options, sink)
+    apply::diff(&options)
 }
 
-pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Outcome {
+pub fn apply(a: ApplyArgs, sink: &mut Sink) -> Done {
     let options = ApplyOptions {
         request: a.rebind.request()?,
         format: a.format.get(),

@@ -2,16 +2,12 @@
 
 use super::args::CheckArgs;
 use rebind::commands::check::{self, CheckOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::Done;
 
-pub fn run(a: CheckArgs, sink: &mut Sink) -> Outcome {
-    check::run(
-        &CheckOptions {
-            files: a.files,
-            config: a.config,
-            allow_unknown: a.allow_unknown,
-            format: a.format.get(),
-        },
-        sink,
-    )
+pub fn run(a: CheckArgs) -> Done {
+    check::run(&CheckOptions {
+        files: a.files,
+        config: a.config,
+        allow_unknown: a.allow_unknown,
+    })
 }

@@ -4,17 +4,25 @@
 use super::args::{Cli, CompletionsArgs, ManArgs};
 use anyhow::{bail, Context, Result};
 use clap::CommandFactory;
-use rebind::output::{Exit, Sink};
+use rebind::output::{Exit, Parts, Reported};
 
-pub fn completions(a: CompletionsArgs, sink: &mut Sink) -> Result<Exit> {
+/// A generated script or page: written to stdout, kept with `-q`.
+fn printed(text: String) -> Reported {
+    Reported::new(
+        Parts::new(move |sink| sink.out(&text), String::new()),
+        Exit::Ok,
+    )
+}
+
+pub fn completions(a: CompletionsArgs) -> Result<Reported> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "rebind", &mut buf);
-    sink.out(&String::from_utf8(buf).context("completions: the script is not UTF-8")?);
-    Ok(Exit::Ok)
+    let script = String::from_utf8(buf).context("completions: the script is not UTF-8")?;
+    Ok(printed(script))
 }
 
-pub fn man(a: ManArgs, sink: &mut Sink) -> Result<Exit> {
+pub fn man(a: ManArgs) -> Result<Reported> {
     let mut cmd = Cli::command();
     // Building sets each subcommand's display name (`rebind-diff`), which
     // is its page's title and what the SEE ALSO-style list refers to.
@@ -38,6 +46,6 @@ pub fn man(a: ManArgs, sink: &mut Sink) -> Result<Exit> {
         .source(format!("rebind {}", env!("CARGO_PKG_VERSION")))
         .render(&mut buf)
         .context("man: cannot render the page")?;
-    sink.out(&String::from_utf8(buf).context("man: the page is not UTF-8")?);
-    Ok(Exit::Ok)
+    let page = String::from_utf8(buf).context("man: the page is not UTF-8")?;
+    Ok(printed(page))
 }

@@ -3,16 +3,12 @@
 
 use super::args::FeedersArgs;
 use rebind::commands::feeders::{self as command, FeedersOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::Done;
 
-pub fn run(a: FeedersArgs, sink: &mut Sink) -> Outcome {
-    command::run(
-        &FeedersOptions {
-            path: a.path,
-            base: a.base,
-            live: a.live,
-            format: a.format.get(),
-        },
-        sink,
-    )
+pub fn run(a: FeedersArgs) -> Done {
+    command::run(&FeedersOptions {
+        path: a.path,
+        base: a.base,
+        live: a.live,
+    })
 }

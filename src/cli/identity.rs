@@ -3,10 +3,9 @@
 
 use super::args::{IdentityArgs, TrustChange};
 use rebind::commands::identity::{self, IdentityOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::Done;
 
-pub fn run(a: IdentityArgs, sink: &mut Sink) -> Outcome {
-    let format = a.format.get();
+pub fn run(a: IdentityArgs) -> Done {
     let options = IdentityOptions {
         paths: a.paths,
         describe_from: a.describe_from,
@@ -21,7 +20,6 @@ pub fn run(a: IdentityArgs, sink: &mut Sink) -> Outcome {
         }),
         oidc_retired: a.oidc_retired,
         yes: a.yes,
-        format,
     };
-    identity::run(&options, sink)
+    identity::run(&options)
 }

@@ -2,14 +2,8 @@
 
 use super::args::InitArgs;
 use rebind::commands::init::{self, InitOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::Done;
 
-pub fn run(a: InitArgs, sink: &mut Sink) -> Outcome {
-    init::run(
-        &InitOptions {
-            path: a.path,
-            format: a.format.get(),
-        },
-        sink,
-    )
+pub fn run(a: InitArgs) -> Done {
+    init::run(&InitOptions { path: a.path })
 }

@@ -9,12 +9,13 @@
 //!
 //! [`Cli::resolve`] settles everything about the run that is not the
 //! command's own work (output format, colour, `-q`) before anything runs;
-//! each command returns an [`Outcome`] and `main` hands it to
-//! [`rebind::output::report::conclude`], the one place that renders a failure and
-//! maps the exit code.
+//! each command returns its report ([`Done`]) and `main` hands it to
+//! [`rebind::output::report::conclude`], the one place that renders a
+//! report, renders a failure and maps the exit code.
 //!
 //! To add a command: a variant of [`Command`] with its `Args`, its options
-//! and `run(&Options, &mut Sink) -> Outcome` in a library module, a module
+//! and `run(&Options) -> Done` (with `&mut Sink` if it shows progress) in a
+//! library module, a module
 //! here that maps the flags to the options, and a line in [`run`] and
 //! [`Command::name`].
 
@@ -32,7 +33,7 @@ mod secret_flags;
 mod workspace;
 
 pub use args::{Cli, Command};
-use rebind::output::{Outcome, Sink};
+use rebind::output::{Done, Sink};
 
 /// The names of the commands, as typed.
 pub fn command_names() -> Vec<String> {
@@ -43,19 +44,20 @@ pub fn command_names() -> Vec<String> {
         .collect()
 }
 
-/// Runs a resolved command with its output going to `sink`.
-pub fn run(command: Command, sink: &mut Sink) -> Outcome {
+/// Runs a resolved command, its progress going to `sink`; returns its
+/// report for `main` to render.
+pub fn run(command: Command, sink: &mut Sink) -> Done {
     match command {
         Command::Scan(a) => scan::run(a, sink),
-        Command::Diff(a) => apply::diff(*a, sink),
+        Command::Diff(a) => apply::diff(*a),
         Command::Apply(a) => apply::apply(*a, sink),
         Command::Secret(a) => secret::run(*a, sink),
-        Command::Init(a) => init::run(a, sink),
-        Command::Check(a) => check::run(a, sink),
-        Command::Completions(a) => Ok(completions::completions(a, sink)?),
-        Command::Man(a) => Ok(completions::man(a, sink)?),
-        Command::Feeders(a) => feeders::run(a, sink),
-        Command::Identity(a) => identity::run(a, sink),
+        Command::Init(a) => init::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Completions(a) => Ok(completions::completions(a)?),
+        Command::Man(a) => Ok(completions::man(a)?),
+        Command::Feeders(a) => feeders::run(a),
+        Command::Identity(a) => identity::run(a),
         Command::Workspace(a) => workspace::run(a, sink),
     }
 }

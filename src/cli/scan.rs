@@ -2,9 +2,9 @@
 
 use super::args::ScanArgs;
 use rebind::commands::scan::{self, ScanOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::{Done, Sink};
 
-pub fn run(a: ScanArgs, sink: &mut Sink) -> Outcome {
+pub fn run(a: ScanArgs, sink: &mut Sink) -> Done {
     scan::run(
         &ScanOptions {
             from: a.from,

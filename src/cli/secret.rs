@@ -4,9 +4,9 @@
 
 use super::args::SecretArgs;
 use rebind::commands::secret::{self as command, SecretCommand};
-use rebind::output::{Outcome, Sink};
+use rebind::output::{Done, Sink};
 
-pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {
+pub fn run(a: SecretArgs, sink: &mut Sink) -> Done {
     command::run(
         &SecretCommand {
             options: a.opts.options(),
@@ -14,7 +14,6 @@ pub fn run(a: SecretArgs, sink: &mut Sink) -> Outcome {
             server: a.server.unwrap_or_default(),
             out: a.out,
             repo: a.repo,
-            format: a.format.get(),
         },
         sink,
     )

@@ -4,9 +4,9 @@
 
 use super::args::{WorkspaceArgs, WorkspaceCommand};
 use rebind::commands::workspace::{self, Action, WorkspaceOptions};
-use rebind::output::{Outcome, Sink};
+use rebind::output::{Done, Sink};
 
-pub fn run(a: WorkspaceArgs, sink: &mut Sink) -> Outcome {
+pub fn run(a: WorkspaceArgs, sink: &mut Sink) -> Done {
     let (action, flags) = match a.command {
         WorkspaceCommand::Plan(f) => (Action::Plan, f),
         WorkspaceCommand::Apply(f) => (Action::Apply, f),

@@ -9,16 +9,19 @@
 //! renders the same rebind in any report format.
 //!
 //! The question before writing is asked through a [`Prompt`] the caller
-//! passes in (the command line's terminal); everything printed goes
-//! through the [`Sink`].
+//! passes in (the command line's terminal); the plan shown before it, and
+//! what the push says, are progress on the [`Sink`]; the final report
+//! (`applied`, `already_done`, `nothing_to_change`, `declined`, `diff`'s
+//! plan) is what [`run`] and [`diff`] return, rendered by their caller.
 
 use crate::commands::cutover::{self, Request};
 use crate::discover::walk::Skipped;
 use crate::edit::write;
 use crate::find::inventory::Inventory;
-use crate::output::report::{self, Report};
+use crate::output::report;
 use crate::output::{
-    json, rules, text, warn_skipped, Exit, Failure, Finding, Format, Outcome, Rule, Sink,
+    json, rules, text, warn_skipped, Done, Exit, Failure, Finding, Format, Parts, Report, Reported,
+    Rule, Sink,
 };
 use crate::repo::{git, pr};
 use crate::review::plan::Plan;
@@ -29,11 +32,11 @@ use crate::text::words::count;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-/// `rebind diff`, resolved: the rebind and the report format.
+/// `rebind diff`, resolved: the rebind (the format is its report's,
+/// rendered by the caller).
 #[derive(Debug, Clone)]
 pub struct DiffOptions {
     pub request: Request,
-    pub format: Format,
 }
 
 /// `rebind apply`, resolved from its flags.
@@ -84,44 +87,39 @@ pub trait Prompt {
 
 /// `rebind diff`: the plan in the format asked for; exit 1 when changes
 /// are pending.
-pub fn diff(o: &DiffOptions, sink: &mut Sink) -> Outcome {
+pub fn diff(o: &DiffOptions) -> Done {
     let (plan, inv) = cutover::plan(&o.request)?;
-    let status = if plan.files.is_empty() {
-        "nothing_to_change"
+    let (status, exit) = if plan.files.is_empty() {
+        ("nothing_to_change", Exit::Ok)
     } else {
-        "pending"
+        ("pending", Exit::Pending)
     };
-    let diff = DiffReport {
-        plan: &plan,
-        inv: &inv,
-        status,
-    };
-    report::render(sink, o.format, &diff);
-    fail_on_errors(&plan)?;
-    Ok(if plan.files.is_empty() {
-        Exit::Ok
-    } else {
-        Exit::Pending
+    // The plan is reported, then its files that cannot be rewritten fail the run.
+    let failed = fail_on_errors(&plan).err();
+    let diff = DiffReport { plan, inv, status };
+    Ok(match failed {
+        Some(f) => Reported::failed(diff, f),
+        None => Reported::new(diff, exit),
     })
 }
 
 /// `diff`'s report: the plan, and what could not be read.
-struct DiffReport<'a> {
-    plan: &'a Plan,
-    inv: &'a Inventory,
+struct DiffReport {
+    plan: Plan,
+    inv: Inventory,
     status: &'static str,
 }
 
-impl Report for DiffReport<'_> {
+impl Report for DiffReport {
     fn text(&self, sink: &mut Sink) {
-        show_plan(sink, self.plan, self.inv, false);
+        show_plan(sink, &self.plan, &self.inv, false);
     }
     fn json(&self, sink: &mut Sink) {
-        let r = json::PlanReport::new("diff", self.status, self.plan, &self.inv.skipped);
+        let r = json::PlanReport::new("diff", self.status, &self.plan, &self.inv.skipped);
         sink.out(&json::render(&r));
     }
     fn findings(&self) -> Vec<Finding<'_>> {
-        Finding::from_plan(self.plan)
+        Finding::from_plan(&self.plan)
     }
     fn rules(&self) -> &'static [Rule] {
         &[rules::PENDING, rules::MENTION, rules::UNSAFE]
@@ -306,7 +304,7 @@ fn resolve(o: &ApplyOptions) -> Result<Run<'_>, Failure> {
 
 /// `rebind apply`: resolves the run, then writes the rebind (on a new
 /// branch, or in place), its outputs, the push and the pull request.
-pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcome {
+pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Done {
     let mut run = resolve(o)?;
     if run.plan.files.is_empty() && !o.no_commit {
         // A re-run on the branch an earlier run made (its push failed, say):
@@ -334,17 +332,17 @@ pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcom
             }
         }
     }
-    let run = run;
-    let plan = &run.plan;
-    if plan.files.is_empty() {
-        let text = |sink: &mut Sink| {
-            show_plan(sink, plan, &run.inv, false);
+    if run.plan.files.is_empty() {
+        let json = json::render(&run.report("nothing_to_change"));
+        let Run { plan, inv, .. } = run;
+        let text = move |sink: &mut Sink| {
+            show_plan(sink, &plan, &inv, false);
             sink.say("Nothing to change.\n");
         };
-        let json = |sink: &mut Sink| sink.out(&json::render(&run.report("nothing_to_change")));
-        report::render_parts(sink, o.format, text, json);
-        return Ok(Exit::Ok);
+        return Ok(Reported::new(Parts::new(text, json), Exit::Ok));
     }
+    let run = run;
+    let plan = &run.plan;
     // The git flow's checks all run before anything is shown or written.
     let git = match prepare_git(&run)? {
         Git::AlreadyDone(repo, prep, commit) => {
@@ -357,15 +355,22 @@ pub fn run(o: &ApplyOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcom
     if !o.yes {
         let branch = git.as_ref().map(|(_, prep)| prep.branch.as_str());
         if !confirmed(&run, sink, prompt, branch)? {
-            return Ok(Exit::Pending);
+            let declined = json::render(&run.report("declined"));
+            return Ok(Reported::new(Parts::json(declined), Exit::Pending));
         }
     } else {
-        let text = |sink: &mut Sink| show_plan(sink, plan, &run.inv, false);
-        report::render_parts(sink, o.format, text, |_| {});
+        // The plan, before it is written (with text on stdout only).
+        report::progress(sink, o.format, |sink, aside| {
+            if !aside {
+                show_plan(sink, plan, &run.inv, false)
+            }
+        });
     }
     let (committed, pr) = write_and_commit(&run, sink, git.as_ref())?;
-    finish(&run, sink, committed.as_ref(), pr.as_ref());
-    Ok(Exit::Ok)
+    Ok(Reported::new(
+        applied(&run, committed.as_ref(), pr.as_ref()),
+        Exit::Ok,
+    ))
 }
 
 /// What the git flow found before anything is written.
@@ -449,7 +454,7 @@ fn already_done(
     prep: Option<&git::Prepared>,
     branch: &str,
     commit: &str,
-) -> Outcome {
+) -> Done {
     // Checked before anything is written, as the first run does.
     if let Some(remote) = &run.o.push {
         repo.check_remote(remote)?;
@@ -473,8 +478,8 @@ fn already_done(
         sink.info(&said);
     }
     let pr = open_pr(run, repo, &c)?;
-    let json = |sink: &mut Sink| sink.out(&run.written("already_done", Some(&c), pr.as_ref()));
-    let text = |sink: &mut Sink| {
+    let json = run.written("already_done", Some(&c), pr.as_ref());
+    let text = {
         let mut msg = format!(
             "Branch {branch} already holds exactly this change (commit {})",
             &commit[..12.min(commit.len())]
@@ -486,14 +491,13 @@ fn already_done(
         if let Some(pr) = &pr {
             msg.push_str(&text::pull_request_line(pr));
         }
-        sink.say(&msg);
+        msg
     };
-    report::render_parts(sink, run.o.format, text, json);
-    Ok(Exit::Ok)
+    Ok(Reported::new(Parts::said(text, json), Exit::Ok))
 }
 
-/// Shows the plan and asks; false when declined (nothing written). Refuses
-/// when there is no terminal to ask on.
+/// Shows the plan and asks; false when declined (nothing written; the
+/// caller reports it). Refuses when there is no terminal to ask on.
 fn confirmed(
     run: &Run,
     sink: &mut Sink,
@@ -505,12 +509,9 @@ fn confirmed(
     }
     let plan = &run.plan;
     // With JSON on stdout, the plan and the prompt go to stderr.
-    report::render_parts(
-        sink,
-        run.o.format,
-        |sink| show_plan(sink, plan, &run.inv, false),
-        |sink| show_plan(sink, plan, &run.inv, true),
-    );
+    report::progress(sink, run.o.format, |sink, aside| {
+        show_plan(sink, plan, &run.inv, aside)
+    });
     let what = crate::output::text::scope(plan);
     let q = match branch {
         Some(b) => format!("Create branch {b} with {what}?"),
@@ -522,8 +523,6 @@ fn confirmed(
         return Ok(true);
     }
     sink.info("Nothing written.\n");
-    let json = |sink: &mut Sink| sink.out(&json::render(&run.report("declined")));
-    report::render_parts(sink, run.o.format, |_| {}, json);
     Ok(false)
 }
 
@@ -777,10 +776,10 @@ fn write_in_place(start: &Path, plan: &Plan) -> Result<()> {
 }
 
 /// The report of a finished apply.
-fn finish(run: &Run, sink: &mut Sink, committed: Option<&git::Committed>, pr: Option<&pr::Opened>) {
+fn applied(run: &Run, committed: Option<&git::Committed>, pr: Option<&pr::Opened>) -> Parts {
     let plan = &run.plan;
-    let json = |sink: &mut Sink| sink.out(&run.written("applied", committed, pr));
-    let text = |sink: &mut Sink| {
+    let json = run.written("applied", committed, pr);
+    let text = {
         let mut msg = format!(
             "Rewrote {} in {}",
             count(plan.change_count(), "occurrence"),
@@ -800,9 +799,9 @@ fn finish(run: &Run, sink: &mut Sink, committed: Option<&git::Committed>, pr: Op
         if let Some(pr) = pr {
             msg.push_str(&text::pull_request_line(pr));
         }
-        sink.say(&msg);
+        msg
     };
-    report::render_parts(sink, run.o.format, text, json);
+    Parts::said(text, json)
 }
 
 /// The repository's own registration by ARN that the plan rebinds, if any.
@@ -928,7 +927,9 @@ mod tests {
             false,
             false,
         );
-        let outcome = run(&o, &mut sink, &mut Answer(answer)).map_err(|f| format!("{:#}", f.error));
+        let done = run(&o, &mut sink, &mut Answer(answer));
+        let outcome =
+            report::rendered(&mut sink, o.format, done).map_err(|f| format!("{:#}", f.error));
         let stderr = String::from_utf8(err.0.borrow().clone()).unwrap();
         (outcome, std::fs::read_to_string(&app).unwrap(), stderr)
     }

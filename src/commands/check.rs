@@ -11,7 +11,7 @@ use crate::find::locate::Kind;
 use crate::find::locate::Occurrence;
 use crate::model::config::{self, Config};
 use crate::output::check::CheckReport;
-use crate::output::{report, rules, Exit, Format, Level, Outcome, Rule, Sink};
+use crate::output::{rules, Done, Exit, Level, Reported, Rule};
 use crate::text::endpoint::Shape;
 use anyhow::Result;
 use std::borrow::Cow;
@@ -297,7 +297,6 @@ pub struct CheckOptions {
     pub config: Option<PathBuf>,
     /// Undeclared endpoints are warnings, not failures.
     pub allow_unknown: bool,
-    pub format: Format,
 }
 
 /// The config and the walk `check` runs on, from its flags.
@@ -407,7 +406,7 @@ fn free_branch(repo: &crate::repo::git::Repo, fix: &str) -> Option<String> {
 
 /// `rebind check`: the findings in the format asked for; exit 1 when one
 /// fails the check.
-pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
+pub fn run(a: &CheckOptions) -> Done {
     let (cfg, walk) = resolve(a)?;
     let hosts: Vec<String> = cfg
         .clusters
@@ -426,8 +425,8 @@ pub fn run(a: &CheckOptions, sink: &mut Sink) -> Outcome {
     let failed = found.iter().any(|f| f.level == Level::Error);
     let report = CheckReport {
         findings: found,
-        skipped: &inv.skipped,
+        skipped: inv.skipped,
     };
-    report::render(sink, a.format, &report);
-    Ok(if failed { Exit::Pending } else { Exit::Ok })
+    let exit = if failed { Exit::Pending } else { Exit::Ok };
+    Ok(Reported::new(report, exit))
 }

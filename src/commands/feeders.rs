@@ -1,12 +1,12 @@
 //! `rebind feeders`, resolved and run: the after-merge model of a tree,
 //! without a rebind. What a rebind could rewrite (every Application
 //! manifest, and every file holding a workload endpoint in a value) is
-//! given to the [`report`](super::report), in the format asked for.
+//! given to the [`report`](super::report), which [`run`] returns.
 
 use crate::commands::pipeline::inventory;
 use crate::discover::walk;
 use crate::find::locate::Kind;
-use crate::output::{self, Exit, Format, Outcome, Sink};
+use crate::output::{self, Done, Exit, Parts, Reported};
 use crate::review::feeders;
 use crate::text::endpoint::Shape;
 use anyhow::anyhow;
@@ -22,12 +22,10 @@ pub struct FeedersOptions {
     pub base: Option<String>,
     /// The live Applications and ApplicationSets.
     pub live: Option<PathBuf>,
-    pub format: Format,
 }
 
 /// `rebind feeders`: the report; exit 0.
-pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
-    let format = a.format;
+pub fn run(a: &FeedersOptions) -> Done {
     let path = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
     if !path.exists() {
         return Err(anyhow!("{}: no such file or directory", path.display()).into());
@@ -88,14 +86,7 @@ pub fn run(a: &FeedersOptions, sink: &mut Sink) -> Outcome {
     let files: Vec<(String, Vec<String>)> = files.into_iter().collect();
     let mut report = feeders::report(&model, &root, &files);
     report.live = live;
-    output::report::render_parts(
-        sink,
-        format,
-        |sink| sink.say(&output::feeders::text(&report)),
-        |sink| {
-            let r = output::feeders::FeedersReport::new(&root, &report);
-            sink.out(&output::json::render(&r))
-        },
-    );
-    Ok(Exit::Ok)
+    let text = output::feeders::text(&report);
+    let json = output::json::render(&output::feeders::FeedersReport::new(&root, &report));
+    Ok(Reported::new(Parts::said(text, json), Exit::Ok))
 }

@@ -8,7 +8,7 @@
 
 use crate::discover::walk;
 use crate::output::identity::{codes, IdentityReport, Pair};
-use crate::output::{self, Exit, Format, Outcome, Sink};
+use crate::output::{self, Done, Exit, Failure, Parts, Reported};
 use crate::review::oidc;
 use crate::text::issuer::Issuer;
 use anyhow::{anyhow, bail, Result};
@@ -35,7 +35,6 @@ pub struct IdentityOptions {
     /// Retired issuers, for [`TrustChange::RemoveRetired`].
     pub oidc_retired: Vec<String>,
     pub yes: bool,
-    pub format: Format,
 }
 
 /// The safe trust change.
@@ -151,8 +150,7 @@ fn pair(a: &IdentityOptions, inv: &oidc::Inventory) -> Result<(Option<Pair>, Vec
 
 /// `rebind identity`: the report, or the trust change; exit 1 when a
 /// statement trusts only the old issuer, or a change is shown, not written.
-pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
-    let format = a.format;
+pub fn run(a: &IdentityOptions) -> Done {
     let paths = if a.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -175,21 +173,18 @@ pub fn run(a: &IdentityOptions, sink: &mut Sink) -> Outcome {
     }
     let (pair, notes) = pair(a, &inv)?;
     if let Some(change) = a.trust {
-        return Ok(trust(a, change, &inv, pair.as_ref(), sink)?);
+        return trust(a, change, &inv, pair.as_ref());
     }
     let report = IdentityReport::new(&inv, pair.as_ref(), notes);
-    output::report::render_parts(
-        sink,
-        format,
-        |sink| sink.say(&output::identity::text(&report)),
-        |sink| sink.out(&output::json::render(&report)),
-    );
     // Exit 0 only when every grant of the old issuer is proven covered.
-    Ok(if report.ready == Some(false) {
+    let exit = if report.ready == Some(false) {
         Exit::Pending
     } else {
         Exit::Ok
-    })
+    };
+    let text = output::identity::text(&report);
+    let json = output::json::render(&report);
+    Ok(Reported::new(Parts::said(text, json), exit))
 }
 
 /// The `.rebind.yaml` above the first path, if any.
@@ -216,26 +211,19 @@ fn change_name(change: TrustChange) -> &'static str {
 }
 
 /// A refused trust change: exit 2, nothing written; in JSON a report whose
-/// `error` carries the stable `code`.
-fn refuse(
-    a: &IdentityOptions,
-    change: TrustChange,
-    code: &'static str,
-    message: String,
-    sink: &mut Sink,
-) -> anyhow::Error {
-    // In text the error says it all.
-    let json = |sink: &mut Sink| {
-        sink.out(&output::json::render(&serde_json::json!({
-            "schema_version": output::SCHEMA_VERSION,
-            "command": "identity",
-            "trust": change_name(change),
-            "error": {"code": code, "message": message},
-            "written": false,
-        })))
-    };
-    output::report::render_parts(sink, a.format, |_| {}, json);
-    anyhow!("{message}")
+/// `error` carries the stable `code` (in text the error says it all).
+fn refuse(change: TrustChange, code: &'static str, message: String) -> Done {
+    let json = output::json::render(&serde_json::json!({
+        "schema_version": output::SCHEMA_VERSION,
+        "command": "identity",
+        "trust": change_name(change),
+        "error": {"code": code, "message": message},
+        "written": false,
+    }));
+    Ok(Reported::failed(
+        Parts::json(json),
+        anyhow!("{message}").into(),
+    ))
 }
 
 /// Why one of the issuers to retire is current: one that `.rebind.yaml`
@@ -329,17 +317,17 @@ fn work_left(
 }
 
 /// The change `--trust` asks for, its issuers resolved; an issuer to
-/// retire that is current is refused.
+/// retire that is current is refused (the refusal is what the run returns).
 fn action(
     a: &IdentityOptions,
     change: TrustChange,
     pair: Option<&Pair>,
-    sink: &mut Sink,
-) -> Result<crate::review::trust::Action> {
+) -> Result<crate::review::trust::Action, Done> {
+    let failed = |e: anyhow::Error| Err(Failure::from(e));
     Ok(match change {
         TrustChange::Add => {
             let Some(p) = pair else {
-                bail!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to");
+                return Err(failed(anyhow!("--trust add needs both issuers: --describe-from/--oidc-from and --describe-to/--oidc-to")));
             };
             crate::review::trust::Action::Add {
                 old: p.old.clone(),
@@ -347,9 +335,9 @@ fn action(
             }
         }
         TrustChange::RemoveRetired => {
-            let retired = retired_issuers(a)?;
-            if let Some(why) = current_among(a, &retired, pair)? {
-                return Err(refuse(a, change, codes::RETIRED_IS_CURRENT, why, sink));
+            let retired = retired_issuers(a).map_err(failed)?;
+            if let Some(why) = current_among(a, &retired, pair).map_err(failed)? {
+                return Err(refuse(change, codes::RETIRED_IS_CURRENT, why));
             }
             crate::review::trust::Action::RemoveRetired(retired)
         }
@@ -363,9 +351,11 @@ fn trust(
     change: TrustChange,
     inv: &oidc::Inventory,
     pair: Option<&Pair>,
-    sink: &mut Sink,
-) -> Result<Exit> {
-    let action = action(a, change, pair, sink)?;
+) -> Done {
+    let action = match action(a, change, pair) {
+        Ok(action) => action,
+        Err(refused) => return refused,
+    };
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     for t in &inv.trusts {
         if !files.iter().any(|(_, r)| *r == t.rel) {
@@ -374,7 +364,7 @@ fn trust(
     }
     let (plans, edits) = match crate::review::trust::plan(&files, &action) {
         Ok(p) => p,
-        Err(r) => return Err(refuse(a, change, r.code, r.message, sink)),
+        Err(r) => return refuse(change, r.code, r.message),
     };
     let mut text = String::new();
     for p in &plans {
@@ -409,8 +399,7 @@ fn trust(
             "Nothing rebind can change here; what is listed above needs the new issuer by hand.\n",
         );
     }
-    let json = |sink: &mut Sink| {
-        sink.out(&output::json::render(&serde_json::json!({
+    let json = output::json::render(&serde_json::json!({
             "schema_version": output::SCHEMA_VERSION,
             "command": "identity",
             "trust": change_name(change),
@@ -419,25 +408,26 @@ fn trust(
             "terraform": terraform.iter().map(|t| serde_json::json!({"code": codes::TERRAFORM_PENDING, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "not_followed": not_followed.iter().map(|t| serde_json::json!({"code": codes::NOT_PROVEN, "path": t.rel, "line": t.line, "column": t.column, "form": t.form, "message": sentence(t)})).collect::<Vec<_>>(),
             "written": a.yes && !plans.is_empty(),
-        })))
-    };
-    output::report::render_parts(sink, a.format, |sink| sink.say(&text), json);
+    }));
     let left = if by_hand == 0 {
         Exit::Ok
     } else {
         Exit::Pending
     };
     if plans.is_empty() {
-        return Ok(left);
+        return Ok(Reported::new(Parts::said(text, json), left));
     }
     if !a.yes {
-        return Ok(Exit::Pending);
+        return Ok(Reported::new(Parts::said(text, json), Exit::Pending));
     }
-    crate::edit::write::write_all(&plans)?;
-    let wrote = format!(
+    if let Err(e) = crate::edit::write::write_all(&plans) {
+        // The change is shown, then the failure to write it.
+        let shown = Parts::said(text, json);
+        return Ok(Reported::failed(shown, e.into()));
+    }
+    text.push_str(&format!(
         "Wrote {}.\n",
         crate::text::words::count(plans.len(), "file")
-    );
-    output::report::render_parts(sink, a.format, |sink| sink.say(&wrote), |_| {});
-    Ok(left)
+    ));
+    Ok(Reported::new(Parts::said(text, json), left))
 }

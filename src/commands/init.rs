@@ -12,7 +12,7 @@ use crate::discover::walk;
 use crate::find::inventory::Item;
 use crate::find::summary::Summary;
 use crate::model::config;
-use crate::output::{json, Exit, Format, Outcome, Sink};
+use crate::output::{json, Done, Exit, Parts, Reported};
 use crate::text::words::count;
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
@@ -22,13 +22,11 @@ use std::path::{Path, PathBuf};
 pub struct InitOptions {
     /// The repository root to scan and write `.rebind.yaml` into (default: `.`).
     pub path: Option<PathBuf>,
-    pub format: Format,
 }
 
 /// `rebind init`: scans the tree and writes `.rebind.yaml` (never over an
 /// existing one), then reports what it declared.
-pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
-    let format = a.format;
+pub fn run(a: &InitOptions) -> Done {
     let root = a.path.clone().unwrap_or_else(|| PathBuf::from("."));
     if !root.is_dir() {
         return Err(anyhow!("{}: not a directory", root.display()).into());
@@ -118,30 +116,27 @@ pub fn run(a: &InitOptions, sink: &mut Sink) -> Outcome {
         crate::edit::write::Existing::Refuse,
         &|_| Ok(()),
     )?;
-    report(sink, format, &target, &clusters);
-    Ok(Exit::Ok)
+    Ok(Reported::new(report(&target, &clusters), Exit::Ok))
 }
 
-/// What `init` wrote, in the format asked for.
-fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::InitCluster]) {
-    let json = |sink: &mut Sink| {
-        sink.out(&json::render(&json::InitReport {
-            schema_version: crate::output::SCHEMA_VERSION,
-            command: "init",
-            config: target.display().to_string(),
-            clusters: clusters
-                .iter()
-                .map(|c| json::InitClusterJson {
-                    name: c.name.clone(),
-                    endpoint: c.endpoint.clone(),
-                    file_count: c.expect.files.unwrap_or(0),
-                    occurrence_count: c.expect.occurrences.unwrap_or(0),
-                })
-                .collect(),
-            written: true,
-        }))
-    };
-    let text = |sink: &mut Sink| {
+/// What `init` wrote.
+fn report(target: &Path, clusters: &[config::InitCluster]) -> Parts {
+    let json = json::render(&json::InitReport {
+        schema_version: crate::output::SCHEMA_VERSION,
+        command: "init",
+        config: target.display().to_string(),
+        clusters: clusters
+            .iter()
+            .map(|c| json::InitClusterJson {
+                name: c.name.clone(),
+                endpoint: c.endpoint.clone(),
+                file_count: c.expect.files.unwrap_or(0),
+                occurrence_count: c.expect.occurrences.unwrap_or(0),
+            })
+            .collect(),
+        written: true,
+    });
+    let text = {
         let mut msg = format!(
             "Wrote {} with {}:\n",
             target.display(),
@@ -156,7 +151,7 @@ fn report(sink: &mut Sink, format: Format, target: &Path, clusters: &[config::In
                 count(c.expect.files.unwrap_or(0), "file")
             ));
         }
-        sink.say(&msg);
+        msg
     };
-    crate::output::report::render_parts(sink, format, text, json);
+    Parts::said(text, json)
 }

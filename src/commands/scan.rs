@@ -4,6 +4,13 @@
 //! [`run`] walks, lists each occurrence as its file is read, then looks up
 //! the mentions of endpoints found only by their position (a second pass,
 //! as `--from` would find them), and reports the files that do not parse.
+//!
+//! Unlike every other command, `scan` does not return its report to be
+//! rendered once it is done: the report is written while the files are
+//! read ([`crate::output::report::scan`], the one format dispatch that
+//! streams), so that memory stays flat however large the tree
+//! (docs/performance.md). What [`run`] returns says only that the report
+//! is out ([`Reported::streamed`]) and how the run ends.
 
 use crate::commands::cutover::Scope;
 use crate::commands::pipeline::each_source;
@@ -11,7 +18,7 @@ use crate::edit::rewrite::{self, PlanError};
 use crate::find::inventory::{Item, Source};
 use crate::find::locate::Occurrence;
 use crate::find::summary::Summary;
-use crate::output::{json, report, Exit, Format, Outcome, Sink};
+use crate::output::{json, report, Done, Exit, Format, Reported, Sink};
 use crate::text::endpoint::Endpoint;
 use anyhow::Result;
 
@@ -208,17 +215,17 @@ fn arn_clusters(walk: &crate::discover::walk::Walk) -> Vec<(String, crate::find:
 
 /// `rebind scan`: every occurrence in the format asked for; exit 2 when a
 /// file that holds an endpoint does not parse.
-pub fn run(a: &ScanOptions, sink: &mut Sink) -> Outcome {
+pub fn run(a: &ScanOptions, sink: &mut Sink) -> Done {
     let run = resolve(a)?;
     let errors = report::scan(sink, a.format, |names, each| walk(&run, names, each))?;
     for e in &errors {
         sink.error(&e.to_string());
     }
-    Ok(if errors.is_empty() {
+    Ok(Reported::streamed(if errors.is_empty() {
         Exit::Ok
     } else {
         Exit::Error
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! ExternalSecret) for a server, printed or written, with a warning when
 //! the repository already registers that server.
 
-use crate::output::{json, report, Exit, Format, Outcome, Sink};
+use crate::output::{json, Done, Exit, Parts, Reported, Sink};
 use crate::review::secret::{self, SecretOptions};
 use std::path::{Path, PathBuf};
 
@@ -19,13 +19,12 @@ pub struct SecretCommand {
     /// the work tree around `.`).
     pub repo: Option<PathBuf>,
     pub options: SecretOptions,
-    pub format: Format,
 }
 
 /// `rebind secret`: validates the Secret, checks `out` before anything is
 /// searched or written, warns of a registration the repository already
 /// holds for the server, and prints or writes the manifest.
-pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
+pub fn run(a: &SecretCommand, sink: &mut Sink) -> Done {
     let spec = secret::spec(&a.options, &a.name, &a.server)?;
     // Before anything is searched or written: may --out take this manifest?
     if let Some(out) = &a.out {
@@ -44,30 +43,28 @@ pub fn run(a: &SecretCommand, sink: &mut Sink) -> Outcome {
     if let Some(path) = &a.out {
         secret::write_manifest(path, &yaml, spec.holds_token())?;
     }
-    let json = |sink: &mut Sink| {
-        let existing: Vec<String> = warnings.lines().map(str::to_string).collect();
-        sink.out(&json::render(&json::SecretReport {
-            schema_version: crate::output::SCHEMA_VERSION,
-            command: "secret",
-            server: spec.server.clone(),
-            // A real token is never printed into JSON that may be logged.
-            manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
-            written_to: a.out.as_ref().map(|p| p.display().to_string()),
-            warnings: crate::output::codes::coded(
-                crate::output::codes::EXISTING_REGISTRATION,
-                "existing",
-                &existing,
-            )
-            .collect(),
-            existing,
-        }))
-    };
+    let existing: Vec<String> = warnings.lines().map(str::to_string).collect();
+    let json = json::render(&json::SecretReport {
+        schema_version: crate::output::SCHEMA_VERSION,
+        command: "secret",
+        server: spec.server.clone(),
+        // A real token is never printed into JSON that may be logged.
+        manifest: (a.out.is_none() && !spec.holds_token()).then(|| yaml.clone()),
+        written_to: a.out.as_ref().map(|p| p.display().to_string()),
+        warnings: crate::output::codes::coded(
+            crate::output::codes::EXISTING_REGISTRATION,
+            "existing",
+            &existing,
+        )
+        .collect(),
+        existing,
+    });
     // The manifest itself, unless it went to a file.
-    let text = |sink: &mut Sink| {
-        if a.out.is_none() {
+    let to_stdout = a.out.is_none();
+    let text = move |sink: &mut Sink| {
+        if to_stdout {
             sink.out(&yaml)
         }
     };
-    report::render_parts(sink, a.format, text, json);
-    Ok(Exit::Ok)
+    Ok(Reported::new(Parts::new(text, json), Exit::Ok))
 }

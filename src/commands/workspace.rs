@@ -14,7 +14,7 @@ use crate::commands::apply::{self, ApplyOptions, PrOptions, Prompt};
 use crate::commands::cutover::{self, Named, Request, Scope};
 use crate::model::workspace::{self as model, Location, Workspace};
 use crate::output::workspace::{self as render, FileRow, PlanRow, PullRequestRow, RepoRow, Report};
-use crate::output::{self, json, Exit, Failure, Format, Outcome, Sink};
+use crate::output::{self, json, Done, Exit, Failure, Format, Parts, Reported, Sink};
 use crate::repo::ledger::{self, Ledger, Record};
 use crate::repo::{checkout, git, pr};
 use crate::review::plan::Plan;
@@ -101,7 +101,7 @@ impl Ctx<'_> {
 }
 
 /// `rebind workspace ...`.
-pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Outcome {
+pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Done {
     let file = o
         .file
         .clone()
@@ -109,7 +109,7 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
     let ws = model::load(&file)?;
     let mut ctx = resolve(&ws, o.action)?;
     if o.action == Action::Status {
-        return finish(&ctx, sink, o.format, Ok(()));
+        return finish(&ctx, Ok(()));
     }
     // One run at a time writes the ledger (removed when the run ends).
     let _lock = match o.action {
@@ -120,34 +120,36 @@ pub fn run(o: &WorkspaceOptions, sink: &mut Sink, prompt: &mut dyn Prompt) -> Ou
         _ => None,
     };
     if let Err(f) = preflight(&mut ctx) {
-        return finish(&ctx, sink, o.format, Err(f));
+        return finish(&ctx, Err(f));
     }
     if o.action == Action::Plan || o.dry_run {
+        // Beside a JSON report, every plan goes to stderr as the run's
+        // progress; in text it opens the report.
+        output::report::progress(sink, o.format, |sink, aside| {
+            if aside {
+                sink.info(&plans_text(&ctx, false));
+            }
+        });
         let report = report(&ctx);
-        output::report::render_parts(
-            sink,
-            o.format,
-            |sink| {
-                show_plans(&ctx, sink, false);
-                sink.say(&render::text_table(&report));
-            },
-            |sink| {
-                show_plans(&ctx, sink, true);
-                sink.out(&json::render(&report));
-            },
-        );
-        return Ok(if report.status == "done" {
+        let exit = if report.status == "done" {
             Exit::Ok
         } else {
             Exit::Pending
-        });
+        };
+        let text = format!(
+            "{}{}",
+            plans_text(&ctx, sink.color),
+            render::text_table(&report)
+        );
+        let json = json::render(&report);
+        return Ok(Reported::new(Parts::said(text, json), exit));
     }
     if !o.yes && !confirmed(&ctx, sink, prompt)? {
-        return Ok(Exit::Pending);
+        return Ok(Reported::new(Parts::empty(), Exit::Pending));
     }
     let stopped = each_in_order(&mut ctx, sink);
     let updated = update_bodies(&mut ctx);
-    finish(&ctx, sink, o.format, stopped.and(updated))
+    finish(&ctx, stopped.and(updated))
 }
 
 /// The change in this run's direction, the ledger, and each repository's
@@ -419,8 +421,9 @@ fn identity_gaps(ctx: &Ctx) -> Vec<String> {
 }
 
 /// Every repository's diff, in the run's order (on stderr beside a JSON
-/// report on stdout, or before the question).
-fn show_plans(ctx: &Ctx, sink: &mut Sink, to_stderr: bool) {
+/// report on stdout, or before the question; coloured with `color`).
+fn plans_text(ctx: &Ctx, color: bool) -> String {
+    let mut out = String::new();
     for (place, e) in ctx.entries.iter().enumerate() {
         let Some(plan) = &e.plan else { continue };
         let head = format!(
@@ -429,13 +432,10 @@ fn show_plans(ctx: &Ctx, sink: &mut Sink, to_stderr: bool) {
             ctx.name(e),
             e.dir.display()
         );
-        let text = crate::output::text::plan_text(plan, sink.color && !to_stderr);
-        if to_stderr {
-            sink.info(&format!("{head}{text}"));
-        } else {
-            sink.say(&format!("{head}{text}"));
-        }
+        out.push_str(&head);
+        out.push_str(&crate::output::text::plan_text(plan, color));
     }
+    out
 }
 
 /// Asks once for the whole workspace, after showing every plan.
@@ -443,7 +443,7 @@ fn confirmed(ctx: &Ctx, sink: &mut Sink, prompt: &mut dyn Prompt) -> Result<bool
     if !prompt.is_terminal() {
         return Err(anyhow!("refusing to write without confirmation: stdin is not a terminal; review with `rebind workspace plan` and pass --yes"));
     }
-    show_plans(ctx, sink, true);
+    sink.info(&plans_text(ctx, false));
     sink.info(&format!(
         "Change {} repositories in this order: {}? [y/N] ",
         ctx.entries.len(),
@@ -659,7 +659,9 @@ fn apply_one(ctx: &mut Ctx, sink: &mut Sink, i: usize) -> Result<(), Failure> {
         false,
         sink.quiet,
     );
-    let outcome = apply::run(&options, &mut inner, &mut Asked);
+    // Its report, read back in the machine format.
+    let done = apply::run(&options, &mut inner, &mut Asked);
+    let outcome = output::report::rendered(&mut inner, output::report::MACHINE, done);
     inner.finish();
     let name = ctx.name(&ctx.entries[i]).to_string();
     let said = err.text();
@@ -948,28 +950,26 @@ fn report(ctx: &Ctx) -> Report {
     }
 }
 
-/// Prints the report and decides the exit: 0 every repository done, 1
-/// waiting on a merge (or not started), the failure's own code otherwise
-/// (3 once anything was written).
-fn finish(ctx: &Ctx, sink: &mut Sink, format: Format, stopped: Result<(), Failure>) -> Outcome {
+/// The report, and the exit: 0 every repository done, 1 waiting on a
+/// merge (or not started), the failure's own code otherwise (3 once
+/// anything was written), concluded after the report.
+fn finish(ctx: &Ctx, stopped: Result<(), Failure>) -> Done {
     let report = report(ctx);
-    output::report::render_parts(
-        sink,
-        format,
-        |sink| sink.say(&render::text_table(&report)),
-        |sink| sink.out(&json::render(&report)),
-    );
+    let text = render::text_table(&report);
+    let json = json::render(&report);
+    let shown = Parts::said(text, json);
     if let Err(mut f) = stopped {
         if f.exit == Exit::AfterCommit {
             f.error = anyhow!("{}", left_message(ctx, &report, &f));
         }
-        return Err(f);
+        return Ok(Reported::failed(shown, f));
     }
-    Ok(if report.status == "done" {
+    let exit = if report.status == "done" {
         Exit::Ok
     } else {
         Exit::Pending
-    })
+    };
+    Ok(Reported::new(shown, exit))
 }
 
 /// A failure after writes, with what is done and what is left, and how

@@ -2,25 +2,25 @@
 //! files it could not read, in every format.
 
 use super::finding::{rules, Finding, Rule};
-use super::report::Report;
+use super::Report;
 use super::{json, text, warn_skipped, Sink};
 use crate::discover::walk::Skipped;
 
 /// What `check` found.
-pub struct CheckReport<'a> {
-    pub findings: Vec<Finding<'a>>,
-    pub skipped: &'a [Skipped],
+pub struct CheckReport {
+    pub findings: Vec<Finding<'static>>,
+    pub skipped: Vec<Skipped>,
 }
 
-impl Report for CheckReport<'_> {
+impl Report for CheckReport {
     fn text(&self, sink: &mut Sink) {
         sink.say(&text::check_text(&self.findings));
-        warn_skipped(sink, self.skipped);
+        warn_skipped(sink, &self.skipped);
     }
     fn json(&self, sink: &mut Sink) {
         sink.out(&json::render(&json::CheckReport::new(
             &self.findings,
-            self.skipped,
+            &self.skipped,
         )));
     }
     fn findings(&self) -> Vec<Finding<'_>> {
@@ -36,6 +36,6 @@ impl Report for CheckReport<'_> {
         ]
     }
     fn skipped(&self) -> &[Skipped] {
-        self.skipped
+        &self.skipped
     }
 }

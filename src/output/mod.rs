@@ -2,9 +2,11 @@
 //! anywhere else but `main.rs`): the [`Sink`] for stdout and stderr (a
 //! closed pipe or a full disk ends output quietly, never a panic), the
 //! output [`Format`] and colour choice, the process [`Exit`] codes, the one
-//! error type [`Failure`] (it carries its exit code); `report`, the one
-//! place a format is told apart (a command's report rendered, its
-//! [`Outcome`] concluded into an exit code, a failure rendered); and the
+//! error type [`Failure`] (it carries its exit code); what a command
+//! returns ([`Done`]: its [`Report`], not yet rendered, and how the run
+//! ends, as a [`Reported`]; or a [`Failure`] before any report); `report`,
+//! the one place a format is told apart (the returned report rendered, the
+//! run concluded into an exit code, a failure rendered); and the
 //! renderers it calls: [`text`] for people, [`json`] for machines (typed
 //! reports, each with `schema_version`), [`sarif`] (SARIF 2.1.0) and
 //! [`github`] (GitHub Actions workflow commands) for CI.
@@ -35,6 +37,7 @@ pub mod sarif;
 pub mod text;
 pub mod workspace;
 
+use crate::discover::walk::Skipped;
 pub use finding::{md_code, md_fence, rules, Finding, Level, Rule, SCHEMA_VERSION};
 use std::io::{self, Write};
 
@@ -188,8 +191,119 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
     }
 }
 
-/// What a command returns: how it ended, or why it failed.
+/// How a run ended: its exit code, or why it failed.
 pub type Outcome = Result<Exit, Failure>;
+
+/// What a command reports, as each format shows it. A part a format does
+/// not show is left out: a text-only line writes nothing in JSON.
+pub trait Report {
+    /// For people: the report on stdout ([`Sink::say`]), its warnings on
+    /// stderr.
+    fn text(&self, _sink: &mut Sink) {}
+    /// For machines: the JSON document on stdout.
+    fn json(&self, _sink: &mut Sink) {}
+    /// The located findings SARIF and GitHub workflow commands show.
+    fn findings(&self) -> Vec<Finding<'_>> {
+        Vec::new()
+    }
+    /// The rules a SARIF log lists (every finding's is among them).
+    fn rules(&self) -> &'static [Rule] {
+        &[]
+    }
+    /// The files that were not read: warnings on stderr beside SARIF and
+    /// GitHub output (the JSON report lists them, the text says them itself).
+    fn skipped(&self) -> &[Skipped] {
+        &[]
+    }
+}
+
+/// A report given as what each format shows: `text` writes it for people
+/// (it may say warnings on stderr too), `json` is the JSON document,
+/// already written out (empty: the format shows nothing). Owned, so a
+/// command can return it.
+pub struct Parts {
+    text: Box<dyn Fn(&mut Sink)>,
+    json: String,
+}
+
+impl Parts {
+    pub fn new(text: impl Fn(&mut Sink) + 'static, json: String) -> Parts {
+        Parts {
+            text: Box::new(text),
+            json,
+        }
+    }
+
+    /// The text said on stdout (dropped with `-q`), and the JSON.
+    pub fn said(text: String, json: String) -> Parts {
+        Parts::new(move |sink| sink.say(&text), json)
+    }
+
+    /// A report only JSON shows.
+    pub fn json(json: String) -> Parts {
+        Parts::new(|_| {}, json)
+    }
+
+    /// A report that shows nothing in any text-or-JSON format (a question
+    /// declined: stderr said so).
+    pub fn empty() -> Parts {
+        Parts::json(String::new())
+    }
+}
+
+impl Report for Parts {
+    fn text(&self, sink: &mut Sink) {
+        (self.text)(sink)
+    }
+    fn json(&self, sink: &mut Sink) {
+        sink.out(&self.json);
+    }
+}
+
+/// What a command returns when it has not failed before its report: the
+/// report, not yet rendered, and how the run ends. The command's caller
+/// renders it ([`report::rendered`]): a command never renders its own report.
+pub struct Reported {
+    /// `None` when the report went out while the run read its files
+    /// ([`report::scan`]).
+    report: Option<Box<dyn Report>>,
+    /// The exit code, or the failure that follows the report.
+    end: Outcome,
+}
+
+impl Reported {
+    /// A report, and the exit code it ends with.
+    pub fn new(report: impl Report + 'static, exit: Exit) -> Reported {
+        Reported {
+            report: Some(Box::new(report)),
+            end: Ok(exit),
+        }
+    }
+
+    /// A report, then the failure the run ends in (`diff`'s files that
+    /// cannot be rewritten, a refused change's JSON): the failure is
+    /// concluded after the report is out, so no second JSON document
+    /// follows it.
+    pub fn failed(report: impl Report + 'static, failure: Failure) -> Reported {
+        Reported {
+            report: Some(Box::new(report)),
+            end: Err(failure),
+        }
+    }
+
+    /// A run whose report is already out: [`report::scan`]'s, written while the
+    /// files are read.
+    pub fn streamed(exit: Exit) -> Reported {
+        Reported {
+            report: None,
+            end: Ok(exit),
+        }
+    }
+}
+
+/// What a command returns: its report and exit, or the failure that came
+/// before any report.
+pub type Done = Result<Reported, Failure>;
 
 impl Exit {
     pub fn code(self) -> u8 {

@@ -1,43 +1,25 @@
 //! The one place an output [`Format`] is told apart (a test fails on a
 //! `Format::` variant named anywhere else in `src/` but the `--format`
-//! flag's definition): a command builds its [`Report`] and hands it to
-//! [`render`], which writes the parts the format shows; `scan`'s report,
-//! written while the files are read, is [`scan`]'s; a run's end, its exit
-//! code and a failure's rendering are [`conclude`]'s.
+//! flag's definition). A command returns its [`Report`] ([`Done`]) and
+//! never renders it (`tests/it/one_report.rs`): the binary's entry hands
+//! what the command returned to [`conclude`], which renders it through
+//! [`rendered`] (the one caller of [`render`], which writes the parts the
+//! format shows), then decides the exit code, signals included, and
+//! renders a failure. Besides: what a command shows while it runs is
+//! [`progress`]; `scan`'s report, written while the files are read so
+//! that memory stays flat, is [`scan`]'s (the command returns
+//! [`crate::output::Reported::streamed`]); `workspace` reads each
+//! repository's `apply` report back through [`rendered`] in [`MACHINE`].
 
 use super::json::{Feed, ScanRest};
 use super::{github, json, rules, sarif, text, warn_skipped, Exit, Finding, Format};
-use super::{Outcome, Rule, Sink};
-use crate::discover::walk::Skipped;
+use super::{Done, Outcome, Report, Sink};
 use crate::edit::rewrite::PlanError;
 use crate::find::locate::Occurrence;
 
 /// The format one command reads another's report back in (`workspace`
 /// reads each repository's `apply`).
 pub const MACHINE: Format = Format::Json;
-
-/// What a command reports, as each format shows it. A part a format does
-/// not show is left out: a text-only line writes nothing in JSON.
-pub trait Report {
-    /// For people: the report on stdout ([`Sink::say`]), its warnings on
-    /// stderr.
-    fn text(&self, _sink: &mut Sink) {}
-    /// For machines: the JSON document on stdout.
-    fn json(&self, _sink: &mut Sink) {}
-    /// The located findings SARIF and GitHub workflow commands show.
-    fn findings(&self) -> Vec<Finding<'_>> {
-        Vec::new()
-    }
-    /// The rules a SARIF log lists (every finding's is among them).
-    fn rules(&self) -> &'static [Rule] {
-        &[]
-    }
-    /// The files that were not read: warnings on stderr beside SARIF and
-    /// GitHub output (the JSON report lists them, the text says them itself).
-    fn skipped(&self) -> &[Skipped] {
-        &[]
-    }
-}
 
 /// Writes `report` in `format`.
 pub fn render(sink: &mut Sink, format: Format, report: &dyn Report) {
@@ -55,27 +37,27 @@ pub fn render(sink: &mut Sink, format: Format, report: &dyn Report) {
     }
 }
 
-/// A report given as its two renderings: for people, for machines.
-struct Parts<T, J>(T, J);
-
-impl<T: Fn(&mut Sink), J: Fn(&mut Sink)> Report for Parts<T, J> {
-    fn text(&self, sink: &mut Sink) {
-        (self.0)(sink)
+/// The one place a command's returned report is rendered: writes it in
+/// `format`, and returns how the run ended, for [`conclude`] (the binary's
+/// entry) or for the caller that reads it back (`workspace` reads each
+/// repository's `apply` in [`MACHINE`]).
+pub fn rendered(sink: &mut Sink, format: Format, done: Done) -> Outcome {
+    let reported = done?;
+    if let Some(report) = &reported.report {
+        render(sink, format, &**report);
     }
-    fn json(&self, sink: &mut Sink) {
-        (self.1)(sink)
-    }
+    reported.end
 }
 
-/// Renders the part of a text-or-JSON report that `format` shows: `text`
-/// for people, `json` for machines.
-pub fn render_parts(
-    sink: &mut Sink,
-    format: Format,
-    text: impl Fn(&mut Sink),
-    json: impl Fn(&mut Sink),
-) {
-    render(sink, format, &Parts(text, json));
+/// Progress a command shows while it runs, before its report (the plan
+/// shown before the question or the write): `show` writes it, told
+/// whether stdout holds a machine document (then progress, if shown at
+/// all, goes to stderr).
+pub fn progress(sink: &mut Sink, format: Format, show: impl FnOnce(&mut Sink, bool)) {
+    match format {
+        Format::Text => show(sink, false),
+        Format::Json | Format::Sarif | Format::Github => show(sink, true),
+    }
 }
 
 /// `scan`'s report, written while the files are read so that memory stays
@@ -140,13 +122,15 @@ pub fn scan(
     Ok(rest.errors)
 }
 
-/// The one place an outcome becomes the process's exit code and, on
-/// failure, an error: `error: ...` on stderr, and with `--format json` a JSON
-/// error report on stdout unless the command's own report is already there.
+/// The one place a command's end becomes the process's exit code: its
+/// returned report rendered ([`rendered`]), then, on failure, an error:
+/// `error: ...` on stderr, and with `--format json` a JSON error report on
+/// stdout unless the command's own report is already there.
 /// Then stdout is flushed; a failure to write it fails the run. A run a
 /// signal stopped is rendered as any failure, but exits `128 + signal`, as
 /// shells expect.
-pub fn conclude(sink: &mut Sink, command: &str, format: Format, outcome: Outcome) -> u8 {
+pub fn conclude(sink: &mut Sink, command: &str, format: Format, done: Done) -> u8 {
+    let outcome = rendered(sink, format, done);
     let interrupted = outcome.as_ref().err().and_then(|f| {
         f.error
             .chain()
@@ -198,7 +182,7 @@ fn concluded_exit(sink: &mut Sink, command: &str, format: Format, outcome: Outco
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::Failure;
+    use crate::output::{Failure, Reported};
     use std::io::{self, Write};
 
     /// A buffer both the sink and the test can see.
@@ -246,7 +230,12 @@ mod tests {
         );
         let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
         assert_eq!(
-            conclude(&mut sink, "diff", Format::Text, Ok(Exit::Pending)),
+            conclude(
+                &mut sink,
+                "diff",
+                Format::Text,
+                Ok(Reported::streamed(Exit::Pending))
+            ),
             1
         );
     }
@@ -265,6 +254,44 @@ mod tests {
         let after = Failure::after_write(anyhow::anyhow!("push failed"));
         let (exit, _, err) = concluded(Format::Text, "", Err(after));
         assert_eq!((exit.code(), err.as_str()), (3, "error: push failed\n"));
+    }
+
+    /// Concludes what a command returned, in `format`: the exit code and
+    /// what reached stdout and stderr.
+    fn concluded_done(format: Format, done: Done) -> (u8, String, String) {
+        let (out, err) = (Shared::default(), Shared::default());
+        let mut sink = Sink::new(Box::new(out.clone()), Box::new(err.clone()), false, false);
+        let code = conclude(&mut sink, "diff", format, done);
+        (code, out.text(), err.text())
+    }
+
+    #[test]
+    fn the_returned_report_is_rendered_once_then_its_end_concluded() {
+        let report = || crate::output::Parts::said("plan\n".into(), "{\"a\":1}\n".into());
+        let ok = |format| concluded_done(format, Ok(Reported::new(report(), Exit::Pending)));
+        assert_eq!(ok(Format::Text), (1, "plan\n".into(), String::new()));
+        assert_eq!(ok(Format::Json), (1, "{\"a\":1}\n".into(), String::new()));
+        // A report, then the failure it ends in: the report is the one JSON
+        // document; the error follows on stderr.
+        let failed = |format| {
+            let f = Failure::from(anyhow::anyhow!("1 file cannot be rewritten"));
+            concluded_done(format, Ok(Reported::failed(report(), f)))
+        };
+        let (code, out, err) = failed(Format::Json);
+        assert_eq!((code, out.as_str()), (2, "{\"a\":1}\n"));
+        assert_eq!(err, "error: 1 file cannot be rewritten\n");
+        assert_eq!(failed(Format::Text).1, "plan\n");
+        // A report that shows nothing in JSON leaves room for the error's.
+        let f = Failure::from(anyhow::anyhow!("no"));
+        let only_text = crate::output::Parts::said("x\n".into(), String::new());
+        let (_, out, _) = concluded_done(Format::Json, Ok(Reported::failed(only_text, f)));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&out).unwrap()["errors"][0]["message"],
+            "no"
+        );
+        // A streamed report is already out: nothing more is written.
+        let (code, out, _) = concluded_done(Format::Sarif, Ok(Reported::streamed(Exit::Ok)));
+        assert_eq!((code, out.as_str()), (0, ""));
     }
 
     #[test]

@@ -53,6 +53,7 @@ mod layers;
 mod libyaml_oracle;
 mod names;
 mod nothing_silent;
+mod one_report;
 mod output;
 mod output_formats;
 mod pr;

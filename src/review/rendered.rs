@@ -505,40 +505,33 @@ impl<'t, 'v> Renderer<'t, 'v> {
     /// What an operand reads: `.Values.a.b`, `$.Values.a.b`, and in a
     /// `range` `.`, `.a.b`, `$x`, `$x.a.b`.
     fn operand(&self, w: &str, scope: &Scope<'v>) -> Result<Got<'v>, String> {
+        let at_root = scope.dot.is_none() || w.starts_with('$');
+        if let Some(keys) = gt::values_keys(w).filter(|_| at_root) {
+            return Ok(match self.values.lookup(&keys)? {
+                Some((n, t)) => Got::Node(n, t),
+                None => Got::Missing,
+            });
+        }
         let (base, keys) = match gt::operand(w) {
-            Operand::Dot(k) if k.first() == Some(&"Values") && scope.dot.is_some() => {
+            Operand::Dot(k) if k.first() == Some(&"Values") && !at_root => {
                 return Err(format!(
                     "`{w}` where the dot is not the chart's root (inside a `range`) is not followed"
                 ))
             }
-            Operand::Dot(_) | Operand::Var("", _) if gt::values_keys(w).is_some() => {
-                let keys = gt::values_keys(w).unwrap_or_default();
-                return Ok(match self.values.lookup(&keys)? {
-                    Some((n, t)) => Got::Node(n, t),
-                    None => Got::Missing,
-                });
-            }
             Operand::Var(name, keys) if !name.is_empty() => {
-                let var = scope
-                    .vars
-                    .iter()
-                    .rev()
-                    .find(|(v, _)| v.strip_prefix('$') == Some(name));
+                let mut vars = scope.vars.iter().rev();
+                let var = vars.find(|(v, _)| v.strip_prefix('$') == Some(name));
                 (var.map(|(_, g)| g.clone()), keys)
             }
             Operand::Dot(keys) => (scope.dot.clone(), keys),
             _ => return Err(format!("`{w}` is not followed")),
         };
-        let Some(base) = base else {
-            return Err(format!("`{w}` is not followed (no `range` gives it)"));
-        };
-        if keys.is_empty() {
-            return Ok(base);
+        match base {
+            None => Err(format!("`{w}` is not followed (no `range` gives it)")),
+            Some(Got::Node(n, t)) => Ok(n.at(&keys).map_or(Got::Missing, |n| Got::Node(n, t))),
+            Some(other) if keys.is_empty() => Ok(other),
+            Some(_) => Ok(Got::Missing),
         }
-        Ok(match base {
-            Got::Node(n, t) => n.at(&keys).map_or(Got::Missing, |n| Got::Node(n, t)),
-            _ => Got::Missing,
-        })
     }
 
     /// A pipeline that writes text: an operand (or a function of one),

@@ -76,11 +76,40 @@ pub fn is_comment(expr: &str) -> bool {
     expr.starts_with("/*")
 }
 
-/// Whether a word is one of Go's control keywords (text/template,
-/// "Actions"), which render nothing themselves.
+/// Go's control keywords (text/template, "Actions") that render nothing
+/// where they stand, and those that run a named template there.
+const SILENT: &str = "if else range with end define break continue";
+const RUNS: &str = "template block";
+
+/// Whether a word is one of Go's control keywords.
 pub fn is_keyword(w: &str) -> bool {
-    const KEYWORDS: &str = "if else range with end define template block";
-    KEYWORDS.split(' ').any(|k| k == w)
+    SILENT.split(' ').chain(RUNS.split(' ')).any(|k| k == w)
+}
+
+/// Whether the action `action` (`{{ ... }}`) writes text where it stands:
+/// not a comment, a keyword that renders nothing (`if`, `end`, `range`,
+/// ..., all but `template` and `block`) or a
+/// variable's assignment.
+pub fn action_renders(action: &str) -> bool {
+    let inner = action.strip_prefix("{{").unwrap_or(action);
+    let inner = inner
+        .strip_prefix('-')
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
+        .unwrap_or(inner)
+        .trim_start();
+    if is_comment(inner) {
+        return false;
+    }
+    let word_end = inner
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(inner.len());
+    let (word, rest) = inner.split_at(word_end);
+    if SILENT.split(' ').any(|k| k == word) {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let assigns = rest.starts_with(":=") || (rest.starts_with('=') && !rest.starts_with("=="));
+    !(word.starts_with('$') && assigns)
 }
 
 /// Whether an action opens a block that an `end` closes.

@@ -112,7 +112,7 @@ fn quoting_is_gos() {
 /// The keyword and function tables.
 #[test]
 fn tables() {
-    let keywords = "if else range with end define template block";
+    let keywords = "if else range with end define template block break continue";
     assert!(keywords.split(' ').all(is_keyword));
     assert!(!is_keyword("include") && !is_keyword("quote"));
     assert!(opens("range $i, $e := .Values.x") && !opens("end") && !opens("template \"x\""));
@@ -132,4 +132,32 @@ fn truth() {
     .remove(0);
     let t = |k: &str| truthy(doc.at(&[k]).unwrap());
     assert!(!t("a") && t("b") && !t("c") && !t("d") && t("e") && !t("f") && !t("g") && t("h"));
+}
+
+/// Which actions write text where they stand (the locator's question
+/// about an action beside an endpoint).
+#[test]
+fn actions_that_write_nothing() {
+    for a in [
+        "{{ end }}",
+        "{{- else if .x }}",
+        "{{ if .a }}",
+        "{{- range $k, $v := .x }}",
+        "{{/* c */}}",
+        "{{- /* c */ -}}",
+        "{{ $x := .a }}",
+        "{{ $x = 1 }}",
+    ] {
+        assert!(!action_renders(a), "{a}");
+    }
+    for a in [
+        "{{ .Values.x }}",
+        "{{ $x }}",
+        "{{ $x | quote }}",
+        "{{ include \"a\" . }}",
+        "{{ ending }}",
+        "{{ eq $x 1 }}",
+    ] {
+        assert!(action_renders(a), "{a}");
+    }
 }

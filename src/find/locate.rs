@@ -695,7 +695,7 @@ impl<'a> Input<'a> {
                 .map_or(0, |rest| rest.iter().take_while(|c| authority(c)).count());
         let renders = |k: usize| {
             let (s, e) = actions[k];
-            yaml::action_renders(&self.text[s..e])
+            crate::syntax::gotemplate::action_renders(&self.text[s..e])
         };
         if let Ok(k) = actions.binary_search_by_key(&after, |&(s, _)| s) {
             if renders(k) {

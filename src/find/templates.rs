@@ -35,6 +35,13 @@
 //! several parts) at a cluster position is a [`Note`]: "templated, not
 //! followed", with its file and line. Nothing is guessed.
 //!
+//! An action's expression is read by the one reader of Helm template
+//! expressions ([`crate::syntax::gotemplate`]: its words, Go string
+//! literals and `%q`, the keywords, which functions keep a value or pass
+//! one through, an operand's shape), the reader the after-merge renderer
+//! (`review::rendered`) uses too; this module follows what it reads back
+//! to the values, symbolically.
+//!
 //! The result ([`Followed`]) is computed once and handed to the locator as
 //! the extra paths of each values file; it only ever adds positions.
 
@@ -44,6 +51,9 @@ use crate::find::resolve::{self, sets::Registered};
 use crate::model::application::{self, Destination};
 use crate::model::names;
 use crate::model::positions::{self, Position, Seg, YamlPath};
+use crate::syntax::gotemplate::{
+    self as gt, go_string, head, is_comment, is_literal, opens, unquote, words, Operand,
+};
 use crate::syntax::yaml::{
     action_expr, mask_templates, template_actions, Events, Stack, MAX_DEPTH,
 };
@@ -1344,15 +1354,6 @@ fn actions(text: &str) -> Vec<Action> {
         .collect()
 }
 
-/// The first word of an action.
-fn head(expr: &str) -> &str {
-    expr.split_whitespace().next().unwrap_or("")
-}
-
-fn opens(expr: &str) -> bool {
-    matches!(head(expr), "if" | "with" | "range" | "define" | "block")
-}
-
 fn collect_defines(text: &str, file: usize, out: &mut HashMap<String, Define>) {
     let acts = actions(text);
     let mut i = 0;
@@ -1524,133 +1525,6 @@ impl Scope {
             vars: BTreeMap::new(),
         }
     }
-}
-
-/// Splits an expression into words, keeping quoted strings and
-/// parenthesised groups whole, and `|` as a word of its own.
-fn words(expr: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for c in expr.chars() {
-        if let Some(q) = quote {
-            cur.push(c);
-            // Go's escapes inside "..." and '...' (a raw `...` has none).
-            if escaped {
-                escaped = false;
-            } else if c == '\\' && q != '`' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
-        match c {
-            '"' | '`' | '\'' => {
-                quote = Some(c);
-                cur.push(c);
-            }
-            '(' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ')' => {
-                depth -= 1;
-                cur.push(c);
-            }
-            '|' if depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-                out.push("|".into());
-            }
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-fn unquote(w: &str) -> &str {
-    let w = w.trim();
-    for q in ['"', '`'] {
-        if let Some(s) = w.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
-            return s;
-        }
-    }
-    w
-}
-
-/// The value of a Go string literal: a raw string (`` `...` ``) as
-/// written, an interpreted one (`"..."`) with its escapes decoded (the
-/// single-character escapes of the Go spec, "String literals"); `None` for
-/// anything else, or an escape by code (`\x41`, `\u00e9`, octal).
-fn go_string(w: &str) -> Option<String> {
-    let w = w.trim();
-    if let Some(raw) = w.strip_prefix('`').and_then(|r| r.strip_suffix('`')) {
-        return Some(raw.to_string());
-    }
-    let body = w.strip_prefix('"')?.strip_suffix('"')?;
-    let mut out = String::with_capacity(body.len());
-    let mut chars = body.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        out.push(match chars.next()? {
-            'n' => '\n',
-            't' => '\t',
-            'r' => '\r',
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'v' => '\u{b}',
-            e @ ('\\' | '"') => e,
-            _ => return None,
-        });
-    }
-    Some(out)
-}
-
-fn is_literal(w: &str) -> bool {
-    w.starts_with('"')
-        || w.starts_with('`')
-        || w.starts_with('\'')
-        || w.parse::<f64>().is_ok()
-        || matches!(w, "true" | "false" | "nil")
-}
-
-/// Functions whose result is their (last) argument's value, as far as a
-/// cluster position is concerned.
-fn keeps_value(f: &str) -> bool {
-    matches!(
-        f,
-        "quote"
-            | "squote"
-            | "default"
-            | "required"
-            | "toString"
-            | "trim"
-            | "trimSuffix"
-            | "trimPrefix"
-            | "trimAll"
-            | "lower"
-            | "upper"
-            | "print"
-            | "toYaml"
-            | "nindent"
-            | "indent"
-    )
 }
 
 /// How many levels of named templates are followed.
@@ -1995,7 +1869,7 @@ impl Chart<'_> {
     fn read(&self, file: usize) -> Read {
         let ex = self.expand(file);
         let acts = actions(&ex.text);
-        let values = self.evaluate(&acts);
+        let values = self.evaluate(&acts, Val::Root, 0);
         let literals = acts.iter().map(|a| self.literal(&a.expr, 0)).collect();
         let breaks = ex.text.match_indices('\n').map(|(i, _)| i).collect();
         let t = Template {
@@ -2022,24 +1896,27 @@ impl Chart<'_> {
     /// What each output action renders, read in its scope (`None` for the
     /// actions that only open, close or bind): `with` and `range` move the
     /// dot, variables are bound, and a named template's body (inlined by
-    /// [`Chart::expand`]) takes its argument as the dot and `$`.
-    fn evaluate(&self, acts: &[Action]) -> Vec<Option<Vec<Val>>> {
+    /// [`Chart::expand`]) takes its argument as the dot and `$`. `root` is
+    /// the dot and `$` at the start; `depth` counts the calls around.
+    fn evaluate(&self, acts: &[Action], root: Val, depth: usize) -> Vec<Option<Vec<Val>>> {
         let mut values = vec![None; acts.len()];
-        let mut scopes = Scopes::new(Val::Root);
+        let mut scopes = Scopes::new(root);
         for (i, a) in acts.iter().enumerate() {
             let scope = scopes.current().clone();
             let w = words(&a.expr);
             let first = w.first().map(String::as_str).unwrap_or("");
             match first {
                 "" => {}
-                _ if a.expr.starts_with("/*") => {}
+                _ if is_comment(&a.expr) => {}
                 "end" => scopes.end(),
                 "if" | "define" | "block" => scopes.open(scope, None),
                 "else" => scopes.else_branch(),
-                CALL => scopes.open(Scope::of(self.eval_first(&w[1..], &scope, 0)), None),
+                CALL => scopes.open(Scope::of(self.eval_first(&w[1..], &scope, depth)), None),
                 "with" | "range" => scopes.open(self.enter(&w, &scope), Some(scope)),
-                _ if is_assignment(&w) => scopes.bind(first, self.eval_first(&w[2..], &scope, 0)),
-                _ => values[i] = Some(self.eval(&w, &scope, 0)),
+                _ if is_assignment(&w) => {
+                    scopes.bind(first, self.eval_first(&w[2..], &scope, depth))
+                }
+                _ => values[i] = Some(self.eval(&w, &scope, depth)),
             }
         }
         values
@@ -2049,18 +1926,7 @@ impl Chart<'_> {
     /// the dot is `X` (an element of it for `range`); `$e := X` binds it to
     /// `$e`, `$i, $e := X` also binds the index or key to `$i`.
     fn enter(&self, w: &[String], scope: &Scope) -> Scope {
-        let (vars, expr): (Vec<String>, &[String]) = match w.iter().position(|x| x == ":=") {
-            Some(p) => (
-                w[1..p]
-                    .join(" ")
-                    .split(',')
-                    .map(|v| v.trim().to_string())
-                    .filter(|v| !v.is_empty())
-                    .collect(),
-                &w[p + 1..],
-            ),
-            None => (Vec::new(), &w[1..]),
-        };
+        let (vars, expr) = gt::bindings(w);
         let v = self.eval_first(expr, scope, 0);
         let v = if w[0] == "range" { v.each() } else { v };
         let mut next = scope.clone();
@@ -2222,7 +2088,7 @@ impl Chart<'_> {
 
     /// Evaluates a pipeline (`words`) in `scope`: what it may render.
     fn eval(&self, w: &[String], scope: &Scope, depth: usize) -> Vec<Val> {
-        let mut cmds = w.split(|x| x == "|").filter(|c| !c.is_empty());
+        let mut cmds = gt::commands(w).filter(|c| !c.is_empty());
         let Some(first) = cmds.next() else {
             return vec![Val::Other];
         };
@@ -2279,7 +2145,7 @@ impl Chart<'_> {
                 all
             }
             "index" => self.index(args, piped, scope, depth),
-            f if keeps_value(f) => {
+            f if gt::keeps_value(f) => {
                 let mut v = last(self);
                 if f == "default" && piped.is_none() {
                     // `default D X`: X, or D when X is empty (a literal).
@@ -2293,9 +2159,7 @@ impl Chart<'_> {
                 }
                 v
             }
-            "ternary" | "get" | "pluck" | "first" | "last" => {
-                self.sprig(f, args, piped, scope, depth)
-            }
+            f if gt::passes_value(f) => self.sprig(f, args, piped, scope, depth),
             "dict" | "list" => self.build(f, args, piped, scope, depth),
             "tpl" => self.tpl(args, piped, scope, depth),
             // A string built in the template: the ApplicationSet reading
@@ -2533,68 +2397,48 @@ impl Chart<'_> {
 
     /// A single operand: a field chain, a variable, a literal, `(...)`.
     fn operand(&self, w: &str, scope: &Scope, depth: usize) -> Val {
-        if w.starts_with('(') {
-            // One value: a literal beside it renders no values path.
-            let mut all = self.operands(w, scope, depth);
-            all.retain(|v| *v != Val::Other);
-            return match all.len() {
-                0 => Val::Other,
-                1 => all.remove(0),
-                _ => Val::Unknown(format!("`{w}` may be one of several values here")),
-            };
-        }
-        if is_literal(w) {
-            return Val::Other;
-        }
-        if w == "." {
-            return scope.dot.clone();
-        }
-        if let Some(rest) = w.strip_prefix('.') {
-            let keys: Vec<&str> = rest.split('.').collect();
-            if keys.first() == Some(&"Values") && scope.dot != Val::Root {
-                return Val::Unknown("`.Values` where the dot is not the chart's root".into());
-            }
-            return scope.dot.field(&keys);
-        }
-        if let Some(rest) = w.strip_prefix('$') {
-            let (name, keys) = match rest.find('.') {
-                Some(p) => (&rest[..p], &rest[p + 1..]),
-                None => (rest, ""),
-            };
-            let keys: Vec<&str> = keys.split('.').filter(|k| !k.is_empty()).collect();
-            let base = if name.is_empty() {
-                scope.root.clone()
-            } else {
-                match scope.vars.get(&format!("${name}")) {
-                    Some(v) => v.clone(),
-                    None => return Val::Unknown(format!("the variable `${name}`")),
+        match gt::operand(w) {
+            Operand::Group(..) | Operand::Unclosed => {
+                // One value: a literal beside it renders no values path.
+                let mut all = self.operands(w, scope, depth);
+                all.retain(|v| *v != Val::Other);
+                match all.len() {
+                    0 => Val::Other,
+                    1 => all.remove(0),
+                    _ => Val::Unknown(format!("`{w}` may be one of several values here")),
                 }
-            };
-            return base.field(&keys);
+            }
+            Operand::Literal | Operand::Other => Val::Other,
+            Operand::Dot(keys) if keys.first() == Some(&"Values") && scope.dot != Val::Root => {
+                Val::Unknown("`.Values` where the dot is not the chart's root".into())
+            }
+            Operand::Dot(keys) => scope.dot.field(&keys),
+            Operand::Var("", keys) => scope.root.field(&keys),
+            Operand::Var(name, keys) => match scope.vars.get(&format!("${name}")) {
+                Some(v) => v.field(&keys),
+                None => Val::Unknown(format!("the variable `${name}`")),
+            },
         }
-        Val::Other
     }
 
     /// Every value an operand may be: each a parenthesised pipeline may
     /// render (`(ternary .Values.a .Values.b c).url`: both), with the field
     /// chain after it; else the one [`Chart::operand`].
     fn operands(&self, w: &str, scope: &Scope, depth: usize) -> Vec<Val> {
-        let Some(group) = w.strip_prefix('(') else {
-            return vec![self.operand(w, scope, depth)];
+        let (group, keys) = match gt::operand(w) {
+            Operand::Group(g, k) => (Some(g), k),
+            Operand::Unclosed => (None, Vec::new()),
+            _ => return vec![self.operand(w, scope, depth)],
         };
         if depth > MAX_NESTING {
             return vec![Val::Unknown("expressions nested too deep".into())];
         }
         // `(expr)` or `(expr).field.chain`.
-        let Some(close) = group.rfind(')') else {
+        let Some(group) = group else {
             return vec![Val::Unknown(format!("`{w}`"))];
         };
-        let keys: Vec<&str> = group[close + 1..]
-            .split('.')
-            .filter(|k| !k.is_empty())
-            .collect();
         let mut out: Vec<Val> = Vec::new();
-        for v in self.eval(&words(&group[..close]), scope, depth + 1) {
+        for v in self.eval(&words(group), scope, depth + 1) {
             let v = v.field(&keys);
             if !out.contains(&v) {
                 out.push(v);
@@ -2614,16 +2458,10 @@ impl Chart<'_> {
     /// `trim`, `toString`). `None` otherwise.
     fn literal(&self, expr: &str, depth: usize) -> Option<String> {
         let w = words(expr);
-        let mut cmds = w.split(|x| x == "|");
+        let mut cmds = gt::commands(&w);
         let mut out = self.literal_command(cmds.next()?, depth)?;
         for c in cmds {
-            out = match c {
-                [f] if f == "quote" => go_quote(&out)?,
-                [f] if f == "squote" => format!("'{out}'"),
-                [f] if f == "trim" => out.trim().to_string(),
-                [f] if f == "toString" => out,
-                _ => return None,
-            };
+            out = gt::string_function(c, out)?;
         }
         Some(out)
     }
@@ -2634,7 +2472,7 @@ impl Chart<'_> {
             [one] if one.starts_with(['`', '"']) => go_string(one),
             [f, format, args @ ..] if f == "printf" => {
                 let args: Option<Vec<String>> = args.iter().map(|a| go_string(a)).collect();
-                sprintf(&go_string(format)?, &args?)
+                gt::sprintf(&go_string(format)?, &args?)
             }
             [f, name, arg @ ..]
                 if arg.len() <= 1 && matches!(f.as_str(), "include" | "template") =>
@@ -2651,7 +2489,7 @@ impl Chart<'_> {
                 let mut at = 0;
                 for a in actions(body) {
                     out.push_str(&body[at..a.start]);
-                    if !a.expr.starts_with("/*") {
+                    if !is_comment(&a.expr) {
                         out.push_str(&self.literal(&a.expr, depth + 1)?);
                     }
                     at = a.end;
@@ -2674,28 +2512,23 @@ impl Chart<'_> {
             return vec![Val::Unknown(format!("{name:?} nests too deep"))];
         }
         let body = &self.texts[d.file].1[d.body.clone()];
-        let mut scopes = Scopes::new(arg);
-        let mut out = Vec::new();
-        for a in actions(body) {
-            let w = words(&a.expr);
-            let cur = scopes.current().clone();
-            match head(&a.expr) {
-                "" | "else" => {}
-                _ if a.expr.starts_with("/*") => {}
-                "end" => scopes.end(),
-                "if" => scopes.open(cur, None),
-                "with" | "range" | "define" | "block" => {
-                    return vec![Val::Unknown(format!(
-                        "the named template {name:?} uses `{}`",
-                        head(&a.expr)
-                    ))]
-                }
-                _ if is_assignment(&w) => {
-                    scopes.bind(&w[0], self.eval_first(&w[2..], &cur, depth + 1))
-                }
-                _ => out.extend(self.eval(&w, &cur, depth + 1)),
-            }
+        let acts = actions(body);
+        let blocks = ["with", "range", "define", "block"];
+        if let Some(h) = acts
+            .iter()
+            .map(|a| head(&a.expr))
+            .find(|h| blocks.contains(h))
+        {
+            return vec![Val::Unknown(format!(
+                "the named template {name:?} uses `{h}`"
+            ))];
         }
+        let mut out: Vec<Val> = self
+            .evaluate(&acts, arg, depth + 1)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect();
         if out.is_empty() {
             out.push(Val::Other);
         }
@@ -2800,36 +2633,6 @@ impl Chart<'_> {
             }
         }
     }
-}
-
-/// Go's `fmt.Sprintf` of string arguments, for the verbs `%s`, `%v` and
-/// `%%` only (`None` for any other verb, a width, or a count that does not
-/// match).
-fn sprintf(format: &str, args: &[String]) -> Option<String> {
-    let mut out = String::new();
-    let mut args = args.iter();
-    let mut chars = format.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next()? {
-            '%' => out.push('%'),
-            's' | 'v' => out.push_str(args.next()?),
-            _ => return None,
-        }
-    }
-    args.next().is_none().then_some(out)
-}
-
-/// Sprig's `quote` of a string (Go's `%q`), for strings it leaves as
-/// written between double quotes (printable ASCII without `"` or `\`);
-/// `None` for others.
-fn go_quote(s: &str) -> Option<String> {
-    s.chars()
-        .all(|c| (' '..='~').contains(&c) && c != '"' && c != '\\')
-        .then(|| format!("\"{s}\""))
 }
 
 /// The marker that opens a named template's scope in an expanded text.

@@ -10,12 +10,18 @@
 //! the Applications it renders replace the template's. Anything else stays
 //! "not proven", naming the chart and the file:line that is not followed.
 //!
-//! Followed: `{{ .Values.a.b }}` and `{{ $.Values.a.b }}` (with `| quote`),
-//! `if`/`else`/`end` over such a value (Go's truth: false, 0, null, empty
-//! are false), `range` over a list or a mapping's values, `toYaml`,
-//! `default`, `indent`/`nindent`, comments, and the `{{-`/`-}}` trim
-//! markers (the one lexer: [`yaml::template_actions`],
-//! [`yaml::action_expr`]). Not followed: `with`, `include`, `tpl`, functions, `.Release`, `.Chart`, a
+//! Each action's expression is read by the one reader of Helm template
+//! expressions discovery also reads them with ([`gt`]: words, Go string
+//! literals, Go's `%q`, the keyword table, Go's truth); the actions are cut
+//! by the one lexer ([`yaml::template_actions`], [`yaml::action_expr`]).
+//! Followed: `{{ .Values.a.b }}` and `{{ $.Values.a.b }}`, piped through
+//! `quote` (Go's `%q`), `squote`, `trim`, `toString`, `default` of a Go
+//! string literal, `toYaml`, `indent`/`nindent`; `if`/`else`/`end` over
+//! such a value (Go's truth: false, 0, null, empty are false), `range`
+//! over a list or a mapping's values (`.`, `.a.b`, `$x` inside),
+//! comments, and the `{{-`/`-}}` trim markers. Not followed: `with`,
+//! `include`, `tpl`, other functions, `.Values` where a `range` moved the
+//! dot, `.Release`, `.Chart`, a
 //! value the values files do not set, a mapping several values documents
 //! set (Helm merges them), a `$ref` value file. The deploying
 //! Application's inline values (`helm.values`, `valuesObject`,
@@ -25,6 +31,7 @@
 use crate::find::resolve::charts::{inline_values, ValuesDoc};
 use crate::find::resolve::{value_file, ValueFile};
 use crate::model::application::{app_of, App, Manifest, Source};
+use crate::syntax::gotemplate::{self as gt, Operand};
 use crate::syntax::yaml::{self, Node, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -307,11 +314,11 @@ impl Values {
 }
 
 /// A value an operand gives: a node (and the text it was read from), a
-/// string literal, or nothing (a key not set).
-#[derive(Clone, Copy)]
+/// string literal's value, or nothing (a key not set).
+#[derive(Clone)]
 enum Got<'v> {
     Node(&'v Node, &'v str),
-    Lit(&'v str),
+    Lit(String),
     Missing,
 }
 
@@ -357,7 +364,7 @@ enum Ending {
 #[derive(Clone)]
 struct Scope<'v> {
     dot: Option<Got<'v>>,
-    vars: Vec<(&'v str, Got<'v>)>,
+    vars: Vec<(String, Got<'v>)>,
 }
 
 struct Renderer<'t, 'v> {
@@ -409,14 +416,17 @@ impl<'t, 'v> Renderer<'t, 'v> {
                 Piece::Act(e, l) => (*e, *l),
             };
             let stop = |why: String| (line, why);
-            let words: Vec<&str> = expr.split_whitespace().collect();
+            if gt::is_comment(expr) {
+                continue;
+            }
+            let all = gt::words(expr);
+            let words: Vec<&str> = all.iter().map(String::as_str).collect();
             match words.as_slice() {
-                [c, ..] if c.starts_with("/*") => {}
                 ["end"] => return Ok(Ending::End),
                 ["else"] => return Ok(Ending::Else),
                 ["if", operand] => {
                     // What does not render is not evaluated.
-                    let on = live && truthy(self.operand(operand, scope).map_err(stop)?);
+                    let on = live && truthy(&self.operand(operand, scope).map_err(stop)?);
                     let mut ending = self.run(i, scope, on, out)?;
                     if ending == Ending::Else {
                         ending = self.run(i, scope, live && !on, out)?;
@@ -425,7 +435,10 @@ impl<'t, 'v> Renderer<'t, 'v> {
                         return Err(stop("an `if` is not closed".into()));
                     }
                 }
-                ["range", rest @ ..] => self.range(rest, line, i, scope, live, out)?,
+                ["range", ..] => self.range(&all, line, i, scope, live, out)?,
+                [k, ..] if gt::is_keyword(k) => {
+                    return Err(stop(format!("`{{{{ {expr} }}}}` is not followed")))
+                }
                 _ if !live => {}
                 _ => {
                     let text = self.pipeline(expr, scope).map_err(stop)?;
@@ -442,20 +455,17 @@ impl<'t, 'v> Renderer<'t, 'v> {
     #[allow(clippy::too_many_arguments)]
     fn range(
         &self,
-        w: &[&str],
+        w: &[String],
         line: usize,
         i: &mut usize,
         scope: &Scope<'v>,
         live: bool,
         out: &mut String,
     ) -> Result<(), Stop> {
-        let (var, operand) = match w {
-            [op] => (None, *op),
-            [v, ":=", op] => (Some(*v), *op),
-            [_, v, ":=", op] => (Some(*v), *op),
-            _ => return Err((line, format!("`range {}` is not followed", w.join(" ")))),
+        let (vars, expr) = gt::bindings(w);
+        let [operand] = expr else {
+            return Err((line, format!("`{}` is not followed", w.join(" "))));
         };
-        let var = var.map(|v| v.trim_end_matches(','));
         let got = if live {
             self.operand(operand, scope).map_err(|e| (line, e))?
         } else {
@@ -473,9 +483,9 @@ impl<'t, 'v> Renderer<'t, 'v> {
         for item in &items {
             *i = start;
             let mut inner = scope.clone();
-            inner.dot = Some(*item);
-            if let Some(v) = var {
-                inner.vars.push((v, *item));
+            inner.dot = Some(item.clone());
+            if let Some(v) = vars.last() {
+                inner.vars.push((v.clone(), item.clone()));
             }
             if self.run(i, &inner, true, out)? != Ending::End {
                 return Err((line, "a `range` is not closed".into()));
@@ -495,69 +505,74 @@ impl<'t, 'v> Renderer<'t, 'v> {
     /// What an operand reads: `.Values.a.b`, `$.Values.a.b`, and in a
     /// `range` `.`, `.a.b`, `$x`, `$x.a.b`.
     fn operand(&self, w: &str, scope: &Scope<'v>) -> Result<Got<'v>, String> {
-        if let Some(keys) = values_keys(w) {
+        let at_root = scope.dot.is_none() || w.starts_with('$');
+        if let Some(keys) = gt::values_keys(w).filter(|_| at_root) {
             return Ok(match self.values.lookup(&keys)? {
                 Some((n, t)) => Got::Node(n, t),
                 None => Got::Missing,
             });
         }
-        let (base, rest) = if let Some(r) = w.strip_prefix('$').filter(|r| !r.starts_with('.')) {
-            let (name, rest) = r.split_once('.').map_or((r, ""), |(n, k)| (n, k));
-            let var = scope
-                .vars
-                .iter()
-                .rev()
-                .find(|(v, _)| v.strip_prefix('$') == Some(name))
-                .map(|(_, g)| *g);
-            (var, rest)
-        } else if let Some(r) = w.strip_prefix('.') {
-            (scope.dot, r)
-        } else {
-            return Err(format!("`{w}` is not followed"));
+        let (base, keys) = match gt::operand(w) {
+            Operand::Dot(k) if k.first() == Some(&"Values") && !at_root => {
+                return Err(format!(
+                    "`{w}` where the dot is not the chart's root (inside a `range`) is not followed"
+                ))
+            }
+            Operand::Var(name, keys) if !name.is_empty() => {
+                let mut vars = scope.vars.iter().rev();
+                let var = vars.find(|(v, _)| v.strip_prefix('$') == Some(name));
+                (var.map(|(_, g)| g.clone()), keys)
+            }
+            Operand::Dot(keys) => (scope.dot.clone(), keys),
+            _ => return Err(format!("`{w}` is not followed")),
         };
-        let Some(base) = base else {
-            return Err(format!("`{w}` is not followed (no `range` gives it)"));
-        };
-        if rest.is_empty() {
-            return Ok(base);
+        match base {
+            None => Err(format!("`{w}` is not followed (no `range` gives it)")),
+            Some(Got::Node(n, t)) => Ok(n.at(&keys).map_or(Got::Missing, |n| Got::Node(n, t))),
+            Some(other) if keys.is_empty() => Ok(other),
+            Some(_) => Ok(Got::Missing),
         }
-        let keys: Vec<&str> = rest.split('.').collect();
-        Ok(match base {
-            Got::Node(n, t) => n.at(&keys).map_or(Got::Missing, |n| Got::Node(n, t)),
-            _ => Got::Missing,
-        })
     }
 
-    /// A pipeline that writes text: an operand (or `toYaml`/`quote` of
-    /// one), then `| quote`, `| default "x"`, `| toYaml`, `| nindent N`,
+    /// A pipeline that writes text: an operand (or a function of one),
+    /// then `| quote` (Go's `%q`), `| squote`, `| trim`, `| toString`,
+    /// `| default "x"` (a Go string literal), `| toYaml`, `| nindent N`,
     /// `| indent N`.
     fn pipeline(&self, expr: &str, scope: &Scope<'v>) -> Result<String, String> {
-        let mut stages = expr.split('|').map(str::trim);
-        let first: Vec<&str> = stages.next().unwrap_or("").split_whitespace().collect();
-        let (mut fns, operand): (Vec<&str>, &str) = match first.as_slice() {
+        let words = gt::words(expr);
+        let mut stages = gt::commands(&words);
+        let (mut fns, operand): (Vec<&[String]>, &str) = match stages.next().unwrap_or(&[]) {
             [op] => (Vec::new(), op),
-            [f, op] => (vec![*f], op),
+            [f, op] => (vec![std::slice::from_ref(f)], op),
             _ => return Err(format!("`{{{{ {expr} }}}}` is not followed")),
         };
         let mut got = self.operand(operand, scope)?;
-        let rest: Vec<&str> = stages.collect();
-        fns.extend(rest.iter().copied());
+        fns.extend(stages);
         let mut text: Option<String> = None;
         for f in fns {
-            let w: Vec<&str> = f.split_whitespace().collect();
+            let shown = f.join(" ");
+            let w: Vec<&str> = f.iter().map(String::as_str).collect();
             match w.as_slice() {
-                ["default", lit] if lit.starts_with('"') && lit.ends_with('"') && lit.len() > 1 => {
-                    if !truthy(got) {
-                        got = Got::Lit(&lit[1..lit.len() - 1]);
+                ["default", lit] if gt::go_string(lit).is_some() => {
+                    if !truthy(&got) {
+                        got = Got::Lit(gt::go_string(lit).unwrap_or_default());
                     }
                 }
-                ["quote"] => text = Some(format!("{:?}", scalar(got, text.take())?)),
-                ["toYaml"] => text = Some(to_yaml(got)?),
+                ["quote" | "squote" | "trim" | "toString"] => {
+                    let s = scalar(&got, text.take())?;
+                    let done = gt::string_function(f, s).ok_or_else(|| {
+                        format!("`{shown}` of a string Go escapes by its code is not followed")
+                    })?;
+                    text = Some(done);
+                }
+                ["toYaml"] => text = Some(to_yaml(&got)?),
                 ["nindent" | "indent", n] => {
-                    let n: usize = n.parse().map_err(|_| format!("`{f}` is not followed"))?;
+                    let n: usize = n
+                        .parse()
+                        .map_err(|_| format!("`{shown}` is not followed"))?;
                     let body = text
                         .take()
-                        .ok_or_else(|| format!("`{f}` of a value is not followed"))?;
+                        .ok_or_else(|| format!("`{shown}` of a value is not followed"))?;
                     let pad = " ".repeat(n);
                     let lines: Vec<String> = body.lines().map(|l| format!("{pad}{l}")).collect();
                     let joined = lines.join("\n");
@@ -567,23 +582,23 @@ impl<'t, 'v> Renderer<'t, 'v> {
                         joined
                     });
                 }
-                _ => return Err(format!("`{f}` in `{{{{ {expr} }}}}` is not followed")),
+                _ => return Err(format!("`{shown}` in `{{{{ {expr} }}}}` is not followed")),
             }
         }
         match text {
             Some(t) => Ok(t),
-            None => scalar(got, None),
+            None => scalar(&got, None),
         }
     }
 }
 
 /// A value written as text: a scalar's.
-fn scalar(got: Got, done: Option<String>) -> Result<String, String> {
+fn scalar(got: &Got, done: Option<String>) -> Result<String, String> {
     if let Some(t) = done {
         return Ok(t);
     }
     match got {
-        Got::Lit(s) => Ok(s.to_string()),
+        Got::Lit(s) => Ok(s.clone()),
         Got::Node(n, _) => n
             .as_str()
             .map(str::to_string)
@@ -594,8 +609,8 @@ fn scalar(got: Got, done: Option<String>) -> Result<String, String> {
 
 /// `toYaml` of a mapping or sequence: its bytes as written in the values
 /// file, moved to column 0 (no YAML is emitted from the tree).
-fn to_yaml(got: Got) -> Result<String, String> {
-    let Got::Node(n, text) = got else {
+fn to_yaml(got: &Got) -> Result<String, String> {
+    let &Got::Node(n, text) = got else {
         return Err("`toYaml` of a value the values files do not set".into());
     };
     if !matches!(n.value, Value::Map(_) | Value::Seq(_))
@@ -622,31 +637,13 @@ fn to_yaml(got: Got) -> Result<String, String> {
     Ok(out.join("\n"))
 }
 
-/// The keys of a `.Values.a.b` (or `$.Values.a.b`) operand.
-fn values_keys(operand: &str) -> Option<Vec<&str>> {
-    let rest = operand
-        .strip_prefix("$.Values.")
-        .or_else(|| operand.strip_prefix(".Values."))?;
-    let keys: Vec<&str> = rest.split('.').collect();
-    keys.iter()
-        .all(|k| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_'))
-        .then_some(keys)
-}
-
-/// Go template truth of a value (missing is `nil`, false).
-fn truthy(got: Got) -> bool {
+/// Go template truth of a value (missing is `nil`, false):
+/// [`gt::truthy`].
+fn truthy(got: &Got) -> bool {
     match got {
         Got::Missing => false,
         Got::Lit(s) => !s.is_empty(),
-        Got::Node(n, _) => match &n.value {
-            Value::Map(m) => !m.is_empty(),
-            Value::Seq(s) => !s.is_empty(),
-            Value::Scalar(s, style) => {
-                let plain = matches!(style, yaml_rust2::scanner::TScalarStyle::Plain);
-                !(s.is_empty() || plain && matches!(s.as_str(), "false" | "0" | "null" | "~"))
-            }
-            _ => false,
-        },
+        Got::Node(n, _) => gt::truthy(n),
     }
 }
 
@@ -699,13 +696,57 @@ mod tests {
         assert!(render("{{ range .Values.apps }}{{ .name | upper }}{{ end }}", &v).is_err());
     }
 
+    /// The expression is read as Helm reads it (one reader with
+    /// discovery, [`gt`]): a string literal is one word whatever it holds
+    /// (white space, `|`, Go's escapes, a raw string), `quote` writes Go's
+    /// `%q`, and `squote`, `trim`, `toString` are Sprig's.
+    #[test]
+    fn literals_and_quoting_are_gos() {
+        let v = values("s: \"say \\\"hi\\\"\\x01\"\nt: '  x '\n");
+        let r = |t: &str| render(t, &v).unwrap();
+        assert_eq!(r("{{ .Values.nope | default \"a b|c\" }}"), "a b|c");
+        assert_eq!(r("{{ .Values.nope | default \"a\\\"b\\tc\" }}"), "a\"b\tc");
+        assert_eq!(r("{{ .Values.nope | default `a\\n` }}"), "a\\n");
+        assert_eq!(r("{{ .Values.s | quote }}"), r#""say \"hi\"\x01""#);
+        assert_eq!(r("{{ .Values.t | trim | squote }}"), "'x'");
+        assert_eq!(r("{{ .Values.t | toString | quote }}"), "\"  x \"");
+        // An escape by code in a literal, a character Go's tables escape:
+        // not followed.
+        assert!(render("{{ .Values.nope | default \"\\x41\" }}", &v).is_err());
+        let w = values("u: \"a\\u00a0b\"\n");
+        assert!(render("{{ .Values.u | quote }}", &w)
+            .unwrap_err()
+            .1
+            .contains("quote"));
+    }
+
+    /// Inside a `range` the dot is the element: `.Values` there is the
+    /// element's key (Helm stops on it), not followed; `$.Values` is the
+    /// root's. A keyword the renderer does not follow stops, even where
+    /// its branch does not render.
+    #[test]
+    fn values_under_a_moved_dot_and_keywords_are_not_followed() {
+        let v = values("rev: main\napps: [{name: a}]\noff: false\n");
+        let t = "{{ range .Values.apps }}{{ $.Values.rev }}{{ end }}";
+        assert_eq!(render(t, &v).unwrap(), "main");
+        let t = "{{ range .Values.apps }}\n{{ .Values.rev }}{{ end }}";
+        let (line, why) = render(t, &v).unwrap_err();
+        assert!(line == 2 && why.contains("not the chart's root"), "{why}");
+        let t = "{{ if .Values.off }}\n{{ with .Values.apps }}x{{ end }}\n{{ end }}";
+        let (line, why) = render(t, &v).unwrap_err();
+        assert!(
+            line == 2 && why.contains("`{{ with .Values.apps }}`"),
+            "{why}"
+        );
+    }
+
     /// Go's truth: a quoted "false" is a non-empty string.
     #[test]
     fn truth_is_go_templates() {
         let v = values("a: false\nb: 'false'\nc: 0\nd: {}\ne: [1]\n");
         let t = |k: &str| {
             truthy(
-                v.lookup(&[k])
+                &v.lookup(&[k])
                     .unwrap()
                     .map_or(Got::Missing, |(n, t)| Got::Node(n, t)),
             )

@@ -200,34 +200,6 @@ fn in_action(c: u8) -> bool {
         )
 }
 
-/// Whether the action `action` (`{{ ... }}`) writes text where it stands:
-/// not a comment, a control keyword (`if`, `else`, `end`, `range`, `with`,
-/// `define`, `break`, `continue`) or a variable's assignment.
-pub fn action_renders(action: &str) -> bool {
-    let inner = action.strip_prefix("{{").unwrap_or(action);
-    let inner = inner
-        .strip_prefix('-')
-        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
-        .unwrap_or(inner)
-        .trim_start();
-    if inner.starts_with("/*") {
-        return false;
-    }
-    let word_end = inner
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
-        .unwrap_or(inner.len());
-    let (word, rest) = inner.split_at(word_end);
-    const CONTROL: [&str; 8] = [
-        "if", "else", "end", "range", "with", "define", "break", "continue",
-    ];
-    if CONTROL.contains(&word) {
-        return false;
-    }
-    let rest = rest.trim_start();
-    let assigns = rest.starts_with(":=") || (rest.starts_with('=') && !rest.starts_with("=="));
-    !(word.starts_with('$') && assigns)
-}
-
 /// After the interpreted string or character constant whose body starts at
 /// `i` and which `quote` closes; `None` at a line end or the end of the text.
 fn quoted_end(b: &[u8], mut i: usize, quote: u8) -> Option<usize> {
@@ -1448,32 +1420,6 @@ m:
         // numbers, non-ASCII names, lines.
         let t = "{{- range $k, $v := (index .Values \"a-b\") | default 1.5e3 }}{{ 이름 }}{{ -1 }}";
         assert_eq!(spans(t).len(), 3);
-    }
-
-    #[test]
-    fn actions_that_write_nothing() {
-        for a in [
-            "{{ end }}",
-            "{{- else if .x }}",
-            "{{ if .a }}",
-            "{{- range $k, $v := .x }}",
-            "{{/* c */}}",
-            "{{- /* c */ -}}",
-            "{{ $x := .a }}",
-            "{{ $x = 1 }}",
-        ] {
-            assert!(!action_renders(a), "{a}");
-        }
-        for a in [
-            "{{ .Values.x }}",
-            "{{ $x }}",
-            "{{ $x | quote }}",
-            "{{ include \"a\" . }}",
-            "{{ ending }}",
-            "{{ eq $x 1 }}",
-        ] {
-            assert!(action_renders(a), "{a}");
-        }
     }
 
     #[test]

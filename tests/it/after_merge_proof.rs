@@ -1235,6 +1235,9 @@ fn fx_rendered_by_chart() -> tempfile::TempDir {
 fn fx_chart_app(variant: &str) -> tempfile::TempDir {
     let revision = match variant {
         "include" => "{{ include \"bootstrap.revision\" . }}",
+        // Inside a `range` the dot is the element: Helm reads the values
+        // from the root, `$`.
+        v if v.starts_with("range") => "{{ $.Values.revision | quote }}",
         _ => "{{ .Values.revision | quote }}",
     };
     let (open, name, close) = match variant {

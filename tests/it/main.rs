@@ -40,6 +40,7 @@ mod git_flow;
 #[cfg(unix)]
 mod git_signals;
 mod git_state;
+mod gotemplate;
 mod helm_actions;
 mod iam_table;
 mod identity;

@@ -177,12 +177,7 @@ pub fn param_name(action: &str) -> Option<String> {
     let a = action.strip_prefix('-').unwrap_or(action);
     let a = a.strip_suffix('-').unwrap_or(a).trim();
     if let Some(key) = a.strip_prefix("index . ") {
-        let key = key.trim();
-        let unq = key
-            .strip_prefix('"')
-            .and_then(|k| k.strip_suffix('"'))
-            .or_else(|| key.strip_prefix('`').and_then(|k| k.strip_suffix('`')))?;
-        return Some(unq.to_string());
+        return crate::syntax::gotemplate::go_string(key);
     }
     let name = a.strip_prefix('.').unwrap_or(a);
     let plain = !name.is_empty()

@@ -1573,6 +1573,24 @@ pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
+/// The files git tracks below `root` (the index: what a commit of the
+/// branch holds), each `/`-separated relative to `root`; `None` outside a
+/// git repository (or when its index cannot be read).
+pub fn tracked_below(root: &Path) -> Option<Vec<String>> {
+    let Repo { repo, workdir } = open(root).ok()??;
+    let index = repo.index().ok()?;
+    let base = workdir.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if let Ok(below) = base.join(&rel).strip_prefix(&root) {
+            out.push(below.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Some(out)
+}
+
 /// The files git tracks below `root` that a `.gitignore` rule matches (as
 /// `git ls-files --cached --ignored --exclude-standard` lists them), each
 /// `/`-separated relative to `root`: ArgoCD reads what the commit holds,

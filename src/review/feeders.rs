@@ -2467,13 +2467,9 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
     let order = model.order(&rows);
     let mut notes = Vec::new();
     let mut base_unknown = false;
-    if let Some((b, "--base")) = &model.facts.base {
-        if !model.facts.branches.is_empty() && !model.facts.branches.contains(b) {
-            base_unknown = true;
-            notes.push(format!(
-                "--base {b} is no branch of this clone (local or remote-tracking): check its spelling; revisions are compared with it as given"
-            ));
-        }
+    if let Some(why) = &model.facts.base_refused {
+        base_unknown = true;
+        notes.push(why.clone());
     }
     match &model.facts.base {
         None => notes.push(

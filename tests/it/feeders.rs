@@ -878,3 +878,83 @@ fn an_untracked_value_file_is_not_in_the_merge() {
         "deploys_on_merge"
     );
 }
+
+/// `--base` is resolved as git resolves a name: a remote-tracking branch
+/// (`origin/main`, `upstream/main` as `refs/remotes/...`) is that remote's
+/// branch, the base and no "no branch" note; a name nothing resolves stays
+/// "no branch of this clone", and a tag names no branch: both refused.
+#[test]
+fn base_names_a_remote_tracking_branch_as_git_resolves_it() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: main\n  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    // A fork's second remote naming the same repository.
+    git(d.path(), &["remote", "add", "upstream", REPO_SSH]);
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/upstream/main", "HEAD"],
+    );
+    // No local `main`: only the remote-tracking branches name it.
+    git(d.path(), &["checkout", "-q", "--detach"]);
+    git(d.path(), &["branch", "-q", "-D", "main"]);
+    for base in ["upstream/main", "origin/main", "remotes/origin/main"] {
+        let (rows, v) = feeders(d.path(), &["--base", base]);
+        assert!(!v["notes"].to_string().contains("no branch"), "{base}: {v}");
+        assert_eq!(v["base"], "main", "{base}: {v}");
+        assert_eq!(
+            row(&rows, "apps/a.yaml")["verdict"],
+            "deploys_on_merge",
+            "{base}"
+        );
+        let o = rebind(
+            d.path(),
+            &[
+                "diff",
+                "--require-deploys",
+                "--base",
+                base,
+                "--from",
+                OLD,
+                "--to",
+                NEW,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{base}: {}", stderr(&o));
+    }
+    for (base, says) in [
+        (
+            "upstream/mian",
+            "--base upstream/mian is no branch of this clone",
+        ),
+        ("v1.4.0", "--base v1.4.0 names refs/tags/v1.4.0, no branch"),
+    ] {
+        let (_, v) = feeders(d.path(), &["--base", base]);
+        assert!(v["notes"].to_string().contains(says), "{base}: {v}");
+        let o = rebind(
+            d.path(),
+            &[
+                "diff",
+                "--require-deploys",
+                "--base",
+                base,
+                "--from",
+                OLD,
+                "--to",
+                NEW,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{base}: {}", stderr(&o));
+    }
+}

@@ -548,20 +548,24 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
 
 /// A subchart's file (`charts/NAME/templates/...`, `charts/NAME/values.yaml`)
 /// renders with its parent chart (Helm's chart dependencies), unless the
-/// parent's `Chart.yaml` gives a dependency a `condition` or `tags` (then
-/// whether it renders depends on values not followed).
+/// parent's `Chart.yaml`, or the `requirements.yaml` beside it (Helm v2's
+/// dependencies file, which Helm 3 still reads), gives a dependency a
+/// `condition` or `tags` (then whether it renders depends on values not
+/// followed: a disabled subchart is never taken as rendered).
 fn subchart_cover(tree: &dyn Tree, dir: &str, rel: &str) -> Option<Cover> {
     let rest = rel.strip_prefix("charts/")?;
     let (name, inner) = rest.split_once('/')?;
     if !(inner.starts_with("templates/") || inner == "values.yaml") {
         return None;
     }
-    let chart = tree.read(&join(dir, "Chart.yaml")).unwrap_or_default();
-    if chart.contains("condition:") || chart.contains("tags:") {
-        return Some(Cover::Unknown(format!(
-            "the subchart `{name}` renders only when its dependency's condition or tags in `{}` hold, which is not followed",
-            join(dir, "Chart.yaml")
-        )));
+    for file in ["Chart.yaml", crate::model::names::CHART_REQUIREMENTS] {
+        let text = tree.read(&join(dir, file)).unwrap_or_default();
+        if text.contains("condition:") || text.contains("tags:") {
+            return Some(Cover::Unknown(format!(
+                "the subchart `{name}` renders only when its dependency's condition or tags in `{}` hold, which is not followed",
+                join(dir, file)
+            )));
+        }
     }
     Some(Cover::Yes)
 }

@@ -137,14 +137,11 @@ fn gobwas_tokens(pattern: &str) -> Result<Vec<Tok>, BadPattern> {
                 }
             }
             '?' => out.push(Tok::Single),
-            '*' => {
-                if d.get(pos) == Some(&'*') {
-                    pos += 1;
-                    out.push(Tok::Super);
-                } else {
-                    out.push(Tok::Any);
-                }
+            '*' if d.get(pos) == Some(&'*') => {
+                pos += 1;
+                out.push(Tok::Super);
             }
+            '*' => out.push(Tok::Any),
             _ => {
                 pos -= 1;
                 let breakers: &[char] = if terms > 0 {

@@ -1425,9 +1425,15 @@ impl<'a> Locator<'a> {
                     .then(|| embedded::parse(text))
                     .flatten()
             });
+            // Located in the file itself: its path is the file's own
+            // (`[1].value.server`), nothing inside a string to add.
             whole
                 .as_ref()
                 .and_then(|p| p.locate(f.start, lit, managed_host))
+                .map(|i| Inner {
+                    path: String::new(),
+                    ..i
+                })
         } else if embedded::looks_embedded(&c.value) {
             let doc = parsed
                 .entry(ci)
@@ -1685,8 +1691,8 @@ impl<'a> Locator<'a> {
         o.escaped = escaped;
         o.yaml_path = Some(match (&inner, c.in_key) {
             (_, true) => format!("{}(key)", c.path),
-            (Some(i), false) => format!("{} > {}", c.path, i.path),
-            (None, false) => c.path.to_string(),
+            (Some(i), false) if !i.path.is_empty() => format!("{} > {}", c.path, i.path),
+            (_, false) => c.path.to_string(),
         });
         o.resource = doc.resource_at(&c.path);
         o.position = position;
@@ -2246,6 +2252,29 @@ mod tests {
         let o = &l.occurrences[0];
         assert_eq!((o.line, o.column), (7, 16));
         assert_eq!(o.yaml_path.as_deref(), Some("patches[0].patch > [0].value"));
+    }
+
+    /// A patch file that is a JSON 6902 op list is located in the file
+    /// itself: its label is the op's path once (`[1].value.server`), not
+    /// the file's path and the same path again.
+    #[test]
+    fn a_patch_file_of_ops_is_labelled_once() {
+        let t = "- op: replace\n  path: /spec/destinations/0/server\n  value: https://10.1.2.3:6443\n- op: add\n  path: /spec/destinations/-\n  value:\n    server: https://k8s.example.org:6443\n";
+        let l = locate_yaml(t, &[], false).unwrap();
+        let got: Vec<(&str, Option<&str>)> = l
+            .occurrences
+            .iter()
+            .filter(|o| o.kind == Kind::Value)
+            .map(|o| (o.endpoint.as_str(), o.yaml_path.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("https://10.1.2.3:6443", Some("[0].value")),
+                ("https://k8s.example.org:6443", Some("[1].value.server")),
+            ]
+        );
+        assert!(l.occurrences.iter().all(|o| o.position.is_some()));
     }
 
     #[test]

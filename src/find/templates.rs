@@ -502,7 +502,14 @@ impl ChartFiles {
 
     /// The chart's name and dependencies, as its `Chart.yaml` gives them
     /// (Helm's `Chart.yaml` of apiVersion v2: `name`, `dependencies` with
-    /// `name`, `alias`, `repository`).
+    /// `name`, `alias`, `repository`), and those of a `requirements.yaml`
+    /// beside it (Helm v2's file, of apiVersion v1 charts, which Helm 3's
+    /// loader still reads into the chart's dependencies:
+    /// `pkg/chart/loader/load.go`). Discovery over-finds: a dependency
+    /// is read whatever its `condition` or `tags` say (a disabled
+    /// subchart's values positions are found, and rewritten, as they
+    /// render as soon as it is enabled); whether it renders is the
+    /// after-merge review's question, which does not prove it.
     fn chart_file(&self, dir: &Path) -> (String, Vec<Dependency>) {
         let dir = normal(dir);
         let fallback = dir
@@ -513,10 +520,17 @@ impl ChartFiles {
             n.parent() == Some(dir.as_path())
                 && n.file_name().and_then(|f| f.to_str()).is_some_and(is_chart)
         });
-        let docs = file
-            .and_then(|(e, _)| std::fs::read_to_string(&e.path).ok())
-            .filter(|t| !too_deep(t))
-            .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+        let read = |path: &Path| {
+            std::fs::read_to_string(path)
+                .ok()
+                .filter(|t| !too_deep(t))
+                .and_then(|t| crate::syntax::yaml::read_yaml_or_json(&t).ok())
+                .unwrap_or_default()
+        };
+        let docs = file.map(|(e, _)| read(&e.path)).unwrap_or_default();
+        let requirements = file
+            .and_then(|(e, _)| e.path.parent())
+            .map(|d| read(&d.join(names::CHART_REQUIREMENTS)))
             .unwrap_or_default();
         let Some(doc) = docs.first() else {
             return (fallback, Vec::new());
@@ -524,10 +538,13 @@ impl ChartFiles {
         let name = doc
             .str_at(&[names::CHART_NAME])
             .map_or(fallback, str::to_string);
-        let mut deps = Vec::new();
-        if let Some(crate::syntax::yaml::Value::Seq(list)) =
-            doc.get(names::CHART_DEPENDENCIES).map(|n| &n.value)
-        {
+        let mut deps: Vec<Dependency> = Vec::new();
+        for from in [doc, requirements.first().unwrap_or(doc)] {
+            let Some(crate::syntax::yaml::Value::Seq(list)) =
+                from.get(names::CHART_DEPENDENCIES).map(|n| &n.value)
+            else {
+                continue;
+            };
             for d in list {
                 let Some(chart) = d.str_at(&[names::DEPENDENCY_NAME]) else {
                     continue;
@@ -536,14 +553,20 @@ impl ChartFiles {
                     .str_at(&[names::DEPENDENCY_REPOSITORY])
                     .and_then(|r| r.strip_prefix(names::LOCAL_REPOSITORY))
                     .map(|r| normal(&dir.join(r)));
-                deps.push(Dependency {
+                let dep = Dependency {
                     chart: chart.to_string(),
                     key: d
                         .str_at(&[names::DEPENDENCY_ALIAS])
                         .unwrap_or(chart)
                         .to_string(),
                     local,
-                });
+                };
+                if !deps
+                    .iter()
+                    .any(|o| o.chart == dep.chart && o.key == dep.key && o.local == dep.local)
+                {
+                    deps.push(dep);
+                }
             }
         }
         (name, deps)

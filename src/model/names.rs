@@ -121,6 +121,9 @@ pub enum Scope {
 /// (Helm: a parent's values for a dependency sit under its alias, else its
 /// name).
 pub const CHART_DEPENDENCIES: &str = "dependencies";
+/// Helm v2's dependencies file beside `Chart.yaml` (apiVersion v1 charts;
+/// Helm 3 still reads it).
+pub const CHART_REQUIREMENTS: &str = "requirements.yaml";
 pub const DEPENDENCY_NAME: &str = "name";
 pub const DEPENDENCY_ALIAS: &str = "alias";
 /// A dependency's repository; `file://<path>` is a chart folder relative

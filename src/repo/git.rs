@@ -1573,6 +1573,24 @@ pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
     Some(out)
 }
 
+/// The files git tracks below `root` (the index: what a commit of the
+/// branch holds), each `/`-separated relative to `root`; `None` outside a
+/// git repository (or when its index cannot be read).
+pub fn tracked_below(root: &Path) -> Option<Vec<String>> {
+    let Repo { repo, workdir } = open(root).ok()??;
+    let index = repo.index().ok()?;
+    let base = workdir.canonicalize().ok()?;
+    let root = root.canonicalize().ok()?;
+    let mut out = Vec::new();
+    for e in index.iter() {
+        let rel = String::from_utf8_lossy(&e.path).to_string();
+        if let Ok(below) = base.join(&rel).strip_prefix(&root) {
+            out.push(below.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    Some(out)
+}
+
 /// The walk of `paths` as git sees them: every tracked file, ignored or not
 /// ([`tracked_hidden`]), default globs, no config.
 pub fn walk_request(paths: &[PathBuf]) -> crate::discover::walk::WalkRequest {
@@ -1728,6 +1746,68 @@ pub fn repo_facts(
     Some((workdir, facts))
 }
 
+/// The branch `--base NAME` names, resolved as git resolves a name
+/// (gitrevisions(7)): a local branch `refs/heads/NAME`; a remote-tracking
+/// branch `refs/remotes/NAME` (`upstream/main`: the branch `main` of the
+/// remote `upstream`, returned with it); the branch `NAME` of a remote
+/// (`refs/remotes/<remote>/NAME`, the remote found by the caller); else a
+/// revision git resolves to a branch (`refs/heads/main`,
+/// `remotes/upstream/main`). `Err`: why it names no branch (nothing
+/// resolves, or a tag or commit, which no merge lands on).
+fn resolve_base(
+    repo: &Repository,
+    given: &str,
+    remotes: &[String],
+) -> std::result::Result<(String, Option<String>), String> {
+    let is = |r: &str| repo.find_reference(r).is_ok();
+    // A remote-tracking ref name as (branch, remote): the longest remote
+    // name that prefixes it (a remote's name may hold a `/`).
+    let tracking = |rest: &str| -> Option<(String, Option<String>)> {
+        remotes
+            .iter()
+            .filter_map(|r| {
+                let b = rest.strip_prefix(r.as_str())?.strip_prefix('/')?;
+                (!b.is_empty() && b != "HEAD").then_some((r, b))
+            })
+            .max_by_key(|(r, _)| r.len())
+            .map(|(r, b)| (b.to_string(), Some(r.clone())))
+    };
+    if is(&format!("refs/heads/{given}")) {
+        return Ok((given.to_string(), None));
+    }
+    if is(&format!("refs/remotes/{given}")) {
+        if let Some(found) = tracking(given) {
+            return Ok(found);
+        }
+    }
+    if remotes
+        .iter()
+        .any(|r| is(&format!("refs/remotes/{r}/{given}")))
+    {
+        return Ok((given.to_string(), None));
+    }
+    match repo.revparse_ext(given) {
+        Ok((_, Some(r))) => {
+            let name = r.name().unwrap_or("").to_string();
+            if let Some(b) = name.strip_prefix("refs/heads/") {
+                return Ok((b.to_string(), None));
+            }
+            if let Some(found) = name.strip_prefix("refs/remotes/").and_then(tracking) {
+                return Ok(found);
+            }
+            Err(format!(
+                "--base {given} names {name}, no branch: a merge lands on a branch; give the branch the cutover merges into"
+            ))
+        }
+        Ok((_, None)) => Err(format!(
+            "--base {given} names a commit, no branch: a merge lands on a branch; give the branch the cutover merges into"
+        )),
+        Err(_) => Err(format!(
+            "--base {given} is no branch of this clone (local or remote-tracking): check its spelling; revisions are compared with it as given"
+        )),
+    }
+}
+
 /// The base branch of [`repo_facts`] and the remote it belongs to (the
 /// one whose `HEAD` names it, the upstream's, or for `--base` the first
 /// remote, `origin` first, that has it); this repository's identities are
@@ -1761,15 +1841,25 @@ fn settle_base(
     // the upstream's, or for `--base` the first remote (origin first)
     // that has the branch.
     let (base_branch, base_remote) = match base {
-        Some(b) => {
-            let r = ordered
-                .iter()
-                .find(|r| {
-                    repo.find_reference(&format!("refs/remotes/{r}/{b}"))
-                        .is_ok()
-                })
-                .cloned();
-            (Some((b.to_string(), "--base")), r)
+        Some(given) => {
+            let (b, r) = match resolve_base(repo, given, ordered) {
+                Ok((b, Some(r))) => (b, Some(r)),
+                Ok((b, None)) => {
+                    let r = ordered
+                        .iter()
+                        .find(|r| {
+                            repo.find_reference(&format!("refs/remotes/{r}/{b}"))
+                                .is_ok()
+                        })
+                        .cloned();
+                    (b, r)
+                }
+                Err(why) => {
+                    facts.base_refused = Some(why);
+                    (given.to_string(), None)
+                }
+            };
+            (Some((b, "--base")), r)
         }
         None => match facts.default_branch.clone() {
             Some(b) => (Some((b, "the remote's HEAD")), default_remote),

@@ -19,6 +19,9 @@ pub struct RepoFacts {
     pub base_remote: Option<String>,
     /// The branch a merge lands on, and where that came from.
     pub base: Option<(String, &'static str)>,
+    /// Why `--base` names no branch of the clone (nothing resolves, or a
+    /// tag or commit): nothing is then proven to deploy on merge.
+    pub base_refused: Option<String>,
     /// The remote's default branch (`refs/remotes/<remote>/HEAD`).
     pub default_branch: Option<String>,
     /// Branch names (remote-tracking without the remote, and local).

@@ -192,9 +192,59 @@ pub trait Tree {
     }
 }
 
-/// The tree on disk below `root`.
+/// What the merge carries, inside a git work tree: the files git tracks
+/// (a commit of the branch holds nothing else, so neither does the
+/// revision ArgoCD checks out after the merge) and the files the rebind
+/// rewrites, with every folder above one. An untracked file is not read:
+/// an Application, AppProject, kustomization or value file that exists
+/// only in the working tree proves nothing about the merge.
+#[derive(Debug, Default)]
+pub struct Committed {
+    files: std::collections::HashSet<String>,
+    dirs: std::collections::HashSet<String>,
+}
+
+impl Committed {
+    /// The files git tracks below `root` and `extra` (the rewritten
+    /// files, relative to `root`); `None` outside a git repository.
+    pub fn below(root: &Path, extra: &[String]) -> Option<Committed> {
+        let tracked = crate::repo::git::tracked_below(root)?;
+        let mut c = Committed::default();
+        for f in tracked.into_iter().chain(extra.iter().cloned()) {
+            let mut d = f.as_str();
+            while let Some(i) = d.rfind('/') {
+                d = &d[..i];
+                if !c.dirs.insert(d.to_string()) {
+                    break;
+                }
+            }
+            c.files.insert(f);
+        }
+        c.dirs.insert(String::new());
+        Some(c)
+    }
+
+    /// Whether `rel` (a file, or a folder holding one) is in the merge.
+    pub fn holds(&self, rel: &str) -> bool {
+        let rel = join(rel, "");
+        self.files.contains(&rel) || self.dirs.contains(&rel)
+    }
+
+    /// Whether `rel` is a file in the merge.
+    pub fn holds_file(&self, rel: &str) -> bool {
+        self.files.contains(&join(rel, ""))
+    }
+}
+
+/// How the review names a file that exists only in the working tree.
+pub const NOT_COMMITTED: &str = "not committed: not part of the merge";
+
+/// The tree on disk below `root` (inside a git work tree, only what the
+/// merge carries: [`Committed`]).
 pub struct DiskTree {
     pub root: PathBuf,
+    /// `None` outside git: every file on disk is read.
+    committed: Option<std::sync::Arc<Committed>>,
     /// What was looked up already: every parent is asked about every
     /// rewritten file, and the answers are the same each time.
     exists: std::cell::RefCell<std::collections::HashMap<String, bool>>,
@@ -203,11 +253,26 @@ pub struct DiskTree {
 
 impl DiskTree {
     pub fn new(root: PathBuf) -> DiskTree {
+        DiskTree::of(root, None)
+    }
+
+    /// The tree below `root` as the merge carries it (`committed`).
+    pub fn of(root: PathBuf, committed: Option<std::sync::Arc<Committed>>) -> DiskTree {
         DiskTree {
             root,
+            committed,
             exists: Default::default(),
             kustomizations: Default::default(),
         }
+    }
+
+    /// Whether the merge carries `rel` (always, outside git).
+    fn carried(&self, rel: &str) -> bool {
+        self.committed.as_ref().is_none_or(|c| c.holds(rel))
+    }
+
+    fn carried_file(&self, rel: &str) -> bool {
+        self.committed.as_ref().is_none_or(|c| c.holds_file(rel))
     }
 }
 
@@ -219,10 +284,13 @@ impl Tree for DiskTree {
             .exists
             .borrow_mut()
             .entry(rel.to_string())
-            .or_insert_with(|| self.root.join(rel).exists())
+            .or_insert_with(|| self.carried(rel) && self.root.join(rel).exists())
     }
 
     fn read(&self, rel: &str) -> Option<String> {
+        if !self.carried_file(rel) {
+            return None;
+        }
         std::fs::read_to_string(self.root.join(rel)).ok()
     }
 
@@ -234,6 +302,7 @@ impl Tree for DiskTree {
             .flatten()
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| self.carried_file(&join(dir, n)))
             .collect()
     }
 
@@ -246,6 +315,7 @@ impl Tree for DiskTree {
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().to_str().map(str::to_string))
             .filter(|n| !n.starts_with('.'))
+            .filter(|n| self.carried(&join(dir, n)))
             .collect()
     }
 
@@ -255,7 +325,7 @@ impl Tree for DiskTree {
             .entry(dir.to_string())
             .or_insert_with(|| {
                 KUSTOMIZATION_NAMES.iter().find_map(|n| {
-                    let text = std::fs::read_to_string(self.root.join(join(dir, n))).ok()?;
+                    let text = self.read(&join(dir, n))?;
                     yaml::read_yaml_or_json(&text).ok()?.into_iter().next()
                 })
             })
@@ -478,20 +548,24 @@ fn kustomize_files(tree: &dyn Tree, dir: &str, out: &mut BTreeSet<String>, depth
 
 /// A subchart's file (`charts/NAME/templates/...`, `charts/NAME/values.yaml`)
 /// renders with its parent chart (Helm's chart dependencies), unless the
-/// parent's `Chart.yaml` gives a dependency a `condition` or `tags` (then
-/// whether it renders depends on values not followed).
+/// parent's `Chart.yaml`, or the `requirements.yaml` beside it (Helm v2's
+/// dependencies file, which Helm 3 still reads), gives a dependency a
+/// `condition` or `tags` (then whether it renders depends on values not
+/// followed: a disabled subchart is never taken as rendered).
 fn subchart_cover(tree: &dyn Tree, dir: &str, rel: &str) -> Option<Cover> {
     let rest = rel.strip_prefix("charts/")?;
     let (name, inner) = rest.split_once('/')?;
     if !(inner.starts_with("templates/") || inner == "values.yaml") {
         return None;
     }
-    let chart = tree.read(&join(dir, "Chart.yaml")).unwrap_or_default();
-    if chart.contains("condition:") || chart.contains("tags:") {
-        return Some(Cover::Unknown(format!(
-            "the subchart `{name}` renders only when its dependency's condition or tags in `{}` hold, which is not followed",
-            join(dir, "Chart.yaml")
-        )));
+    for file in ["Chart.yaml", crate::model::names::CHART_REQUIREMENTS] {
+        let text = tree.read(&join(dir, file)).unwrap_or_default();
+        if text.contains("condition:") || text.contains("tags:") {
+            return Some(Cover::Unknown(format!(
+                "the subchart `{name}` renders only when its dependency's condition or tags in `{}` hold, which is not followed",
+                join(dir, file)
+            )));
+        }
     }
     Some(Cover::Yes)
 }
@@ -763,6 +837,11 @@ pub struct Model {
     /// ([`super::fences::out_of_bounds_symlinks`]): ArgoCD renders no
     /// Application of this repository while one is there.
     pub symlinks: Vec<String>,
+    /// Inside a git work tree, what the merge carries ([`Committed`]);
+    /// `None` outside git (every file on disk is read).
+    pub committed: Option<std::sync::Arc<Committed>>,
+    /// The files that may feed and that git does not track (not read).
+    pub not_committed: Vec<String>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -783,6 +862,11 @@ pub struct ControllerPolicy {
 }
 
 impl Model {
+    /// The tree below `root` as the merge carries it.
+    pub fn tree(&self, root: &Path) -> DiskTree {
+        DiskTree::of(root.to_path_buf(), self.committed.clone())
+    }
+
     /// The policy an ApplicationSet's controller applies to it: the
     /// controller's `--policy` takes precedence over `applicationsSync`
     /// unless policy override is enabled (ArgoCD's "Controlling if/when the
@@ -2010,9 +2094,28 @@ impl Targets {
 /// read so (each Application above a parent in the app-of-apps chain is
 /// judged too): from the candidates a walk of `root` kept, or by walking
 /// it.
-fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidates>) -> Read {
+/// Inside a git work tree only what the merge carries is read
+/// (`committed`): an untracked file that may feed is named in
+/// [`Read::not_committed`] instead.
+fn apps_below(
+    root: &Path,
+    only_for: Option<&[String]>,
+    known: Option<&Candidates>,
+    committed: Option<&Committed>,
+) -> Read {
+    let carried = |rel: &str| committed.is_none_or(|c| c.holds_file(rel));
     let Some(targets) = only_for else {
-        return read_apps(root, &yaml_files(root), None);
+        let (files, untracked): (Vec<String>, Vec<String>) =
+            yaml_files(root).into_iter().partition(|f| carried(f));
+        let mut read = read_apps(root, &files, None);
+        read.not_committed = untracked
+            .into_iter()
+            .filter(|rel| {
+                std::fs::read_to_string(root.join(rel))
+                    .is_ok_and(|raw| Candidate::of(&raw, || Some(String::new())).is_some())
+            })
+            .collect();
+        return read;
     };
     let walked;
     let known = match known {
@@ -2035,7 +2138,7 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
     let mut out = Read::default();
     loop {
         let lookup = Targets::new(&targets);
-        let files: Vec<String> = known
+        let (files, untracked): (Vec<String>, Vec<String>) = known
             .each()
             .filter(|(rel, always, dirs)| {
                 !done.contains(*rel)
@@ -2043,7 +2146,9 @@ fn apps_below(root: &Path, only_for: Option<&[String]>, known: Option<&Candidate
                         || dirs.clone().any(|d| kustomized(root, d)))
             })
             .map(|(rel, _, _)| rel.to_string())
-            .collect();
+            .partition(|f| carried(f));
+        done.extend(untracked.iter().cloned());
+        out.not_committed.extend(untracked);
         if files.is_empty() {
             break;
         }
@@ -2087,6 +2192,9 @@ pub struct Read {
     pub registrations: Vec<Registered>,
     /// The AppProjects.
     pub projects: Vec<Project>,
+    /// The files that may feed and that git does not track: not read
+    /// ([`Committed`]), named.
+    pub not_committed: Vec<String>,
 }
 
 impl Read {
@@ -2099,6 +2207,7 @@ impl Read {
         }
         self.registrations.extend(other.registrations);
         self.projects.extend(other.projects);
+        self.not_committed.extend(other.not_committed);
     }
 }
 
@@ -2346,18 +2455,14 @@ impl Report {
 /// The report for the `rewritten` files (`/`-separated, relative to the
 /// model's root, each with the resources the rebind touches in it).
 pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -> Report {
-    let tree = DiskTree::new(root.to_path_buf());
+    let tree = model.tree(root);
     let rows = model.rows(rewritten, &tree);
     let order = model.order(&rows);
     let mut notes = Vec::new();
     let mut base_unknown = false;
-    if let Some((b, "--base")) = &model.facts.base {
-        if !model.facts.branches.is_empty() && !model.facts.branches.contains(b) {
-            base_unknown = true;
-            notes.push(format!(
-                "--base {b} is no branch of this clone (local or remote-tracking): check its spelling; revisions are compared with it as given"
-            ));
-        }
+    if let Some(why) = &model.facts.base_refused {
+        base_unknown = true;
+        notes.push(why.clone());
     }
     match &model.facts.base {
         None => notes.push(
@@ -2367,6 +2472,11 @@ pub fn report(model: &Model, root: &Path, rewritten: &[(String, Vec<String>)]) -
             "the base branch is unknown (no --base, no remote HEAD, no upstream): the checked-out branch {b} is taken as the branch the cutover merges into; give --base BRANCH if it is another"
         )),
         Some(_) => {}
+    }
+    for f in &model.not_committed {
+        notes.push(format!(
+            "{f}: {NOT_COMMITTED} (git does not track it, so the merge does not carry it and it is not read: commit it for the review to count it)"
+        ));
     }
     if model.identity_from.is_none() && rows.iter().any(|r| r.feeder.is_some()) {
         notes.push(
@@ -2782,6 +2892,7 @@ pub fn build_for(
         start
     };
     let git = crate::repo::git::repo_facts(&start, base, cutover);
+    let git_root = git.is_some();
     let (root, root_from, mut facts, mut from) = match git {
         Some((workdir, facts)) => {
             let from = (!facts.identities.is_empty()).then_some("git remotes");
@@ -2830,7 +2941,16 @@ pub fn build_for(
             .map(|p| p.to_string_lossy().replace('\\', "/"))
             .collect()
     });
-    let read = apps_below(&root, rels.as_deref(), known);
+    // Inside git, what the merge carries: the tracked files and the
+    // rewritten ones.
+    let committed = git_root
+        .then(|| Committed::below(&root, rels.as_deref().unwrap_or(&[])))
+        .flatten()
+        .map(std::sync::Arc::new);
+    let read = apps_below(&root, rels.as_deref(), known, committed.as_deref());
+    let mut not_committed = read.not_committed;
+    not_committed.sort();
+    not_committed.dedup();
     let mut model = Model {
         apps: Vec::new(),
         facts,
@@ -2841,12 +2961,18 @@ pub fn build_for(
         registrations: read.registrations,
         projects: read.projects,
         symlinks: super::fences::out_of_bounds_symlinks(&root),
+        committed,
+        not_committed,
     };
     // An Application a chart template holds is what the chart renders.
     let mut apps = read.apps;
-    let tree = DiskTree::new(root.clone());
-    super::rendered::follow(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
-    super::rendered::follow_values(&mut apps, &root, &|s| model.is_this_repo(s, &tree));
+    let tree = model.tree(&root);
+    let carried = super::rendered::Carried {
+        root: &root,
+        files: &Files(&tree),
+    };
+    super::rendered::follow(&mut apps, &carried, &|s| model.is_this_repo(s, &tree));
+    super::rendered::follow_values(&mut apps, &carried, &|s| model.is_this_repo(s, &tree));
     model.apps = apps;
     (root, model)
 }

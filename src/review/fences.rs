@@ -16,30 +16,31 @@ use crate::find::resolve::sets::{server_key, Registered, IN_CLUSTER};
 use crate::model::application::{App, Project, DEFAULT_PROJECT};
 use std::path::{Component, Path};
 
-/// ArgoCD's `util/glob.Match`: gobwas/glob, with `/` a separator (`*`
-/// stays inside one segment) when `sep`; a pattern that does not compile
-/// matches nothing.
-fn glob(pattern: &str, text: &str, sep: bool) -> bool {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(sep)
-        .case_insensitive(false)
-        .backslash_escape(true)
-        .empty_alternates(true)
-        .build()
-        .is_ok_and(|g| g.compile_matcher().is_match(text))
+/// ArgoCD's `util/glob.Match` (argo-cd `util/glob/glob.go`): gobwas/glob
+/// ([`crate::text::glob::gobwas_with`]), with `/` a separator when `sep`
+/// (`IsSourcePermitted` passes `'/'`: `*` and `?` stay inside one
+/// segment, `**` and a class cross it); `isDestinationMatched` and the
+/// namespace lists pass none (`*` is any characters). `{a,b}` are
+/// alternatives, a class is negated by `!` only. `Err`: the pattern does
+/// not compile (`glob.Match` is then false).
+fn glob(pattern: &str, text: &str, sep: bool) -> Result<bool, crate::text::glob::BadPattern> {
+    crate::text::glob::gobwas_with(pattern, text, if sep { &['/'] } else { &[] })
 }
 
 /// argo-cd's `globMatch(pattern, val, allowNegation=true)`: `!p` matches
 /// what `p` does not; `*` matches anything. `val` `None`: a value that is
 /// not known (a cluster's name or server the repository does not give, a
 /// templated field): only `*` is known to match it; `None` when the
-/// answer depends on it.
+/// answer depends on it. A pattern that does not compile matches nothing
+/// (as `glob.Match`); behind `!`, where ArgoCD would then let everything
+/// through, it is `None`: what the entry was meant to deny is not known,
+/// so nothing it guards is proven.
 fn glob_match(pattern: &str, val: Option<&str>, sep: bool) -> Option<bool> {
     match val {
-        Some(v) => Some(match pattern.strip_prefix('!') {
-            Some(p) => !glob(p, v, sep),
-            None => pattern == "*" || glob(pattern, v, sep),
-        }),
+        Some(v) => match pattern.strip_prefix('!') {
+            Some(p) => glob(p, v, sep).ok().map(|m| !m),
+            None => Some(pattern == "*" || glob(pattern, v, sep).unwrap_or(false)),
+        },
         None if pattern == "*" => Some(true),
         None => None,
     }
@@ -76,7 +77,8 @@ enum Permit {
 }
 
 /// `IsSourcePermitted`: some `sourceRepos` pattern matches the normalized
-/// repoURL (`*` inside one `/` segment), and no `!` pattern fails to.
+/// repoURL (`globMatch(normalized, srcNormalized, true, '/')`: `*` inside
+/// one `/` segment, `**` across), and no `!` pattern fails to.
 fn source_permitted(p: &Project, repo_url: &str) -> Permit {
     let templated = repo_url.contains("{{");
     let src = normalize_git_url(repo_url);
@@ -101,8 +103,13 @@ fn source_permitted(p: &Project, repo_url: &str) -> Permit {
         }
     }
     if unknown_deny || (!any && unknown_match) {
+        let why = if templated {
+            format!("the repoURL {repo_url} is templated")
+        } else {
+            "a `!` entry is no glob ArgoCD's matcher (gobwas/glob) compiles, so what it denies is not known".to_string()
+        };
         return Permit::Unknown(format!(
-            "the repoURL {repo_url} is templated: whether AppProject {}'s sourceRepos ({}:{}) permit it is not known",
+            "{why}: whether AppProject {}'s sourceRepos ({}:{}) permit it is not known",
             p.name, p.file, p.source_repos_line
         ));
     }
@@ -187,8 +194,19 @@ fn destination_permitted(p: &Project, d: &Dest) -> Permit {
         }
     }
     if unknown {
+        let bad_deny = p.destinations.iter().any(|i| {
+            [&i.server, &i.name, &i.namespace].iter().any(|f| {
+                f.strip_prefix('!')
+                    .is_some_and(|g| glob(g, "", false).is_err())
+            })
+        });
+        let also = if bad_deny {
+            ", or a `!` entry that is no glob ArgoCD's matcher (gobwas/glob) compiles"
+        } else {
+            ""
+        };
         return Permit::Unknown(format!(
-            "whether AppProject {}'s destinations ({}:{}) permit {} depends on what the repository does not give (a templated field, or the cluster's {} registered on the hub)",
+            "whether AppProject {}'s destinations ({}:{}) permit {} depends on what the repository does not give (a templated field, or the cluster's {} registered on the hub{also})",
             p.name,
             p.file,
             p.destinations_line,
@@ -214,7 +232,7 @@ fn namespace_listed(p: &Project, ns: &str) -> Permit {
     for item in &p.source_namespaces {
         if item.len() > 1 && item.starts_with('/') && item.ends_with('/') {
             regex = true;
-        } else if glob(item, ns, false) {
+        } else if glob(item, ns, false).unwrap_or(false) {
             return Permit::Yes;
         }
     }
@@ -481,7 +499,7 @@ fn watches(watched: Option<&str>, ns: &str) -> Result<(), String> {
             "argocd-cmd-params-cm's application.namespaces (`{list}`) holds a regular expression, which the review does not evaluate"
         ));
     }
-    if entries.iter().any(|e| glob(e, ns, false)) {
+    if entries.iter().any(|e| glob(e, ns, false).unwrap_or(false)) {
         return Ok(());
     }
     Err(format!(
@@ -665,6 +683,87 @@ mod tests {
         assert!(!yes(&[], "https://github.com/a/b"));
         assert!(matches!(
             source_permitted(&project(&["https://github.com/a/b"], &[]), "{{repo}}"),
+            Permit::Unknown(_)
+        ));
+    }
+
+    /// The patterns are gobwas/glob's (argo-cd `util/glob/glob.go`), with
+    /// `/` a separator for `sourceRepos` and none for destinations, where
+    /// the globset reading differed: `**` inside a segment crosses `/`, a
+    /// class matches `/`, `[^x]` is the class of `^` and `x`, `[a-z0-9]`
+    /// and an unclosed class do not compile (match nothing), `*` crosses
+    /// `/` in a destination. A `!` entry that does not compile is not
+    /// known (ArgoCD would let everything through it).
+    #[test]
+    fn project_globs_are_read_as_gobwas_reads_them() {
+        let src = |repos: &[&str], url: &str| source_permitted(&project(repos, &[]), url);
+        let yes = |repos: &[&str], url: &str| src(repos, url) == Permit::Yes;
+        // `**` not a whole segment: globset kept it in one segment.
+        assert!(yes(
+            &["https://github.com/org**"],
+            "https://github.com/org/a/b"
+        ));
+        assert!(!yes(
+            &["https://github.com/org*"],
+            "https://github.com/org/a"
+        ));
+        // `?` and `*` stop at `/`; a class does not.
+        assert!(!yes(&["https://github.com/a?b"], "https://github.com/a/b"));
+        assert!(yes(
+            &["https://github.com/a[!x]b"],
+            "https://github.com/a/b"
+        ));
+        // Alternatives.
+        assert!(yes(
+            &["https://github.com/{a,b}/*"],
+            "https://github.com/b/repo"
+        ));
+        assert!(!yes(
+            &["https://github.com/{a,b}/*"],
+            "https://github.com/c/repo"
+        ));
+        // `^` negates nothing: `[^x]` is `^` or `x`.
+        assert!(!yes(
+            &["https://github.com/[^x]/r"],
+            "https://github.com/a/r"
+        ));
+        assert!(yes(
+            &["https://github.com/[^x]/r"],
+            "https://github.com/x/r"
+        ));
+        // Not compiled by gobwas: matches nothing (globset matched).
+        assert!(!yes(
+            &["https://github.com/[a-z0-9]/r"],
+            "https://github.com/a/r"
+        ));
+        // A `!` entry that does not compile: not known, never permitted.
+        assert!(matches!(
+            src(
+                &["*", "!https://github.com/[a-z0-9]/r"],
+                "https://github.com/a/r"
+            ),
+            Permit::Unknown(_)
+        ));
+        // Destinations: no separator, `*` crosses `/`.
+        let dyes = |dests: &[(&str, &str, &str)], d: Dest| {
+            destination_permitted(&project(&[], dests), &d) == Permit::Yes
+        };
+        let s = Some("https://a.example/k8s/clusters/c1");
+        assert!(dyes(
+            &[("https://a.example/*", "", "*")],
+            dest(s, None, "x")
+        ));
+        assert!(dyes(&[("*", "", "team-{a,b}")], dest(s, None, "team-b")));
+        assert!(!dyes(&[("*", "", "team-[!a]")], dest(s, None, "team-a")));
+        assert!(!dyes(
+            &[("*", "", "team-[a-z0-9]")],
+            dest(s, None, "team-a")
+        ));
+        assert!(matches!(
+            destination_permitted(
+                &project(&[], &[("*", "", "*"), ("!https://[a-z0-9]", "", "*")]),
+                &dest(s, None, "x")
+            ),
             Permit::Unknown(_)
         ));
     }

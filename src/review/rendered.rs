@@ -36,6 +36,13 @@ use crate::syntax::yaml::{self, Node, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The repository root and its files as the merge carries them (inside a
+/// git work tree, only what git tracks and the rebind rewrites).
+pub struct Carried<'a> {
+    pub root: &'a Path,
+    pub files: &'a dyn super::render_checks::Files,
+}
+
 /// Where a template's rendering stops: the 1-based line and why.
 type Stop = (usize, String);
 
@@ -43,19 +50,19 @@ type Stop = (usize, String);
 /// the chart renders, when that is followed; else names, in the
 /// Application's `rendered` reason, the chart and the file:line not
 /// followed.
-pub fn follow(apps: &mut Vec<App>, root: &Path, this_repo: &dyn Fn(&Source) -> bool) {
+pub fn follow(apps: &mut Vec<App>, tree: &Carried, this_repo: &dyn Fn(&Source) -> bool) {
     let files: Vec<String> = apps
         .iter()
-        .filter(|a| a.rendered.is_some() && chart_of(root, &a.file).is_some())
+        .filter(|a| a.rendered.is_some() && chart_of(tree, &a.file).is_some())
         .map(|a| a.file.clone())
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
         .collect();
     for file in files {
-        let Some(chart) = chart_of(root, &file) else {
+        let Some(chart) = chart_of(tree, &file) else {
             continue;
         };
-        match render_file(apps, root, this_repo, &chart, &file) {
+        match render_file(apps, tree, this_repo, &chart, &file) {
             Ok(made) => {
                 apps.retain(|a| a.file != file);
                 apps.extend(made);
@@ -81,7 +88,7 @@ pub const HELD_IN_VALUES: &str = "is held in Helm values";
 /// deploying it, renders that Application as written (`range` over the
 /// list and `toYaml` of each element, as `extraObjects` templates do);
 /// else names the charts tried and why they are not followed.
-pub fn follow_values(apps: &mut [App], root: &Path, this_repo: &dyn Fn(&Source) -> bool) {
+pub fn follow_values(apps: &mut [App], tree: &Carried, this_repo: &dyn Fn(&Source) -> bool) {
     for k in 0..apps.len() {
         let held = apps[k].rendered.as_deref();
         let Some(reason) = held.filter(|r| r.starts_with(HELD_IN_VALUES)) else {
@@ -91,12 +98,12 @@ pub fn follow_values(apps: &mut [App], root: &Path, this_repo: &dyn Fn(&Source) 
         let file = apps[k].file.clone();
         let mut why = Vec::new();
         let mut found = false;
-        for chart in charts_reading(apps, root, this_repo, &file) {
-            match values_of(apps, root, this_repo, &chart) {
+        for chart in charts_reading(apps, tree, this_repo, &file) {
+            match values_of(apps, tree, this_repo, &chart) {
                 Ok(values) => {
-                    let made: Vec<App> = templates_of(root, &chart)
+                    let made: Vec<App> = templates_of(tree, &chart)
                         .iter()
-                        .filter_map(|t| render_text(root, t, &values).ok())
+                        .filter_map(|t| render_text(tree, t, &values).ok())
                         .flatten()
                         .collect();
                     found |= made.iter().any(|m| same(m, &apps[k]));
@@ -143,13 +150,13 @@ fn same(a: &App, b: &App) -> bool {
 /// an Application of this repository deploys with it as a value file.
 fn charts_reading(
     apps: &[App],
-    root: &Path,
+    tree: &Carried,
     this_repo: &dyn Fn(&Source) -> bool,
     file: &str,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
-    if file.ends_with("/values.yaml") && super::render_checks::is_chart_dir(&root.join(dir)) {
+    if file.ends_with("/values.yaml") && super::render_checks::is_chart_dir(&tree.root.join(dir)) {
         out.push(dir.to_string());
     }
     for a in apps.iter().filter(|a| a.rendered.is_none()) {
@@ -161,7 +168,7 @@ fn charts_reading(
                 value_file(&a.sources, s, v, &BTreeMap::new()) == ValueFile::Repo(file.into())
             });
             if named
-                && super::render_checks::is_chart_dir(&root.join(p))
+                && super::render_checks::is_chart_dir(&tree.root.join(p))
                 && !out.iter().any(|c| c == p)
             {
                 out.push(p.to_string());
@@ -172,13 +179,11 @@ fn charts_reading(
 }
 
 /// The template files of a chart (`templates/*.yaml`, `*.yml`), sorted.
-fn templates_of(root: &Path, chart: &str) -> Vec<String> {
-    let dir = root.join(chart).join("templates");
-    let mut out: Vec<String> = std::fs::read_dir(dir)
+fn templates_of(tree: &Carried, chart: &str) -> Vec<String> {
+    let mut out: Vec<String> = tree
+        .files
+        .list(&format!("{chart}/templates"))
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
         .filter(|n| n.ends_with(".yaml") || n.ends_with(".yml"))
         .map(|n| format!("{chart}/templates/{n}"))
         .collect();
@@ -187,28 +192,30 @@ fn templates_of(root: &Path, chart: &str) -> Vec<String> {
 }
 
 /// The chart folder whose `templates/` holds `rel`, if any.
-fn chart_of(root: &Path, rel: &str) -> Option<String> {
+fn chart_of(tree: &Carried, rel: &str) -> Option<String> {
     rel.match_indices("templates/")
         .filter(|(k, _)| *k == 0 || rel.as_bytes()[k - 1] == b'/')
         .map(|(k, _)| rel[..k].trim_end_matches('/').to_string())
-        .find(|dir| super::render_checks::is_chart_dir(&root.join(dir)))
+        .find(|dir| super::render_checks::is_chart_dir(&tree.root.join(dir)))
 }
 
 /// The Applications `file` renders, or why that is not followed.
 fn render_file(
     apps: &[App],
-    root: &Path,
+    tree: &Carried,
     this_repo: &dyn Fn(&Source) -> bool,
     chart: &str,
     file: &str,
 ) -> Result<Vec<App>, String> {
-    let values = values_of(apps, root, this_repo, chart)?;
-    render_text(root, file, &values)
+    let values = values_of(apps, tree, this_repo, chart)?;
+    render_text(tree, file, &values)
 }
 
 /// The Applications the template `file` renders with `values`.
-fn render_text(root: &Path, file: &str, values: &Values) -> Result<Vec<App>, String> {
-    let text = std::fs::read_to_string(root.join(file)).map_err(|e| format!("{file}: {e}"))?;
+fn render_text(tree: &Carried, file: &str, values: &Values) -> Result<Vec<App>, String> {
+    let text = tree.files.read(file).ok_or_else(|| {
+        format!("{file}: not read (the repository does not hold it, or git does not track it)")
+    })?;
     let out = render(&text, values).map_err(|(line, why)| format!("{file}:{line}: {why}"))?;
     let docs = yaml::read_yaml_or_json(&out).map_err(|(line, _, why)| {
         format!("{file}: what it renders does not parse (line {line} of the rendering: {why})")
@@ -226,7 +233,7 @@ fn render_text(root: &Path, file: &str, values: &Values) -> Result<Vec<App>, Str
 /// [`crate::find::resolve::charts::inline_values`]).
 fn values_of(
     apps: &[App],
-    root: &Path,
+    tree: &Carried,
     this_repo: &dyn Fn(&Source) -> bool,
     chart: &str,
 ) -> Result<Values, String> {
@@ -264,9 +271,17 @@ fn values_of(
         }
     }
     let mut docs = Vec::new();
-    for f in files {
-        let Ok(text) = std::fs::read_to_string(root.join(&f)) else {
-            continue;
+    for (k, f) in files.into_iter().enumerate() {
+        let Some(text) = tree.files.read(&f) else {
+            // A chart without `values.yaml` renders with none; a value file
+            // the Application names and the merge does not carry fails
+            // Helm's rendering (or, ignored, leaves values out).
+            if k == 0 || src.ignore_missing_value_files {
+                continue;
+            }
+            return Err(format!(
+                "the value file `{f}` is not read (the repository does not hold it, or git does not track it)"
+            ));
         };
         let read =
             yaml::read_yaml_or_json(&text).map_err(|(l, c, why)| format!("{f}:{l}:{c}: {why}"))?;
@@ -275,7 +290,7 @@ fn values_of(
         }
     }
     // What the Application gives inline comes last, in ArgoCD's order.
-    let text = std::fs::read_to_string(root.join(&app.file)).unwrap_or_default();
+    let text = tree.files.read(&app.file).unwrap_or_default();
     let inline = inline_values(&src.inline, &text)
         .map_err(|why| format!("{}'s inline values: {why}", app.id()))?;
     docs.extend(inline);

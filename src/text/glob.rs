@@ -29,8 +29,11 @@ pub struct BadPattern;
 #[derive(Debug, Clone)]
 enum Node {
     Text(Vec<char>),
-    /// `*` or `**`: with no separators both match any characters.
+    /// `*`: any characters but a separator.
     Any,
+    /// `**`: any characters, separators included.
+    Super,
+    /// `?`: one character, not a separator.
     Single,
     List(Vec<char>, bool),
     Range(char, char, bool),
@@ -41,6 +44,7 @@ enum Node {
 enum Tok {
     Text(String),
     Any,
+    Super,
     Single,
     RangeOpen,
     Not,
@@ -133,12 +137,11 @@ fn gobwas_tokens(pattern: &str) -> Result<Vec<Tok>, BadPattern> {
                 }
             }
             '?' => out.push(Tok::Single),
-            '*' => {
-                if d.get(pos) == Some(&'*') {
-                    pos += 1;
-                }
-                out.push(Tok::Any);
+            '*' if d.get(pos) == Some(&'*') => {
+                pos += 1;
+                out.push(Tok::Super);
             }
+            '*' => out.push(Tok::Any),
             _ => {
                 pos -= 1;
                 let breakers: &[char] = if terms > 0 {
@@ -169,6 +172,7 @@ fn gobwas_parse(toks: Vec<Tok>) -> Result<Vec<Node>, BadPattern> {
                 .1
                 .push(Node::Text(s.chars().collect())),
             Tok::Any => stack.last_mut().unwrap().1.push(Node::Any),
+            Tok::Super => stack.last_mut().unwrap().1.push(Node::Super),
             Tok::Single => stack.last_mut().unwrap().1.push(Node::Single),
             Tok::TermsOpen => stack.push((Vec::new(), Vec::new())),
             Tok::Sep => {
@@ -218,36 +222,57 @@ fn gobwas_parse(toks: Vec<Tok>) -> Result<Vec<Node>, BadPattern> {
     Ok(stack.pop().unwrap().1)
 }
 
-fn gobwas_seq(nodes: &[Node], text: &[char], k: &dyn Fn(&[char]) -> bool) -> bool {
+fn gobwas_seq(nodes: &[Node], text: &[char], seps: &[char], k: &dyn Fn(&[char]) -> bool) -> bool {
     let Some((first, rest)) = nodes.split_first() else {
         return k(text);
     };
     match first {
-        Node::Text(t) => text.starts_with(t) && gobwas_seq(rest, &text[t.len()..], k),
-        Node::Any => (0..=text.len()).any(|i| gobwas_seq(rest, &text[i..], k)),
-        Node::Single => !text.is_empty() && gobwas_seq(rest, &text[1..], k),
+        Node::Text(t) => text.starts_with(t) && gobwas_seq(rest, &text[t.len()..], seps, k),
+        Node::Any => {
+            // Up to the first separator.
+            let end = text
+                .iter()
+                .position(|c| seps.contains(c))
+                .unwrap_or(text.len());
+            (0..=end).any(|i| gobwas_seq(rest, &text[i..], seps, k))
+        }
+        Node::Super => (0..=text.len()).any(|i| gobwas_seq(rest, &text[i..], seps, k)),
+        Node::Single => {
+            !text.is_empty() && !seps.contains(&text[0]) && gobwas_seq(rest, &text[1..], seps, k)
+        }
+        // A class matches a separator too (gobwas `match.List`,
+        // `match.Range` know no separators).
         Node::List(cs, not) => {
-            !text.is_empty() && cs.contains(&text[0]) != *not && gobwas_seq(rest, &text[1..], k)
+            !text.is_empty()
+                && cs.contains(&text[0]) != *not
+                && gobwas_seq(rest, &text[1..], seps, k)
         }
         Node::Range(lo, hi, not) => {
             !text.is_empty()
                 && (*lo <= text[0] && text[0] <= *hi) != *not
-                && gobwas_seq(rest, &text[1..], k)
+                && gobwas_seq(rest, &text[1..], seps, k)
         }
         Node::AnyOf(alts) => alts
             .iter()
-            .any(|a| gobwas_seq(a, text, &|t: &[char]| gobwas_seq(rest, t, k))),
+            .any(|a| gobwas_seq(a, text, seps, &|t: &[char]| gobwas_seq(rest, t, seps, k))),
     }
 }
 
 /// argo-cd `util/glob.Match(pattern, text)`: gobwas/glob with no
 /// separators (see the module's notes); false when it does not compile.
 pub fn gobwas(pattern: &str, text: &str) -> bool {
-    let Ok(nodes) = gobwas_tokens(pattern).and_then(gobwas_parse) else {
-        return false;
-    };
+    gobwas_with(pattern, text, &[]).unwrap_or(false)
+}
+
+/// argo-cd `util/glob.Match(pattern, text, separators...)`: gobwas/glob
+/// compiled with `seps` (`glob.Compile(pattern, separators...)`): `*` and
+/// `?` do not match a separator, `**` does, and so does a class (`[!x]`
+/// matches `/`); `{a,b}` alternatives. `Err` when the pattern does not
+/// compile (`glob.Match` then returns false).
+pub fn gobwas_with(pattern: &str, text: &str, seps: &[char]) -> Result<bool, BadPattern> {
+    let nodes = gobwas_tokens(pattern).and_then(gobwas_parse)?;
     let text: Vec<char> = text.chars().collect();
-    gobwas_seq(&nodes, &text, &|t: &[char]| t.is_empty())
+    Ok(gobwas_seq(&nodes, &text, seps, &|t: &[char]| t.is_empty()))
 }
 
 /// Go `path.Match` (scanChunk, matchChunk, getEsc): `Err` for a malformed
@@ -542,6 +567,26 @@ mod tests {
         assert!(!gobwas("a\\*.yaml", "ab.yaml"));
         assert!(gobwas("{a,{b,c}}.yaml", "c.yaml"));
         assert!(gobwas("a?b", "a/b"));
+    }
+
+    /// With a separator (`glob.Compile(pattern, '/')`): `*` and `?` stop
+    /// at it, `**` and a class do not; `***` is `**` then `*`.
+    #[test]
+    fn gobwas_with_a_separator() {
+        let m = |p: &str, t: &str| gobwas_with(p, t, &['/']).unwrap();
+        assert!(m("a/*", "a/b"));
+        assert!(!m("a/*", "a/b/c"));
+        assert!(m("a/**", "a/b/c"));
+        assert!(m("a**", "a/b/c"));
+        assert!(!m("a?b", "a/b"));
+        assert!(m("a[!x]b", "a/b"));
+        assert!(m("a[-/]b", "a/b"));
+        assert!(m("{a,b/c}/*", "b/c/d"));
+        assert!(!m("{a,b}*", "a/d"));
+        assert!(m("a***", "a/b/c"));
+        assert!(gobwas_with("[a-z0-9]", "a", &['/']).is_err());
+        // Without one, `*` crosses it.
+        assert!(gobwas_with("a/*", "a/b/c", &[]).unwrap());
     }
 
     #[test]

@@ -2027,3 +2027,38 @@ fn chosen_files_get_the_full_tree_verdict_and_without_git_nothing_is_no_feeder()
         assert_eq!(require(d.path(), paths, &[]).0, Some(2), "{paths:?}");
     }
 }
+
+/// A subchart whose dependency has a `condition` (or `tags`) in the
+/// parent's `requirements.yaml` (Helm v2's dependencies file, which Helm
+/// 3 still reads) renders only when that holds, which is not followed: its
+/// template is not proven to deploy, as with `Chart.yaml`'s dependencies.
+#[test]
+fn a_conditional_dependency_in_requirements_is_not_proven_to_render() {
+    let d = fx_value_files();
+    write(
+        d.path(),
+        "charts/web/requirements.yaml",
+        "dependencies:\n- name: sub\n  version: 0.1.0\n  condition: sub.enabled\n",
+    );
+    git(d.path(), &["add", "charts/web/requirements.yaml"]);
+    git(d.path(), &["commit", "-qm", "conditional subchart"]);
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = v["feeders"].as_array().unwrap().clone();
+    let file = "charts/web/charts/sub/templates/x.yaml";
+    assert_eq!(
+        verdicts(&rows, file),
+        vec!["\"Application/abs\" \"not_proven\""]
+    );
+    let r = rows.iter().find(|r| r["file"] == file).unwrap();
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("charts/web/requirements.yaml"),
+        "{r}"
+    );
+}

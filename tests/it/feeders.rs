@@ -795,3 +795,166 @@ fn kustomizations_and_value_files_reach_outside_the_source_path() {
         assert_eq!(r["verdict"], "deploys_on_merge", "{path}: {r}");
     }
 }
+
+/// After a merge only committed content is on the branch: an Application
+/// git does not track (written, never added) feeds nothing, so the file it
+/// alone would feed is not "deploys"; the review names it as not
+/// committed. Once git tracks it, it is read again.
+#[test]
+fn an_untracked_application_feeds_nothing_after_the_merge() {
+    let d = repo(REPO_HTTPS, &[("apps/a.yaml", child("a", 0, true))]);
+    write(
+        d.path(),
+        "root.yaml",
+        &root_app(
+            "root",
+            REPO_HTTPS,
+            "apps",
+            "  syncPolicy:\n    automated: {}\n",
+        ),
+    );
+    let (rows, v) = feeders(d.path(), &[]);
+    let r = row(&rows, "apps/a.yaml");
+    assert_ne!(r["verdict"], "deploys_on_merge", "{r:#}");
+    assert_ne!(r["feeder"], "Application/root", "{r:#}");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("root.yaml: not committed: not part of the merge"),
+        "{notes}"
+    );
+    // The rebind's review says the same, and --require-deploys refuses.
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = row(v["feeders"].as_array().unwrap(), "apps/a.yaml");
+    assert_ne!(r["verdict"], "deploys_on_merge", "{r:#}");
+    assert!(
+        v["after_merge_notes"]
+            .to_string()
+            .contains("root.yaml: not committed"),
+        "{v:#}"
+    );
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Tracked, the same Application is the parent that deploys it.
+    git(d.path(), &["add", "root.yaml"]);
+    let (rows, v) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    assert!(!v["notes"].to_string().contains("not committed"), "{v:#}");
+}
+
+/// A value file the chart's Application names that git does not track is
+/// not in the merge: the chart's files are not proven to deploy.
+#[test]
+fn an_untracked_value_file_is_not_in_the_merge() {
+    let app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: hub\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {REPO_HTTPS}\n    path: charts/hub\n    helm:\n      valueFiles: [values-prod.yaml]\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n  syncPolicy:\n    automated: {{}}\n"
+    );
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            ("hub.yaml", app),
+            ("charts/hub/Chart.yaml", "apiVersion: v2\nname: hub\nversion: 0.1.0\n".into()),
+            ("charts/hub/values.yaml", format!("server: {OLD}\n")),
+            (
+                "charts/hub/templates/cm.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {server: '{{ .Values.server }}'}\n".into(),
+            ),
+        ],
+    );
+    write(d.path(), "charts/hub/values-prod.yaml", "x: 1\n");
+    let (rows, _) = feeders(d.path(), &[]);
+    let r = row(&rows, "charts/hub/values.yaml");
+    assert_ne!(r["verdict"], "deploys_on_merge", "{r:#}");
+    git(d.path(), &["add", "charts/hub/values-prod.yaml"]);
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(
+        row(&rows, "charts/hub/values.yaml")["verdict"],
+        "deploys_on_merge"
+    );
+}
+
+/// `--base` is resolved as git resolves a name: a remote-tracking branch
+/// (`origin/main`, `upstream/main` as `refs/remotes/...`) is that remote's
+/// branch, the base and no "no branch" note; a name nothing resolves stays
+/// "no branch of this clone", and a tag names no branch: both refused.
+#[test]
+fn base_names_a_remote_tracking_branch_as_git_resolves_it() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: main\n  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    // A fork's second remote naming the same repository.
+    git(d.path(), &["remote", "add", "upstream", REPO_SSH]);
+    git(
+        d.path(),
+        &["update-ref", "refs/remotes/upstream/main", "HEAD"],
+    );
+    // No local `main`: only the remote-tracking branches name it.
+    git(d.path(), &["checkout", "-q", "--detach"]);
+    git(d.path(), &["branch", "-q", "-D", "main"]);
+    for base in ["upstream/main", "origin/main", "remotes/origin/main"] {
+        let (rows, v) = feeders(d.path(), &["--base", base]);
+        assert!(!v["notes"].to_string().contains("no branch"), "{base}: {v}");
+        assert_eq!(v["base"], "main", "{base}: {v}");
+        assert_eq!(
+            row(&rows, "apps/a.yaml")["verdict"],
+            "deploys_on_merge",
+            "{base}"
+        );
+        let o = rebind(
+            d.path(),
+            &[
+                "diff",
+                "--require-deploys",
+                "--base",
+                base,
+                "--from",
+                OLD,
+                "--to",
+                NEW,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(1), "{base}: {}", stderr(&o));
+    }
+    for (base, says) in [
+        (
+            "upstream/mian",
+            "--base upstream/mian is no branch of this clone",
+        ),
+        ("v1.4.0", "--base v1.4.0 names refs/tags/v1.4.0, no branch"),
+    ] {
+        let (_, v) = feeders(d.path(), &["--base", base]);
+        assert!(v["notes"].to_string().contains(says), "{base}: {v}");
+        let o = rebind(
+            d.path(),
+            &[
+                "diff",
+                "--require-deploys",
+                "--base",
+                base,
+                "--from",
+                OLD,
+                "--to",
+                NEW,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{base}: {}", stderr(&o));
+    }
+}

@@ -647,3 +647,48 @@ fn init_and_check_see_the_template_function_roads() {
     );
     assert!(!stdout(&out).contains("b/values.yaml"), "{}", stdout(&out));
 }
+
+/// A chart of apiVersion v1 gives its dependencies in `requirements.yaml`
+/// (Helm v2's file; Helm 3's loader reads it into the chart's
+/// dependencies, `pkg/chart/loader/load.go`): a subchart's values sit
+/// under the alias it gives there. Discovery over-finds: a dependency
+/// whose `condition` is false (or that `tags` leave out) is read all the
+/// same, so its values positions are found and rewritten, ready for when
+/// it is enabled.
+#[test]
+fn requirements_yaml_dependencies_are_read_whatever_their_condition() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    write(
+        root,
+        "umb/Chart.yaml",
+        "apiVersion: v1\nname: umb\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "umb/requirements.yaml",
+        "dependencies:\n  - name: sub\n    alias: hub\n    version: 0.1.0\n    condition: hub.enabled\n  - name: sub\n    alias: spoke\n    version: 0.1.0\n    tags: [edge]\n",
+    );
+    write(
+        root,
+        "umb/charts/sub/Chart.yaml",
+        "apiVersion: v1\nname: sub\nversion: 0.1.0\n",
+    );
+    write(
+        root,
+        "umb/charts/sub/templates/app.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  project: default\n  destination:\n    server: {{ .Values.url }}\n    namespace: x\n",
+    );
+    let values = format!(
+        "tags:\n  edge: false\nhub:\n  enabled: false\n  url: {OLD}\nspoke:\n  url: {OLD}\nsub:\n  url: {OTHER}\n"
+    );
+    write(root, "umb/values.yaml", &values);
+    let s = scan(root);
+    assert_eq!(
+        places(&s),
+        owned(&[("umb/values.yaml", 5), ("umb/values.yaml", 7)]),
+        "{:?}",
+        notes(&s)
+    );
+    assert!(no_other(&s), "{s}");
+}

@@ -60,10 +60,12 @@ pub fn registration_of(doc: &Node, file: &str) -> Option<Registered> {
         ("nameNormalized".into(), normalized(&name)),
         (server_key().into(), field(server_key()).unwrap_or_default()),
     ];
-    // `project` only when the registration sets it (argo-cd
-    // `getClusterParameters`).
+    // `project`: the registration's, and empty when it sets none (argo-cd
+    // `applicationset/generators/cluster.go` `getClusterParameters`:
+    // `params["project"] = ""` when the Secret has no `project`), so
+    // `{{project}}` renders empty rather than not at all.
     let project = positions::REGISTRATION_PROJECT_KEY;
-    params.extend(field(project).map(|p| (project.into(), p)));
+    params.push((project.into(), field(project).unwrap_or_default()));
     let labels = scalars(labels_node);
     for (k, v) in &labels {
         params.push((format!("metadata.labels.{k}"), v.clone()));
@@ -480,6 +482,30 @@ mod tests {
             1
         );
         assert!(clusters(&prod, &Vec::new(), &[]).is_err());
+    }
+
+    /// argo-cd `getClusterParameters`: `project` is the Secret's, or empty
+    /// when it has none (never missing), as for the local cluster.
+    #[test]
+    fn a_registration_without_a_project_gives_an_empty_project() {
+        let secret = |extra: &str| {
+            let text = format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: prod\n  server: https://k8s.example.org:6443\n{extra}"
+            );
+            let doc = crate::syntax::yaml::read_yaml_or_json(&text)
+                .unwrap()
+                .remove(0);
+            registration_of(&doc, "c.yaml").unwrap()
+        };
+        let none = secret("");
+        assert!(has(&none.params, "project", ""), "{:?}", none.params);
+        assert_eq!(render("p-{{project}}", &none.params).as_deref(), Some("p-"));
+        let team = secret("  project: team-a\n");
+        assert!(has(&team.params, "project", "team-a"), "{:?}", team.params);
+        assert_eq!(
+            team.params.iter().filter(|(k, _)| k == "project").count(),
+            1
+        );
     }
 
     /// What discovery reads of generators: a matrix whose sets are known

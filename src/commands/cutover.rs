@@ -661,13 +661,14 @@ fn workload_endpoints_and_unread(walk: &Walk) -> Result<(Vec<String>, String)> {
     let want = crate::find::locate::Want {
         only: false,
         names: false,
+        arns: false,
     };
     crate::commands::pipeline::each_source(walk, &[], want, |item| match item {
         crate::find::inventory::Item::Source(s) => summary.add(&s),
         crate::find::inventory::Item::Skipped(s) => {
             unread.push_str(&format!("\nnot read: {}: {}", s.rel, s.reason))
         }
-        crate::find::inventory::Item::Note(_) => {}
+        crate::find::inventory::Item::Note(_) | crate::find::inventory::Item::Arns(..) => {}
     })?;
     let found = summary
         .workload()

@@ -44,6 +44,7 @@ pub fn run(a: &InitOptions) -> Done {
     let want = crate::find::locate::Want {
         only: false,
         names: true,
+        arns: false,
     };
     // A file holding endpoint text that does not parse: its counts cannot
     // be known, so nothing is written until it is fixed.

@@ -22,6 +22,7 @@ pub fn inventory(walk: &Walk, hosts: &[String], only_hosts: bool) -> Result<Inve
     let want = locate::Want {
         only: only_hosts,
         names: false,
+        arns: false,
     };
     Ok(gather(walk, hosts, want, false)?.0)
 }
@@ -39,6 +40,7 @@ pub fn rebind_inventory(
     let want = locate::Want {
         only: true,
         names: false,
+        arns: false,
     };
     gather(walk, hosts, want, true)
 }
@@ -66,7 +68,7 @@ fn gather(
         |f| match f {
             Item::Source(s) => inv.sources.push(*s),
             Item::Skipped(s) => inv.skipped.push(s),
-            Item::Note(_) => {}
+            Item::Note(_) | Item::Arns(..) => {}
         },
         |c| kept.push(c),
     )?;
@@ -272,6 +274,9 @@ impl Shared<'_> {
                     if let Some(c) = done.candidate {
                         keep(c);
                     }
+                    if let Some((rel, arns)) = done.arns {
+                        sink(Item::Arns(rel, arns));
+                    }
                     match done.outcome {
                         Outcome::Source(s) => sink(Item::Source(s)),
                         Outcome::Skipped(s) => sink(Item::Skipped(s)),
@@ -371,6 +376,8 @@ enum Outcome {
 struct Done {
     outcome: Outcome,
     candidate: Option<feeders::Candidate>,
+    /// The EKS cluster ARNs the file names ([`locate::Want::arns`]).
+    arns: Option<(String, Vec<crate::find::names::ArnRef>)>,
 }
 
 impl From<Outcome> for Done {
@@ -378,13 +385,14 @@ impl From<Outcome> for Done {
         Done {
             outcome,
             candidate: None,
+            arns: None,
         }
     }
 }
 
 impl Done {
     fn is_empty(&self) -> bool {
-        matches!(self.outcome, Outcome::Nothing) && self.candidate.is_none()
+        matches!(self.outcome, Outcome::Nothing) && self.candidate.is_none() && self.arns.is_none()
     }
 }
 
@@ -392,10 +400,12 @@ impl Done {
 type Look = (bool, bool);
 
 /// What a file read holds: its content when it is worth a closer look
-/// (with the first look at a text), and the after-merge review's candidate.
+/// (with the first look at a text), the after-merge review's candidate, and
+/// the EKS cluster ARNs it names (when asked).
 type Read = (
     Result<Option<(Content, Option<Look>)>, String>,
     Option<feeders::Candidate>,
+    Vec<crate::find::names::ArnRef>,
 );
 
 /// What every file of one run is read and located with.
@@ -468,7 +478,8 @@ impl Job<'_> {
         if kubeconfig_by_name {
             entry.role = Role::Yaml;
         }
-        let (read, candidate) = self.read(&entry, candidate_of);
+        let (read, candidate, arns) = self.read(&entry, candidate_of);
+        let arns = (!arns.is_empty()).then(|| (entry.rel.clone(), arns));
         let outcome = match read {
             Err(reason) => skip(&entry, reason, true)?,
             Ok(None) => Outcome::Nothing,
@@ -476,7 +487,11 @@ impl Job<'_> {
                 self.content(entry, content, first, kubeconfig_by_name)?
             }
         };
-        Ok(Done { outcome, candidate })
+        Ok(Done {
+            outcome,
+            candidate,
+            arns,
+        })
     }
 
     /// Reads a file into a reused buffer: most files are plain text holding
@@ -488,9 +503,17 @@ impl Job<'_> {
         let yaml = entry.role == Role::Yaml;
         BUF.with_borrow_mut(|buf| {
             if let Err(reason) = walk::read_into(&entry.path, buf) {
-                return (Err(reason), None);
+                return (Err(reason), None, Vec::new());
             }
             let text = walk::as_text(buf);
+            let arns = match text {
+                Some(t)
+                    if self.want.arns && yaml && t.contains(":eks:") && t.contains(":cluster/") =>
+                {
+                    crate::find::names::cluster_arns(t)
+                }
+                _ => Vec::new(),
+            };
             // The review reads any UTF-8 file as text.
             let candidate = candidate_of.and_then(|sole| {
                 let raw = text.or_else(|| std::str::from_utf8(buf).ok())?;
@@ -508,7 +531,7 @@ impl Job<'_> {
             if buf.capacity() > 1 << 20 {
                 *buf = Vec::new();
             }
-            (Ok(read), candidate)
+            (Ok(read), candidate, arns)
         })
     }
 
@@ -784,6 +807,7 @@ mod tests {
         let want = locate::Want {
             only: true,
             names: false,
+            arns: false,
         };
         assert!(gather(&walk_of(&base), &hosts, want, false)
             .unwrap()

@@ -116,16 +116,22 @@ fn walk(run: &ScanRun, names: bool, each: json::Feed) -> Result<json::ScanRest> 
     let mut skipped = Vec::new();
     let mut errors = Vec::new();
     let mut listed = 0usize;
-    let want = crate::find::locate::Want { only: false, names };
+    let want = crate::find::locate::Want {
+        only: false,
+        names,
+        arns: true,
+    };
     // Endpoints found only by their position (no managed host shape): their
     // comment and text mentions are looked up in a second pass, as `--from`
     // would find them.
     let mut by_position: Vec<Endpoint> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut notes = Vec::new();
+    let mut arn_clusters = Vec::new();
     each_source(&run.walk, &run.hosts, want, |item| match item {
         Item::Skipped(s) => skipped.push(s),
         Item::Note(n) => notes.push(n),
+        Item::Arns(rel, arns) => arn_clusters.extend(arns.into_iter().map(|a| (rel.clone(), a))),
         Item::Source(mut src) => {
             if !run.from.is_empty() {
                 let keep = |o: &Occurrence| run.from.iter().any(|f| rewrite::matches(o, f));
@@ -156,6 +162,7 @@ fn walk(run: &ScanRun, names: bool, each: json::Feed) -> Result<json::ScanRest> 
         let want = crate::find::locate::Want {
             only: true,
             names: false,
+            arns: false,
         };
         each_source(&run.walk, &hosts, want, |item| {
             let Item::Source(mut src) = item else { return };
@@ -185,32 +192,8 @@ fn walk(run: &ScanRun, names: bool, each: json::Feed) -> Result<json::ScanRest> 
         skipped,
         errors,
         notes,
-        arn_clusters: arn_clusters(&run.walk),
+        arn_clusters,
     })
-}
-
-/// The values of the walked YAML files that name a cluster by its EKS ARN
-/// (`server: arn:aws:eks:REGION:ACCOUNT:cluster/NAME`): no endpoint text,
-/// so the endpoint pass does not see them.
-fn arn_clusters(walk: &crate::discover::walk::Walk) -> Vec<(String, crate::find::names::ArnRef)> {
-    use crate::discover::walk::{Found, Role};
-    let yaml = walk.files().filter_map(|item| match item {
-        Found::Entry(e) if e.role == Role::Yaml => Some(e),
-        _ => None,
-    });
-    let mut out = Vec::new();
-    // Read on all cores, a chunk of files at a time.
-    let read = |e: &crate::discover::walk::Entry| match std::fs::read_to_string(&e.path) {
-        Ok(text) if text.contains(":eks:") && text.contains(":cluster/") => {
-            crate::find::names::cluster_arns(&text)
-                .into_iter()
-                .map(|a| (e.rel.clone(), a))
-                .collect()
-        }
-        _ => Vec::new(),
-    };
-    crate::sys::par::par_each(yaml, read, |found| out.extend(found));
-    out
 }
 
 /// `rebind scan`: every occurrence in the format asked for; exit 2 when a

@@ -40,4 +40,7 @@ pub enum Item {
     /// A chart template action at a cluster position that was not followed
     /// (handed over first, before any file).
     Note(templates::Note),
+    /// The EKS cluster ARNs a YAML file names (only when asked:
+    /// [`crate::find::locate::Want::arns`]), with the file's shown path.
+    Arns(String, Vec<crate::find::names::ArnRef>),
 }

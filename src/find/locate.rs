@@ -340,7 +340,7 @@ pub fn locate_text(text: &str, extra_hosts: &[String]) -> Located {
 }
 
 /// What a caller needs located.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Want {
     /// Just the occurrences of the given hosts (what a rebind needs).
     pub only: bool,
@@ -348,6 +348,9 @@ pub struct Want {
     /// ([`Occurrence::cluster_hint`]): `init` and the scan's JSON report need
     /// it; nothing else reads it, and it is the dearest part of locating.
     pub names: bool,
+    /// The EKS cluster ARNs each YAML file names ([`crate::find::names::cluster_arns`]),
+    /// read while the file is in hand: `scan` lists the clusters named so.
+    pub arns: bool,
 }
 
 /// Parses `text` as YAML (JSON included), masking Helm template actions if the
@@ -355,7 +358,15 @@ pub struct Want {
 /// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
 /// Cluster names are included; see [`locate_yaml_for`].
 pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, ParseError> {
-    locate_yaml_for(text, extra_hosts, Want { only, names: true })
+    locate_yaml_for(
+        text,
+        extra_hosts,
+        Want {
+            only,
+            names: true,
+            arns: false,
+        },
+    )
 }
 
 /// [`locate_yaml`], locating what `want` says.

@@ -59,8 +59,32 @@ fn unparsed(src: &crate::find::inventory::Source) -> Option<Finding> {
     })
 }
 
+/// Whether the template mention `o` of `src` sits in a template comment
+/// (`{{/* ... */}}`), not in an action that renders or decides. The
+/// inventory may not keep the file's text: it is read again (once per
+/// file), and a file that cannot be read again proves nothing.
+fn in_template_comment(
+    src: &crate::find::inventory::Source,
+    o: &Occurrence,
+    text: &mut Option<String>,
+) -> bool {
+    if text.is_none() {
+        *text = Some(if src.text.is_empty() {
+            std::fs::read_to_string(&src.entry.path).unwrap_or_default()
+        } else {
+            src.text.to_string()
+        });
+    }
+    let text = text.as_deref().unwrap_or_default();
+    let at = o.found.start;
+    crate::syntax::yaml::template_actions(text)
+        .iter()
+        .any(|&(s, e)| s <= at && at < e && crate::syntax::yaml::action_is_comment(&text[s..e]))
+}
+
 /// Checks every occurrence in `inv` against the config. Retired endpoints in
-/// values are errors, in comments, text and template actions warnings;
+/// values and template actions (a literal `default`, a comparison) are
+/// errors, in comments, template comments and text warnings;
 /// unknown endpoints at cluster positions are errors unless `allow_unknown`.
 pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
     // What could not be read or parsed cannot be shown clean.
@@ -87,6 +111,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
         // Read once per file, only when a retired endpoint sits at a
         // registration's server.
         let mut registrations = None;
+        let mut text = None;
         for o in src.occurrences() {
             let retired = cfg
                 .clusters
@@ -97,8 +122,14 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                     out.push(f);
                     continue;
                 }
-                // A file that does not parse cannot prove the mention harmless.
-                let level = if o.kind == Kind::Value || src.located.is_err() {
+                // A file that does not parse cannot prove the mention
+                // harmless; a literal in a template action (a `default`, a
+                // comparison) is committed and renders or decides when the
+                // value is unset: only a template comment is a mention.
+                let level = if o.kind == Kind::Value
+                    || src.located.is_err()
+                    || (o.kind == Kind::Template && !in_template_comment(src, o, &mut text))
+                {
                     Level::Error
                 } else {
                     Level::Warning
@@ -125,6 +156,11 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                     f.fix = Some(format!(
                         "rebind apply --from {} --to {}",
                         r.url(),
+                        c.endpoint.url()
+                    ));
+                } else if o.kind == Kind::Template && f.level == Level::Error {
+                    f.fix = Some(format!(
+                        "change the literal in the template action to {} by hand (rebind never rewrites template actions)",
                         c.endpoint.url()
                     ));
                 }

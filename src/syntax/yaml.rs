@@ -200,19 +200,30 @@ fn in_action(c: u8) -> bool {
         )
 }
 
+/// An action's text after its `{{` (and a trim marker `- `).
+fn action_body(action: &str) -> &str {
+    let inner = action.strip_prefix("{{").unwrap_or(action);
+    inner
+        .strip_prefix('-')
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
+        .unwrap_or(inner)
+        .trim_start()
+}
+
+/// Whether the action `action` (`{{ ... }}`) is a template comment
+/// (`{{/* ... */}}`, `{{- /* ... */ -}}`): it neither renders nor decides.
+pub fn action_is_comment(action: &str) -> bool {
+    action_body(action).starts_with("/*")
+}
+
 /// Whether the action `action` (`{{ ... }}`) writes text where it stands:
 /// not a comment, a control keyword (`if`, `else`, `end`, `range`, `with`,
 /// `define`, `break`, `continue`) or a variable's assignment.
 pub fn action_renders(action: &str) -> bool {
-    let inner = action.strip_prefix("{{").unwrap_or(action);
-    let inner = inner
-        .strip_prefix('-')
-        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
-        .unwrap_or(inner)
-        .trim_start();
-    if inner.starts_with("/*") {
+    if action_is_comment(action) {
         return false;
     }
+    let inner = action_body(action);
     let word_end = inner
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
         .unwrap_or(inner.len());

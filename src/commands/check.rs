@@ -82,6 +82,60 @@ fn in_template_comment(
         .any(|&(s, e)| s <= at && at < e && crate::syntax::yaml::action_is_comment(&text[s..e]))
 }
 
+/// The finding of a retired endpoint `r` of cluster `c` at `o` (not a
+/// rollback registration). `text`: the file's text, once read.
+fn retired_finding(
+    src: &crate::find::inventory::Source,
+    o: &Occurrence,
+    c: &config::Cluster,
+    r: &crate::text::endpoint::Endpoint,
+    text: &mut Option<String>,
+) -> Finding {
+    // A file that does not parse cannot prove the mention harmless; a
+    // literal in a template action (a `default`, a comparison) is committed
+    // and renders or decides when the value is unset: only a template
+    // comment is a mention.
+    let level = if o.kind == Kind::Value
+        || src.located.is_err()
+        || (o.kind == Kind::Template && !in_template_comment(src, o, text))
+    {
+        Level::Error
+    } else {
+        Level::Warning
+    };
+    let place = match o.kind {
+        Kind::Value => "",
+        Kind::Comment => " (in a comment)",
+        Kind::Text => " (in a text file)",
+        Kind::Template => " (in a template action)",
+    };
+    let mut f = finding(
+        &src.entry.rel,
+        o,
+        level,
+        rules::RETIRED,
+        format!(
+            "retired endpoint {} of cluster {}; current is {}{place}",
+            r.url(),
+            c.name,
+            c.endpoint.url()
+        ),
+    );
+    if o.kind == Kind::Value {
+        f.fix = Some(format!(
+            "rebind apply --from {} --to {}",
+            r.url(),
+            c.endpoint.url()
+        ));
+    } else if o.kind == Kind::Template && f.level == Level::Error {
+        f.fix = Some(format!(
+                "change the literal in the template action to {} by hand (rebind never rewrites template actions)",
+                c.endpoint.url()
+            ));
+    }
+    f
+}
+
 /// Checks every occurrence in `inv` against the config. Retired endpoints in
 /// values and template actions (a literal `default`, a comparison) are
 /// errors, in comments, template comments and text warnings;
@@ -122,49 +176,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                     out.push(f);
                     continue;
                 }
-                // A file that does not parse cannot prove the mention
-                // harmless; a literal in a template action (a `default`, a
-                // comparison) is committed and renders or decides when the
-                // value is unset: only a template comment is a mention.
-                let level = if o.kind == Kind::Value
-                    || src.located.is_err()
-                    || (o.kind == Kind::Template && !in_template_comment(src, o, &mut text))
-                {
-                    Level::Error
-                } else {
-                    Level::Warning
-                };
-                let place = match o.kind {
-                    Kind::Value => "",
-                    Kind::Comment => " (in a comment)",
-                    Kind::Text => " (in a text file)",
-                    Kind::Template => " (in a template action)",
-                };
-                let mut f = finding(
-                    rel,
-                    o,
-                    level,
-                    rules::RETIRED,
-                    format!(
-                        "retired endpoint {} of cluster {}; current is {}{place}",
-                        r.url(),
-                        c.name,
-                        c.endpoint.url()
-                    ),
-                );
-                if o.kind == Kind::Value {
-                    f.fix = Some(format!(
-                        "rebind apply --from {} --to {}",
-                        r.url(),
-                        c.endpoint.url()
-                    ));
-                } else if o.kind == Kind::Template && f.level == Level::Error {
-                    f.fix = Some(format!(
-                        "change the literal in the template action to {} by hand (rebind never rewrites template actions)",
-                        c.endpoint.url()
-                    ));
-                }
-                out.push(f);
+                out.push(retired_finding(src, o, c, r, &mut text));
                 continue;
             }
             let declared = cfg.clusters.iter().any(|c| matches(o, &c.endpoint));

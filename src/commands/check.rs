@@ -59,8 +59,88 @@ fn unparsed(src: &crate::find::inventory::Source) -> Option<Finding> {
     })
 }
 
+/// Whether the template mention `o` of `src` sits in a template comment
+/// (`{{/* ... */}}`), not in an action that renders or decides. The
+/// inventory may not keep the file's text: it is read again (once per
+/// file), and a file that cannot be read again proves nothing.
+fn in_template_comment(
+    src: &crate::find::inventory::Source,
+    o: &Occurrence,
+    text: &mut Option<String>,
+) -> bool {
+    if text.is_none() {
+        *text = Some(if src.text.is_empty() {
+            std::fs::read_to_string(&src.entry.path).unwrap_or_default()
+        } else {
+            src.text.to_string()
+        });
+    }
+    let text = text.as_deref().unwrap_or_default();
+    let at = o.found.start;
+    crate::syntax::yaml::template_actions(text)
+        .iter()
+        .any(|&(s, e)| {
+            s <= at && at < e && crate::syntax::gotemplate::action_is_comment(&text[s..e])
+        })
+}
+
+/// The finding of a retired endpoint `r` of cluster `c` at `o` (not a
+/// rollback registration). `text`: the file's text, once read.
+fn retired_finding(
+    src: &crate::find::inventory::Source,
+    o: &Occurrence,
+    c: &config::Cluster,
+    r: &crate::text::endpoint::Endpoint,
+    text: &mut Option<String>,
+) -> Finding {
+    // A file that does not parse cannot prove the mention harmless; a
+    // literal in a template action (a `default`, a comparison) is committed
+    // and renders or decides when the value is unset: only a template
+    // comment is a mention.
+    let level = if o.kind == Kind::Value
+        || src.located.is_err()
+        || (o.kind == Kind::Template && !in_template_comment(src, o, text))
+    {
+        Level::Error
+    } else {
+        Level::Warning
+    };
+    let place = match o.kind {
+        Kind::Value => "",
+        Kind::Comment => " (in a comment)",
+        Kind::Text => " (in a text file)",
+        Kind::Template => " (in a template action)",
+    };
+    let mut f = finding(
+        &src.entry.rel,
+        o,
+        level,
+        rules::RETIRED,
+        format!(
+            "retired endpoint {} of cluster {}; current is {}{place}",
+            r.url(),
+            c.name,
+            c.endpoint.url()
+        ),
+    );
+    if o.kind == Kind::Value {
+        f.fix = Some(format!(
+            "rebind apply --from {} --to {}",
+            r.url(),
+            c.endpoint.url()
+        ));
+    } else if o.kind == Kind::Template && f.level == Level::Error {
+        f.fix = Some(format!(
+                "change the literal in the template action to {} by hand (rebind never rewrites template actions)",
+                c.endpoint.url()
+            ));
+    }
+    f
+}
+
 /// Checks every occurrence in `inv` against the config. Retired endpoints in
-/// values are errors, in comments, text and template actions warnings;
+/// values and template actions (a literal `default`, a comparison) are
+/// errors, in comments, template comments and text warnings;
 /// unknown endpoints at cluster positions are errors unless `allow_unknown`.
 pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding> {
     // What could not be read or parsed cannot be shown clean.
@@ -87,6 +167,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
         // Read once per file, only when a retired endpoint sits at a
         // registration's server.
         let mut registrations = None;
+        let mut text = None;
         for o in src.occurrences() {
             let retired = cfg
                 .clusters
@@ -97,38 +178,7 @@ pub fn check(inv: &Inventory, cfg: &Config, allow_unknown: bool) -> Vec<Finding>
                     out.push(f);
                     continue;
                 }
-                // A file that does not parse cannot prove the mention harmless.
-                let level = if o.kind == Kind::Value || src.located.is_err() {
-                    Level::Error
-                } else {
-                    Level::Warning
-                };
-                let place = match o.kind {
-                    Kind::Value => "",
-                    Kind::Comment => " (in a comment)",
-                    Kind::Text => " (in a text file)",
-                    Kind::Template => " (in a template action)",
-                };
-                let mut f = finding(
-                    rel,
-                    o,
-                    level,
-                    rules::RETIRED,
-                    format!(
-                        "retired endpoint {} of cluster {}; current is {}{place}",
-                        r.url(),
-                        c.name,
-                        c.endpoint.url()
-                    ),
-                );
-                if o.kind == Kind::Value {
-                    f.fix = Some(format!(
-                        "rebind apply --from {} --to {}",
-                        r.url(),
-                        c.endpoint.url()
-                    ));
-                }
-                out.push(f);
+                out.push(retired_finding(src, o, c, r, &mut text));
                 continue;
             }
             let declared = cfg.clusters.iter().any(|c| matches(o, &c.endpoint));

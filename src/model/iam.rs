@@ -35,6 +35,24 @@ pub const STRING_LIKE: &str = "StringLike";
 pub const FOR_ANY_VALUE: &str = "ForAnyValue:";
 /// The web-identity action, and the wildcards that take it.
 pub const WEB_IDENTITY_ACTIONS: [&str; 3] = ["sts:AssumeRoleWithWebIdentity", "sts:*", "*"];
+/// An explicit deny: it overrides any `Allow` ("Policy evaluation logic").
+pub const DENY: &str = "Deny";
+/// The elements that name what a statement does *not* apply to: every
+/// action, principal or resource but those listed.
+pub const NOT_ACTION: &str = "NotAction";
+pub const NOT_PRINCIPAL: &str = "NotPrincipal";
+pub const NOT_RESOURCE: &str = "NotResource";
+/// The principal type whose `*` means every principal, and the wildcard.
+pub const AWS_PRINCIPAL: &str = "AWS";
+pub const ANY: &str = "*";
+/// The negated string operators, read as conditions a twin must repeat.
+pub const STRING_NOT_EQUALS: &str = "StringNotEquals";
+pub const STRING_NOT_LIKE: &str = "StringNotLike";
+/// Operators and modifiers the model does not evaluate: a statement using
+/// one on a web-identity grant is not proven.
+pub const NULL: &str = "Null";
+pub const FOR_ALL_VALUES: &str = "ForAllValues:";
+pub const IF_EXISTS: &str = "IfExists";
 /// The condition-key suffixes of an EKS issuer that say who is granted.
 pub const SUBJECT: &str = "sub";
 pub const AUDIENCE: &str = "aud";
@@ -131,6 +149,100 @@ pub struct Statement {
     /// grants nobody.
     pub mismatched: bool,
     pub grants: Vec<Grant>,
+    /// An `Allow` that may let web-identity tokens in through something the
+    /// model does not evaluate (`NotAction`, `NotPrincipal`, `NotResource`,
+    /// a wildcard principal, an unknown operator or key, `Null`, a policy
+    /// variable): why. What it grants is not known: not proven.
+    pub unknown: Option<String>,
+    /// An explicit `Deny` that may apply to `sts:AssumeRoleWithWebIdentity`:
+    /// whom it may deny.
+    pub deny: Option<Deny>,
+}
+
+/// Whom an explicit `Deny` may apply to, as far as it is proven: a token it
+/// is not proven disjoint from counts as denied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Deny {
+    /// The EKS issuers its principal names; `None`: any (a wildcard,
+    /// `NotPrincipal`, an unresolved or missing principal).
+    pub issuers: Option<Vec<Issuer>>,
+    /// Its positive string conditions on an issuer's key (`StringEquals`,
+    /// `StringLike`, `ForAnyValue:` on them): the issuer, the key's suffix,
+    /// whether its values are patterns, the values. A token lacking the key
+    /// (another issuer's) or with a value none matches is not denied.
+    pub requires: Vec<(Issuer, String, bool, Vec<String>)>,
+}
+
+impl Deny {
+    /// Whether this deny may apply to a token `g` lets in: not proven
+    /// disjoint from it.
+    pub fn may_deny(&self, g: &Grant) -> bool {
+        if let Some(is) = &self.issuers {
+            if !is.iter().any(|i| i.same(&g.issuer)) {
+                return false;
+            }
+        }
+        for (issuer, suffix, like, values) in &self.requires {
+            if !issuer.same(&g.issuer) {
+                // Another issuer's key is in no token of this one.
+                return false;
+            }
+            let granted = match suffix.as_str() {
+                SUBJECT => &g.subject,
+                AUDIENCE => &g.audience,
+                _ => continue,
+            };
+            // Only a literal granted value can be shown to miss them all.
+            if let Some(p) = granted.as_ref().filter(|p| !p.like) {
+                let hit = values.iter().any(|v| {
+                    if *like {
+                        wildcard_match(v, &p.value, false)
+                    } else {
+                        *v == p.value
+                    }
+                });
+                if !hit {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+/// IAM's wildcard matching: `*` any run of characters, `?` any one
+/// (action names compare case-insensitively, `ci`).
+pub fn wildcard_match(pattern: &str, s: &str, ci: bool) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = if ci {
+        (
+            pattern.to_ascii_lowercase().chars().collect(),
+            s.to_ascii_lowercase().chars().collect(),
+        )
+    } else {
+        (pattern.chars().collect(), s.chars().collect())
+    };
+    let (mut i, mut j) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while j < t.len() {
+        if i < p.len() && (p[i] == '?' || p[i] == t[j]) {
+            i += 1;
+            j += 1;
+        } else if i < p.len() && p[i] == '*' {
+            star = Some(i);
+            mark = j;
+            i += 1;
+        } else if let Some(st) = star {
+            i = st + 1;
+            mark += 1;
+            j = mark;
+        } else {
+            return false;
+        }
+    }
+    while i < p.len() && p[i] == '*' {
+        i += 1;
+    }
+    i == p.len()
 }
 
 impl Statement {
@@ -259,23 +371,54 @@ fn looks_unfilled(s: &str) -> bool {
             .any(|p| p.len() >= 3 && p.bytes().all(|b| b == b'x'))
 }
 
-/// `Effect: Allow` (or none) and an `Action` that takes web identity (or
-/// none: a copy keeps what it says).
-fn allows(st: &Node) -> bool {
-    let effect_ok = st.get(EFFECT).is_none_or(|e| e.as_str() == Some(ALLOW));
-    let action_ok = match st.get(ACTION) {
-        None => true,
-        Some(a) => {
-            let mut v = Vec::new();
-            scalars(a, &mut v);
-            v.iter().any(|s| {
-                WEB_IDENTITY_ACTIONS
-                    .iter()
-                    .any(|w| s.eq_ignore_ascii_case(w))
-            })
-        }
+/// How a statement's action elements meet `sts:AssumeRoleWithWebIdentity`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reach {
+    /// They do not take it (`Action` naming others, `NotAction` naming it).
+    No,
+    /// `Action` names it (or a wildcard that matches it), or there is no
+    /// action element (a copy keeps what it says).
+    Yes,
+    /// They may take it, in a way the model does not read as a grant.
+    Unknown(&'static str),
+}
+
+fn values(n: &Node) -> Vec<&str> {
+    let mut v = Vec::new();
+    scalars(n, &mut v);
+    v
+}
+
+fn action_reach(st: &Node) -> Reach {
+    let names = |v: &[&str]| {
+        v.iter()
+            .any(|s| wildcard_match(s.trim(), WEB_IDENTITY_ACTIONS[0], true))
     };
-    effect_ok && action_ok
+    let unfilled = |v: &[&str]| v.iter().any(|s| s.trim().is_empty() || looks_unfilled(s));
+    match (st.get(ACTION), st.get(NOT_ACTION)) {
+        (None, None) => Reach::Yes,
+        (Some(a), None) => {
+            let v = values(a);
+            if names(&v) {
+                Reach::Yes
+            } else if unfilled(&v) {
+                Reach::Unknown("its Action is not literal")
+            } else {
+                Reach::No
+            }
+        }
+        (None, Some(n)) => {
+            let v = values(n);
+            if names(&v) {
+                Reach::No
+            } else if unfilled(&v) {
+                Reach::Unknown("its NotAction is not literal")
+            } else {
+                Reach::Unknown("NotAction: it takes every action but those listed, web identity included, and the model reads grants from Action only")
+            }
+        }
+        (Some(_), Some(_)) => Reach::Unknown("both Action and NotAction"),
+    }
 }
 
 /// What a statement's `Principal` names.
@@ -284,6 +427,8 @@ struct Principals {
     issuers: Vec<(Issuer, Option<String>)>,
     unresolved: bool,
     others: bool,
+    /// It may name every principal: why (a wildcard, `NotPrincipal`).
+    any: Option<&'static str>,
 }
 
 /// The items of a `Federated` value: one, a list, or (`!Join [delimiter,
@@ -305,14 +450,29 @@ fn federated_items(v: &Node) -> Vec<&Node> {
 
 fn principals(st: &Node, root: Option<&Node>, masked: &[(usize, usize)]) -> Principals {
     let mut out = Principals::default();
+    if st.get(NOT_PRINCIPAL).is_some() {
+        out.any = Some("NotPrincipal: it names every principal but those listed");
+    }
     let Some(principal) = st.get(PRINCIPAL) else {
         return out;
     };
     let Value::Map(pairs) = &principal.value else {
+        match principal.as_str().map(str::trim) {
+            Some(ANY) => out.any = Some("a wildcard principal (*)"),
+            Some(s) if !looks_unfilled(s) => {}
+            _ => out.unresolved = true,
+        }
         out.others = true;
         return out;
     };
     for (k, v) in pairs {
+        let mut wild = Vec::new();
+        scalars(v, &mut wild);
+        if wild.iter().any(|w| w.trim() == ANY)
+            && matches!(k.as_str(), Some(AWS_PRINCIPAL | FEDERATED))
+        {
+            out.any = Some("a wildcard principal (*)");
+        }
         if k.as_str() != Some(FEDERATED) {
             out.others = true;
             continue;
@@ -364,13 +524,36 @@ struct Conditions {
     subjects: Option<Vec<Pattern>>,
     audiences: Option<Vec<Pattern>>,
     rest: Vec<String>,
+    /// An operator, key or value the model does not evaluate: why.
+    unknown: Option<String>,
+    /// The positive string conditions on one issuer's key (see [`Deny`]).
+    requires: Vec<(Issuer, String, bool, Vec<String>)>,
 }
 
 impl Conditions {
+    fn unknown(&mut self, why: String) {
+        self.unknown.get_or_insert(why);
+    }
+
     fn key(&mut self, op: &str, key: &str, v: &Node) {
         let base = op.strip_prefix(FOR_ANY_VALUE).unwrap_or(op);
         let mut values: Vec<&str> = Vec::new();
         scalars(v, &mut values);
+        let known_op = matches!(
+            base,
+            STRING_EQUALS | STRING_LIKE | STRING_NOT_EQUALS | STRING_NOT_LIKE
+        );
+        if !known_op {
+            self.unknown(format!(
+                "condition operator {op}, which the model does not evaluate"
+            ));
+        }
+        let variable = values.iter().any(|v| v.contains("${") || v.contains("{{"));
+        if variable {
+            self.unknown(format!(
+                "a policy variable or template in the values of {key}"
+            ));
+        }
         let found = find(key);
         let mut normal = key.to_string();
         let mut suffix = None;
@@ -385,6 +568,23 @@ impl Conditions {
         }
         if found.is_empty() && looks_unfilled(key) {
             self.key_unresolved = true;
+        } else if found.len() != 1 || !matches!(suffix.as_deref(), Some(SUBJECT | AUDIENCE)) {
+            self.unknown(format!(
+                "condition key {key}, which the model does not evaluate"
+            ));
+        }
+        if let (1, Some(sfx), STRING_EQUALS | STRING_LIKE, false) = (
+            found.len(),
+            suffix.as_deref(),
+            base,
+            variable || values.is_empty(),
+        ) {
+            self.requires.push((
+                found[0].issuer.clone(),
+                sfx.to_string(),
+                base == STRING_LIKE,
+                values.iter().map(|v| v.to_string()).collect(),
+            ));
         }
         let like = base == STRING_LIKE;
         let pats: Vec<Pattern> = values
@@ -422,11 +622,17 @@ fn conditions(st: &Node) -> Conditions {
                             c.key(op, k.as_str().unwrap_or(""), v);
                         }
                     }
-                    _ => c.rest.push(format!("{op} ?")),
+                    _ => {
+                        c.rest.push(format!("{op} ?"));
+                        c.unknown(format!("condition operator {op} without keys"));
+                    }
                 }
             }
         }
-        Some(_) => c.rest.push("?".into()),
+        Some(_) => {
+            c.rest.push("?".into());
+            c.unknown("a Condition that is not a mapping of operators".into());
+        }
         None => {}
     }
     c.rest.sort();
@@ -457,7 +663,31 @@ pub fn read_statement(
         && c.key_issuers
             .iter()
             .any(|k| !p.issuers.iter().all(|(i, _)| i.same(k)));
-    let allows = allows(st);
+    let effect = st.get(EFFECT).map(|e| e.as_str().map(str::trim));
+    let is_allow = effect.is_none() || effect == Some(Some(ALLOW));
+    let is_deny = effect == Some(Some(DENY));
+    let reach = action_reach(st);
+    let allows = is_allow && reach == Reach::Yes;
+    let may_federate =
+        !p.issuers.is_empty() || !c.key_issuers.is_empty() || p.any.is_some() || p.unresolved;
+    let unknown = if is_deny || reach == Reach::No || !may_federate {
+        None
+    } else if !is_allow {
+        Some("an Effect that is neither Allow nor Deny".to_string())
+    } else if let Reach::Unknown(why) = reach {
+        Some(why.to_string())
+    } else if let Some(why) = p.any {
+        Some(why.to_string())
+    } else if st.get(NOT_RESOURCE).is_some() {
+        Some("NotResource: it applies to every resource but those listed".to_string())
+    } else {
+        c.unknown.clone()
+    };
+    let deny = (is_deny && reach != Reach::No).then(|| Deny {
+        issuers: (p.any.is_none() && !p.unresolved && st.get(PRINCIPAL).is_some())
+            .then(|| p.issuers.iter().map(|(i, _)| i.clone()).collect()),
+        requires: c.requires.clone(),
+    });
     let mut grants = Vec::new();
     // Every key must name the principal's issuer (IAM ANDs them).
     for (issuer, account) in p.issuers.iter().filter(|_| allows) {
@@ -486,6 +716,8 @@ pub fn read_statement(
         key_issuers: c.key_issuers,
         mismatched,
         grants,
+        unknown,
+        deny,
     }
 }
 
@@ -601,5 +833,108 @@ mod tests {
         assert_eq!(s[0].principals.len(), 1);
         assert_eq!(s[0].principals[0].1.as_deref(), Some("111122223333"));
         assert!(s[1].unresolved);
+    }
+
+    #[test]
+    fn iam_wildcards_match_any_run_and_one_character() {
+        for (p, t, ci, want) in [
+            ("sts:*", "sts:AssumeRoleWithWebIdentity", true, true),
+            ("*", "sts:AssumeRoleWithWebIdentity", true, true),
+            (
+                "STS:assumerolewith*",
+                "sts:AssumeRoleWithWebIdentity",
+                true,
+                true,
+            ),
+            (
+                "sts:AssumeRole?ithWebIdentity",
+                "sts:AssumeRoleWithWebIdentity",
+                true,
+                true,
+            ),
+            (
+                "sts:AssumeRole",
+                "sts:AssumeRoleWithWebIdentity",
+                true,
+                false,
+            ),
+            (
+                "sts:AssumeRole*Saml",
+                "sts:AssumeRoleWithWebIdentity",
+                true,
+                false,
+            ),
+            (
+                "system:serviceaccount:*",
+                "system:serviceaccount:a:b",
+                false,
+                true,
+            ),
+            (
+                "system:serviceaccount:A:*",
+                "system:serviceaccount:a:b",
+                false,
+                false,
+            ),
+        ] {
+            assert_eq!(wildcard_match(p, t, ci), want, "{p} {t}");
+        }
+    }
+
+    #[test]
+    fn a_deny_applies_unless_proven_disjoint_and_notaction_never_grants() {
+        let allow = st(
+            &arn(B),
+            B,
+            "StringEquals",
+            r#""system:serviceaccount:a:a""#,
+            "Allow",
+        );
+        let deny = |s: &str| format!(r#"{{"Statement":[{allow},{s}]}}"#);
+        let grant = read(&deny(&allow))[0].grants[0].clone();
+        let may = |s: String| {
+            read(&deny(&s))[1]
+                .deny
+                .as_ref()
+                .is_some_and(|d| d.may_deny(&grant))
+        };
+        let same = st(
+            &arn(B),
+            B,
+            "StringEquals",
+            r#""system:serviceaccount:a:a""#,
+            "Deny",
+        );
+        assert!(may(same.clone()));
+        assert!(may(same.replace("\"StringEquals\"", "\"StringNotEquals\"")));
+        assert!(may(same.replace("sts:AssumeRoleWithWebIdentity", "sts:*")));
+        assert!(may(same
+            .replace(&arn(B), "\"*\"")
+            .replace("{\"Federated\":\"*\"}", "\"*\"")));
+        assert!(!may(same.replace("a:a", "b:b")));
+        assert!(!may(
+            same.replace("sts:AssumeRoleWithWebIdentity", "sts:TagSession")
+        ));
+        assert!(!may(same.replace("\"Action\"", "\"NotAction\"")));
+        // The old issuer's keys are in no token of the new one.
+        assert!(!may(st(&arn(B), A, "StringLike", r#""*""#, "Deny")));
+        // NotAction naming web identity grants nothing and is no unknown;
+        // NotAction of another action may grant: unknown.
+        let not = read(&deny(&allow.replace("\"Action\"", "\"NotAction\"")));
+        assert!(not[1].grants.is_empty() && not[1].unknown.is_none());
+        let other = allow
+            .replace("\"Action\"", "\"NotAction\"")
+            .replace("sts:AssumeRoleWithWebIdentity", "s3:*");
+        let other = read(&deny(&other));
+        assert!(other[1].grants.is_empty());
+        assert!(other[1]
+            .unknown
+            .as_deref()
+            .unwrap()
+            .starts_with("NotAction"));
+        // An unknown operator keeps its grant (a copy says the same) but is
+        // not proven.
+        let null = read(&deny(&allow.replace("StringEquals", "Null")));
+        assert!(null[1].unknown.as_deref().unwrap().contains("Null"));
     }
 }

@@ -64,6 +64,8 @@ pub struct StatementJson {
     pub code: String,
     pub statement: String,
     pub line: usize,
+    /// Why, in words.
+    pub reason: String,
 }
 
 pub use crate::review::oidc::codes;
@@ -87,8 +89,12 @@ pub struct TrustJson {
     /// Statements that grant nobody (principal and keys of different
     /// issuers).
     pub mismatched: Vec<StatementJson>,
-    /// Statements not proven (rendered by a chart, unresolved).
+    /// Statements not proven (rendered by a chart, unresolved, what rebind
+    /// does not evaluate).
     pub not_proven: Vec<StatementJson>,
+    /// Explicit denies that may apply to a web-identity token of the old or
+    /// the new issuer (an explicit deny overrides any allow).
+    pub denied: Vec<StatementJson>,
 }
 
 impl TrustJson {
@@ -96,13 +102,15 @@ impl TrustJson {
         r: &crate::review::oidc::RoleTrust,
         coverage: Option<Coverage>,
         missing: &[crate::review::oidc::MissingGrant],
+        denied: &[(String, usize, usize)],
     ) -> TrustJson {
-        let st = |code: &str, v: &[(String, usize)]| -> Vec<StatementJson> {
+        let st = |code: &str, v: &[(String, usize)], reason: &str| -> Vec<StatementJson> {
             v.iter()
                 .map(|(s, l)| StatementJson {
                     code: code.into(),
                     statement: s.clone(),
                     line: *l,
+                    reason: reason.into(),
                 })
                 .collect()
         };
@@ -117,8 +125,30 @@ impl TrustJson {
             issuers: r.issuers.iter().map(Issuer::url).collect(),
             coverage: coverage.map(|c| c.key().to_string()),
             missing_grants: missing.iter().map(GrantJson::new).collect(),
-            mismatched: st(codes::STATEMENT_MISMATCHED, &r.mismatched),
-            not_proven: st(codes::NOT_PROVEN, &r.not_proven),
+            mismatched: st(
+                codes::STATEMENT_MISMATCHED,
+                &r.mismatched,
+                "its principal and its condition keys name different issuers",
+            ),
+            not_proven: r
+                .not_proven
+                .iter()
+                .map(|(s, l, why)| StatementJson {
+                    code: codes::NOT_PROVEN.into(),
+                    statement: s.clone(),
+                    line: *l,
+                    reason: why.clone(),
+                })
+                .collect(),
+            denied: denied
+                .iter()
+                .map(|(s, l, place)| StatementJson {
+                    code: codes::DENIED.into(),
+                    statement: s.clone(),
+                    line: *l,
+                    reason: format!("statement {place} of the policy is an explicit Deny that may apply to sts:AssumeRoleWithWebIdentity for the old or the new issuer's tokens (its conditions are not proven disjoint from a grant): an explicit deny overrides any Allow"),
+                })
+                .collect(),
         }
     }
 }
@@ -219,7 +249,7 @@ impl ReviewJson {
         let trusts: Vec<TrustJson> = c
             .roles
             .iter()
-            .map(|(r, cov, m)| TrustJson::new(r, Some(*cov), m))
+            .map(|(r, cov, m)| TrustJson::new(r, Some(*cov), m, &r.denied(&c.old, &c.new)))
             .collect();
         ReviewJson {
             old_issuer: c.old.url(),
@@ -303,14 +333,20 @@ fn role_details(t: &TrustJson, indent: &str) -> String {
     }
     for s in &t.mismatched {
         out.push_str(&format!(
-            "{indent}statement {} (line {}) grants nobody: its principal and its condition keys name different issuers\n",
-            s.statement, s.line
+            "{indent}statement {} (line {}) grants nobody: {}\n",
+            s.statement, s.line, s.reason
         ));
     }
     for s in &t.not_proven {
         out.push_str(&format!(
-            "{indent}statement {} (line {}) is not followed: its principal or condition keys are rendered by a chart or not literal\n",
-            s.statement, s.line
+            "{indent}statement {} (line {}) is not followed: {}\n",
+            s.statement, s.line, s.reason
+        ));
+    }
+    for s in &t.denied {
+        out.push_str(&format!(
+            "{indent}statement {} (line {}) denies: {}\n",
+            s.statement, s.line, s.reason
         ));
     }
     out
@@ -558,7 +594,7 @@ impl IdentityReport {
             .collect();
         let trusts = crate::review::oidc::roles(inv)
             .iter()
-            .map(|r| TrustJson::new(r, None, &[]))
+            .map(|r| TrustJson::new(r, None, &[], &[]))
             .collect();
         let mut report = IdentityReport {
             schema_version: super::finding::SCHEMA_VERSION,

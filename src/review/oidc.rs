@@ -25,8 +25,12 @@ pub mod codes {
     /// it grants nobody.
     pub const STATEMENT_MISMATCHED: &str = "identity.statement_mismatched";
     /// A statement's principal or keys are rendered by a chart or an
-    /// unresolved reference: not proven.
+    /// unresolved reference, or it uses what the model does not evaluate:
+    /// not proven.
     pub const NOT_PROVEN: &str = "identity.not_proven";
+    /// An explicit `Deny` may apply to a web-identity token of the old or
+    /// the new issuer (an explicit deny overrides any allow): not proven.
+    pub const DENIED: &str = "identity.denied";
     /// A literal Terraform trust names the old issuer with no copy for the
     /// new one.
     pub const TERRAFORM_PENDING: &str = "identity.terraform_pending";
@@ -60,9 +64,28 @@ pub struct TrustStatement {
 
 impl TrustStatement {
     /// Not proven: its principal or keys are not literal (a template, an
-    /// unresolved reference) where an EKS trust may be.
+    /// unresolved reference) where an EKS trust may be, or it may let
+    /// web-identity tokens in through what the model does not evaluate.
     pub fn not_proven(&self) -> bool {
+        self.literal_unproven() || self.read.unknown.is_some()
+    }
+
+    /// Not literal where an EKS trust may be: what makes a policy a trust
+    /// document to report at all.
+    fn literal_unproven(&self) -> bool {
         self.read.unresolved || (self.templated && self.read.federates())
+    }
+
+    /// Why it is not proven, in words.
+    pub fn why_not_proven(&self) -> String {
+        match &self.read.unknown {
+            Some(why) if !self.literal_unproven() => {
+                format!("it may let web-identity tokens in through {why}")
+            }
+            _ => {
+                "its principal or condition keys are rendered by a chart or not literal".to_string()
+            }
+        }
     }
 }
 
@@ -83,7 +106,8 @@ pub enum Coverage {
     /// Grants neither: another cluster's role.
     Neither,
     /// A statement that may federate through an EKS issuer is not literal
-    /// (rendered by a chart, an unresolved reference): not proven.
+    /// (rendered by a chart, an unresolved reference), uses what the model
+    /// does not evaluate, or an explicit `Deny` may apply: not proven.
     NotProven,
 }
 
@@ -120,7 +144,7 @@ impl Coverage {
             Coverage::NewOnly => "trusts only the new issuer",
             Coverage::Neither => "trusts neither issuer (another cluster's role)",
             Coverage::NotProven => {
-                "not proven: a statement's principal or condition keys are not literal here (rendered by a chart from values, or an unresolved reference); check the rendered policy by hand"
+                "not proven: a statement's principal or condition keys are not literal here (rendered by a chart from values, or an unresolved reference), a statement uses what rebind does not evaluate, or an explicit Deny may apply; check the policy by hand"
             }
         }
     }
@@ -196,6 +220,7 @@ fn policy_doc(
 ) -> Option<TrustDoc> {
     let (items, _) = iam::statements(y)?;
     let mut statements = Vec::new();
+    let mut trusts = false;
     for (n, st) in items.iter().enumerate() {
         let masked = if line_base == 0 { ctx.masked } else { &[] };
         let read = iam::read_statement(st, n, Some(root), masked);
@@ -221,11 +246,15 @@ fn policy_doc(
             templated,
             read,
         };
-        if st.read.federates() || st.not_proven() {
+        // A policy is a trust document when a statement federates (or may);
+        // its explicit denies and what the model does not evaluate count
+        // with it.
+        trusts |= st.read.federates() || st.literal_unproven();
+        if st.read.federates() || st.not_proven() || st.read.deny.is_some() {
             statements.push(st);
         }
     }
-    (!statements.is_empty()).then(|| TrustDoc {
+    (trusts && !statements.is_empty()).then(|| TrustDoc {
         resource: resource.clone(),
         at: if path.is_empty() {
             ".".into()
@@ -342,8 +371,12 @@ pub struct RoleTrust {
     /// Statements whose principal and condition keys name different
     /// issuers (they grant nobody), with their line.
     pub mismatched: Vec<(String, usize)>,
-    /// Statements not proven (templated, unresolved), with their line.
-    pub not_proven: Vec<(String, usize)>,
+    /// Statements not proven (templated, unresolved, what the model does
+    /// not evaluate), with their line and why.
+    pub not_proven: Vec<(String, usize, String)>,
+    /// Its explicit denies that may apply to web identity: the statement,
+    /// its line, its 1-based place, whom it may deny.
+    pub denies: Vec<(String, usize, usize, iam::Deny)>,
 }
 
 /// A grant of the old issuer with no twin for the new one.
@@ -394,9 +427,40 @@ impl RoleTrust {
                 .statements
                 .iter()
                 .filter(|s| s.not_proven())
-                .map(|s| (s.sid.clone(), s.line))
+                .map(|s| (s.sid.clone(), s.line, s.why_not_proven()))
+                .collect(),
+            denies: doc
+                .statements
+                .iter()
+                .filter_map(|s| {
+                    let d = s.read.deny.clone()?;
+                    Some((s.sid.clone(), s.line, s.read.index + 1, d))
+                })
                 .collect(),
         }
+    }
+
+    /// Its explicit denies that may apply to a token of `old` or `new` it
+    /// lets in, or to the twin for `new` of a grant of `old` (the grant
+    /// `--trust add` would make): each statement, its line and place.
+    pub fn denied(&self, old: &Issuer, new: &Issuer) -> Vec<(String, usize, usize)> {
+        let mut tokens: Vec<Grant> = Vec::new();
+        for g in &self.grants {
+            if g.issuer.same(old) {
+                tokens.push(Grant {
+                    issuer: new.clone(),
+                    ..g.clone()
+                });
+            }
+            if g.issuer.same(old) || g.issuer.same(new) {
+                tokens.push(g.clone());
+            }
+        }
+        self.denies
+            .iter()
+            .filter(|(_, _, _, d)| tokens.iter().any(|g| d.may_deny(g)))
+            .map(|(s, l, i, _)| (s.clone(), *l, *i))
+            .collect()
     }
 
     /// The one account of its providers, if exactly one.
@@ -408,7 +472,7 @@ impl RoleTrust {
     }
 
     pub fn coverage(&self, old: &Issuer, new: &Issuer) -> Coverage {
-        if !self.not_proven.is_empty() {
+        if !self.not_proven.is_empty() || !self.denied(old, new).is_empty() {
             return Coverage::NotProven;
         }
         let has = |i: &Issuer| self.grants.iter().any(|g| g.issuer.same(i));

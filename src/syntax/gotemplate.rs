@@ -86,17 +86,28 @@ pub fn is_keyword(w: &str) -> bool {
     SILENT.split(' ').chain(RUNS.split(' ')).any(|k| k == w)
 }
 
+/// An action's text after its `{{` (and a trim marker `- `).
+fn action_body(action: &str) -> &str {
+    let inner = action.strip_prefix("{{").unwrap_or(action);
+    inner
+        .strip_prefix('-')
+        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
+        .unwrap_or(inner)
+        .trim_start()
+}
+
+/// Whether the action `action` (`{{ ... }}`) is a template comment
+/// (`{{/* ... */}}`, `{{- /* ... */ -}}`): it neither renders nor decides.
+pub fn action_is_comment(action: &str) -> bool {
+    is_comment(action_body(action))
+}
+
 /// Whether the action `action` (`{{ ... }}`) writes text where it stands:
 /// not a comment, a keyword that renders nothing (`if`, `end`, `range`,
 /// ..., all but `template` and `block`) or a
 /// variable's assignment.
 pub fn action_renders(action: &str) -> bool {
-    let inner = action.strip_prefix("{{").unwrap_or(action);
-    let inner = inner
-        .strip_prefix('-')
-        .filter(|r| r.starts_with(|c: char| c.is_ascii_whitespace()))
-        .unwrap_or(inner)
-        .trim_start();
+    let inner = action_body(action);
     if is_comment(inner) {
         return false;
     }

@@ -341,23 +341,55 @@ fn a_file_that_never_parses_reports_its_actions_as_mentions() {
     assert!(all.contains("(in a template action)"), "{all}");
 }
 
+/// A literal retired endpoint inside a template action (`default "OLD"` in
+/// either order, a comparison) is committed and renders (or decides) when
+/// the value is unset: `check` fails on it as on a value, whether or not
+/// the file parses. Only a template comment (`{{/* ... */}}`) is a mention,
+/// a warning like a YAML comment.
 #[test]
-fn check_warns_of_a_retired_endpoint_in_an_action_whether_or_not_the_file_parses() {
+fn check_fails_on_a_retired_endpoint_literal_in_an_action_and_warns_in_a_template_comment() {
     let config = format!("clusters:\n  prod:\n    endpoint: {NEW}\n    retired: [{OLD}]\n");
-    let text = format!(
-        "{HEAD}  destination:\n    server: {{{{ .Values.server | default \"{OLD}\" }}}}\n    namespace: x\n"
-    );
-    for t in [text.clone(), format!("{text}{BREAKER}")] {
-        let dir = dir_with(&t);
-        fs::write(dir.path().join(".rebind.yaml"), &config).unwrap();
-        let out = rebind(dir.path(), &["check"]);
-        let all = stdout(&out) + &stderr(&out);
-        // A mention is a warning, as in a comment: reported, not failed.
-        assert_eq!(out.status.code(), Some(0), "{t}\n{all}");
-        assert!(all.contains("(in a template action)"), "{all}");
-        let (line, col) = old_at(&t);
-        assert!(all.contains(&format!("a.yaml:{line}:{col}")), "{all}");
+    let actions = [
+        format!("{{{{ .Values.server | default \"{OLD}\" }}}}"),
+        format!("{{{{ default \"{OLD}\" .Values.server }}}}"),
+        format!("{{{{ if eq .Values.server \"{OLD}\" }}}}x{{{{ end }}}}"),
+    ];
+    for action in &actions {
+        let text = format!("{HEAD}  destination:\n    server: {action}\n    namespace: x\n");
+        for t in [text.clone(), format!("{text}{BREAKER}")] {
+            let dir = dir_with(&t);
+            fs::write(dir.path().join(".rebind.yaml"), &config).unwrap();
+            let out = rebind(dir.path(), &["check"]);
+            let all = stdout(&out) + &stderr(&out);
+            assert_eq!(out.status.code(), Some(1), "{t}\n{all}");
+            let (line, col) = old_at(&t);
+            assert!(
+                all.contains(&format!("a.yaml:{line}:{col}: retired endpoint {OLD}")),
+                "{all}"
+            );
+            assert!(all.contains("(in a template action)"), "{all}");
+            assert!(
+                all.contains("by hand (rebind never rewrites template actions)"),
+                "{all}"
+            );
+        }
     }
+    // In a template comment, it is a mention: a warning, exit 0.
+    let text = format!(
+        "{HEAD}  destination:\n    server: {NEW}\n    namespace: x {{{{/* was {OLD} */}}}}\n"
+    );
+    let dir = dir_with(&text);
+    fs::write(dir.path().join(".rebind.yaml"), &config).unwrap();
+    let out = rebind(dir.path(), &["check"]);
+    let all = stdout(&out) + &stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let (line, col) = old_at(&text);
+    assert!(
+        all.contains(&format!(
+            "a.yaml:{line}:{col}: warning: retired endpoint {OLD}"
+        )),
+        "{all}"
+    );
     // The same endpoint in a value fails the check.
     let value = format!("{HEAD}  destination:\n    server: {OLD}\n");
     let dir = dir_with(&value);

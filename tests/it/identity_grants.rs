@@ -225,7 +225,8 @@ fn deny_never_counts_and_every_operator_and_value_shape_is_read() {
     write(
         d.path(),
         &[
-            // A Deny for the new issuer is no twin.
+            // A Deny for the new issuer is no twin, and it would deny the
+            // twin `--trust add` makes: not proven.
             (
                 "deny.json",
                 &policy(&[
@@ -279,12 +280,13 @@ fn deny_never_counts_and_every_operator_and_value_shape_is_read() {
     assert_eq!(
         coverage(&v),
         vec![
-            ("deny.json".into(), "old_only".into()),
+            ("deny.json".into(), "not_proven".into()),
             ("like.json".into(), "old_and_new".into()),
             ("short.json".into(), "partial".into()),
             ("single.json".into(), "old_only".into()),
         ]
     );
+    assert_eq!(v["trusts"][0]["denied"][0]["statement"], "New", "{v}");
     // A single statement object is not edited in place: refused, exit 2.
     let (code, v, _) = identity(d.path(), &["--trust", "add", "--yes"]);
     assert_eq!(code, Some(2), "{v}");
@@ -830,4 +832,354 @@ fn a_chart_value_a_template_renders_into_a_trust_is_not_followed() {
     assert_eq!(code, Some(1), "{v}");
     assert_eq!(v["not_followed"][0]["path"], "charts/irsa/values.yaml");
     assert_eq!(v["written"], false);
+}
+
+/// `Old` (the old issuer, service account `app`), `New` (its twin) and
+/// `extra`: the policy of one role.
+fn twins_and(extra: &[String]) -> String {
+    let mut sts = vec![
+        st("Old", &q(&arn(A)), A, "StringEquals", &sa("app"), "Allow"),
+        st("New", &q(&arn(B)), B, "StringEquals", &sa("app"), "Allow"),
+    ];
+    sts.extend_from_slice(extra);
+    policy(&sts)
+}
+
+/// A statement for the new issuer's `app`, as `Deny`.
+fn deny_new() -> String {
+    st("Block", &q(&arn(B)), B, "StringEquals", &sa("app"), "Deny")
+}
+
+/// An explicit Deny overrides any Allow (IAM User Guide, "Policy evaluation
+/// logic"): a Deny that may apply to `sts:AssumeRoleWithWebIdentity` for a
+/// token of the old or the new issuer that a grant lets in (its conditions
+/// not proven disjoint) keeps the role from "ready", and is named. A Deny
+/// proven not to apply (another action, `NotAction` naming web identity,
+/// another principal, another subject) leaves it ready.
+#[test]
+fn an_explicit_deny_that_may_apply_to_web_identity_keeps_a_role_from_ready() {
+    let d = tempfile::tempdir().unwrap();
+    let c = arn("CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC");
+    let denies: Vec<(&str, String)> = vec![
+        ("same-grant", deny_new()),
+        (
+            "star-principal",
+            deny_new().replace(&format!("{{\"Federated\": {}}}", q(&arn(B))), "\"*\""),
+        ),
+        (
+            "aws-star-principal",
+            deny_new().replace(
+                &format!("{{\"Federated\": {}}}", q(&arn(B))),
+                "{\"AWS\": \"*\"}",
+            ),
+        ),
+        (
+            "not-principal",
+            deny_new().replace(
+                &format!("\"Principal\": {{\"Federated\": {}}}", q(&arn(B))),
+                "\"NotPrincipal\": {\"AWS\": \"arn:aws:iam::111122223333:root\"}",
+            ),
+        ),
+        (
+            "action-star",
+            deny_new().replace("sts:AssumeRoleWithWebIdentity", "*"),
+        ),
+        (
+            "action-sts-star",
+            deny_new().replace("sts:AssumeRoleWithWebIdentity", "sts:*"),
+        ),
+        (
+            "action-glob",
+            deny_new().replace("sts:AssumeRoleWithWebIdentity", "STS:assumerolewith*"),
+        ),
+        (
+            "action-list",
+            deny_new().replace(
+                "\"sts:AssumeRoleWithWebIdentity\"",
+                "[\"sts:TagSession\", \"sts:AssumeRoleWithWebIdentity\"]",
+            ),
+        ),
+        (
+            "not-action-other",
+            deny_new().replace(
+                "\"Action\": \"sts:AssumeRoleWithWebIdentity\"",
+                "\"NotAction\": \"s3:*\"",
+            ),
+        ),
+        (
+            "sub-like",
+            deny_new()
+                .replace("StringEquals", "StringLike")
+                .replace(&sa("app"), &q("system:serviceaccount:*")),
+        ),
+        (
+            "unknown-condition",
+            deny_new().replace("\"StringEquals\"", "\"StringNotEquals\""),
+        ),
+        (
+            "no-condition",
+            deny_new()
+                .split(", \"Condition\"")
+                .next()
+                .unwrap()
+                .to_string()
+                + "}",
+        ),
+        // A Deny of the old issuer's grant.
+        (
+            "old-issuer",
+            st("Block", &q(&arn(A)), A, "StringEquals", &sa("app"), "Deny"),
+        ),
+    ];
+    let proven_apart: Vec<(&str, String)> = vec![
+        (
+            "other-subject",
+            deny_new().replace(&sa("app"), &sa("other")),
+        ),
+        (
+            "other-action",
+            deny_new().replace("sts:AssumeRoleWithWebIdentity", "sts:TagSession"),
+        ),
+        (
+            "not-action-web-identity",
+            deny_new().replace("\"Action\"", "\"NotAction\""),
+        ),
+        (
+            "aws-principal",
+            deny_new().replace(
+                &format!("{{\"Federated\": {}}}", q(&arn(B))),
+                "{\"AWS\": \"arn:aws:iam::111122223333:root\"}",
+            ),
+        ),
+        (
+            "third-issuer",
+            deny_new()
+                .replace(&arn(B), &c)
+                .replace(&host(B), &host("CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC")),
+        ),
+    ];
+    let mut files = Vec::new();
+    for (name, deny) in denies.iter().chain(&proven_apart) {
+        files.push((
+            format!("{name}.json"),
+            twins_and(std::slice::from_ref(deny)),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    write(d.path(), &refs);
+    let (code, v, _) = identity(d.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["ready"], false);
+    let cov = coverage(&v);
+    for (name, _) in &denies {
+        let file = format!("{name}.json");
+        assert!(
+            cov.contains(&(file.clone(), "not_proven".into())),
+            "{name}: {cov:?}"
+        );
+        let t = v["trusts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["path"] == file.as_str())
+            .unwrap();
+        let denied = &t["denied"];
+        assert_eq!(denied.as_array().unwrap().len(), 1, "{name}: {t}");
+        assert_eq!(denied[0]["code"], "identity.denied");
+        assert_eq!(denied[0]["statement"], "Block");
+        assert_eq!(denied[0]["line"], 6, "{name}");
+        assert!(
+            denied[0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("statement 3 "),
+            "{name}: {denied}"
+        );
+    }
+    for (name, _) in &proven_apart {
+        let file = format!("{name}.json");
+        assert!(
+            cov.contains(&(file.clone(), "old_and_new".into())),
+            "{name}: {cov:?}"
+        );
+    }
+    // The text names the Deny.
+    let o = rebind(
+        d.path(),
+        &[
+            "identity",
+            "--oidc-from",
+            &url(A),
+            "--oidc-to",
+            &url(B),
+            "same-grant.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains(
+            "statement Block (line 6) denies: statement 3 of the policy is an explicit Deny"
+        ),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// A statement grants web identity only through an `Action` that names
+/// `sts:AssumeRoleWithWebIdentity` (any case, or a wildcard matching it),
+/// with every other element and condition read: `NotAction` naming web
+/// identity grants nothing (IAM JSON reference, "NotAction"), and what the
+/// model does not evaluate (`NotAction` of other actions, `NotPrincipal`,
+/// `NotResource`, a wildcard principal, `Null`, an unknown operator or
+/// key, a policy variable) is not proven, even where the old issuer's
+/// statement says the same.
+#[test]
+fn only_an_action_naming_web_identity_grants_and_what_is_not_evaluated_is_not_proven() {
+    let d = tempfile::tempdir().unwrap();
+    let old = st("Old", &q(&arn(A)), A, "StringEquals", &sa("app"), "Allow");
+    let new = st("New", &q(&arn(B)), B, "StringEquals", &sa("app"), "Allow");
+    let both = |f: &dyn Fn(&str) -> String| policy(&[f(&old), f(&new)]);
+    let new_as = |f: &dyn Fn(&str) -> String| policy(&[old.clone(), f(&new)]);
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "not-action",
+            new_as(&|s| s.replace("\"Action\"", "\"NotAction\"")),
+            "old_only",
+        ),
+        (
+            "other-action",
+            new_as(&|s| s.replace("sts:AssumeRoleWithWebIdentity", "sts:AssumeRole")),
+            "old_only",
+        ),
+        (
+            "sts-star",
+            new_as(&|s| s.replace("sts:AssumeRoleWithWebIdentity", "sts:*")),
+            "old_and_new",
+        ),
+        (
+            "any-case-list",
+            new_as(&|s| {
+                s.replace(
+                    "\"sts:AssumeRoleWithWebIdentity\"",
+                    "[\"sts:TagSession\", \"STS:assumeRoleWithWebIdentity\"]",
+                )
+            }),
+            "old_and_new",
+        ),
+        (
+            "not-action-other",
+            new_as(&|s| {
+                s.replace(
+                    "\"Action\": \"sts:AssumeRoleWithWebIdentity\"",
+                    "\"NotAction\": \"s3:*\"",
+                )
+            }),
+            "not_proven",
+        ),
+        (
+            "not-principal",
+            new_as(&|s| s.replace("\"Principal\"", "\"NotPrincipal\"")),
+            "not_proven",
+        ),
+        (
+            "not-resource",
+            new_as(&|s| s.replace("\"Principal\"", "\"NotResource\": \"*\", \"Principal\"")),
+            "not_proven",
+        ),
+        (
+            "star-principal",
+            new_as(&|s| s.replace(&format!("{{\"Federated\": {}}}", q(&arn(B))), "\"*\"")),
+            "not_proven",
+        ),
+        (
+            "null-both",
+            both(&|s| {
+                let id = if s.contains(A) { A } else { B };
+                s.replace(
+                    "\"Condition\": {",
+                    &format!(
+                        "\"Condition\": {{\"Null\": {{\"{}:sub\": \"false\"}}, ",
+                        host(id)
+                    ),
+                )
+            }),
+            "not_proven",
+        ),
+        (
+            "ignore-case-both",
+            both(&|s| s.replace("StringEquals", "StringEqualsIgnoreCase")),
+            "not_proven",
+        ),
+        (
+            "for-all-values-both",
+            both(&|s| s.replace("StringEquals", "ForAllValues:StringEquals")),
+            "not_proven",
+        ),
+        (
+            "unknown-key-both",
+            both(&|s| {
+                s.replace(
+                    "\"Condition\": {\"StringEquals\": {",
+                    "\"Condition\": {\"StringEquals\": {\"aws:SourceAccount\": \"111122223333\", ",
+                )
+            }),
+            "not_proven",
+        ),
+        (
+            "policy-variable-both",
+            both(&|s| {
+                s.replace(
+                    &sa("app"),
+                    &q("system:serviceaccount:${aws:PrincipalTag/ns}:app"),
+                )
+            }),
+            "not_proven",
+        ),
+    ];
+    let refs: Vec<(String, &str)> = cases
+        .iter()
+        .map(|(n, t, _)| (format!("{n}.json"), t.as_str()))
+        .collect();
+    let refs: Vec<(&str, &str)> = refs.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+    write(d.path(), &refs);
+    let (code, v, _) = identity(d.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    let cov = coverage(&v);
+    for (name, _, want) in &cases {
+        let file = format!("{name}.json");
+        assert!(
+            cov.contains(&(file.clone(), want.to_string())),
+            "{name}: {cov:?}"
+        );
+        let t = v["trusts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["path"] == file.as_str())
+            .unwrap();
+        let np = t["not_proven"].as_array().unwrap();
+        if *want == "not_proven" {
+            assert!(!np.is_empty(), "{name}: {t}");
+            assert!(
+                np[0]["reason"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("it may let web-identity tokens in through"),
+                "{name}: {t}"
+            );
+        } else {
+            assert!(np.is_empty(), "{name}: {t}");
+        }
+    }
+    // The NotAction twin is no twin: the old grant is missing, named.
+    let t = v["trusts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["path"] == "not-action.json")
+        .unwrap();
+    assert_eq!(t["missing_grants"][0]["statement"], "Old", "{t}");
 }

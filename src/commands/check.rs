@@ -96,9 +96,12 @@ fn retired_finding(
     // A file that does not parse cannot prove the mention harmless; a
     // literal in a template action (a `default`, a comparison) is committed
     // and renders or decides when the value is unset: only a template
-    // comment is a mention.
+    // comment is a mention. A text file that is not prose (Terraform, an
+    // `.env`, a script, a `.tpl`) may be configuration something applies,
+    // and its comments cannot be told from its values.
     let level = if o.kind == Kind::Value
         || src.located.is_err()
+        || (o.kind == Kind::Text && !crate::discover::walk::is_prose(&src.entry.path))
         || (o.kind == Kind::Template && !in_template_comment(src, o, text))
     {
         Level::Error

@@ -1047,6 +1047,24 @@ pub fn classify(bytes: Vec<u8>) -> Content {
     }
 }
 
+/// Whether a file is prose by its name (`README`, `*.md`, `*.txt`,
+/// `*.rst`, `*.adoc`, ...): a document people read, where an endpoint is a
+/// mention. Any other text file (`.tf`, `.env`, `.sh`, a `.tpl`) may be
+/// configuration something applies.
+pub fn is_prose(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let lower = name.to_ascii_lowercase();
+    let ext = lower.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "md" | "markdown" | "mdx" | "txt" | "rst" | "adoc" | "asciidoc" | "org" | "html" | "htm"
+    ) || ["readme", "changelog", "license", "notice", "authors"]
+        .iter()
+        .any(|p| lower == *p || lower.starts_with(&format!("{p}.")))
+}
+
 /// A NUL byte in the first 8 KiB (of a file with no UTF-16/32 byte order mark).
 /// Whether a file's name says it is a kubeconfig although it has no YAML
 /// extension: `kubeconfig` (a trailing `~` backup included), `*.kubeconfig`,

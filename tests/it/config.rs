@@ -469,3 +469,58 @@ fn pre_commit_blocks_a_retired_endpoint(
     let commit = run(&["git", "commit", "-m", "fixed"]);
     assert!(commit.status.success(), "{}", text(&commit));
 }
+
+/// A retired endpoint in a text file that is not prose (Terraform, an
+/// `.env`, a script, a `.tpl`) fails `check`: something may apply it, and
+/// its comments cannot be told from its values. In prose (a README, a
+/// runbook) it is a warning.
+#[test]
+fn check_fails_on_a_retired_endpoint_in_configuration_text_and_warns_in_prose() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join(".rebind.yaml"),
+        format!("clusters:\n  prod:\n    endpoint: {NEW}\n    retired: [{OLD}]\n"),
+    )
+    .unwrap();
+    let files = [
+        (
+            "infra/main.tf",
+            format!("locals {{ api = \"{OLD}\" }}\n"),
+            true,
+        ),
+        ("apps/cluster.env", format!("K8S_API={OLD}\n"), true),
+        ("apps/app.yaml.tpl", format!("server: {OLD}\n"), true),
+        (
+            "docs/runbook.md",
+            format!("The old API was {OLD}.\n"),
+            false,
+        ),
+        ("README", format!("Moved from {OLD}.\n"), false),
+    ];
+    for (rel, text, _) in &files {
+        let p = d.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let out = rebind(d, &["check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let report = stdout(&out);
+    for (rel, _, fails) in &files {
+        let line = report
+            .lines()
+            .find(|l| l.starts_with(&format!("{rel}:")))
+            .unwrap_or_else(|| panic!("{rel} not reported:\n{report}"));
+        assert_eq!(!line.contains(": warning: "), *fails, "{line}");
+    }
+    // Each file alone, as the pre-commit hook passes them.
+    for (rel, _, fails) in &files {
+        let out = rebind(d, &["check", rel]);
+        assert_eq!(
+            out.status.code(),
+            Some(if *fails { 1 } else { 0 }),
+            "{rel}: {}",
+            stdout(&out)
+        );
+    }
+}

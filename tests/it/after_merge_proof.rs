@@ -920,7 +920,7 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                 appset_of(
                     "matrix",
                     "  - matrix:\n      generators:\n      - list:\n          elements: [{env: prod}]\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n",
-                    &path("matrix/{{ .env }}/{{ .name }}"),
+                    &path("matrix/{{env}}/{{ name }}"),
                 ),
             ),
             (
@@ -1167,7 +1167,7 @@ fn fx_value_files() -> tempfile::TempDir {
     let clusters = appset(
         "per-cluster",
         "clusters: {}",
-        "cluster_values/{{ .name }}.yaml",
+        "cluster_values/{{ name }}.yaml",
     );
     repo(
         REPO_HTTPS,
@@ -1193,8 +1193,14 @@ fn fx_value_files() -> tempfile::TempDir {
 
 fn fx_generator_paths(path: &str) -> tempfile::TempDir {
     let dirs = |path: &str| {
+        // Go's syntax with `goTemplate: true`, fasttemplate's without.
+        let (go, name) = if path.contains("{{ .") {
+            ("  goTemplate: true\n", "{{.path.basename}}")
+        } else {
+            ("", "{{path.basename}}")
+        };
         format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n{go}  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{name}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
         )
     };
     let values = format!(

@@ -763,6 +763,7 @@ fn helm_chart_check(src: &Source, dir: &str, tree: &dyn Files) -> Result<(), Str
             }
         }
     }
+    chart_renders(dir, tree)?;
     if src.ignore_missing_value_files {
         return Ok(());
     }
@@ -779,6 +780,194 @@ fn helm_chart_check(src: &Source, dir: &str, tree: &dyn Files) -> Result<(), Str
                 "its value file `{v}` (`{resolved}`) is not in the repository and `helm.ignoreMissingValueFiles` is not set, so `helm template` fails"
             ));
         }
+    }
+    Ok(())
+}
+
+/// What fails `helm template` for the chart in `dir` before any value of
+/// an Application matters, or what it checks that the review does not
+/// follow: a `Chart.yaml` without `apiVersion` (v1 or v2), `name` or
+/// `version` (Helm's `chart.Metadata.Validate`); `kubeVersion` (checked
+/// against the cluster); a `values.schema.json` (values validated against
+/// it); a `values.yaml` that does not parse; a `file://` dependency
+/// (`Chart.yaml` or `requirements.yaml`) whose folder is not in the
+/// repository; a template (any file below `templates/`, partials
+/// included: Helm parses them all) whose actions do not parse (a `{{` that
+/// opens no action, an `end` without its `if`/`range`/`with`/`define`/
+/// `block`, or one missing), that calls `fail`, or `required` of a value
+/// `values.yaml` does not set. Actions read with the one lexer
+/// ([`yaml::template_actions`]).
+fn chart_renders(dir: &str, tree: &dyn Files) -> Result<(), String> {
+    let chart = join(dir, "Chart.yaml");
+    let meta = tree
+        .read(&chart)
+        .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+        .and_then(|d| d.into_iter().next());
+    for key in ["apiVersion", "name", "version"] {
+        let v = meta
+            .as_ref()
+            .and_then(|m| m.str_at(&[key]))
+            .unwrap_or_default();
+        if v.trim().is_empty() {
+            return Err(format!(
+                "`{chart}` sets no `{key}`, which Helm requires (\"validation: chart.metadata.{} is required\"), so `helm template` fails",
+                if key == "apiVersion" { "apiVersion" } else { key }
+            ));
+        }
+        if key == "apiVersion" && !matches!(v, "v1" | "v2") {
+            return Err(format!(
+                "`{chart}` sets `apiVersion: {v}`, which Helm refuses (\"apiVersion '{v}' is not valid\"), so `helm template` fails"
+            ));
+        }
+    }
+    if let Some(k) = meta.as_ref().and_then(|m| m.get("kubeVersion")) {
+        return Err(format!(
+            "`{chart}:{}` sets `kubeVersion`, which Helm checks against the cluster's version: not followed",
+            k.line
+        ));
+    }
+    let schema = join(dir, "values.schema.json");
+    if tree.exists(&schema) {
+        return Err(format!(
+            "`{schema}` makes Helm validate the values against it, which is not followed"
+        ));
+    }
+    let values_file = join(dir, "values.yaml");
+    let values = match tree.read(&values_file) {
+        Some(text) => match yaml::read_yaml_or_json(&text) {
+            Ok(docs) => docs.into_iter().next(),
+            Err((line, col, why)) => {
+                return Err(format!(
+                    "`{values_file}:{line}:{col}` does not parse ({why}), so `helm template` fails"
+                ))
+            }
+        },
+        None => None,
+    };
+    let req = join(dir, "requirements.yaml");
+    for (file, doc) in [
+        (chart.clone(), meta.clone()),
+        (
+            req.clone(),
+            tree.read(&req)
+                .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                .and_then(|d| d.into_iter().next()),
+        ),
+    ] {
+        if let Some(Value::Seq(items)) = doc
+            .as_ref()
+            .and_then(|d| d.get("dependencies"))
+            .map(|n| &n.value)
+        {
+            for d in items {
+                if let Some(path) = d
+                    .str_at(&["repository"])
+                    .and_then(|r| r.strip_prefix("file://"))
+                {
+                    let rel = join(dir, path);
+                    if !tree.exists(&join(&rel, "Chart.yaml")) {
+                        return Err(format!(
+                            "`{file}:{}` depends on `file://{path}`, which holds no chart in the repository, so `helm dependency build` fails",
+                            d.line
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut level = vec![join(dir, "templates")];
+    for _ in 0..16 {
+        let mut next = Vec::new();
+        for folder in &level {
+            let mut names = tree.list(folder);
+            names.sort();
+            for n in names {
+                let file = join(folder, &n);
+                if let Some(text) = tree.read(&file) {
+                    template_parses(&file, &text, values.as_ref())?;
+                }
+            }
+            next.extend(tree.dirs(folder).into_iter().map(|c| join(folder, &c)));
+        }
+        level = next;
+        if level.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// [`chart_renders`] for one template.
+fn template_parses(file: &str, text: &str, values: Option<&Node>) -> Result<(), String> {
+    let actions = yaml::template_actions(text);
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    // A `{{` no action holds.
+    let mut k = 0;
+    while let Some(rel) = text[k..].find("{{") {
+        let at = k + rel;
+        if !actions.iter().any(|(s, e)| *s <= at && at < *e) {
+            return Err(format!(
+                "`{file}:{}` holds a `{{{{` that opens no action Go's template parser reads, so `helm template` fails (a parse error)",
+                line_of(at)
+            ));
+        }
+        k = at + 2;
+    }
+    let mut open: Vec<usize> = Vec::new();
+    for (s, e) in &actions {
+        let (expr, _, _) = yaml::action_expr(text, *s, *e);
+        if expr.starts_with("/*") {
+            continue;
+        }
+        let first = expr
+            .split(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or_default();
+        match first {
+            "if" | "range" | "with" | "define" | "block" => open.push(*s),
+            "end" if open.pop().is_none() => {
+                return Err(format!(
+                    "`{file}:{}` holds an `end` that closes nothing, so `helm template` fails (a parse error: \"unexpected {{{{end}}}}\")",
+                    line_of(*s)
+                ));
+            }
+            _ => {}
+        }
+        let words: Vec<&str> = expr
+            .split(|c: char| c.is_whitespace() || "()|".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.contains(&"fail") {
+            return Err(format!(
+                "`{file}:{}` calls `fail`, which stops `helm template` when it runs: not followed",
+                line_of(*s)
+            ));
+        }
+        if let Some(i) = words.iter().position(|w| *w == "required") {
+            let set = words
+                .iter()
+                .skip(i + 1)
+                .find_map(|w| {
+                    w.strip_prefix(".Values.")
+                        .or_else(|| w.strip_prefix("$.Values."))
+                })
+                .and_then(|path| {
+                    let keys: Vec<&str> = path.split('.').collect();
+                    values?.at(&keys).filter(|n| !n.is_null()).map(|_| ())
+                });
+            if set.is_none() {
+                return Err(format!(
+                    "`{file}:{}` asks `required` of a value the chart's values.yaml does not set, so `helm template` fails unless the Application gives it: not followed",
+                    line_of(*s)
+                ));
+            }
+        }
+    }
+    if let Some(s) = open.last() {
+        return Err(format!(
+            "`{file}:{}` opens a block no `end` closes, so `helm template` fails (a parse error: \"unexpected EOF\")",
+            line_of(*s)
+        ));
     }
     Ok(())
 }

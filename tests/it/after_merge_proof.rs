@@ -939,7 +939,7 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                     &path("{{path}}"),
                 ),
             ),
-            ("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n".into()),
+            ("charts/app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n".into()),
             (
                 "appsets/mixed-release.yaml",
                 appset_of(
@@ -968,11 +968,11 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                 ),
             ),
             ("items/list.yaml", "- name: eu\n- name: us\n".into()),
-            ("charts/lst/Chart.yaml", "name: lst\nversion: 1.0.0\n".into()),
+            ("charts/lst/Chart.yaml", "apiVersion: v2\nname: lst\nversion: 1.0.0\n".into()),
             ("charts/lst/cfg/eu.yaml", server.clone()),
             ("charts/lst/cfg/asia.yaml", server.clone()),
             ("config/prod.json", "{\"name\": \"prod\"}\n".into()),
-            ("charts/cfg/Chart.yaml", "name: cfg\nversion: 1.0.0\n".into()),
+            ("charts/cfg/Chart.yaml", "apiVersion: v2\nname: cfg\nversion: 1.0.0\n".into()),
             ("charts/cfg/cfg/prod.yaml", server.clone()),
             ("charts/cfg/cfg/dev.yaml", server.clone()),
             ("pinned/x/p.yaml", child("p", 0, true)),
@@ -1175,12 +1175,12 @@ fn fx_value_files() -> tempfile::TempDir {
             ("apps/abs.yaml", chart_app("abs", "/envs/prod.yaml")),
             (
                 "charts/web/Chart.yaml",
-                "name: web\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: web\nversion: 1.0.0\n".into(),
             ),
             ("charts/web/charts/sub/templates/x.yaml", server.clone()),
             (
                 "charts/other/Chart.yaml",
-                "name: other\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: other\nversion: 1.0.0\n".into(),
             ),
             ("charts/other/generated_values/prod.yaml", server.clone()),
             ("charts/other/cluster_values/prod.yaml", server.clone()),
@@ -1227,7 +1227,7 @@ fn fx_rendered_by_chart() -> tempfile::TempDir {
         &[
             (
                 "bootstrap/Chart.yaml",
-                "name: bootstrap\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: bootstrap\nversion: 1.0.0\n".into(),
             ),
             ("bootstrap/templates/rendered.yaml", template),
             ("apps/a.yaml", child("a", 0, true)),
@@ -1289,7 +1289,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         &[
             (
                 "bootstrap/Chart.yaml",
-                "name: bootstrap\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: bootstrap\nversion: 1.0.0\n".into(),
             ),
             ("bootstrap/values.yaml", values),
             ("bootstrap/templates/rendered.yaml", template),

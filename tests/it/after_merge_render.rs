@@ -932,3 +932,49 @@ fn an_object_no_cluster_serves_in_a_directory_source_is_not_proven() {
         &["`apps/cm.yaml:1:1`", "without `apiVersion`"],
     );
 }
+
+/// `helm template` fails for the whole chart, whatever file is asked
+/// (Helm's `chart.Metadata.Validate`, its template parser, `fail`,
+/// `required`, `helm dependency build`), or checks what is not followed
+/// (`kubeVersion`, `values.schema.json`): every row through the chart is
+/// not proven, naming the file and the rule.
+#[test]
+fn a_helm_chart_that_fails_to_render_is_not_proven() {
+    let app = child("a", 0, true);
+    let base = |more: &[(&str, &str)]| {
+        let mut files: Vec<(&str, String)> = vec![
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/values.yaml", "x: 1\n".into()),
+            ("chart/templates/a.yaml", app.clone()),
+        ];
+        for (f, t) in more {
+            files.retain(|(g, _)| g != f);
+            files.push((f, t.to_string()));
+        }
+        fx("chart", "", &files)
+    };
+    let d = base(&[(
+        "chart/templates/ok.yaml",
+        "{{- if .Values.x }}\ny: {{ required \"x\" .Values.x }}\n{{- end }}\n",
+    )]);
+    deploys(d.path(), "chart/templates/a.yaml");
+    for (more, words) in [
+        (("chart/Chart.yaml", "apiVersion: v2\nname: c\n"), &["`chart/Chart.yaml` sets no `version`"][..]),
+        (("chart/Chart.yaml", "name: c\nversion: 0.1.0\n"), &["no `apiVersion`"]),
+        (("chart/Chart.yaml", "apiVersion: v9\nname: c\nversion: 0.1.0\n"), &["`apiVersion: v9`"]),
+        (("chart/templates/b.yaml", "{{ if .Values.x }}\nfoo: bar\n"), &["`chart/templates/b.yaml:1`", "no `end` closes"]),
+        (("chart/templates/b.yaml", "foo: bar\n{{ end }}\n"), &["`chart/templates/b.yaml:2`", "closes nothing"]),
+        (("chart/templates/_h.tpl", "{{ define \"x\" }}{{ .Values.x \n"), &["`chart/templates/_h.tpl:1`", "opens no action"]),
+        (("chart/templates/b.yaml", "{{ fail \"not yet\" }}\n"), &["calls `fail`"]),
+        (("chart/templates/b.yaml", "y: {{ required \"need y\" .Values.y }}\n"), &["`required`"]),
+        (("chart/values.schema.json", "{}"), &["values.schema.json"]),
+        (("chart/values.yaml", "x: 1\n  bad: [\n"), &["`chart/values.yaml:2"]),
+        (
+            ("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - {name: sub, version: 1.0.0, repository: file://../sub}\n"),
+            &["`file://../sub`", "helm dependency build"],
+        ),
+    ] {
+        let d = base(&[more]);
+        not_proven(d.path(), "chart/templates/a.yaml", words);
+    }
+}

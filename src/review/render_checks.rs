@@ -944,18 +944,20 @@ fn template_parses(file: &str, text: &str, values: Option<&Node>) -> Result<(), 
             ));
         }
         if let Some(i) = words.iter().position(|w| *w == "required") {
-            let set = words
+            // Of `.Values.a.b` only: another argument is what a `range`
+            // or `with` gives, read where the template is followed.
+            let unset = words
                 .iter()
                 .skip(i + 1)
                 .find_map(|w| {
                     w.strip_prefix(".Values.")
                         .or_else(|| w.strip_prefix("$.Values."))
                 })
-                .and_then(|path| {
+                .is_some_and(|path| {
                     let keys: Vec<&str> = path.split('.').collect();
-                    values?.at(&keys).filter(|n| !n.is_null()).map(|_| ())
+                    values.and_then(|v| v.at(&keys)).is_none_or(Node::is_null)
                 });
-            if set.is_none() {
+            if unset {
                 return Err(format!(
                     "`{file}:{}` asks `required` of a value the chart's values.yaml does not set, so `helm template` fails unless the Application gives it: not followed",
                     line_of(*s)

@@ -955,7 +955,7 @@ fn a_helm_chart_that_fails_to_render_is_not_proven() {
     };
     let d = base(&[(
         "chart/templates/ok.yaml",
-        "{{- if .Values.x }}\ny: {{ required \"x\" .Values.x }}\n{{- end }}\n",
+        "{{- if .Values.x }}\ny: {{ required \"x\" .Values.x }}\n{{- end }}\n{{- range .Values.l }}\nz: {{ required \"a\" .a }}\n{{- end }}\n",
     )]);
     deploys(d.path(), "chart/templates/a.yaml");
     for (more, words) in [

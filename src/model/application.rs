@@ -131,6 +131,9 @@ pub struct App {
     pub project: Option<String>,
     /// `spec.destination` (an ApplicationSet's template's).
     pub destination: AppDestination,
+    /// An ApplicationSet's `spec.template.metadata.name`, as written: the
+    /// name of every Application it makes, parameters put in.
+    pub template_name: Option<String>,
 }
 
 /// An Application's `spec.destination`: the cluster by `server` or `name`,
@@ -407,6 +410,9 @@ pub fn app_of(m: &Manifest) -> Option<App> {
                 .unwrap_or_else(|| DEFAULT_PROJECT.to_string()),
         ),
         destination: destination_of(s(spec, crate::model::positions::DESTINATION_KEY)),
+        template_name: (kind == "ApplicationSet")
+            .then(|| text(s(s(s(s(doc, "spec"), "template"), "metadata"), "name")))
+            .flatten(),
     })
 }
 
@@ -966,6 +972,20 @@ pub const ARGOCD_ANNOTATION: &str = "argocd.argoproj.io/";
 /// of the resource, and a refresh request (`user-guide/annotations-and-labels.md`).
 pub const ANNOTATIONS: [&str; 4] = ["sync-wave", "sync-options", "compare-options", "refresh"];
 
+/// Helm's hook annotation: ArgoCD maps it onto its own hooks for every
+/// source type (gitops-engine `pkg/sync/hook`: `IsHook` asks
+/// `helm.IsHook`), so the resource is a hook (created around a sync, on
+/// deletion, or never for an unsupported one), not a synced resource.
+pub const HELM_HOOK: &str = "helm.sh/hook";
+
+/// ArgoCD's own hook annotation, after [`ARGOCD_ANNOTATION`].
+pub const ARGOCD_HOOK: &str = "hook";
+
+/// An ApplicationSet's `spec.goTemplate`: Go's text/template renders its
+/// template when true, fasttemplate when false or absent (argo-cd
+/// `applicationset/utils/utils.go`, `Render.RenderTemplateParams`).
+pub const GO_TEMPLATE: &str = "goTemplate";
+
 /// The annotation by which the controller skips an Application
 /// (`user-guide/skip_reconcile.md`).
 pub const SKIP_RECONCILE: &str = "skip-reconcile";
@@ -1001,6 +1021,9 @@ pub fn unmodeled(doc: &Node, kind: &str, file: &str) -> Option<String> {
             return Some(not_modeled(kind, doc, &field, file, line));
         }
         if let Some(why) = annotations(s(doc, "metadata"), kind, doc, file) {
+            return Some(why);
+        }
+        if let Some(why) = template_syntax(doc, file) {
             return Some(why);
         }
         let t = s(spec, "template");
@@ -1039,6 +1062,127 @@ fn not_boolean(y: V) -> Option<(String, usize)> {
             n.line,
         )
     })
+}
+
+/// Why an ApplicationSet's template does not render as the review reads
+/// it (argo-cd `applicationset/utils/utils.go`, `Render.Replace`): a
+/// `goTemplate` that is no boolean (the CRD schema refuses the
+/// ApplicationSet); with `goTemplate: true`, an action that names a
+/// parameter without the leading `.` (`{{path}}`: Go's template parser
+/// takes it for a function, "function \"path\" not defined", and the
+/// controller makes no Application); without it, fasttemplate, an action
+/// in Go's syntax (`{{.path.path}}`, `{{ .name | lower }}`: no parameter
+/// has that name, so fasttemplate leaves it as written).
+fn template_syntax(doc: V, file: &str) -> Option<String> {
+    let spec = s(doc, "spec");
+    let name = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
+    let go = s(spec, GO_TEMPLATE);
+    if let Some((v, line)) = not_boolean(go) {
+        return Some(format!(
+            "ApplicationSet/{name} sets `spec.{GO_TEMPLATE}: {}` ({file}:{line}), so its template is not rendered",
+            v.replace("(the API server refuses the Application)", "(the API server refuses the ApplicationSet)")
+        ));
+    }
+    let go = flag(go) == Some(true);
+    let mut found = None;
+    visit_strings(s(spec, "template").0, &mut |text, line| {
+        if found.is_some() {
+            return;
+        }
+        for action in fasttemplate_tags(text) {
+            let wrong = if go {
+                go_calls_a_parameter(action)
+            } else {
+                !fast_tag(action)
+            };
+            if wrong {
+                found = Some((action.to_string(), line));
+                return;
+            }
+        }
+    });
+    let (action, line) = found?;
+    Some(if go {
+        format!(
+            "ApplicationSet/{name} sets `{GO_TEMPLATE}: true` and its template holds `{{{{{action}}}}}` ({file}:{line}), a parameter in fasttemplate's syntax: Go's template reads it as a function that is not defined, so the ApplicationSet makes no Application"
+        )
+    } else {
+        format!(
+            "ApplicationSet/{name} does not set `{GO_TEMPLATE}: true` and its template holds `{{{{{action}}}}}` ({file}:{line}), in Go's template syntax: fasttemplate knows no parameter of that name and leaves it as written, so the Application made is not the one the review reads"
+        )
+    })
+}
+
+/// Each string (key or value) below `node`, with its line.
+fn visit_strings(node: Option<&Node>, f: &mut dyn FnMut(&str, usize)) {
+    let Some(n) = node else { return };
+    match &n.value {
+        Value::Scalar(v, _) => f(v, n.line),
+        Value::Seq(items) => items.iter().for_each(|i| visit_strings(Some(i), f)),
+        Value::Map(pairs) => {
+            for (k, v) in pairs {
+                visit_strings(Some(k), f);
+                visit_strings(Some(v), f);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The tags fasttemplate reads in `text` (each `{{` to the next `}}`),
+/// without the delimiters, white space trimmed.
+fn fasttemplate_tags(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(a) = rest.find("{{") {
+        let after = &rest[a + 2..];
+        let Some(b) = after.find("}}") else { break };
+        out.push(after[..b].trim());
+        rest = &after[b + 2..];
+    }
+    out
+}
+
+/// A fasttemplate parameter tag: a parameter name (`path`, `path[0]`,
+/// `metadata.labels.env`, `values.x`), never Go's syntax (a leading `.`
+/// or `$`, a pipe, a call with arguments, a string).
+fn fast_tag(tag: &str) -> bool {
+    !tag.is_empty()
+        && !tag.starts_with(['.', '$', '-'])
+        && !tag.contains(|c: char| c.is_whitespace() || "|\"`()".contains(c))
+}
+
+/// A Go template action that is a bare name in fasttemplate's syntax
+/// (`path`, `path.basename`, `name`): Go parses its first word as a
+/// function call. Go's keywords and the functions that take no argument
+/// aside.
+fn go_calls_a_parameter(action: &str) -> bool {
+    let action = action
+        .strip_prefix('-')
+        .filter(|a| a.starts_with(char::is_whitespace))
+        .unwrap_or(action);
+    let action = action
+        .strip_suffix('-')
+        .filter(|a| a.ends_with(char::is_whitespace))
+        .unwrap_or(action)
+        .trim();
+    let first = action.split('.').next().unwrap_or_default();
+    let word = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    word(first)
+        && action.split('.').skip(1).all(|p| {
+            !p.is_empty()
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+        && !matches!(
+            first,
+            "else" | "end" | "break" | "continue" | "nil" | "true" | "false" | "now" | "uuidv4"
+        )
 }
 
 /// The first field of an Application spec outside the modelled ones.
@@ -1098,6 +1242,14 @@ fn annotations(meta: V, kind: &str, doc: V, file: &str) -> Option<String> {
         return None;
     };
     for (k, v) in pairs {
+        if k.as_str() == Some(HELM_HOOK) {
+            let app = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
+            return Some(format!(
+                "{kind}/{app} is annotated `{HELM_HOOK}: {}` ({file}:{}): ArgoCD takes it for a hook (gitops-engine pkg/sync/hook `IsHook`), created only around a sync, on deletion or never, not a resource the sync applies",
+                v.as_str().unwrap_or_default(),
+                k.line
+            ));
+        }
         let Some(name) = k.as_str().and_then(|k| k.strip_prefix(ARGOCD_ANNOTATION)) else {
             continue;
         };

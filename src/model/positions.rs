@@ -964,6 +964,33 @@ pub fn is_name_key(key: &str) -> bool {
     )
 }
 
+/// The kustomization fields that change nothing the review reads of an
+/// object it lists: its resources and generated ones, labels
+/// (`labels`, `commonLabels`), container images, replica counts, build
+/// metadata, sort order, schemas. Any other field transforms (or is not
+/// known to kustomize, which then fails).
+pub const KUSTOMIZE_HARMLESS: [&str; 19] = [
+    "apiVersion",
+    "kind",
+    "metadata",
+    "resources",
+    "bases",
+    "components",
+    "labels",
+    "commonLabels",
+    "images",
+    "replicas",
+    "configMapGenerator",
+    "secretGenerator",
+    "generatorOptions",
+    "helmCharts",
+    "helmGlobals",
+    "buildMetadata",
+    "sortOptions",
+    "openapi",
+    "crds",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1366,6 +1366,65 @@ impl Model {
         }
     }
 
+    /// An ApplicationSet that makes two Applications of one name makes
+    /// none: argo-cd `applicationset/controllers/applicationset_controller.go`
+    /// (`validateGeneratedApplications`: "contains applications with
+    /// duplicate name") refuses the second, and the first of a refused
+    /// set is not updated either. The template's name is rendered with
+    /// each parameter set the repository gives; two alike make every row
+    /// through the ApplicationSet not proven.
+    fn duplicate_names(&mut self, tree: &dyn Tree) {
+        let mut found: Vec<(usize, String)> = Vec::new();
+        for (i, app) in self.apps.iter().enumerate() {
+            let Some(name) = app.template_name.as_deref() else {
+                continue;
+            };
+            if app.unmodeled.is_some() || app.generators.is_empty() {
+                continue;
+            }
+            let git = |g: &GitGenerator| self.git_sets(g, tree);
+            let inputs = sets::Inputs {
+                registrations: &self.registrations,
+                git: &git,
+            };
+            let Ok(all) = sets::all(app, &inputs) else {
+                continue;
+            };
+            let mut seen: Vec<String> = Vec::new();
+            for params in &all {
+                let Some(one) = sets::render(name, params) else {
+                    break;
+                };
+                if !dns_subdomain(&one) {
+                    found.push((
+                        i,
+                        format!(
+                            "{} makes an Application named `{one}` (its template's name `{name}`, {}), which is no DNS subdomain name (lower-case letters, digits, `-` and `.`, at most 253): the API server refuses it",
+                            app.id(),
+                            app.file
+                        ),
+                    ));
+                    break;
+                }
+                if seen.contains(&one) {
+                    found.push((
+                        i,
+                        format!(
+                            "{} makes more than one Application named `{one}` (its template's name `{name}`, {}): the ApplicationSet controller refuses them (\"contains applications with duplicate name\", applicationset_controller.go) and creates or updates no Application of that name",
+                            app.id(),
+                            app.file
+                        ),
+                    ));
+                    break;
+                }
+                seen.push(one);
+            }
+        }
+        for (i, why) in found {
+            self.apps[i].unmodeled = Some(why);
+        }
+    }
+
     /// The verdict of one parent of a file.
     fn verdict(&self, p: &Parent, revision: &Revision) -> Verdict {
         // Whether it includes the file says nothing until the source is
@@ -2774,7 +2833,20 @@ fn push_declared(
         unmodeled: None,
         project: None,
         destination: Default::default(),
+        template_name: None,
     });
+}
+
+/// A Kubernetes object name the API server takes (`metadata.name` of a
+/// custom resource: a DNS-1123 subdomain).
+fn dns_subdomain(name: &str) -> bool {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    name.len() <= 253
+        && edge(name.chars().next())
+        && edge(name.chars().last())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
 }
 
 /// What declares feeders besides the tree: the config (`feeders:`) and
@@ -2974,6 +3046,7 @@ pub fn build_for(
     super::rendered::follow(&mut apps, &carried, &|s| model.is_this_repo(s, &tree));
     super::rendered::follow_values(&mut apps, &carried, &|s| model.is_this_repo(s, &tree));
     model.apps = apps;
+    model.duplicate_names(&tree);
     (root, model)
 }
 

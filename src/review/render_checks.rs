@@ -16,8 +16,8 @@
 //! charts, value files: docs/user-guide/helm.md).
 
 use crate::model::application::{
-    App, Source, ARGOCD_CM, CONFIG_MAP, CONFIG_MAP_DATA, KUSTOMIZE_BUILD_OPTIONS,
-    KUSTOMIZE_ENABLE_HELM,
+    App, Source, ARGOCD_ANNOTATION, ARGOCD_CM, CONFIG_MAP, CONFIG_MAP_DATA, HELM_HOOK,
+    KUSTOMIZE_BUILD_OPTIONS, KUSTOMIZE_ENABLE_HELM,
 };
 use crate::model::positions;
 use crate::syntax::yaml::{self, Node, Value};
@@ -198,6 +198,13 @@ pub fn check(
         Kind::Plugin => None,
         Kind::Kustomize => match kustomize_check(tree, &dir, cache) {
             Err(why) => Some(fails(why)),
+            Ok(_) if included != Some(false) && transformed(tree, &dir, file, 0).is_some() => {
+                let why = transformed(tree, &dir, file, 0).unwrap_or_default();
+                Some(Outcome::NotProven(format!(
+                    "{} renders `{file}` through {why}, which the review does not apply: what reaches the hub may be another object (kustomize's transformers run over every resource the kustomization lists)",
+                    app.id()
+                )))
+            }
             Ok(data) => match (included, data.get(file)) {
                 (Some(true), Some(held)) => Some(Outcome::NotIncluded(format!(
                     "held as generator data: {held} turns it into the data of a ConfigMap or Secret, so the manifest it holds is not applied"
@@ -323,6 +330,157 @@ fn kustomize_reaches(tree: &dyn Files, dir: &str, file: &str) -> bool {
             let rel = join(dir, e);
             !rel.is_empty() && (file == rel || under(file, &rel).is_some())
         })
+}
+
+/// What a kustomization on the way from `dir` to `file` (the one in
+/// `dir`, each it lists that reaches the file, and the components of
+/// each) does to the objects of `file` that the review does not apply:
+/// `namespace`, `namePrefix` or `nameSuffix` over an object whose
+/// namespace or name ArgoCD reads (an `argoproj.io` object, a Secret, a
+/// ConfigMap), `commonAnnotations` setting an ArgoCD or Helm hook
+/// annotation, a patch that may target a kind of the file (`patches`,
+/// `patchesStrategicMerge`, `patchesJson6902`), and every other
+/// transformer (`replacements`, `transformers`, `generators`, `vars`,
+/// ...). The field, named with its `file:line`.
+fn transformed(tree: &dyn Files, dir: &str, file: &str, depth: usize) -> Option<String> {
+    if depth > 32 {
+        return None;
+    }
+    let k = tree.kustomization(dir)?;
+    let mut reached = false;
+    for (e, _) in entries(&k, &["resources", "bases", "components"]) {
+        if remote(&e) {
+            continue;
+        }
+        let rel = join(dir, &e);
+        if rel == file {
+            reached = true;
+        } else if !rel.is_empty() && under(file, &rel).is_some() {
+            reached = true;
+            if let Some(why) = transformed(tree, &rel, file, depth + 1) {
+                return Some(why);
+            }
+        }
+    }
+    if !reached {
+        return None;
+    }
+    let docs: Vec<Node> = tree
+        .read(file)
+        .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+        .unwrap_or_default();
+    // The components listed here act on this kustomization's resources.
+    let mut ks = vec![(dir.to_string(), k.clone())];
+    let mut i = 0;
+    while i < ks.len() && i < 32 {
+        let (d, node) = ks[i].clone();
+        for (c, _) in entries(&node, &["components"]) {
+            let rel = join(&d, &c);
+            if let (false, Some(ck)) = (remote(&c), tree.kustomization(&rel)) {
+                ks.push((rel, ck));
+            }
+        }
+        i += 1;
+    }
+    for (d, node) in &ks {
+        let name = kustomization_files(tree, d)
+            .first()
+            .map_or_else(|| join(d, "kustomization.yaml"), |n| join(d, n));
+        if let Some(why) = transforms(node, &name, d, &docs, tree) {
+            return Some(why);
+        }
+    }
+    None
+}
+
+/// [`transformed`] for one kustomization `k` (file `name`, in `dir`) over
+/// the documents of the file it reaches.
+fn transforms(k: &Node, name: &str, dir: &str, docs: &[Node], tree: &dyn Files) -> Option<String> {
+    let Value::Map(pairs) = &k.value else {
+        return None;
+    };
+    let kinds: Vec<&str> = docs
+        .iter()
+        .filter_map(|d| d.str_at(positions::KIND))
+        .collect();
+    // An object whose name or namespace ArgoCD reads.
+    let named = |d: &Node| {
+        d.str_at(&["apiVersion"])
+            .is_some_and(|a| a.starts_with("argoproj.io/"))
+            || matches!(d.str_at(positions::KIND), Some("Secret" | "ConfigMap"))
+    };
+    for (key, v) in pairs {
+        let Some(field) = key.as_str() else { continue };
+        if positions::KUSTOMIZE_HARMLESS.contains(&field) {
+            continue;
+        }
+        let at = format!("`{field}` of `{name}:{}`", key.line);
+        let hit = match field {
+            "namespace" => {
+                let ns = v.as_str().unwrap_or_default();
+                !ns.is_empty()
+                    && docs
+                        .iter()
+                        .any(|d| named(d) && d.str_at(positions::NAMESPACE) != Some(ns))
+            }
+            "namePrefix" | "nameSuffix" => {
+                v.as_str().is_some_and(|s| !s.is_empty()) && docs.iter().any(named)
+            }
+            "commonAnnotations" => match &v.value {
+                Value::Map(anns) => anns.iter().any(|(a, _)| {
+                    a.as_str().is_some_and(|a| {
+                        a.starts_with(ARGOCD_ANNOTATION) || a.starts_with(HELM_HOOK)
+                    })
+                }),
+                _ => false,
+            },
+            "patches" | "patchesJson6902" | "patchesStrategicMerge" => patch_kinds(v, dir, tree)
+                .is_none_or(|targets| targets.iter().any(|t| kinds.contains(&t.as_str()))),
+            _ => true,
+        };
+        if hit {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// The kinds the patches under a `patches`, `patchesJson6902` or
+/// `patchesStrategicMerge` list target (a `target.kind`, else the kinds
+/// the patch itself names); `None` when one is not known (a target
+/// without a plain kind, a patch file that is not read).
+fn patch_kinds(list: &Node, dir: &str, tree: &dyn Files) -> Option<Vec<String>> {
+    let Value::Seq(items) = &list.value else {
+        return Some(Vec::new());
+    };
+    let plain = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric());
+    let own = |text: &str| -> Option<Vec<String>> {
+        let docs = yaml::read_yaml_or_json(text).ok()?;
+        docs.iter()
+            .filter(|d| !d.is_null())
+            .map(|d| {
+                d.str_at(positions::KIND)
+                    .filter(|k| plain(k))
+                    .map(str::to_string)
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for p in items {
+        if let Some(target) = p.get("target") {
+            out.push(target.str_at(&["kind"]).filter(|k| plain(k))?.to_string());
+            continue;
+        }
+        let text = match (p.as_str(), p.get("path"), p.get("patch")) {
+            (Some(s), _, _) if s.contains('\n') || s.contains(':') => s.to_string(),
+            (Some(s), _, _) => tree.read(&join(dir, s))?,
+            (None, Some(path), _) => tree.read(&join(dir, path.as_str()?))?,
+            (None, None, Some(inline)) => inline.as_str()?.to_string(),
+            _ => return None,
+        };
+        out.extend(own(&text)?);
+    }
+    Some(out)
 }
 
 /// The string entries of the lists under `keys`, with their line.
@@ -605,6 +763,7 @@ fn helm_chart_check(src: &Source, dir: &str, tree: &dyn Files) -> Result<(), Str
             }
         }
     }
+    chart_renders(dir, tree)?;
     if src.ignore_missing_value_files {
         return Ok(());
     }
@@ -621,6 +780,196 @@ fn helm_chart_check(src: &Source, dir: &str, tree: &dyn Files) -> Result<(), Str
                 "its value file `{v}` (`{resolved}`) is not in the repository and `helm.ignoreMissingValueFiles` is not set, so `helm template` fails"
             ));
         }
+    }
+    Ok(())
+}
+
+/// What fails `helm template` for the chart in `dir` before any value of
+/// an Application matters, or what it checks that the review does not
+/// follow: a `Chart.yaml` without `apiVersion` (v1 or v2), `name` or
+/// `version` (Helm's `chart.Metadata.Validate`); `kubeVersion` (checked
+/// against the cluster); a `values.schema.json` (values validated against
+/// it); a `values.yaml` that does not parse; a `file://` dependency
+/// (`Chart.yaml` or `requirements.yaml`) whose folder is not in the
+/// repository; a template (any file below `templates/`, partials
+/// included: Helm parses them all) whose actions do not parse (a `{{` that
+/// opens no action, an `end` without its `if`/`range`/`with`/`define`/
+/// `block`, or one missing), that calls `fail`, or `required` of a value
+/// `values.yaml` does not set. Actions read with the one lexer
+/// ([`yaml::template_actions`]).
+fn chart_renders(dir: &str, tree: &dyn Files) -> Result<(), String> {
+    let chart = join(dir, "Chart.yaml");
+    let meta = tree
+        .read(&chart)
+        .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+        .and_then(|d| d.into_iter().next());
+    for key in ["apiVersion", "name", "version"] {
+        let v = meta
+            .as_ref()
+            .and_then(|m| m.str_at(&[key]))
+            .unwrap_or_default();
+        if v.trim().is_empty() {
+            return Err(format!(
+                "`{chart}` sets no `{key}`, which Helm requires (\"validation: chart.metadata.{} is required\"), so `helm template` fails",
+                if key == "apiVersion" { "apiVersion" } else { key }
+            ));
+        }
+        if key == "apiVersion" && !matches!(v, "v1" | "v2") {
+            return Err(format!(
+                "`{chart}` sets `apiVersion: {v}`, which Helm refuses (\"apiVersion '{v}' is not valid\"), so `helm template` fails"
+            ));
+        }
+    }
+    if let Some(k) = meta.as_ref().and_then(|m| m.get("kubeVersion")) {
+        return Err(format!(
+            "`{chart}:{}` sets `kubeVersion`, which Helm checks against the cluster's version: not followed",
+            k.line
+        ));
+    }
+    let schema = join(dir, "values.schema.json");
+    if tree.exists(&schema) {
+        return Err(format!(
+            "`{schema}` makes Helm validate the values against it, which is not followed"
+        ));
+    }
+    let values_file = join(dir, "values.yaml");
+    let values = match tree.read(&values_file) {
+        Some(text) => match yaml::read_yaml_or_json(&text) {
+            Ok(docs) => docs.into_iter().next(),
+            Err((line, col, why)) => {
+                return Err(format!(
+                    "`{values_file}:{line}:{col}` does not parse ({why}), so `helm template` fails"
+                ))
+            }
+        },
+        None => None,
+    };
+    let req = join(dir, "requirements.yaml");
+    for (file, doc) in [
+        (chart.clone(), meta.clone()),
+        (
+            req.clone(),
+            tree.read(&req)
+                .and_then(|t| yaml::read_yaml_or_json(&t).ok())
+                .and_then(|d| d.into_iter().next()),
+        ),
+    ] {
+        if let Some(Value::Seq(items)) = doc
+            .as_ref()
+            .and_then(|d| d.get("dependencies"))
+            .map(|n| &n.value)
+        {
+            for d in items {
+                if let Some(path) = d
+                    .str_at(&["repository"])
+                    .and_then(|r| r.strip_prefix("file://"))
+                {
+                    let rel = join(dir, path);
+                    if !tree.exists(&join(&rel, "Chart.yaml")) {
+                        return Err(format!(
+                            "`{file}:{}` depends on `file://{path}`, which holds no chart in the repository, so `helm dependency build` fails",
+                            d.line
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let mut level = vec![join(dir, "templates")];
+    for _ in 0..16 {
+        let mut next = Vec::new();
+        for folder in &level {
+            let mut names = tree.list(folder);
+            names.sort();
+            for n in names {
+                let file = join(folder, &n);
+                if let Some(text) = tree.read(&file) {
+                    template_parses(&file, &text, values.as_ref())?;
+                }
+            }
+            next.extend(tree.dirs(folder).into_iter().map(|c| join(folder, &c)));
+        }
+        level = next;
+        if level.is_empty() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// [`chart_renders`] for one template.
+fn template_parses(file: &str, text: &str, values: Option<&Node>) -> Result<(), String> {
+    let actions = yaml::template_actions(text);
+    let line_of = |at: usize| text[..at].matches('\n').count() + 1;
+    // A `{{` no action holds.
+    let mut k = 0;
+    while let Some(rel) = text[k..].find("{{") {
+        let at = k + rel;
+        if !actions.iter().any(|(s, e)| *s <= at && at < *e) {
+            return Err(format!(
+                "`{file}:{}` holds a `{{{{` that opens no action Go's template parser reads, so `helm template` fails (a parse error)",
+                line_of(at)
+            ));
+        }
+        k = at + 2;
+    }
+    let mut open: Vec<usize> = Vec::new();
+    for (s, e) in &actions {
+        let (expr, _, _) = yaml::action_expr(text, *s, *e);
+        if expr.starts_with("/*") {
+            continue;
+        }
+        let first = expr
+            .split(|c: char| c.is_whitespace() || c == '(')
+            .next()
+            .unwrap_or_default();
+        match first {
+            "if" | "range" | "with" | "define" | "block" => open.push(*s),
+            "end" if open.pop().is_none() => {
+                return Err(format!(
+                    "`{file}:{}` holds an `end` that closes nothing, so `helm template` fails (a parse error: \"unexpected {{{{end}}}}\")",
+                    line_of(*s)
+                ));
+            }
+            _ => {}
+        }
+        let words: Vec<&str> = expr
+            .split(|c: char| c.is_whitespace() || "()|".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.contains(&"fail") {
+            return Err(format!(
+                "`{file}:{}` calls `fail`, which stops `helm template` when it runs: not followed",
+                line_of(*s)
+            ));
+        }
+        if let Some(i) = words.iter().position(|w| *w == "required") {
+            // Of `.Values.a.b` only: another argument is what a `range`
+            // or `with` gives, read where the template is followed.
+            let unset = words
+                .iter()
+                .skip(i + 1)
+                .find_map(|w| {
+                    w.strip_prefix(".Values.")
+                        .or_else(|| w.strip_prefix("$.Values."))
+                })
+                .is_some_and(|path| {
+                    let keys: Vec<&str> = path.split('.').collect();
+                    values.and_then(|v| v.at(&keys)).is_none_or(Node::is_null)
+                });
+            if unset {
+                return Err(format!(
+                    "`{file}:{}` asks `required` of a value the chart's values.yaml does not set, so `helm template` fails unless the Application gives it: not followed",
+                    line_of(*s)
+                ));
+            }
+        }
+    }
+    if let Some(s) = open.last() {
+        return Err(format!(
+            "`{file}:{}` opens a block no `end` closes, so `helm template` fails (a parse error: \"unexpected EOF\")",
+            line_of(*s)
+        ));
     }
     Ok(())
 }
@@ -760,12 +1109,17 @@ fn directory_check(
 
 /// Why one file a directory source reads fails the render, if it does.
 fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
-    if file.ends_with(".jsonnet") {
-        return None;
-    }
     let text = tree.read(file)?;
     if text.contains(SKIP_MARKER) {
         return None;
+    }
+    // findManifests evaluates every `.jsonnet` file it reads, and fails the
+    // whole source on an evaluation error or an output that is no object
+    // ("Failed to evaluate jsonnet"); the review evaluates no jsonnet.
+    if file.ends_with(".jsonnet") {
+        return Some(format!(
+            "`{file}` is a jsonnet file the directory source evaluates (argo-cd reposerver/repository/repository.go `findManifests`), which the review does not evaluate: whether it renders, and what, is not known"
+        ));
     }
     if file.ends_with(".json") {
         // A single JSON object: json.Decoder, then "Found multiple
@@ -773,9 +1127,15 @@ fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
         let single = text.trim_start().starts_with('{')
             && yaml::read_yaml_or_json(&text)
                 .is_ok_and(|docs| docs.len() == 1 && matches!(docs[0].value, Value::Map(_)));
-        return (!single).then(|| {
-            format!(
+        if !single {
+            return Some(format!(
                 "`{file}:1:1` is not a single JSON object, which the repo server requires of a .json file (\"Failed to unmarshal\" / \"Only single objects are allowed in JSON files\")"
+            ));
+        }
+        let docs = yaml::read_yaml_or_json(&text).unwrap_or_default();
+        return docs.first().and_then(served).map(|why| {
+            format!(
+                "`{file}:1:1` is {why}: the repo server hands it to the sync as a resource, whose dry run fails for the whole Application"
             )
         });
     }
@@ -802,6 +1162,12 @@ fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
                 }
                 let kind = doc.str_at(positions::KIND).is_some_and(|k| !k.is_empty());
                 if matches!(doc.value, Value::Map(_)) && kind {
+                    if let Some(why) = served(doc) {
+                        return Some(format!(
+                            "`{file}:{}:{}` is {why}: the repo server hands it to the sync as a resource, whose dry run fails for the whole Application",
+                            doc.line, doc.col
+                        ));
+                    }
                     objects += 1;
                     continue;
                 }
@@ -815,6 +1181,30 @@ fn file_fails(file: &str, tree: &dyn Files) -> Option<String> {
             None
         }
     }
+}
+
+/// The API groups of files that configure a tool and that no cluster
+/// serves: a kustomization (`kustomize.config.k8s.io`), a kustomize
+/// function or plugin config (`config.kubernetes.io`,
+/// `builtin`), Helm's `Chart.yaml`-like files have no `kind`.
+const CLIENT_SIDE_GROUPS: [&str; 3] =
+    ["kustomize.config.k8s.io", "config.kubernetes.io", "builtin"];
+
+/// Why an object a directory source reads is no resource the API server
+/// takes, if it is not: no `apiVersion` ("Object 'apiVersion' is
+/// missing"), or a group only a client tool reads (a `Kustomization`
+/// beside manifests: "could not find the requested resource").
+fn served(doc: &Node) -> Option<String> {
+    // A `.json` object without `kind` is read as an OCI manifest, not a
+    // resource (getObjsFromYAMLOrJSON).
+    let kind = doc.str_at(positions::KIND).filter(|k| !k.is_empty())?;
+    let Some(api) = doc.str_at(&["apiVersion"]).filter(|a| !a.is_empty()) else {
+        return Some(format!("a `{kind}` without `apiVersion`"));
+    };
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g);
+    CLIENT_SIDE_GROUPS
+        .contains(&group)
+        .then(|| format!("a `{kind}` of `{api}`, a kind no cluster serves"))
 }
 
 #[cfg(test)]
@@ -869,13 +1259,18 @@ mod tests {
                 "broken-res.yaml",
                 "apiVersion: v1\nkind: X\nmetadata: {}\nspec: [\n",
             ),
-            ("later.yaml", "kind: A\n---\nfoo: bar\n"),
-            ("empty.yaml", "---\n---\nkind: A\n"),
-            ("one.json", "{\"kind\": \"A\"}"),
+            ("later.yaml", "apiVersion: v1\nkind: A\n---\nfoo: bar\n"),
+            ("empty.yaml", "---\n---\napiVersion: v1\nkind: A\n"),
+            ("one.json", "{\"apiVersion\": \"v1\", \"kind\": \"A\"}"),
             ("array.json", "[{\"kind\": \"A\"}]"),
             ("two.json", "{\"kind\": \"A\"}\n{\"kind\": \"B\"}"),
             ("yaml.json", "kind: A\n"),
             ("x.jsonnet", "{"),
+            (
+                "kust.yaml",
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n",
+            ),
+            ("noapi.yaml", "kind: ConfigMap\nmetadata: {name: a}\n"),
         ]);
         for ok in [
             "a.yaml",
@@ -883,7 +1278,6 @@ mod tests {
             "broken-plain.yaml",
             "empty.yaml",
             "one.json",
-            "x.jsonnet",
         ] {
             assert_eq!(file_fails(ok, &m), None, "{ok}");
         }
@@ -893,13 +1287,16 @@ mod tests {
             "array.json",
             "two.json",
             "yaml.json",
+            "x.jsonnet",
+            "kust.yaml",
+            "noapi.yaml",
         ] {
             let why = file_fails(bad, &m).unwrap_or_else(|| panic!("{bad} passes"));
             assert!(why.contains(bad), "{why}");
         }
         assert!(file_fails("later.yaml", &m)
             .unwrap()
-            .contains("later.yaml:3:1"));
+            .contains("later.yaml:4:1"));
     }
 
     /// Helm's `.helmignore` rules (`pkg/ignore`): a rule without `/`

@@ -920,7 +920,7 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                 appset_of(
                     "matrix",
                     "  - matrix:\n      generators:\n      - list:\n          elements: [{env: prod}]\n      - clusters:\n          selector:\n            matchLabels: {env: prod}\n",
-                    &path("matrix/{{ .env }}/{{ .name }}"),
+                    &path("matrix/{{env}}/{{ name }}"),
                 ),
             ),
             (
@@ -939,7 +939,7 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                     &path("{{path}}"),
                 ),
             ),
-            ("charts/app/Chart.yaml", "name: app\nversion: 1.0.0\n".into()),
+            ("charts/app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n".into()),
             (
                 "appsets/mixed-release.yaml",
                 appset_of(
@@ -968,11 +968,11 @@ fn fx_cluster_generators() -> tempfile::TempDir {
                 ),
             ),
             ("items/list.yaml", "- name: eu\n- name: us\n".into()),
-            ("charts/lst/Chart.yaml", "name: lst\nversion: 1.0.0\n".into()),
+            ("charts/lst/Chart.yaml", "apiVersion: v2\nname: lst\nversion: 1.0.0\n".into()),
             ("charts/lst/cfg/eu.yaml", server.clone()),
             ("charts/lst/cfg/asia.yaml", server.clone()),
             ("config/prod.json", "{\"name\": \"prod\"}\n".into()),
-            ("charts/cfg/Chart.yaml", "name: cfg\nversion: 1.0.0\n".into()),
+            ("charts/cfg/Chart.yaml", "apiVersion: v2\nname: cfg\nversion: 1.0.0\n".into()),
             ("charts/cfg/cfg/prod.yaml", server.clone()),
             ("charts/cfg/cfg/dev.yaml", server.clone()),
             ("pinned/x/p.yaml", child("p", 0, true)),
@@ -1167,7 +1167,7 @@ fn fx_value_files() -> tempfile::TempDir {
     let clusters = appset(
         "per-cluster",
         "clusters: {}",
-        "cluster_values/{{ .name }}.yaml",
+        "cluster_values/{{ name }}.yaml",
     );
     repo(
         REPO_HTTPS,
@@ -1175,12 +1175,12 @@ fn fx_value_files() -> tempfile::TempDir {
             ("apps/abs.yaml", chart_app("abs", "/envs/prod.yaml")),
             (
                 "charts/web/Chart.yaml",
-                "name: web\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: web\nversion: 1.0.0\n".into(),
             ),
             ("charts/web/charts/sub/templates/x.yaml", server.clone()),
             (
                 "charts/other/Chart.yaml",
-                "name: other\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: other\nversion: 1.0.0\n".into(),
             ),
             ("charts/other/generated_values/prod.yaml", server.clone()),
             ("charts/other/cluster_values/prod.yaml", server.clone()),
@@ -1193,8 +1193,14 @@ fn fx_value_files() -> tempfile::TempDir {
 
 fn fx_generator_paths(path: &str) -> tempfile::TempDir {
     let dirs = |path: &str| {
+        // Go's syntax with `goTemplate: true`, fasttemplate's without.
+        let (go, name) = if path.contains("{{ .") {
+            ("  goTemplate: true\n", "{{.path.basename}}")
+        } else {
+            ("", "{{path.basename}}")
+        };
         format!(
-            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{{{{path.basename}}}}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: addons\nspec:\n{go}  generators:\n  - git:\n      repoURL: {REPO_HTTPS}\n      revision: main\n      directories:\n      - path: addons/*\n      - path: addons/skipped\n        exclude: true\n  template:\n    metadata: {{name: '{name}'}}\n    spec:\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n      syncPolicy: {{automated: {{}}}}\n"
         )
     };
     let values = format!(
@@ -1221,7 +1227,7 @@ fn fx_rendered_by_chart() -> tempfile::TempDir {
         &[
             (
                 "bootstrap/Chart.yaml",
-                "name: bootstrap\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: bootstrap\nversion: 1.0.0\n".into(),
             ),
             ("bootstrap/templates/rendered.yaml", template),
             ("apps/a.yaml", child("a", 0, true)),
@@ -1286,7 +1292,7 @@ fn fx_chart_app(variant: &str) -> tempfile::TempDir {
         &[
             (
                 "bootstrap/Chart.yaml",
-                "name: bootstrap\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: bootstrap\nversion: 1.0.0\n".into(),
             ),
             ("bootstrap/values.yaml", values),
             ("bootstrap/templates/rendered.yaml", template),

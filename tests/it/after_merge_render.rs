@@ -665,3 +665,316 @@ fn an_invalid_child_is_judged_alike_in_text_and_json() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("apps/a.yaml:"), "{}", stderr(&o));
 }
+
+/// `apps/kustomization.yaml` listing `apps/a.yaml` (a child Application
+/// without a namespace) with `extra` lines, and `more` files.
+fn kustomized(extra: &str, more: &[(&str, String)]) -> tempfile::TempDir {
+    let mut files = vec![
+        ("apps/a.yaml", child("a", 0, true)),
+        (
+            "apps/kustomization.yaml",
+            format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n{extra}"),
+        ),
+    ];
+    files.extend(more.iter().cloned());
+    fx("apps", "", &files)
+}
+
+/// Kustomize's transformers run over every resource a kustomization (or a
+/// component it lists) reaches: `namespace` moves the child Application
+/// (a namespaced kind to kustomize) out of the control-plane namespace,
+/// `namePrefix`/`nameSuffix` rename it, a patch may change its spec,
+/// `commonAnnotations` may make it a hook; none is applied by the review,
+/// so the row is not proven, naming the field. Labels, images and a
+/// patch of another kind change nothing the review reads.
+#[test]
+fn kustomize_transformers_over_a_child_are_not_proven() {
+    for harmless in [
+        "",
+        "commonLabels: {team: a}\nimages: [{name: nginx, newTag: '1.2'}]\n",
+        "patches:\n  - target: {kind: Deployment}\n    patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]'\n",
+        "commonAnnotations: {team: a}\n",
+    ] {
+        let d = kustomized(harmless, &[]);
+        deploys(d.path(), "apps/a.yaml");
+    }
+    for (extra, word) in [
+        ("namespace: apps\n", "`namespace` of `apps/kustomization.yaml:4`"),
+        ("namePrefix: x-\n", "`namePrefix`"),
+        ("nameSuffix: -x\n", "`nameSuffix`"),
+        (
+            "patches:\n  - target: {kind: Application}\n    patch: '[{\"op\": \"remove\", \"path\": \"/spec/syncPolicy\"}]'\n",
+            "`patches`",
+        ),
+        (
+            "patches:\n  - target: {name: a}\n    patch: '[]'\n",
+            "`patches`",
+        ),
+        ("replacements: []\n", "`replacements`"),
+        ("transformers: [t.yaml]\n", "`transformers`"),
+        (
+            "commonAnnotations: {argocd.argoproj.io/hook: PreSync}\n",
+            "`commonAnnotations`",
+        ),
+    ] {
+        let d = kustomized(extra, &[]);
+        not_proven(d.path(), "apps/a.yaml", &[word, "Application/root"]);
+    }
+    // A strategic-merge patch file naming the kind, and a component's
+    // namespace (it acts on the listing kustomization's resources).
+    let d = kustomized(
+        "patchesStrategicMerge: [p.yaml]\n",
+        &[(
+            "apps/p.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec: {syncPolicy: null}\n".into(),
+        )],
+    );
+    not_proven(d.path(), "apps/a.yaml", &["`patchesStrategicMerge`"]);
+    let d = kustomized(
+        "components: [../comp]\n",
+        &[(
+            "comp/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nnamespace: apps\n"
+                .into(),
+        )],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["`namespace` of `comp/kustomization.yaml:3`"],
+    );
+}
+
+/// An ApplicationSet in `apps/` (read by `root`) with a git directories
+/// generator over `clusters/*`, `go` as its `goTemplate` line, the
+/// template's `name` and source `path`; children in `clusters/prod` and
+/// `clusters/stage`.
+fn appset(go: &str, name: &str, path: &str) -> tempfile::TempDir {
+    let set = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: fleet\n  namespace: argocd\nspec:\n{go}  generators:\n    - git:\n        repoURL: {REPO_HTTPS}\n        revision: main\n        directories:\n          - path: clusters/*\n  template:\n    metadata:\n      name: '{name}'\n    spec:\n      project: default\n      source:\n        repoURL: {REPO_HTTPS}\n        targetRevision: main\n        path: '{path}'\n      destination:\n        server: https://kubernetes.default.svc\n        namespace: argocd\n      syncPolicy:\n        automated: {{}}\n"
+    );
+    fx(
+        "apps",
+        "",
+        &[
+            ("apps/appset.yaml", set),
+            ("clusters/prod/a.yaml", child("a", 0, true)),
+            ("clusters/stage/b.yaml", child("b", 0, true)),
+        ],
+    )
+}
+
+/// argo-cd `applicationset/utils/utils.go` `Render.Replace`: without
+/// `goTemplate: true`, fasttemplate fills only `{{name}}` tags and leaves
+/// `{{.path.path}}` as written; with it, Go's template reads `{{path}}` as
+/// a call of an undefined function and the ApplicationSet makes nothing.
+/// A `goTemplate` that is no boolean is refused by the CRD's schema.
+#[test]
+fn appset_template_syntax_must_match_go_template() {
+    let go = "  goTemplate: true\n";
+    let d = appset("", "fleet-{{path.basename}}", "{{path}}");
+    deploys(d.path(), "clusters/prod/a.yaml");
+    let d = appset(go, "fleet-{{.path.basename}}", "{{.path.path}}");
+    deploys(d.path(), "clusters/prod/a.yaml");
+    let d = appset("", "fleet-{{path.basename}}", "{{.path.path}}");
+    not_proven(
+        d.path(),
+        "clusters/prod/a.yaml",
+        &["`{{.path.path}}`", "fasttemplate"],
+    );
+    let d = appset(
+        "  goTemplate: false\n",
+        "fleet-{{ .path.basename | lower }}",
+        "{{path}}",
+    );
+    not_proven(
+        d.path(),
+        "clusters/prod/a.yaml",
+        &["`{{.path.basename | lower}}`"],
+    );
+    let d = appset(go, "fleet-{{.path.basename}}", "{{path}}");
+    not_proven(
+        d.path(),
+        "clusters/prod/a.yaml",
+        &["`{{path}}`", "function that is not defined"],
+    );
+    let d = appset(go, "fleet-{{path.basename}}", "{{.path.path}}");
+    not_proven(d.path(), "clusters/prod/a.yaml", &["`{{path.basename}}`"]);
+    let d = appset(
+        "  goTemplate: \"true\"\n",
+        "fleet-{{.path.basename}}",
+        "{{.path.path}}",
+    );
+    not_proven(
+        d.path(),
+        "clusters/prod/a.yaml",
+        &["`spec.goTemplate: \"true\""],
+    );
+}
+
+/// argo-cd `applicationset_controller.go` `validateGeneratedApplications`:
+/// two generated Applications of one name ("contains applications with
+/// duplicate name") are both left out; a name the API server refuses (no
+/// DNS subdomain) makes no Application either.
+#[test]
+fn appset_names_must_be_unique_and_valid() {
+    let d = appset("", "fleet", "{{path}}");
+    for f in ["clusters/prod/a.yaml", "clusters/stage/b.yaml"] {
+        not_proven(
+            d.path(),
+            f,
+            &["more than one Application named `fleet`", "duplicate name"],
+        );
+    }
+    for bad in ["Fleet-{{path.basename}}", "fleet_{{path.basename}}"] {
+        let d = appset("", bad, "{{path}}");
+        not_proven(d.path(), "clusters/prod/a.yaml", &["no DNS subdomain name"]);
+    }
+}
+
+/// gitops-engine `pkg/sync/hook` `IsHook`: a `helm.sh/hook` annotation
+/// makes a resource a hook for every source type (a `pre-delete` one is
+/// created on deletion only, a `test-*` one never), not a synced
+/// resource, like `argocd.argoproj.io/hook`.
+#[test]
+fn a_helm_hook_child_is_not_proven() {
+    for hook in ["pre-delete", "test-success", "post-install"] {
+        let text = child("a", 0, true).replace(
+            "  annotations:\n",
+            &format!("  annotations:\n    helm.sh/hook: {hook}\n"),
+        );
+        let d = fx("apps", "", &[("apps/a.yaml", text)]);
+        not_proven(
+            d.path(),
+            "apps/a.yaml",
+            &[&format!("`helm.sh/hook: {hook}`"), "hook"],
+        );
+    }
+}
+
+/// reposerver/repository/repository.go `findManifests` evaluates every
+/// `.jsonnet` file a directory source reads and fails the whole source
+/// on an error ("Failed to evaluate jsonnet"); the review evaluates no
+/// jsonnet. A `.libsonnet` file is only imported, and one the source does
+/// not read (recurse off) changes nothing.
+#[test]
+fn a_jsonnet_file_in_a_directory_source_is_not_proven() {
+    let a = ("apps/a.yaml", child("a", 0, true));
+    for quiet in [
+        ("apps/lib.libsonnet", "{}\n".to_string()),
+        ("apps/sub/x.jsonnet", "{\n".to_string()),
+    ] {
+        let d = fx("apps", "", &[a.clone(), quiet]);
+        deploys(d.path(), "apps/a.yaml");
+    }
+    let d = fx(
+        "apps",
+        "",
+        &[
+            a.clone(),
+            (
+                "apps/gen.jsonnet",
+                "local x = import 'missing.libsonnet';\n{ a: x }\n".into(),
+            ),
+        ],
+    );
+    not_proven(d.path(), "apps/a.yaml", &["`apps/gen.jsonnet`", "jsonnet"]);
+}
+
+/// What a directory source reads is handed to the sync as resources: a
+/// kustomization beside the manifests (`kustomize.config.k8s.io`, a kind
+/// no cluster serves) or an object without `apiVersion` fails the sync's
+/// dry run for the whole Application. A YAML file without `kind` (a
+/// values file) is ignored by the repo server, as before.
+#[test]
+fn an_object_no_cluster_serves_in_a_directory_source_is_not_proven() {
+    let a = ("apps/a.yaml", child("a", 0, true));
+    let recurse = "    directory: {recurse: true}\n";
+    let d = fx(
+        "apps",
+        recurse,
+        &[
+            a.clone(),
+            ("apps/values.yaml", "replicas: 2\nimage: {tag: x}\n".into()),
+        ],
+    );
+    deploys(d.path(), "apps/a.yaml");
+    let d = fx(
+        "apps",
+        recurse,
+        &[
+            a.clone(),
+            (
+                "apps/extras/kustomization.yaml",
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [cm.yaml]\n".into(),
+            ),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["`apps/extras/kustomization.yaml:1:1`", "no cluster serves"],
+    );
+    let d = fx(
+        "apps",
+        "",
+        &[
+            a,
+            (
+                "apps/cm.yaml",
+                "kind: ConfigMap\nmetadata: {name: x}\n".into(),
+            ),
+        ],
+    );
+    not_proven(
+        d.path(),
+        "apps/a.yaml",
+        &["`apps/cm.yaml:1:1`", "without `apiVersion`"],
+    );
+}
+
+/// `helm template` fails for the whole chart, whatever file is asked
+/// (Helm's `chart.Metadata.Validate`, its template parser, `fail`,
+/// `required`, `helm dependency build`), or checks what is not followed
+/// (`kubeVersion`, `values.schema.json`): every row through the chart is
+/// not proven, naming the file and the rule.
+#[test]
+fn a_helm_chart_that_fails_to_render_is_not_proven() {
+    let app = child("a", 0, true);
+    let base = |more: &[(&str, &str)]| {
+        let mut files: Vec<(&str, String)> = vec![
+            ("chart/Chart.yaml", CHART.into()),
+            ("chart/values.yaml", "x: 1\n".into()),
+            ("chart/templates/a.yaml", app.clone()),
+        ];
+        for (f, t) in more {
+            files.retain(|(g, _)| g != f);
+            files.push((f, t.to_string()));
+        }
+        fx("chart", "", &files)
+    };
+    let d = base(&[(
+        "chart/templates/ok.yaml",
+        "{{- if .Values.x }}\ny: {{ required \"x\" .Values.x }}\n{{- end }}\n{{- range .Values.l }}\nz: {{ required \"a\" .a }}\n{{- end }}\n",
+    )]);
+    deploys(d.path(), "chart/templates/a.yaml");
+    for (more, words) in [
+        (("chart/Chart.yaml", "apiVersion: v2\nname: c\n"), &["`chart/Chart.yaml` sets no `version`"][..]),
+        (("chart/Chart.yaml", "name: c\nversion: 0.1.0\n"), &["no `apiVersion`"]),
+        (("chart/Chart.yaml", "apiVersion: v9\nname: c\nversion: 0.1.0\n"), &["`apiVersion: v9`"]),
+        (("chart/templates/b.yaml", "{{ if .Values.x }}\nfoo: bar\n"), &["`chart/templates/b.yaml:1`", "no `end` closes"]),
+        (("chart/templates/b.yaml", "foo: bar\n{{ end }}\n"), &["`chart/templates/b.yaml:2`", "closes nothing"]),
+        (("chart/templates/_h.tpl", "{{ define \"x\" }}{{ .Values.x \n"), &["`chart/templates/_h.tpl:1`", "opens no action"]),
+        (("chart/templates/b.yaml", "{{ fail \"not yet\" }}\n"), &["calls `fail`"]),
+        (("chart/templates/b.yaml", "y: {{ required \"need y\" .Values.y }}\n"), &["`required`"]),
+        (("chart/values.schema.json", "{}"), &["values.schema.json"]),
+        (("chart/values.yaml", "x: 1\n  bad: [\n"), &["`chart/values.yaml:2"]),
+        (
+            ("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n  - {name: sub, version: 1.0.0, repository: file://../sub}\n"),
+            &["`file://../sub`", "helm dependency build"],
+        ),
+    ] {
+        let d = base(&[more]);
+        not_proven(d.path(), "chart/templates/a.yaml", words);
+    }
+}

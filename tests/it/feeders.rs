@@ -748,7 +748,7 @@ fn kustomizations_and_value_files_reach_outside_the_source_path() {
             ("apps/web.yaml", chart_app),
             (
                 "charts/web/Chart.yaml",
-                "name: web\nversion: 1.0.0\n".into(),
+                "apiVersion: v2\nname: web\nversion: 1.0.0\n".into(),
             ),
             ("envs/prod.yaml", format!("destination:\n  server: {OLD}\n")),
             (

@@ -320,6 +320,17 @@ pub fn known(generators: &[Generator], inputs: &Inputs) -> Vec<Params> {
     out
 }
 
+/// Every parameter set an ApplicationSet's generators make, from the
+/// repository (git generators too, through `inputs.git`): `Err` when one
+/// is not known.
+pub fn all(app: &App, inputs: &Inputs) -> Result<Vec<Params>, String> {
+    let mut sets = Vec::new();
+    for g in &app.generators {
+        sets.extend(sets_of(g, inputs)?.sets);
+    }
+    Ok(sets)
+}
+
 /// The Applications an ApplicationSet makes from parameters known in the
 /// repository: its template with each set put in. `None` when it has a
 /// git generator at its top (the review follows git generators itself);

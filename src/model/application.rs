@@ -1423,8 +1423,8 @@ pub fn namespaced(group: &str, kind: &str) -> Option<bool> {
 pub const IGNORE_DIFFERENCES_KEY: &str = "resource.customizations.ignoreDifferences.";
 pub const IGNORE_DIFFERENCES: &str = "ignoreDifferences";
 pub const COMPARE_OPTIONS: &str = "resource.compareoptions";
-pub const RESOURCE_EXCLUSIONS: &str = "resource.exclusions";
-pub const RESOURCE_INCLUSIONS: &str = "resource.inclusions";
+pub const RESOURCE_EXCLUSIONS: &str = crate::model::positions::RESOURCE_EXCLUSIONS_KEY;
+pub const RESOURCE_INCLUSIONS: &str = crate::model::positions::RESOURCE_INCLUSIONS_KEY;
 /// `resource.compareoptions` keys: `ignoreAggregatedRoles` ignores the
 /// rules of aggregated ClusterRoles; `ignoreResourceStatusField` ignores
 /// `/status` only, and `ignoreDifferencesOnResourceUpdates` decides only

@@ -3107,7 +3107,10 @@ mod tests {
         let cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.argoproj.io_Application: x\n";
         assert!(facts(cm).0);
         let plain_cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {path: apps/prod}\n";
-        assert_eq!(facts(plain_cm), (false, dirs(&[])));
+        // Any argocd-cm is read whatever is rebound (whether the
+        // repository holds one decides if its diffing settings are
+        // assumed unset); its data names no folder.
+        assert_eq!(facts(plain_cm), (true, dirs(&[])));
         // Applications held in Helm values are read like any other.
         let values = "extraObjects:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Application\n  metadata: {name: n}\n  spec: {source: {path: apps/n, repoURL: x}}\n";
         assert_eq!(facts(values), (false, dirs(&["apps/n"])));

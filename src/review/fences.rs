@@ -1046,6 +1046,76 @@ mod tests {
 
     /// `CheckOutOfBoundsSymlinks`: absolute targets, and any step above the
     /// root.
+    /// argo-cd `IsGroupKindNamePermitted`: `filepath.Match` on group and
+    /// kind; a namespaced kind is permitted when no whitelist is set; a
+    /// cluster-scoped kind only through `clusterResourceWhitelist`; a
+    /// blacklist entry denies; an empty namespaced whitelist is not known.
+    #[test]
+    fn kinds_are_permitted_as_argocd_permits_them() {
+        use crate::model::application::{KindEntry, KindList};
+        let entry = |g: &str, k: &str| KindEntry {
+            group: Some(g.into()),
+            kind: Some(k.into()),
+            name: Some(String::new()),
+        };
+        let list = |key: &'static str, entries: Vec<KindEntry>| KindList {
+            key,
+            entries,
+            line: 9,
+            unreadable: false,
+        };
+        let res = |g: &str, k: &str| Resource {
+            group: Some(g.into()),
+            kind: Some(k.into()),
+            name: "x".into(),
+            ..Resource::default()
+        };
+        let mut p = project(&["*"], &[("*", "", "*")]);
+        assert_eq!(kind_permitted(&p, &res("", "ConfigMap"), true), Ok(None));
+        assert!(kind_permitted(&p, &res("", "Namespace"), false)
+            .unwrap()
+            .is_some());
+        p.kind_lists = vec![
+            list(
+                "namespaceResourceWhitelist",
+                vec![entry("apps", "*"), entry("", "Config?ap")],
+            ),
+            list(
+                "namespaceResourceBlacklist",
+                vec![entry("apps", "DaemonSet")],
+            ),
+            list(
+                "clusterResourceWhitelist",
+                vec![entry("rbac.*", "Cluster[R]ole")],
+            ),
+        ];
+        assert_eq!(kind_permitted(&p, &res("", "ConfigMap"), true), Ok(None));
+        assert_eq!(
+            kind_permitted(&p, &res("apps", "Deployment"), true),
+            Ok(None)
+        );
+        assert!(kind_permitted(&p, &res("apps", "DaemonSet"), true)
+            .unwrap()
+            .is_some());
+        assert!(kind_permitted(&p, &res("", "Secret"), true)
+            .unwrap()
+            .is_some());
+        assert_eq!(
+            kind_permitted(&p, &res("rbac.authorization.k8s.io", "ClusterRole"), false),
+            Ok(None)
+        );
+        assert!(kind_permitted(&p, &res("", "Namespace"), false)
+            .unwrap()
+            .is_some());
+        // A malformed pattern matches nothing.
+        p.kind_lists = vec![list("namespaceResourceWhitelist", vec![entry("[", "*")])];
+        assert!(kind_permitted(&p, &res("", "ConfigMap"), true)
+            .unwrap()
+            .is_some());
+        p.kind_lists = vec![list("namespaceResourceWhitelist", Vec::new())];
+        assert!(kind_permitted(&p, &res("", "ConfigMap"), true).is_err());
+    }
+
     #[test]
     fn symlinks_leave_the_root_as_argocd_checks_them() {
         let leaves = |rel: &str, t: &str| leaves_root(Path::new(rel), Path::new(t));

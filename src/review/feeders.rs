@@ -1468,7 +1468,7 @@ impl Model {
                 let (verdict, assumptions) = self.beyond_the_parent(
                     p.app,
                     verdict,
-                    (&changed, &objects),
+                    (&changed, &objects, file),
                     tree,
                     &lk,
                     &mut above,
@@ -1509,7 +1509,7 @@ impl Model {
         &self,
         parent: &App,
         verdict: Verdict,
-        (changed, objects): (&[&App], &[Resource]),
+        (changed, objects, file): (&[&App], &[Resource], &str),
         tree: &dyn Tree,
         lk: &Lookups,
         above: &mut Above,
@@ -1533,7 +1533,7 @@ impl Model {
                 Vec::new(),
             );
         }
-        match self.fenced(parent, (changed, objects), tree, lk, above) {
+        match self.fenced(parent, (changed, objects, file), tree, lk, above) {
             Ok(assumed) => (verdict, assumed),
             Err(why) => (Verdict::NotProven(why), Vec::new()),
         }
@@ -1549,7 +1549,7 @@ impl Model {
     fn fenced(
         &self,
         parent: &App,
-        (changed, objects): (&[&App], &[Resource]),
+        (changed, objects, file): (&[&App], &[Resource], &str),
         tree: &dyn Tree,
         lk: &Lookups,
         above: &mut Above,
@@ -1601,7 +1601,8 @@ impl Model {
             Some(settings) if objects.is_empty() => {
                 // What the file renders into is not read: any kind.
                 let any = Resource {
-                    file: changed.first().map_or_else(String::new, |c| c.file.clone()),
+                    file: file.to_string(),
+                    name: "(what it renders)".to_string(),
                     ..Resource::default()
                 };
                 super::fences::diff_settings_permit(settings, std::slice::from_ref(&any))?;

@@ -804,13 +804,15 @@ pub fn diff_settings_permit(settings: &[DiffSetting], objects: &[Resource]) -> R
     for d in settings {
         for res in objects {
             let touches = |why: &str| {
+                let what = if res.line == 0 {
+                    format!("{} ({}: its kinds are not read)", res.shown(), res.file)
+                } else {
+                    format!("{} ({}:{})", res.shown(), res.file, res.line)
+                };
                 format!(
-                    "argocd-cm sets `{}` ({}), which {why} {} ({}:{}): ArgoCD may never see, so never sync, the change (docs/user-guide/diffing.md, \"System-Level Configuration\")",
+                    "argocd-cm sets `{}` ({}), which {why} {what}: ArgoCD may never see, so never sync, the change (docs/user-guide/diffing.md, \"System-Level Configuration\")",
                     d.key,
                     d.at,
-                    res.shown(),
-                    res.file,
-                    res.line
                 )
             };
             if let Some(gk) = d.key.strip_prefix(IGNORE_DIFFERENCES_KEY) {

@@ -403,7 +403,7 @@ pub fn app_of(m: &Manifest) -> Option<App> {
         rendered: None,
         applied_by: None,
         live_absent: false,
-        unmodeled: unmodeled(m.doc, kind, m.file),
+        unmodeled: refused_by_api(m.doc, kind, m.file).or_else(|| unmodeled(m.doc, kind, m.file)),
         project: Some(
             text(s(spec, PROJECT_KEY))
                 .filter(|p| !p.is_empty())
@@ -507,12 +507,16 @@ pub struct Project {
     pub holds: Option<(&'static str, usize, &'static str)>,
     /// Why its permissions are not known as written (a Helm template).
     pub rendered: Option<String>,
+    /// The resource kind lists it sets ([`KindList`]), in table order.
+    pub kind_lists: Vec<KindList>,
 }
 
 /// The AppProject a document is, if it is one.
 pub fn project_of(m: &Manifest) -> Option<Project> {
     let doc = V(Some(m.doc));
-    if text(s(doc, "kind")).as_deref() != Some(APP_PROJECT) {
+    if text(s(doc, "kind")).as_deref() != Some(APP_PROJECT)
+        || text(s(doc, "apiVersion")).as_deref() != Some(ARGO_API_VERSION)
+    {
         return None;
     }
     let meta = s(doc, "metadata");
@@ -567,6 +571,7 @@ pub fn project_of(m: &Manifest) -> Option<Project> {
             (!empty).then(|| (key, key_line(key), why))
         }),
         rendered: None,
+        kind_lists: kind_lists(spec, &key_line),
     })
 }
 
@@ -1272,4 +1277,386 @@ fn annotations(meta: V, kind: &str, doc: V, file: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// The one `apiVersion` of ArgoCD's kinds (Application, ApplicationSet,
+/// AppProject): argo-cd `pkg/apis/application/v1alpha1/register.go`
+/// serves no other version, so a manifest of that kind with any other
+/// `apiVersion` is refused by the API server.
+pub const ARGO_API_VERSION: &str = "argoproj.io/v1alpha1";
+
+/// The API group of ArgoCD's kinds.
+pub const ARGO_GROUP: &str = "argoproj.io";
+
+/// Why a document of an ArgoCD kind is not one as the API server reads it:
+/// its `apiVersion` is not [`ARGO_API_VERSION`], or its `metadata.name` is
+/// no DNS-1123 subdomain (argo-cd's CRDs are validated as every object
+/// name is, `IsDNS1123Subdomain`). `None` when it is fine or templated.
+pub fn refused_by_api(doc: &Node, kind: &str, file: &str) -> Option<String> {
+    let doc = V(Some(doc));
+    let name = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
+    let api = text(s(doc, "apiVersion")).unwrap_or_default();
+    if api != ARGO_API_VERSION {
+        return Some(format!(
+            "{kind}/{name} ({file}) has apiVersion `{api}`, not {ARGO_API_VERSION}, the only version ArgoCD serves: the API server refuses it, so it is no {kind} ArgoCD acts on"
+        ));
+    }
+    if !name.contains("{{") && !crate::text::dns::is_dns_subdomain(&name) {
+        return Some(format!(
+            "{kind}/{name} ({file}): metadata.name `{name}` is no DNS-1123 subdomain (lower-case letters, digits, `-` and `.`): the API server refuses it"
+        ));
+    }
+    if kind != "ApplicationSet" {
+        return None;
+    }
+    let spec = s(doc, "spec");
+    if let Some((v, line)) = not_boolean(s(spec, "goTemplate")) {
+        return Some(format!(
+            "{kind}/{name} sets `spec.goTemplate: {v}` ({file}:{line}): the ApplicationSet CRD's schema wants a boolean"
+        ));
+    }
+    // The template's name: whatever the parameters put in, the text
+    // around the actions stays, and must be allowed in a DNS-1123
+    // subdomain for any generated name to be.
+    let t = s(s(s(spec, "template"), "metadata"), "name");
+    if let (Some(written), Some(line)) = (text(t), t.0.map(|n| n.line)) {
+        let mut literal = String::new();
+        let mut rest = written.as_str();
+        while let Some(i) = rest.find("{{") {
+            literal.push_str(&rest[..i]);
+            rest = rest[i..].find("}}").map_or("", |j| &rest[i + j + 2..]);
+        }
+        literal.push_str(rest);
+        if let Some(c) = literal
+            .chars()
+            .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.')))
+        {
+            return Some(format!(
+                "{kind}/{name}'s template names its Applications `{written}` ({file}:{line}), which holds {c:?} whatever its parameters are: no DNS-1123 subdomain, the API server refuses every Application it generates"
+            ));
+        }
+    }
+    None
+}
+
+/// An AppProject's resource kind lists (argo-cd `AppProjectSpec`): which
+/// group/kinds a sync may apply, cluster-scoped and namespaced
+/// (`IsGroupKindNamePermitted`, checked by `controller/sync.go`
+/// `validateSyncPermissions`).
+pub const CLUSTER_RESOURCE_WHITELIST: &str = "clusterResourceWhitelist";
+pub const CLUSTER_RESOURCE_BLACKLIST: &str = "clusterResourceBlacklist";
+pub const NAMESPACE_RESOURCE_WHITELIST: &str = "namespaceResourceWhitelist";
+pub const NAMESPACE_RESOURCE_BLACKLIST: &str = "namespaceResourceBlacklist";
+const KIND_LIST_KEYS: [&str; 4] = [
+    CLUSTER_RESOURCE_WHITELIST,
+    CLUSTER_RESOURCE_BLACKLIST,
+    NAMESPACE_RESOURCE_WHITELIST,
+    NAMESPACE_RESOURCE_BLACKLIST,
+];
+
+/// One entry of a kind list: `group`, `kind` and (cluster lists only)
+/// `name`, each a `filepath.Match` pattern; `None` when it is not a plain
+/// string (templated, another type).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindEntry {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+}
+
+/// A kind list an AppProject sets (present, even empty).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KindList {
+    pub key: &'static str,
+    pub entries: Vec<KindEntry>,
+    pub line: usize,
+    /// Not a list of mappings as written (a template, another type).
+    pub unreadable: bool,
+}
+
+fn kind_lists(spec: V, key_line: &dyn Fn(&str) -> usize) -> Vec<KindList> {
+    let plain = |y: V| {
+        y.0.and_then(|n| n.as_str())
+            .filter(|v| !v.contains("{{"))
+            .map(str::to_string)
+    };
+    let mut out = Vec::new();
+    for key in KIND_LIST_KEYS {
+        let y = s(spec, key);
+        if y.0.is_none_or(|n| n.is_null()) {
+            continue;
+        }
+        let Some(items) = y.as_vec() else {
+            out.push(KindList {
+                key,
+                entries: Vec::new(),
+                line: key_line(key),
+                unreadable: true,
+            });
+            continue;
+        };
+        let unreadable = items.iter().any(|i| !i.is_map());
+        out.push(KindList {
+            key,
+            entries: items
+                .into_iter()
+                .map(|i| KindEntry {
+                    group: s(i, "group")
+                        .0
+                        .map_or(Some(String::new()), |_| plain(s(i, "group"))),
+                    kind: s(i, "kind")
+                        .0
+                        .map_or(Some(String::new()), |_| plain(s(i, "kind"))),
+                    name: s(i, "name")
+                        .0
+                        .map_or(Some(String::new()), |_| plain(s(i, "name"))),
+                })
+                .collect(),
+            line: key_line(key),
+            unreadable,
+        });
+    }
+    out
+}
+
+/// A Kubernetes object of a file, as a sync applies it: its API group
+/// (the `apiVersion` before `/`, empty for the core group), kind, name
+/// and `metadata.namespace` as written (empty when it names none). A
+/// field `None` is not known as written (a template action).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resource {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
+    pub line: usize,
+    /// The file it is in, relative to the repository root.
+    pub file: String,
+}
+
+impl Resource {
+    /// `group/Kind/name` as a reason shows it.
+    pub fn shown(&self) -> String {
+        format!(
+            "{}/{}/{}",
+            self.group.as_deref().unwrap_or("?"),
+            self.kind.as_deref().unwrap_or("?"),
+            self.name
+        )
+    }
+}
+
+/// Groups whose files describe a build, not objects a sync applies
+/// (a kustomization, a kustomize component or generator config).
+const BUILD_GROUPS: [&str; 2] = ["kustomize.config.k8s.io", "builtin"];
+
+/// The objects of a file's documents (each with `apiVersion` and `kind`):
+/// what a sync applies when a parent reads the file as manifests. `masked`
+/// are the byte ranges a template action covered: a field in one is not
+/// known.
+pub fn resources_of(docs: &[Node], masked: &[(usize, usize)], file: &str) -> Vec<Resource> {
+    let mut out = Vec::new();
+    for doc in docs {
+        let y = V(Some(doc));
+        let field = |y: V| -> Option<String> {
+            let n = y.0?;
+            let v = n.as_str()?;
+            let hidden = masked
+                .iter()
+                .any(|&(a, b)| a < n.start + v.len() + 2 && b > n.start);
+            (!hidden && !v.contains("{{")).then(|| v.to_string())
+        };
+        let (Some(_), Some(_)) = (s(y, "apiVersion").0, s(y, "kind").0) else {
+            continue;
+        };
+        let api = field(s(y, "apiVersion"));
+        let group = api.map(|a| match a.rsplit_once('/') {
+            Some((g, _)) => g.to_string(),
+            None => String::new(),
+        });
+        if group.as_deref().is_some_and(|g| BUILD_GROUPS.contains(&g)) {
+            continue;
+        }
+        let meta = s(y, "metadata");
+        out.push(Resource {
+            group,
+            kind: field(s(y, "kind")),
+            name: text(s(meta, "name")).unwrap_or_default(),
+            namespace: if s(meta, "namespace").0.is_none_or(|n| n.is_null()) {
+                Some(String::new())
+            } else {
+                field(s(meta, "namespace"))
+            },
+            line: doc.line,
+            file: file.to_string(),
+        });
+    }
+    out
+}
+
+/// Kinds the API server serves cluster-scoped (by `group/Kind`), and kinds
+/// it serves namespaced: ArgoCD asks the cluster (`res.Namespaced`); a
+/// kind in neither list may be either, and the review answers only what
+/// both readings agree on.
+pub const CLUSTER_SCOPED_KINDS: &[&str] = &[
+    "/Namespace",
+    "/Node",
+    "/PersistentVolume",
+    "/ComponentStatus",
+    "rbac.authorization.k8s.io/ClusterRole",
+    "rbac.authorization.k8s.io/ClusterRoleBinding",
+    "apiextensions.k8s.io/CustomResourceDefinition",
+    "storage.k8s.io/StorageClass",
+    "storage.k8s.io/CSIDriver",
+    "storage.k8s.io/CSINode",
+    "storage.k8s.io/VolumeAttachment",
+    "scheduling.k8s.io/PriorityClass",
+    "node.k8s.io/RuntimeClass",
+    "admissionregistration.k8s.io/MutatingWebhookConfiguration",
+    "admissionregistration.k8s.io/ValidatingWebhookConfiguration",
+    "admissionregistration.k8s.io/ValidatingAdmissionPolicy",
+    "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding",
+    "apiregistration.k8s.io/APIService",
+    "certificates.k8s.io/CertificateSigningRequest",
+    "networking.k8s.io/IngressClass",
+    "cert-manager.io/ClusterIssuer",
+    "external-secrets.io/ClusterSecretStore",
+    "external-secrets.io/ClusterExternalSecret",
+];
+pub const NAMESPACED_KINDS: &[&str] = &[
+    "/ConfigMap",
+    "/Secret",
+    "/Service",
+    "/ServiceAccount",
+    "/Pod",
+    "/PersistentVolumeClaim",
+    "/Endpoints",
+    "/LimitRange",
+    "/ResourceQuota",
+    "apps/Deployment",
+    "apps/StatefulSet",
+    "apps/DaemonSet",
+    "apps/ReplicaSet",
+    "batch/Job",
+    "batch/CronJob",
+    "networking.k8s.io/Ingress",
+    "networking.k8s.io/NetworkPolicy",
+    "rbac.authorization.k8s.io/Role",
+    "rbac.authorization.k8s.io/RoleBinding",
+    "policy/PodDisruptionBudget",
+    "autoscaling/HorizontalPodAutoscaler",
+    "argoproj.io/Application",
+    "argoproj.io/ApplicationSet",
+    "argoproj.io/AppProject",
+    "cert-manager.io/Issuer",
+    "cert-manager.io/Certificate",
+    "external-secrets.io/ExternalSecret",
+    "external-secrets.io/SecretStore",
+];
+
+/// Whether a kind is namespaced: `None` when the review does not know.
+pub fn namespaced(group: &str, kind: &str) -> Option<bool> {
+    let gk = format!("{group}/{kind}");
+    if CLUSTER_SCOPED_KINDS.contains(&gk.as_str()) {
+        Some(false)
+    } else if NAMESPACED_KINDS.contains(&gk.as_str()) {
+        Some(true)
+    } else {
+        None
+    }
+}
+
+/// `argocd-cm` keys of ArgoCD's system-level diffing (docs
+/// `user-guide/diffing.md`, "System-Level Configuration"; argo-cd
+/// `util/settings/settings.go` `GetResourceOverrides`,
+/// `GetResourceCompareOptions`, `GetExcludedResources`): fields of a kind
+/// ignored when comparing (so never synced), compare options, and the
+/// kinds ArgoCD does not manage at all.
+pub const IGNORE_DIFFERENCES_KEY: &str = "resource.customizations.ignoreDifferences.";
+pub const IGNORE_DIFFERENCES: &str = "ignoreDifferences";
+pub const COMPARE_OPTIONS: &str = "resource.compareoptions";
+pub const RESOURCE_EXCLUSIONS: &str = crate::model::positions::RESOURCE_EXCLUSIONS_KEY;
+pub const RESOURCE_INCLUSIONS: &str = crate::model::positions::RESOURCE_INCLUSIONS_KEY;
+/// `resource.compareoptions` keys: `ignoreAggregatedRoles` ignores the
+/// rules of aggregated ClusterRoles; `ignoreResourceStatusField` ignores
+/// `/status` only, and `ignoreDifferencesOnResourceUpdates` decides only
+/// when a refresh runs.
+pub const IGNORE_AGGREGATED_ROLES: &str = "ignoreAggregatedRoles";
+pub const COMPARE_OPTIONS_STATUS_ONLY: [&str; 2] = [
+    "ignoreResourceStatusField",
+    "ignoreDifferencesOnResourceUpdates",
+];
+/// A `resource.exclusions`/`inclusions` entry's lists (argo-cd
+/// `util/settings/filtered_resource.go`, `FilteredResource`).
+pub const FILTER_GROUPS: &str = "apiGroups";
+pub const FILTER_KINDS: &str = "kinds";
+pub const FILTER_CLUSTERS: &str = "clusters";
+
+/// One diffing setting of an `argocd-cm` of the repository: its key, its
+/// value (`None`: not readable as written) and where it is (`file:line`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiffSetting {
+    pub key: String,
+    pub value: Option<String>,
+    pub at: String,
+}
+
+/// Whether `key` is a diffing setting ([`IGNORE_DIFFERENCES_KEY`],
+/// [`RESOURCE_CUSTOMIZATIONS`] in its block form, [`COMPARE_OPTIONS`],
+/// [`RESOURCE_EXCLUSIONS`], [`RESOURCE_INCLUSIONS`]).
+fn is_diff_setting(key: &str) -> bool {
+    key.starts_with(IGNORE_DIFFERENCES_KEY)
+        || [
+            RESOURCE_CUSTOMIZATIONS,
+            COMPARE_OPTIONS,
+            RESOURCE_EXCLUSIONS,
+            RESOURCE_INCLUSIONS,
+        ]
+        .contains(&key)
+}
+
+/// The diffing settings a document declares when it is an `argocd-cm`:
+/// as a ConfigMap, or as the argo-cd chart's values `configs.cm` given by
+/// an Application (`valuesObject`, or the `values` string). `None` when
+/// it is no `argocd-cm`.
+pub fn diff_settings(doc: &Node, file: &str) -> Option<Vec<DiffSetting>> {
+    let y = V(Some(doc));
+    let of_data = |data: V| -> Vec<DiffSetting> {
+        let Some(Value::Map(pairs)) = data.0.map(|n| &n.value) else {
+            return Vec::new();
+        };
+        pairs
+            .iter()
+            .filter_map(|(k, v)| {
+                let key = k.as_str()?;
+                is_diff_setting(key).then(|| DiffSetting {
+                    key: key.to_string(),
+                    value: v.resolved().as_str().map(str::to_string),
+                    at: format!("{file}:{}", k.line),
+                })
+            })
+            .collect()
+    };
+    let is_cm = text(s(y, "kind")).as_deref() == Some(CONFIG_MAP)
+        && text(s(s(y, "metadata"), "name")).as_deref() == Some(ARGOCD_CM);
+    if is_cm {
+        return Some(of_data(s(y, CONFIG_MAP_DATA)));
+    }
+    let helm = at(y, APP_SOURCE_HELM);
+    let cm = at(s(helm, HELM_VALUES_OBJECT), CHART_CM_VALUES);
+    if cm.0.is_some() {
+        return Some(of_data(cm));
+    }
+    let values = text(s(helm, HELM_VALUES))?;
+    let docs = crate::syntax::yaml::read_yaml_or_json(&values).ok()?;
+    let cm = at(V(docs.first()), CHART_CM_VALUES);
+    cm.0.is_some().then(|| {
+        of_data(cm)
+            .into_iter()
+            .map(|mut d| {
+                d.at = format!("{file} (helm.values)");
+                d
+            })
+            .collect()
+    })
 }

@@ -678,6 +678,10 @@ pub const DESTINATION_KEY: &str = "destination";
 pub const DESTINATION_SERVER_KEY: &str = "server";
 
 /// An AppProject spec's `destinations`.
+/// `argocd-cm` keys of the kinds ArgoCD leaves unmanaged, or manages
+/// only (their `clusters` entries are positions, rows below).
+pub const RESOURCE_EXCLUSIONS_KEY: &str = "resource.exclusions";
+pub const RESOURCE_INCLUSIONS_KEY: &str = "resource.inclusions";
 pub const PROJECT_DESTINATIONS_KEY: &str = "destinations";
 
 /// Which document fact (if any) a non-key scalar at `keys` gives: one of

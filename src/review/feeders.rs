@@ -19,7 +19,8 @@ use crate::find::resolve::git::{files_match, glob_match, hidden_folder, path_mat
 use crate::find::resolve::sets::{self, Registered};
 use crate::model::application::{self as table, at};
 use crate::model::application::{
-    app_of, project_of, s, text, unmask, App, GitGenerator, Manifest, Params, Project, Source, V,
+    app_of, project_of, resources_of, s, text, unmask, App, DiffSetting, GitGenerator, Manifest,
+    Params, Project, Resource, Source, V,
 };
 use crate::model::config::Config;
 use crate::model::positions;
@@ -100,6 +101,10 @@ fn explicit_type_mismatch(src: &Source, path: &str, tree: &dyn Tree) -> Option<S
     None
 }
 
+/// What a proven row takes as given when the repository holds no
+/// `argocd-cm`.
+pub const NO_ARGOCD_CM: &str = "no argocd-cm in the repository: ArgoCD's system-level diffing settings (resource.customizations.ignoreDifferences, resource.compareoptions, resource.exclusions and resource.inclusions) are taken as unset";
+
 /// Why a parent tracking `HEAD` is not proven when the remote's default
 /// branch is not known.
 pub const HEAD_UNKNOWN: &str =
@@ -119,6 +124,16 @@ pub fn classify(rev: &str, facts: &RepoFacts) -> Revision {
             (_, _) => Revision::HeadAssumed,
         };
     }
+    // argo-cd `util/git/client.go` `lsRemote`: a commit SHA as it is,
+    // then `versions.MaxVersion` against the remote's tags: a revision
+    // that is no version but a semantic-version constraint resolves to the
+    // highest tag it matches, before any branch of that name (a branch
+    // `1.x` with a tag `1.4.0` reads the tag). The clone's tags may not
+    // be all of the remote's, so such a revision is pinned.
+    if !(rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit())) && is_semver_constraint(rev)
+    {
+        return Revision::Pinned(rev.to_string(), "semver range");
+    }
     let name = rev.strip_prefix("refs/heads/").unwrap_or(rev);
     if Some(name) == base {
         return Revision::Base;
@@ -134,9 +149,6 @@ pub fn classify(rev: &str, facts: &RepoFacts) -> Revision {
     }
     if rev.len() == 40 && rev.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Revision::Pinned(rev.to_string(), "commit");
-    }
-    if is_semver_range(rev) {
-        return Revision::Pinned(rev.to_string(), "semver range");
     }
     if looks_like_version(rev) {
         return Revision::Pinned(rev.to_string(), "tag");
@@ -156,11 +168,76 @@ fn looks_like_version(rev: &str) -> bool {
         && v.contains('.')
 }
 
-fn is_semver_range(rev: &str) -> bool {
-    rev.contains(['*', '^', '~', '>', '<', '='])
-        || rev.contains(" - ")
-        || rev.contains("||")
-        || rev.split('.').skip(1).any(|p| p.eq_ignore_ascii_case("x"))
+/// Masterminds semver v3 `NewVersion` (as `versions.MaxVersion` tries it
+/// first): `v?N(.N)?(.N)?(-pre)?(+build)?`.
+fn is_semver_version(rev: &str) -> bool {
+    version_part(rev.strip_prefix('v').unwrap_or(rev), false)
+}
+
+/// A version as Masterminds writes it in a constraint or as a version:
+/// one to three dot-separated numbers (or `x`, `X`, `*` when `wild`),
+/// then `-prerelease` and `+build` of `[0-9A-Za-z-]` dot-separated parts.
+fn version_part(v: &str, wild: bool) -> bool {
+    let (core, build) = match v.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (v, None),
+    };
+    let (core, pre) = match core.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (core, None),
+    };
+    let ident = |t: &str| {
+        t.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    };
+    let nums: Vec<&str> = core.split('.').collect();
+    (1..=3).contains(&nums.len())
+        && nums.iter().all(|n| {
+            !n.is_empty()
+                && n.bytes()
+                    .all(|b| b.is_ascii_digit() || (wild && matches!(b, b'x' | b'X' | b'*')))
+        })
+        && pre.is_none_or(ident)
+        && build.is_none_or(ident)
+}
+
+/// Whether ArgoCD reads a revision as a semantic-version constraint
+/// (argo-cd `util/versions` `IsConstraint`: no version, but a Masterminds
+/// semver v3 constraint): `||`-separated groups of terms, each an
+/// optional operator (`=`, `!=`, `>`, `<`, `>=`, `=>`, `<=`, `=<`, `~`,
+/// `~>`, `^`) and a version whose parts may be `x`, `X` or `*`, separated
+/// by spaces or commas, or a hyphen range `A - B`.
+fn is_semver_constraint(rev: &str) -> bool {
+    const OPS: [&str; 11] = ["!=", ">=", "=>", "<=", "=<", "~>", "=", ">", "<", "~", "^"];
+    if is_semver_version(rev) {
+        return false;
+    }
+    let term = |t: &str| {
+        let t = t.trim();
+        let rest = OPS
+            .iter()
+            .find_map(|op| t.strip_prefix(op))
+            .unwrap_or(t)
+            .trim_start();
+        let rest = rest.strip_prefix('v').unwrap_or(rest);
+        version_part(rest, true)
+    };
+    rev.split("||").all(|group| {
+        let group = group.trim();
+        if let Some((a, b)) = group.split_once(" - ") {
+            return version_part(a.trim().trim_start_matches('v'), true)
+                && version_part(b.trim().trim_start_matches('v'), true);
+        }
+        // An operator may stand apart from its version (`>= 1.2`).
+        let mut words: Vec<String> = Vec::new();
+        for w in group.split([' ', ',']).filter(|w| !w.is_empty()) {
+            match words.last_mut() {
+                Some(last) if OPS.contains(&last.as_str()) => last.push_str(w),
+                _ => words.push(w.to_string()),
+            }
+        }
+        !words.is_empty() && words.iter().all(|w| term(w))
+    })
 }
 
 /// Whether a source covers a file, and if not, why not.
@@ -842,6 +919,10 @@ pub struct Model {
     pub committed: Option<std::sync::Arc<Committed>>,
     /// The files that may feed and that git does not track (not read).
     pub not_committed: Vec<String>,
+    /// ArgoCD's system-level diffing settings in the repository's
+    /// `argocd-cm` ([`super::fences::diff_settings_permit`]); `None`: no
+    /// `argocd-cm` in the repository, taken as setting none (named).
+    pub diff_settings: Option<Vec<DiffSetting>>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -1492,6 +1573,7 @@ impl Model {
                 children.iter().map(|c| (c.id(), c.automated)).collect();
             let wave = children.iter().map(|c| c.wave).min().unwrap_or(0);
             let parents = self.parents(file, tree, &lk);
+            let objects = file_resources(file, tree);
             // The child Applications and ApplicationSets the rebind changes.
             let changed: Vec<&App> = children
                 .iter()
@@ -1526,8 +1608,14 @@ impl Model {
             for p in &parents {
                 let revision = classify(&p.revision, &self.facts);
                 let verdict = self.verdict(p, &revision);
-                let (verdict, assumptions) =
-                    self.beyond_the_parent(p.app, verdict, &changed, tree, &lk, &mut above);
+                let (verdict, assumptions) = self.beyond_the_parent(
+                    p.app,
+                    verdict,
+                    (&changed, &objects, file),
+                    tree,
+                    &lk,
+                    &mut above,
+                );
                 let rev = if p.revision.is_empty() {
                     "HEAD".to_string()
                 } else {
@@ -1564,7 +1652,7 @@ impl Model {
         &self,
         parent: &App,
         verdict: Verdict,
-        changed: &[&App],
+        (changed, objects, file): (&[&App], &[Resource], &str),
         tree: &dyn Tree,
         lk: &Lookups,
         above: &mut Above,
@@ -1588,7 +1676,7 @@ impl Model {
                 Vec::new(),
             );
         }
-        match self.fenced(parent, changed, tree, lk, above) {
+        match self.fenced(parent, (changed, objects, file), tree, lk, above) {
             Ok(assumed) => (verdict, assumed),
             Err(why) => (Verdict::NotProven(why), Vec::new()),
         }
@@ -1604,7 +1692,7 @@ impl Model {
     fn fenced(
         &self,
         parent: &App,
-        changed: &[&App],
+        (changed, objects, file): (&[&App], &[Resource], &str),
         tree: &dyn Tree,
         lk: &Lookups,
         above: &mut Above,
@@ -1647,6 +1735,28 @@ impl Model {
                 }
             }
         }
+        // What the parent syncs of the changed file: each object's kind
+        // and namespace under the parent's AppProject.
+        for res in objects {
+            super::fences::resource_permitted(parent, res, &self.projects, &self.registrations)?;
+        }
+        match &self.diff_settings {
+            Some(settings) if objects.is_empty() => {
+                // What the file renders into is not read: any kind.
+                let any = Resource {
+                    file: file.to_string(),
+                    name: "(what it renders)".to_string(),
+                    ..Resource::default()
+                };
+                super::fences::diff_settings_permit(settings, std::slice::from_ref(&any))?;
+            }
+            Some(settings) => super::fences::diff_settings_permit(settings, objects)?,
+            None => {
+                if !assumed.iter().any(|a| a == NO_ARGOCD_CM) {
+                    assumed.push(NO_ARGOCD_CM.to_string());
+                }
+            }
+        }
         for a in self.landing(parent, changed, &ancestors, tree, lk)? {
             if !assumed.contains(&a) {
                 assumed.push(a);
@@ -1679,6 +1789,20 @@ impl Model {
             }
         }
         for (applier, child) in pairs {
+            let as_object = Resource {
+                group: Some(table::ARGO_GROUP.to_string()),
+                kind: Some(child.kind.to_string()),
+                name: child.name.clone(),
+                namespace: Some(child.namespace.clone()),
+                line: 0,
+                file: child.file.clone(),
+            };
+            super::fences::resource_permitted(
+                applier,
+                &as_object,
+                &self.projects,
+                &self.registrations,
+            )?;
             if let Some(a) = super::fences::lands_in_control_plane(applier, child, &self.projects)?
             {
                 if !assumed.contains(&a) {
@@ -1989,6 +2113,7 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
         // A cluster registration is a cluster generator's parameters.
         // An AppProject decides whether its Applications sync at all.
         always |= declares_app_health(doc)
+            || table::diff_settings(doc, "").is_some()
             || controller_policy(doc).is_some()
             || sets::registration_of(doc, "").is_some()
             || project_of(&Manifest { file: "", doc }).is_some();
@@ -2254,6 +2379,9 @@ pub struct Read {
     /// The files that may feed and that git does not track: not read
     /// ([`Committed`]), named.
     pub not_committed: Vec<String>,
+    /// The diffing settings of the `argocd-cm`s read; `None` when none
+    /// was found.
+    pub diff: Option<Vec<DiffSetting>>,
 }
 
 impl Read {
@@ -2267,6 +2395,9 @@ impl Read {
         self.registrations.extend(other.registrations);
         self.projects.extend(other.projects);
         self.not_committed.extend(other.not_committed);
+        if let Some(d) = other.diff {
+            self.diff.get_or_insert_with(Vec::new).extend(d);
+        }
     }
 }
 
@@ -2363,6 +2494,9 @@ fn read_one(root: &Path, rel: &str, lookup: Option<&Targets>) -> Option<Read> {
         let template = !masked.is_empty() || in_chart_templates(root, rel);
         for doc in &docs {
             out.health |= declares_app_health(doc);
+            if let Some(d) = table::diff_settings(doc, rel) {
+                out.diff.get_or_insert_with(Vec::new).extend(d);
+            }
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
@@ -2391,6 +2525,18 @@ fn read_one(root: &Path, rel: &str, lookup: Option<&Targets>) -> Option<Read> {
         }
     }
     Some(out)
+}
+
+/// The objects a file holds ([`resources_of`]), as a parent that reads
+/// it as manifests syncs them: none when it is no YAML or JSON.
+fn file_resources(file: &str, tree: &dyn Tree) -> Vec<Resource> {
+    let Some(raw) = tree.read(file) else {
+        return Vec::new();
+    };
+    match yaml::read_maybe_masked(&raw) {
+        Ok((docs, masked)) => resources_of(&docs, &masked, file),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Whether `rel` is below the `templates/` folder of a chart (a folder
@@ -3029,6 +3175,7 @@ pub fn build_for(
         identity_from: from,
         root_from,
         app_health: read.health,
+        diff_settings: read.diff.clone(),
         controller_policy: read.policy,
         registrations: read.registrations,
         projects: read.projects,
@@ -3132,7 +3279,10 @@ mod tests {
         let cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health.argoproj.io_Application: x\n";
         assert!(facts(cm).0);
         let plain_cm = "kind: ConfigMap\nmetadata: {name: argocd-cm}\ndata: {path: apps/prod}\n";
-        assert_eq!(facts(plain_cm), (false, dirs(&[])));
+        // Any argocd-cm is read whatever is rebound (whether the
+        // repository holds one decides if its diffing settings are
+        // assumed unset); its data names no folder.
+        assert_eq!(facts(plain_cm), (true, dirs(&[])));
         // Applications held in Helm values are read like any other.
         let values = "extraObjects:\n- apiVersion: argoproj.io/v1alpha1\n  kind: Application\n  metadata: {name: n}\n  spec: {source: {path: apps/n, repoURL: x}}\n";
         assert_eq!(facts(values), (false, dirs(&["apps/n"])));
@@ -3204,6 +3354,39 @@ mod tests {
             classify(">=1.2.0 <2", &f),
             Revision::Pinned(">=1.2.0 <2".into(), "semver range")
         );
+        // A constraint resolves against the tags before any branch of
+        // that name (argo-cd lsRemote: versions.MaxVersion first).
+        for c in [
+            "1.x",
+            "1.*",
+            "~1.2",
+            ">=1.0",
+            "^1.2.3",
+            "1.2 - 1.4",
+            "1.x || 2.x",
+            "*",
+        ] {
+            assert!(is_semver_constraint(c), "{c}");
+            let mut on = facts();
+            on.base = Some((c.to_string(), "--base"));
+            on.branches.insert(c.to_string());
+            assert_eq!(
+                classify(c, &on),
+                Revision::Pinned(c.into(), "semver range"),
+                "{c}"
+            );
+        }
+        for v in [
+            "main",
+            "1.2.3",
+            "v1.2",
+            "1",
+            "release-1.x",
+            "feature-x",
+            "HEAD",
+        ] {
+            assert!(!is_semver_constraint(v), "{v}");
+        }
         let sha = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(classify(sha, &f), Revision::Pinned(sha.into(), "commit"));
         assert_eq!(

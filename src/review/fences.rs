@@ -12,8 +12,12 @@
 //! any Application of the repository (`reposerver/repository`:
 //! "repository contains out-of-bounds symlinks").
 
-use crate::find::resolve::sets::{server_key, Registered, IN_CLUSTER};
-use crate::model::application::{App, Project, DEFAULT_PROJECT};
+use crate::find::resolve::sets::{is_in_cluster, server_key, Registered, IN_CLUSTER};
+use crate::model::application::{
+    namespaced, App, DiffSetting, KindList, Project, Resource, DEFAULT_PROJECT,
+};
+use crate::syntax::yaml::{self, Node, Value};
+use crate::text::glob::go_path;
 use std::path::{Component, Path};
 
 /// ArgoCD's `util/glob.Match` (argo-cd `util/glob/glob.go`): gobwas/glob
@@ -391,12 +395,13 @@ pub fn lands_in_control_plane(
     }
     let id = format!("{} ({})", applier.id(), applier.file);
     let d = &applier.destination;
-    let in_cluster = match (&d.server, &d.name) {
-        (Some(s), _) => s.trim_end_matches('/') == IN_CLUSTER.1,
-        (None, Some(n)) => n == IN_CLUSTER.0,
-        (None, None) => false,
-    };
-    if !in_cluster {
+    if d.server.is_some() && d.name.is_some() {
+        return Err(format!(
+            "{id} sets both destination.server and destination.name: ArgoCD refuses such a destination (util/argo/argo.go), so {} is not proven to reach the hub's controller",
+            child.id()
+        ));
+    }
+    if !is_in_cluster(d.server.as_deref(), d.name.as_deref()) {
         return Err(format!(
             "{id} applies its Applications to {}, not to the cluster ArgoCD runs in (server {} or name {}): {} is not proven to reach the hub's controller",
             shown(applier),
@@ -509,13 +514,194 @@ fn watches(watched: Option<&str>, ns: &str) -> Result<(), String> {
 
 /// How a destination reads in a reason.
 fn shown(app: &App) -> String {
+    format!(
+        "{}, namespace `{}`",
+        cluster_shown(app),
+        app.destination.namespace
+    )
+}
+
+/// How a destination's cluster reads in a reason.
+fn cluster_shown(app: &App) -> String {
     let d = &app.destination;
-    let cluster = match (&d.server, &d.name) {
+    match (&d.server, &d.name) {
         (Some(s), _) => format!("server {s}"),
         (None, Some(n)) => format!("cluster {n}"),
         (None, None) => "no cluster".to_string(),
+    }
+}
+
+/// argo-cd `isResourceInList`/`isNamedResourceInList`: an entry matches
+/// when its kind, group (and for cluster lists its name, empty for any)
+/// `filepath.Match` the resource's; a malformed pattern matches nothing.
+/// `None` when an entry or the resource is not known as written.
+fn in_kind_list(list: &KindList, res: &Resource, named: bool) -> Option<bool> {
+    if list.unreadable {
+        return None;
+    }
+    let m = |pattern: &Option<String>, val: &Option<String>| -> Option<bool> {
+        match (pattern, val) {
+            (Some(p), Some(v)) => Some(go_path(p, v).unwrap_or(false)),
+            (Some(p), None) if p == "*" => Some(true),
+            _ => None,
+        }
     };
-    format!("{cluster}, namespace `{}`", d.namespace)
+    let name = Some(res.name.clone());
+    let mut unknown = false;
+    for e in &list.entries {
+        let mut hit = and3(m(&e.kind, &res.kind), m(&e.group, &res.group));
+        if named && e.name.as_deref() != Some("") {
+            hit = and3(hit, m(&e.name, &name));
+        }
+        match hit {
+            Some(true) => return Some(true),
+            Some(false) => {}
+            None => unknown = true,
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// `IsGroupKindNamePermitted`, for a namespaced kind or a cluster-scoped
+/// one: `Ok(true)`/`Ok(false)` with the list that decides, `Err` when it
+/// is not known. A namespaced whitelist set but empty permits nothing in
+/// argo-cd's current code (`len(namespaceWhitelist) != 0 && ...`) and
+/// everything in older releases: not known.
+fn kind_permitted(p: &Project, res: &Resource, ns: bool) -> Result<Option<String>, String> {
+    use crate::model::application::{
+        CLUSTER_RESOURCE_BLACKLIST as CB, CLUSTER_RESOURCE_WHITELIST as CW,
+        NAMESPACE_RESOURCE_BLACKLIST as NB, NAMESPACE_RESOURCE_WHITELIST as NW,
+    };
+    let list = |k: &str| p.kind_lists.iter().find(|l| l.key == k);
+    let (white, black) = if ns { (NW, NB) } else { (CW, CB) };
+    let at = |l: &KindList| format!("`{}` ({}:{})", l.key, p.file, l.line);
+    let unknown = |l: &KindList| {
+        format!(
+            "whether AppProject {}'s {} permits {} is not known (an entry or the resource is templated, or the list is not a list of group/kind entries)",
+            p.name,
+            at(l),
+            res.shown()
+        )
+    };
+    match list(white) {
+        None if ns => {}
+        None => {
+            return Ok(Some(format!(
+                "AppProject {} ({}:{}) sets no {CW}, which permits no cluster-scoped kind",
+                p.name, p.file, p.line
+            )))
+        }
+        Some(l) if ns && l.entries.is_empty() && !l.unreadable => {
+            return Err(format!(
+                "AppProject {}'s {} is set but empty: argo-cd's current releases permit no namespaced kind then, older ones every kind, so whether it permits {} is not known",
+                p.name,
+                at(l),
+                res.shown()
+            ))
+        }
+        Some(l) => match in_kind_list(l, res, !ns) {
+            Some(true) => {}
+            Some(false) => return Ok(Some(format!("{} does not list it", at(l)))),
+            None => return Err(unknown(l)),
+        },
+    }
+    if let Some(l) = list(black) {
+        match in_kind_list(l, res, !ns) {
+            Some(true) => return Ok(Some(format!("{} lists it", at(l)))),
+            Some(false) => {}
+            None => return Err(unknown(l)),
+        }
+    }
+    Ok(None)
+}
+
+/// argo-cd `controller/sync.go` `validateSyncPermissions`, for a resource
+/// `applier` syncs (a child Application of a file it reads, each object
+/// of a changed file): `applier`'s AppProject must permit its group and
+/// kind (`IsGroupKindNamePermitted`: the resource kind lists) and, for a
+/// namespaced kind, its namespace (`metadata.namespace`, else the
+/// applier's destination namespace) at the applier's destination
+/// (`IsDestinationPermitted`): otherwise the sync fails ("resource ... is
+/// not permitted in project", "namespace ... is not permitted in
+/// project"). A kind the review does not know the scope of is answered
+/// only when both scopes agree. The project itself is checked by
+/// [`project_permits`]: one not found here is passed over.
+pub fn resource_permitted(
+    applier: &App,
+    res: &Resource,
+    projects: &[Project],
+    registrations: &[Registered],
+) -> Result<(), String> {
+    let Some(name) = &applier.project else {
+        return Ok(());
+    };
+    if applier.applied_by.is_some() || applier.rendered.is_some() || name.contains("{{") {
+        return Ok(());
+    }
+    let found: Vec<&Project> = projects.iter().filter(|p| p.name == *name).collect();
+    let [p] = found.as_slice() else {
+        return Ok(());
+    };
+    if p.rendered.is_some() {
+        return Ok(());
+    }
+    let id = format!("{} ({})", applier.id(), applier.file);
+    let what = if res.line == 0 {
+        format!("{} ({})", res.shown(), res.file)
+    } else {
+        format!("{} ({}:{})", res.shown(), res.file, res.line)
+    };
+    let at = format!("AppProject {} ({}:{})", p.name, p.file, p.line);
+    let scope = match (&res.group, &res.kind) {
+        (Some(g), Some(k)) => namespaced(g, k),
+        _ => None,
+    };
+    let scopes: Vec<bool> = match scope {
+        Some(one) => vec![one],
+        None => vec![true, false],
+    };
+    let mut answers = Vec::new();
+    for ns in &scopes {
+        let kind =
+            kind_permitted(p, res, *ns).map_err(|why| format!("{id} syncs {what}: {why}"))?;
+        let namespace = match (kind, *ns) {
+            (Some(denied), _) => Some(denied),
+            (None, false) => None,
+            (None, true) => {
+                let namespace = match res.namespace.as_deref() {
+                    Some("") => Some(applier.destination.namespace.as_str()),
+                    other => other,
+                };
+                let mut dest = dest_of(applier, registrations);
+                dest.namespace = namespace.filter(|n| !n.contains("{{"));
+                dest.shown = format!(
+                    "namespace `{}` on {}",
+                    namespace.unwrap_or("?"),
+                    cluster_shown(applier)
+                );
+                match destination_permitted(p, &dest) {
+                    Permit::Yes => None,
+                    Permit::No(why) => Some(format!("its namespace is not permitted: {why}")),
+                    Permit::Unknown(why) => return Err(format!("{id} syncs {what}: {why}")),
+                }
+            }
+        };
+        answers.push(namespace);
+    }
+    match answers.as_slice() {
+        [None] | [None, None] => Ok(()),
+        [Some(why)] | [Some(why), Some(_)] => Err(format!(
+            "{id} syncs {what}, which {at} does not permit: {why} (argo-cd `controller/sync.go` `validateSyncPermissions` fails the sync)"
+        )),
+        _ => Err(format!(
+            "{id} syncs {what}, whose kind the review does not know to be namespaced or cluster-scoped, and {at} permits it under one reading only ({}): not known",
+            answers.iter().flatten().next().map_or("", String::as_str)
+        )),
+    }
 }
 
 /// The destination of `app` as ArgoCD matches it: the cluster's other
@@ -563,6 +749,160 @@ fn dest_of<'a>(app: &'a App, registrations: &'a [Registered]) -> Dest<'a> {
         namespace: Some(d.namespace.as_str()).filter(|n| !n.contains("{{")),
         shown: shown(app),
     }
+}
+
+/// Whether an override key of `argocd-cm` (`group/Kind`, `Kind` for the
+/// core group, `*/*` for `all`; globs, argo-cd `util/glob.Match`) names a
+/// resource's kind: `true` when the resource's kind is not known, or the
+/// key is no glob that compiles (what it was meant to name is not known).
+fn override_names(key: &str, res: &Resource) -> bool {
+    let (group, kind) = match key.split_once('/') {
+        Some((g, k)) => (g, k),
+        None => ("", key),
+    };
+    let m = |p: &str, v: &Option<String>| {
+        v.as_deref()
+            .is_none_or(|v| p == "*" || glob(p, v, false).unwrap_or(true))
+    };
+    m(group, &res.group) && m(kind, &res.kind)
+}
+
+/// argo-cd `FilteredResource.Match` without the cluster (any cluster may
+/// be the destination's: taken as matching): `None` when the entry is
+/// not readable as written (a group glob that does not compile included).
+fn filter_matches(entry: &Node, res: &Resource) -> Option<bool> {
+    use crate::model::application::{FILTER_GROUPS, FILTER_KINDS};
+    let list = |k: &str| -> Option<Vec<String>> {
+        match entry.at(&[k]).map(|n| &n.value) {
+            None => Some(Vec::new()),
+            Some(Value::Seq(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect(),
+            Some(_) => None,
+        }
+    };
+    let (groups, kinds) = (list(FILTER_GROUPS)?, list(FILTER_KINDS)?);
+    let group_matches = |g: &str| -> Option<bool> {
+        let mut any = false;
+        for p in &groups {
+            any |= glob(p, g, false).ok()?;
+        }
+        Some(any)
+    };
+    let group = groups.is_empty() || res.group.as_deref().map_or(Some(true), group_matches)?;
+    let kind = kinds.is_empty()
+        || res
+            .kind
+            .as_deref()
+            .is_none_or(|k| kinds.iter().any(|p| p == "*" || p == k));
+    Some(group && kind)
+}
+
+/// ArgoCD's system-level diffing settings of the repository's `argocd-cm`
+/// (`settings`) against the objects a sync applies: an
+/// `ignoreDifferences` override of their kind (split key
+/// `resource.customizations.ignoreDifferences.<group_kind>` or `.all`, or
+/// the `resource.customizations` block), `resource.compareoptions` that
+/// may ignore their fields, or `resource.exclusions`/`inclusions` that
+/// leave their kind unmanaged: the change may never be synced, so not
+/// proven (argo-cd `util/settings/settings.go` `GetResourceOverrides`,
+/// `util/settings/filtered_resource.go`; docs `user-guide/diffing.md`).
+pub fn diff_settings_permit(settings: &[DiffSetting], objects: &[Resource]) -> Result<(), String> {
+    use crate::model::application::{
+        COMPARE_OPTIONS, COMPARE_OPTIONS_STATUS_ONLY, IGNORE_AGGREGATED_ROLES, IGNORE_DIFFERENCES,
+        IGNORE_DIFFERENCES_KEY, RESOURCE_CUSTOMIZATIONS, RESOURCE_EXCLUSIONS, RESOURCE_INCLUSIONS,
+    };
+    let parsed = |d: &DiffSetting| -> Option<Node> {
+        yaml::read_yaml_or_json(d.value.as_deref()?)
+            .ok()?
+            .into_iter()
+            .next()
+    };
+    let unreadable = |d: &DiffSetting| {
+        format!(
+            "argocd-cm sets `{}` ({}), which the review cannot read as written: whether ArgoCD's diffing ignores the change is not known",
+            d.key, d.at
+        )
+    };
+    for d in settings {
+        for res in objects {
+            let touches = |why: &str| {
+                let what = if res.line == 0 {
+                    format!("{} ({}: its kinds are not read)", res.shown(), res.file)
+                } else {
+                    format!("{} ({}:{})", res.shown(), res.file, res.line)
+                };
+                format!(
+                    "argocd-cm sets `{}` ({}), which {why} {what}: ArgoCD may never see, so never sync, the change (docs/user-guide/diffing.md, \"System-Level Configuration\")",
+                    d.key,
+                    d.at,
+                )
+            };
+            if let Some(gk) = d.key.strip_prefix(IGNORE_DIFFERENCES_KEY) {
+                let key = if gk == "all" {
+                    "*/*".to_string()
+                } else {
+                    gk.replacen('_', "/", 1)
+                };
+                if override_names(&key, res) {
+                    return Err(touches("ignores differences of"));
+                }
+            } else if d.key == RESOURCE_CUSTOMIZATIONS {
+                let Some(Value::Map(pairs)) = parsed(d).map(|n| n.value) else {
+                    return Err(unreadable(d));
+                };
+                for (k, v) in &pairs {
+                    let ignores = v.at(&[IGNORE_DIFFERENCES]).is_some_and(|n| !n.is_null());
+                    if ignores && k.as_str().is_none_or(|k| override_names(k, res)) {
+                        return Err(touches("ignores differences (its `ignoreDifferences`) of"));
+                    }
+                }
+            } else if d.key == COMPARE_OPTIONS {
+                let node = parsed(d);
+                let Some(Value::Map(pairs)) = node.as_ref().map(|n| &n.value) else {
+                    return Err(unreadable(d));
+                };
+                for (k, v) in pairs {
+                    let k = k.as_str().unwrap_or("?");
+                    if COMPARE_OPTIONS_STATUS_ONLY.contains(&k) {
+                        continue;
+                    }
+                    let cluster_role = override_names("rbac.authorization.k8s.io/ClusterRole", res);
+                    if k == IGNORE_AGGREGATED_ROLES {
+                        if v.as_str() != Some("false") && cluster_role {
+                            return Err(touches(
+                                "ignores the rules of an aggregated ClusterRole such as",
+                            ));
+                        }
+                        continue;
+                    }
+                    return Err(touches(&format!(
+                        "(its `{k}`, not modelled) may ignore fields of"
+                    )));
+                }
+            } else if d.key == RESOURCE_EXCLUSIONS || d.key == RESOURCE_INCLUSIONS {
+                let node = parsed(d);
+                let items = match node.as_ref().map(|n| &n.value) {
+                    Some(Value::Seq(items)) => items,
+                    None if d.value.as_deref().is_some_and(|v| v.trim().is_empty()) => continue,
+                    _ => return Err(unreadable(d)),
+                };
+                let mut hits = Vec::new();
+                for i in items {
+                    hits.push(filter_matches(i, res).ok_or_else(|| unreadable(d))?);
+                }
+                let any = hits.iter().any(|h| *h);
+                if d.key == RESOURCE_EXCLUSIONS && any {
+                    return Err(touches("excludes (ArgoCD does not manage it)"));
+                }
+                if d.key == RESOURCE_INCLUSIONS && !items.is_empty() && !any {
+                    return Err(touches("does not include (ArgoCD does not manage it)"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The symbolic links below `root` (its `.git` aside) that point outside
@@ -813,6 +1153,76 @@ mod tests {
 
     /// `CheckOutOfBoundsSymlinks`: absolute targets, and any step above the
     /// root.
+    /// argo-cd `IsGroupKindNamePermitted`: `filepath.Match` on group and
+    /// kind; a namespaced kind is permitted when no whitelist is set; a
+    /// cluster-scoped kind only through `clusterResourceWhitelist`; a
+    /// blacklist entry denies; an empty namespaced whitelist is not known.
+    #[test]
+    fn kinds_are_permitted_as_argocd_permits_them() {
+        use crate::model::application::{KindEntry, KindList};
+        let entry = |g: &str, k: &str| KindEntry {
+            group: Some(g.into()),
+            kind: Some(k.into()),
+            name: Some(String::new()),
+        };
+        let list = |key: &'static str, entries: Vec<KindEntry>| KindList {
+            key,
+            entries,
+            line: 9,
+            unreadable: false,
+        };
+        let res = |g: &str, k: &str| Resource {
+            group: Some(g.into()),
+            kind: Some(k.into()),
+            name: "x".into(),
+            ..Resource::default()
+        };
+        let mut p = project(&["*"], &[("*", "", "*")]);
+        assert_eq!(kind_permitted(&p, &res("", "ConfigMap"), true), Ok(None));
+        assert!(kind_permitted(&p, &res("", "Namespace"), false)
+            .unwrap()
+            .is_some());
+        p.kind_lists = vec![
+            list(
+                "namespaceResourceWhitelist",
+                vec![entry("apps", "*"), entry("", "Config?ap")],
+            ),
+            list(
+                "namespaceResourceBlacklist",
+                vec![entry("apps", "DaemonSet")],
+            ),
+            list(
+                "clusterResourceWhitelist",
+                vec![entry("rbac.*", "Cluster[R]ole")],
+            ),
+        ];
+        assert_eq!(kind_permitted(&p, &res("", "ConfigMap"), true), Ok(None));
+        assert_eq!(
+            kind_permitted(&p, &res("apps", "Deployment"), true),
+            Ok(None)
+        );
+        assert!(kind_permitted(&p, &res("apps", "DaemonSet"), true)
+            .unwrap()
+            .is_some());
+        assert!(kind_permitted(&p, &res("", "Secret"), true)
+            .unwrap()
+            .is_some());
+        assert_eq!(
+            kind_permitted(&p, &res("rbac.authorization.k8s.io", "ClusterRole"), false),
+            Ok(None)
+        );
+        assert!(kind_permitted(&p, &res("", "Namespace"), false)
+            .unwrap()
+            .is_some());
+        // A malformed pattern matches nothing.
+        p.kind_lists = vec![list("namespaceResourceWhitelist", vec![entry("[", "*")])];
+        assert!(kind_permitted(&p, &res("", "ConfigMap"), true)
+            .unwrap()
+            .is_some());
+        p.kind_lists = vec![list("namespaceResourceWhitelist", Vec::new())];
+        assert!(kind_permitted(&p, &res("", "ConfigMap"), true).is_err());
+    }
+
     #[test]
     fn symlinks_leave_the_root_as_argocd_checks_them() {
         let leaves = |rel: &str, t: &str| leaves_root(Path::new(rel), Path::new(t));

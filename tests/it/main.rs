@@ -5,6 +5,7 @@
 mod after_merge_fences;
 mod after_merge_proof;
 mod after_merge_reading;
+mod after_merge_refusals;
 mod after_merge_render;
 mod alias_roads;
 mod badinput;

@@ -31,6 +31,21 @@ pub struct Registered {
 /// `KubernetesInternalAPIServerAddr`).
 pub const IN_CLUSTER: (&str, &str) = ("in-cluster", "https://kubernetes.default.svc");
 
+/// Whether a destination (its `server` and `name`, `None` when not set) is
+/// the cluster ArgoCD runs in: exactly the server
+/// `https://kubernetes.default.svc` or the name `in-cluster`, as argo-cd
+/// `util/db/cluster.go` (`GetCluster`) compares them: a trailing `/`, a
+/// port or another case is another server, which no registration names.
+/// Both set is no destination (argo-cd `util/argo/argo.go`: "application
+/// destination can't have both name and server defined").
+pub fn is_in_cluster(server: Option<&str>, name: Option<&str>) -> bool {
+    match (server, name) {
+        (Some(s), None) => s == IN_CLUSTER.1,
+        (None, Some(n)) => n == IN_CLUSTER.0,
+        _ => false,
+    }
+}
+
 /// The cluster registration a document is, if it is one (a Secret with
 /// the cluster label, its fields in `stringData` or base64 in `data`, or
 /// an ExternalSecret's template).

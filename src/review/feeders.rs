@@ -1476,11 +1476,11 @@ impl Model {
                 let Some(one) = sets::render(name, params) else {
                     break;
                 };
-                if !dns_subdomain(&one) {
+                if !crate::text::dns::is_dns_subdomain(&one) {
                     found.push((
                         i,
                         format!(
-                            "{} makes an Application named `{one}` (its template's name `{name}`, {}), which is no DNS subdomain name (lower-case letters, digits, `-` and `.`, at most 253): the API server refuses it",
+                            "{} makes an Application named `{one}` (its template's name `{name}`, {}), which is no DNS-1123 subdomain (lower-case letters, digits, `-` and `.`, at most 253): the API server refuses it",
                             app.id(),
                             app.file
                         ),
@@ -2983,18 +2983,6 @@ fn push_declared(
     });
 }
 
-/// A Kubernetes object name the API server takes (`metadata.name` of a
-/// custom resource: a DNS-1123 subdomain).
-fn dns_subdomain(name: &str) -> bool {
-    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    name.len() <= 253
-        && edge(name.chars().next())
-        && edge(name.chars().last())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-}
-
 /// What declares feeders besides the tree: the config (`feeders:`) and
 /// the paths applied outside ArgoCD named on the command line
 /// (`--applied-by PATH=WHO`: path, who).
@@ -3091,25 +3079,24 @@ pub fn build(
     build_for(path, base, cutover, None, None, cfg)
 }
 
-/// [`build`] for a rebind: only the manifests that may feed one of
-/// `targets` (absolute paths) are parsed ([`may_feed`]); `known` is what
-/// the rebind's walk kept ([`Candidates`]), read instead of walking its
-/// directory again.
-pub fn build_for(
+/// Where the repository of `start` is (`path` as given) and whose it is:
+/// its root and what says so, the git facts (base branch, remotes), what
+/// names this repository (git remotes, `.rebind.yaml`'s
+/// `repository_urls`), and whether the root is a git work tree.
+fn where_and_whose(
     path: &Path,
+    start: &Path,
     base: Option<&str>,
     cutover: Option<&str>,
-    targets: Option<&[PathBuf]>,
-    known: Option<&Candidates>,
     cfg: Option<&Config>,
-) -> (PathBuf, Model) {
-    let start = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let start = if start.is_file() {
-        start.parent().map(Path::to_path_buf).unwrap_or(start)
-    } else {
-        start
-    };
-    let git = crate::repo::git::repo_facts(&start, base, cutover);
+) -> (
+    PathBuf,
+    Option<&'static str>,
+    RepoFacts,
+    Option<&'static str>,
+    bool,
+) {
+    let git = crate::repo::git::repo_facts(start, base, cutover);
     let git_root = git.is_some();
     let (root, root_from, mut facts, mut from) = match git {
         Some((workdir, facts)) => {
@@ -3130,7 +3117,7 @@ pub fn build_for(
                         .ok()
                         .and_then(|c| c.canonicalize().ok())
                         .filter(|c| path.is_relative() && start.starts_with(c));
-                    (cwd.unwrap_or(start), None)
+                    (cwd.unwrap_or_else(|| start.to_path_buf()), None)
                 }
             };
             let facts = RepoFacts {
@@ -3153,6 +3140,29 @@ pub fn build_for(
             None => ".rebind.yaml's repository_urls",
         });
     }
+    (root, root_from, facts, from, git_root)
+}
+
+/// [`build`] for a rebind: only the manifests that may feed one of
+/// `targets` (absolute paths) are parsed ([`may_feed`]); `known` is what
+/// the rebind's walk kept ([`Candidates`]), read instead of walking its
+/// directory again.
+pub fn build_for(
+    path: &Path,
+    base: Option<&str>,
+    cutover: Option<&str>,
+    targets: Option<&[PathBuf]>,
+    known: Option<&Candidates>,
+    cfg: Option<&Config>,
+) -> (PathBuf, Model) {
+    let start = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let start = if start.is_file() {
+        start.parent().map(Path::to_path_buf).unwrap_or(start)
+    } else {
+        start
+    };
+    let (root, root_from, facts, from, git_root) =
+        where_and_whose(path, &start, base, cutover, cfg);
     let rels: Option<Vec<String>> = targets.map(|t| {
         t.iter()
             .filter_map(|p| p.strip_prefix(&root).ok())

@@ -828,7 +828,7 @@ fn appset_names_must_be_unique_and_valid() {
     }
     for bad in ["Fleet-{{path.basename}}", "fleet_{{path.basename}}"] {
         let d = appset("", bad, "{{path}}");
-        not_proven(d.path(), "clusters/prod/a.yaml", &["no DNS subdomain name"]);
+        not_proven(d.path(), "clusters/prod/a.yaml", &["no DNS-1123 subdomain"]);
     }
 }
 

@@ -34,7 +34,7 @@ impl Area {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
         let repo = root.join("repo");
-        copy_tree(&fixture(), &repo).unwrap();
+        copy_fixture(&repo);
         for f in drop {
             std::fs::remove_file(repo.join(f)).unwrap();
         }
@@ -168,19 +168,6 @@ impl Area {
         dirs.sort();
         dirs.into_iter().map(|(_, p)| p).collect()
     }
-}
-
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)? {
-        let e = e?;
-        if e.file_type()?.is_dir() {
-            copy_tree(&e.path(), &to.join(e.file_name()))?;
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name()))?;
-        }
-    }
-    Ok(())
 }
 
 fn stub(root: &Path, name: &str, answer: &str) {

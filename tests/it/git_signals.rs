@@ -52,7 +52,7 @@ fn state(d: &Path) -> State {
 fn repo() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("repo");
-    copy(&fixture(), &d);
+    copy_fixture(&d);
     git_init_commit(&d);
     let stage = d.join("stage/keda.yaml");
     let mut b = std::fs::read(&stage).unwrap();
@@ -64,18 +64,6 @@ fn repo() -> (tempfile::TempDir, PathBuf) {
     git(dir.path(), &["init", "-q", "--bare", "remote.git"]);
     git(&d, &["remote", "add", "origin", "../remote.git"]);
     (dir, d)
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
 }
 
 fn command(d: &Path, args: &[&str]) -> Command {

@@ -444,7 +444,7 @@ fn init_declares_the_issuer_a_describe_output_gives_for_an_endpoint() {
 #[test]
 fn a_cutover_from_describe_files_shows_the_trust_coverage_in_its_review() {
     let d = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(), d.path());
+    copy_fixture(d.path());
     copy_dir(&dir().join("iam"), &d.path().join("iam"));
     copy_dir(&dir().join("ack"), &d.path().join("ack"));
     let old = dir().join("describe/old.json");

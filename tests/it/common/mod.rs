@@ -40,10 +40,22 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A temporary copy of `testdata/app-of-apps`; the directory is `dir.path()`.
+/// Copies the shipped example into `to` as a working tree holds it: with
+/// the gitignored, untracked `build/` a build leaves there
+/// (`testdata/worktree-only`).
+pub fn copy_fixture(to: &Path) {
+    copy_dir(&fixture(), to);
+    copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/worktree-only/build"),
+        &to.join("build"),
+    );
+}
+
+/// A temporary copy of `testdata/app-of-apps` ([`copy_fixture`]); the
+/// directory is `dir.path()`.
 pub fn temp_fixture() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture(), dir.path());
+    copy_fixture(dir.path());
     dir
 }
 

@@ -1648,6 +1648,12 @@ pub fn diff_settings(doc: &Node, file: &str) -> Option<Vec<DiffSetting>> {
         return Some(of_data(cm));
     }
     let values = text(s(helm, HELM_VALUES))?;
+    // A key is written as it reads or behind an escape: a values string
+    // holding neither the first key nor a backslash cannot set it (most
+    // Applications' values are not the argo-cd chart's: not parsed).
+    if !values.contains(CHART_CM_VALUES[0]) && !values.contains('\\') {
+        return None;
+    }
     let docs = crate::syntax::yaml::read_yaml_or_json(&values).ok()?;
     let cm = at(V(docs.first()), CHART_CM_VALUES);
     cm.0.is_some().then(|| {
@@ -1659,4 +1665,34 @@ pub fn diff_settings(doc: &Node, file: &str) -> Option<Vec<DiffSetting>> {
             })
             .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(values: &str) -> Option<Vec<String>> {
+        let app = format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: argocd}}\nspec:\n  source:\n    chart: argo-cd\n    helm:\n      values: {}\n",
+            serde_json::to_string(values).unwrap()
+        );
+        let docs = crate::syntax::yaml::read_yaml_or_json(&app).unwrap();
+        diff_settings(&docs[0], "a.yaml").map(|v| v.into_iter().map(|d| d.key).collect())
+    }
+
+    /// The argo-cd chart's `configs.cm` in a values string is read however
+    /// its key is written; a values string that cannot name it is not parsed.
+    #[test]
+    fn diff_settings_in_a_values_string_are_read_behind_escapes_too() {
+        let key = "resource.compareoptions";
+        assert_eq!(
+            settings(&format!("configs:\n  cm:\n    {key}: x\n")),
+            Some(vec![key.to_string()])
+        );
+        assert_eq!(
+            settings(&format!("\"\\x63onfigs\":\n  cm:\n    {key}: x\n")),
+            Some(vec![key.to_string()])
+        );
+        assert_eq!(settings("replicas: 2\n"), None);
+    }
 }

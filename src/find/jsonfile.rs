@@ -19,15 +19,7 @@ use crate::syntax::json;
 /// the occurrences of `extra_hosts` (lower-case), as `locate::locate_yaml`
 /// does, cluster names included. `Err` when `text` is not valid JSON.
 pub fn locate(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, json::Error> {
-    locate_for(
-        text,
-        extra_hosts,
-        Want {
-            only,
-            names: true,
-            arns: false,
-        },
-    )
+    locate_for(text, extra_hosts, Want::named(only))
 }
 
 /// [`locate()`], locating what `want` says: the YAML locator's own core

@@ -353,20 +353,24 @@ pub struct Want {
     pub arns: bool,
 }
 
+impl Want {
+    /// The occurrences (with `only`, of the given hosts alone) and the
+    /// cluster names beside them.
+    pub fn named(only: bool) -> Want {
+        Want {
+            only,
+            names: true,
+            arns: false,
+        }
+    }
+}
+
 /// Parses `text` as YAML (JSON included), masking Helm template actions if the
 /// file does not parse as it is, and locates every endpoint occurrence; with
 /// `only`, just the occurrences of `extra_hosts` (what a rebind needs).
 /// Cluster names are included; see [`locate_yaml_for`].
 pub fn locate_yaml(text: &str, extra_hosts: &[String], only: bool) -> Result<Located, ParseError> {
-    locate_yaml_for(
-        text,
-        extra_hosts,
-        Want {
-            only,
-            names: true,
-            arns: false,
-        },
-    )
+    locate_yaml_for(text, extra_hosts, Want::named(only))
 }
 
 /// [`locate_yaml`], locating what `want` says.

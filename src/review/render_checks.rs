@@ -875,26 +875,43 @@ fn chart_renders(dir: &str, tree: &dyn Files) -> Result<(), String> {
             }
         }
     }
-    let mut level = vec![join(dir, "templates")];
+    first_failure(tree, &join(dir, "templates"), true, &mut |file| {
+        let text = tree.read(file)?;
+        template_parses(file, &text, values.as_ref()).err()
+    })
+    .map_or(Ok(()), Err)
+}
+
+/// The first file below `dir` (its subfolders too with `recurse`, 16
+/// deep; each folder's names in order, folder by folder) that `fails`
+/// says why of.
+fn first_failure(
+    tree: &dyn Files,
+    dir: &str,
+    recurse: bool,
+    fails: &mut dyn FnMut(&str) -> Option<String>,
+) -> Option<String> {
+    let mut level = vec![dir.to_string()];
     for _ in 0..16 {
         let mut next = Vec::new();
         for folder in &level {
             let mut names = tree.list(folder);
             names.sort();
             for n in names {
-                let file = join(folder, &n);
-                if let Some(text) = tree.read(&file) {
-                    template_parses(&file, &text, values.as_ref())?;
+                if let Some(why) = fails(&join(folder, &n)) {
+                    return Some(why);
                 }
             }
-            next.extend(tree.dirs(folder).into_iter().map(|c| join(folder, &c)));
+            if recurse {
+                next.extend(tree.dirs(folder).into_iter().map(|c| join(folder, &c)));
+            }
         }
         level = next;
         if level.is_empty() {
             break;
         }
     }
-    Ok(())
+    None
 }
 
 /// [`chart_renders`] for one template.
@@ -1077,32 +1094,9 @@ fn directory_check(
     if let Some(found) = cache.directories.borrow().get(&key) {
         return found.clone().map_or(Ok(()), Err);
     }
-    let mut found = None;
-    let mut level = vec![dir.to_string()];
-    'walk: for _ in 0..16 {
-        let mut next = Vec::new();
-        for folder in &level {
-            let mut names = tree.list(folder);
-            names.sort();
-            for n in names {
-                let file = join(folder, &n);
-                if !reads(&file) {
-                    continue;
-                }
-                if let Some(why) = file_fails(&file, tree) {
-                    found = Some(why);
-                    break 'walk;
-                }
-            }
-            if d.recurse {
-                next.extend(tree.dirs(folder).into_iter().map(|c| join(folder, &c)));
-            }
-        }
-        level = next;
-        if level.is_empty() {
-            break;
-        }
-    }
+    let found = first_failure(tree, dir, d.recurse, &mut |file| {
+        reads(file).then(|| file_fails(file, tree)).flatten()
+    });
     cache.directories.borrow_mut().insert(key, found.clone());
     found.map_or(Ok(()), Err)
 }

@@ -986,6 +986,9 @@ pub const HELM_HOOK: &str = "helm.sh/hook";
 /// ArgoCD's own hook annotation, after [`ARGOCD_ANNOTATION`].
 pub const ARGOCD_HOOK: &str = "hook";
 
+/// The one [`HELM_HOOK`] value that is no hook (`helm.IsHook`).
+pub const HELM_CRD_INSTALL: &str = "crd-install";
+
 /// An ApplicationSet's `spec.goTemplate`: Go's text/template renders its
 /// template when true, fasttemplate when false or absent (argo-cd
 /// `applicationset/utils/utils.go`, `Render.RenderTemplateParams`).
@@ -1247,7 +1250,7 @@ fn annotations(meta: V, kind: &str, doc: V, file: &str) -> Option<String> {
         return None;
     };
     for (k, v) in pairs {
-        if k.as_str() == Some(HELM_HOOK) {
+        if k.as_str() == Some(HELM_HOOK) && v.as_str().map(str::trim) != Some(HELM_CRD_INSTALL) {
             let app = text(s(s(doc, "metadata"), "name")).unwrap_or_default();
             return Some(format!(
                 "{kind}/{app} is annotated `{HELM_HOOK}: {}` ({file}:{}): ArgoCD takes it for a hook (gitops-engine pkg/sync/hook `IsHook`), created only around a sync, on deletion or never, not a resource the sync applies",
@@ -1432,6 +1435,9 @@ pub struct Resource {
     pub line: usize,
     /// The file it is in, relative to the repository root.
     pub file: String,
+    /// The hook annotation that makes it a hook, not a synced resource
+    /// ([`hook_of`]), as written.
+    pub hook: Option<String>,
 }
 
 impl Resource {
@@ -1489,9 +1495,30 @@ pub fn resources_of(docs: &[Node], masked: &[(usize, usize)], file: &str) -> Vec
             },
             line: doc.line,
             file: file.to_string(),
+            hook: hook_of(meta),
         });
     }
     out
+}
+
+/// The annotation that makes an object a hook, as `key: value`: ArgoCD's
+/// own (`argocd.argoproj.io/hook`, any phase, `Skip` included: never
+/// applied by a sync) or Helm's (`helm.sh/hook`, every value but
+/// `crd-install`; gitops-engine `pkg/sync/hook` `IsHook`, which asks
+/// `helm.IsHook`).
+fn hook_of(meta: V) -> Option<String> {
+    let Some(Value::Map(pairs)) = s(meta, "annotations").0.map(|n| &n.value) else {
+        return None;
+    };
+    pairs.iter().find_map(|(k, v)| {
+        let key = k.as_str()?;
+        let value = v.resolved().as_str().unwrap_or_default().trim().to_string();
+        let argocd = key
+            .strip_prefix(ARGOCD_ANNOTATION)
+            .is_some_and(|h| h == ARGOCD_HOOK);
+        let helm = key == HELM_HOOK && value != HELM_CRD_INSTALL;
+        (argocd || helm).then(|| format!("{key}: {value}"))
+    })
 }
 
 /// Kinds the API server serves cluster-scoped (by `group/Kind`), and kinds

@@ -1738,6 +1738,14 @@ impl Model {
         // What the parent syncs of the changed file: each object's kind
         // and namespace under the parent's AppProject.
         for res in objects {
+            if let Some(hook) = &res.hook {
+                return Err(format!(
+                    "{} ({}:{}) is annotated `{hook}`: ArgoCD takes it for a hook (gitops-engine pkg/sync/hook `IsHook`), created only around a sync, on deletion or never, not a resource the sync applies",
+                    res.shown(),
+                    res.file,
+                    res.line
+                ));
+            }
             super::fences::resource_permitted(parent, res, &self.projects, &self.registrations)?;
         }
         match &self.diff_settings {
@@ -1796,6 +1804,7 @@ impl Model {
                 namespace: Some(child.namespace.clone()),
                 line: 0,
                 file: child.file.clone(),
+                hook: None,
             };
             super::fences::resource_permitted(
                 applier,

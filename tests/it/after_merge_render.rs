@@ -850,6 +850,62 @@ fn a_helm_hook_child_is_not_proven() {
             &[&format!("`helm.sh/hook: {hook}`"), "hook"],
         );
     }
+    // `crd-install` is the one value `helm.IsHook` does not take.
+    let text = child("a", 0, true).replace(
+        "  annotations:\n",
+        "  annotations:\n    helm.sh/hook: crd-install\n",
+    );
+    let d = fx("apps", "", &[("apps/a.yaml", text)]);
+    deploys(d.path(), "apps/a.yaml");
+}
+
+/// The same holds for the changed file's own objects, whatever their
+/// kind: a ConfigMap that is a Helm or an ArgoCD hook (`Skip` included,
+/// never applied) is no resource the sync applies.
+#[test]
+fn a_changed_object_that_is_a_hook_is_not_proven() {
+    let cm = |ann: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: argocd\n{ann}data:\n  server: {OLD}\n")
+    };
+    // The diff's own rows (a ConfigMap is no file `feeders` lists).
+    let verdict = |ann: &str| -> (String, String) {
+        let d = fx("apps", "", &[("apps/cm.yaml", cm(ann))]);
+        let o = rebind(
+            d.path(),
+            &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = row(v["feeders"].as_array().unwrap(), "apps/cm.yaml").clone();
+        let strict = rebind(
+            d.path(),
+            &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+        );
+        let want = if r["verdict"] == "deploys_on_merge" {
+            1
+        } else {
+            2
+        };
+        assert_eq!(strict.status.code(), Some(want), "{}", stderr(&strict));
+        (
+            r["verdict"].as_str().unwrap().to_string(),
+            r["reason"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    assert_eq!(verdict("").0, "deploys_on_merge");
+    for hook in [
+        "helm.sh/hook: pre-delete",
+        "helm.sh/hook: test",
+        "argocd.argoproj.io/hook: Skip",
+        "argocd.argoproj.io/hook: PostDelete",
+    ] {
+        let (v, why) = verdict(&format!("  annotations:\n    {hook}\n"));
+        assert_eq!(v, "not_proven", "{hook}: {why}");
+        assert!(
+            why.contains(&format!("`{hook}`")) && why.contains("hook"),
+            "{why}"
+        );
+    }
 }
 
 /// reposerver/repository/repository.go `findManifests` evaluates every

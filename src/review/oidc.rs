@@ -103,11 +103,12 @@ pub enum Coverage {
     Both,
     /// Grants the new issuer only.
     NewOnly,
-    /// Grants neither: another cluster's role.
+    /// Grants neither and names neither issuer: another cluster's role.
     Neither,
     /// A statement that may federate through an EKS issuer is not literal
     /// (rendered by a chart, an unresolved reference), uses what the model
-    /// does not evaluate, or an explicit `Deny` may apply: not proven.
+    /// does not evaluate, or an explicit `Deny` may apply; or it names the
+    /// old or new issuer but grants neither: not proven.
     NotProven,
 }
 
@@ -144,7 +145,7 @@ impl Coverage {
             Coverage::NewOnly => "trusts only the new issuer",
             Coverage::Neither => "trusts neither issuer (another cluster's role)",
             Coverage::NotProven => {
-                "not proven: a statement's principal or condition keys are not literal here (rendered by a chart from values, or an unresolved reference), a statement uses what rebind does not evaluate, or an explicit Deny may apply; check the policy by hand"
+                "not proven: a statement's principal or condition keys are not literal here (rendered by a chart from values, or an unresolved reference), a statement uses what rebind does not evaluate, an explicit Deny may apply, or it names this cluster's issuer but grants it nothing; check the policy by hand"
             }
         }
     }
@@ -481,6 +482,12 @@ impl RoleTrust {
             (true, false) => Coverage::OldOnly,
             (true, true) => Coverage::Partial,
             (false, true) => Coverage::NewOnly,
+            // It names this cluster's issuers yet grants neither: what it
+            // was meant to grant is not known (another cluster's role names
+            // neither).
+            (false, false) if self.issuers.iter().any(|i| i.same(old) || i.same(new)) => {
+                Coverage::NotProven
+            }
             (false, false) => Coverage::Neither,
         }
     }

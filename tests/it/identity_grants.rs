@@ -1183,3 +1183,41 @@ fn only_an_action_naming_web_identity_grants_and_what_is_not_evaluated_is_not_pr
         .unwrap();
     assert_eq!(t["missing_grants"][0]["statement"], "Old", "{t}");
 }
+
+/// A role that names this cluster's issuers but grants neither (one
+/// statement holding both issuers' keys: no token carries both) is not
+/// proven, never "another cluster's role"; a role that names a third
+/// issuer only is another cluster's.
+#[test]
+fn a_role_naming_this_clusters_issuers_that_grants_neither_is_not_proven() {
+    const C: &str = "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC";
+    let d = tempfile::tempdir().unwrap();
+    let both = format!(
+        "    {{\"Sid\": \"Both\", \"Effect\": \"Allow\", \"Action\": \"sts:AssumeRoleWithWebIdentity\", \"Principal\": {{\"Federated\": [{}, {}]}}, \"Condition\": {{\"StringEquals\": {{\"{}:sub\": {}, \"{}:sub\": {}}}}}}}",
+        q(&arn(A)),
+        q(&arn(B)),
+        host(A),
+        sa("app"),
+        host(B),
+        sa("app")
+    );
+    write(
+        d.path(),
+        &[
+            ("both.json", &policy(&[both])),
+            (
+                "other.json",
+                &policy(&[st("C", &q(&arn(C)), C, "StringEquals", &sa("app"), "Allow")]),
+            ),
+        ],
+    );
+    let (code, v, _) = identity(d.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(
+        coverage(&v),
+        vec![
+            ("both.json".into(), "not_proven".into()),
+            ("other.json".into(), "neither".into())
+        ]
+    );
+}

@@ -492,6 +492,41 @@ fn uncommitted(cfg: &Config, hosts: &[String]) -> Result<Vec<Finding>> {
         .collect())
 }
 
+/// Each file the config's `exclude` leaves out that still holds a retired
+/// endpoint's host (as text, any case), as `diff`/`apply` name it: a
+/// warning, as leaving it out is the user's choice; an error when the file
+/// is named on the command line (the user asked to check it).
+fn excluded(walk: &walk::Walk, hosts: &[String], named: &[PathBuf]) -> Vec<Finding> {
+    if hosts.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<PathBuf> = named
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    crate::commands::unseen::excluded_counts(walk, hosts)
+        .into_iter()
+        .map(|(e, n)| {
+            let asked = std::fs::canonicalize(&e.path).is_ok_and(|p| named.contains(&p));
+            Finding {
+                path: Cow::Owned(e.rel),
+                line: 1,
+                column: 1,
+                level: if asked { Level::Error } else { Level::Warning },
+                rule: rules::RETIRED,
+                message: Cow::Owned(format!(
+                    "left out by the config's `exclude`, but holds a retired endpoint's host ({}): not checked",
+                    crate::text::words::count(n, "time")
+                )),
+                fix: Some(format!(
+                    "rebind it by hand (or take it out of exclude: in {})",
+                    crate::model::config::FILE_NAME
+                )),
+            }
+        })
+        .collect()
+}
+
 /// `rebind check`: the findings in the format asked for; exit 1 when one
 /// fails the check.
 pub fn run(a: &CheckOptions) -> Done {
@@ -506,6 +541,7 @@ pub fn run(a: &CheckOptions) -> Done {
     if a.files.is_empty() {
         found.extend(uncommitted(&cfg, &hosts)?);
     }
+    found.extend(excluded(&walk, &hosts, &a.files));
     if cfg.clusters.iter().any(|c| !c.retired_oidc.is_empty()) {
         found.extend(retired_issuers(
             &crate::review::oidc::inventory(&walk),

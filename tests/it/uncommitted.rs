@@ -227,3 +227,68 @@ fn check_names_a_committed_retired_endpoint_the_work_tree_lost() {
         stderr(&out)
     );
 }
+
+/// The findings of `check ARGS --format json`: (path, rule, severity), and
+/// the exit code.
+fn check_json(d: &Path, args: &[&str]) -> (Option<i32>, Vec<(String, String, String)>) {
+    let mut a = vec!["check", "--format", "json"];
+    a.extend(args);
+    let out = rebind(d, &a);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    let found = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["rule"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (out.status.code(), found)
+}
+
+/// A file the config's `exclude` leaves out that holds a retired endpoint:
+/// a warning on the whole repository (leaving it out is the user's choice),
+/// an error when it is named on the command line; not named at all when
+/// another file is checked, nor once it no longer holds the endpoint.
+#[test]
+fn check_names_an_excluded_file_holding_a_retired_endpoint() {
+    let dir = repo();
+    let d = dir.path();
+    std::fs::write(d.join("apps/vendor/b.yaml"), app("vb", OLD)).unwrap();
+    std::fs::write(d.join("apps/a.yaml"), app("a", NEW)).unwrap();
+    std::fs::write(d.join("apps/b.yaml"), app("b", NEW)).unwrap();
+    git(d, &["add", "-A"]);
+    git(d, &["commit", "-q", "-m", "cut over"]);
+    retire(d, "\"apps/vendor/**\"");
+    let warned = (
+        "apps/vendor/b.yaml".to_string(),
+        "retired-endpoint".to_string(),
+        "warning".to_string(),
+    );
+    assert_eq!(check_json(d, &[]), (Some(0), vec![warned]));
+    let (code, found) = check_json(d, &["apps/vendor/b.yaml", "apps/a.yaml"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        found,
+        [(
+            "apps/vendor/b.yaml".to_string(),
+            "retired-endpoint".to_string(),
+            "error".to_string()
+        )]
+    );
+    assert_eq!(check_json(d, &["apps/a.yaml"]), (Some(0), vec![]));
+    let out = rebind(d, &["check"]);
+    assert!(
+        stdout(&out).contains("apps/vendor/b.yaml:1:1: warning: left out by the config's `exclude`, but holds a retired endpoint's host (1 time)"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(d.join("apps/vendor/b.yaml"), app("vb", NEW)).unwrap();
+    git(d, &["commit", "-q", "-am", "vendor"]);
+    assert_eq!(check_json(d, &[]), (Some(0), vec![]));
+}

@@ -457,6 +457,76 @@ fn free_branch(repo: &crate::repo::git::Repo, fix: &str) -> Option<String> {
         .find(|b| !repo.has_branch(b))
 }
 
+/// On the whole repository: each tracked file whose staged content (the
+/// index: what the commit being made holds) has a retired endpoint that its
+/// work-tree copy (deleted, or edited and not staged) does not: the walk of
+/// the work tree does not see it, a commit of the branch still deploys it.
+/// An error when the walk could not read the file at all (deleted, type
+/// changed); a warning when it read an edited copy not staged yet (the next
+/// `git add` commits what was checked; a pre-commit run sees the staged
+/// content anyway).
+fn uncommitted(cfg: &Config, hosts: &[String]) -> Result<Vec<Finding>> {
+    let found = crate::commands::unseen::uncommitted_holding(
+        &[cfg.root()],
+        hosts,
+        crate::commands::unseen::Committed::Index,
+    )?;
+    Ok(found
+        .into_iter()
+        .map(|u| Finding {
+            level: if u.state == "modified" {
+                Level::Warning
+            } else {
+                Level::Error
+            },
+            path: Cow::Owned(u.rel),
+            line: 1,
+            column: 1,
+            rule: rules::UNCOMMITTED,
+            message: Cow::Owned(format!(
+                "{} in the work tree, but its committed content holds the retired endpoint's host {}",
+                u.state, u.host
+            )),
+            fix: Some("commit the change (or `git restore` the file), then check again".into()),
+        })
+        .collect())
+}
+
+/// Each file the config's `exclude` leaves out that still holds a retired
+/// endpoint's host (as text, any case), as `diff`/`apply` name it: a
+/// warning, as leaving it out is the user's choice; an error when the file
+/// is named on the command line (the user asked to check it).
+fn excluded(walk: &walk::Walk, hosts: &[String], named: &[PathBuf]) -> Vec<Finding> {
+    if hosts.is_empty() {
+        return Vec::new();
+    }
+    let named: Vec<PathBuf> = named
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    crate::commands::unseen::excluded_counts(walk, hosts)
+        .into_iter()
+        .map(|(e, n)| {
+            let asked = std::fs::canonicalize(&e.path).is_ok_and(|p| named.contains(&p));
+            Finding {
+                path: Cow::Owned(e.rel),
+                line: 1,
+                column: 1,
+                level: if asked { Level::Error } else { Level::Warning },
+                rule: rules::RETIRED,
+                message: Cow::Owned(format!(
+                    "left out by the config's `exclude`, but holds a retired endpoint's host ({}): not checked",
+                    crate::text::words::count(n, "time")
+                )),
+                fix: Some(format!(
+                    "rebind it by hand (or take it out of exclude: in {})",
+                    crate::model::config::FILE_NAME
+                )),
+            }
+        })
+        .collect()
+}
+
 /// `rebind check`: the findings in the format asked for; exit 1 when one
 /// fails the check.
 pub fn run(a: &CheckOptions) -> Done {
@@ -468,6 +538,10 @@ pub fn run(a: &CheckOptions) -> Done {
         .collect();
     let inv = crate::commands::pipeline::inventory(&walk, &hosts, false)?;
     let mut found = check(&inv, &cfg, a.allow_unknown);
+    if a.files.is_empty() {
+        found.extend(uncommitted(&cfg, &hosts)?);
+    }
+    found.extend(excluded(&walk, &hosts, &a.files));
     if cfg.clusters.iter().any(|c| !c.retired_oidc.is_empty()) {
         found.extend(retired_issuers(
             &crate::review::oidc::inventory(&walk),

@@ -368,7 +368,9 @@ pub fn plan(req: &Request) -> Result<(Plan, Inventory)> {
     let hosts = vec![from.host.to_ascii_lowercase(), to.host.to_ascii_lowercase()];
     let (mut inv, candidates) = rebind_inventory(&walk, &hosts)?;
     refuse_unread(&inv)?;
-    inv.skipped.extend(excluded_holding(&walk, &hosts[0]));
+    crate::commands::unseen::refuse_uncommitted(&req.walk.paths(), &hosts[0])?;
+    inv.skipped
+        .extend(crate::commands::unseen::excluded_holding(&walk, &hosts[0]));
     if from.key() == to.key() {
         return Ok((Plan::empty(from, to), inv));
     }
@@ -779,34 +781,6 @@ fn expect_guard(plan: &Plan, files: Option<usize>, occurrences: Option<usize>) -
 /// Refuses when a file that may hold the endpoint could not be read (no
 /// access, vanished, or YAML in an encoding rebind does not parse): a rebind
 /// cannot promise it found everything.
-/// The files the exclude globs leave out that still hold `host` (as text,
-/// any case): named as skipped, never read further nor rewritten, so that a
-/// run that leaves a deployed file holding the old endpoint says so.
-fn excluded_holding(walk: &Walk, host: &str) -> Vec<walk::Skipped> {
-    let finder = memchr::memmem::Finder::new(host.as_bytes());
-    let mut out = Vec::new();
-    for e in walk.excluded() {
-        let mut buf = match walk::read(&e) {
-            walk::Content::Text(t) | walk::Content::Decoded { text: t, .. } => t.into_bytes(),
-            walk::Content::Binary(b) | walk::Content::NotUtf8 { bytes: b, .. } => b,
-            walk::Content::Unreadable(_) => continue,
-        };
-        buf.make_ascii_lowercase();
-        let n = finder.find_iter(&buf).count();
-        if n > 0 {
-            out.push(walk::Skipped {
-                rel: e.rel,
-                reason: format!(
-                    "left out by the exclude globs (--exclude or the config's `exclude`), but holds the old endpoint's host ({}): not rewritten",
-                    crate::text::words::count(n, "time")
-                ),
-                may_hold: false,
-            });
-        }
-    }
-    out
-}
-
 fn refuse_unread(inv: &Inventory) -> Result<()> {
     let unread: Vec<String> = inv
         .skipped

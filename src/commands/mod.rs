@@ -23,4 +23,5 @@ pub mod init;
 pub mod pipeline;
 pub mod scan;
 pub mod secret;
+pub mod unseen;
 pub mod workspace;

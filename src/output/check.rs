@@ -31,6 +31,7 @@ impl Report for CheckReport {
             rules::RETIRED,
             rules::UNKNOWN,
             rules::UNREAD,
+            rules::UNCOMMITTED,
             rules::RETIRED_ISSUER,
             rules::ROLLBACK_REGISTRATION,
         ]

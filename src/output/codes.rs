@@ -35,6 +35,9 @@ codes! {
     UNREAD_FILE = "unread-file",
         "A file that may hold the endpoint could not be read; nothing was written.",
         "Make it readable (UTF-8 for YAML) or leave it out with --exclude.";
+    UNCOMMITTED = "uncommitted-endpoint",
+        "A tracked file's committed content (HEAD, or the index when staged) holds the endpoint, but its work-tree copy, deleted or edited without a commit, does not: a commit of the branch still deploys it. `diff`/`apply` refuse (nothing written); `check` names it as an error.",
+        "Commit the change (or `git restore` the file) and run again.";
     EXPECTED_COUNTS = "expected-counts",
         "The rebind found other numbers of files or occurrences than expected (--expect-*, an audit, the config's `expect`); nothing was written.",
         "Audit again (`rebind diff --format json`) and review what changed.";

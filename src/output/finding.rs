@@ -79,6 +79,10 @@ pub mod rules {
         id: crate::output::codes::UNREAD_FILE.id,
         description: "A file that may hold an endpoint could not be read (no access, vanished, or not UTF-8).",
     };
+    pub const UNCOMMITTED: Rule = Rule {
+        id: crate::output::codes::UNCOMMITTED.id,
+        description: "A tracked file's committed content holds a retired endpoint that its work-tree copy (deleted or edited without a commit) does not.",
+    };
     pub const PENDING: Rule = Rule {
         id: crate::output::codes::PENDING.id,
         description: "A value holds the old endpoint: the rebind rewrites it.",

@@ -1943,3 +1943,90 @@ mod tests {
         assert_eq!(sq_quote_if_needed("a b"), "'a b'");
     }
 }
+
+/// A tracked file whose working-tree state differs from what is committed
+/// (HEAD) or staged (the index): what a commit of the branch holds is not
+/// what a walk of the work tree reads.
+#[derive(Debug, Clone)]
+pub struct Uncommitted {
+    /// `/`-separated, relative to the work tree.
+    pub rel: String,
+    /// Its canonical path in the work tree (it may not exist).
+    pub path: PathBuf,
+    /// "deleted", "modified" or "type changed" (in the work tree or the
+    /// index).
+    pub state: &'static str,
+    /// The HEAD blob (`None`: not in HEAD).
+    pub head: Option<Vec<u8>>,
+    /// The index blob: what the next commit holds (`None`: not in the
+    /// index, a staged deletion).
+    pub index: Option<Vec<u8>>,
+}
+
+/// The tracked files below `paths` (directories or files) whose work-tree
+/// state differs from HEAD or the index (deleted, modified, type changed),
+/// with their committed bytes; empty outside a git repository. Untracked
+/// files are not listed (no commit holds them).
+pub fn uncommitted_below(paths: &[PathBuf]) -> Result<Vec<Uncommitted>> {
+    let Some(first) = paths.first() else {
+        return Ok(Vec::new());
+    };
+    let Some(r) = open(first)? else {
+        return Ok(Vec::new());
+    };
+    let (repo, base) = (
+        &r.repo,
+        r.workdir.canonicalize().unwrap_or(r.workdir.clone()),
+    );
+    let roots: Vec<PathBuf> = paths.iter().filter_map(|p| p.canonicalize().ok()).collect();
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(false)
+        .include_ignored(false)
+        .renames_head_to_index(false);
+    let statuses = repo
+        .statuses(Some(&mut opts))
+        .map_err(|e| r.index_error(e))
+        .with_context(|| format!("{}: cannot read the git status", base.display()))?;
+    let head = repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+    let index = repo.index().ok();
+    let mut out = Vec::new();
+    for s in statuses.iter() {
+        let st = s.status();
+        let state = if st.intersects(git2::Status::WT_DELETED | git2::Status::INDEX_DELETED) {
+            "deleted"
+        } else if st.intersects(git2::Status::WT_TYPECHANGE | git2::Status::INDEX_TYPECHANGE) {
+            "type changed"
+        } else if st.intersects(git2::Status::WT_MODIFIED | git2::Status::INDEX_MODIFIED) {
+            "modified"
+        } else {
+            continue;
+        };
+        let Some(rel) = s.path().ok().map(str::to_string) else {
+            continue;
+        };
+        let path = base.join(&rel);
+        if !roots.iter().any(|r| path.starts_with(r)) {
+            continue;
+        }
+        let head_id = head
+            .as_ref()
+            .and_then(|t| t.get_path(Path::new(&rel)).ok())
+            .map(|e| e.id());
+        let index_id = index
+            .as_ref()
+            .and_then(|i| i.get_path(Path::new(&rel), 0))
+            .map(|e| e.id);
+        let blob = |id: Option<Oid>| {
+            id.and_then(|i| repo.find_blob(i).ok())
+                .map(|b| b.content().to_vec())
+        };
+        out.push(Uncommitted {
+            rel,
+            path,
+            state,
+            head: blob(head_id),
+            index: blob(index_id),
+        });
+    }
+    Ok(out)
+}

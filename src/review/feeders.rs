@@ -279,6 +279,10 @@ pub trait Tree {
 pub struct Committed {
     files: std::collections::HashSet<String>,
     dirs: std::collections::HashSet<String>,
+    /// The rewritten files git does not track: read after the rewrite, but
+    /// in no commit (the git flow refuses to rewrite them; with
+    /// `--no-commit` they stay untracked).
+    untracked: std::collections::HashSet<String>,
 }
 
 impl Committed {
@@ -287,6 +291,12 @@ impl Committed {
     pub fn below(root: &Path, extra: &[String]) -> Option<Committed> {
         let tracked = crate::repo::git::tracked_below(root)?;
         let mut c = Committed::default();
+        let known: std::collections::HashSet<&str> = tracked.iter().map(String::as_str).collect();
+        c.untracked = extra
+            .iter()
+            .filter(|f| !known.contains(join(f, "").as_str()))
+            .map(|f| join(f, ""))
+            .collect();
         for f in tracked.into_iter().chain(extra.iter().cloned()) {
             let mut d = f.as_str();
             while let Some(i) = d.rfind('/') {
@@ -311,7 +321,18 @@ impl Committed {
     pub fn holds_file(&self, rel: &str) -> bool {
         self.files.contains(&join(rel, ""))
     }
+
+    /// Whether `rel` is a file git tracks (or that the merge carries
+    /// otherwise): not an untracked file the rebind rewrites, nor one the
+    /// merge does not hold at all.
+    pub fn tracked(&self, rel: &str) -> bool {
+        self.holds_file(rel) && !self.untracked.contains(&join(rel, ""))
+    }
 }
+
+/// Why a changed file git does not track is not proven to deploy.
+pub const UNTRACKED: &str =
+    "not committed: git does not track it, so no commit of the branch holds it (commit it first)";
 
 /// How the review names a file that exists only in the working tree.
 pub const NOT_COMMITTED: &str = "not committed: not part of the merge";
@@ -1638,6 +1659,13 @@ impl Model {
                 mine.push((one, maybe && revision.tracks_base()));
             }
             rows.extend(settle(mine));
+        }
+        // Inside git, an untracked file is in no commit: whatever feeds
+        // its folder, the merge does not carry it.
+        if let Some(c) = &self.committed {
+            for r in rows.iter_mut().filter(|r| !c.tracked(&r.file)) {
+                r.verdict = Verdict::NotProven(UNTRACKED.to_string());
+            }
         }
         rows
     }

@@ -848,6 +848,51 @@ fn an_untracked_application_feeds_nothing_after_the_merge() {
     assert!(!v["notes"].to_string().contains("not committed"), "{v:#}");
 }
 
+/// A changed file git does not track is in no commit: whatever feeds its
+/// folder, its row is not "deploys" (`feeders` and the rebind's review),
+/// and --require-deploys refuses. Once added, it deploys.
+#[test]
+fn an_untracked_changed_file_is_not_proven_to_deploy() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    "    targetRevision: main\n  syncPolicy:\n    automated: {}\n",
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    write(d.path(), "apps/u.yaml", &child("u", 0, true));
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/a.yaml")["verdict"], "deploys_on_merge");
+    let r = row(&rows, "apps/u.yaml");
+    assert_eq!(r["verdict"], "not_proven", "{r:#}");
+    assert!(r.to_string().contains("not committed"), "{r:#}");
+    let o = rebind(
+        d.path(),
+        &["diff", "--from", OLD, "--to", NEW, "--format", "json"],
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = row(v["feeders"].as_array().unwrap(), "apps/u.yaml");
+    assert_eq!(r["verdict"], "not_proven", "{r:#}");
+    let r = row(v["feeders"].as_array().unwrap(), "apps/a.yaml");
+    assert_eq!(r["verdict"], "deploys_on_merge", "{r:#}");
+    let o = rebind(
+        d.path(),
+        &["diff", "--require-deploys", "--from", OLD, "--to", NEW],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    git(d.path(), &["add", "apps/u.yaml"]);
+    let (rows, _) = feeders(d.path(), &[]);
+    assert_eq!(row(&rows, "apps/u.yaml")["verdict"], "deploys_on_merge");
+}
+
 /// A value file the chart's Application names that git does not track is
 /// not in the merge: the chart's files are not proven to deploy.
 #[test]

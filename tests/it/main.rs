@@ -79,6 +79,7 @@ mod symlinked_manifests;
 mod template_functions;
 mod templates;
 mod tracked_ignored;
+mod uncommitted;
 mod unparsed_files;
 mod walk_order;
 mod walk_paths;

@@ -1478,6 +1478,16 @@ impl Model {
             let mut seen: Vec<String> = Vec::new();
             for params in &all {
                 let Some(one) = sets::render(name, params) else {
+                    // A function, a pipeline or a parameter the set does
+                    // not give: the names it makes are not known.
+                    found.push((
+                        i,
+                        format!(
+                            "{} makes its Applications' names with its template's name `{name}` ({}), which the review does not render for every parameter set: the generated names are not followed: uniqueness and validity not proven",
+                            app.id(),
+                            app.file
+                        ),
+                    ));
                     break;
                 };
                 if !crate::text::dns::is_dns_subdomain(&one) {

@@ -3436,6 +3436,13 @@ mod tests {
             "release-1.x",
             "feature-x",
             "HEAD",
+            // A prefixed revision is no constraint (Masterminds
+            // `NewConstraint` refuses it): without the source's
+            // `tagPrefix`, `versions.MaxVersion` only compares it with the
+            // tags, and `lsRemote` resolves it as a branch.
+            "release/1.x",
+            "release/v1",
+            "prod/v1.0.*",
         ] {
             assert!(!is_semver_constraint(v), "{v}");
         }

@@ -267,6 +267,39 @@ fn a_controller_policy_in_the_argo_cd_charts_values_is_read_or_unknown() {
     }
 }
 
+/// argo-cd `util/versions` `MaxVersion` with a source's `tagPrefix`: the
+/// revision is a constraint over the tags that start with the prefix
+/// (`release/` and `1.*` read the tag `release/1.4.0`); the field is not
+/// modelled, so the row is not proven.
+#[test]
+fn a_source_tag_prefix_is_not_proven() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    &format!("    targetRevision: '1.*'\n    tagPrefix: release/\n{AUTO}"),
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let r = row(&rows, "apps/a.yaml");
+    assert_eq!(r["verdict"], "not_proven", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`spec.source.tagPrefix`"),
+        "{r}"
+    );
+}
+
 /// Every parent of a file counts: a second Application that includes the
 /// same file from a tag puts the old file back (with `selfHeal`, at once;
 /// docs/user-guide/auto_sync.md), so the file is not proven to deploy and

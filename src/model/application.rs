@@ -1631,14 +1631,14 @@ pub const KUSTOMIZE_PATCH_FIELDS: &[&str] =
 /// Where a document gives ArgoCD's own settings (`argocd-cm`,
 /// `argocd-cmd-params-cm`) in a way the review does not read completely:
 /// a source of the argo-cd chart with value files or `parameters` (in
-/// `source` or any of `sources`, of an Application or an ApplicationSet's
-/// template), a local chart depending on `argo-cd` (its values set the
+/// `source` or any of `sources`), or in an ApplicationSet's template at
+/// all, a local chart depending on `argo-cd` (its values set the
 /// chart's under `argo-cd:`), a kustomize `configMapGenerator` or patch
 /// naming either ConfigMap. `None`: nothing of the kind.
 pub fn settings_unread(doc: &Node, file: &str) -> Option<String> {
     let y = V(Some(doc));
     let names_cm = |t: &str| t.contains(ARGOCD_CM);
-    for spec in [s(y, "spec"), at(y, APPSET_APP_SPEC)] {
+    for (spec, template) in [(s(y, "spec"), false), (at(y, APPSET_APP_SPEC), true)] {
         for src in source_nodes(spec) {
             if text(s(src, SOURCE_CHART)).as_deref() != Some(ARGO_CD_CHART) {
                 continue;
@@ -1650,6 +1650,12 @@ pub fn settings_unread(doc: &Node, file: &str) -> Option<String> {
             let params = s(helm, HELM_PARAMETERS)
                 .as_vec()
                 .is_some_and(|v| !v.is_empty());
+            if template {
+                let line = src.0.map_or(doc.line, |n| n.line);
+                return Some(format!(
+                    "`{file}:{line}` deploys the argo-cd chart from an ApplicationSet's template, whose values are not read"
+                ));
+            }
             if files || params {
                 let line = src.0.map_or(doc.line, |n| n.line);
                 return Some(format!(

@@ -274,6 +274,13 @@ fn argocd_settings_given_where_they_are_not_read_are_not_proven() {
             ],
             vec!["`argocd/kustomization.yaml:4` makes ArgoCD's settings with a kustomize configMapGenerator"],
         ),
+        (
+            vec![(
+                "argocd/set.yaml",
+                format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: argocd\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - {{name: hub}}\n  template:\n    metadata:\n      name: 'argocd-{{{{name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://argoproj.github.io/argo-helm\n        chart: argo-cd\n        targetRevision: 7.7.0\n        helm:\n          valuesObject:\n            configs:\n              cm:\n                resource.exclusions: '[{{apiGroups: [argoproj.io], kinds: [Application]}}]'\n      destination:\n{HUB}"),
+            )],
+            vec!["`argocd/set.yaml:17` deploys the argo-cd chart from an ApplicationSet's template"],
+        ),
     ] {
         let d = with(files);
         not_proven(d.path(), "apps/a.yaml", &words);

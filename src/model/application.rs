@@ -588,7 +588,7 @@ fn spec_of<'a>(doc: V<'a>, kind: &str) -> V<'a> {
 /// The sources of a spec: `sources` replaces `source` when it lists any
 /// (ArgoCD's `ApplicationSpec.HasMultipleSources`: `len(Sources) > 0`;
 /// `source` is then ignored).
-fn source_nodes(spec: V<'_>) -> Vec<V<'_>> {
+pub fn source_nodes(spec: V<'_>) -> Vec<V<'_>> {
     match s(spec, SOURCES).as_vec() {
         Some(list) if !list.is_empty() => list,
         _ if !s(spec, SOURCE).is_badvalue() => vec![s(spec, SOURCE)],
@@ -1642,6 +1642,100 @@ fn is_diff_setting(key: &str) -> bool {
         .contains(&key)
 }
 
+/// The name of the argo-cd Helm chart (argo-helm `charts/argo-cd`), which
+/// renders `argocd-cm` and `argocd-cmd-params-cm` from its values.
+pub const ARGO_CD_CHART: &str = "argo-cd";
+/// A source's chart, and a local chart's dependencies (`Chart.yaml`).
+pub const SOURCE_CHART: &str = "chart";
+pub const CHART_DEPENDENCIES: &str = "dependencies";
+pub const CHART_DEPENDENCY_NAME: &str = "name";
+/// kustomize's fields that make or change a ConfigMap (a generator, a
+/// patch): `argocd-cm` made so is not read.
+pub const KUSTOMIZE_CM_GENERATOR: &str = "configMapGenerator";
+pub const KUSTOMIZE_PATCH_FIELDS: &[&str] =
+    &["patches", "patchesStrategicMerge", "patchesJson6902"];
+
+/// Where a document gives ArgoCD's own settings (`argocd-cm`,
+/// `argocd-cmd-params-cm`) in a way the review does not read completely:
+/// a source of the argo-cd chart with value files or `parameters` (in
+/// `source` or any of `sources`), or in an ApplicationSet's template at
+/// all, a local chart depending on `argo-cd` (its values set the
+/// chart's under `argo-cd:`), a kustomize `configMapGenerator` or patch
+/// naming either ConfigMap. `None`: nothing of the kind.
+pub fn settings_unread(doc: &Node, file: &str) -> Option<String> {
+    let y = V(Some(doc));
+    let names_cm = |t: &str| t.contains(ARGOCD_CM);
+    for (spec, template) in [(s(y, "spec"), false), (at(y, APPSET_APP_SPEC), true)] {
+        for src in source_nodes(spec) {
+            if text(s(src, SOURCE_CHART)).as_deref() != Some(ARGO_CD_CHART) {
+                continue;
+            }
+            let helm = s(src, HELM);
+            let files = s(helm, HELM_VALUE_FILES)
+                .as_vec()
+                .is_some_and(|v| !v.is_empty());
+            let params = s(helm, HELM_PARAMETERS)
+                .as_vec()
+                .is_some_and(|v| !v.is_empty());
+            if template {
+                let line = src.0.map_or(doc.line, |n| n.line);
+                return Some(format!(
+                    "`{file}:{line}` deploys the argo-cd chart from an ApplicationSet's template, whose values are not read"
+                ));
+            }
+            if files || params {
+                let line = src.0.map_or(doc.line, |n| n.line);
+                return Some(format!(
+                    "`{file}:{line}` deploys the argo-cd chart with value files or parameters, which are not read"
+                ));
+            }
+        }
+    }
+    if let Some(deps) = s(y, CHART_DEPENDENCIES).as_vec() {
+        if let Some(d) = deps
+            .iter()
+            .find(|d| text(s(**d, CHART_DEPENDENCY_NAME)).as_deref() == Some(ARGO_CD_CHART))
+        {
+            let line = d.0.map_or(doc.line, |n| n.line);
+            return Some(format!(
+                "`{file}:{line}` is a chart depending on the argo-cd chart, whose values are not read"
+            ));
+        }
+    }
+    if let Some(gens) = s(y, KUSTOMIZE_CM_GENERATOR).as_vec() {
+        if let Some(g) = gens
+            .iter()
+            .find(|g| text(s(**g, "name")).is_some_and(|n| names_cm(&n)))
+        {
+            let line = g.0.map_or(doc.line, |n| n.line);
+            return Some(format!(
+                "`{file}:{line}` makes ArgoCD's settings with a kustomize configMapGenerator, which is not read"
+            ));
+        }
+    }
+    for field in KUSTOMIZE_PATCH_FIELDS {
+        let Some(node) = s(y, field).0 else { continue };
+        if mentions(node, ARGOCD_CM) {
+            return Some(format!(
+                "`{file}:{}` patches ArgoCD's settings with kustomize `{field}`, which is not read",
+                node.line
+            ));
+        }
+    }
+    None
+}
+
+/// Whether a scalar below `node` (a key or a value) holds `word`.
+fn mentions(node: &Node, word: &str) -> bool {
+    match &node.value {
+        Value::Map(pairs) => pairs
+            .iter()
+            .any(|(k, v)| k.as_str().is_some_and(|k| k.contains(word)) || mentions(v, word)),
+        Value::Seq(items) => items.iter().any(|i| mentions(i, word)),
+        _ => node.as_str().is_some_and(|t| t.contains(word)),
+    }
+}
+
 /// The diffing settings a document declares when it is an `argocd-cm`:
 /// as a ConfigMap, or as the argo-cd chart's values `configs.cm` given by
 /// an Application (`valuesObject`, or the `values` string). `None` when
@@ -1669,7 +1763,23 @@ pub fn diff_settings(doc: &Node, file: &str) -> Option<Vec<DiffSetting>> {
     if is_cm {
         return Some(of_data(s(y, CONFIG_MAP_DATA)));
     }
-    let helm = at(y, APP_SOURCE_HELM);
+    // Each source's Helm settings: the one `source`, or each of `sources`.
+    let mut found: Option<Vec<DiffSetting>> = None;
+    for src in source_nodes(s(y, "spec")) {
+        if let Some(d) = chart_diff_settings(s(src, HELM), file, &of_data) {
+            found.get_or_insert_with(Vec::new).extend(d);
+        }
+    }
+    found
+}
+
+/// The diffing settings the argo-cd chart's values `configs.cm` of one
+/// source's `helm` give inline (`valuesObject`, else the `values` string).
+fn chart_diff_settings(
+    helm: V<'_>,
+    file: &str,
+    of_data: &dyn Fn(V) -> Vec<DiffSetting>,
+) -> Option<Vec<DiffSetting>> {
     let cm = at(s(helm, HELM_VALUES_OBJECT), CHART_CM_VALUES);
     if cm.0.is_some() {
         return Some(of_data(cm));

@@ -944,6 +944,10 @@ pub struct Model {
     /// `argocd-cm` ([`super::fences::diff_settings_permit`]); `None`: no
     /// `argocd-cm` in the repository, taken as setting none (named).
     pub diff_settings: Option<Vec<DiffSetting>>,
+    /// Where the repository gives ArgoCD's own settings (`argocd-cm`,
+    /// `argocd-cmd-params-cm`) in a way not read: they are unknown, and
+    /// nothing they could decide is proven.
+    pub settings_unread: Option<String>,
 }
 
 /// The ApplicationSet controller's settings that decide whether it updates
@@ -1495,6 +1499,16 @@ impl Model {
             let mut seen: Vec<String> = Vec::new();
             for params in &all {
                 let Some(one) = sets::render(name, params) else {
+                    // A function, a pipeline or a parameter the set does
+                    // not give: the names it makes are not known.
+                    found.push((
+                        i,
+                        format!(
+                            "{} makes its Applications' names with its template's name `{name}` ({}), which the review does not render for every parameter set: the generated names are not followed: uniqueness and validity not proven",
+                            app.id(),
+                            app.file
+                        ),
+                    ));
                     break;
                 };
                 if !crate::text::dns::is_dns_subdomain(&one) {
@@ -1775,6 +1789,11 @@ impl Model {
                 ));
             }
             super::fences::resource_permitted(parent, res, &self.projects, &self.registrations)?;
+        }
+        if let Some(why) = &self.settings_unread {
+            return Err(format!(
+                "ArgoCD's settings are not read: {why}: whether its system-level diffing settings (argocd-cm) leave the change unsynced is not proven"
+            ));
         }
         match &self.diff_settings {
             Some(settings) if objects.is_empty() => {
@@ -2151,6 +2170,7 @@ fn feed_facts(read: Option<DocsRead<'_>>, raw: &str) -> (bool, Vec<Box<str>>) {
         // An AppProject decides whether its Applications sync at all.
         always |= declares_app_health(doc)
             || table::diff_settings(doc, "").is_some()
+            || table::settings_unread(doc, "").is_some()
             || controller_policy(doc).is_some()
             || sets::registration_of(doc, "").is_some()
             || project_of(&Manifest { file: "", doc }).is_some();
@@ -2185,7 +2205,9 @@ const NAME_MARK: char = '\u{1}';
 /// Whether an Application file may hold ArgoCD objects the review reads
 /// (an `argoproj.io` API group, or `argocd-cm`): the others are not parsed.
 fn may_hold_apps(raw: &str) -> bool {
-    raw.contains("argoproj.io") || raw.contains(table::ARGOCD_CM)
+    raw.contains("argoproj.io")
+        || raw.contains(table::ARGOCD_CM)
+        || raw.contains(table::ARGO_CD_CHART)
 }
 
 /// What a rebind's walk keeps of a file that may hold an Application, an
@@ -2419,6 +2441,9 @@ pub struct Read {
     /// The diffing settings of the `argocd-cm`s read; `None` when none
     /// was found.
     pub diff: Option<Vec<DiffSetting>>,
+    /// Where ArgoCD's own settings are given in a way not read
+    /// ([`table::settings_unread`]).
+    pub settings_unread: Vec<String>,
 }
 
 impl Read {
@@ -2435,6 +2460,7 @@ impl Read {
         if let Some(d) = other.diff {
             self.diff.get_or_insert_with(Vec::new).extend(d);
         }
+        self.settings_unread.extend(other.settings_unread);
     }
 }
 
@@ -2537,6 +2563,7 @@ fn read_one(root: &Path, rel: &str, lookup: Option<&Targets>) -> Option<Read> {
             if let Some(p) = controller_policy(doc) {
                 out.policy = p;
             }
+            out.settings_unread.extend(table::settings_unread(doc, rel));
             out.registrations.extend(sets::registration_of(doc, rel));
             let m = Manifest { file: rel, doc };
             if let Some(mut project) = project_of(&m) {
@@ -2644,22 +2671,28 @@ pub fn controller_policy(doc: &Node) -> Option<ControllerPolicy> {
     if is_cm {
         return of(s(doc, table::CONFIG_MAP_DATA), true);
     }
-    // In a `helm.values` string the settings are not read: a policy named
-    // there is unknown, so nothing that depends on it is proven.
-    let helm = at(doc, table::APP_SOURCE_HELM);
-    let values = text(s(helm, table::HELM_VALUES));
-    if values.is_some_and(|v| v.contains(POLICY)) {
-        return Some(ControllerPolicy {
-            policy: Some(format!(
-                "unknown (set in a helm.values string of `{POLICY}`)"
-            )),
-            allow_override: false,
-            new_file_globbing: false,
-            app_namespaces: None,
-        });
+    // Each source's Helm settings (the one `source`, or each of `sources`).
+    for src in table::source_nodes(at(doc, table::APP_SPEC)) {
+        // In a `helm.values` string the settings are not read: a policy
+        // named there is unknown, so nothing that depends on it is proven.
+        let helm = s(src, table::HELM);
+        let values = text(s(helm, table::HELM_VALUES));
+        if values.is_some_and(|v| v.contains(POLICY)) {
+            return Some(ControllerPolicy {
+                policy: Some(format!(
+                    "unknown (set in a helm.values string of `{POLICY}`)"
+                )),
+                allow_override: false,
+                new_file_globbing: false,
+                app_namespaces: None,
+            });
+        }
+        let values_object = s(helm, table::HELM_VALUES_OBJECT);
+        if let Some(p) = of(at(values_object, table::CHART_PARAMS_VALUES), false) {
+            return Some(p);
+        }
     }
-    let values_object = s(helm, table::HELM_VALUES_OBJECT);
-    of(at(values_object, table::CHART_PARAMS_VALUES), false)
+    None
 }
 
 /// The after-merge answer for one rebind (or, without one, for every file
@@ -3223,7 +3256,16 @@ pub fn build_for(
         root_from,
         app_health: read.health,
         diff_settings: read.diff.clone(),
-        controller_policy: read.policy,
+        controller_policy: ControllerPolicy {
+            // Settings given where they are not read: the policy is unknown.
+            policy: read.policy.policy.clone().or_else(|| {
+                read.settings_unread
+                    .first()
+                    .map(|w| format!("unknown (ArgoCD's settings are not read: {w})"))
+            }),
+            ..read.policy.clone()
+        },
+        settings_unread: read.settings_unread.first().cloned(),
         registrations: read.registrations,
         projects: read.projects,
         symlinks: super::fences::out_of_bounds_symlinks(&root),
@@ -3431,6 +3473,13 @@ mod tests {
             "release-1.x",
             "feature-x",
             "HEAD",
+            // A prefixed revision is no constraint (Masterminds
+            // `NewConstraint` refuses it): without the source's
+            // `tagPrefix`, `versions.MaxVersion` only compares it with the
+            // tags, and `lsRemote` resolves it as a branch.
+            "release/1.x",
+            "release/v1",
+            "prod/v1.0.*",
         ] {
             assert!(!is_semver_constraint(v), "{v}");
         }

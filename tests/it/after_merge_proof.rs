@@ -241,6 +241,65 @@ fn an_applicationset_that_does_not_update_its_applications_is_not_proven() {
     }
 }
 
+/// The controller's policy given as the argo-cd chart's values
+/// (`configs.params`): read inline in any source of a multi-source
+/// Application; in a value file it is not read, so unknown.
+#[test]
+fn a_controller_policy_in_the_argo_cd_charts_values_is_read_or_unknown() {
+    let app = |helm: &str| {
+        format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: argocd\n  namespace: argocd\nspec:\n  project: default\n  sources:\n  - repoURL: https://argoproj.github.io/argo-helm\n    chart: argo-cd\n    targetRevision: 7.7.0\n    helm:\n{helm}  destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n")
+    };
+    for (helm, words) in [
+        (
+            "      valuesObject:\n        configs:\n          params:\n            applicationsetcontroller.policy: create-only\n",
+            "create-only",
+        ),
+        (
+            "      valueFiles: [values.yaml]\n",
+            "ArgoCD's settings are not read: `argocd/argocd.yaml:9` deploys the argo-cd chart with value files",
+        ),
+    ] {
+        let d = fx_appset_policy("", Some(&app(helm)));
+        let (rows, _) = feeders(d.path(), &[]);
+        let c = row(&rows, "clusters/prod.json");
+        assert_eq!(c["verdict"], "not_proven", "{helm}: {c}");
+        assert!(c["reason"].as_str().unwrap().contains(words), "{c}");
+    }
+}
+
+/// argo-cd `util/versions` `MaxVersion` with a source's `tagPrefix`: the
+/// revision is a constraint over the tags that start with the prefix
+/// (`release/` and `1.*` read the tag `release/1.4.0`); the field is not
+/// modelled, so the row is not proven.
+#[test]
+fn a_source_tag_prefix_is_not_proven() {
+    let d = repo(
+        REPO_HTTPS,
+        &[
+            (
+                "root.yaml",
+                root_app(
+                    "root",
+                    REPO_HTTPS,
+                    "apps",
+                    &format!("    targetRevision: '1.*'\n    tagPrefix: release/\n{AUTO}"),
+                ),
+            ),
+            ("apps/a.yaml", child("a", 0, true)),
+        ],
+    );
+    let (rows, _) = feeders(d.path(), &[]);
+    let r = row(&rows, "apps/a.yaml");
+    assert_eq!(r["verdict"], "not_proven", "{r}");
+    assert!(
+        r["reason"]
+            .as_str()
+            .unwrap()
+            .contains("`spec.source.tagPrefix`"),
+        "{r}"
+    );
+}
+
 /// Every parent of a file counts: a second Application that includes the
 /// same file from a tag puts the old file back (with `selfHeal`, at once;
 /// docs/user-guide/auto_sync.md), so the file is not proven to deploy and
@@ -1086,7 +1145,11 @@ fn fx_appset_policy(policy: &str, cm: Option<&str>) -> tempfile::TempDir {
         ("clusters/prod.json", cluster),
     ];
     if let Some(data) = cm {
-        files.push(("argocd/params.yaml", params(data)));
+        if data.starts_with("apiVersion") {
+            files.push(("argocd/argocd.yaml", data.to_string()));
+        } else {
+            files.push(("argocd/params.yaml", params(data)));
+        }
     }
     repo(REPO_HTTPS, &files)
 }

@@ -223,6 +223,70 @@ fn argocd_cm_diffing_settings_that_touch_the_change_are_not_proven() {
     }
 }
 
+/// ArgoCD's settings given where the review does not read them are
+/// unknown: a source of the argo-cd chart with value files (here a
+/// multi-source `$values` file), a local chart depending on `argo-cd`, an
+/// `argocd-cm` made by a kustomize `configMapGenerator`. The inline values
+/// of a multi-source Application's argo-cd source are read.
+#[test]
+fn argocd_settings_given_where_they_are_not_read_are_not_proven() {
+    let exclusions = "- apiGroups: [argoproj.io]\n  kinds: [Application]\n";
+    let with = |files: Vec<(&str, String)>| {
+        let mut all = vec![
+            ("root.yaml", root("default", HUB)),
+            ("apps/a.yaml", child("a", 0, true)),
+        ];
+        all.extend(files);
+        repo(REPO_HTTPS, &all)
+    };
+    let chart_app = |helm: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: argocd\n  namespace: argocd\nspec:\n  project: default\n  sources:\n  - repoURL: https://argoproj.github.io/argo-helm\n    chart: argo-cd\n    targetRevision: 7.7.0\n{helm}  - repoURL: {REPO_HTTPS}\n    targetRevision: main\n    ref: values\n  destination:\n{HUB}"
+        )
+    };
+    let values = "configs:\n  cm:\n    resource.exclusions: |\n      - apiGroups: [argoproj.io]\n        kinds: [Application]\n".to_string();
+    for (files, words) in [
+        (
+            vec![
+                ("argocd/app.yaml", chart_app("    helm: {valueFiles: [$values/argocd/values.yaml]}\n")),
+                ("argocd/values.yaml", values.clone()),
+            ],
+            vec!["ArgoCD's settings are not read", "`argocd/app.yaml:9` deploys the argo-cd chart with value files"],
+        ),
+        (
+            vec![(
+                "argocd/app.yaml",
+                chart_app("    helm:\n      valuesObject:\n        configs:\n          cm:\n            resource.exclusions: |\n              - apiGroups: [argoproj.io]\n                kinds: [Application]\n"),
+            )],
+            vec!["`resource.exclusions` (argocd/app.yaml:", "excludes"],
+        ),
+        (
+            vec![
+                ("platform/argocd/Chart.yaml", "apiVersion: v2\nname: argocd\nversion: 1.0.0\ndependencies:\n- name: argo-cd\n  version: 7.7.0\n  repository: https://argoproj.github.io/argo-helm\n".to_string()),
+                ("platform/argocd/values.yaml", format!("argo-cd:\n  {}", values.replace('\n', "\n  "))),
+            ],
+            vec!["`platform/argocd/Chart.yaml:5` is a chart depending on the argo-cd chart"],
+        ),
+        (
+            vec![
+                ("argocd/kustomization.yaml", "resources:\n- install.yaml\nconfigMapGenerator:\n- name: argocd-cm\n  behavior: merge\n  files:\n  - resource.exclusions=exclusions.yaml\n".to_string()),
+                ("argocd/exclusions.yaml", exclusions.to_string()),
+            ],
+            vec!["`argocd/kustomization.yaml:4` makes ArgoCD's settings with a kustomize configMapGenerator"],
+        ),
+        (
+            vec![(
+                "argocd/set.yaml",
+                format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: argocd\n  namespace: argocd\nspec:\n  generators:\n  - list:\n      elements:\n      - {{name: hub}}\n  template:\n    metadata:\n      name: 'argocd-{{{{name}}}}'\n    spec:\n      project: default\n      source:\n        repoURL: https://argoproj.github.io/argo-helm\n        chart: argo-cd\n        targetRevision: 7.7.0\n        helm:\n          valuesObject:\n            configs:\n              cm:\n                resource.exclusions: '[{{apiGroups: [argoproj.io], kinds: [Application]}}]'\n      destination:\n{HUB}"),
+            )],
+            vec!["`argocd/set.yaml:17` deploys the argo-cd chart from an ApplicationSet's template"],
+        ),
+    ] {
+        let d = with(files);
+        not_proven(d.path(), "apps/a.yaml", &words);
+    }
+}
+
 /// Only `https://kubernetes.default.svc` exactly, or the name
 /// `in-cluster`, is the cluster ArgoCD runs in (argo-cd
 /// `util/db/cluster.go` compares exactly); both set is refused

@@ -830,6 +830,30 @@ fn appset_names_must_be_unique_and_valid() {
         let d = appset("", bad, "{{path}}");
         not_proven(d.path(), "clusters/prod/a.yaml", &["no DNS-1123 subdomain"]);
     }
+    // A name made through a function or a pipeline is not rendered: its
+    // names (`f-PROD`, `prod_x`, `fleet` twice) are not followed.
+    let go = "  goTemplate: true\n";
+    for through in [
+        "f-{{ .path.basename | upper }}",
+        "{{ printf \"%s_x\" .path.basename }}",
+        "{{ \"fleet\" }}",
+    ] {
+        let d = appset(go, through, "{{.path.path}}");
+        for f in ["clusters/prod/a.yaml", "clusters/stage/b.yaml"] {
+            not_proven(
+                d.path(),
+                f,
+                &[
+                    &format!("template's name `{through}`"),
+                    "the generated names are not followed: uniqueness and validity not proven",
+                ],
+            );
+        }
+    }
+    for plain in ["f-{{ .path.basename }}", "f-{{- .path.basename -}}"] {
+        let d = appset(go, plain, "{{.path.path}}");
+        deploys(d.path(), "clusters/prod/a.yaml");
+    }
 }
 
 /// gitops-engine `pkg/sync/hook` `IsHook`: a `helm.sh/hook` annotation

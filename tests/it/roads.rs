@@ -1140,7 +1140,7 @@ fn value_file_names_templated_by_cluster_and_matrix_generators_are_resolved_as_t
     );
     let mixed = appset(
         "mixed",
-        &format!("    - matrix:\n        generators:\n          - git:\n              repoURL: {REPO_HTTPS}\n              revision: main\n              directories: [{{path: 'regions/*'}}]\n          - list:\n              elements: [{{env: live}}]\n"),
+        &format!("    - matrix:\n        generators:\n          - git:\n              repoURL: {REPO_HTTPS}\n              revision: main\n              directories: [{{path: 'regions/*'}}]\n          - list:\n              elements: [{{env: live, name: eu}}]\n"),
         "/envs/{{.path.basename}}-{{.env}}.yaml",
     );
     let values = format!("target:\n  url: {OLD}\n");

@@ -788,17 +788,10 @@ fn refuse_unread(inv: &Inventory) -> Result<()> {
         .filter(|s| s.may_hold)
         .map(|s| format!("  {}: {}", s.rel, s.reason))
         .collect();
-    if unread.is_empty() {
-        return Ok(());
-    }
-    Err(crate::sys::coded::err(
-        "unread-file",
-        format!(
-            "{} may hold the endpoint but could not be read, so this rebind cannot promise it found everything; make them readable (UTF-8 for YAML), or leave them out with --exclude; nothing written:\n{}",
-            crate::text::words::count(unread.len(), "file"),
-            unread.join("\n")
-        ),
-    ))
+    let message = crate::commands::unseen::listed(&unread, |files| {
+        format!("{files} may hold the endpoint but could not be read, so this rebind cannot promise it found everything; make them readable (UTF-8 for YAML), or leave them out with --exclude; nothing written")
+    });
+    message.map_or(Ok(()), |m| Err(crate::sys::coded::err("unread-file", m)))
 }
 
 /// Refuses a plan that holds files which cannot be rewritten safely.

@@ -119,12 +119,20 @@ pub fn refuse_uncommitted(paths: &[PathBuf], host: &str) -> Result<()> {
         .iter()
         .map(|u| format!("  {}: {} in the work tree", u.rel, u.state))
         .collect();
-    Err(crate::sys::coded::err(
-        "uncommitted-endpoint",
-        format!(
-            "{}: the committed content holds the endpoint, the working tree does not: commit or restore it first; nothing written:\n{}",
-            crate::text::words::count(list.len(), "file"),
-            list.join("\n")
-        ),
-    ))
+    let message = listed(&list, |files| {
+        format!("{files}: the committed content holds the endpoint, the working tree does not: commit or restore it first; nothing written")
+    });
+    message.map_or(Ok(()), |m| {
+        Err(crate::sys::coded::err("uncommitted-endpoint", m))
+    })
+}
+
+/// The message of a refusal that names each line of `list` below what
+/// `what` says of their count (`N files`); `None` when it is empty.
+pub fn listed(list: &[String], what: impl FnOnce(&str) -> String) -> Option<String> {
+    if list.is_empty() {
+        return None;
+    }
+    let files = crate::text::words::count(list.len(), "file");
+    Some(format!("{}:\n{}", what(&files), list.join("\n")))
 }

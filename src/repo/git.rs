@@ -1555,22 +1555,14 @@ pub fn sq_quote_if_needed(s: &str) -> String {
 /// The files named `name` that git tracks below `root`, absolute; `None`
 /// outside a git repository.
 pub fn tracked_named(root: &Path, name: &str) -> Option<Vec<PathBuf>> {
-    let Repo { repo, workdir } = open(root).ok()??;
-    let index = repo.index().ok()?;
-    let root = root.canonicalize().ok()?;
-    let base = workdir.canonicalize().ok()?;
-    let mut out = Vec::new();
-    for e in index.iter() {
-        let rel = String::from_utf8_lossy(&e.path).to_string();
-        if rel.rsplit('/').next() != Some(name) {
-            continue;
-        }
-        let abs = base.join(&rel);
-        if abs.starts_with(&root) {
-            out.push(abs);
-        }
-    }
-    Some(out)
+    let below = root.canonicalize().ok()?;
+    Some(
+        tracked_below(root)?
+            .into_iter()
+            .filter(|rel| rel.rsplit('/').next() == Some(name))
+            .map(|rel| below.join(rel))
+            .collect(),
+    )
 }
 
 /// The files git tracks below `root` (the index: what a commit of the

@@ -441,7 +441,10 @@ impl<'t, 'v> Renderer<'t, 'v> {
                 ["else"] => return Ok(Ending::Else),
                 ["if", operand] => {
                     // What does not render is not evaluated.
-                    let on = live && truthy(&self.operand(operand, scope).map_err(stop)?);
+                    let on = live && {
+                        let got = self.operand(operand, scope).map_err(stop)?;
+                        truthy(&got).map_err(stop)?
+                    };
                     let mut ending = self.run(i, scope, on, out)?;
                     if ending == Ending::Else {
                         ending = self.run(i, scope, live && !on, out)?;
@@ -569,7 +572,7 @@ impl<'t, 'v> Renderer<'t, 'v> {
             let w: Vec<&str> = f.iter().map(String::as_str).collect();
             match w.as_slice() {
                 ["default", lit] if gt::go_string(lit).is_some() => {
-                    if !truthy(&got) {
+                    if !truthy(&got)? {
                         got = Got::Lit(gt::go_string(lit).unwrap_or_default());
                     }
                 }
@@ -653,12 +656,18 @@ fn to_yaml(got: &Got) -> Result<String, String> {
 }
 
 /// Go template truth of a value (missing is `nil`, false):
-/// [`gt::truthy`].
-fn truthy(got: &Got) -> bool {
+/// [`gt::truthy`]; a value whose truth the YAML readings differ on is
+/// not followed.
+fn truthy(got: &Got) -> Result<bool, String> {
     match got {
-        Got::Missing => false,
-        Got::Lit(s) => !s.is_empty(),
-        Got::Node(n, _) => gt::truthy(n),
+        Got::Missing => Ok(false),
+        Got::Lit(s) => Ok(!s.is_empty()),
+        Got::Node(n, _) => gt::truthy(n).ok_or_else(|| {
+            format!(
+                "`{}` is a boolean or a number in Helm's YAML 1.1 and a string in YAML 1.2: its truth is not known",
+                n.as_str().unwrap_or_default()
+            )
+        }),
     }
 }
 
@@ -758,7 +767,8 @@ mod tests {
     /// Go's truth: a quoted "false" is a non-empty string.
     #[test]
     fn truth_is_go_templates() {
-        let v = values("a: false\nb: 'false'\nc: 0\nd: {}\ne: [1]\n");
+        let v =
+            values("a: false\nb: 'false'\nc: 0\nd: {}\ne: [1]\nf: 0.0\ng: no\nh: 0x0\ni: 'no'\n");
         let t = |k: &str| {
             truthy(
                 &v.lookup(&[k])
@@ -766,7 +776,12 @@ mod tests {
                     .map_or(Got::Missing, |(n, t)| Got::Node(n, t)),
             )
         };
-        assert!(!t("a") && t("b") && !t("c") && !t("d") && t("e") && !t("z"));
+        let yes = |k: &str| t(k).unwrap();
+        assert!(!yes("a") && yes("b") && !yes("c") && !yes("d") && yes("e") && !yes("z"));
+        // Zero in any spelling is false; what YAML 1.1 reads as a boolean
+        // or a number and YAML 1.2 as a string is not known.
+        assert!(!yes("f") && yes("i"));
+        assert!(t("g").is_err() && t("h").is_err());
     }
 
     /// Helm merges mappings of several values files key by key

@@ -342,15 +342,35 @@ pub fn values_keys(w: &str) -> Option<Vec<&str>> {
 
 /// Go template truth of a value read from YAML (text/template, "if"):
 /// an empty mapping, list or string is false, and so are the plain
-/// scalars `false`, `0`, `null` and `~`; a quoted scalar is a string.
-pub fn truthy(node: &Node) -> bool {
+/// scalars `false`, `0` (any number equal to zero), `null` and `~`; a
+/// quoted scalar is a string. `None` when the YAML readings differ on
+/// the value (Helm reads values as YAML 1.1: `no`, `off`, `y`, `0x0`,
+/// `0o7`, `1_000` may be booleans or numbers there and strings here): not
+/// known.
+pub fn truthy(node: &Node) -> Option<bool> {
     match &node.value {
-        Value::Map(m) => !m.is_empty(),
-        Value::Seq(s) => !s.is_empty(),
+        Value::Map(m) => Some(!m.is_empty()),
+        Value::Seq(s) => Some(!s.is_empty()),
         Value::Scalar(s, style) => {
-            let plain = matches!(style, TScalarStyle::Plain);
-            !(s.is_empty() || plain && matches!(s.as_str(), "false" | "0" | "null" | "~"))
+            if s.is_empty() {
+                return Some(false);
+            }
+            if !matches!(style, TScalarStyle::Plain) {
+                return Some(true);
+            }
+            let lower = s.to_ascii_lowercase();
+            match lower.as_str() {
+                "true" => Some(true),
+                "false" | "null" | "~" => Some(false),
+                "yes" | "no" | "on" | "off" | "y" | "n" => None,
+                _ if lower.starts_with(|c: char| c.is_ascii_digit() || "+-.".contains(c))
+                    && lower.contains(['x', 'o', 'b', '_', ':']) =>
+                {
+                    None
+                }
+                _ => Some(lower.parse::<f64>() != Ok(0.0)),
+            }
         }
-        _ => false,
+        _ => Some(false),
     }
 }

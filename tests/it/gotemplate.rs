@@ -130,8 +130,30 @@ fn truth() {
     )
     .unwrap()
     .remove(0);
-    let t = |k: &str| truthy(doc.at(&[k]).unwrap());
+    let t = |k: &str| truthy(doc.at(&[k]).unwrap()).unwrap();
     assert!(!t("a") && t("b") && !t("c") && !t("d") && t("e") && !t("f") && !t("g") && t("h"));
+    // Helm reads values as YAML 1.1: zero in any spelling is false, and a
+    // scalar that reading takes for a boolean or a number where YAML 1.2
+    // reads a string (`no`, `Off`, `0x0`, `1_0`) has no known truth.
+    let doc = rebind::syntax::yaml::read_yaml_or_json(
+        "a: 0.0\nb: -0\nc: no\nd: Off\ne: 0x0\nf: 1_0\ng: 'no'\nh: False\n",
+    )
+    .unwrap()
+    .remove(0);
+    let t = |k: &str| truthy(doc.at(&[k]).unwrap());
+    assert_eq!(
+        ["a", "b", "c", "d", "e", "f", "g", "h"].map(t),
+        [
+            Some(false),
+            Some(false),
+            None,
+            None,
+            None,
+            None,
+            Some(true),
+            Some(false)
+        ]
+    );
 }
 
 /// Which actions write text where they stand (the locator's question
